@@ -1,0 +1,17 @@
+import { createServer } from 'node:net';
+
+/** Asks the kernel for a free loopback port. */
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      server.close(() => {
+        if (address && typeof address === 'object') resolve(address.port);
+        else reject(new Error('no port was assigned'));
+      });
+    });
+  });
+}

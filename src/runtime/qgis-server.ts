@@ -1,0 +1,81 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from './ports.js';
+
+export interface QgisServerOptions {
+  host?: string;
+  port?: number;
+  /** Extra environment, e.g. QGIS_PLUGINPATH, STEWARD_HOST, STEWARD_PORT. */
+  env?: NodeJS.ProcessEnv;
+  /** Receives every line QGIS Server writes to stdout/stderr (its log). */
+  onLog?: (line: string) => void;
+}
+
+/** A `qgis_mapserver` child process listening on a loopback port. */
+export class QgisServerProcess {
+  private readonly logLines: string[] = [];
+
+  private constructor(
+    readonly url: string,
+    readonly child: ChildProcess,
+  ) {}
+
+  static async start(options: QgisServerOptions = {}): Promise<QgisServerProcess> {
+    const host = options.host ?? '127.0.0.1';
+    const port = options.port ?? (await freePort(host));
+    const child = spawn('qgis_mapserver', [`${host}:${port}`], {
+      env: {
+        ...process.env,
+        QT_QPA_PLATFORM: 'offscreen',
+        QGIS_SERVER_LOG_LEVEL: '0',
+        QGIS_SERVER_LOG_STDERR: '1',
+        XDG_RUNTIME_DIR: process.env['XDG_RUNTIME_DIR'] ?? '/tmp',
+        ...options.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const server = new QgisServerProcess(`http://${host}:${port}/ows/`, child);
+    for (const stream of [child.stdout, child.stderr]) {
+      stream?.setEncoding('utf8').on('data', (chunk: string) => {
+        for (const line of chunk.split('\n')) {
+          if (line.length === 0) continue;
+          server.logLines.push(line);
+          options.onLog?.(line);
+        }
+      });
+    }
+    await server.waitUntilReady();
+    return server;
+  }
+
+  /** Everything QGIS Server has logged so far. */
+  get log(): readonly string[] {
+    return this.logLines;
+  }
+
+  private async waitUntilReady(): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      if (this.child.exitCode !== null) {
+        throw new Error(`qgis_mapserver exited with ${this.child.exitCode}: ${this.logLines.join('\n')}`);
+      }
+      try {
+        await fetch(`${this.url}?SERVICE=WMS&REQUEST=GetCapabilities`);
+        return;
+      } catch {
+        await sleep(100);
+      }
+    }
+    await this.stop();
+    throw new Error('qgis_mapserver did not answer within 30 seconds');
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 3000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
