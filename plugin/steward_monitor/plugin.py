@@ -1,0 +1,60 @@
+"""Wires the log capture, the stats filter and the Steward client into QGIS Server."""
+
+import os
+
+from qgis.core import Qgis, QgsApplication, QgsMessageLog
+from qgis.PyQt.QtCore import Qt
+
+from . import info
+from .client import StewardClient
+from .logbuffer import LogBuffer
+from .stats import RequestStats, StatsFilter
+
+LOG_TAG = "Steward"
+LOGS_REPLY_BUDGET = 900 * 1024  # leaves room under the 1 MiB line limit for JSON escaping
+
+
+def _log(message):
+    QgsMessageLog.logMessage(message, LOG_TAG, Qgis.Info)
+
+
+def _fit(lines):
+    """The newest lines whose total size stays within the reply budget."""
+    kept, size = [], 0
+    for line in reversed(lines):
+        size += len(line.encode("utf-8")) + 4
+        if size > LOGS_REPLY_BUDGET:
+            break
+        kept.append(line)
+    kept.reverse()
+    return kept
+
+
+class StewardMonitor:
+    def __init__(self, server_iface):
+        self._logs = LogBuffer()
+        self._stats = RequestStats()
+        # Direct connection: messages logged on other threads are captured there, without
+        # depending on the main thread's event loop.
+        QgsApplication.messageLog().messageReceived[str, str, Qgis.MessageLevel].connect(
+            self._logs.on_message, Qt.DirectConnection
+        )
+        self._filter = StatsFilter(server_iface, self._stats, os.environ.get("QGIS_PROJECT_FILE", ""))
+        server_iface.registerFilter(self._filter, 100)
+        self._client = self._start_client()
+
+    def _start_client(self):
+        host = os.environ.get("STEWARD_HOST")
+        port = os.environ.get("STEWARD_PORT")
+        if not host or not port or not port.isdigit():
+            _log("STEWARD_HOST and STEWARD_PORT must be set for the Steward monitor to connect")
+            return None
+        handlers = {
+            "metadata": lambda: info.metadata(self._stats),
+            "logs": lambda: {"lines": _fit(self._logs.lines())},
+            "stats": self._stats.snapshot,
+        }
+        token = os.environ.get("STEWARD_MONITORING_TOKEN", "")
+        client = StewardClient(host, int(port), token, handlers, _log)
+        client.start()
+        return client

@@ -1,0 +1,70 @@
+"""Request statistics gathered by a QgsServerFilter.
+
+The filter hooks run on the rendering path, so they only swap an immutable snapshot; the socket
+thread reads that snapshot without a lock (a reference assignment is atomic in CPython).
+"""
+
+import time
+
+from qgis.server import QgsServerFilter
+
+MAX_PROJECTS = 1000
+
+
+class RequestStats:
+    def __init__(self):
+        self.count = 0
+        self._current = None
+        self.projects = {}  # insertion-ordered set of projects this instance has served
+
+    def begin(self, service, request, project):
+        self._current = (service, request, project, time.monotonic(), None)
+        if project and project not in self.projects and len(self.projects) < MAX_PROJECTS:
+            self.projects[project] = None
+
+    def end(self):
+        current = self._current
+        if current is None or current[4] is not None:
+            return
+        self.count += 1
+        service, request, project, started, _ = current
+        self._current = (service, request, project, started, time.monotonic() - started)
+
+    def snapshot(self):
+        current = self._current
+        result = {"count": self.count, "service": "", "request": "", "project": "", "duration": 0}
+        if current is None:
+            return result
+        service, request, project, started, elapsed = current
+        if elapsed is None:  # request still in flight
+            elapsed = time.monotonic() - started
+        result.update(service=service, request=request, project=project, duration=round(elapsed * 1000))
+        return result
+
+
+def _parameter(parameters, name):
+    for key, value in parameters.items():
+        if key.upper() == name:
+            return value
+    return ""
+
+
+class StatsFilter(QgsServerFilter):
+    def __init__(self, server_iface, stats, default_project):
+        super().__init__(server_iface)
+        self._stats = stats
+        self._default_project = default_project
+
+    def requestReady(self):  # noqa: N802 (QgsServerFilter hook)
+        try:
+            parameters = self.serverInterface().requestHandler().parameterMap()
+            project = _parameter(parameters, "MAP") or self._default_project
+            self._stats.begin(_parameter(parameters, "SERVICE"), _parameter(parameters, "REQUEST"), project)
+        except Exception:  # a monitoring failure must never fail the request
+            pass
+
+    def responseComplete(self):  # noqa: N802 (QgsServerFilter hook)
+        try:
+            self._stats.end()
+        except Exception:
+            pass
