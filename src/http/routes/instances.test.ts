@@ -1,0 +1,83 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { FastifyInstance } from 'fastify';
+import { InstanceRegistry } from '../../monitor/registry.js';
+import { FakePlugin, hello, instancesApp, waitFor, type Answerer } from '../../../test/support/monitoring.js';
+
+const metadata = {
+  cache: { projects: [] },
+  plugins: ['steward_monitor'],
+  providers: ['ogr', ''],
+  versions: { gdal: '3.6.2', python: '3.11.2', qt: '5.15.8', qgis: '3.22.16-Białowieża' },
+};
+const stats = { count: 1, service: 'WMS', request: 'GetCapabilities', project: '', duration: 4 };
+const results: Record<string, unknown> = { metadata, stats, logs: { lines: ['one', 'two'] } };
+const answering: Answerer = ({ id, method }) => ({ id, result: results[method] });
+
+describe('instance routes', () => {
+  const registry = new InstanceRegistry({ replyTimeoutMs: 200 });
+  let app: FastifyInstance;
+  let plugin: FakePlugin;
+  let id = '';
+
+  before(async () => {
+    await registry.start(0, '127.0.0.1');
+    plugin = await FakePlugin.connect(registry.port, hello(), answering);
+    id = await waitFor('registration', () => registry.list()[0]?.id);
+    app = await instancesApp(registry);
+  });
+  after(async () => {
+    plugin.close();
+    await app.close();
+    await registry.close();
+  });
+
+  test('lists the servers, with and without a trailing slash', async () => {
+    for (const url of ['/api/instances', '/api/instances/']) {
+      const response = await app.inject({ url });
+      assert.equal(response.statusCode, 200);
+      assert.deepEqual(response.json(), { servers: [{ id, ip: '127.0.0.1', binded: 0 }] });
+    }
+  });
+
+  test('answers metadata, logs and stats of an instance', async () => {
+    for (const [suffix, expected] of [['', metadata], ['/logs', results['logs']], ['/stats', stats]] as const) {
+      for (const slash of ['', '/']) {
+        const response = await app.inject({ url: `/api/instances/${id}${suffix}${slash}` });
+        assert.equal(response.statusCode, 200, response.body);
+        assert.deepEqual(response.json(), expected);
+      }
+    }
+  });
+
+  test('answers 404 with an error body for an unknown instance', async () => {
+    const response = await app.inject({ url: '/api/instances/deadbeef/stats' });
+    assert.equal(response.statusCode, 404);
+    assert.match(response.json<{ error: string }>().error, /deadbeef/);
+  });
+
+  test('answers 504 when the plugin is silent', async () => {
+    const silent = await FakePlugin.connect(registry.port, hello());
+    try {
+      const silentId = await waitFor('registration', () => registry.list().find((i) => i.id !== id)?.id);
+      const response = await app.inject({ url: `/api/instances/${silentId}/logs` });
+      assert.equal(response.statusCode, 504);
+      assert.match(response.json<{ error: string }>().error, /did not answer/);
+    } finally {
+      silent.close();
+    }
+  });
+});
+
+test('every route answers 404 when monitoring is disabled', async () => {
+  const app = await instancesApp(undefined);
+  try {
+    for (const url of ['/api/instances', '/api/instances/', '/api/instances/x', '/api/instances/x/logs/', '/api/instances/x/stats']) {
+      const response = await app.inject({ url });
+      assert.equal(response.statusCode, 404);
+      assert.deepEqual(response.json(), { error: 'Monitoring is not enabled: set STEWARD_QGISSERVER_MONITORING_PORT.' });
+    }
+  } finally {
+    await app.close();
+  }
+});

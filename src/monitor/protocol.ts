@@ -1,0 +1,72 @@
+/** Messages of the monitoring protocol (DESIGN.md section 5) and the shapes of their results. */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+export const PROTOCOL_VERSION = 1;
+
+export const Hello = Type.Object({
+  type: Type.Literal('hello'),
+  version: Type.Integer(),
+  token: Type.Optional(Type.String()),
+  hostname: Type.Optional(Type.String()),
+  pid: Type.Optional(Type.Integer()),
+});
+export type Hello = Static<typeof Hello>;
+
+const Reply = Type.Union([
+  Type.Object({ id: Type.Integer(), result: Type.Unknown() }),
+  Type.Object({ id: Type.Integer(), error: Type.String() }),
+]);
+export type Reply = Static<typeof Reply>;
+
+export const InstanceMetadata = Type.Object({
+  cache: Type.Object({ projects: Type.Array(Type.String()) }),
+  plugins: Type.Array(Type.String()),
+  providers: Type.Array(Type.String()),
+  versions: Type.Object({
+    gdal: Type.String(),
+    python: Type.String(),
+    qt: Type.String(),
+    qgis: Type.String(),
+  }),
+});
+export type InstanceMetadata = Static<typeof InstanceMetadata>;
+
+export const InstanceLogs = Type.Object({ lines: Type.Array(Type.String()) });
+export type InstanceLogs = Static<typeof InstanceLogs>;
+
+export const InstanceStats = Type.Object({
+  count: Type.Integer({ description: 'Requests served since the instance started' }),
+  service: Type.String({ description: 'Of the request in flight, or else the last one' }),
+  request: Type.String(),
+  project: Type.String(),
+  duration: Type.Integer({ description: 'Milliseconds, so far for a request in flight' }),
+});
+export type InstanceStats = Static<typeof InstanceStats>;
+
+export const methodResults = {
+  metadata: InstanceMetadata,
+  logs: InstanceLogs,
+  stats: InstanceStats,
+} as const;
+export type Method = keyof typeof methodResults;
+export type MethodResult<M extends Method> = Static<(typeof methodResults)[M]>;
+
+/** The parsed JSON of `line` if it has the shape of `schema`, else undefined. */
+export function parseMessage<T extends TSchema>(schema: T, line: string): Static<T> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  return Value.Check(schema, value) ? value : undefined;
+}
+
+export function parseReply(line: string): Reply | undefined {
+  return parseMessage(Reply, line);
+}
+
+export function isResultOf<M extends Method>(method: M, value: unknown): value is MethodResult<M> {
+  return Value.Check(methodResults[method], value);
+}

@@ -1,0 +1,129 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BadGateway, GatewayTimeout, NotFound } from '../errors.js';
+import { FakePlugin, hello, silentPlugin, waitFor, type Answerer } from '../../test/support/monitoring.js';
+import { InstanceRegistry } from './registry.js';
+
+const stats = { count: 3, service: 'WMS', request: 'GetMap', project: '/p.qgs', duration: 12 };
+const answering: Answerer = ({ id, method }) => {
+  if (method === 'stats') return { id, result: stats };
+  if (method === 'logs') return { id, result: { lines: ['a', 'b'] } };
+  return { id, error: 'no metadata here' };
+};
+
+async function register(registry: InstanceRegistry, plugin: Promise<FakePlugin>): Promise<[FakePlugin, string]> {
+  const before = new Set(registry.list().map((instance) => instance.id));
+  const connected = await plugin;
+  const id = await waitFor('registration', () => registry.list().find((instance) => !before.has(instance.id))?.id);
+  return [connected, id];
+}
+
+describe('InstanceRegistry', () => {
+  const registry = new InstanceRegistry({ replyTimeoutMs: 300, helloTimeoutMs: 500 });
+  const plugins: FakePlugin[] = [];
+  const track = (plugin: Promise<FakePlugin>) => plugin.then((p) => (plugins.push(p), p));
+  let port = 0;
+  let id = '';
+
+  before(async () => {
+    await registry.start(0, '127.0.0.1');
+    port = registry.port;
+    [, id] = await register(registry, track(FakePlugin.connect(port, hello(), answering)));
+  });
+  after(async () => {
+    for (const plugin of plugins) plugin.close();
+    await registry.close();
+  });
+
+  test('lists a registered instance with a short id, its ip and its age', () => {
+    assert.deepEqual(registry.list(), [{ id, ip: '127.0.0.1', binded: 0 }]);
+    assert.match(id, /^[0-9a-f]{8}$/);
+  });
+
+  test('matches replies to requests and checks their shape', async () => {
+    assert.deepEqual(await registry.stats(id), stats);
+    assert.deepEqual(await registry.logs(id), { lines: ['a', 'b'] });
+    await assert.rejects(registry.metadata(id), (error) => error instanceof BadGateway && /no metadata here/.test(error.message));
+    const ids = plugins[0]?.requests.map((request) => request.id);
+    assert.deepEqual(ids, [1, 2, 3]);
+  });
+
+  test('rejects a result of the wrong shape', async () => {
+    const [, otherId] = await register(registry, track(FakePlugin.connect(port, hello(), ({ id: n }) => ({ id: n, result: { count: 'x' } }))));
+    await assert.rejects(registry.stats(otherId), BadGateway);
+  });
+
+  test('answers GatewayTimeout when the plugin stays silent', async () => {
+    const [, silentId] = await register(registry, track(FakePlugin.connect(port, hello(), silentPlugin)));
+    const started = Date.now();
+    await assert.rejects(registry.stats(silentId), GatewayTimeout);
+    assert.ok(Date.now() - started >= 250);
+  });
+
+  test('answers NotFound for an unknown id', () => {
+    assert.throws(() => registry.stats('00000000'), NotFound);
+  });
+
+  test('forgets an instance when its socket closes, failing what it still owed', async () => {
+    const [plugin, goneId] = await register(registry, track(FakePlugin.connect(port, hello(), silentPlugin)));
+    const owed = registry.metadata(goneId);
+    plugin.close();
+    await assert.rejects(owed, BadGateway);
+    await waitFor('removal', () => !registry.list().some((instance) => instance.id === goneId));
+  });
+
+  test('closes connections that send garbage, an oversized line or nothing, and keeps serving', async () => {
+    const garbage = await track(FakePlugin.connect(port, undefined));
+    garbage.socket.write('this is not json\n');
+    const oversized = await track(FakePlugin.connect(port, undefined));
+    const chunk = Buffer.alloc(256 * 1024, 'x');
+    for (let i = 0; i < 8; i++) oversized.socket.write(chunk);
+    const mute = await track(FakePlugin.connect(port, undefined));
+    await Promise.all([garbage.closed, oversized.closed, mute.closed]);
+    assert.deepEqual(await registry.stats(id), stats);
+  });
+
+  test('drops a malformed or oversized message from a registered plugin without disconnecting it', async () => {
+    const [plugin, chattyId] = await register(registry, track(FakePlugin.connect(port, hello(), answering)));
+    plugin.socket.write('garbage\n');
+    plugin.socket.write(Buffer.alloc(1024 * 1024 + 10, 'y'));
+    plugin.socket.write('\n');
+    assert.deepEqual(await registry.stats(chattyId), stats);
+  });
+});
+
+describe('InstanceRegistry with a token', () => {
+  const registry = new InstanceRegistry({ token: 's3cret' });
+  const plugins: FakePlugin[] = [];
+  before(() => registry.start(0, '127.0.0.1'));
+  after(async () => {
+    for (const plugin of plugins) plugin.close();
+    await registry.close();
+  });
+
+  test('refuses a hello with a wrong or missing token and accepts the right one', async () => {
+    const wrong = await FakePlugin.connect(registry.port, hello('guess'));
+    const missing = await FakePlugin.connect(registry.port, { type: 'hello', version: 1 });
+    plugins.push(wrong, missing);
+    await Promise.all([wrong.closed, missing.closed]);
+    assert.deepEqual(registry.list(), []);
+    plugins.push(await FakePlugin.connect(registry.port, hello('s3cret')));
+    await waitFor('registration', () => registry.list().length === 1);
+  });
+});
+
+test('close() forgets every instance and the registry can listen again', async () => {
+  const registry = new InstanceRegistry();
+  await registry.start(0, '127.0.0.1');
+  const port = registry.port;
+  const plugin = await FakePlugin.connect(port, hello());
+  await waitFor('registration', () => registry.list().length === 1);
+  await registry.close();
+  assert.deepEqual(registry.list(), []);
+  await plugin.closed;
+  await registry.start(port, '127.0.0.1');
+  const again = await FakePlugin.connect(port, hello());
+  await waitFor('registration', () => registry.list().length === 1);
+  again.close();
+  await registry.close();
+});

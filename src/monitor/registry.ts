@@ -1,0 +1,174 @@
+/**
+ * The registry of QGIS Server instances: a TCP server the steward_monitor plugin connects to.
+ * A connection counts as an instance once it has sent a valid hello; anything else on the port
+ * (garbage, oversized lines, a wrong token, silence) only ever costs that one socket.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createServer, type Server, type Socket } from 'node:net';
+import { NotFound } from '../errors.js';
+import { PluginConnection, REPLY_TIMEOUT_MS } from './connection.js';
+import { LineDecoder } from './lines.js';
+import { Hello, PROTOCOL_VERSION, parseMessage, parseReply, type MethodResult } from './protocol.js';
+
+export interface MonitorLogger {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+export interface RegistryOptions {
+  /** Shared secret (STEWARD_MONITORING_TOKEN); when set, a hello must carry it. */
+  token?: string;
+  replyTimeoutMs?: number;
+  /** How long a new connection may stay silent before its hello. */
+  helloTimeoutMs?: number;
+  log?: MonitorLogger;
+}
+
+export interface InstanceSummary {
+  id: string;
+  ip: string;
+  binded: number;
+}
+
+const silent: MonitorLogger = { info: () => {}, warn: () => {} };
+
+export class InstanceRegistry {
+  private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
+  private readonly instances = new Map<string, PluginConnection>();
+  private readonly log: MonitorLogger;
+
+  constructor(private readonly options: RegistryOptions = {}) {
+    this.log = options.log ?? silent;
+  }
+
+  async start(port: number, host = '0.0.0.0'): Promise<void> {
+    if (this.server) throw new Error('the instance registry is already listening');
+    const server = createServer((socket) => this.accept(socket));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    server.on('error', (error) => this.log.warn(`monitoring socket error: ${error.message}`));
+    this.server = server;
+  }
+
+  /** The port actually listened on (useful when started on port 0). */
+  get port(): number {
+    const address = this.server?.address();
+    if (!address || typeof address === 'string') throw new Error('the instance registry is not listening');
+    return address.port;
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const connection of this.instances.values()) connection.closed();
+    this.instances.clear();
+    for (const socket of this.sockets) socket.destroy();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  list(): InstanceSummary[] {
+    return [...this.instances.values()].map(({ id, ip, binded }) => ({ id, ip, binded }));
+  }
+
+  metadata(id: string): Promise<MethodResult<'metadata'>> {
+    return this.instance(id).request('metadata');
+  }
+
+  logs(id: string): Promise<MethodResult<'logs'>> {
+    return this.instance(id).request('logs');
+  }
+
+  stats(id: string): Promise<MethodResult<'stats'>> {
+    return this.instance(id).request('stats');
+  }
+
+  private instance(id: string): PluginConnection {
+    const connection = this.instances.get(id);
+    if (!connection) throw new NotFound(`No QGIS Server instance ${id} is connected; GET /api/instances lists them.`);
+    return connection;
+  }
+
+  private accept(socket: Socket): void {
+    this.sockets.add(socket);
+    socket.setNoDelay(true);
+    socket.setKeepAlive(true, 30_000);
+    const ip = displayIp(socket.remoteAddress);
+    let connection: PluginConnection | undefined;
+    const helloTimer = setTimeout(() => this.refuse(socket, ip, 'no hello in time'), this.options.helloTimeoutMs ?? 10_000);
+    const decoder = new LineDecoder({
+      line: (text) => {
+        if (socket.destroyed) return;
+        if (connection) return this.onReply(connection, text);
+        clearTimeout(helloTimer);
+        connection = this.register(socket, ip, text);
+      },
+      overflow: () => {
+        if (!connection) return this.refuse(socket, ip, 'line longer than 1 MiB');
+        this.log.warn(`instance ${connection.id} sent a line longer than 1 MiB; dropped`);
+      },
+    });
+    socket.on('data', (chunk: Buffer) => decoder.push(chunk));
+    socket.on('error', () => {}); // 'close' follows and does the cleanup
+    socket.on('close', () => {
+      clearTimeout(helloTimer);
+      this.sockets.delete(socket);
+      if (connection) this.forget(connection);
+    });
+  }
+
+  /** Checks the hello; returns the new instance, or undefined after closing the socket. */
+  private register(socket: Socket, ip: string, text: string): PluginConnection | undefined {
+    const hello = parseMessage(Hello, text);
+    if (!hello) return this.refuse(socket, ip, 'first message is not a hello');
+    if (hello.version !== PROTOCOL_VERSION) return this.refuse(socket, ip, `protocol version ${hello.version}`);
+    if (!tokenMatches(this.options.token, hello.token)) return this.refuse(socket, ip, 'wrong token');
+    const connection = new PluginConnection(this.newId(), ip, socket, this.options.replyTimeoutMs ?? REPLY_TIMEOUT_MS);
+    this.instances.set(connection.id, connection);
+    this.log.info(`instance ${connection.id} registered from ${ip} (${hello.hostname ?? '?'}, pid ${hello.pid ?? '?'})`);
+    return connection;
+  }
+
+  private onReply(connection: PluginConnection, text: string): void {
+    const reply = parseReply(text);
+    if (reply) connection.receive(reply);
+    else this.log.warn(`instance ${connection.id} sent a malformed message; dropped`);
+  }
+
+  private forget(connection: PluginConnection): void {
+    connection.closed();
+    if (this.instances.get(connection.id) !== connection) return;
+    this.instances.delete(connection.id);
+    this.log.info(`instance ${connection.id} disconnected`);
+  }
+
+  private refuse(socket: Socket, ip: string, reason: string): undefined {
+    this.log.warn(`monitoring connection from ${ip} refused: ${reason}`);
+    socket.destroy();
+    return undefined;
+  }
+
+  private newId(): string {
+    for (;;) {
+      const id = randomBytes(4).toString('hex');
+      if (!this.instances.has(id)) return id;
+    }
+  }
+}
+
+function tokenMatches(expected: string | undefined, given: string | undefined): boolean {
+  if (!expected) return true;
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(expected), digest(given ?? ''));
+}
+
+/** IPv4 peers of a dual-stack socket appear as `::ffff:a.b.c.d`. */
+function displayIp(address: string | undefined): string {
+  if (!address) return '';
+  return address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
+}

@@ -1,0 +1,81 @@
+/** Helpers for monitoring tests: a scriptable fake plugin and a minimal app around the routes. */
+import { connect, type Socket } from 'node:net';
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { StewardError } from '../../src/errors.js';
+import { instanceRoutes } from '../../src/http/routes/instances.js';
+import { LineDecoder, encodeLine } from '../../src/monitor/lines.js';
+import type { InstanceRegistry } from '../../src/monitor/registry.js';
+
+interface Request {
+  id: number;
+  method: string;
+}
+
+/** Returns the message to send back for a request, or undefined to stay silent. */
+export type Answerer = (request: Request) => unknown;
+
+export const silentPlugin: Answerer = () => undefined;
+
+/** A raw TCP client speaking the plugin's side of the protocol. */
+export class FakePlugin {
+  readonly requests: Request[] = [];
+  /** Settles when the socket closes, whether or not the peer reset it. */
+  readonly closed: Promise<void>;
+
+  private constructor(readonly socket: Socket) {
+    this.closed = new Promise((resolve) => socket.once('close', () => resolve()));
+  }
+
+  static async connect(port: number, hello: object | undefined, answer: Answerer = silentPlugin): Promise<FakePlugin> {
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    await once(socket, 'connect');
+    const plugin = new FakePlugin(socket);
+    const decoder = new LineDecoder({
+      line: (text) => plugin.onRequest(JSON.parse(text) as Request, answer),
+      overflow: () => {},
+    });
+    socket.on('data', (chunk: Buffer) => decoder.push(chunk));
+    if (hello) socket.write(encodeLine(hello));
+    return plugin;
+  }
+
+  private onRequest(request: Request, answer: Answerer): void {
+    this.requests.push(request);
+    const reply = answer(request);
+    if (reply !== undefined) this.socket.write(encodeLine(reply));
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+export function hello(token = ''): object {
+  return { type: 'hello', version: 1, token, hostname: 'fake', pid: process.pid };
+}
+
+/** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function waitFor<T>(what: string, check: () => T | undefined | false, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** The instance routes in a bare Fastify app, with the `{"error": message}` mapping of the real app. */
+export async function instancesApp(registry: InstanceRegistry | undefined): Promise<FastifyInstance> {
+  const app = Fastify();
+  app.setErrorHandler((error: FastifyError | StewardError, _request, reply) => {
+    const status = error instanceof StewardError ? error.status : (error.statusCode ?? 500);
+    return reply.status(status).send({ error: error.message });
+  });
+  await app.register(instanceRoutes(registry));
+  await app.ready();
+  return app;
+}
