@@ -1,0 +1,45 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { FastifyInstance } from 'fastify';
+import { loadSymbologyCatalogue, SYMBOLOGY_ENDPOINTS, type SymbologyCatalogue } from '../../qgis/symbology/catalogue.js';
+import { symbologyApp } from '../../../test/support/symbology-app.js';
+
+describe('symbology routes', () => {
+  let app: FastifyInstance;
+  let catalogue: SymbologyCatalogue;
+
+  before(async () => {
+    catalogue = await loadSymbologyCatalogue('3.22.16');
+    app = await symbologyApp(catalogue);
+  });
+  after(() => app.close());
+
+  test('each description answers with and without a trailing slash', async () => {
+    for (const endpoint of SYMBOLOGY_ENDPOINTS) {
+      for (const suffix of ['', '/']) {
+        const reply = await app.inject({ method: 'GET', url: `/api/symbology/${endpoint}/properties${suffix}` });
+        assert.equal(reply.statusCode, 200, endpoint);
+        assert.deepEqual(reply.json(), catalogue.description(endpoint));
+      }
+    }
+  });
+
+  test('the polygon fill description is served as QGIS describes it', async () => {
+    const reply = await app.inject({ method: 'GET', url: '/api/symbology/vector/polygon/single_symbol/fill/properties' });
+    const fill = reply.json<Record<string, string>>();
+    assert.equal(Object.keys(fill).length, 11);
+    assert.equal(fill['outline_color'], '35,35,35,255');
+  });
+
+  test('a ramp is served by name, an unknown one is 404 with an error body', async () => {
+    const base = '/api/symbology/raster/singlebandpseudocolor/ramp';
+    for (const suffix of ['', '/']) {
+      const reply = await app.inject({ method: 'GET', url: `${base}/Viridis/properties${suffix}` });
+      assert.equal(reply.statusCode, 200);
+      assert.deepEqual(reply.json(), catalogue.ramp('Viridis'));
+    }
+    const missing = await app.inject({ method: 'GET', url: `${base}/Nope/properties` });
+    assert.equal(missing.statusCode, 404);
+    assert.match(missing.json<{ error: string }>().error, /Nope/);
+  });
+});

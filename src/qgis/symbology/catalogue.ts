@@ -1,0 +1,176 @@
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { NotFound } from '../../errors.js';
+
+/** The description endpoints, as `/api/symbology/<endpoint>/properties`. */
+export const SYMBOLOGY_ENDPOINTS = [
+  'vector/point/single_symbol/marker',
+  'vector/line/single_symbol/line',
+  'vector/polygon/single_symbol/fill',
+  'vector/rendering',
+  'raster/singlebandgray',
+  'raster/multibandcolor',
+  'raster/singlebandpseudocolor',
+  'raster/rendering',
+] as const;
+export type SymbologyEndpoint = (typeof SYMBOLOGY_ENDPOINTS)[number];
+
+export type SymbolKind = 'marker' | 'line' | 'fill';
+
+const Description = Type.Recursive((This) =>
+  Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), This])),
+);
+export type Description = Static<typeof Description>;
+
+const SymbolLayerProperty = Type.Object({
+  default: Type.String(),
+  values: Type.Optional(Type.Array(Type.String())),
+  colour: Type.Optional(Type.Boolean()),
+});
+export type SymbolLayerProperty = Static<typeof SymbolLayerProperty>;
+
+const SymbolLayer = Type.Object({
+  /** QGIS's symbol layer class name: SimpleMarker, SimpleLine, SimpleFill. */
+  class: Type.String(),
+  symbol: Type.Union([Type.Literal('marker'), Type.Literal('line'), Type.Literal('fill')]),
+  /** QgsWkbTypes::GeometryType written as `layerGeometryType` in a vector QML. */
+  geometry_type: Type.Integer(),
+  properties: Type.Record(Type.String(), SymbolLayerProperty),
+});
+export type SymbolLayer = Static<typeof SymbolLayer>;
+
+const Enhancement = Type.Object({ algorithm: Type.String(), limits_min_max: Type.String() });
+const RasterRenderer = Type.Object({
+  bands: Type.Record(Type.String(), Type.Integer()),
+  contrast_enhancement: Enhancement,
+});
+export type RasterRendererDefaults = Static<typeof RasterRenderer>;
+
+const CatalogueFile = Type.Object({
+  qgis_version: Type.String(),
+  endpoints: Type.Object(Object.fromEntries(SYMBOLOGY_ENDPOINTS.map((endpoint) => [endpoint, Description]))),
+  ramps: Type.Record(Type.String(), Type.Record(Type.String(), Type.String())),
+  symbol_layers: Type.Object({ marker: SymbolLayer, line: SymbolLayer, fill: SymbolLayer }),
+  rendering: Type.Object({
+    vector: Type.Object({ opacity: Type.Number() }),
+    raster: Type.Object({
+      brightness: Type.Number(),
+      contrast: Type.Number(),
+      gamma: Type.Number(),
+      saturation: Type.Number(),
+    }),
+  }),
+  raster_renderers: Type.Object({ singlebandgray: RasterRenderer, multibandcolor: RasterRenderer }),
+});
+type CatalogueFile = Static<typeof CatalogueFile>;
+export type RasterRenderingDefaults = CatalogueFile['rendering']['raster'];
+
+/** What QGIS of one version says about symbology: served descriptions and the style codec's defaults. */
+export class SymbologyCatalogue {
+  constructor(
+    private readonly file: CatalogueFile,
+    /** The QGIS version asked for. */
+    readonly requestedVersion: string,
+    /** True when no catalogue matched that version and the newest one was taken instead. */
+    readonly fellBack: boolean,
+  ) {}
+
+  /** The full QGIS version the catalogue was generated with, e.g. `3.22.16-Białowieża`. */
+  get qgisVersion(): string {
+    return this.file.qgis_version;
+  }
+
+  description(endpoint: SymbologyEndpoint): Description {
+    return this.file.endpoints[endpoint] as Description;
+  }
+
+  rampNames(): string[] {
+    return Object.keys(this.file.ramps);
+  }
+
+  ramp(name: string): Description {
+    const ramp = Object.hasOwn(this.file.ramps, name) ? this.file.ramps[name] : undefined;
+    if (ramp === undefined) {
+      throw new NotFound(`There is no colour ramp named "${name}"; known ramps: ${this.rampNames().join(', ')}.`);
+    }
+    return ramp;
+  }
+
+  symbolLayer(symbol: SymbolKind): SymbolLayer {
+    return this.file.symbol_layers[symbol];
+  }
+
+  get vectorRendering(): { opacity: number } {
+    return this.file.rendering.vector;
+  }
+
+  get rasterRendering(): RasterRenderingDefaults {
+    return this.file.rendering.raster;
+  }
+
+  rasterRenderer(type: 'singlebandgray' | 'multibandcolor'): RasterRendererDefaults {
+    return this.file.raster_renderers[type];
+  }
+}
+
+/** `3.22.16-Białowieża` -> [3, 22]; undefined when the text holds no major.minor. */
+function majorMinor(version: string): [number, number] | undefined {
+  const match = /^(\d+)\.(\d+)/.exec(version);
+  return match ? [Number(match[1]), Number(match[2])] : undefined;
+}
+
+const FILE_NAME = /^catalogue-(\d+)\.(\d+)\.json$/;
+
+async function availableVersions(directory: string): Promise<Array<[number, number]>> {
+  const versions: Array<[number, number]> = [];
+  for (const entry of await readdir(directory)) {
+    const match = FILE_NAME.exec(entry);
+    if (match) versions.push([Number(match[1]), Number(match[2])]);
+  }
+  return versions.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+}
+
+/**
+ * The folder holding the catalogue files: src/qgis/symbology of the package, found from this module
+ * whether it runs from src (tsx) or from the compiled dist (which does not copy JSON files).
+ */
+export function defaultCatalogueDirectory(): string {
+  let directory = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(directory, 'package.json'))) {
+    const parent = dirname(directory);
+    if (parent === directory) throw new Error('cannot find the package root holding the symbology catalogues');
+    directory = parent;
+  }
+  return join(directory, 'src', 'qgis', 'symbology');
+}
+
+async function readCatalogueFile(path: string): Promise<CatalogueFile> {
+  const content: unknown = JSON.parse(await readFile(path, 'utf8'));
+  if (!Value.Check(CatalogueFile, content)) {
+    const first = Value.Errors(CatalogueFile, content).First();
+    throw new Error(`${path} is not a symbology catalogue: ${first?.path ?? ''} ${first?.message ?? ''}`);
+  }
+  return content;
+}
+
+/**
+ * Loads the catalogue of a QGIS version (`3.22.16` -> catalogue-3.22.json). When there is none for
+ * that version, the newest catalogue is loaded and `fellBack` is set, for the caller to log.
+ */
+export async function loadSymbologyCatalogue(
+  qgisVersion: string,
+  directory: string = defaultCatalogueDirectory(),
+): Promise<SymbologyCatalogue> {
+  const versions = await availableVersions(directory);
+  const newest = versions[versions.length - 1];
+  if (newest === undefined) throw new Error(`no symbology catalogue in ${directory}`);
+  const wanted = majorMinor(qgisVersion);
+  const exact = versions.find(([major, minor]) => wanted?.[0] === major && wanted[1] === minor);
+  const [major, minor] = exact ?? newest;
+  const file = await readCatalogueFile(join(directory, `catalogue-${major}.${minor}.json`));
+  return new SymbologyCatalogue(file, qgisVersion, exact === undefined);
+}
