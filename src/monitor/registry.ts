@@ -90,7 +90,7 @@ export class InstanceRegistry {
 
   private instance(id: string): PluginConnection {
     const connection = this.instances.get(id);
-    if (!connection) throw new NotFound(`No QGIS Server instance ${id} is connected; GET /api/instances lists them.`);
+    if (!connection) throw new NotFound(`No QGIS Server instance with id ${id} is registered.`);
     return connection;
   }
 

@@ -1,0 +1,82 @@
+/** The few calls the `steward` command makes to the Steward API, with errors as one readable line. */
+import type { InstanceLogs, InstanceMetadata, InstanceStats } from '../monitor/protocol.js';
+import type { InstanceSummary } from '../monitor/registry.js';
+
+const REQUEST_TIMEOUT_MS = 10_000;
+
+/** A failure to report on one line of stderr, exiting with 1. */
+export class CliError extends Error {}
+
+/** The API itself could not be reached, as opposed to answering with an error. */
+export class Unreachable extends CliError {}
+
+/** The API answered with an error status. */
+export class HttpError extends CliError {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class StewardApi {
+  private constructor(
+    private readonly baseUrl: URL,
+    private readonly token: string | undefined,
+  ) {}
+
+  static fromEnv(env: NodeJS.ProcessEnv): StewardApi {
+    const url = env['STEWARD_SERVER_URL'];
+    if (!url) throw new CliError('STEWARD_SERVER_URL is not set: point it at the Steward API, e.g. http://localhost:5000');
+    if (!URL.canParse(url)) throw new CliError(`STEWARD_SERVER_URL is not a URL: ${url}`);
+    return new StewardApi(new URL(url.endsWith('/') ? url : `${url}/`), env['STEWARD_API_TOKEN'] || undefined);
+  }
+
+  async instances(): Promise<InstanceSummary[]> {
+    return (await this.get<{ servers: InstanceSummary[] }>('api/instances')).servers;
+  }
+
+  metadata(id: string): Promise<InstanceMetadata> {
+    return this.get(`api/instances/${encodeURIComponent(id)}`);
+  }
+
+  logs(id: string): Promise<InstanceLogs> {
+    return this.get(`api/instances/${encodeURIComponent(id)}/logs`);
+  }
+
+  stats(id: string): Promise<InstanceStats> {
+    return this.get(`api/instances/${encodeURIComponent(id)}/stats`);
+  }
+
+  private async get<T>(path: string): Promise<T> {
+    const url = new URL(path, this.baseUrl);
+    const response = await this.fetch(url);
+    const body: unknown = await response.json().catch(() => undefined);
+    if (response.ok) return body as T;
+    throw new HttpError(response.status, errorMessage(body) ?? `${url.href} answered HTTP ${response.status}`);
+  }
+
+  private async fetch(url: URL): Promise<Response> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (this.token) headers['authorization'] = `Bearer ${this.token}`;
+    try {
+      return await fetch(url, { headers, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    } catch (error) {
+      throw new Unreachable(`Cannot reach the Steward server at ${this.baseUrl.href}: ${reason(error)}`);
+    }
+  }
+}
+
+function errorMessage(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || !('error' in body)) return undefined;
+  return typeof body.error === 'string' ? body.error : undefined;
+}
+
+/** fetch() hides the system error (ECONNREFUSED, ENOTFOUND...) in `cause`. */
+function reason(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause: unknown = error.cause;
+  if (cause instanceof Error) return 'code' in cause && typeof cause.code === 'string' ? cause.code : cause.message;
+  return error.name === 'TimeoutError' ? `no answer within ${REQUEST_TIMEOUT_MS / 1000} seconds` : error.message;
+}

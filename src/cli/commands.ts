@@ -1,0 +1,111 @@
+/** The `steward` subcommands: each turns API answers into text or JSON on stdout. */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { InstanceStats } from '../monitor/protocol.js';
+import { HttpError, type StewardApi } from './api.js';
+import { formatTable } from './table.js';
+
+export const WATCH_INTERVAL_MS = 2000;
+const CLEAR_SCREEN = '\x1b[H\x1b[2J';
+
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+  env: NodeJS.ProcessEnv;
+  /** Whether stdout is a terminal, where `--watch` redraws in place. */
+  isTTY: boolean;
+  /** Ends `--watch`. */
+  signal: AbortSignal;
+}
+
+export interface Invocation {
+  ids: string[];
+  flags: Record<string, boolean>;
+}
+
+export interface Command {
+  summary: string;
+  arguments: string[];
+  options: Record<string, string>;
+  run(api: StewardApi, invocation: Invocation, io: Io): Promise<void>;
+}
+
+const JSON_OPTION = { json: 'print JSON instead of text' };
+
+function json(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+const ps: Command = {
+  summary: 'List the QGIS Server instances registered with Steward',
+  arguments: [],
+  options: JSON_OPTION,
+  async run(api, { flags }, io) {
+    const servers = await api.instances();
+    if (flags['json']) return io.out(json(servers));
+    const rows = servers.map(({ id, ip, binded }) => [id, ip, `Binded ${binded} seconds ago`]);
+    io.out(formatTable(['INSTANCE ID', 'IP', 'STATUS'], rows));
+  },
+};
+
+const inspect: Command = {
+  summary: 'Print the metadata of an instance as JSON',
+  arguments: ['<instance_id>'],
+  options: JSON_OPTION,
+  async run(api, { ids: [id = ''] }, io) {
+    io.out(json(await api.metadata(id)));
+  },
+};
+
+const logs: Command = {
+  summary: 'Print the log of an instance, newest line last',
+  arguments: ['<instance_id>'],
+  options: JSON_OPTION,
+  async run(api, { ids: [id = ''], flags }, io) {
+    const { lines } = await api.logs(id);
+    io.out(flags['json'] ? json({ lines }) : lines.map((line) => `${line}\n`).join(''));
+  },
+};
+
+type StatsRow = { id: string } & (InstanceStats | { error: string });
+
+/** Stats of every instance still registered; one that fails to answer gets a row with its error. */
+async function statsRows(api: StewardApi): Promise<StatsRow[]> {
+  const servers = await api.instances();
+  const rows = await Promise.all(servers.map(({ id }) => statsRow(api, id)));
+  return rows.filter((row) => row !== undefined);
+}
+
+async function statsRow(api: StewardApi, id: string): Promise<StatsRow | undefined> {
+  try {
+    return { id, ...(await api.stats(id)) };
+  } catch (error) {
+    if (!(error instanceof HttpError)) throw error;
+    return error.status === 404 ? undefined : { id, error: error.message }; // 404: gone since the listing
+  }
+}
+
+function statsTable(rows: StatsRow[]): string {
+  const cells = rows.map((row) =>
+    'error' in row
+      ? [row.id, '-', '-', '-', '-', row.error]
+      : [row.id, String(row.count), `${row.duration} ms`, row.service, row.request, row.project],
+  );
+  return formatTable(['INSTANCE ID', 'COUNT', 'TIME', 'SERVICE', 'REQUEST', 'PROJECT'], cells);
+}
+
+const stats: Command = {
+  summary: 'Show request statistics of every online instance',
+  arguments: [],
+  options: { ...JSON_OPTION, watch: `refresh every ${WATCH_INTERVAL_MS / 1000} seconds until interrupted` },
+  async run(api, { flags }, io) {
+    const render = (rows: StatsRow[]) => (flags['json'] ? json(rows) : statsTable(rows));
+    if (!flags['watch']) return io.out(render(await statsRows(api)));
+    while (!io.signal.aborted) {
+      const text = render(await statsRows(api));
+      io.out(io.isTTY ? CLEAR_SCREEN + text : `${text}\n`);
+      await sleep(WATCH_INTERVAL_MS, undefined, { signal: io.signal }).catch(() => {});
+    }
+  },
+};
+
+export const commands: Record<string, Command> = { ps, inspect, logs, stats };

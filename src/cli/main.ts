@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+/** The `steward` command: manages QGIS Server instances through the Steward API. */
+import { run } from './run.js';
+
+const stop = new AbortController();
+process.once('SIGINT', () => stop.abort());
+
+process.exitCode = await run(process.argv.slice(2), {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  env: process.env,
+  isTTY: process.stdout.isTTY === true,
+  signal: stop.signal,
+});
