@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs everything Steward needs on a fresh Debian machine, then builds. Idempotent: each step
+# is skipped when its result is already there, so `npm start` and `npm test` can call it every time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBIAN_PACKAGES=(
+  qgis-server python3-qgis gdal-bin libgdal-dev python3-gdal python3-numpy
+  mapproxy postgresql postgresql-15-postgis-3 sqlite3 build-essential python3
+)
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+missing_debian_packages() {
+  local package
+  for package in "${DEBIAN_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || echo "$package"
+  done
+}
+
+install_debian_packages() {
+  local missing
+  missing=$(missing_debian_packages)
+  [ -z "$missing" ] && return
+  say "installing Debian packages: $(echo $missing)"
+  local sudo=''
+  [ "$(id -u)" -ne 0 ] && sudo='sudo'
+  $sudo apt-get update -q
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
+}
+
+# node_modules is current when it was installed from this very lock file and gdal-async is linked
+# against the system GDAL rather than its bundled copy.
+npm_stamp() { sha256sum package-lock.json | cut -d' ' -f1; }
+
+install_npm_packages() {
+  if [ -f node_modules/.steward-setup ] && [ "$(cat node_modules/.steward-setup)" = "$(npm_stamp)" ]; then
+    return
+  fi
+  say "installing npm packages (gdal-async is built against Debian's libgdal)"
+  npm_config_build_from_source=true npm_config_shared_gdal=true npm ci --no-audit --no-fund
+  node -e "const gdal = require('gdal-async'); if (gdal.bundled) { throw new Error('gdal-async uses its bundled GDAL'); }"
+  npm_stamp > node_modules/.steward-setup
+}
+
+build() {
+  say "building"
+  npx tsc -p tsconfig.json
+}
+
+install_debian_packages
+install_npm_packages
+build

@@ -1,0 +1,71 @@
+/** Steward's settings, read once from the environment (DESIGN.md section 1). */
+export type LogLevel = 'debug' | 'info' | 'error';
+
+export interface Config {
+  qgisServerUrl: string;
+  projectsDir: string;
+  logLevel: LogLevel;
+  listen: { host: string; port: number };
+  psqlService: string | undefined;
+  monitoringPort: number | undefined;
+  monitoringToken: string | undefined;
+  mapproxyProjectsDir: string | undefined;
+  cacheS3Bucket: string | undefined;
+  cacheS3Dir: string;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function required(env: Env, name: string): string {
+  const value = env[name];
+  if (value === undefined || value.trim() === '') {
+    throw new ConfigError(`${name} is required but not set`);
+  }
+  return value.trim();
+}
+
+function optional(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function port(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0 || value > 65535) {
+    throw new ConfigError(`${name} must be a port number from 0 to 65535, not "${text}"`);
+  }
+  return value;
+}
+
+function logLevel(env: Env): LogLevel {
+  const text = (optional(env, 'STEWARD_LOGLEVEL') ?? 'INFO').toUpperCase();
+  if (text === 'DEBUG' || text === 'INFO' || text === 'ERROR') return text.toLowerCase() as LogLevel;
+  throw new ConfigError(`STEWARD_LOGLEVEL must be DEBUG, INFO or ERROR, not "${text}"`);
+}
+
+/** Splits `host:port` (IPv6 as `[::1]:5000`); a bare port listens on all interfaces. */
+export function parseListen(text: string): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text) ?? /^()()(\d+)$/.exec(text);
+  if (!match) throw new ConfigError(`STEWARD_LISTEN must look like HOST:PORT, not "${text}"`);
+  const host = match[1] || match[2] || '0.0.0.0';
+  return { host, port: port('STEWARD_LISTEN', match[3] ?? '') };
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const monitoringPort = optional(env, 'STEWARD_QGISSERVER_MONITORING_PORT');
+  return {
+    qgisServerUrl: required(env, 'STEWARD_QGISSERVER_URL'),
+    projectsDir: required(env, 'STEWARD_QGISSERVER_PROJECTS_DIR'),
+    logLevel: logLevel(env),
+    listen: parseListen(optional(env, 'STEWARD_LISTEN') ?? '0.0.0.0:5000'),
+    psqlService: optional(env, 'STEWARD_QGISSERVER_PROJECTS_PSQL_SERVICE'),
+    monitoringPort:
+      monitoringPort === undefined ? undefined : port('STEWARD_QGISSERVER_MONITORING_PORT', monitoringPort),
+    monitoringToken: optional(env, 'STEWARD_MONITORING_TOKEN'),
+    mapproxyProjectsDir: optional(env, 'STEWARD_MAPPROXY_PROJECTS_DIR'),
+    cacheS3Bucket: optional(env, 'STEWARD_MAPPROXY_CACHE_S3_BUCKET'),
+    cacheS3Dir: optional(env, 'STEWARD_MAPPROXY_CACHE_S3_DIR') ?? '/mapproxy/cache',
+  };
+}

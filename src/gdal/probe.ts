@@ -1,0 +1,148 @@
+import gdal from 'gdal-async';
+import { type CrsDefinition } from '../qgis/crs.js';
+import { type Extent, type LayerType } from '../qgis/layer.js';
+import { type CrsResolver } from './crs.js';
+import { parseDatasource, type ParsedDatasource } from './datasource.js';
+import { qgisGeometryNames } from './wkb.js';
+
+export class ProbeError extends Error {}
+
+interface ProbedCommon {
+  crs: CrsDefinition | undefined;
+  extent: Extent;
+}
+
+export interface ProbedVector extends ProbedCommon {
+  type: 'vector';
+  wkbType: string;
+  geometry: string;
+  /** The feature id column, needed to publish a database table. */
+  keyColumn: string;
+}
+
+export interface ProbedRaster extends ProbedCommon {
+  type: 'raster';
+  bands: number;
+  dataType: string;
+  /** Approximate minimum and maximum of each band, for the default contrast stretch. */
+  bandRanges: Array<{ min: number; max: number }>;
+}
+
+export type Probed = ProbedVector | ProbedRaster;
+
+async function openDataset(path: string): Promise<gdal.Dataset> {
+  try {
+    return await gdal.openAsync(path, 'r');
+  } catch (error) {
+    throw new ProbeError(`GDAL cannot open ${path}: ${(error as Error).message}`);
+  }
+}
+
+function vectorLayer(dataset: gdal.Dataset, source: ParsedDatasource): gdal.Layer {
+  const count = dataset.layers.count();
+  if (count === 0) throw new ProbeError(`${source.gdalPath} holds no vector layer`);
+  try {
+    if (source.layerName !== undefined) return dataset.layers.get(source.layerName);
+    return dataset.layers.get(source.layerIndex ?? 0);
+  } catch {
+    throw new ProbeError(`${source.gdalPath} has no layer ${source.layerName ?? source.layerIndex}`);
+  }
+}
+
+function envelopeExtent(envelope: gdal.Envelope): Extent {
+  return [envelope.minX, envelope.minY, envelope.maxX, envelope.maxY];
+}
+
+function rasterExtent(dataset: gdal.Dataset): Extent {
+  const transform = dataset.geoTransform ?? [0, 1, 0, 0, 0, -1];
+  const { x: width, y: height } = dataset.rasterSize;
+  const [x0 = 0, dx = 1, rx = 0, y0 = 0, ry = 0, dy = -1] = transform;
+  const xs = [x0, x0 + dx * width, x0 + rx * height, x0 + dx * width + rx * height];
+  const ys = [y0, y0 + ry * width, y0 + dy * height, y0 + ry * width + dy * height];
+  return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
+}
+
+async function probeVector(dataset: gdal.Dataset, source: ParsedDatasource, crs: CrsResolver): Promise<ProbedVector> {
+  const layer = vectorLayer(dataset, source);
+  const names = qgisGeometryNames(layer.geomType);
+  let extent: Extent;
+  try {
+    extent = envelopeExtent(layer.getExtent(true));
+  } catch {
+    extent = [0, 0, 0, 0];
+  }
+  return {
+    type: 'vector',
+    crs: layer.srs ? crs.fromSpatialReference(layer.srs) : undefined,
+    extent,
+    ...names,
+    keyColumn: layer.fidColumn || 'fid',
+  };
+}
+
+async function probeRaster(dataset: gdal.Dataset, crs: CrsResolver): Promise<ProbedRaster> {
+  const count = dataset.bands.count();
+  if (count === 0) throw new ProbeError('the dataset holds no raster band');
+  const first = dataset.bands.get(1);
+  const bandRanges: ProbedRaster['bandRanges'] = [];
+  for (let index = 1; index <= count; index++) {
+    const statistics = await dataset.bands.get(index).computeStatisticsAsync(true);
+    bandRanges.push({ min: statistics.min, max: statistics.max });
+  }
+  return {
+    type: 'raster',
+    crs: dataset.srs ? crs.fromSpatialReference(dataset.srs) : undefined,
+    extent: rasterExtent(dataset),
+    bands: count,
+    dataType: first.dataType ?? 'Unknown',
+    bandRanges,
+  };
+}
+
+/** Opens a datasource with GDAL and reads what a layer of the given type needs. */
+export async function probeDatasource(datasource: string, type: LayerType, crs: CrsResolver): Promise<Probed> {
+  const source = parseDatasource(datasource);
+  const dataset = await openDataset(source.gdalPath);
+  try {
+    if (type === 'vector') {
+      if (dataset.layers.count() === 0) throw new ProbeError(`${datasource} is not vector data`);
+      return await probeVector(dataset, source, crs);
+    }
+    if (dataset.bands.count() === 0) throw new ProbeError(`${datasource} is not raster data`);
+    return await probeRaster(dataset, crs);
+  } finally {
+    dataset.close();
+  }
+}
+
+/** Transforms an extent to WGS 84 longitude/latitude, following the edges so curved bounds are kept. */
+export function wgs84Extent(extent: Extent, from: CrsDefinition): Extent {
+  if (from.authid === 'EPSG:4326') return extent;
+  const source = gdal.SpatialReference.fromUserInput(from.authid);
+  const transform = new gdal.CoordinateTransformation(source, gdal.SpatialReference.fromEPSG(4326));
+  const [xmin, ymin, xmax, ymax] = extent;
+  const xs: number[] = [];
+  const ys: number[] = [];
+  const steps = 20;
+  for (let i = 0; i <= steps; i++) {
+    const t = i / steps;
+    for (const [x, y] of [
+      [xmin + (xmax - xmin) * t, ymin],
+      [xmin + (xmax - xmin) * t, ymax],
+      [xmin, ymin + (ymax - ymin) * t],
+      [xmax, ymin + (ymax - ymin) * t],
+    ] as const) {
+      try {
+        const point = transform.transformPoint(x, y);
+        if (Number.isFinite(point.x) && Number.isFinite(point.y)) {
+          xs.push(point.x);
+          ys.push(point.y);
+        }
+      } catch {
+        // A point outside the projection's domain: the others still bound the extent.
+      }
+    }
+  }
+  if (xs.length === 0) return [-180, -90, 180, 90];
+  return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
+}

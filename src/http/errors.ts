@@ -1,0 +1,30 @@
+import { type FastifyError, type FastifyInstance } from 'fastify';
+import { StewardError } from '../errors.js';
+import { ProjectFormatError } from '../qgis/project.js';
+import { XmlSyntaxError } from '../qgis/xml/parse.js';
+
+/** Maps every failure to `{"error": "..."}` with the status of DESIGN.md section 4. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof StewardError) {
+      return reply.status(error.status).send({ error: error.message });
+    }
+    if (error.validation) {
+      const where = error.validationContext ?? 'request';
+      return reply.status(400).send({ error: `invalid ${where}: ${error.message}` });
+    }
+    if (error instanceof XmlSyntaxError || error instanceof ProjectFormatError) {
+      request.log.error({ err: error }, 'a stored project cannot be read');
+      return reply.status(422).send({ error: `the stored project cannot be read: ${error.message}` });
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      return reply.status(status).send({ error: error.message });
+    }
+    request.log.error({ err: error }, 'unexpected failure');
+    return reply.status(500).send({ error: 'internal error; the server log has the details' });
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send({ error: `no route ${request.method} ${request.url.split('?')[0]}` }),
+  );
+}

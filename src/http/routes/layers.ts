@@ -1,0 +1,78 @@
+import { type FastifyPluginAsync } from 'fastify';
+import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { type LayerService } from '../../services/layers.js';
+import { type MapService } from '../../services/maps.js';
+import { type ProjectService } from '../../services/projects.js';
+import { errorResponses, LayerParams, ProjectParams, SchemaQuery } from '../schemas.js';
+
+const NewLayer = Type.Object(
+  {
+    type: Type.Union([Type.Literal('raster'), Type.Literal('vector')]),
+    name: Type.String({ minLength: 1 }),
+    datasource: Type.String({ minLength: 1 }),
+    crs: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^([A-Za-z]+:)?[0-9]+$' })])),
+    overview: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+const LayerInfo = Type.Object({
+  name: Type.String(),
+  type: Type.String(),
+  source: Type.String(),
+  crs: Type.String(),
+  bbox: Type.String(),
+  current_style: Type.String(),
+  styles: Type.Array(Type.String()),
+  valid: Type.Boolean(),
+  bands: Type.Optional(Type.Integer()),
+  data_type: Type.Optional(Type.String()),
+  geometry: Type.Optional(Type.String()),
+});
+
+export function layerRoutes(projects: ProjectService, layers: LayerService, maps: MapService): FastifyPluginAsync {
+  return async (app) => {
+    const api = app.withTypeProvider<TypeBoxTypeProvider>();
+    const tags = ['layers'];
+    api.get(
+      '/api/projects/:project/layers',
+      { schema: { tags, summary: 'Layer names in project order', params: ProjectParams, querystring: SchemaQuery, response: { 200: Type.Array(Type.String()), ...errorResponses } } },
+      async (request) => layers.list(projects.ref(request.params.project, request.query.schema)),
+    );
+    api.post(
+      '/api/projects/:project/layers',
+      { schema: { tags, summary: 'Add a layer', params: ProjectParams, querystring: SchemaQuery, body: NewLayer, response: { 201: Type.Boolean(), ...errorResponses } } },
+      async (request, reply) => {
+        await layers.add(projects.ref(request.params.project, request.query.schema), request.body);
+        return reply.status(201).send(true);
+      },
+    );
+    api.get(
+      '/api/projects/:project/layers/:layer',
+      { schema: { tags, summary: 'Layer metadata', params: LayerParams, querystring: SchemaQuery, response: { 200: LayerInfo, ...errorResponses } } },
+      async (request) => layers.info(projects.ref(request.params.project, request.query.schema), request.params.layer),
+    );
+    api.delete(
+      '/api/projects/:project/layers/:layer',
+      { schema: { tags, summary: 'Remove a layer', params: LayerParams, querystring: SchemaQuery, response: { 200: Type.Boolean(), ...errorResponses } } },
+      async (request) => {
+        await layers.remove(projects.ref(request.params.project, request.query.schema), request.params.layer);
+        return true;
+      },
+    );
+    api.get(
+      '/api/projects/:project/layers/:layer/map',
+      { schema: { tags, summary: 'PNG of a WMS GetMap of the layer (400x400, its extent)', params: LayerParams, querystring: SchemaQuery } },
+      async (request, reply) => {
+        const map = await maps.render(projects.ref(request.params.project, request.query.schema), request.params.layer);
+        return reply.type(map.contentType).send(map.body);
+      },
+    );
+    api.get(
+      '/api/projects/:project/layers/:layer/map/url',
+      { schema: { tags, summary: 'The WMS GetMap URL used by .../map', params: LayerParams, querystring: SchemaQuery, response: { 200: Type.Object({ url: Type.String() }), ...errorResponses } } },
+      async (request) => ({ url: await maps.url(projects.ref(request.params.project, request.query.schema), request.params.layer) }),
+    );
+  };
+}

@@ -1,0 +1,230 @@
+import { authidOf } from './crs.js';
+import { type Extent, type LayerType, type MapLayerDefinition, layerTreeElement, mapLayerElement } from './layer.js';
+import { emptyProject, type NewProject } from './project-template.js';
+import { parseXml } from './xml/parse.js';
+import { serializeXml } from './xml/serialize.js';
+import {
+  appendChild,
+  childElements,
+  childText,
+  element,
+  ensureChild,
+  firstChild,
+  indent,
+  path,
+  removeChild,
+  type XmlDocument,
+  type XmlElement,
+} from './xml/node.js';
+
+/** What Steward reads of a layer from the project itself. */
+export interface LayerEntry {
+  id: string;
+  name: string;
+  type: LayerType;
+  provider: string;
+  datasource: string;
+  authid: string;
+  extent: Extent;
+  /** Vector only, as QGIS names them (`MultiLineString`, `Line`). */
+  wkbType?: string;
+  geometry?: string;
+  currentStyle: string;
+  styles: string[];
+}
+
+export interface ProjectMetadata {
+  title: string;
+  author: string;
+  creation: string;
+  authid: string;
+}
+
+export class ProjectFormatError extends Error {}
+
+function numberOf(container: XmlElement | undefined, name: string): number {
+  return container ? Number(childText(container, name)) : Number.NaN;
+}
+
+function readExtent(layer: XmlElement): Extent {
+  const box = firstChild(layer, 'extent');
+  return [numberOf(box, 'xmin'), numberOf(box, 'ymin'), numberOf(box, 'xmax'), numberOf(box, 'ymax')];
+}
+
+function readStyles(layer: XmlElement): { currentStyle: string; styles: string[] } {
+  const manager = firstChild(layer, 'map-layer-style-manager');
+  const styles = manager ? childElements(manager, 'map-layer-style').map((s) => s.attributes.get('name') ?? '') : [];
+  const currentStyle = manager?.attributes.get('current') ?? '';
+  // QGIS names a layer's only, unnamed style "default" on the server.
+  return { currentStyle: currentStyle || 'default', styles: styles.length > 0 ? styles.map((s) => s || 'default') : ['default'] };
+}
+
+function readLayer(layer: XmlElement): LayerEntry {
+  const type = layer.attributes.get('type');
+  if (type !== 'vector' && type !== 'raster') {
+    throw new ProjectFormatError(`layer type "${type}" is not handled`);
+  }
+  const entry: LayerEntry = {
+    id: childText(layer, 'id'),
+    name: childText(layer, 'layername'),
+    type,
+    provider: childText(layer, 'provider'),
+    datasource: childText(layer, 'datasource'),
+    authid: authidOf(firstChild(layer, 'srs')),
+    extent: readExtent(layer),
+    ...readStyles(layer),
+  };
+  if (type === 'vector') {
+    entry.wkbType = layer.attributes.get('wkbType') ?? '';
+    entry.geometry = layer.attributes.get('geometry') ?? '';
+  }
+  return entry;
+}
+
+/** Ids of the layers of the layer tree, top first, groups flattened in document order. */
+function treeLayerIds(group: XmlElement): string[] {
+  const ids: string[] = [];
+  for (const child of childElements(group)) {
+    if (child.name === 'layer-tree-layer') ids.push(child.attributes.get('id') ?? '');
+    else if (child.name === 'layer-tree-group') ids.push(...treeLayerIds(child));
+  }
+  return ids;
+}
+
+function findTreeLayer(group: XmlElement, id: string): { parent: XmlElement; node: XmlElement } | undefined {
+  for (const child of childElements(group)) {
+    if (child.name === 'layer-tree-layer' && child.attributes.get('id') === id) return { parent: group, node: child };
+    if (child.name === 'layer-tree-group') {
+      const found = findTreeLayer(child, id);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A QGIS project (.qgs XML) edited as a document: Steward changes the layers, the layer tree, the
+ * layer order and the style managers, and writes every other element back as it was.
+ */
+export class ProjectDocument {
+  private entries: Map<string, LayerEntry> | undefined;
+
+  private constructor(private readonly document: XmlDocument) {
+    if (document.root.name !== 'qgis') {
+      throw new ProjectFormatError(`a QGIS project has a <qgis> root, not <${document.root.name}>`);
+    }
+  }
+
+  static parse(text: string): ProjectDocument {
+    return new ProjectDocument(parseXml(text));
+  }
+
+  static create(project: NewProject): ProjectDocument {
+    return new ProjectDocument(emptyProject(project));
+  }
+
+  serialize(): string {
+    return serializeXml(this.document);
+  }
+
+  get root(): XmlElement {
+    return this.document.root;
+  }
+
+  metadata(): ProjectMetadata {
+    const root = this.document.root;
+    return {
+      title: childText(root, 'title'),
+      author: childText(root, 'projectMetadata', 'author'),
+      creation: childText(root, 'projectMetadata', 'creation'),
+      authid: authidOf(firstChild(root, 'projectCrs')),
+    };
+  }
+
+  private get projectLayers(): XmlElement {
+    return ensureChild(this.document.root, 'projectlayers', 1);
+  }
+
+  private get layerTree(): XmlElement {
+    return ensureChild(this.document.root, 'layer-tree-group', 1);
+  }
+
+  /** Layer elements by id. */
+  private mapLayers(): Map<string, XmlElement> {
+    const byId = new Map<string, XmlElement>();
+    for (const layer of childElements(this.projectLayers, 'maplayer')) byId.set(childText(layer, 'id'), layer);
+    return byId;
+  }
+
+  /** Layers in layer-tree order, then any layer the tree does not hold, keyed by name. */
+  private layerEntries(): Map<string, LayerEntry> {
+    if (this.entries) return this.entries;
+    const byId = this.mapLayers();
+    const ordered = [...new Set([...treeLayerIds(this.layerTree), ...byId.keys()])];
+    const entries = new Map<string, LayerEntry>();
+    for (const id of ordered) {
+      const layer = byId.get(id);
+      const type = layer?.attributes.get('type');
+      if (!layer || (type !== 'vector' && type !== 'raster')) continue;
+      const entry = readLayer(layer);
+      if (!entries.has(entry.name)) entries.set(entry.name, entry);
+    }
+    this.entries = entries;
+    return entries;
+  }
+
+  layers(): LayerEntry[] {
+    return [...this.layerEntries().values()];
+  }
+
+  layer(name: string): LayerEntry | undefined {
+    return this.layerEntries().get(name);
+  }
+
+  mapLayerElement(name: string): XmlElement | undefined {
+    const entry = this.layer(name);
+    return entry && this.mapLayers().get(entry.id);
+  }
+
+  /** Adds the layer at the bottom of the layer tree and of the drawing order. */
+  addLayer(definition: MapLayerDefinition): void {
+    appendChild(this.projectLayers, indent(mapLayerElement(definition), 2), 1);
+    const tree = this.layerTree;
+    const entry = indent(layerTreeElement(definition), 2);
+    const customOrder = firstChild(tree, 'custom-order');
+    if (customOrder) {
+      const index = tree.children.indexOf(customOrder);
+      tree.children.splice(index, 0, entry, { kind: 'text', value: '\n    ' });
+      appendChild(customOrder, element('item', {}, [{ kind: 'text', value: definition.id }]), 2);
+    } else {
+      appendChild(tree, entry, 1);
+    }
+    appendChild(ensureChild(this.document.root, 'layerorder', 1), element('layer', { id: definition.id }), 1);
+    this.entries = undefined;
+  }
+
+  /** Removes the layer and every reference Steward knows of (tree, order, custom order). */
+  removeLayer(name: string): boolean {
+    const entry = this.layer(name);
+    if (!entry) return false;
+    const layer = this.mapLayers().get(entry.id);
+    if (layer) removeChild(this.projectLayers, layer);
+    const treeNode = findTreeLayer(this.layerTree, entry.id);
+    if (treeNode) removeChild(treeNode.parent, treeNode.node);
+    const customOrder = firstChild(this.layerTree, 'custom-order');
+    for (const item of customOrder ? childElements(customOrder, 'item') : []) {
+      if (childText(item) === entry.id && customOrder) removeChild(customOrder, item);
+    }
+    const order = path(this.document.root, 'layerorder');
+    for (const item of order ? childElements(order, 'layer') : []) {
+      if (item.attributes.get('id') === entry.id && order) removeChild(order, item);
+    }
+    this.entries = undefined;
+    return true;
+  }
+
+  /** Call after changing a layer element directly, so the next read sees the change. */
+  invalidate(): void {
+    this.entries = undefined;
+  }
+}

@@ -1,0 +1,125 @@
+import { type XmlDocument, type XmlElement, type XmlNode } from './node.js';
+
+export class XmlSyntaxError extends Error {}
+
+const NAMED_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+
+export function decodeEntities(value: string): string {
+  if (!value.includes('&')) return value;
+  return value.replace(/&(#x[0-9a-fA-F]+|#[0-9]+|[a-zA-Z]+);/g, (whole, entity: string) => {
+    if (entity.startsWith('#x')) return String.fromCodePoint(parseInt(entity.slice(2), 16));
+    if (entity.startsWith('#')) return String.fromCodePoint(parseInt(entity.slice(1), 10));
+    return NAMED_ENTITIES[entity] ?? whole;
+  });
+}
+
+const ATTRIBUTE = /([^\s=/>]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g;
+
+function parseAttributes(source: string): Map<string, string> {
+  const attributes = new Map<string, string>();
+  ATTRIBUTE.lastIndex = 0;
+  for (let match = ATTRIBUTE.exec(source); match; match = ATTRIBUTE.exec(source)) {
+    attributes.set(match[1] as string, decodeEntities(match[2] ?? match[3] ?? ''));
+  }
+  return attributes;
+}
+
+/** Index of the `>` closing the tag that starts at `from`, skipping `>` inside quoted values. */
+function tagEnd(source: string, from: number): number {
+  let quote = '';
+  for (let i = from; i < source.length; i++) {
+    const c = source[i];
+    if (quote) {
+      if (c === quote) quote = '';
+    } else if (c === '"' || c === "'") {
+      quote = c;
+    } else if (c === '>') {
+      return i;
+    }
+  }
+  return -1;
+}
+
+function markupEnd(source: string, start: number): number {
+  const terminators: Array<[string, string]> = [
+    ['<!--', '-->'],
+    ['<![CDATA[', ']]>'],
+    ['<?', '?>'],
+  ];
+  for (const [opening, closing] of terminators) {
+    if (source.startsWith(opening, start)) {
+      const end = source.indexOf(closing, start + opening.length);
+      return end < 0 ? -1 : end + closing.length;
+    }
+  }
+  // <!DOCTYPE ...> possibly with an internal subset in brackets.
+  const bracket = source.indexOf('[', start);
+  const close = source.indexOf('>', start);
+  if (bracket >= 0 && bracket < close) {
+    const subsetEnd = source.indexOf(']', bracket);
+    const end = subsetEnd < 0 ? -1 : source.indexOf('>', subsetEnd);
+    return end < 0 ? -1 : end + 1;
+  }
+  return close < 0 ? -1 : close + 1;
+}
+
+/** Parses an XML document into the ordered tree of node.ts. Not validating; rejects broken nesting. */
+export function parseXml(source: string): XmlDocument {
+  const prolog: XmlNode[] = [];
+  const stack: XmlElement[] = [];
+  let root: XmlElement | undefined;
+  const append = (node: XmlNode): void => {
+    const parent = stack[stack.length - 1];
+    if (parent) parent.children.push(node);
+    else if (node.kind !== 'element' && !root) prolog.push(node);
+  };
+  let position = source.charCodeAt(0) === 0xfeff ? 1 : 0;
+  while (position < source.length) {
+    const open = source.indexOf('<', position);
+    const textEnd = open < 0 ? source.length : open;
+    if (textEnd > position) {
+      append({ kind: 'text', value: decodeEntities(source.slice(position, textEnd)) });
+    }
+    if (open < 0) break;
+    const next = source[open + 1];
+    if (next === '!' || next === '?') {
+      const end = markupEnd(source, open);
+      if (end < 0) throw new XmlSyntaxError(`unterminated markup at offset ${open}`);
+      append({ kind: 'raw', markup: source.slice(open, end) });
+      position = end;
+      continue;
+    }
+    const end = tagEnd(source, open + 1);
+    if (end < 0) throw new XmlSyntaxError(`unterminated tag at offset ${open}`);
+    if (next === '/') {
+      const name = source.slice(open + 2, end).trim();
+      const current = stack.pop();
+      if (!current || current.name !== name) {
+        throw new XmlSyntaxError(`unexpected </${name}> at offset ${open}`);
+      }
+      // `<a></a>` keeps its form: an empty text child, as Qt writes for an empty text node.
+      if (current.children.length === 0) current.children.push({ kind: 'text', value: '' });
+    } else {
+      const selfClosing = source[end - 1] === '/';
+      const body = source.slice(open + 1, selfClosing ? end - 1 : end);
+      const nameEnd = body.search(/[\s/]|$/);
+      const node: XmlElement = {
+        kind: 'element',
+        name: body.slice(0, nameEnd),
+        attributes: parseAttributes(body.slice(nameEnd)),
+        children: [],
+      };
+      if (stack.length === 0) {
+        if (root) throw new XmlSyntaxError(`second root element <${node.name}> at offset ${open}`);
+        root = node;
+      } else {
+        append(node);
+      }
+      if (!selfClosing) stack.push(node);
+    }
+    position = end + 1;
+  }
+  if (!root) throw new XmlSyntaxError('no root element');
+  if (stack.length > 0) throw new XmlSyntaxError(`<${stack[stack.length - 1]?.name}> is never closed`);
+  return { prolog, root };
+}

@@ -1,0 +1,193 @@
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { BadRequest, Conflict, NotFound, Unprocessable } from '../errors.js';
+import { type CrsResolver } from '../gdal/crs.js';
+import { DatasourceSyntaxError, parseDatasource } from '../gdal/datasource.js';
+import { type Probed, ProbeError, probeDatasource, wgs84Extent } from '../gdal/probe.js';
+import { type CrsDefinition, normaliseAuthid } from '../qgis/crs.js';
+import { defaultRasterStyle, defaultVectorStyle } from '../qgis/default-style.js';
+import { type Extent, type LayerType, type MapLayerDefinition, formatNumber, newLayerId } from '../qgis/layer.js';
+import { type LayerEntry } from '../qgis/project.js';
+import { type ProjectRef } from '../storage/project-store.js';
+import { type LayerInspector } from './layer-inspector.js';
+import { checkName } from './names.js';
+import { type ProjectRepository } from './repository.js';
+
+export interface NewLayerRequest {
+  type: LayerType;
+  name: string;
+  datasource: string;
+  crs?: number | string;
+  overview?: boolean;
+}
+
+export interface LayerInfo {
+  name: string;
+  type: LayerType;
+  source: string;
+  crs: string;
+  bbox: string;
+  current_style: string;
+  styles: string[];
+  valid: boolean;
+  bands?: number;
+  data_type?: string;
+  geometry?: string;
+}
+
+/** Listeners told when layers come and go (tile cache, overviews). */
+export interface LayerLifecycle {
+  layerAdded?(ref: ProjectRef, layer: LayerEntry): Promise<void>;
+  layerRemoved?(ref: ProjectRef, layer: LayerEntry): Promise<void>;
+}
+
+/** `xmin ymin, xmax ymax` */
+export function formatBbox(extent: Extent): string {
+  const [xmin, ymin, xmax, ymax] = extent.map(formatNumber);
+  return `${xmin} ${ymin}, ${xmax} ${ymax}`;
+}
+
+export class LayerService {
+  constructor(
+    private readonly repository: ProjectRepository,
+    private readonly crs: CrsResolver,
+    private readonly inspector: LayerInspector,
+    private readonly lifecycle: LayerLifecycle = {},
+  ) {}
+
+  async list(ref: ProjectRef): Promise<string[]> {
+    return (await this.repository.read(ref)).layers().map((layer) => layer.name);
+  }
+
+  /** The layer as the project records it; throws NotFound for an unknown project or layer. */
+  async entry(ref: ProjectRef, name: string): Promise<LayerEntry> {
+    const layer = (await this.repository.read(ref)).layer(name);
+    if (!layer) throw new NotFound(`project "${ref.name}" has no layer "${name}"`);
+    return layer;
+  }
+
+  /** The datasource as GDAL opens it: relative paths (QGIS writes them) resolved against the project. */
+  async gdalSource(ref: ProjectRef, layer: LayerEntry): Promise<string> {
+    const source = layer.datasource;
+    if (!/^\.\.?\//.test(source)) return source;
+    const projectFile = await this.repository.store.mapParameter(ref);
+    return isAbsolute(projectFile) ? resolve(dirname(projectFile), source) : source;
+  }
+
+  async info(ref: ProjectRef, name: string): Promise<LayerInfo> {
+    const layer = await this.entry(ref, name);
+    const inspection = await this.inspector.inspect(await this.gdalSource(ref, layer), layer.type);
+    const info: LayerInfo = {
+      name: layer.name,
+      type: layer.type,
+      source: layer.datasource,
+      crs: layer.authid,
+      bbox: formatBbox(layer.extent),
+      current_style: layer.currentStyle,
+      styles: layer.styles,
+      valid: inspection.valid,
+    };
+    const probed = inspection.probed;
+    if (layer.type === 'raster') {
+      info.bands = probed?.type === 'raster' ? probed.bands : 0;
+      info.data_type = probed?.type === 'raster' ? probed.dataType : 'Unknown';
+    } else {
+      info.geometry = layer.wkbType ?? 'Unknown';
+    }
+    return info;
+  }
+
+  private checkDatasource(datasource: string): void {
+    try {
+      const parsed = parseDatasource(datasource);
+      if (parsed.kind === 'file' && !isAbsolute(parsed.gdalPath)) {
+        throw new BadRequest(`datasource "${datasource}" must be an absolute path, /vsis3/<bucket>/<key> or a database table`);
+      }
+    } catch (error) {
+      if (error instanceof DatasourceSyntaxError) throw new BadRequest(error.message);
+      throw error;
+    }
+  }
+
+  private async probe(request: NewLayerRequest): Promise<Probed> {
+    try {
+      return await probeDatasource(request.datasource, request.type, this.crs);
+    } catch (error) {
+      if (error instanceof ProbeError) throw new Unprocessable(error.message);
+      throw error;
+    }
+  }
+
+  private layerCrs(request: NewLayerRequest, probed: Probed): CrsDefinition {
+    if (request.crs !== undefined) {
+      const authid = normaliseAuthid(request.crs);
+      const crs = authid && this.crs.fromAuthid(authid);
+      if (!crs) throw new BadRequest(`crs ${request.crs} is not a known EPSG code`);
+      return crs;
+    }
+    if (!probed.crs) throw new Unprocessable(`no CRS could be detected for ${request.datasource}: give "crs"`);
+    return probed.crs;
+  }
+
+  /** The datasource as QGIS stores it; database tables get the key column and geometry type QGIS needs. */
+  private storedDatasource(request: NewLayerRequest, probed: Probed, crs: CrsDefinition): string {
+    const parsed = parseDatasource(request.datasource);
+    if (parsed.kind !== 'postgres' || probed.type !== 'vector' || !parsed.postgres) return request.datasource;
+    const { connection, schema, table, geometryColumn } = parsed.postgres;
+    const entries = connection.map(([key, value]) => `${key}='${value.replace(/'/g, "\\'")}'`);
+    const quote = (identifier: string): string => `"${identifier.replace(/"/g, '""')}"`;
+    return [
+      ...entries,
+      `key='${probed.keyColumn}'`,
+      `srid=${crs.srid}`,
+      `type=${probed.wkbType}`,
+      `checkPrimaryKeyUnicity='1'`,
+      `table=${quote(schema)}.${quote(table)} (${geometryColumn})`,
+    ].join(' ');
+  }
+
+  private provider(request: NewLayerRequest): string {
+    if (request.type === 'raster') return 'gdal';
+    return parseDatasource(request.datasource).kind === 'postgres' ? 'postgres' : 'ogr';
+  }
+
+  async add(ref: ProjectRef, request: NewLayerRequest, styleElements?: (probed: Probed) => Promise<MapLayerDefinition['styleElements'] | undefined>): Promise<void> {
+    checkName('layer', request.name);
+    this.checkDatasource(request.datasource);
+    await this.repository.read(ref);
+    const probed = await this.probe(request);
+    const crs = this.layerCrs(request, probed);
+    const definition: MapLayerDefinition = {
+      id: newLayerId(request.name),
+      name: request.name,
+      type: request.type,
+      provider: this.provider(request),
+      datasource: this.storedDatasource(request, probed, crs),
+      crs,
+      extent: probed.extent,
+      wgs84Extent: wgs84Extent(probed.extent, crs),
+      styleElements:
+        (await styleElements?.(probed)) ??
+        (probed.type === 'vector' ? defaultVectorStyle(probed.geometry) : defaultRasterStyle(probed.dataType, probed.bandRanges)),
+    };
+    if (probed.type === 'vector') {
+      definition.wkbType = probed.wkbType;
+      definition.geometry = probed.geometry;
+    }
+    const added = await this.repository.update(ref, (document) => {
+      if (document.layer(request.name)) throw new Conflict(`project "${ref.name}" already has a layer "${request.name}"`);
+      document.addLayer(definition);
+      return document.layer(request.name);
+    });
+    if (added) await this.lifecycle.layerAdded?.(ref, added);
+  }
+
+  async remove(ref: ProjectRef, name: string): Promise<void> {
+    const removed = await this.repository.update(ref, (document) => {
+      const layer = document.layer(name);
+      if (!layer) throw new NotFound(`project "${ref.name}" has no layer "${name}"`);
+      document.removeLayer(name);
+      return layer;
+    });
+    await this.lifecycle.layerRemoved?.(ref, removed);
+  }
+}

@@ -1,0 +1,80 @@
+import { BadRequest } from '../errors.js';
+import { type CrsResolver } from '../gdal/crs.js';
+import { ProjectDocument } from '../qgis/project.js';
+import { InternalDatabase } from '../storage/internal-db.js';
+import { type ProjectRef } from '../storage/project-store.js';
+import { localDateTime } from './local-time.js';
+import { checkName } from './names.js';
+import { type ProjectRepository } from './repository.js';
+
+export const DEFAULT_SCHEMA = 'public';
+export const DEFAULT_PROJECT_CRS = 'EPSG:3857';
+
+export interface ProjectInfo {
+  author: string;
+  creation_datetime: string;
+  crs: string;
+  storage: 'filesystem' | 'postgresql';
+  schema?: string;
+  cache: 'mapproxy' | 'disabled';
+}
+
+export interface NewProjectRequest {
+  name: string;
+  author: string;
+  schema?: string;
+}
+
+/** Listeners told when projects appear or go, e.g. to keep the tile cache configuration in step. */
+export interface ProjectLifecycle {
+  projectCreated?(ref: ProjectRef): Promise<void>;
+  projectRemoved?(ref: ProjectRef): Promise<void>;
+}
+
+export class ProjectService {
+  constructor(
+    private readonly repository: ProjectRepository,
+    private readonly crs: CrsResolver,
+    private readonly options: { cacheEnabled: boolean; lifecycle?: ProjectLifecycle },
+  ) {}
+
+  ref(name: string, schema = DEFAULT_SCHEMA): ProjectRef {
+    return { name: checkName('project', name), schema: checkName('schema', schema) };
+  }
+
+  list(schema = DEFAULT_SCHEMA): Promise<string[]> {
+    return this.repository.store.list(checkName('schema', schema));
+  }
+
+  async info(ref: ProjectRef): Promise<ProjectInfo> {
+    const document = await this.repository.read(ref);
+    const metadata = document.metadata();
+    const storage = this.repository.store.kind;
+    return {
+      author: metadata.author,
+      creation_datetime: metadata.creation || (document.root.attributes.get('saveDateTime') ?? ''),
+      crs: metadata.authid,
+      storage,
+      ...(storage === 'postgresql' ? { schema: ref.schema } : {}),
+      cache: this.options.cacheEnabled ? 'mapproxy' : 'disabled',
+    };
+  }
+
+  async create(request: NewProjectRequest): Promise<void> {
+    const ref = this.ref(request.name, request.schema);
+    if (request.author.trim() === '') throw new BadRequest('author must not be empty');
+    const crs = this.crs.fromAuthid(DEFAULT_PROJECT_CRS);
+    if (!crs) throw new Error(`GDAL does not know ${DEFAULT_PROJECT_CRS}`);
+    const document = ProjectDocument.create({ title: ref.name, author: request.author, creation: localDateTime(), crs });
+    await this.repository.create(ref, document);
+    InternalDatabase.use(this.repository.store.dataDir(ref), () => undefined);
+    await this.options.lifecycle?.projectCreated?.(ref);
+  }
+
+  /** Removes the project; false when there was none. */
+  async remove(ref: ProjectRef): Promise<boolean> {
+    const removed = await this.repository.remove(ref);
+    if (removed) await this.options.lifecycle?.projectRemoved?.(ref);
+    return removed;
+  }
+}

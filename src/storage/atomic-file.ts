@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import { open, rename, rm } from 'node:fs/promises';
+import { dirname, basename, join } from 'node:path';
+
+/** A temporary name beside `path`, hidden so that listings never show it. */
+export function temporarySibling(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${randomUUID()}.tmp`);
+}
+
+async function syncDirectory(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Writes `data` to a new file beside `path`, flushes it and renames it over `path`, so readers see
+ * the old content or the new, never a mix, and a crash leaves the old file intact.
+ */
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  const temporary = temporarySibling(path);
+  try {
+    const handle = await open(temporary, 'wx');
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+  await syncDirectory(dirname(path));
+}

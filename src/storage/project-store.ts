@@ -1,0 +1,33 @@
+/** Where a project lives: its name, and its schema when projects are stored in PostgreSQL. */
+export interface ProjectRef {
+  name: string;
+  schema: string;
+}
+
+export interface StoredProject {
+  /** The project XML (.qgs content, unzipped when stored as .qgz). */
+  text: string;
+  /** Changes whenever the stored project changes; used to cache parsed projects. */
+  identity: string;
+}
+
+/** Storage of QGIS projects: a folder of .qgs/.qgz files, or QGIS's `qgis_projects` table. */
+export interface ProjectStore {
+  readonly kind: 'filesystem' | 'postgresql';
+  list(schema: string): Promise<string[]>;
+  /** The identity of the stored project, or undefined when there is none. */
+  identity(ref: ProjectRef): Promise<string | undefined>;
+  read(ref: ProjectRef): Promise<StoredProject | undefined>;
+  /** Stores a new project; throws Conflict when the name is taken. */
+  create(ref: ProjectRef, text: string): Promise<void>;
+  /** Replaces the project atomically and returns its new identity. */
+  write(ref: ProjectRef, text: string): Promise<string>;
+  /** Removes the project and its data folder; false when there was none. */
+  remove(ref: ProjectRef): Promise<boolean>;
+  /** Runs `work` holding the project's write lock, across processes too. */
+  withLock<T>(ref: ProjectRef, work: () => Promise<T>): Promise<T>;
+  /** The value of QGIS Server's MAP parameter for this project. */
+  mapParameter(ref: ProjectRef): Promise<string>;
+  /** The folder of the project's internal database and QML styles. */
+  dataDir(ref: ProjectRef): string;
+}

@@ -1,0 +1,59 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Config } from '../../src/config.js';
+import { QgisServerProcess } from '../../src/runtime/qgis-server.js';
+import { type RunningServer, startServer } from '../../src/server.js';
+
+export interface Stack {
+  qgis: QgisServerProcess;
+  api: RunningServer;
+  projectsDir: string;
+  /** Sends a request to the API and parses a JSON reply. */
+  call(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
+  stop(): Promise<void>;
+}
+
+/** Starts a real QGIS Server and the API on loopback ports with a fresh projects folder. */
+export async function startStack(overrides: Partial<Config> = {}): Promise<Stack> {
+  const projectsDir = mkdtempSync(join(tmpdir(), 'steward-projects-'));
+  const qgis = await QgisServerProcess.start();
+  const api = await startServer({
+    qgisServerUrl: qgis.url,
+    projectsDir,
+    logLevel: 'error',
+    listen: { host: '127.0.0.1', port: 0 },
+    psqlService: undefined,
+    monitoringPort: undefined,
+    monitoringToken: undefined,
+    mapproxyProjectsDir: undefined,
+    cacheS3Bucket: undefined,
+    cacheS3Dir: '/mapproxy/cache',
+    ...overrides,
+  });
+  return {
+    qgis,
+    api,
+    projectsDir,
+    async call(method, path, body) {
+      const response = await fetch(api.url + path, {
+        method,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await response.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // Not JSON: returned as text.
+      }
+      return { status: response.status, body: parsed };
+    },
+    async stop() {
+      await api.close();
+      await qgis.stop();
+      rmSync(projectsDir, { recursive: true, force: true });
+    },
+  };
+}
