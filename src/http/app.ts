@@ -17,6 +17,8 @@ export async function buildApp(logger: FastifyBaseLogger, routes: FastifyPluginA
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
   });
   installErrorHandling(app);
+  // Only JSON is accepted: any other body type gets 415 instead of being parsed as text.
+  app.removeContentTypeParser('text/plain');
   await app.register(swagger, {
     openapi: {
       info: { title: 'Steward', description: 'Administration of QGIS Server', version: '0.1.0' },

@@ -1,0 +1,42 @@
+import gdal from 'gdal-async';
+import { randomUUID } from 'node:crypto';
+
+export interface Image {
+  width: number;
+  height: number;
+  /** [r, g, b, a] at column x, row y. */
+  pixel(x: number, y: number): [number, number, number, number];
+  /** How many pixels have an alpha above zero. */
+  paintedPixels(): number;
+}
+
+/** Decodes a PNG with GDAL, so tests look at the pixels QGIS Server drew. */
+export function decodePng(bytes: Buffer): Image {
+  const path = `/vsimem/${randomUUID()}.png`;
+  gdal.vsimem.set(bytes, path);
+  try {
+    const dataset = gdal.open(path);
+    const { x: width, y: height } = dataset.rasterSize;
+    const count = dataset.bands.count();
+    const bands = Array.from({ length: count }, (_, index) =>
+      dataset.bands.get(index + 1).pixels.read(0, 0, width, height) as Uint8Array,
+    );
+    dataset.close();
+    const channel = (band: number, offset: number): number => (band < count ? (bands[band]?.[offset] ?? 0) : 255);
+    return {
+      width,
+      height,
+      pixel(x, y) {
+        const offset = y * width + x;
+        return [channel(0, offset), channel(1, offset), channel(2, offset), channel(3, offset)];
+      },
+      paintedPixels() {
+        const alpha = count >= 4 ? bands[3] : undefined;
+        if (!alpha) return width * height;
+        return alpha.reduce((sum, value) => sum + (value > 0 ? 1 : 0), 0);
+      },
+    };
+  } finally {
+    gdal.vsimem.release(path);
+  }
+}

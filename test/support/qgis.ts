@@ -1,0 +1,23 @@
+import { type QgisServerProcess } from '../../src/runtime/qgis-server.js';
+
+/** Sends an OGC request for a project to QGIS Server directly. */
+export async function ows(qgis: QgisServerProcess, map: string, parameters: Record<string, string>): Promise<Response> {
+  const url = new URL(qgis.url);
+  url.searchParams.set('MAP', map);
+  for (const [name, value] of Object.entries(parameters)) url.searchParams.set(name, value);
+  return fetch(url);
+}
+
+/** The names of the layers QGIS Server publishes in WMS GetCapabilities (nested <Layer><Name>). */
+export async function publishedLayers(qgis: QgisServerProcess, map: string): Promise<string[]> {
+  const response = await ows(qgis, map, { SERVICE: 'WMS', VERSION: '1.3.0', REQUEST: 'GetCapabilities' });
+  const document = await response.text();
+  const layers = [...document.matchAll(/<Layer[^>]*>\s*<Name>([^<]*)<\/Name>/g)].map((match) => match[1] ?? '');
+  // The first <Layer> is the project's root layer.
+  return layers.slice(1);
+}
+
+/** Log lines in which QGIS Server complains about a project or a layer. */
+export function projectProblems(qgis: QgisServerProcess): string[] {
+  return qgis.log.filter((line) => /broken|corrupt|invalid layer|could not be loaded|error reading|unable to load/i.test(line));
+}
