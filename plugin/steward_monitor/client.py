@@ -73,6 +73,8 @@ class StewardClient(threading.Thread):
                         sock.sendall(reply)
         except OSError:
             pass
+        except Exception as error:  # keep the thread alive: it reconnects after any failure
+            self._log("Steward monitor error: {!r}".format(error))
         finally:
             sock.close()
 
