@@ -68,9 +68,12 @@ export async function waitFor<T>(what: string, check: () => T | undefined | fals
   }
 }
 
-/** The instance routes in a bare Fastify app, with the `{"error": message}` mapping of the real app. */
+/**
+ * The instance routes in a bare Fastify app configured like the real one (src/http/app.ts):
+ * trailing slashes ignored, errors mapped to `{"error": message}`.
+ */
 export async function instancesApp(registry: InstanceRegistry | undefined): Promise<FastifyInstance> {
-  const app = Fastify();
+  const app = Fastify({ routerOptions: { ignoreTrailingSlash: true } });
   app.setErrorHandler((error: FastifyError | StewardError, _request, reply) => {
     const status = error instanceof StewardError ? error.status : (error.statusCode ?? 500);
     return reply.status(status).send({ error: error.message });
