@@ -12,6 +12,10 @@ export interface Config {
   mapproxyProjectsDir: string | undefined;
   cacheS3Bucket: string | undefined;
   cacheS3Dir: string;
+  /** When set, every /api route requires `Authorization: Bearer <token>`. */
+  apiToken: string | undefined;
+  /** When set, filesystem datasources and outputs must lie inside these folders. */
+  dataRoots: string[] | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -45,6 +49,16 @@ function logLevel(env: Env): LogLevel {
   throw new ConfigError(`STEWARD_LOGLEVEL must be DEBUG, INFO or ERROR, not "${text}"`);
 }
 
+/** `STEWARD_DATA_ROOTS`: absolute folders separated by `:` (as in PATH). */
+function dataRoots(env: Env): string[] | undefined {
+  const text = optional(env, 'STEWARD_DATA_ROOTS');
+  if (text === undefined) return undefined;
+  const roots = text.split(':').filter((root) => root !== '');
+  const relative = roots.find((root) => !root.startsWith('/'));
+  if (relative !== undefined) throw new ConfigError(`STEWARD_DATA_ROOTS must hold absolute folders, not "${relative}"`);
+  return roots;
+}
+
 /** Splits `host:port` (IPv6 as `[::1]:5000`); a bare port listens on all interfaces. */
 export function parseListen(text: string): { host: string; port: number } {
   const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text) ?? /^()()(\d+)$/.exec(text);
@@ -67,5 +81,7 @@ export function loadConfig(env: Env = process.env): Config {
     mapproxyProjectsDir: optional(env, 'STEWARD_MAPPROXY_PROJECTS_DIR'),
     cacheS3Bucket: optional(env, 'STEWARD_MAPPROXY_CACHE_S3_BUCKET'),
     cacheS3Dir: optional(env, 'STEWARD_MAPPROXY_CACHE_S3_DIR') ?? '/mapproxy/cache',
+    apiToken: optional(env, 'STEWARD_API_TOKEN'),
+    dataRoots: dataRoots(env),
   };
 }

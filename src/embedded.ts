@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 /**
  * `npm start`: the embedded default. Starts what the environment does not point elsewhere (a
- * loopback QGIS Server, a projects folder in the checkout), then the API, and says where each listens.
+ * loopback QGIS Server with the monitoring plugin, a projects folder in the checkout), then the API,
+ * and says where each listens.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from './config.js';
+import { freePort } from './runtime/ports.js';
 import { QgisServerProcess } from './runtime/qgis-server.js';
 import { startServer } from './server.js';
 
@@ -17,17 +19,30 @@ async function main(): Promise<void> {
   const stops: Array<() => Promise<void>> = [];
   env['STEWARD_QGISSERVER_PROJECTS_DIR'] ??= join(checkout, 'data', 'projects');
   mkdirSync(env['STEWARD_QGISSERVER_PROJECTS_DIR'], { recursive: true });
-  if (!env['STEWARD_QGISSERVER_URL']) {
-    const qgis = await QgisServerProcess.start();
-    stops.push(() => qgis.stop());
-    env['STEWARD_QGISSERVER_URL'] = qgis.url;
-    console.log(`QGIS Server   ${qgis.url}`);
-  }
+  env['STEWARD_QGISSERVER_MONITORING_PORT'] ??= String(await freePort());
+  const ownQgisPort = env['STEWARD_QGISSERVER_URL'] ? undefined : await freePort();
+  if (ownQgisPort !== undefined) env['STEWARD_QGISSERVER_URL'] = `http://127.0.0.1:${ownQgisPort}/ows/`;
+
   const server = await startServer(loadConfig(env));
-  stops.unshift(() => server.close());
-  console.log(`Steward API   ${server.url}/api/projects`);
-  console.log(`API reference ${server.url}/docs`);
-  console.log(`Projects      ${env['STEWARD_QGISSERVER_PROJECTS_DIR']}`);
+  stops.push(() => server.close());
+  if (ownQgisPort !== undefined) {
+    // Started after the API, so that the plugin's first connection attempt succeeds.
+    const qgis = await QgisServerProcess.start({
+      port: ownQgisPort,
+      env: {
+        QGIS_PLUGINPATH: join(checkout, 'plugin'),
+        STEWARD_HOST: '127.0.0.1',
+        STEWARD_PORT: env['STEWARD_QGISSERVER_MONITORING_PORT'],
+        STEWARD_MONITORING_TOKEN: env['STEWARD_MONITORING_TOKEN'] ?? '',
+      },
+    });
+    stops.unshift(() => qgis.stop());
+  }
+  console.log(`QGIS Server     ${env['STEWARD_QGISSERVER_URL']}`);
+  console.log(`Steward API     ${server.url}/api/projects`);
+  console.log(`API reference   ${server.url}/docs`);
+  console.log(`Monitoring port ${env['STEWARD_QGISSERVER_MONITORING_PORT']} (try: STEWARD_SERVER_URL=${server.url} npx steward ps)`);
+  console.log(`Projects        ${env['STEWARD_QGISSERVER_PROJECTS_DIR']}`);
   const stop = async (): Promise<void> => {
     for (const step of stops) await step().catch(() => undefined);
     process.exit(0);

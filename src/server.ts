@@ -13,8 +13,8 @@ export interface RunningServer {
 /** Starts the API on the configured address. */
 export async function startServer(config: Config): Promise<RunningServer> {
   const logger = createLogger(config.logLevel);
-  const services = await createServices(config);
-  const app = await buildApp(logger, services.routes);
+  const services = await createServices(config, logger);
+  const app = await buildApp(logger, services.routes, { apiToken: config.apiToken });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address();
   const port = address && typeof address === 'object' ? address.port : config.listen.port;

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { installBearerAuth } from './auth.js';
 import { installErrorHandling } from './errors.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -9,7 +10,11 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
  * The HTTP server: JSON in and out, every path with or without a trailing slash, errors as
  * `{"error": ...}`, the OpenAPI description at /api/openapi.json and its reader at /docs.
  */
-export async function buildApp(logger: FastifyBaseLogger, routes: FastifyPluginAsync[]): Promise<FastifyInstance> {
+export async function buildApp(
+  logger: FastifyBaseLogger,
+  routes: FastifyPluginAsync[],
+  options: { apiToken: string | undefined },
+): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -17,6 +22,7 @@ export async function buildApp(logger: FastifyBaseLogger, routes: FastifyPluginA
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
   });
   installErrorHandling(app);
+  installBearerAuth(app, options.apiToken);
   // Only JSON is accepted: any other body type gets 415 instead of being parsed as text.
   app.removeContentTypeParser('text/plain');
   await app.register(swagger, {

@@ -29,6 +29,7 @@ export class QgisServerProcess {
         QT_QPA_PLATFORM: 'offscreen',
         QGIS_SERVER_LOG_LEVEL: '0',
         QGIS_SERVER_LOG_STDERR: '1',
+        PYTHONDONTWRITEBYTECODE: '1',
         XDG_RUNTIME_DIR: process.env['XDG_RUNTIME_DIR'] ?? '/tmp',
         ...options.env,
       },

@@ -1,24 +1,63 @@
-import { type FastifyPluginAsync } from 'fastify';
+import { type FastifyBaseLogger, type FastifyPluginAsync } from 'fastify';
 import { type Config } from '../config.js';
 import { CrsResolver } from '../gdal/crs.js';
+import { instanceRoutes } from '../http/routes/instances.js';
 import { layerRoutes } from '../http/routes/layers.js';
 import { projectRoutes } from '../http/routes/projects.js';
+import { symbologyRoutes } from '../http/routes/symbology.js';
+import { InstanceRegistry } from '../monitor/registry.js';
+import { loadSymbologyCatalogue } from '../qgis/symbology/catalogue.js';
+import { localQgisVersion } from '../runtime/qgis-version.js';
 import { FilesystemStore } from '../storage/filesystem-store.js';
+import { DataRoots } from './data-roots.js';
 import { LayerInspector } from './layer-inspector.js';
 import { LayerService } from './layers.js';
 import { MapService } from './maps.js';
 import { ProjectService } from './projects.js';
 import { ProjectRepository } from './repository.js';
 
+export interface Services {
+  routes: FastifyPluginAsync[];
+  close(): Promise<void>;
+}
+
+async function startMonitoring(config: Config, logger: FastifyBaseLogger): Promise<InstanceRegistry | undefined> {
+  if (config.monitoringPort === undefined) return undefined;
+  const registry = new InstanceRegistry({
+    token: config.monitoringToken,
+    log: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
+  });
+  await registry.start(config.monitoringPort, config.listen.host);
+  logger.info(`monitoring port listening on ${config.listen.host}:${registry.port}`);
+  return registry;
+}
+
+async function symbology(logger: FastifyBaseLogger): Promise<FastifyPluginAsync> {
+  const version = (await localQgisVersion()) ?? 'unknown';
+  const catalogue = await loadSymbologyCatalogue(version);
+  if (catalogue.fellBack) {
+    logger.warn(`no symbology catalogue for QGIS ${version}: using the newest one, for QGIS ${catalogue.qgisVersion}`);
+  }
+  return symbologyRoutes(catalogue);
+}
+
 /** Builds every service from the configuration and returns the routes that serve them. */
-export async function createServices(config: Config): Promise<{ routes: FastifyPluginAsync[]; close: () => Promise<void> }> {
+export async function createServices(config: Config, logger: FastifyBaseLogger): Promise<Services> {
   const crs = new CrsResolver();
   const repository = new ProjectRepository(new FilesystemStore(config.projectsDir));
   const projects = new ProjectService(repository, crs, { cacheEnabled: config.mapproxyProjectsDir !== undefined });
-  const layers = new LayerService(repository, crs, new LayerInspector(crs));
+  const layers = new LayerService(repository, crs, new LayerInspector(crs), await DataRoots.create(config.dataRoots));
   const maps = new MapService(config.qgisServerUrl, repository, layers);
+  const registry = await startMonitoring(config, logger);
   return {
-    routes: [projectRoutes(projects), layerRoutes(projects, layers, maps)],
-    close: async () => undefined,
+    routes: [
+      projectRoutes(projects),
+      layerRoutes(projects, layers, maps),
+      await symbology(logger),
+      instanceRoutes(registry),
+    ],
+    close: async () => {
+      await registry?.close();
+    },
   };
 }

@@ -8,6 +8,7 @@ import { defaultRasterStyle, defaultVectorStyle } from '../qgis/default-style.js
 import { type Extent, type LayerType, type MapLayerDefinition, formatNumber, newLayerId } from '../qgis/layer.js';
 import { type LayerEntry } from '../qgis/project.js';
 import { type ProjectRef } from '../storage/project-store.js';
+import { type DataRoots } from './data-roots.js';
 import { type LayerInspector } from './layer-inspector.js';
 import { checkName } from './names.js';
 import { type ProjectRepository } from './repository.js';
@@ -51,6 +52,7 @@ export class LayerService {
     private readonly repository: ProjectRepository,
     private readonly crs: CrsResolver,
     private readonly inspector: LayerInspector,
+    private readonly dataRoots: DataRoots,
     private readonly lifecycle: LayerLifecycle = {},
   ) {}
 
@@ -96,16 +98,19 @@ export class LayerService {
     return info;
   }
 
-  private checkDatasource(datasource: string): void {
+  private async checkDatasource(datasource: string): Promise<void> {
+    let parsed;
     try {
-      const parsed = parseDatasource(datasource);
-      if (parsed.kind === 'file' && !isAbsolute(parsed.gdalPath)) {
-        throw new BadRequest(`datasource "${datasource}" must be an absolute path, /vsis3/<bucket>/<key> or a database table`);
-      }
+      parsed = parseDatasource(datasource);
     } catch (error) {
       if (error instanceof DatasourceSyntaxError) throw new BadRequest(error.message);
       throw error;
     }
+    if (parsed.kind === 'postgres') return;
+    if (!isAbsolute(parsed.gdalPath)) {
+      throw new BadRequest(`datasource "${datasource}" must be an absolute path, /vsis3/<bucket>/<key> or a database table`);
+    }
+    await this.dataRoots.check(parsed.gdalPath);
   }
 
   private async probe(request: NewLayerRequest): Promise<Probed> {
@@ -152,7 +157,7 @@ export class LayerService {
 
   async add(ref: ProjectRef, request: NewLayerRequest, styleElements?: (probed: Probed) => Promise<MapLayerDefinition['styleElements'] | undefined>): Promise<void> {
     checkName('layer', request.name);
-    this.checkDatasource(request.datasource);
+    await this.checkDatasource(request.datasource);
     await this.repository.read(ref);
     const probed = await this.probe(request);
     const crs = this.layerCrs(request, probed);

@@ -29,6 +29,8 @@ export async function startStack(overrides: Partial<Config> = {}): Promise<Stack
     mapproxyProjectsDir: undefined,
     cacheS3Bucket: undefined,
     cacheS3Dir: '/mapproxy/cache',
+    apiToken: undefined,
+    dataRoots: undefined,
     ...overrides,
   });
   return {

@@ -3,21 +3,20 @@ import { SYMBOLOGY_ENDPOINTS, type SymbologyCatalogue } from '../../qgis/symbolo
 
 const RAMP = '/api/symbology/raster/singlebandpseudocolor/ramp/:name/properties';
 
-/** The symbology description endpoints of the SPEC: read-only answers from the QGIS catalogue. */
+/**
+ * The symbology description endpoints of the SPEC: read-only answers from the QGIS catalogue.
+ * Each path is registered once; the app's ignoreTrailingSlash serves the form with a slash too.
+ */
 export function symbologyRoutes(catalogue: SymbologyCatalogue): FastifyPluginAsync {
   return async (app) => {
+    const tags = ['symbology'];
     for (const endpoint of SYMBOLOGY_ENDPOINTS) {
-      const url = `/api/symbology/${endpoint}/properties`;
-      for (const path of [url, `${url}/`]) {
-        app.get(path, async () => catalogue.description(endpoint));
-      }
+      app.get(`/api/symbology/${endpoint}/properties`, { schema: { tags } }, async () => catalogue.description(endpoint));
     }
-    for (const path of [RAMP, `${RAMP}/`]) {
-      app.get<{ Params: { name: string } }>(
-        path,
-        { schema: { params: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } } },
-        async (request) => catalogue.ramp(request.params.name),
-      );
-    }
+    app.get<{ Params: { name: string } }>(
+      RAMP,
+      { schema: { tags, params: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } } },
+      async (request) => catalogue.ramp(request.params.name),
+    );
   };
 }
