@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, readdirSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { type Stack, startStack } from './support/stack.js';
+
+describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
+  let stack: Stack;
+  let data: Fixtures;
+  let outside: Fixtures;
+  const token = 'correct horse battery staple';
+  const authorised = async (method: string, path: string, body?: unknown): Promise<Response> =>
+    fetch(stack.api.url + path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+
+  before(async () => {
+    data = makeFixtures();
+    outside = makeFixtures();
+    stack = await startStack({ apiToken: token, dataRoots: [data.dir] });
+    assert.equal((await authorised('POST', '/api/projects/', { name: 'guarded', author: 'a' })).status, 201);
+  });
+  after(() => stack.stop());
+
+  it('refuses /api requests without the token, with WWW-Authenticate', async () => {
+    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: `Basic ${token}` }, { authorization: `Bearer ${token}x` }]) {
+      const response = await fetch(`${stack.api.url}/api/projects`, { headers });
+      assert.equal(response.status, 401);
+      assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer/);
+      assert.equal(typeof ((await response.json()) as { error: unknown }).error, 'string');
+    }
+    const write = await fetch(`${stack.api.url}/api/projects/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'intruder', author: 'x' }),
+    });
+    assert.equal(write.status, 401);
+    assert.ok(!readdirSync(stack.projectsDir).includes('intruder'));
+  });
+
+  it('serves /api requests with the token', async () => {
+    const response = await authorised('GET', '/api/projects');
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), ['guarded']);
+  });
+
+  it('takes datasources inside the data roots', async () => {
+    const response = await authorised('POST', '/api/projects/guarded/layers', { type: 'raster', name: 'inside', datasource: data.rgbTiff });
+    assert.equal(response.status, 201);
+  });
+
+  it('refuses datasources outside the data roots, through .. and symbolic links too', async () => {
+    const link = join(data.dir, 'escape');
+    mkdirSync(join(data.dir, 'sub'));
+    symlinkSync(outside.dir, link);
+    const attempts = [
+      outside.rgbTiff,
+      join(data.dir, 'sub', '..', '..', outside.dir.split('/').pop() ?? '', 'rgb.tif'),
+      join(link, 'rgb.tif'),
+      '/etc/passwd',
+      `/vsicurl/http://127.0.0.1:1/${data.rgbTiff}`,
+    ];
+    for (const datasource of attempts) {
+      const response = await authorised('POST', '/api/projects/guarded/layers', { type: 'raster', name: 'outside', datasource });
+      assert.equal(response.status, 403, datasource);
+    }
+    assert.deepEqual(await (await authorised('GET', '/api/projects/guarded/layers')).json(), ['inside']);
+  });
+
+  it('answers 413 to a body over 1 MiB', async () => {
+    const response = await authorised('POST', '/api/projects/', { name: 'big', author: 'x'.repeat(1024 * 1024) });
+    assert.equal(response.status, 413);
+    assert.equal(typeof ((await response.json()) as { error: unknown }).error, 'string');
+  });
+});
