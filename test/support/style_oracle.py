@@ -222,6 +222,16 @@ def render(operation):
     return {"ok": True, "pixels": draw([layer], operation["extent"], operation["points"])}
 
 
+def make_project(operation):
+    """Writes a project holding the given layers, each with QGIS's default style."""
+    current = QgsProject.instance()
+    current.clear()
+    current.setCrs(QgsCoordinateReferenceSystem("EPSG:4326"))
+    for spec in operation["layers"]:
+        current.addMapLayer(open_layer(spec))
+    return {"ok": current.write(operation["path"])}
+
+
 def project(operation):
     """Reads a project: each layer's styles, and the colours drawn with each requested style."""
     current = QgsProject.instance()
@@ -257,6 +267,7 @@ OPERATIONS = {
     "reference_vector": reference_vector,
     "reference_raster": reference_raster,
     "render": render,
+    "make_project": make_project,
     "project": project,
     "png": png,
 }
