@@ -13,6 +13,8 @@ interface SrsRow {
   ellipsoid_acronym: string;
 }
 
+const northingFirstByAuthid = new Map<string, boolean>();
+
 export class CrsResolver {
   private readonly cache = new Map<string, CrsDefinition>();
   private readonly lookup: ((authName: string, code: string) => SrsRow | undefined) | undefined;
@@ -77,12 +79,16 @@ export class CrsResolver {
 
   /** True when WMS 1.3.0 wants this CRS's coordinates as latitude/northing first. */
   static northingFirst(authid: string): boolean {
-    const code = Number(authid.split(':')[1]);
-    try {
-      const srs = gdal.SpatialReference.fromEPSG(code);
-      return srs.EPSGTreatsAsLatLong() || srs.EPSGTreatsAsNorthingEasting();
-    } catch {
-      return false;
+    let answer = northingFirstByAuthid.get(authid);
+    if (answer === undefined) {
+      try {
+        const srs = gdal.SpatialReference.fromEPSG(Number(authid.split(':')[1]));
+        answer = srs.EPSGTreatsAsLatLong() || srs.EPSGTreatsAsNorthingEasting();
+      } catch {
+        answer = false;
+      }
+      northingFirstByAuthid.set(authid, answer);
     }
+    return answer;
   }
 }

@@ -1,0 +1,153 @@
+/**
+ * API latency and throughput on projects of growing size, against PyQGIS reading the same project
+ * and against QGIS Server answering the same GetMap directly.
+ */
+import autocannon from 'autocannon';
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makeFixtures, type Fixtures } from '../test/support/fixtures.js';
+import { type Stack, startStack } from '../test/support/stack.js';
+import { ms, summarise, table, time, type Timing } from './stats.js';
+
+const SIZES = [10, 100, 500, 1000];
+const READ_RUNS = 60;
+const WRITE_RUNS = 15;
+
+async function ok(response: Response): Promise<void> {
+  if (!response.ok) throw new Error(`${response.status} ${await response.text()}`);
+  await response.arrayBuffer();
+}
+
+function layerBody(data: Fixtures, index: number, name = `layer${index}`): unknown {
+  return index % 2
+    ? { type: 'raster', name, datasource: data.rgbTiff }
+    : { type: 'vector', name, datasource: `${data.geopackage}|layername=polygons` };
+}
+
+async function fillProject(stack: Stack, data: Fixtures, name: string, size: number): Promise<void> {
+  await stack.call('POST', '/api/projects/', { name, author: 'bench' });
+  for (let index = 0; index < size; index++) {
+    const reply = await stack.call('POST', `/api/projects/${name}/layers`, layerBody(data, index));
+    if (reply.status !== 201) throw new Error(JSON.stringify(reply.body));
+  }
+}
+
+function pyqgisRead(projectFile: string, runs: number): { unresolved: Timing; resolved: Timing } {
+  const output = execFileSync('/usr/bin/python3', [join(import.meta.dirname, 'pyqgis_read.py'), projectFile, String(runs)], {
+    env: { ...process.env, QT_QPA_PLATFORM: 'offscreen' },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const timings = JSON.parse(output) as { unresolved: number[]; resolved: number[] };
+  return { unresolved: summarise(timings.unresolved), resolved: summarise(timings.resolved) };
+}
+
+interface SizeResult {
+  size: number;
+  reads: Record<string, Timing>;
+  writes: Record<string, Timing>;
+  pyqgis: { unresolved: Timing; resolved: Timing };
+}
+
+async function measureSize(stack: Stack, data: Fixtures, size: number): Promise<SizeResult> {
+  const project = `bench_${size}`;
+  await fillProject(stack, data, project, size);
+  const base = `${stack.api.url}/api/projects/${project}`;
+  const reads: Record<string, Timing> = {
+    'GET project': await time(READ_RUNS, () => fetch(base).then(ok)),
+    'GET layers': await time(READ_RUNS, () => fetch(`${base}/layers`).then(ok)),
+    'GET layer': await time(READ_RUNS, () => fetch(`${base}/layers/layer${Math.floor(size / 2)}`).then(ok)),
+  };
+  let extra = 0;
+  const post = await time(WRITE_RUNS, () =>
+    stack.call('POST', `/api/projects/${project}/layers`, layerBody(data, 1, `extra${extra++}`)),
+  );
+  let removed = 0;
+  const remove = await time(WRITE_RUNS, () => fetch(`${base}/layers/extra${removed++}`, { method: 'DELETE' }).then(ok));
+  const projectFile = join(stack.projectsDir, project, `${project}.qgs`);
+  return { size, reads, writes: { 'POST layer': post, 'DELETE layer': remove }, pyqgis: pyqgisRead(projectFile, size >= 500 ? 3 : 5) };
+}
+
+async function throughput(stack: Stack, size: number): Promise<number> {
+  const result = await autocannon({
+    url: `${stack.api.url}/api/projects/bench_${size}/layers/layer${Math.floor(size / 2)}`,
+    connections: 16,
+    duration: 8,
+  });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`throughput run had ${result.non2xx} non-2xx and ${result.errors} errors`);
+  return result.requests.average;
+}
+
+async function mapAgainstQgis(stack: Stack): Promise<{ api: Timing; direct: Timing }> {
+  const route = `${stack.api.url}/api/projects/bench_10/layers/layer0/map`;
+  const { url } = (await stack.call('GET', '/api/projects/bench_10/layers/layer0/map/url')).body as { url: string };
+  const api: number[] = [];
+  const direct: number[] = [];
+  for (let run = 0; run < 40; run++) {
+    for (const [target, samples] of [[route, api], [url, direct]] as const) {
+      const start = performance.now();
+      await fetch(target).then(ok);
+      samples.push(performance.now() - start);
+    }
+  }
+  return { api: summarise(api), direct: summarise(direct) };
+}
+
+/** Peak RSS of a fresh API process after reading 100 projects of 100 layers each. */
+async function peakMemory(stack: Stack): Promise<number> {
+  const projectsDir = mkdtempSync(join(tmpdir(), 'steward-bench-memory-'));
+  for (let copy = 0; copy < 100; copy++) {
+    cpSync(join(stack.projectsDir, 'bench_100'), join(projectsDir, `p${copy}`), { recursive: true });
+    cpSync(join(stack.projectsDir, 'bench_100', 'bench_100.qgs'), join(projectsDir, `p${copy}`, `p${copy}.qgs`));
+  }
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'memory-child.ts'), projectsDir, stack.qgis.url], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await new Promise((resolve) => child.on('exit', resolve));
+  return Number(output.trim());
+}
+
+export async function runApiBench(): Promise<string> {
+  const data = makeFixtures();
+  const stack = await startStack();
+  try {
+    const results: SizeResult[] = [];
+    for (const size of SIZES) results.push(await measureSize(stack, data, size));
+    const rows = results.flatMap((result) => {
+      const reference = result.pyqgis.unresolved.median;
+      return [
+        ...Object.entries(result.reads).map(([name, timing]) => [String(result.size), name, ms(timing.median), ms(timing.p95), `${(reference / timing.median).toFixed(0)}x faster than PyQGIS read (${ms(reference)} ms unresolved, ${ms(result.pyqgis.resolved.median)} ms resolved)`]),
+        ...Object.entries(result.writes).map(([name, timing]) => [String(result.size), name, ms(timing.median), ms(timing.p95), `${(reference / timing.median).toFixed(1)}x faster than PyQGIS read alone`]),
+      ];
+    });
+    const small = results[0]?.reads['GET layer']?.median ?? Number.NaN;
+    const large = results[results.length - 1]?.reads['GET layer']?.median ?? Number.NaN;
+    const rps = await throughput(stack, 500);
+    const map = await mapAgainstQgis(stack);
+    const rss = await peakMemory(stack);
+    return [
+      '## API latency (ms) against PyQGIS reading the same project',
+      table(['layers', 'request', 'median', 'p95', 'reference'], rows),
+      '',
+      `GET layer at 1000 layers / at 10 layers: ${(large / small).toFixed(2)} (target: within 2)`,
+      '',
+      '## Throughput',
+      table(['request', 'requests/s', 'target'], [['GET layer, 500-layer project, 16 connections', rps.toFixed(0), '>= 2000']]),
+      '',
+      '## GET .../map against the same GetMap sent to QGIS Server directly',
+      table(['path', 'median', 'p95', 'ratio'], [
+        ['API /map', ms(map.api.median), ms(map.api.p95), `${((map.api.median / map.direct.median - 1) * 100).toFixed(1)}% over direct`],
+        ['QGIS Server direct', ms(map.direct.median), ms(map.direct.p95), '1'],
+      ]),
+      '',
+      '## Memory',
+      table(['measure', 'MB', 'target'], [['peak RSS after reading 100 projects of 100 layers', (rss / 1024).toFixed(0), '< 300']]),
+    ].join('\n');
+  } finally {
+    await stack.stop();
+  }
+}

@@ -1,0 +1,28 @@
+/** Runs the API on a projects folder, reads every project and its layers, prints peak RSS in KiB. */
+import { readdirSync } from 'node:fs';
+import { startServer } from '../src/server.js';
+
+const [projectsDir = '', qgisServerUrl = ''] = process.argv.slice(2);
+const server = await startServer({
+  qgisServerUrl,
+  projectsDir,
+  logLevel: 'error',
+  listen: { host: '127.0.0.1', port: 0 },
+  psqlService: undefined,
+  monitoringPort: undefined,
+  monitoringToken: undefined,
+  mapproxyProjectsDir: undefined,
+  cacheS3Bucket: undefined,
+  cacheS3Dir: '/mapproxy/cache',
+  apiToken: undefined,
+  dataRoots: undefined,
+});
+for (const project of readdirSync(projectsDir)) {
+  for (const path of [`/api/projects/${project}`, `/api/projects/${project}/layers`, `/api/projects/${project}/layers/layer50`]) {
+    const response = await fetch(server.url + path);
+    if (!response.ok) throw new Error(`${path}: ${response.status}`);
+    await response.arrayBuffer();
+  }
+}
+await server.close();
+process.stdout.write(`${process.resourceUsage().maxRSS}\n`);

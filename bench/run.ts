@@ -1,0 +1,29 @@
+/** `npm run bench`: every benchmark of the project, printed and written to bench/results/. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import gdal from 'gdal-async';
+import { localQgisVersion } from '../src/runtime/qgis-version.js';
+import { runApiBench } from './api.js';
+
+async function machine(): Promise<string> {
+  return [
+    `- date: ${new Date().toISOString()}`,
+    `- machine: ${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`,
+    `- Node.js ${process.version}, GDAL ${gdal.version}, QGIS Server ${(await localQgisVersion()) ?? 'unknown'}`,
+  ].join('\n');
+}
+
+const sections = [`# Steward benchmarks\n\n${await machine()}`];
+const suites: Array<[string, () => Promise<string>]> = [['API', runApiBench]];
+for (const [name, suite] of suites) {
+  console.error(`bench: running ${name}...`);
+  const report = await suite();
+  console.log(report + '\n');
+  sections.push(report);
+}
+const directory = join(import.meta.dirname, 'results');
+mkdirSync(directory, { recursive: true });
+const file = join(directory, `bench-${new Date().toISOString().slice(0, 10)}.md`);
+writeFileSync(file, sections.join('\n\n') + '\n');
+console.error(`bench: report written to ${file}`);
