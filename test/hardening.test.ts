@@ -26,7 +26,13 @@ describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
   after(() => stack.stop());
 
   it('refuses /api requests without the token, with WWW-Authenticate', async () => {
-    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: `Basic ${token}` }, { authorization: `Bearer ${token}x` }]) {
+    const attempts: Array<Record<string, string>> = [
+      {},
+      { authorization: 'Bearer wrong' },
+      { authorization: `Basic ${token}` },
+      { authorization: `Bearer ${token}x` },
+    ];
+    for (const headers of attempts) {
       const response = await fetch(`${stack.api.url}/api/projects`, { headers });
       assert.equal(response.status, 401);
       assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer/);
