@@ -4,17 +4,21 @@ import { CrsResolver } from '../gdal/crs.js';
 import { instanceRoutes } from '../http/routes/instances.js';
 import { layerRoutes } from '../http/routes/layers.js';
 import { projectRoutes } from '../http/routes/projects.js';
+import { styleRoutes } from '../http/routes/styles.js';
 import { symbologyRoutes } from '../http/routes/symbology.js';
 import { InstanceRegistry } from '../monitor/registry.js';
-import { loadSymbologyCatalogue } from '../qgis/symbology/catalogue.js';
+import { loadSymbologyCatalogue, type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
 import { localQgisVersion } from '../runtime/qgis-version.js';
 import { FilesystemStore } from '../storage/filesystem-store.js';
+import { PostgresStore } from '../storage/postgres-store.js';
 import { DataRoots } from './data-roots.js';
 import { LayerInspector } from './layer-inspector.js';
 import { LayerService } from './layers.js';
 import { MapService } from './maps.js';
 import { ProjectService } from './projects.js';
 import { ProjectRepository } from './repository.js';
+import { StyleFiles } from './style-files.js';
+import { StyleService } from './styles.js';
 
 export interface Services {
   routes: FastifyPluginAsync[];
@@ -32,32 +36,39 @@ async function startMonitoring(config: Config, logger: FastifyBaseLogger): Promi
   return registry;
 }
 
-async function symbology(logger: FastifyBaseLogger): Promise<FastifyPluginAsync> {
+async function symbologyCatalogue(logger: FastifyBaseLogger): Promise<SymbologyCatalogue> {
   const version = (await localQgisVersion()) ?? 'unknown';
   const catalogue = await loadSymbologyCatalogue(version);
   if (catalogue.fellBack) {
     logger.warn(`no symbology catalogue for QGIS ${version}: using the newest one, for QGIS ${catalogue.qgisVersion}`);
   }
-  return symbologyRoutes(catalogue);
+  return catalogue;
 }
 
 /** Builds every service from the configuration and returns the routes that serve them. */
 export async function createServices(config: Config, logger: FastifyBaseLogger): Promise<Services> {
   const crs = new CrsResolver();
-  const repository = new ProjectRepository(new FilesystemStore(config.projectsDir));
+  const postgres = config.psqlService === undefined ? undefined : await PostgresStore.open(config.psqlService, config.projectsDir);
+  const repository = new ProjectRepository(postgres ?? new FilesystemStore(config.projectsDir));
   const projects = new ProjectService(repository, crs, { cacheEnabled: config.mapproxyProjectsDir !== undefined });
-  const layers = new LayerService(repository, crs, new LayerInspector(crs), await DataRoots.create(config.dataRoots));
+  const inspector = new LayerInspector(crs);
+  const styleFiles = new StyleFiles(repository.store);
+  const layers = new LayerService(repository, crs, inspector, await DataRoots.create(config.dataRoots), styleFiles);
   const maps = new MapService(config.qgisServerUrl, repository, layers);
+  const catalogue = await symbologyCatalogue(logger);
+  const styles = new StyleService(repository, layers, inspector, styleFiles, catalogue);
   const registry = await startMonitoring(config, logger);
   return {
     routes: [
       projectRoutes(projects),
       layerRoutes(projects, layers, maps),
-      await symbology(logger),
+      styleRoutes(projects, styles),
+      symbologyRoutes(catalogue),
       instanceRoutes(registry),
     ],
     close: async () => {
       await registry?.close();
+      await postgres?.close();
     },
   };
 }

@@ -8,10 +8,12 @@ import { defaultRasterStyle, defaultVectorStyle } from '../qgis/default-style.js
 import { type Extent, type LayerType, type MapLayerDefinition, formatNumber, newLayerId } from '../qgis/layer.js';
 import { type LayerEntry } from '../qgis/project.js';
 import { type ProjectRef } from '../storage/project-store.js';
+import { putLayerStyle } from '../qgis/style/layer-styles.js';
 import { type DataRoots } from './data-roots.js';
 import { type LayerInspector } from './layer-inspector.js';
 import { checkName } from './names.js';
 import { type ProjectRepository } from './repository.js';
+import { type StyleFiles } from './style-files.js';
 
 export interface NewLayerRequest {
   type: LayerType;
@@ -53,6 +55,7 @@ export class LayerService {
     private readonly crs: CrsResolver,
     private readonly inspector: LayerInspector,
     private readonly dataRoots: DataRoots,
+    private readonly styleFiles: StyleFiles,
     private readonly lifecycle: LayerLifecycle = {},
   ) {}
 
@@ -155,7 +158,8 @@ export class LayerService {
     return parseDatasource(request.datasource).kind === 'postgres' ? 'postgres' : 'ogr';
   }
 
-  async add(ref: ProjectRef, request: NewLayerRequest, styleElements?: (probed: Probed) => Promise<MapLayerDefinition['styleElements'] | undefined>): Promise<void> {
+  /** Adds a layer; a vector layer is drawn with the project's default style for its geometry. */
+  async add(ref: ProjectRef, request: NewLayerRequest): Promise<void> {
     checkName('layer', request.name);
     await this.checkDatasource(request.datasource);
     await this.repository.read(ref);
@@ -171,9 +175,9 @@ export class LayerService {
       extent: probed.extent,
       wgs84Extent: wgs84Extent(probed.extent, crs),
       styleElements:
-        (await styleElements?.(probed)) ??
-        (probed.type === 'vector' ? defaultVectorStyle(probed.geometry) : defaultRasterStyle(probed.dataType, probed.bandRanges)),
+        probed.type === 'vector' ? defaultVectorStyle(probed.geometry) : defaultRasterStyle(probed.dataType, probed.bandRanges),
     };
+    const defaultStyle = await this.styleFiles.defaultStyleFor(ref, probed);
     if (probed.type === 'vector') {
       definition.wkbType = probed.wkbType;
       definition.geometry = probed.geometry;
@@ -181,6 +185,11 @@ export class LayerService {
     const added = await this.repository.update(ref, (document) => {
       if (document.layer(request.name)) throw new Conflict(`project "${ref.name}" already has a layer "${request.name}"`);
       document.addLayer(definition);
+      const element = defaultStyle && document.mapLayerElement(request.name);
+      if (defaultStyle && element) {
+        putLayerStyle(element, defaultStyle.name, defaultStyle.qml, true);
+        document.invalidate();
+      }
       return document.layer(request.name);
     });
     if (added) await this.lifecycle.layerAdded?.(ref, added);

@@ -1,0 +1,53 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { NotFound } from '../errors.js';
+import { type Probed } from '../gdal/probe.js';
+import { GEOMETRIES, type Geometry, InternalDatabase } from '../storage/internal-db.js';
+import { type ProjectRef, type ProjectStore } from '../storage/project-store.js';
+import { checkName } from './names.js';
+
+/** The style every layer starts with: QGIS's own default symbology, not a QML file. */
+export const BUILT_IN_STYLE = 'default';
+
+const LAYER_GEOMETRY: Record<string, Geometry> = { Point: 'point', Line: 'line', Polygon: 'polygon' };
+
+export { GEOMETRIES, type Geometry };
+
+/** A project's styles as QML files in its data folder, and its default style per geometry. */
+export class StyleFiles {
+  constructor(private readonly store: ProjectStore) {}
+
+  path(ref: ProjectRef, name: string): string {
+    return join(this.store.dataDir(ref), `${checkName('style', name)}.qml`);
+  }
+
+  async read(ref: ProjectRef, name: string): Promise<string> {
+    try {
+      return await readFile(this.path(ref, name), 'utf8');
+    } catch {
+      throw new NotFound(`project "${ref.name}" has no style "${name}"`);
+    }
+  }
+
+  async names(ref: ProjectRef): Promise<string[]> {
+    const entries = await readdir(this.store.dataDir(ref)).catch(() => [] as string[]);
+    return entries.filter((entry) => entry.endsWith('.qml') && !entry.startsWith('.')).map((entry) => entry.slice(0, -4)).sort();
+  }
+
+  defaults(ref: ProjectRef): Record<Geometry, string> {
+    return InternalDatabase.use(this.store.dataDir(ref), (db) => db.defaultStyles());
+  }
+
+  setDefault(ref: ProjectRef, geometry: Geometry, name: string): void {
+    InternalDatabase.use(this.store.dataDir(ref), (db) => db.setDefaultStyle(geometry, name));
+  }
+
+  /** The default style for a new vector layer's geometry; undefined for the built-in one. */
+  async defaultStyleFor(ref: ProjectRef, probed: Probed): Promise<{ name: string; qml: string } | undefined> {
+    const geometry = probed.type === 'vector' ? LAYER_GEOMETRY[probed.geometry] : undefined;
+    if (!geometry) return undefined;
+    const name = this.defaults(ref)[geometry];
+    if (name === BUILT_IN_STYLE) return undefined;
+    return { name, qml: await this.read(ref, name) };
+  }
+}

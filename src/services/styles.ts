@@ -1,0 +1,140 @@
+import { rm } from 'node:fs/promises';
+import { BadRequest, Conflict, NotFound } from '../errors.js';
+import { type LayerEntry } from '../qgis/project.js';
+import { currentLayerStyleName, layerStyleNames, putLayerStyle, removeLayerStyle } from '../qgis/style/layer-styles.js';
+import { qmlToStyle, styleToQml } from '../qgis/style/qml.js';
+import { type Style } from '../qgis/style/schema.js';
+import { parseStyle } from '../qgis/style/validate.js';
+import { type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
+import { writeFileAtomic } from '../storage/atomic-file.js';
+import { type ProjectRef } from '../storage/project-store.js';
+import { type LayerInspector } from './layer-inspector.js';
+import { type LayerService } from './layers.js';
+import { checkName } from './names.js';
+import { type ProjectRepository } from './repository.js';
+import { BUILT_IN_STYLE, GEOMETRIES, type Geometry, type StyleFiles } from './style-files.js';
+
+const SYMBOL_GEOMETRY: Record<string, Geometry> = { marker: 'point', line: 'line', fill: 'polygon' };
+
+/** Told when a layer's current style changes, e.g. to clear its cached tiles. */
+export interface StyleLifecycle {
+  layerStyleChanged?(ref: ProjectRef, layer: string): Promise<void>;
+}
+
+export interface DefaultStyleRequest {
+  name?: string;
+  style?: string;
+  geometry: string;
+}
+
+export class StyleService {
+  constructor(
+    private readonly repository: ProjectRepository,
+    private readonly layers: LayerService,
+    private readonly inspector: LayerInspector,
+    private readonly files: StyleFiles,
+    private readonly catalogue: SymbologyCatalogue,
+    private readonly lifecycle: StyleLifecycle = {},
+  ) {}
+
+  async list(ref: ProjectRef): Promise<string[]> {
+    await this.repository.read(ref);
+    return this.files.names(ref);
+  }
+
+  async get(ref: ProjectRef, name: string): Promise<Style> {
+    await this.repository.read(ref);
+    return qmlToStyle(await this.files.read(ref, name), name, this.catalogue);
+  }
+
+  /** Stores a new style as `<name>.qml`; the name comes from the path when given there. */
+  async add(ref: ProjectRef, body: unknown, pathName?: string): Promise<void> {
+    const named = pathName === undefined ? body : this.nameFromPath(body, pathName);
+    const style = parseStyle(named, this.catalogue);
+    checkName('style', style.name);
+    if (style.name === BUILT_IN_STYLE) throw new Conflict(`"${BUILT_IN_STYLE}" is the built-in style`);
+    await this.repository.store.withLock(ref, async () => {
+      await this.repository.read(ref);
+      if ((await this.files.names(ref)).includes(style.name)) {
+        throw new Conflict(`project "${ref.name}" already has a style "${style.name}"`);
+      }
+      await writeFileAtomic(this.files.path(ref, style.name), styleToQml(style, { catalogue: this.catalogue }));
+    });
+  }
+
+  private nameFromPath(body: unknown, pathName: string): unknown {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+    const given = (body as { name?: unknown }).name;
+    if (given !== undefined && given !== pathName) {
+      throw new BadRequest(`the body names style "${String(given)}" but the path names "${pathName}"`);
+    }
+    return { ...body, name: pathName };
+  }
+
+  /** Removes a style from every layer that has it and from disk; refused while a layer draws with it. */
+  async remove(ref: ProjectRef, name: string): Promise<void> {
+    const path = this.files.path(ref, name);
+    await this.files.read(ref, name);
+    await this.repository.update(ref, (document) => {
+      for (const layer of document.layers()) {
+        if (layer.currentStyle === name) {
+          throw new Conflict(`style "${name}" is the current style of layer "${layer.name}"`);
+        }
+      }
+      for (const layer of document.layers()) {
+        const element = document.mapLayerElement(layer.name);
+        if (element && layerStyleNames(element).includes(name)) removeLayerStyle(element, name);
+      }
+      document.invalidate();
+    });
+    await rm(path, { force: true });
+  }
+
+  async defaults(ref: ProjectRef): Promise<Record<Geometry, string>> {
+    await this.repository.read(ref);
+    return this.files.defaults(ref);
+  }
+
+  async setDefault(ref: ProjectRef, request: DefaultStyleRequest): Promise<void> {
+    const name = request.name ?? request.style;
+    if (name === undefined) throw new BadRequest('give the style as "name" (or "style")');
+    const geometry = request.geometry.toLowerCase() as Geometry;
+    if (!GEOMETRIES.includes(geometry)) {
+      throw new BadRequest(`geometry must be one of ${GEOMETRIES.join(', ')}, not "${request.geometry}"`);
+    }
+    if (name !== BUILT_IN_STYLE) {
+      const style = await this.get(ref, name);
+      if (style.type !== 'vector' || SYMBOL_GEOMETRY[style.symbology.symbol] !== geometry) {
+        throw new BadRequest(`style "${name}" cannot draw ${geometry} layers`);
+      }
+    }
+    await this.repository.read(ref);
+    this.files.setDefault(ref, geometry, name);
+  }
+
+  /** The style's QML for this layer: raster MinMax limits take the layer's own statistics. */
+  private async qmlForLayer(ref: ProjectRef, layer: LayerEntry, style: Style): Promise<string> {
+    if (style.type === 'vector') return styleToQml(style, { catalogue: this.catalogue });
+    const inspection = await this.inspector.inspect(await this.layers.gdalSource(ref, layer), 'raster');
+    const ranges = inspection.probed?.type === 'raster' ? inspection.probed.bandRanges : [];
+    return styleToQml(style, { catalogue: this.catalogue, bandStatistics: new Map(ranges.map((range, index) => [index + 1, range])) });
+  }
+
+  /** Adds (or updates) a style in a layer's style manager; with `current`, QGIS Server draws it by default. */
+  async applyToLayer(ref: ProjectRef, layerName: string, request: { name: string; current?: boolean }): Promise<void> {
+    const layer = await this.layers.entry(ref, layerName);
+    const style = request.name === BUILT_IN_STYLE ? undefined : await this.get(ref, request.name);
+    if (!style) throw new BadRequest(`the built-in "${BUILT_IN_STYLE}" style cannot be re-applied; apply a named style`);
+    const qml = await this.qmlForLayer(ref, layer, style);
+    const current = request.current ?? false;
+    const changed = await this.repository.update(ref, (document) => {
+      const element = document.mapLayerElement(layerName);
+      if (!element) throw new NotFound(`project "${ref.name}" has no layer "${layerName}"`);
+      const wasCurrent = currentLayerStyleName(element);
+      putLayerStyle(element, request.name, qml, current);
+      document.invalidate();
+      return current || wasCurrent === request.name;
+    });
+    if (changed) await this.lifecycle.layerStyleChanged?.(ref, layerName);
+  }
+}
