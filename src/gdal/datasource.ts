@@ -37,6 +37,7 @@ function parsePostgres(datasource: string): ParsedDatasource {
   for (const match of rest.matchAll(POSTGRES_ENTRY)) connection.push([match[1] as string, unquote(match[2] as string)]);
   const schema = (table[1] as string).replace(/""/g, '"');
   const name = (table[2] as string).replace(/""/g, '"');
+  const geometryColumn = table[3]?.trim() ?? '';
   const connectionString = connection
     .filter(([key]) => ['service', 'dbname', 'host', 'port', 'user', 'password', 'sslmode'].includes(key))
     .map(([key, value]) => `${key}='${value.replace(/'/g, "\\'")}'`)
@@ -44,8 +45,9 @@ function parsePostgres(datasource: string): ParsedDatasource {
   return {
     kind: 'postgres',
     gdalPath: `PG:${connectionString}`,
-    layerName: `${schema}.${name}`,
-    postgres: { connection, schema, table: name, geometryColumn: table[3]?.trim() ?? '' },
+    // GDAL names the layer of one geometry column of a table `schema.table(column)`.
+    layerName: geometryColumn ? `${schema}.${name}(${geometryColumn})` : `${schema}.${name}`,
+    postgres: { connection, schema, table: name, geometryColumn },
   };
 }
 

@@ -30,11 +30,13 @@ export interface ProbedRaster extends ProbedCommon {
 
 export type Probed = ProbedVector | ProbedRaster;
 
-async function openDataset(path: string): Promise<gdal.Dataset> {
+async function openDataset(source: ParsedDatasource): Promise<gdal.Dataset> {
+  // PostGIS Raster also claims `PG:` and fails the open where the postgis_raster extension is missing.
+  const drivers = source.kind === 'postgres' ? ['PostgreSQL'] : undefined;
   try {
-    return await gdal.openAsync(path, 'r');
+    return await gdal.openAsync(source.gdalPath, 'r', drivers);
   } catch (error) {
-    throw new ProbeError(`GDAL cannot open ${path}: ${(error as Error).message}`);
+    throw new ProbeError(`GDAL cannot open ${source.gdalPath}: ${(error as Error).message}`);
   }
 }
 
@@ -102,7 +104,7 @@ async function probeRaster(dataset: gdal.Dataset, crs: CrsResolver): Promise<Pro
 /** Opens a datasource with GDAL and reads what a layer of the given type needs. */
 export async function probeDatasource(datasource: string, type: LayerType, crs: CrsResolver): Promise<Probed> {
   const source = parseDatasource(datasource);
-  const dataset = await openDataset(source.gdalPath);
+  const dataset = await openDataset(source);
   try {
     if (type === 'vector') {
       if (dataset.layers.count() === 0) throw new ProbeError(`${datasource} is not vector data`);

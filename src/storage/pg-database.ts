@@ -1,0 +1,155 @@
+import { createHash } from 'node:crypto';
+import { type ClientConfig, DatabaseError, Pool, type PoolClient, type QueryResultRow } from 'pg';
+import { ConfigError } from '../config.js';
+import { StewardError } from '../errors.js';
+import { describeConnection, resolveService } from './pg-service.js';
+
+const CONNECT_TIMEOUT_MS = 5_000;
+const STATEMENT_TIMEOUT_MS = 30_000;
+/** How long a writer waits for another process's lock on the same project. */
+const LOCK_WAIT_MS = 60_000;
+
+/** The database is down, refuses us or is too slow: the request may succeed later. */
+export class DatabaseUnavailable extends StewardError {
+  constructor(message: string) {
+    super(503, message);
+  }
+}
+
+/** SQLSTATE classes: connection, authorization, resources, lock not available, operator intervention. */
+const UNAVAILABLE_CLASSES = ['08', '28', '53', '55', '57'];
+
+/** A session taken from a pool; release it once, with the error that makes it unusable if any. */
+interface Session {
+  client: PoolClient;
+  release(error?: Error): void;
+}
+
+/** Whether an error thrown by a pg call is the server's state rather than the statement's fault. */
+function isUnavailable(error: unknown): boolean {
+  // pg reports a lost or timed-out connection as a plain Error, the server's own refusals as DatabaseError.
+  if (!(error instanceof DatabaseError)) return true;
+  return UNAVAILABLE_CLASSES.includes(error.code?.slice(0, 2) ?? '');
+}
+
+export type Query = <Row extends QueryResultRow>(sql: string, values?: unknown[]) => Promise<Row[]>;
+
+/** A signed 64-bit advisory lock key for a text, as pg_advisory_lock takes it. */
+function advisoryKey(text: string): string {
+  return createHash('sha256').update(text).digest().readBigInt64BE(0).toString();
+}
+
+/**
+ * The PostgreSQL database of a connection service: a pool for queries and a separate one for the
+ * sessions that hold advisory locks, so lock holders can never starve the queries they wait on.
+ */
+export class PostgresDatabase {
+  private constructor(
+    private readonly name: string,
+    private readonly pool: Pool,
+    private readonly lockPool: Pool,
+  ) {}
+
+  /** Connects to the named service; throws ConfigError when it is unknown or cannot be reached. */
+  static async connect(service: string): Promise<PostgresDatabase> {
+    const settings = resolveService(service);
+    const common: ClientConfig = { ...settings, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true };
+    const pool = new Pool({ ...common, statement_timeout: STATEMENT_TIMEOUT_MS, max: 10 });
+    const lockPool = new Pool({ ...common, lock_timeout: LOCK_WAIT_MS, max: 10 });
+    const database = new PostgresDatabase(`PostgreSQL service "${service}" (${describeConnection(settings)})`, pool, lockPool);
+    for (const each of [pool, lockPool]) each.on('error', () => undefined); // an idle client lost: the pool replaces it
+    try {
+      await pool.query('SELECT 1');
+    } catch (error) {
+      await database.close();
+      throw new ConfigError(`cannot connect to ${database.name}: ${(error as Error).message}`);
+    }
+    return database;
+  }
+
+  private translate(error: unknown): unknown {
+    if (!isUnavailable(error)) return error;
+    return new DatabaseUnavailable(`${this.name} is not available: ${(error as Error).message}`);
+  }
+
+  /** A query function on `target` whose connection failures become DatabaseUnavailable. */
+  private queryOn(target: Pool | PoolClient): Query {
+    return async <Row extends QueryResultRow>(sql: string, values: unknown[] = []) => {
+      try {
+        return (await target.query<Row>(sql, values)).rows;
+      } catch (error) {
+        throw this.translate(error);
+      }
+    };
+  }
+
+  query<Row extends QueryResultRow>(sql: string, values: unknown[] = []): Promise<Row[]> {
+    return this.queryOn(this.pool)<Row>(sql, values);
+  }
+
+  /** Runs `work` in a transaction, committed when it returns and rolled back when it throws. */
+  async transaction<T>(work: (query: Query) => Promise<T>): Promise<T> {
+    const session = await this.checkout(this.pool);
+    const query = this.queryOn(session.client);
+    try {
+      await query('BEGIN');
+      const result = await work(query);
+      await query('COMMIT');
+      session.release();
+      return result;
+    } catch (error) {
+      await session.client.query('ROLLBACK').then(() => session.release(), (failure: Error) => session.release(failure));
+      throw error;
+    }
+  }
+
+  /** Runs `work` holding a session advisory lock on `key`, which any process using the database respects. */
+  async withAdvisoryLock<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const lockKey = advisoryKey(key);
+    const session = await this.checkout(this.lockPool);
+    try {
+      await session.client.query('SELECT pg_advisory_lock($1::bigint)', [lockKey]);
+    } catch (error) {
+      session.release(error as Error);
+      throw this.translate(error);
+    }
+    try {
+      return await work();
+    } finally {
+      // Should the unlock fail, closing the session is what frees the lock.
+      await session.client.query('SELECT pg_advisory_unlock($1::bigint)', [lockKey]).then(
+        () => session.release(),
+        (failure: Error) => session.release(failure),
+      );
+    }
+  }
+
+  /** Takes an advisory lock held until the transaction that `query` runs in ends. */
+  static async lockForTransaction(query: Query, key: string): Promise<void> {
+    await query('SELECT pg_advisory_xact_lock($1::bigint)', [advisoryKey(key)]);
+  }
+
+  private async checkout(pool: Pool): Promise<Session> {
+    let client: PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw this.translate(error);
+    }
+    // A session lost between two queries emits 'error', which would end the process unheard;
+    // its next query fails anyway and says why.
+    const ignore = (): void => undefined;
+    client.on('error', ignore);
+    return {
+      client,
+      release(error) {
+        client.removeListener('error', ignore);
+        client.release(error);
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.pool.end(), this.lockPool.end()]);
+  }
+}

@@ -1,0 +1,204 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DatabaseError, escapeIdentifier } from 'pg';
+import { BadRequest, Conflict, Forbidden, NotFound } from '../errors.js';
+import { KeyedMutex } from './lock.js';
+import { PostgresDatabase, type Query } from './pg-database.js';
+import { ProjectArchive } from './project-archive.js';
+import { type ProjectRef, type ProjectStore, type StoredProject } from './project-store.js';
+
+/** PostgreSQL truncates longer identifiers, which would make a schema silently another one. */
+const MAX_IDENTIFIER_BYTES = 63;
+const MAX_FILE_NAME_BYTES = 255;
+
+/** The row metadata QGIS writes on every save: UTC time of the save and the database user. */
+const METADATA = `jsonb_build_object('last_modified_time', (now() AT TIME ZONE 'utc')::text, 'last_modified_user', current_user::text)`;
+const IDENTITY_COLUMNS = `xmin::text AS xmin, metadata->>'last_modified_time' AS modified`;
+
+interface IdentityRow {
+  xmin: string;
+  modified: string | null;
+}
+
+function identityOf(row: IdentityRow): string {
+  return `${row.xmin}:${row.modified ?? ''}`;
+}
+
+/** The schema or table does not exist (yet). */
+function isMissingTable(error: unknown): boolean {
+  return error instanceof DatabaseError && (error.code === '42P01' || error.code === '3F000');
+}
+
+async function unlessMissing<T>(work: Promise<T>, fallback: T): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (isMissingTable(error)) return fallback;
+    throw error;
+  }
+}
+
+/**
+ * A query item value as QUrl encodes it: QGIS decodes the project URI with QUrl, which leaves
+ * these delimiters percent-encoded if they arrive that way, so they must go unencoded.
+ */
+function qgisQueryValue(value: string): string {
+  return encodeURIComponent(value).replace(/%(24|2B|2C|2F|3A|3B|3F|40|5B|5D)/g, (_, hex: string) =>
+    String.fromCharCode(Number.parseInt(hex, 16)),
+  );
+}
+
+/**
+ * Projects as rows of `<schema>.qgis_projects`, exactly as QGIS's own PostgreSQL project storage
+ * keeps them (zipped project in `content`, `metadata` JSON), so QGIS Server and QGIS Desktop open
+ * them; each project's internal database and styles live in `<projects_dir>/steward/<schema>_<name>`.
+ */
+export class PostgresStore implements ProjectStore {
+  readonly kind = 'postgresql' as const;
+  private readonly mutex = new KeyedMutex();
+
+  private constructor(
+    private readonly service: string,
+    private readonly db: PostgresDatabase,
+    private readonly projectsDir: string,
+  ) {}
+
+  /** Connects to the named connection service; throws ConfigError when that is not possible. */
+  static async open(service: string, projectsDir: string): Promise<PostgresStore> {
+    return new PostgresStore(service, await PostgresDatabase.connect(service), projectsDir);
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+
+  dataDir(ref: ProjectRef): string {
+    return join(this.projectsDir, 'steward', `${ref.schema}_${ref.name}`);
+  }
+
+  async mapParameter(ref: ProjectRef): Promise<string> {
+    const item = (key: string, value: string): string => `${key}=${qgisQueryValue(value)}`;
+    return `postgresql:?${[item('service', this.service), item('schema', ref.schema), item('project', ref.name)].join('&')}`;
+  }
+
+  private table(schema: string): string {
+    if (Buffer.byteLength(schema) > MAX_IDENTIFIER_BYTES) {
+      throw new BadRequest(`schema name "${schema.slice(0, 80)}" is longer than ${MAX_IDENTIFIER_BYTES} bytes`);
+    }
+    return `${escapeIdentifier(schema)}.qgis_projects`;
+  }
+
+  async list(schema: string): Promise<string[]> {
+    const rows = this.db.query<{ name: string }>(`SELECT name FROM ${this.table(schema)} ORDER BY name`);
+    return (await unlessMissing(rows, [])).map((row) => row.name);
+  }
+
+  private async row<Row extends IdentityRow>(ref: ProjectRef, columns: string): Promise<Row | undefined> {
+    const rows = this.db.query<Row>(`SELECT ${columns} FROM ${this.table(ref.schema)} WHERE name = $1`, [ref.name]);
+    return (await unlessMissing(rows, []))[0];
+  }
+
+  async identity(ref: ProjectRef): Promise<string | undefined> {
+    const row = await this.row(ref, IDENTITY_COLUMNS);
+    return row && identityOf(row);
+  }
+
+  async read(ref: ProjectRef): Promise<StoredProject | undefined> {
+    const row = await this.row<IdentityRow & { content: Buffer }>(ref, `content, ${IDENTITY_COLUMNS}`);
+    return row && { text: ProjectArchive.open(row.content).text, identity: identityOf(row) };
+  }
+
+  async create(ref: ProjectRef, text: string): Promise<void> {
+    this.checkAddressable(ref);
+    if (await this.identity(ref)) throw new Conflict(`project "${ref.name}" already exists in schema "${ref.schema}"`);
+    await this.claimDataDir(ref);
+    const content = Buffer.from(ProjectArchive.create(ref.name, text).bytes());
+    await this.db.transaction(async (query) => {
+      await this.ensureTable(query, ref.schema);
+      const inserted = await query(
+        `INSERT INTO ${this.table(ref.schema)} (name, metadata, content) VALUES ($1, ${METADATA}, $2) ON CONFLICT (name) DO NOTHING RETURNING name`,
+        [ref.name, content],
+      );
+      if (inserted.length === 0) throw new Conflict(`project "${ref.name}" already exists in schema "${ref.schema}"`);
+    });
+  }
+
+  /** Names QGIS can be given in a project URI, and a data folder name the filesystem takes. */
+  private checkAddressable(ref: ProjectRef): void {
+    // QGIS decodes the URI leaving `%25` as it is, so it could never open such a project.
+    if (ref.schema.includes('%') || ref.name.includes('%')) {
+      throw new BadRequest('QGIS cannot open a project from PostgreSQL when its name or schema contains "%"');
+    }
+    if (Buffer.byteLength(`${ref.schema}_${ref.name}`) > MAX_FILE_NAME_BYTES) {
+      throw new BadRequest(`schema and project name together must be at most ${MAX_FILE_NAME_BYTES - 1} bytes`);
+    }
+  }
+
+  /**
+   * Makes the data folder the new project's: refused when another project already owns it
+   * (schema `a_b` with project `c` and schema `a` with project `b_c` share `a_b_c`); a folder left
+   * by a project deleted outside Steward is cleared.
+   */
+  private async claimDataDir(ref: ProjectRef): Promise<void> {
+    const folder = `${ref.schema}_${ref.name}`;
+    for (let at = folder.indexOf('_'); at >= 0; at = folder.indexOf('_', at + 1)) {
+      const other = { schema: folder.slice(0, at), name: folder.slice(at + 1) };
+      if (other.schema === ref.schema || other.name === '' || Buffer.byteLength(other.schema) > MAX_IDENTIFIER_BYTES) continue;
+      if (await this.identity(other)) {
+        throw new Conflict(`project "${ref.name}" would share its data folder with project "${other.name}" of schema "${other.schema}"`);
+      }
+    }
+    await rm(this.dataDir(ref), { recursive: true, force: true });
+  }
+
+  /** Creates the schema and QGIS's projects table when missing, as QGIS does on its first save. */
+  private async ensureTable(query: Query, schema: string): Promise<void> {
+    await PostgresDatabase.lockForTransaction(query, JSON.stringify(['steward schema', schema]));
+    const [namespace] = await query<{ has_table: boolean }>(
+      `SELECT EXISTS (SELECT FROM pg_class WHERE relnamespace = n.oid AND relname = 'qgis_projects') AS has_table
+         FROM pg_namespace n WHERE nspname = $1`,
+      [schema],
+    );
+    try {
+      if (!namespace) await query(`CREATE SCHEMA ${escapeIdentifier(schema)}`);
+      if (!namespace?.has_table) await query(`CREATE TABLE ${this.table(schema)} (name TEXT PRIMARY KEY, metadata JSONB, content BYTEA)`);
+    } catch (error) {
+      if (!(error instanceof DatabaseError)) throw error;
+      if (error.code === '42939') throw new BadRequest(`schema name "${schema}" is reserved by PostgreSQL`);
+      if (error.code === '42501') throw new Forbidden(`the database user may not create schema "${schema}" or its qgis_projects table`);
+      throw error;
+    }
+  }
+
+  async write(ref: ProjectRef, text: string): Promise<string> {
+    const table = this.table(ref.schema);
+    const written = this.db.transaction(async (query) => {
+      // The archive is rebuilt from the stored one, so entries QGIS added (auxiliary storage) are kept.
+      const [current] = await query<{ content: Buffer | null }>(`SELECT content FROM ${table} WHERE name = $1 FOR UPDATE`, [ref.name]);
+      const archive = current?.content ? ProjectArchive.open(current.content) : ProjectArchive.create(ref.name, text);
+      archive.text = text;
+      const [row] = await query<IdentityRow>(
+        `INSERT INTO ${table} (name, metadata, content) VALUES ($1, ${METADATA}, $2)
+           ON CONFLICT (name) DO UPDATE SET content = EXCLUDED.content, metadata = EXCLUDED.metadata
+           RETURNING ${IDENTITY_COLUMNS}`,
+        [ref.name, Buffer.from(archive.bytes())],
+      );
+      return identityOf(row as IdentityRow);
+    });
+    const identity = await unlessMissing(written, undefined);
+    if (identity === undefined) throw new NotFound(`schema "${ref.schema}" has no qgis_projects table`);
+    return identity;
+  }
+
+  async remove(ref: ProjectRef): Promise<boolean> {
+    const rows = this.db.query(`DELETE FROM ${this.table(ref.schema)} WHERE name = $1 RETURNING name`, [ref.name]);
+    if ((await unlessMissing(rows, [])).length === 0) return false;
+    await rm(this.dataDir(ref), { recursive: true, force: true });
+    return true;
+  }
+
+  withLock<T>(ref: ProjectRef, work: () => Promise<T>): Promise<T> {
+    const key = JSON.stringify(['steward project', ref.schema, ref.name]);
+    return this.mutex.run(key, () => this.db.withAdvisoryLock(key, work));
+  }
+}

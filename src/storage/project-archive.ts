@@ -1,0 +1,44 @@
+import { unzipSync, zipSync } from 'fflate';
+import { ProjectFormatError } from '../qgis/project.js';
+
+/**
+ * A zipped QGIS project as QGIS stores it in a .qgz file or the `content` of a `qgis_projects` row:
+ * one .qgs entry, possibly beside others (the auxiliary storage .qgd) that are kept as they are.
+ */
+export class ProjectArchive {
+  private constructor(
+    private readonly entries: Record<string, Uint8Array>,
+    private readonly qgsName: string,
+  ) {}
+
+  /** A new archive holding only `<name>.qgs`. */
+  static create(name: string, text: string): ProjectArchive {
+    const archive = new ProjectArchive({}, `${name}.qgs`);
+    archive.text = text;
+    return archive;
+  }
+
+  static open(bytes: Uint8Array): ProjectArchive {
+    let entries: Record<string, Uint8Array>;
+    try {
+      entries = unzipSync(bytes);
+    } catch (error) {
+      throw new ProjectFormatError(`the project is not a zip archive: ${(error as Error).message}`);
+    }
+    const qgsName = Object.keys(entries).find((entry) => entry.toLowerCase().endsWith('.qgs'));
+    if (qgsName === undefined) throw new ProjectFormatError('the project archive holds no .qgs file');
+    return new ProjectArchive(entries, qgsName);
+  }
+
+  get text(): string {
+    return new TextDecoder().decode(this.entries[this.qgsName]);
+  }
+
+  set text(text: string) {
+    this.entries[this.qgsName] = new TextEncoder().encode(text);
+  }
+
+  bytes(): Uint8Array {
+    return zipSync(this.entries);
+  }
+}
