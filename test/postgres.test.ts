@@ -170,6 +170,23 @@ describe('projects stored in PostgreSQL', () => {
     for (const [x, y] of [[50, 350], [200, 200], [350, 50]] as const) assert.ok(paintedNear(image, x, y), `the path passes ${x},${y}`);
   });
 
+  it("keeps a database project's styles in its data folder, and QGIS Server draws the current one", async () => {
+    await stack.call('POST', '/api/projects/', { name: 'painted', author: 'x', schema: 'art' });
+    const layer = { type: 'vector', name: 'parcels', datasource: `service=${db.service} table="geodata"."parcels" (geom)` };
+    assert.equal((await stack.call('POST', path('painted', 'art', '/layers'), layer)).status, 201);
+    const teal = {
+      type: 'vector',
+      name: 'teal',
+      rendering: { opacity: 1 },
+      symbology: { type: 'single_symbol', symbol: 'fill', properties: { color: '#00BBBB', style: 'solid', outline_width: 0, outline_style: 'no' } },
+    };
+    assert.equal((await stack.call('POST', path('painted', 'art', '/styles'), teal)).status, 201);
+    assert.equal((await stack.call('POST', path('painted', 'art', '/layers/parcels/style'), { name: 'teal', current: true })).status, 200);
+    assert.ok(existsSync(join(stack.projectsDir, 'steward', 'art_painted', 'teal.qml')));
+    assert.deepEqual((await stack.call('GET', path('painted', 'art', '/styles'))).body, ['teal']);
+    assert.deepEqual((await draw('painted', 'art', 'parcels')).pixel(200, 200), [0, 187, 187, 255]);
+  });
+
   it('deletes a project: its row and its data folder', async () => {
     assert.ok(existsSync(join(stack.projectsDir, 'steward', 'second_beta')));
     assert.deepEqual(await stack.call('DELETE', path('beta', 'second')), { status: 200, body: true });
