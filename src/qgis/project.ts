@@ -13,9 +13,15 @@ import {
   indent,
   path,
   removeChild,
+  type XmlDeferred,
   type XmlDocument,
   type XmlElement,
 } from './xml/node.js';
+
+/** Layers stay text until a change needs their elements, which keeps big projects small in memory. */
+const DEFERRED_ELEMENTS: ReadonlySet<string> = new Set(['maplayer']);
+
+type MapLayerNode = XmlElement | XmlDeferred;
 
 /** What Steward reads of a layer from the project itself. */
 export interface LayerEntry {
@@ -108,6 +114,8 @@ function findTreeLayer(group: XmlElement, id: string): { parent: XmlElement; nod
  */
 export class ProjectDocument {
   private entries: Map<string, LayerEntry> | undefined;
+  /** What each unexpanded layer says of itself, read once: deferred layers never change. */
+  private readonly deferredEntries = new WeakMap<XmlDeferred, LayerEntry | null>();
 
   private constructor(private readonly document: XmlDocument) {
     if (document.root.name !== 'qgis') {
@@ -116,7 +124,7 @@ export class ProjectDocument {
   }
 
   static parse(text: string): ProjectDocument {
-    return new ProjectDocument(parseXml(text));
+    return new ProjectDocument(parseXml(text, { deferred: DEFERRED_ELEMENTS }));
   }
 
   static create(project: NewProject): ProjectDocument {
@@ -149,28 +157,45 @@ export class ProjectDocument {
     return ensureChild(this.document.root, 'layer-tree-group', 1);
   }
 
-  /** Layer elements by id. */
-  private mapLayers(): Map<string, XmlElement> {
-    const byId = new Map<string, XmlElement>();
-    for (const layer of childElements(this.projectLayers, 'maplayer')) byId.set(childText(layer, 'id'), layer);
-    return byId;
+  /** Reads a layer, or undefined for kinds Steward does not manage (mesh, vector tiles...). */
+  private entryOf(node: MapLayerNode): LayerEntry | undefined {
+    if (node.kind === 'element') {
+      const type = node.attributes.get('type');
+      return type === 'vector' || type === 'raster' ? readLayer(node) : undefined;
+    }
+    let entry = this.deferredEntries.get(node);
+    if (entry === undefined) {
+      entry = this.entryOf(parseXml(node.markup).root) ?? null;
+      this.deferredEntries.set(node, entry);
+    }
+    return entry ?? undefined;
+  }
+
+  private mapLayerNodes(): MapLayerNode[] {
+    return this.projectLayers.children.filter(
+      (node): node is MapLayerNode => (node.kind === 'element' || node.kind === 'deferred') && node.name === 'maplayer',
+    );
   }
 
   /** Layers in layer-tree order, then any layer the tree does not hold, keyed by name. */
   private layerEntries(): Map<string, LayerEntry> {
     if (this.entries) return this.entries;
-    const byId = this.mapLayers();
-    const ordered = [...new Set([...treeLayerIds(this.layerTree), ...byId.keys()])];
+    const byId = new Map<string, LayerEntry>();
+    for (const node of this.mapLayerNodes()) {
+      const entry = this.entryOf(node);
+      if (entry) byId.set(entry.id, entry);
+    }
     const entries = new Map<string, LayerEntry>();
-    for (const id of ordered) {
-      const layer = byId.get(id);
-      const type = layer?.attributes.get('type');
-      if (!layer || (type !== 'vector' && type !== 'raster')) continue;
-      const entry = readLayer(layer);
-      if (!entries.has(entry.name)) entries.set(entry.name, entry);
+    for (const id of new Set([...treeLayerIds(this.layerTree), ...byId.keys()])) {
+      const entry = byId.get(id);
+      if (entry && !entries.has(entry.name)) entries.set(entry.name, entry);
     }
     this.entries = entries;
     return entries;
+  }
+
+  private mapLayerNode(id: string): MapLayerNode | undefined {
+    return this.mapLayerNodes().find((node) => this.entryOf(node)?.id === id);
   }
 
   layers(): LayerEntry[] {
@@ -181,9 +206,15 @@ export class ProjectDocument {
     return this.layerEntries().get(name);
   }
 
+  /** The layer's element, expanded from its text on first use, for changes such as styles. */
   mapLayerElement(name: string): XmlElement | undefined {
     const entry = this.layer(name);
-    return entry && this.mapLayers().get(entry.id);
+    const node = entry && this.mapLayerNode(entry.id);
+    if (!node || node.kind === 'element') return node;
+    const expanded = parseXml(node.markup).root;
+    const children = this.projectLayers.children;
+    children[children.indexOf(node)] = expanded;
+    return expanded;
   }
 
   /** Adds the layer at the bottom of the layer tree and of the drawing order. */
@@ -207,7 +238,7 @@ export class ProjectDocument {
   removeLayer(name: string): boolean {
     const entry = this.layer(name);
     if (!entry) return false;
-    const layer = this.mapLayers().get(entry.id);
+    const layer = this.mapLayerNode(entry.id);
     if (layer) removeChild(this.projectLayers, layer);
     const treeNode = findTreeLayer(this.layerTree, entry.id);
     if (treeNode) removeChild(treeNode.parent, treeNode.node);

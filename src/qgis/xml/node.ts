@@ -21,7 +21,17 @@ export interface XmlRaw {
   markup: string;
 }
 
-export type XmlNode = XmlElement | XmlText | XmlRaw;
+/**
+ * An element kept as its source text until someone needs its inside: large repeated subtrees
+ * (a project's `<maplayer>`s) cost only their text, and are written back unchanged.
+ */
+export interface XmlDeferred {
+  kind: 'deferred';
+  name: string;
+  markup: string;
+}
+
+export type XmlNode = XmlElement | XmlText | XmlRaw | XmlDeferred;
 
 export interface XmlDocument {
   /** Everything before the root element (XML declaration, DOCTYPE, comments, whitespace). */
@@ -75,6 +85,7 @@ export function textContent(node: XmlNode | undefined): string {
   if (node === undefined) return '';
   if (node.kind === 'text') return node.value;
   if (node.kind === 'raw') return node.markup.startsWith('<![CDATA[') ? node.markup.slice(9, -3) : '';
+  if (node.kind === 'deferred') throw new Error(`<${node.name}> must be expanded before its text is read`);
   return node.children.map(textContent).join('');
 }
 

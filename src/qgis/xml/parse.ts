@@ -63,8 +63,37 @@ function markupEnd(source: string, start: number): number {
   return close < 0 ? -1 : close + 1;
 }
 
+/** Index just past the `</name>` that closes the element whose start tag ends at `from`. */
+function closingEnd(source: string, name: string, from: number): number {
+  const opening = `<${name}`;
+  const closing = `</${name}>`;
+  let depth = 1;
+  let cursor = from;
+  while (depth > 0) {
+    const nextClose = source.indexOf(closing, cursor);
+    if (nextClose < 0) return -1;
+    let nextOpen = source.indexOf(opening, cursor);
+    while (nextOpen >= 0 && nextOpen < nextClose && !/[\s/>]/.test(source[nextOpen + opening.length] ?? '')) {
+      nextOpen = source.indexOf(opening, nextOpen + 1);
+    }
+    if (nextOpen >= 0 && nextOpen < nextClose) {
+      depth++;
+      cursor = nextOpen + opening.length;
+    } else {
+      depth--;
+      cursor = nextClose + closing.length;
+    }
+  }
+  return cursor;
+}
+
+export interface ParseOptions {
+  /** Names of elements kept as text (XmlDeferred) below the root, to be expanded on demand. */
+  deferred?: ReadonlySet<string>;
+}
+
 /** Parses an XML document into the ordered tree of node.ts. Not validating; rejects broken nesting. */
-export function parseXml(source: string): XmlDocument {
+export function parseXml(source: string, options: ParseOptions = {}): XmlDocument {
   const prolog: XmlNode[] = [];
   const stack: XmlElement[] = [];
   let root: XmlElement | undefined;
@@ -103,9 +132,17 @@ export function parseXml(source: string): XmlDocument {
       const selfClosing = source[end - 1] === '/';
       const body = source.slice(open + 1, selfClosing ? end - 1 : end);
       const nameEnd = body.search(/[\s/]|$/);
+      const name = body.slice(0, nameEnd);
+      if (!selfClosing && stack.length > 0 && options.deferred?.has(name)) {
+        const markupEnd = closingEnd(source, name, end + 1);
+        if (markupEnd < 0) throw new XmlSyntaxError(`<${name}> at offset ${open} is never closed`);
+        append({ kind: 'deferred', name, markup: source.slice(open, markupEnd) });
+        position = markupEnd;
+        continue;
+      }
       const node: XmlElement = {
         kind: 'element',
-        name: body.slice(0, nameEnd),
+        name,
         attributes: parseAttributes(body.slice(nameEnd)),
         children: [],
       };

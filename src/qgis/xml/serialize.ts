@@ -22,7 +22,7 @@ function write(node: XmlNode, out: string[]): void {
     out.push(escapeText(node.value));
     return;
   }
-  if (node.kind === 'raw') {
+  if (node.kind === 'raw' || node.kind === 'deferred') {
     out.push(node.markup);
     return;
   }

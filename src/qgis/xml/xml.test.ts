@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { childText, firstChild } from './node.js';
+import { parseXml, XmlSyntaxError } from './parse.js';
+import { serializeXml } from './serialize.js';
+
+const DOCUMENT = `<!DOCTYPE qgis PUBLIC 'http://mrcc.com/qgis.dtd' 'SYSTEM'>
+<qgis version="3.22" projectname="a &amp; b">
+  <!-- a comment -->
+  <title></title>
+  <empty/>
+  <text>x &lt; y ≤ z</text>
+  <data><![CDATA[<raw> & stuff]]></data>
+  <projectlayers>
+    <maplayer type="vector"><id>one</id><inner><maplayer-like/></inner></maplayer>
+    <maplayer type="raster"><id>two</id></maplayer>
+  </projectlayers>
+  <attr value="line&#xa;break &quot;quoted&quot;"/>
+</qgis>
+`;
+
+describe('the XML tree', () => {
+  it('writes back exactly what it read', () => {
+    assert.equal(serializeXml(parseXml(DOCUMENT)), DOCUMENT);
+    assert.equal(serializeXml(parseXml(DOCUMENT, { deferred: new Set(['maplayer']) })), DOCUMENT);
+  });
+
+  it('decodes entities in text and attributes', () => {
+    const { root } = parseXml(DOCUMENT);
+    assert.equal(root.attributes.get('projectname'), 'a & b');
+    assert.equal(childText(root, 'text'), 'x < y ≤ z');
+    assert.equal(childText(root, 'data'), '<raw> & stuff');
+    assert.equal(firstChild(root, 'attr')?.attributes.get('value'), 'line\nbreak "quoted"');
+    assert.equal(childText(parseXml('<a>&#x2264;&#8805;&apos;</a>').root), '≤≥\'');
+  });
+
+  it('keeps deferred elements as their exact source text', () => {
+    const { root } = parseXml(DOCUMENT, { deferred: new Set(['maplayer']) });
+    const layers = firstChild(root, 'projectlayers')?.children.filter((node) => node.kind === 'deferred') ?? [];
+    assert.deepEqual(
+      layers.map((node) => (node.kind === 'deferred' ? node.markup : '')),
+      ['<maplayer type="vector"><id>one</id><inner><maplayer-like/></inner></maplayer>', '<maplayer type="raster"><id>two</id></maplayer>'],
+    );
+  });
+
+  it('rejects broken documents', () => {
+    for (const broken of ['<a><b></a>', '<a>', '', '<a></a><b></b>', '<a attr="x></a>']) {
+      assert.throws(() => parseXml(broken), XmlSyntaxError, broken);
+    }
+  });
+});
