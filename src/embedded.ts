@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 /**
  * `npm start`: the embedded default. Starts what the environment does not point elsewhere (a
- * loopback QGIS Server with the monitoring plugin, a projects folder in the checkout), then the API,
- * and says where each listens.
+ * loopback QGIS Server with the monitoring plugin, a projects folder in the checkout, MapProxy with
+ * the tile cache in the checkout), then the API, and says where each listens.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from './config.js';
+import { MapProxyProcess } from './runtime/mapproxy.js';
 import { freePort } from './runtime/ports.js';
 import { QgisServerProcess } from './runtime/qgis-server.js';
 import { startServer } from './server.js';
@@ -22,9 +23,19 @@ async function main(): Promise<void> {
   env['STEWARD_QGISSERVER_MONITORING_PORT'] ??= String(await freePort());
   const ownQgisPort = env['STEWARD_QGISSERVER_URL'] ? undefined : await freePort();
   if (ownQgisPort !== undefined) env['STEWARD_QGISSERVER_URL'] = `http://127.0.0.1:${ownQgisPort}/ows/`;
+  // Tile cache (issue 5): on by default, served by a MapProxy of our own unless a folder is given.
+  const ownMapproxyDir = env['STEWARD_MAPPROXY_PROJECTS_DIR'] ? undefined : join(checkout, 'data', 'mapproxy');
+  if (ownMapproxyDir !== undefined) env['STEWARD_MAPPROXY_PROJECTS_DIR'] = ownMapproxyDir;
 
   const server = await startServer(loadConfig(env));
   stops.push(() => server.close());
+  let mapproxy: MapProxyProcess | undefined;
+  if (ownMapproxyDir !== undefined) {
+    mkdirSync(ownMapproxyDir, { recursive: true });
+    const started = await MapProxyProcess.start(ownMapproxyDir, { env });
+    stops.unshift(() => started.stop());
+    mapproxy = started;
+  }
   if (ownQgisPort !== undefined) {
     // Started after the API, so that the plugin's first connection attempt succeeds.
     const qgis = await QgisServerProcess.start({
@@ -43,6 +54,7 @@ async function main(): Promise<void> {
   console.log(`API reference   ${server.url}/docs`);
   console.log(`Monitoring port ${env['STEWARD_QGISSERVER_MONITORING_PORT']} (try: STEWARD_SERVER_URL=${server.url} npx steward ps)`);
   console.log(`Projects        ${env['STEWARD_QGISSERVER_PROJECTS_DIR']}`);
+  if (mapproxy) console.log(`MapProxy        ${mapproxy.url}/<project>/wmts/1.0.0/WMTSCapabilities.xml (cache in ${ownMapproxyDir})`);
   const stop = async (): Promise<void> => {
     for (const step of stops) await step().catch(() => undefined);
     process.exit(0);

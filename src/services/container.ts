@@ -1,6 +1,8 @@
 import { type FastifyBaseLogger, type FastifyPluginAsync } from 'fastify';
+import { createTileCache } from '../cache/factory.js';
 import { type Config } from '../config.js';
 import { CrsResolver } from '../gdal/crs.js';
+import { cacheRoutes } from '../http/routes/cache.js';
 import { instanceRoutes } from '../http/routes/instances.js';
 import { layerRoutes } from '../http/routes/layers.js';
 import { projectRoutes } from '../http/routes/projects.js';
@@ -50,13 +52,16 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const crs = new CrsResolver();
   const postgres = config.psqlService === undefined ? undefined : await PostgresStore.open(config.psqlService, config.projectsDir);
   const repository = new ProjectRepository(postgres ?? new FilesystemStore(config.projectsDir));
-  const projects = new ProjectService(repository, crs, { cacheEnabled: config.mapproxyProjectsDir !== undefined });
+  // Tile cache (issue 5): undefined unless STEWARD_MAPPROXY_PROJECTS_DIR is set; `maps` is made below.
+  const tileCache = createTileCache(config, repository, (ref) => maps.projectUrl(ref));
+  const cache = tileCache?.service;
+  const projects = new ProjectService(repository, crs, { cacheEnabled: cache !== undefined, lifecycle: cache });
   const inspector = new LayerInspector(crs);
   const styleFiles = new StyleFiles(repository.store);
-  const layers = new LayerService(repository, crs, inspector, await DataRoots.create(config.dataRoots), styleFiles);
+  const layers = new LayerService(repository, crs, inspector, await DataRoots.create(config.dataRoots), styleFiles, cache);
   const maps = new MapService(config.qgisServerUrl, repository, layers);
   const catalogue = await symbologyCatalogue(logger);
-  const styles = new StyleService(repository, layers, inspector, styleFiles, catalogue);
+  const styles = new StyleService(repository, layers, inspector, styleFiles, catalogue, cache);
   const registry = await startMonitoring(config, logger);
   return {
     routes: [
@@ -65,10 +70,12 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
       styleRoutes(projects, styles),
       symbologyRoutes(catalogue),
       instanceRoutes(registry),
+      cacheRoutes(projects, cache),
     ],
     close: async () => {
       await registry?.close();
       await postgres?.close();
+      tileCache?.close();
     },
   };
 }

@@ -1,0 +1,43 @@
+import { type Config } from '../config.js';
+import { type ProjectRepository } from '../services/repository.js';
+import { type ProjectRef } from '../storage/project-store.js';
+import { FilesystemTiles } from './filesystem-tiles.js';
+import { CacheLayout } from './layout.js';
+import { s3EndpointFromEnv } from './s3-settings.js';
+import { S3Tiles } from './s3-tiles.js';
+import { TileCacheService } from './service.js';
+import { validateWithMapProxy } from './validate.js';
+
+export interface TileCache {
+  service: TileCacheService;
+  close(): void;
+}
+
+type CacheConfig = Pick<Config, 'mapproxyProjectsDir' | 'cacheS3Bucket' | 'cacheS3Dir'>;
+
+/**
+ * The tile cache the configuration asks for: none without `STEWARD_MAPPROXY_PROJECTS_DIR`, tiles
+ * on S3 with `STEWARD_MAPPROXY_CACHE_S3_BUCKET` (endpoint and credentials from the AWS variables),
+ * on disk otherwise.
+ */
+export function createTileCache(
+  config: CacheConfig,
+  repository: ProjectRepository,
+  projectUrl: (ref: ProjectRef) => Promise<URL>,
+  env: NodeJS.ProcessEnv = process.env,
+): TileCache | undefined {
+  if (config.mapproxyProjectsDir === undefined) return undefined;
+  const layout = new CacheLayout(config.mapproxyProjectsDir);
+  const s3 =
+    config.cacheS3Bucket === undefined
+      ? undefined
+      : new S3Tiles({ bucket: config.cacheS3Bucket, directory: config.cacheS3Dir, endpoint: s3EndpointFromEnv(env) });
+  const service = new TileCacheService({
+    layout,
+    tiles: s3 ?? new FilesystemTiles(layout),
+    repository,
+    projectUrl,
+    validate: (file) => validateWithMapProxy(file, env),
+  });
+  return { service, close: () => s3?.close() };
+}

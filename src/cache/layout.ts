@@ -1,0 +1,47 @@
+import { join } from 'node:path';
+
+/**
+ * A name made safe as one path segment (a folder or an S3 key part): `/`, `\`, `%` and control
+ * characters are percent-encoded, and so is a leading dot, so `..` cannot climb. Names that need
+ * none of this (every name Steward accepts) are kept as they are; the mapping is one-to-one.
+ */
+export function pathSegment(name: string): string {
+  const encoded = name.replace(/[/\\%\u0000-\u001f\u007f]/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  return encoded.startsWith('.') ? `%2E${encoded.slice(1)}` : encoded;
+}
+
+/**
+ * Where a project's cache lives on this machine. `mapproxy-util serve-multiapp-develop <dir>`
+ * serves each `<dir>/<app>.yaml` at `/<app>/`; tiles of the filesystem cache go to
+ * `<dir>/cache_data/<app>/<layer>/`, and MapProxy's own files (legends, locks) to the hidden
+ * `.mapproxy` folder beside them, which no layer name can collide with.
+ */
+export class CacheLayout {
+  constructor(readonly configDir: string) {}
+
+  configFile(app: string): string {
+    return join(this.configDir, `${app}.yaml`);
+  }
+
+  /** Everything cached on disk for the project. */
+  projectDir(app: string): string {
+    return join(this.configDir, 'cache_data', pathSegment(app));
+  }
+
+  layerDir(app: string, layer: string): string {
+    return join(this.projectDir(app), pathSegment(layer));
+  }
+
+  /** MapProxy's `globals.cache.base_dir`: it keeps cached legends in `legends/` there. */
+  mapproxyDir(app: string): string {
+    return join(this.projectDir(app), '.mapproxy');
+  }
+
+  legendDir(app: string): string {
+    return join(this.mapproxyDir(app), 'legends');
+  }
+
+  lockFile(app: string): string {
+    return join(this.configDir, '.locks', `${pathSegment(app)}.lock`);
+  }
+}

@@ -1,0 +1,123 @@
+import { type Extent } from '../qgis/layer.js';
+import { type TileStore } from './tile-store.js';
+import { type YamlMapping } from './yaml.js';
+
+export const TILE_GRID = 'GLOBAL_WEBMERCATOR';
+
+/** A WMS time dimension: the instants or ISO 8601 intervals (`start/end/period`) it offers. */
+export interface TimeDimension {
+  values: string[];
+  default?: string;
+}
+
+/** What the cache needs of a layer; `LayerEntry` is one, and gains `time` when it carries a dimension. */
+export interface CacheLayer {
+  name: string;
+  authid: string;
+  extent: Extent;
+  time?: TimeDimension;
+}
+
+export interface ProjectCache {
+  title: string;
+  /** The project's QGIS Server URL, with `MAP=`. */
+  projectUrl: URL;
+  layers: readonly CacheLayer[];
+  tiles: TileStore;
+  app: string;
+  /** MapProxy's `globals.cache.base_dir` for this project (legends, locks). */
+  mapproxyDir: string;
+}
+
+/** The layer's coverage, when its extent is a real box in a CRS MapProxy can name. */
+function coverage(layer: CacheLayer): YamlMapping | undefined {
+  const [xmin, ymin, xmax, ymax] = layer.extent;
+  const isBox = layer.extent.every(Number.isFinite) && xmax > xmin && ymax > ymin;
+  if (!isBox || !/^[A-Z]+:\d+$/i.test(layer.authid)) return undefined;
+  return { bbox: [xmin, ymin, xmax, ymax], srs: layer.authid };
+}
+
+function source(layer: CacheLayer, projectUrl: URL, withTime: boolean): YamlMapping {
+  const bounds = coverage(layer);
+  return {
+    type: 'wms',
+    req: { url: projectUrl.toString(), layers: layer.name, transparent: true },
+    wms_opts: { version: '1.3.0', legendgraphic: true },
+    ...(bounds ? { coverage: bounds } : {}),
+    ...(withTime ? { forward_req_params: ['time'] } : {}),
+  };
+}
+
+function timeDimension(time: TimeDimension): YamlMapping {
+  return { time: { values: time.values, ...(time.default === undefined ? {} : { default: time.default }) } };
+}
+
+/** A layer with the name MapProxy's sources and caches know it by. */
+interface NamedLayer {
+  layer: CacheLayer;
+  /** Letters, digits and `_.-` only: MapProxy reads `:` and `,` in source references as layer selections. */
+  id: string;
+}
+
+/**
+ * The layers MapProxy serves: a layer name repeated in a project made with QGIS is served once (the
+ * first), and internal names made alike from different layer names get a number.
+ */
+function namedLayers(layers: readonly CacheLayer[]): NamedLayer[] {
+  const names = new Set<string>();
+  const ids = new Set<string>();
+  const named: NamedLayer[] = [];
+  for (const layer of layers) {
+    if (names.has(layer.name)) continue;
+    names.add(layer.name);
+    const base = layer.name.replace(/[^A-Za-z0-9_.-]/g, '_');
+    let id = base;
+    for (let suffix = 2; ids.has(id); suffix += 1) id = `${base}_${suffix}`;
+    ids.add(id);
+    named.push({ layer, id });
+  }
+  return named;
+}
+
+function cache({ layer, id }: NamedLayer, project: ProjectCache): YamlMapping {
+  return {
+    grids: [TILE_GRID],
+    sources: [`${id}_wms`],
+    format: 'image/png',
+    cache: project.tiles.cacheOptions(project.app, layer.name),
+  };
+}
+
+function mapproxyLayer({ layer, id }: NamedLayer, time: TimeDimension | undefined): YamlMapping {
+  const entry = { name: layer.name, title: layer.name, sources: [`${id}_cache`] };
+  return time === undefined ? entry : { ...entry, dimensions: timeDimension(time) };
+}
+
+/**
+ * The MapProxy configuration of a project: for each layer a WMS source on QGIS Server, a cache on
+ * the web mercator grid and a layer served by WMTS, TMS and WMS. MapProxy refuses a WMS service
+ * without layers, so an empty project offers only the tile services.
+ */
+export function mapproxyConfig(project: ProjectCache): YamlMapping {
+  const layers = namedLayers(project.layers);
+  const time = ({ layer }: NamedLayer): TimeDimension | undefined => (project.tiles.supportsDimensions ? layer.time : undefined);
+  const base = project.mapproxyDir;
+  return {
+    globals: {
+      cache: { base_dir: base, lock_dir: `${base}/locks`, tile_lock_dir: `${base}/tile_locks`, ...project.tiles.globalCacheOptions() },
+      // Full-colour PNGs as QGIS draws them: MapProxy's default 256-colour palette bands antialiasing.
+      image: { paletted: false },
+    },
+    services: {
+      demo: {},
+      tms: { use_grid_names: true, origin: 'nw' },
+      wmts: {},
+      ...(layers.length > 0 ? { wms: { md: { title: project.title } } } : {}),
+    },
+    sources: Object.fromEntries(
+      layers.map((named) => [`${named.id}_wms`, source(named.layer, project.projectUrl, time(named) !== undefined)]),
+    ),
+    caches: Object.fromEntries(layers.map((named) => [`${named.id}_cache`, cache(named, project)])),
+    ...(layers.length > 0 ? { layers: layers.map((named) => mapproxyLayer(named, time(named))) } : {}),
+  };
+}

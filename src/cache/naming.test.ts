@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { CacheLayout, pathSegment } from './layout.js';
+import { mapproxyConfig } from './mapproxy-config.js';
+import { s3EndpointFromEnv } from './s3-settings.js';
+import { S3Tiles } from './s3-tiles.js';
+import { type TileStore } from './tile-store.js';
+
+test('path segments keep ordinary names and cannot climb or nest', () => {
+  assert.equal(pathSegment('roads 2024'), 'roads 2024');
+  assert.equal(pathSegment('wéird:name'), 'wéird:name');
+  assert.equal(pathSegment('a/b'), 'a%2Fb');
+  assert.equal(pathSegment('..'), '%2E.');
+  assert.equal(pathSegment('.hidden'), '%2Ehidden');
+  assert.equal(pathSegment('back\\slash'), 'back%5Cslash');
+  assert.equal(pathSegment('50%'), '50%25', 'so that the encoding stays one-to-one');
+  assert.equal(pathSegment('line\nbreak'), 'line%0Abreak');
+  const layout = new CacheLayout('/srv/mapproxy');
+  assert.equal(layout.layerDir('p', '../../etc'), '/srv/mapproxy/cache_data/p/%2E.%2F..%2Fetc');
+  assert.equal(layout.legendDir('p'), '/srv/mapproxy/cache_data/p/.mapproxy/legends');
+});
+
+test('the S3 endpoint comes from AWS_ENDPOINT_URL, or from GDAL\'s AWS_S3_ENDPOINT and AWS_HTTPS', () => {
+  assert.deepEqual(s3EndpointFromEnv({}), { url: undefined, region: undefined });
+  assert.deepEqual(s3EndpointFromEnv({ AWS_ENDPOINT_URL: 'http://127.0.0.1:9000', AWS_S3_ENDPOINT: 'x:1', AWS_REGION: 'eu-west-3' }), {
+    url: 'http://127.0.0.1:9000',
+    region: 'eu-west-3',
+  });
+  assert.deepEqual(s3EndpointFromEnv({ AWS_S3_ENDPOINT: 'minio:9000', AWS_DEFAULT_REGION: 'us-east-2' }), { url: 'https://minio:9000', region: 'us-east-2' });
+  assert.equal(s3EndpointFromEnv({ AWS_S3_ENDPOINT: 'minio:9000', AWS_HTTPS: 'NO' }).url, 'http://minio:9000');
+  assert.equal(s3EndpointFromEnv({ AWS_S3_ENDPOINT: 'http://minio:9000' }).url, 'http://minio:9000');
+});
+
+test('S3 keys live under the configured directory, however it is slashed', () => {
+  const endpoint = { url: undefined, region: undefined };
+  for (const directory of ['/mapproxy/cache', 'mapproxy/cache/', '//mapproxy//cache//']) {
+    const tiles = new S3Tiles({ bucket: 'b', directory, endpoint });
+    assert.equal(tiles.prefix('p', 'roads'), 'mapproxy/cache/p/roads');
+    assert.deepEqual(tiles.cacheOptions('p', 'roads'), { type: 's3', directory: '/mapproxy/cache/p/roads', directory_layout: 'tms' });
+    tiles.close();
+  }
+  const atRoot = new S3Tiles({ bucket: 'b', directory: '/', endpoint });
+  assert.equal(atRoot.prefix('p'), 'p');
+  atRoot.close();
+});
+
+test('MapProxy names: one entry per layer name, internal names without `:` or `,` and never shared', () => {
+  const store: TileStore = {
+    kind: 'filesystem',
+    supportsDimensions: true,
+    cacheOptions: (app, layer) => ({ type: 'file', directory: `/tiles/${app}/${layer}` }),
+    globalCacheOptions: () => ({}),
+    clearLayer: async () => undefined,
+    clearProject: async () => undefined,
+  };
+  const layer = (name: string): { name: string; authid: string; extent: [number, number, number, number] } => ({
+    name,
+    authid: 'EPSG:4326',
+    extent: [0, 0, 1, 1],
+  });
+  const config = mapproxyConfig({
+    title: 'p',
+    projectUrl: new URL('http://qgis/ows/?MAP=/p.qgs'),
+    layers: [layer('a:b'), layer('a,b'), layer('a_b'), layer('a:b')],
+    tiles: store,
+    app: 'p',
+    mapproxyDir: '/tiles/p/.mapproxy',
+  });
+  assert.deepEqual(Object.keys(config['sources'] as object), ['a_b_wms', 'a_b_2_wms', 'a_b_3_wms']);
+  assert.deepEqual(Object.keys(config['caches'] as object), ['a_b_cache', 'a_b_2_cache', 'a_b_3_cache']);
+  const layers = config['layers'] as Array<{ name: string; sources: string[] }>;
+  assert.deepEqual(layers.map((entry) => [entry.name, entry.sources[0]]), [
+    ['a:b', 'a_b_cache'],
+    ['a,b', 'a_b_2_cache'],
+    ['a_b', 'a_b_3_cache'],
+  ]);
+});

@@ -1,0 +1,89 @@
+import { DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { BadGateway } from '../errors.js';
+import { pathSegment } from './layout.js';
+import { type S3Endpoint } from './s3-settings.js';
+import { type TileStore } from './tile-store.js';
+import { type YamlMapping } from './yaml.js';
+
+export interface S3TileLocation {
+  bucket: string;
+  /** `STEWARD_MAPPROXY_CACHE_S3_DIR`: the key prefix of every project's tiles. */
+  directory: string;
+  endpoint: S3Endpoint;
+}
+
+function s3Client(endpoint: S3Endpoint): S3Client {
+  return new S3Client({
+    region: endpoint.region ?? 'us-east-1',
+    ...(endpoint.url === undefined ? {} : { endpoint: endpoint.url, forcePathStyle: true }),
+  });
+}
+
+/**
+ * Tiles as objects of one bucket, under `<directory>/<app>/<layer>/z/x/y.png`. MapProxy strips the
+ * leading slash of `directory` from its keys, so prefixes here have none.
+ */
+export class S3Tiles implements TileStore {
+  readonly kind = 's3' as const;
+  readonly supportsDimensions = false;
+  private readonly root: string;
+
+  constructor(
+    private readonly location: S3TileLocation,
+    private readonly client: S3Client = s3Client(location.endpoint),
+  ) {
+    this.root = location.directory.split('/').filter((part) => part !== '').join('/');
+  }
+
+  /** The key prefix of the project's tiles, or of one layer's. */
+  prefix(app: string, layer?: string): string {
+    const parts = [this.root, pathSegment(app), ...(layer === undefined ? [] : [pathSegment(layer)])];
+    return parts.filter((part) => part !== '').join('/');
+  }
+
+  cacheOptions(app: string, layer: string): YamlMapping {
+    return { type: 's3', directory: `/${this.prefix(app, layer)}`, directory_layout: 'tms' };
+  }
+
+  globalCacheOptions(): YamlMapping {
+    const { url, region } = this.location.endpoint;
+    return {
+      s3: {
+        bucket_name: this.location.bucket,
+        ...(url === undefined ? {} : { endpoint_url: url }),
+        ...(region === undefined ? {} : { region_name: region }),
+      },
+    };
+  }
+
+  clearLayer(app: string, layer: string): Promise<void> {
+    return this.deletePrefix(`${this.prefix(app, layer)}/`);
+  }
+
+  clearProject(app: string): Promise<void> {
+    return this.deletePrefix(`${this.prefix(app)}/`);
+  }
+
+  close(): void {
+    this.client.destroy();
+  }
+
+  private async deletePrefix(prefix: string): Promise<void> {
+    const Bucket = this.location.bucket;
+    try {
+      let token: string | undefined;
+      do {
+        const page = await this.client.send(new ListObjectsV2Command({ Bucket, Prefix: prefix, ContinuationToken: token }));
+        const objects = (page.Contents ?? []).flatMap((object) => (object.Key === undefined ? [] : [{ Key: object.Key }]));
+        if (objects.length > 0) {
+          const result = await this.client.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects: objects, Quiet: true } }));
+          const failure = result.Errors?.[0];
+          if (failure) throw new Error(`${failure.Key}: ${failure.Message ?? failure.Code}`);
+        }
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token !== undefined);
+    } catch (error) {
+      throw new BadGateway(`the cached tiles under s3://${Bucket}/${prefix} could not be deleted: ${(error as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,155 @@
+import { access, mkdir, rm } from 'node:fs/promises';
+import { BadRequest } from '../errors.js';
+import { type LayerEntry } from '../qgis/project.js';
+import { type LayerLifecycle } from '../services/layers.js';
+import { type ProjectLifecycle } from '../services/projects.js';
+import { type ProjectRepository } from '../services/repository.js';
+import { writeFileAtomic } from '../storage/atomic-file.js';
+import { KeyedMutex, withFileLock } from '../storage/lock.js';
+import { type ProjectRef } from '../storage/project-store.js';
+import { type CacheLayout } from './layout.js';
+import { mapproxyConfig } from './mapproxy-config.js';
+import { removeDir } from './remove-dir.js';
+import { type TileStore } from './tile-store.js';
+import { type Validation } from './validate.js';
+import { toYaml } from './yaml.js';
+
+export interface CacheStatus {
+  valid: boolean;
+  storage: 'filesystem' | 's3';
+  reason?: string;
+}
+
+export interface TileCacheOptions {
+  layout: CacheLayout;
+  tiles: TileStore;
+  repository: ProjectRepository;
+  /** The project's QGIS Server URL with `MAP=` (MapService.projectUrl). */
+  projectUrl(ref: ProjectRef): Promise<URL>;
+  validate(file: string): Promise<Validation>;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * The MapProxy tile cache of each project: its configuration file, kept in step with the
+ * project's layers, and its cached tiles, cleared when what they show changes. Each project's
+ * configuration is written by one writer at a time, in this process and across processes.
+ */
+export class TileCacheService implements ProjectLifecycle, LayerLifecycle {
+  private readonly mutex = new KeyedMutex();
+
+  constructor(private readonly options: TileCacheOptions) {}
+
+  get storage(): 'filesystem' | 's3' {
+    return this.options.tiles.kind;
+  }
+
+  /** The MapProxy app of the project: `<schema>_<project>` for projects in PostgreSQL. */
+  appName(ref: ProjectRef): string {
+    return this.options.repository.store.kind === 'postgresql' ? `${ref.schema}_${ref.name}` : ref.name;
+  }
+
+  /** Call before adding a layer with a time dimension: MapProxy caches dimensions only on disk. */
+  checkTimeDimension(hasTime: boolean): void {
+    if (hasTime && !this.options.tiles.supportsDimensions) {
+      throw new BadRequest('time dimension caching is not supported with the S3 cache');
+    }
+  }
+
+  async projectCreated(ref: ProjectRef): Promise<void> {
+    await this.locked(ref, () => this.writeConfig(ref));
+  }
+
+  async projectRemoved(ref: ProjectRef): Promise<void> {
+    await this.locked(ref, async () => {
+      await rm(this.options.layout.configFile(this.appName(ref)), { force: true });
+      await this.clearProject(ref);
+    });
+  }
+
+  /** A project made without Steward has no cache until it is reset (SPEC core concept 7). */
+  async layerAdded(ref: ProjectRef): Promise<void> {
+    await this.locked(ref, async () => {
+      if (await this.hasConfig(ref)) await this.writeConfig(ref);
+    });
+  }
+
+  async layerRemoved(ref: ProjectRef, layer: LayerEntry): Promise<void> {
+    await this.locked(ref, async () => {
+      if (await this.hasConfig(ref)) await this.writeConfig(ref);
+      await this.clearLayer(ref, layer.name);
+    });
+  }
+
+  /** For the styles code: the layer's current style changed, so its cached tiles and legends are stale. */
+  async layerStyleChanged(ref: ProjectRef, layerName: string): Promise<void> {
+    await this.locked(ref, () => this.clearLayer(ref, layerName));
+  }
+
+  /** Whether the project's configuration exists and MapProxy loads it. */
+  async status(ref: ProjectRef): Promise<CacheStatus> {
+    await this.options.repository.read(ref);
+    const storage = this.storage;
+    const file = this.options.layout.configFile(this.appName(ref));
+    if (!(await exists(file))) {
+      return { valid: false, storage, reason: `project "${ref.name}" has no cache configuration yet: reset the cache to create it` };
+    }
+    return { ...(await this.options.validate(file)), storage };
+  }
+
+  /** Clears every cached tile and rebuilds the configuration from the project's current layers. */
+  async reset(ref: ProjectRef): Promise<void> {
+    await this.options.repository.read(ref);
+    await this.locked(ref, async () => {
+      await this.clearProject(ref);
+      await this.writeConfig(ref);
+    });
+  }
+
+  private locked<T>(ref: ProjectRef, work: () => Promise<T>): Promise<T> {
+    const app = this.appName(ref);
+    return this.mutex.run(app, () => withFileLock(this.options.layout.lockFile(app), work));
+  }
+
+  private hasConfig(ref: ProjectRef): Promise<boolean> {
+    return exists(this.options.layout.configFile(this.appName(ref)));
+  }
+
+  private async writeConfig(ref: ProjectRef): Promise<void> {
+    const { layout, tiles, repository } = this.options;
+    const app = this.appName(ref);
+    const config = mapproxyConfig({
+      title: ref.name,
+      projectUrl: await this.options.projectUrl(ref),
+      layers: (await repository.read(ref)).layers(),
+      tiles,
+      app,
+      mapproxyDir: layout.mapproxyDir(app),
+    });
+    const comments = [
+      `MapProxy configuration of the project "${ref.name}", written by Steward from the project's layers.`,
+      'Steward rewrites it when layers change; resetting the cache rebuilds it.',
+    ];
+    await mkdir(layout.configDir, { recursive: true });
+    await writeFileAtomic(layout.configFile(app), toYaml(config, comments));
+  }
+
+  private async clearLayer(ref: ProjectRef, layerName: string): Promise<void> {
+    const app = this.appName(ref);
+    await this.options.tiles.clearLayer(app, layerName);
+    // MapProxy names cached legends by a hash of their request, so they cannot be told apart per layer.
+    await removeDir(this.options.layout.legendDir(app));
+  }
+
+  private async clearProject(ref: ProjectRef): Promise<void> {
+    const app = this.appName(ref);
+    await this.options.tiles.clearProject(app);
+    await removeDir(this.options.layout.projectDir(app));
+  }
+}

@@ -1,0 +1,89 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createInterface } from 'node:readline';
+import { freePort } from './ports.js';
+import { type QgisServerOptions } from './qgis-server.js';
+
+const START_TIMEOUT_MS = 30_000;
+
+/** Where to listen, extra environment (the AWS variables its S3 caches need), a log listener. */
+export type MapProxyOptions = QgisServerOptions;
+
+/**
+ * `mapproxy-util serve-multiapp-develop <dir>`: serves every `<dir>/<app>.yaml` at `/<app>/` and
+ * reloads a configuration when its file changes. Its reloader runs the server in a child process,
+ * so it is started as its own process group and stopped as one.
+ */
+export class MapProxyProcess {
+  private readonly logLines: string[] = [];
+  // Its own process group does not die with this process: take it down on exit, however we exit.
+  private readonly stopOnExit = (): void => this.signal('SIGKILL');
+
+  private constructor(
+    readonly url: string,
+    readonly child: ChildProcess,
+  ) {}
+
+  static async start(configDir: string, options: MapProxyOptions = {}): Promise<MapProxyProcess> {
+    const host = options.host ?? '127.0.0.1';
+    const port = options.port ?? (await freePort(host));
+    const child = spawn('mapproxy-util', ['serve-multiapp-develop', '--bind', `${host}:${port}`, configDir], {
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const server = new MapProxyProcess(`http://${host}:${port}`, child);
+    process.once('exit', server.stopOnExit);
+    child.once('exit', () => process.off('exit', server.stopOnExit));
+    const record = (line: string): void => {
+      server.logLines.push(line);
+      options.onLog?.(line);
+    };
+    if (child.stdout) createInterface({ input: child.stdout }).on('line', record);
+    if (child.stderr) createInterface({ input: child.stderr }).on('line', record);
+    await server.waitUntilReady();
+    return server;
+  }
+
+  /** Everything MapProxy has logged so far. */
+  get log(): readonly string[] {
+    return this.logLines;
+  }
+
+  private get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  private async waitUntilReady(): Promise<void> {
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    while (Date.now() < deadline) {
+      if (!this.running) throw new Error(`mapproxy-util exited with ${this.child.exitCode}: ${this.logLines.join('\n')}`);
+      try {
+        if ((await fetch(`${this.url}/`)).ok) return;
+      } catch {
+        // Not listening yet.
+      }
+      await sleep(100);
+    }
+    await this.stop();
+    throw new Error(`mapproxy-util did not answer within ${START_TIMEOUT_MS / 1000} seconds`);
+  }
+
+  private signal(name: NodeJS.Signals): void {
+    if (this.child.pid === undefined) return;
+    try {
+      process.kill(-this.child.pid, name);
+    } catch {
+      // The group is already gone.
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.signal('SIGTERM');
+    const timer = setTimeout(() => this.signal('SIGKILL'), 3000);
+    await exited;
+    clearTimeout(timer);
+  }
+}

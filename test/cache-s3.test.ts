@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { BadRequest } from '../src/errors.js';
+import {
+  apiStyleChange,
+  assertLoads,
+  assertStyleChangeClearsTiles,
+  type CacheStack,
+  POLYGON_TILE,
+  polygonsLayer,
+  startCacheStack,
+} from './support/cache-stack.js';
+import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { filesUnder } from './support/mapproxy.js';
+import { type LocalS3, startLocalS3 } from './support/s3.js';
+
+describe('tile cache on S3 (a local S3-compatible server), served by a real MapProxy', () => {
+  let cs: CacheStack;
+  let s3: LocalS3;
+  let data: Fixtures;
+  // STEWARD_MAPPROXY_CACHE_S3_DIR as an operator might write it; MapProxy's keys have no leading slash.
+  const prefix = (...parts: string[]): string => ['steward/tiles', ...parts].join('/') + '/';
+
+  before(async () => {
+    data = makeFixtures();
+    s3 = await startLocalS3('steward-tiles');
+    // Steward reads the endpoint and credentials from its environment, like MapProxy's boto3.
+    Object.assign(process.env, s3.env);
+    cs = await startCacheStack({ cacheS3Bucket: s3.bucket, cacheS3Dir: '/steward/tiles/' }, s3.env);
+  });
+  after(async () => {
+    await cs.stop();
+    await s3.stop();
+    rmSync(data.dir, { recursive: true, force: true });
+  });
+
+  it('writes S3 caches under the configured directory with the endpoint, which MapProxy loads', async () => {
+    await cs.stack.call('POST', '/api/projects/', { name: 'remote', author: 'test' });
+    await assertLoads(cs.configFile('remote'));
+    assert.equal((await cs.stack.call('POST', '/api/projects/remote/layers', polygonsLayer(data))).status, 201);
+    await assertLoads(cs.configFile('remote'));
+    const text = readFileSync(cs.configFile('remote'), 'utf8');
+    for (const expected of [
+      'type: "s3"',
+      'directory: "/steward/tiles/remote/polygons"',
+      `bucket_name: "${s3.bucket}"`,
+      `endpoint_url: "${s3.endpoint}"`,
+    ]) {
+      assert.ok(text.includes(expected), `${expected} in\n${text}`);
+    }
+    assert.deepEqual((await cs.stack.call('GET', '/api/projects/remote/cache')).body, { valid: true, storage: 's3' });
+  });
+
+  it('stores tiles under the prefix; a style change deletes them and the next tile has the new colour', async () => {
+    await cs.stack.call('POST', '/api/projects/', { name: 'painted', author: 'test' });
+    await cs.stack.call('POST', '/api/projects/painted/layers', polygonsLayer(data));
+    const stored = async (): Promise<number> => (await s3.keys(prefix('painted', 'polygons'))).length;
+    await assertStyleChangeClearsTiles(cs, 'painted', 'polygons', stored, apiStyleChange(cs, 'painted', 'polygons'));
+    const keys = await s3.keys(prefix('painted', 'polygons'));
+    assert.ok(keys.every((key) => /^steward\/tiles\/painted\/polygons\/\d+\/\d+\/\d+\.png$/.test(key)), keys.join('\n'));
+    assert.deepEqual(filesUnder(join(cs.configDir, 'cache_data'), '.png'), [], 'no tile was written to disk');
+  });
+
+  it('deletes a layer\'s objects with the layer, and all of them on reset and with the project', async () => {
+    await cs.stack.call('POST', '/api/projects/', { name: 'cleanup', author: 'test' });
+    await cs.stack.call('POST', '/api/projects/cleanup/layers', polygonsLayer(data));
+    await cs.stack.call('POST', '/api/projects/cleanup/layers', { type: 'raster', name: 'rgb', datasource: data.rgbTiff });
+    await cs.tile('cleanup', 'polygons', POLYGON_TILE);
+    assert.deepEqual((await cs.tile('cleanup', 'rgb', POLYGON_TILE)).pixel(128, 128), [200, 40, 90, 255]);
+    assert.ok((await s3.keys(prefix('cleanup', 'rgb'))).length > 0);
+
+    assert.equal((await cs.stack.call('DELETE', '/api/projects/cleanup/layers/rgb')).status, 200);
+    await assertLoads(cs.configFile('cleanup'));
+    assert.deepEqual(await s3.keys(prefix('cleanup', 'rgb')), []);
+    assert.ok((await s3.keys(prefix('cleanup', 'polygons'))).length > 0, 'the other layer keeps its tiles');
+
+    assert.deepEqual(await cs.stack.call('POST', '/api/projects/cleanup/cache/reset'), { status: 200, body: true });
+    await assertLoads(cs.configFile('cleanup'));
+    assert.deepEqual(await s3.keys(prefix('cleanup')), [], 'reset deleted every tile of the project');
+
+    await cs.tile('cleanup', 'polygons', POLYGON_TILE);
+    assert.ok((await s3.keys(prefix('cleanup'))).length > 0);
+    assert.equal((await cs.stack.call('DELETE', '/api/projects/cleanup')).status, 200);
+    assert.deepEqual(await s3.keys(prefix('cleanup')), [], 'the project took its tiles with it');
+  });
+
+  it('refuses time dimensions, which MapProxy cannot cache on S3', () => {
+    assert.doesNotThrow(() => cs.cache.service.checkTimeDimension(false));
+    assert.throws(
+      () => cs.cache.service.checkTimeDimension(true),
+      (error: unknown) =>
+        error instanceof BadRequest && error.status === 400 && error.message === 'time dimension caching is not supported with the S3 cache',
+    );
+  });
+});

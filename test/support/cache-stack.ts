@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTileCache, type TileCache } from '../../src/cache/factory.js';
+import { type Config } from '../../src/config.js';
+import { MapProxyProcess } from '../../src/runtime/mapproxy.js';
+import { ProjectRepository } from '../../src/services/repository.js';
+import { FilesystemStore } from '../../src/storage/filesystem-store.js';
+import { type ProjectRef } from '../../src/storage/project-store.js';
+import { type Fixtures } from './fixtures.js';
+import { eventually, loadWithMapProxy, setFillColour, tileAt } from './mapproxy.js';
+import { decodePng, type Image } from './png.js';
+import { type Stack, startStack } from './stack.js';
+
+/** The API and QGIS Server with the cache enabled, MapProxy serving its configurations. */
+export interface CacheStack {
+  stack: Stack;
+  mapproxy: MapProxyProcess;
+  configDir: string;
+  /**
+   * A cache service of its own on the same folders and bucket, standing in for the styles code,
+   * which calls `layerStyleChanged` inside the API.
+   */
+  cache: TileCache;
+  configFile(app: string): string;
+  qgsFile(project: string): string;
+  /** A WMTS tile of the layer through MapProxy, decoded. */
+  tile(app: string, layer: string, at: { z: number; x: number; y: number }): Promise<Image>;
+  stop(): Promise<void>;
+}
+
+export async function startCacheStack(overrides: Partial<Config> = {}, env: Record<string, string> = {}): Promise<CacheStack> {
+  const configDir = mkdtempSync(join(tmpdir(), 'steward-mapproxy-'));
+  const config = { mapproxyProjectsDir: configDir, cacheS3Bucket: undefined, cacheS3Dir: '/mapproxy/cache', ...overrides };
+  const stack = await startStack(config);
+  const mapproxy = await MapProxyProcess.start(configDir, { env });
+  const repository = new ProjectRepository(new FilesystemStore(stack.projectsDir));
+  const projectUrl = async (ref: ProjectRef): Promise<URL> => {
+    const url = new URL(stack.qgis.url);
+    url.searchParams.set('MAP', await repository.store.mapParameter(ref));
+    return url;
+  };
+  const cache = createTileCache(config, repository, projectUrl, { ...process.env, ...env });
+  if (!cache) throw new Error('the cache is enabled in this stack');
+  return {
+    stack,
+    mapproxy,
+    configDir,
+    cache,
+    configFile: (app) => join(configDir, `${app}.yaml`),
+    qgsFile: (project) => join(stack.projectsDir, project, `${project}.qgs`),
+    async tile(app, layer, { z, x, y }) {
+      const response = await fetch(`${mapproxy.url}/${app}/wmts/${layer}/GLOBAL_WEBMERCATOR/${z}/${x}/${y}.png`);
+      const body = Buffer.from(await response.arrayBuffer());
+      assert.equal(response.status, 200, body.toString('utf8').slice(0, 500));
+      assert.equal(response.headers.get('content-type'), 'image/png');
+      return decodePng(body);
+    },
+    async stop() {
+      cache.close();
+      await mapproxy.stop();
+      await stack.stop();
+      rmSync(configDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Asserts that MapProxy's own loader reads the file without a complaint. */
+export async function assertLoads(file: string): Promise<void> {
+  const { loaded, warnings } = await loadWithMapProxy(file);
+  assert.ok(loaded, `MapProxy cannot load ${file}: ${warnings.join('\n')}`);
+  // The only remark MapProxy makes about a project without layers, which it serves as such.
+  assert.deepEqual(warnings.filter((line) => line !== 'Missing layers section'), [], file);
+}
+
+/** The body that adds the polygons fixture as layer `polygons`. */
+export function polygonsLayer(data: Fixtures): { type: string; name: string; datasource: string } {
+  return { type: 'vector', name: 'polygons', datasource: `${data.geopackage}|layername=polygons` };
+}
+
+/** The tile over the middle of the polygons fixture (1..3 E, 44..46 N): the polygon fills it. */
+export const POLYGON_TILE = tileAt(2, 45, 8);
+
+const CENTRE = 128;
+const DEFAULT_FILL = [229, 182, 54, 255];
+/** The fill colour every style change below gives the layer. */
+const NEW_FILL = [30, 60, 200, 255];
+
+async function qgisDraws(cs: CacheStack, project: string, layer: string, rgba: number[]): Promise<boolean> {
+  return eventually(async () => {
+    const response = await fetch(`${cs.stack.api.url}/api/projects/${project}/layers/${layer}/map`);
+    return decodePng(Buffer.from(await response.arrayBuffer())).pixel(200, 200).join() === rgba.join();
+  });
+}
+
+/**
+ * The styles code's part, simulated: the colour is rewritten in the .qgs and `layerStyleChanged`
+ * called on a cache service of the test's own. Until then MapProxy keeps serving the stale tile.
+ */
+export function simulatedStyleChange(cs: CacheStack, project: string, layer: string): () => Promise<void> {
+  return async () => {
+    setFillColour(cs.qgsFile(project), layer, NEW_FILL.join(','));
+    assert.ok(await qgisDraws(cs, project, layer, NEW_FILL), 'QGIS Server draws the new colour');
+    const stale = await cs.tile(project, layer, POLYGON_TILE);
+    assert.deepEqual(stale.pixel(CENTRE, CENTRE), DEFAULT_FILL, 'until cleared, MapProxy serves the cached tile');
+    await cs.cache.service.layerStyleChanged({ name: project, schema: 'public' }, layer);
+  };
+}
+
+/** The change through the API: a new style made the layer's current one. */
+export function apiStyleChange(cs: CacheStack, project: string, layer: string): () => Promise<void> {
+  return async () => {
+    const [r, g, b] = NEW_FILL.map((channel) => channel.toString(16).padStart(2, '0'));
+    const style = {
+      type: 'vector',
+      name: 'recoloured',
+      rendering: { opacity: 1 },
+      symbology: { type: 'single_symbol', symbol: 'fill', properties: { color: `#${r}${g}${b}`, style: 'solid', outline_style: 'no' } },
+    };
+    assert.equal((await cs.stack.call('POST', `/api/projects/${project}/styles`, style)).status, 201);
+    const applied = await cs.stack.call('POST', `/api/projects/${project}/layers/${layer}/style`, { name: 'recoloured', current: true });
+    assert.equal(applied.status, 200, JSON.stringify(applied.body));
+  };
+}
+
+/**
+ * A tile is cached, the layer's current style changes (`changeStyle`), the layer's store is then
+ * empty, and the next tile has the new colour and is cached again.
+ */
+export async function assertStyleChangeClearsTiles(
+  cs: CacheStack,
+  project: string,
+  layer: string,
+  storedTiles: () => Promise<number>,
+  changeStyle: () => Promise<void>,
+): Promise<void> {
+  const before = await cs.tile(project, layer, POLYGON_TILE);
+  assert.deepEqual(before.pixel(CENTRE, CENTRE), DEFAULT_FILL, 'the default polygon fill');
+  assert.ok((await storedTiles()) > 0, 'MapProxy stored the tile');
+  await changeStyle();
+  assert.ok(await qgisDraws(cs, project, layer, NEW_FILL), 'QGIS Server draws the new colour');
+  assert.equal(await storedTiles(), 0, 'the layer tile store is empty');
+  const after = await cs.tile(project, layer, POLYGON_TILE);
+  assert.deepEqual(after.pixel(CENTRE, CENTRE), NEW_FILL, 'the next tile has the new colour');
+  assert.ok((await storedTiles()) > 0, 'and is cached again');
+}

@@ -1,0 +1,62 @@
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MAPPROXY_PYTHON } from '../../src/cache/validate.js';
+
+/**
+ * Loads a configuration file with MapProxy's own loader, exactly as
+ * `load_configuration('<file>')`; resolves to what it wrote on stderr (its warnings) when it loads.
+ */
+export function loadWithMapProxy(file: string): Promise<{ loaded: boolean; warnings: string[] }> {
+  const script = 'import sys\nfrom mapproxy.config.loader import load_configuration\nload_configuration(sys.argv[1])';
+  return new Promise((resolve) => {
+    execFile(MAPPROXY_PYTHON, ['-c', script, file], (error, _stdout, stderr) => {
+      resolve({ loaded: error === null, warnings: stderr.split('\n').filter((line) => line.trim() !== '') });
+    });
+  });
+}
+
+/** The web mercator tile (XYZ numbering, as WMTS counts rows) that holds a longitude/latitude. */
+export function tileAt(lon: number, lat: number, zoom: number): { z: number; x: number; y: number } {
+  const tiles = 2 ** zoom;
+  const radians = (lat * Math.PI) / 180;
+  const x = Math.floor(((lon + 180) / 360) * tiles);
+  const y = Math.floor(((1 - Math.log(Math.tan(radians) + 1 / Math.cos(radians)) / Math.PI) / 2) * tiles);
+  return { z: zoom, x, y };
+}
+
+/** Every file under `dir` with the extension, by path relative to `dir`; none when it is missing. */
+export function filesUnder(dir: string, extension: string): string[] {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true, recursive: true });
+  } catch {
+    return [];
+  }
+  return entries.filter((entry) => entry.isFile() && entry.name.endsWith(extension)).map((entry) => join(entry.parentPath, entry.name));
+}
+
+/**
+ * Rewrites the fill colour of the layer's current symbol in a .qgs, standing in for the styles
+ * API: `rgba` as QGIS writes it, `r,g,b,a`.
+ */
+export function setFillColour(qgsFile: string, layer: string, rgba: string): void {
+  const text = readFileSync(qgsFile, 'utf8');
+  const layerAt = text.indexOf(`<layername>${layer}</layername>`);
+  const option = '<Option type="QString" name="color" value="';
+  const optionAt = layerAt < 0 ? -1 : text.indexOf(option, layerAt);
+  if (optionAt < 0) throw new Error(`${qgsFile} has no fill colour for layer ${layer}`);
+  const valueAt = optionAt + option.length;
+  writeFileSync(qgsFile, text.slice(0, valueAt) + rgba + text.slice(text.indexOf('"', valueAt)));
+}
+
+/** Polls `probe` until it returns true, up to `timeoutMs`. */
+export async function eventually(probe: () => Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await probe()) return true;
+    await sleep(100);
+  }
+  return false;
+}
