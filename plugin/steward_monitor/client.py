@@ -39,7 +39,10 @@ def encode(message):
 
 
 class StewardClient(threading.Thread):
-    """Connects to host:port, retrying every 5 seconds, and serves `handlers` by method name."""
+    """Connects to host:port, retrying every 5 seconds, and serves `handlers` by method name.
+
+    Each handler takes the request's `params` object ({} when the request has none).
+    """
 
     def __init__(self, host, port, token, handlers, log):
         super().__init__(name="steward-monitor", daemon=True)
@@ -97,8 +100,11 @@ class StewardClient(threading.Thread):
         handler = self._handlers.get(request.get("method"))
         if handler is None:
             return encode({"id": request["id"], "error": "unknown method"})
+        params = request.get("params", {})
+        if not isinstance(params, dict):
+            return encode({"id": request["id"], "error": "params must be an object"})
         try:
-            reply = encode({"id": request["id"], "result": handler()})
+            reply = encode({"id": request["id"], "result": handler(params)})
         except Exception as error:  # report it to Steward rather than killing the thread
             return encode({"id": request["id"], "error": str(error) or type(error).__name__})
         if len(reply) > MAX_LINE:

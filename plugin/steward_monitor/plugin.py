@@ -7,6 +7,7 @@ from qgis.PyQt.QtCore import Qt
 
 from . import info
 from .client import StewardClient
+from .invalidation import PendingInvalidations
 from .logbuffer import LogBuffer
 from .stats import RequestStats, StatsFilter
 
@@ -34,12 +35,15 @@ class StewardMonitor:
     def __init__(self, server_iface):
         self._logs = LogBuffer()
         self._stats = RequestStats()
+        self._invalidations = PendingInvalidations()
         # Direct connection: messages logged on other threads are captured there, without
         # depending on the main thread's event loop.
         QgsApplication.messageLog().messageReceived[str, str, Qgis.MessageLevel].connect(
             self._logs.on_message, Qt.DirectConnection
         )
-        self._filter = StatsFilter(server_iface, self._stats, os.environ.get("QGIS_PROJECT_FILE", ""))
+        self._filter = StatsFilter(
+            server_iface, self._stats, os.environ.get("QGIS_PROJECT_FILE", ""), self._invalidations, _log
+        )
         server_iface.registerFilter(self._filter, 100)
         self._client = self._start_client()
 
@@ -50,9 +54,10 @@ class StewardMonitor:
             _log("STEWARD_HOST and STEWARD_PORT must be set for the Steward monitor to connect")
             return None
         handlers = {
-            "metadata": lambda: info.metadata(self._stats),
-            "logs": lambda: {"lines": _fit(self._logs.lines())},
-            "stats": self._stats.snapshot,
+            "metadata": lambda _params: info.metadata(self._stats),
+            "logs": lambda _params: {"lines": _fit(self._logs.lines())},
+            "stats": lambda _params: self._stats.snapshot(),
+            "invalidate": self._invalidations.request,
         }
         token = os.environ.get("STEWARD_MONITORING_TOKEN", "")
         client = StewardClient(host, int(port), token, handlers, _log)

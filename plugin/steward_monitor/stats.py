@@ -1,7 +1,8 @@
 """Request statistics gathered by a QgsServerFilter.
 
 The filter hooks run on the rendering path, so they only swap an immutable snapshot; the socket
-thread reads that snapshot without a lock (a reference assignment is atomic in CPython).
+thread reads that snapshot without a lock (a reference assignment is atomic in CPython). The same
+filter applies the project invalidations Steward queued (invalidation.py): nothing when none are.
 """
 
 import time
@@ -50,12 +51,25 @@ def _parameter(parameters, name):
 
 
 class StatsFilter(QgsServerFilter):
-    def __init__(self, server_iface, stats, default_project):
+    """Counts requests; also drops the projects Steward invalidated from the config cache.
+
+    requestReady() runs on the thread that handles the request, before QGIS Server looks the
+    request's project up in its cache, so an invalidated project is read again by this request.
+    """
+
+    def __init__(self, server_iface, stats, default_project, invalidations, log):
         super().__init__(server_iface)
         self._stats = stats
         self._default_project = default_project
+        self._invalidations = invalidations
+        self._log = log
 
     def requestReady(self):  # noqa: N802 (QgsServerFilter hook)
+        try:
+            for value in self._invalidations.apply(self.serverInterface()):
+                self._log("Could not remove {} from the project cache".format(value))
+        except Exception:  # a monitoring failure must never fail the request
+            pass
         try:
             parameters = self.serverInterface().requestHandler().parameterMap()
             project = _parameter(parameters, "MAP") or self._default_project

@@ -30,7 +30,7 @@ export class PluginConnection {
     return Math.floor((Date.now() - this.registeredAt) / 1000);
   }
 
-  request<M extends Method>(method: M): Promise<MethodResult<M>> {
+  request<M extends Method>(method: M, params?: Record<string, unknown>): Promise<MethodResult<M>> {
     const requestId = this.nextRequestId++;
     return new Promise<unknown>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -38,7 +38,7 @@ export class PluginConnection {
         reject(new GatewayTimeout(`Instance ${this.id} did not answer "${method}" within ${this.timeoutMs / 1000} seconds.`));
       }, this.timeoutMs);
       this.pending.set(requestId, { method, resolve, reject, timer });
-      this.socket.write(encodeLine({ id: requestId, method }));
+      this.socket.write(encodeLine(params === undefined ? { id: requestId, method } : { id: requestId, method, params }));
     }).then((result) => this.checked(method, result));
   }
 

@@ -44,10 +44,14 @@ export const InstanceStats = Type.Object({
 });
 export type InstanceStats = Static<typeof InstanceStats>;
 
+/** `invalidate` (params `{map}`): the instance queued the project to drop from its cache. */
+export const InvalidateResult = Type.Literal(true);
+
 export const methodResults = {
   metadata: InstanceMetadata,
   logs: InstanceLogs,
   stats: InstanceStats,
+  invalidate: InvalidateResult,
 } as const;
 export type Method = keyof typeof methodResults;
 export type MethodResult<M extends Method> = Static<(typeof methodResults)[M]>;

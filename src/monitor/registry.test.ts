@@ -127,3 +127,27 @@ test('close() forgets every instance and the registry can listen again', async (
   again.close();
   await registry.close();
 });
+
+test('invalidateProject asks every instance in parallel, waits for each and never throws', async () => {
+  const warnings: string[] = [];
+  const registry = new InstanceRegistry({ replyTimeoutMs: 300, log: { info: () => {}, warn: (message) => warnings.push(message) } });
+  await registry.start(0, '127.0.0.1');
+  await registry.invalidateProject('postgresql:?project=none');
+  const map = 'postgresql:?service=s&schema=a&project=p';
+  const plugins = await Promise.all([
+    FakePlugin.connect(registry.port, hello(), ({ id }) => ({ id, result: true })),
+    FakePlugin.connect(registry.port, hello(), ({ id }) => ({ id, result: true })),
+    FakePlugin.connect(registry.port, hello(), ({ id }) => ({ id, error: 'refused' })),
+    FakePlugin.connect(registry.port, hello(), silentPlugin),
+  ]);
+  await waitFor('registration', () => registry.list().length === 4);
+  const started = Date.now();
+  await registry.invalidateProject(map);
+  const elapsed = Date.now() - started;
+  assert.ok(elapsed >= 250 && elapsed < 600, `waited for the silent one, in parallel: ${elapsed} ms`);
+  for (const plugin of plugins) assert.deepEqual(plugin.requests, [{ id: 1, method: 'invalidate', params: { map } }]);
+  assert.equal(warnings.length, 2, warnings.join('\n'));
+  assert.ok(warnings.some((warning) => /refused/.test(warning)) && warnings.some((warning) => /did not answer/.test(warning)));
+  for (const plugin of plugins) plugin.close();
+  await registry.close();
+});

@@ -88,6 +88,22 @@ export class InstanceRegistry {
     return this.instance(id).request('stats');
   }
 
+  /**
+   * Has every registered instance drop the project `map` (a MAP value) from its project cache
+   * before its next request, and waits for each to queue it, within the reply timeout. Never
+   * throws: an instance that fails or stays silent is logged, and may serve the old project.
+   */
+  async invalidateProject(map: string): Promise<void> {
+    await Promise.all(
+      [...this.instances.values()].map((connection) =>
+        connection.request('invalidate', { map }).catch((error: unknown) => {
+          const reason = error instanceof Error ? error.message : String(error);
+          this.log.warn(`instance ${connection.id} may still serve the old ${map}: ${reason}`);
+        }),
+      ),
+    );
+  }
+
   private instance(id: string): PluginConnection {
     const connection = this.instances.get(id);
     if (!connection) throw new NotFound(`No QGIS Server instance with id ${id} is registered.`);

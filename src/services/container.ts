@@ -51,7 +51,10 @@ async function symbologyCatalogue(logger: FastifyBaseLogger): Promise<SymbologyC
 export async function createServices(config: Config, logger: FastifyBaseLogger): Promise<Services> {
   const crs = new CrsResolver();
   const postgres = config.psqlService === undefined ? undefined : await PostgresStore.open(config.psqlService, config.projectsDir);
-  const repository = new ProjectRepository(postgres ?? new FilesystemStore(config.projectsDir));
+  // Project cache refresh: QGIS Server 3.22 keeps a database project cached until told; `registry` is made below.
+  const repository = new ProjectRepository(postgres ?? new FilesystemStore(config.projectsDir), {
+    onWritten: postgres && (async (ref) => registry?.invalidateProject(await postgres.mapParameter(ref))),
+  });
   // Tile cache (issue 5): undefined unless STEWARD_MAPPROXY_PROJECTS_DIR is set; `maps` is made below.
   const tileCache = createTileCache(config, repository, (ref) => maps.projectUrl(ref));
   const cache = tileCache?.service;

@@ -2,6 +2,11 @@ import { NotFound } from '../errors.js';
 import { ProjectDocument } from '../qgis/project.js';
 import { type ProjectRef, type ProjectStore } from '../storage/project-store.js';
 
+export interface RepositoryOptions {
+  /** Called after each successful write of `update()`, outside the project's lock; awaited by it. */
+  onWritten?: (ref: ProjectRef) => Promise<void>;
+}
+
 function key(ref: ProjectRef): string {
   return `${ref.schema}\u0000${ref.name}`;
 }
@@ -13,7 +18,10 @@ function key(ref: ProjectRef): string {
 export class ProjectRepository {
   private readonly cache = new Map<string, { identity: string; document: ProjectDocument }>();
 
-  constructor(readonly store: ProjectStore) {}
+  constructor(
+    readonly store: ProjectStore,
+    private readonly options: RepositoryOptions = {},
+  ) {}
 
   /** The parsed project; throws NotFound when there is none. */
   async read(ref: ProjectRef): Promise<ProjectDocument> {
@@ -36,10 +44,11 @@ export class ProjectRepository {
 
   /**
    * Changes a project under its lock: `change` edits the document, which is then written back
-   * atomically. When `change` or the write fails, the stored project is left as it was.
+   * atomically. When `change` or the write fails, the stored project is left as it was. After a
+   * write, and once the lock is released, the `onWritten` listener is awaited.
    */
   async update<T>(ref: ProjectRef, change: (document: ProjectDocument) => T | Promise<T>): Promise<T> {
-    return this.store.withLock(ref, async () => {
+    const changed = await this.store.withLock(ref, async () => {
       const document = await this.read(ref);
       try {
         const result = await change(document);
@@ -51,6 +60,8 @@ export class ProjectRepository {
         throw error;
       }
     });
+    await this.options.onWritten?.(ref);
+    return changed;
   }
 
   async create(ref: ProjectRef, document: ProjectDocument): Promise<void> {

@@ -7,6 +7,7 @@ import threading
 import unittest
 
 from steward_monitor import client
+from steward_monitor.invalidation import PendingInvalidations
 
 
 class ReadLinesTest(unittest.TestCase):
@@ -55,10 +56,11 @@ class StewardClientTest(unittest.TestCase):
         self.log = []
         self.steward = FakeSteward()
 
-        def fail():
+        def fail(_params):
             raise RuntimeError("boom")
 
-        handlers = {"stats": lambda: {"count": 1}, "logs": fail}
+        self.invalidations = PendingInvalidations()
+        handlers = {"stats": lambda _params: {"count": 1}, "logs": fail, "invalidate": self.invalidations.request}
         self.client = client.StewardClient("127.0.0.1", self.steward.port, "tok", handlers, self.log.append)
         self.client.start()
 
@@ -79,6 +81,18 @@ class StewardClientTest(unittest.TestCase):
             self.assertEqual(receive(stream), {"id": 3, "error": "unknown method"})
         self.assertEqual(self.log[:2], ["Try to connect...", "Connected with Steward server"])
 
+    def test_queues_an_invalidation_answers_at_once_and_refuses_a_bad_one(self):
+        connection, stream = self.steward.accept()
+        with connection:
+            receive(stream)
+            map_value = "postgresql:?service=s&schema=a b&project=p"
+            connection.sendall(json.dumps({"id": 4, "method": "invalidate", "params": {"map": map_value}}).encode() + b"\n")
+            self.assertEqual(receive(stream), {"id": 4, "result": True})
+            connection.sendall(b'{"id":5,"method":"invalidate","params":{}}\n{"id":6,"method":"invalidate","params":[1]}\n')
+            self.assertEqual(receive(stream)["id"], 5)
+            self.assertEqual(receive(stream), {"id": 6, "error": "params must be an object"})
+        self.assertEqual(self.invalidations.take(), {map_value})
+
     def test_reconnects_after_the_connection_drops(self):
         first, first_stream = self.steward.accept()
         receive(first_stream)
@@ -88,6 +102,65 @@ class StewardClientTest(unittest.TestCase):
         with second:
             self.assertEqual(receive(second_stream)["type"], "hello")
         self.assertEqual(self.log.count("Connected with Steward server"), 2)
+
+
+class FakeServerInterface:
+    """Stands in for QgsServerInterface: records the config cache entries removed."""
+
+    def __init__(self, failing=()):
+        self.removed = []
+        self._failing = failing
+
+    def removeConfigCacheEntry(self, path):  # noqa: N802 (QgsServerInterface API)
+        if path in self._failing:
+            raise RuntimeError("cannot")
+        self.removed.append(path)
+
+
+class PendingInvalidationsTest(unittest.TestCase):
+    def test_apply_removes_each_queued_map_once_and_drains_the_queue(self):
+        pending = PendingInvalidations()
+        self.assertIs(pending.request({"map": "postgresql:?project=a"}), True)
+        pending.request({"map": "postgresql:?project=b"})
+        pending.request({"map": "postgresql:?project=a"})
+        iface = FakeServerInterface()
+        self.assertEqual(pending.apply(iface), [])
+        self.assertEqual(sorted(iface.removed), ["postgresql:?project=a", "postgresql:?project=b"])
+        pending.apply(iface)
+        self.assertEqual(len(iface.removed), 2, "the queue was drained")
+
+    def test_a_failing_entry_does_not_keep_the_others(self):
+        pending = PendingInvalidations()
+        for name in ("bad", "good"):
+            pending.request({"map": name})
+        iface = FakeServerInterface(failing=("bad",))
+        self.assertEqual(pending.apply(iface), ["bad"])
+        self.assertEqual(iface.removed, ["good"])
+        self.assertEqual(pending.take(), set())
+
+    def test_refuses_a_missing_or_empty_map(self):
+        pending = PendingInvalidations()
+        for params in ({}, {"map": ""}, {"map": 3}, None):
+            with self.assertRaises(ValueError):
+                pending.request(params)
+        self.assertEqual(pending.take(), set())
+
+    def test_adds_from_many_threads_are_all_applied(self):
+        pending = PendingInvalidations()
+        iface = FakeServerInterface()
+        names = ["p{}".format(n) for n in range(400)]
+
+        def add(chunk):
+            for name in chunk:
+                pending.request({"map": name})
+
+        threads = [threading.Thread(target=add, args=(names[i::4],)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        while any(thread.is_alive() for thread in threads):
+            pending.apply(iface)
+        pending.apply(iface)
+        self.assertEqual(sorted(iface.removed), sorted(names))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,45 @@
+"""Projects Steward changed, to drop from QGIS Server's project cache before the next request.
+
+QGIS Server 3.22 re-reads a .qgs file that changes on disk, but keeps a project stored in
+PostgreSQL (MAP=postgresql:?...) cached until it restarts. Steward sends `invalidate` with the MAP
+value after each write; the socket thread only queues it here, and the server filter drains the
+queue in requestReady(), on the thread that loads projects, before the request's project is loaded.
+Stdlib only, so it is unit-tested without QGIS.
+"""
+
+import threading
+
+
+class PendingInvalidations:
+    """A set of MAP values shared by the socket thread (adds) and the request thread (drains)."""
+
+    def __init__(self):
+        self._maps = set()
+        self._lock = threading.Lock()
+
+    def request(self, params):
+        """The `invalidate` handler: queues params["map"] and answers at once."""
+        value = params.get("map") if isinstance(params, dict) else None
+        if not isinstance(value, str) or not value:
+            raise ValueError("invalidate needs params.map, a non-empty string")
+        with self._lock:
+            self._maps.add(value)
+        return True
+
+    def take(self):
+        """Empties the queue and returns what it held."""
+        if not self._maps:  # unlocked fast path: the usual case on every request
+            return set()
+        with self._lock:
+            maps, self._maps = self._maps, set()
+        return maps
+
+    def apply(self, server_iface):
+        """Removes every queued project from the config cache; returns the MAP values that failed."""
+        failed = []
+        for value in self.take():
+            try:
+                server_iface.removeConfigCacheEntry(value)
+            except Exception:  # one bad entry must not keep the others cached
+                failed.append(value)
+        return failed

@@ -1,0 +1,149 @@
+/**
+ * End to end: QGIS Server 3.22 keeps a project stored in PostgreSQL cached until it restarts. With
+ * monitoring on, Steward tells the steward_monitor plugin of a running qgis_mapserver to drop a
+ * database project it changed, so the next request reads the project again.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { InstanceMetadata } from '../src/monitor/protocol.js';
+import { freePort } from '../src/runtime/ports.js';
+import { QgisServerProcess } from '../src/runtime/qgis-server.js';
+import { type RunningServer, startServer } from '../src/server.js';
+import { decodePng, type Image } from './support/png.js';
+import { type TestDatabase, startTestDatabase } from './support/postgres.js';
+import { ows, projectProblems, publishedLayers } from './support/qgis.js';
+
+const repo = resolve(import.meta.dirname, '..');
+const TOKEN = 'refresh-monitoring-secret';
+const DEFAULT_FILL = [229, 182, 54, 255];
+const TEAL = [0, 187, 187, 255];
+
+describe('a database project changed through the API, served by a running QGIS Server', () => {
+  let db: TestDatabase;
+  let api: RunningServer;
+  let qgis: QgisServerProcess;
+  let projectsDir = '';
+  let map = '';
+  let instances: () => Promise<{ id: string }[]>;
+
+  async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+    const response = await fetch(api.url + path, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text === '' ? text : (JSON.parse(text) as unknown) };
+  }
+  const project = (rest = ''): string => `/api/projects/live${rest}?schema=refresh`;
+
+  /** A WMS GetMap of the whole data extent (1..3 E, 44..46 N), straight from QGIS Server. */
+  async function getMap(layers: string): Promise<Image> {
+    const response = await ows(qgis, map, {
+      SERVICE: 'WMS',
+      VERSION: '1.3.0',
+      REQUEST: 'GetMap',
+      LAYERS: layers,
+      STYLES: '',
+      CRS: 'EPSG:4326',
+      BBOX: '44,1,46,3',
+      WIDTH: '64',
+      HEIGHT: '64',
+      FORMAT: 'image/png',
+      TRANSPARENT: 'true',
+    });
+    assert.equal(response.headers.get('content-type'), 'image/png', `${layers}: ${await response.clone().text()}`);
+    return decodePng(Buffer.from(await response.arrayBuffer()));
+  }
+
+  before(async () => {
+    db = await startTestDatabase();
+    await db.sql(`
+      CREATE SCHEMA geodata;
+      CREATE TABLE geodata.parcels (id serial PRIMARY KEY, geom geometry(MultiPolygon, 4326));
+      INSERT INTO geodata.parcels (geom) VALUES (ST_GeomFromText('MULTIPOLYGON(((1 44,3 44,3 46,1 46,1 44)))', 4326));
+      CREATE TABLE geodata.roads (id serial PRIMARY KEY, geom geometry(LineString, 4326));
+      INSERT INTO geodata.roads (geom) VALUES (ST_GeomFromText('LINESTRING(1 44,3 46)', 4326));
+      GRANT USAGE ON SCHEMA geodata TO ${db.user};
+      GRANT SELECT ON geodata.parcels, geodata.roads TO ${db.user};
+    `);
+    projectsDir = mkdtempSync(join(tmpdir(), 'steward-refresh-'));
+    const [qgisPort, monitoringPort] = [await freePort(), await freePort()];
+    api = await startServer({
+      qgisServerUrl: `http://127.0.0.1:${qgisPort}/ows/`,
+      projectsDir,
+      logLevel: 'error',
+      listen: { host: '127.0.0.1', port: 0 },
+      psqlService: db.service,
+      monitoringPort,
+      monitoringToken: TOKEN,
+      mapproxyProjectsDir: undefined,
+      cacheS3Bucket: undefined,
+      cacheS3Dir: '/mapproxy/cache',
+      apiToken: undefined,
+      dataRoots: undefined,
+    });
+    // PGSERVICEFILE (set by startTestDatabase) is inherited, so QGIS Server finds the service too.
+    qgis = await QgisServerProcess.start({
+      port: qgisPort,
+      env: {
+        QGIS_PLUGINPATH: join(repo, 'plugin'),
+        STEWARD_HOST: '127.0.0.1',
+        STEWARD_PORT: String(monitoringPort),
+        STEWARD_MONITORING_TOKEN: TOKEN,
+      },
+    });
+    instances = async () => ((await call('GET', '/api/instances')).body as { servers: { id: string }[] }).servers;
+    const deadline = Date.now() + 15_000;
+    while ((await instances()).length !== 1) {
+      if (Date.now() > deadline) assert.fail(`QGIS Server did not register with the API:\n${qgis.log.slice(-20).join('\n')}`);
+      await sleep(100);
+    }
+  });
+
+  after(async () => {
+    await qgis?.stop();
+    await api?.close();
+    await db?.stop();
+    if (projectsDir) rmSync(projectsDir, { recursive: true, force: true });
+  });
+
+  it('has QGIS Server load the database project with its one layer, which it then caches', async () => {
+    assert.deepEqual(await call('POST', '/api/projects/', { name: 'live', author: 'test', schema: 'refresh' }), { status: 201, body: true });
+    const parcels = { type: 'vector', name: 'parcels', datasource: `service=${db.service} table="geodata"."parcels" (geom)` };
+    assert.deepEqual(await call('POST', project('/layers'), parcels), { status: 201, body: true });
+    const { url } = (await call('GET', project('/layers/parcels/map/url'))).body as { url: string };
+    map = new URL(url).searchParams.get('MAP') ?? '';
+    assert.equal(map, `postgresql:?service=${db.service}&schema=refresh&project=live`);
+    assert.deepEqual((await getMap('parcels')).pixel(32, 32), DEFAULT_FILL);
+    assert.deepEqual(await publishedLayers(qgis, map), ['parcels']);
+    const [{ id = '' } = {}] = await instances();
+    const metadata = (await call('GET', `/api/instances/${id}`)).body as InstanceMetadata;
+    assert.ok(metadata.cache.projects.includes(map), 'the instance served the database project');
+  });
+
+  it('publishes a layer added and draws the new current style at once after the change', async () => {
+    const roads = { type: 'vector', name: 'roads', datasource: `service=${db.service} table="geodata"."roads" (geom)` };
+    assert.deepEqual(await call('POST', project('/layers'), roads), { status: 201, body: true });
+    const teal = {
+      type: 'vector',
+      name: 'teal',
+      rendering: { opacity: 1 },
+      symbology: { type: 'single_symbol', symbol: 'fill', properties: { color: '#00BBBB', style: 'solid', outline_width: 0, outline_style: 'no' } },
+    };
+    assert.equal((await call('POST', project('/styles'), teal)).status, 201);
+    assert.equal((await call('POST', project('/layers/parcels/style'), { name: 'teal', current: true })).status, 200);
+    // No waiting: each API change returns once the instance has queued the invalidation.
+    assert.deepEqual(await publishedLayers(qgis, map), ['parcels', 'roads']);
+    assert.deepEqual((await getMap('parcels')).pixel(32, 32), TEAL);
+    const road = await getMap('roads');
+    assert.ok([-1, 0, 1].some((d) => road.pixel(32 + d, 32)[3] > 0), 'the road crosses the middle');
+    assert.equal(road.pixel(5, 5)[3], 0, 'and nothing else is drawn');
+    assert.deepEqual(projectProblems(qgis), []);
+    assert.ok(!qgis.log.some((line) => line.includes('Could not remove')), 'every invalidation applied');
+  });
+});
