@@ -1,0 +1,142 @@
+/**
+ * Exact histograms of every band of a raster, read window by window so memory stays flat.
+ * Bins follow numpy.histogram (see histogram-bins.ts). Pixels equal to the band's no-data value,
+ * and NaN in float bands, are left out. Bands of 8 and 16-bit integers are read once, counting
+ * each value; the other types are read twice when the range has to come from the data, first for
+ * the exact minimum and maximum, then for the bins.
+ */
+import gdal from 'gdal-async';
+import { Unprocessable } from '../errors.js';
+import { BinEdges, type RequestedRange, resolveRange, type ValueRange } from './histogram-bins.js';
+import { binLoop, scanLoop } from './histogram-loops.js';
+import { comparableNoData, forEachWindow, type PixelArray, type PixelType, pixelType } from './pixels.js';
+import { planWindows, type Window } from './windows.js';
+
+export const DEFAULT_BIN_COUNT = 1000;
+/** Pixels per read: large enough to amortise each call, small enough to keep memory flat. */
+const WINDOW_PIXELS = 1 << 22;
+
+export interface HistogramOptions extends RequestedRange {
+  count?: number | undefined;
+}
+
+export interface BandHistogram {
+  min: number;
+  max: number;
+  values: number[];
+}
+
+/** Offsets that turn each small integer type's values into indices of a value-count table. */
+const VALUE_TABLES: Record<string, { offset: number; size: number }> = {
+  Byte: { offset: 0, size: 256 },
+  UInt16: { offset: 0, size: 65536 },
+  Int16: { offset: 32768, size: 65536 },
+};
+
+interface BandSource {
+  band: gdal.RasterBand;
+  type: PixelType;
+  noData: number;
+  windows: Window[];
+}
+
+function countValues(pixels: PixelArray, n: number, offset: number, table: Float64Array): void {
+  for (let i = 0; i < n; i++) {
+    const index = (pixels[i] as number) + offset;
+    table[index] = (table[index] as number) + 1;
+  }
+}
+
+async function validRange(source: BandSource): Promise<ValueRange | null> {
+  const state = Float64Array.of(Infinity, -Infinity, source.noData);
+  const skip = !Number.isNaN(source.noData);
+  await forEachWindow(source.band, source.windows, source.type, (pixels, w) =>
+    scanLoop(pixels, skip)(pixels, w.width * w.height, state),
+  );
+  const [min, max] = state as unknown as [number, number];
+  return min <= max ? { min, max } : null;
+}
+
+async function binnedHistogram(source: BandSource, options: HistogramOptions, count: number): Promise<BandHistogram> {
+  const known = options.min !== undefined && options.max !== undefined;
+  const range = resolveRange(options, known ? null : await validRange(source));
+  const bins = new BinEdges(range, count, source.type.storage === 'float32');
+  const low = bins.edges[0] as number;
+  const high = bins.edges[count] as number;
+  const state = Float64Array.of(low, high, bins.norm, source.noData);
+  // The no-data test is only needed when the no-data value falls inside the bins.
+  const skip = source.noData >= low && source.noData <= high;
+  const counts = new Float64Array(count);
+  await forEachWindow(source.band, source.windows, source.type, (pixels, w) =>
+    binLoop(pixels, skip)(pixels, w.width * w.height, state, bins.edges, counts),
+  );
+  return { ...range, values: Array.from(counts) };
+}
+
+/** Smallest and largest value with a non-zero count. */
+function presentRange(values: Float64Array, offset: number): ValueRange | null {
+  let lowest = 0;
+  while (lowest < values.length && values[lowest] === 0) lowest++;
+  if (lowest === values.length) return null;
+  let highest = values.length - 1;
+  while (values[highest] === 0) highest--;
+  return { min: lowest - offset, max: highest - offset };
+}
+
+async function countedHistogram(
+  source: BandSource,
+  table: { offset: number; size: number },
+  options: HistogramOptions,
+  count: number,
+): Promise<BandHistogram> {
+  const values = new Float64Array(table.size);
+  await forEachWindow(source.band, source.windows, source.type, (pixels, w) =>
+    countValues(pixels, w.width * w.height, table.offset, values),
+  );
+  if (!Number.isNaN(source.noData)) values[source.noData + table.offset] = 0;
+  const range = resolveRange(options, presentRange(values, table.offset));
+  const bins = new BinEdges(range, count, false);
+  const counts = new Float64Array(count);
+  values.forEach((n, i) => {
+    const k = n > 0 ? bins.index(i - table.offset) : -1;
+    if (k >= 0) counts[k] = (counts[k] as number) + n;
+  });
+  return { ...range, values: Array.from(counts) };
+}
+
+async function bandHistogram(band: gdal.RasterBand, options: HistogramOptions, what: string): Promise<BandHistogram> {
+  const type = pixelType(band.dataType, what);
+  const source: BandSource = {
+    band,
+    type,
+    noData: comparableNoData(band.noDataValue, type.storage),
+    windows: planWindows(band.size.x, band.size.y, band.blockSize, WINDOW_PIXELS),
+  };
+  const count = options.count ?? DEFAULT_BIN_COUNT;
+  const table = VALUE_TABLES[band.dataType ?? ''];
+  return table ? countedHistogram(source, table, options, count) : binnedHistogram(source, options, count);
+}
+
+async function openRaster(path: string): Promise<gdal.Dataset> {
+  try {
+    return await gdal.openAsync(path, 'r');
+  } catch (error) {
+    throw new Unprocessable(`GDAL cannot open the raster ${path}: ${(error as Error).message}`);
+  }
+}
+
+/** The histogram of every band, keyed by band number ("1", "2", ...). */
+export async function computeHistogram(path: string, options: HistogramOptions = {}): Promise<Record<string, BandHistogram>> {
+  const dataset = await openRaster(path);
+  try {
+    const result: Record<string, BandHistogram> = {};
+    const count = dataset.bands.count();
+    if (count === 0) throw new Unprocessable(`${path} has no raster band.`);
+    for (let i = 1; i <= count; i++) {
+      result[String(i)] = await bandHistogram(dataset.bands.get(i), options, `band ${i} of ${path}`);
+    }
+    return result;
+  } finally {
+    dataset.close();
+  }
+}
