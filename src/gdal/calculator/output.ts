@@ -1,0 +1,51 @@
+/**
+ * The calculator's output raster: one Float32 band, tiled and compressed, with a no-data value and
+ * empty internal overview levels that the runner fills as it goes.
+ */
+import gdal from 'gdal-async';
+import { overviewFactors } from '../overviews.js';
+import type { Grid } from './inputs.js';
+
+/** -FLT_MAX, the no-data value QGIS's raster calculator writes; NaN is read poorly by many tools. */
+export const OUTPUT_NO_DATA = -3.4028234663852886e38;
+/** Tile size, and the alignment of the windows the runner writes, so overview factors up to it map exactly. */
+export const OUTPUT_BLOCK = 512;
+
+// ZSTD at level 1 compresses about as well as DEFLATE here at a third of the time; NUM_THREADS lets
+// GDAL compress tiles on other cores while the next window is computed.
+const CREATION_OPTIONS = [
+  'TILED=YES',
+  `BLOCKXSIZE=${OUTPUT_BLOCK}`,
+  `BLOCKYSIZE=${OUTPUT_BLOCK}`,
+  'COMPRESS=ZSTD',
+  'ZSTD_LEVEL=1',
+  'NUM_THREADS=ALL_CPUS',
+  'BIGTIFF=IF_SAFER',
+];
+
+export interface OutputRaster {
+  dataset: gdal.Dataset;
+  band: gdal.RasterBand;
+  /** Overview bands, finest first, and their reduction factors. */
+  overviews: gdal.RasterBand[];
+  factors: number[];
+}
+
+export async function createOutputRaster(path: string, grid: Grid): Promise<OutputRaster> {
+  const driver = gdal.drivers.get('GTiff');
+  const dataset = await driver.createAsync(path, grid.width, grid.height, 1, 'Float32', CREATION_OPTIONS);
+  try {
+    dataset.geoTransform = grid.geoTransform;
+    if (grid.srs) dataset.srs = grid.srs;
+    const band = dataset.bands.get(1);
+    band.noDataValue = OUTPUT_NO_DATA;
+    const factors = overviewFactors(grid.width, grid.height, OUTPUT_BLOCK);
+    // "NONE" lays out the overview levels without computing them; the runner writes their pixels.
+    if (factors.length > 0) await dataset.buildOverviewsAsync('NONE', factors);
+    const overviews = factors.map((_, i) => band.overviews.get(i));
+    return { dataset, band, overviews, factors };
+  } catch (error) {
+    dataset.close();
+    throw error;
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * Where a computed raster is written while it is being computed, and how it is moved into place,
+ * so that a failed run leaves nothing at the requested path: a local GeoTIFF is written under a
+ * hidden temporary name in the same folder and renamed over the target when complete; an object
+ * storage target is written to a local temporary file and uploaded when complete.
+ */
+import { randomUUID } from 'node:crypto';
+import { constants } from 'node:fs';
+import { access, mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, isAbsolute, join } from 'node:path';
+import { BadRequest, Unprocessable } from '../errors.js';
+import { isObjectStoragePath, parseObjectPath, uploadGeoTiff } from './object-storage.js';
+
+export interface OutputTarget {
+  /** The local file the raster is written to. */
+  workPath: string;
+  /** Moves the finished file to the requested path. */
+  publish(): Promise<void>;
+  /** Removes the work file; the requested path is left as it was. */
+  discard(): Promise<void>;
+}
+
+function checkName(path: string): void {
+  if (!/\.tiff?$/i.test(path)) throw new BadRequest(`output ${path} must name a GeoTIFF file ending in .tif or .tiff.`);
+}
+
+async function checkFolder(folder: string, path: string): Promise<void> {
+  const info = await stat(folder).catch(() => undefined);
+  if (!info?.isDirectory()) throw new Unprocessable(`output ${path} cannot be written: folder ${folder} does not exist.`);
+  await access(folder, constants.W_OK).catch(() => {
+    throw new Unprocessable(`output ${path} cannot be written: folder ${folder} is not writable.`);
+  });
+  const existing = await stat(path).catch(() => undefined);
+  if (existing?.isDirectory()) throw new Unprocessable(`output ${path} cannot be written: it is a folder.`);
+}
+
+async function localTarget(path: string): Promise<OutputTarget> {
+  const folder = dirname(path);
+  await checkFolder(folder, path);
+  const workPath = join(folder, `.${basename(path)}.${randomUUID()}.tmp`);
+  return {
+    workPath,
+    publish: () => rename(workPath, path),
+    discard: () => rm(workPath, { force: true }),
+  };
+}
+
+async function objectStorageTarget(path: string): Promise<OutputTarget> {
+  const object = parseObjectPath(path);
+  if (!object) throw new BadRequest(`output ${path} must read /vsis3/<bucket>/<key>.`);
+  const folder = await mkdtemp(join(tmpdir(), 'steward-output-'));
+  const workPath = join(folder, basename(object.key));
+  const discard = () => rm(folder, { recursive: true, force: true });
+  return {
+    workPath,
+    publish: async () => {
+      try {
+        uploadGeoTiff(workPath, path);
+      } catch (error) {
+        throw new Unprocessable(`output ${path} cannot be written to object storage: ${(error as Error).message}`);
+      } finally {
+        await discard();
+      }
+    },
+    discard,
+  };
+}
+
+/** Checks that `path` can receive a GeoTIFF and prepares its work file. */
+export async function prepareOutputTarget(path: string): Promise<OutputTarget> {
+  checkName(path);
+  if (isObjectStoragePath(path)) return objectStorageTarget(path);
+  if (path.startsWith('/vsi') || !isAbsolute(path)) {
+    throw new BadRequest(`output ${path} must be an absolute file path or /vsis3/<bucket>/<key>.`);
+  }
+  return localTarget(path);
+}
