@@ -1,0 +1,55 @@
+/**
+ * Raster processing on a project's layers (SPEC.md, Processing; DESIGN.md section 6): exact
+ * histograms and the raster calculator. Layers are named as the project names them; the lookup
+ * turns a name into the datasource GDAL opens.
+ */
+import { BadRequest } from '../errors.js';
+import { bandReferences } from '../gdal/calculator/ast.js';
+import { calculateRaster } from '../gdal/calculator/calculate.js';
+import { parseExpression } from '../gdal/calculator/parser.js';
+import { type BandHistogram, computeHistogram, type HistogramOptions } from '../gdal/histogram.js';
+
+export interface ProcessingLayer {
+  name: string;
+  type: 'raster' | 'vector';
+  /** The datasource GDAL opens: a path, a `/vsis3/` path, ... */
+  source: string;
+}
+
+/** How processing finds layers; findLayer throws NotFound for an unknown project or layer. */
+export interface LayerLookup {
+  findLayer(project: string, layer: string, schema?: string): Promise<ProcessingLayer>;
+  listLayers(project: string, schema?: string): Promise<ProcessingLayer[]>;
+}
+
+export interface CalculationRequest {
+  expression: string;
+  /** Local path or `/vsis3/<bucket>/<key>` of the GeoTIFF to create. */
+  output: string;
+}
+
+export class ProcessingService {
+  constructor(private readonly layers: LayerLookup) {}
+
+  /** Histogram of every band of a raster layer, keyed "1", "2", ... */
+  async histogram(project: string, layer: string, options: HistogramOptions = {}, schema?: string): Promise<Record<string, BandHistogram>> {
+    const found = await this.layers.findLayer(project, layer, schema);
+    if (found.type !== 'raster') throw new BadRequest(`Layer "${layer}" is a vector layer; a histogram needs a raster layer.`);
+    return computeHistogram(found.source, options);
+  }
+
+  /** Evaluates a raster calculator expression over the project's raster layers into `output`. */
+  async calculate(project: string, request: CalculationRequest, schema?: string): Promise<void> {
+    const tree = parseExpression(request.expression);
+    const named = new Set(bandReferences(tree).map(({ ref }) => ref.layer));
+    const layers = await this.layers.listLayers(project, schema);
+    const sources = new Map<string, string>();
+    for (const name of named) {
+      const layer = layers.find((candidate) => candidate.name === name);
+      if (!layer) throw new BadRequest(`The expression uses layer "${name}", which project "${project}" does not have.`);
+      if (layer.type !== 'raster') throw new BadRequest(`The expression uses layer "${name}", which is a vector layer; only raster layers can be calculated.`);
+      sources.set(name, layer.source);
+    }
+    await calculateRaster(tree, sources, request.output);
+  }
+}
