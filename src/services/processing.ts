@@ -6,6 +6,7 @@
 import { BadRequest } from '../errors.js';
 import { bandReferences } from '../gdal/calculator/ast.js';
 import { calculateRaster } from '../gdal/calculator/calculate.js';
+import { minusHint } from '../gdal/calculator/lexer.js';
 import { parseExpression } from '../gdal/calculator/parser.js';
 import { type BandHistogram, computeHistogram, type HistogramOptions } from '../gdal/histogram.js';
 
@@ -46,7 +47,7 @@ export class ProcessingService {
     const sources = new Map<string, string>();
     for (const name of named) {
       const layer = layers.find((candidate) => candidate.name === name);
-      if (!layer) throw new BadRequest(`The expression uses layer "${name}", which project "${project}" does not have.`);
+      if (!layer) throw new BadRequest(`The expression uses layer "${name}", which project "${project}" does not have${minusHint(name)}.`);
       if (layer.type !== 'raster') throw new BadRequest(`The expression uses layer "${name}", which is a vector layer; only raster layers can be calculated.`);
       sources.set(name, layer.source);
     }

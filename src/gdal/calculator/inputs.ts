@@ -9,6 +9,7 @@ import gdal from 'gdal-async';
 import { BadRequest, Unprocessable } from '../../errors.js';
 import { type PixelType, pixelType } from '../pixels.js';
 import { type BandReference, referenceKey } from './ast.js';
+import { minusHint } from './lexer.js';
 
 export interface Grid {
   width: number;
@@ -63,8 +64,10 @@ function warpArguments(grid: Grid): string[] {
   const [minY, maxY] = [y0 + sizeY * grid.height, y0].sort((p, q) => p - q) as [number, number];
   const extent = [x0, minY, x0 + sizeX * grid.width, maxY].map(String);
   const target = grid.srs ? ['-t_srs', grid.srs.toWKT()] : [];
+  // -et 0: exact coordinate transformation, so each pixel's source does not depend on how the
+  // raster is cut into windows.
   return ['-of', 'VRT', ...target, '-te', ...extent, '-ts', String(grid.width), String(grid.height),
-    '-r', 'near', '-ot', 'Float64', '-dstnodata', 'nan'];
+    '-r', 'near', '-et', '0', '-ot', 'Float64', '-dstnodata', 'nan'];
 }
 
 class InputSet implements OpenedInputs {
@@ -128,7 +131,7 @@ export async function openInputs(references: readonly Reference[], sources: Read
       let dataset = datasets.get(layer);
       if (!dataset) {
         const path = sources.get(layer);
-        if (path === undefined) throw new BadRequest(`Invalid expression at character ${reference.position}: there is no raster layer "${layer}".`);
+        if (path === undefined) throw new BadRequest(`Invalid expression at character ${reference.position}: there is no raster layer "${layer}"${minusHint(layer)}.`);
         dataset = await inputs.open(path, layer);
         datasets.set(layer, dataset);
       }

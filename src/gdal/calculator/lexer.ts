@@ -21,6 +21,11 @@ export type Token =
   | (TokenBase & { kind: 'operator'; operator: BinaryOperator })
   | (TokenBase & { kind: '(' | ')' | ',' | 'end' });
 
+/** QGIS reads `-b@1` as one name; this says so where that is the likely cause of an error. */
+export function minusHint(name: string): string {
+  return name.startsWith('-') ? ' (a "-" written directly before a name is part of the name, as in QGIS: put a space after the "-")' : '';
+}
+
 /** A syntax error, always naming the 1-based character position. */
 export function expressionError(position: number, message: string): BadRequest {
   return new BadRequest(`Invalid expression at character ${position}: ${message}.`);

@@ -3,6 +3,7 @@
  * empty internal overview levels that the runner fills as it goes.
  */
 import gdal from 'gdal-async';
+import { Unprocessable } from '../../errors.js';
 import { overviewFactors } from '../overviews.js';
 import type { Grid } from './inputs.js';
 
@@ -31,9 +32,16 @@ export interface OutputRaster {
   factors: number[];
 }
 
+async function create(path: string, grid: Grid): Promise<gdal.Dataset> {
+  try {
+    return await gdal.drivers.get('GTiff').createAsync(path, grid.width, grid.height, 1, 'Float32', CREATION_OPTIONS);
+  } catch (error) {
+    throw new Unprocessable(`the output raster cannot be created: ${(error as Error).message}`);
+  }
+}
+
 export async function createOutputRaster(path: string, grid: Grid): Promise<OutputRaster> {
-  const driver = gdal.drivers.get('GTiff');
-  const dataset = await driver.createAsync(path, grid.width, grid.height, 1, 'Float32', CREATION_OPTIONS);
+  const dataset = await create(path, grid);
   try {
     dataset.geoTransform = grid.geoTransform;
     if (grid.srs) dataset.srs = grid.srs;

@@ -5,7 +5,7 @@
  * so `2^3^2` is `(2^3)^2`, and unary minus binds tighter than `^`, so `-2^2` is 4, as in QGIS.
  */
 import { type BinaryOperator, type ExpressionNode, FUNCTION_ARITY, type FunctionName } from './ast.js';
-import { expressionError, type Token, tokenize } from './lexer.js';
+import { expressionError, minusHint, type Token, tokenize } from './lexer.js';
 
 const LEVELS: ReadonlyArray<ReadonlyArray<BinaryOperator>> = [
   ['AND'],
@@ -50,7 +50,7 @@ class Parser {
     const tree = this.parseLevel(0);
     const rest = this.current;
     if (rest.kind === ')') throw expressionError(rest.position, 'this ")" closes no "("');
-    if (rest.kind !== 'end') throw expressionError(rest.position, `expected an operator, found ${describe(rest)}${minusHint(rest)}`);
+    if (rest.kind !== 'end') throw expressionError(rest.position, `expected an operator, found ${describe(rest)}${rest.kind === 'band' ? minusHint(rest.text) : ''}`);
     return tree;
   }
 
@@ -110,14 +110,6 @@ class Parser {
     this.expect(')', `")" to close the "(" of ${name} at character ${open.position}`);
     return { kind: 'call', name, args };
   }
-}
-
-/** QGIS reads `-b@1` as one name; say so where that is the likely cause of an error. */
-function minusHint(token: Token): string {
-  if (token.kind === 'band' && token.text.startsWith('-')) {
-    return ' (a "-" written directly before a name is part of the name, as in QGIS: put a space after the "-")';
-  }
-  return '';
 }
 
 /** Parses an expression; a syntax error is a BadRequest naming the character position. */
