@@ -137,7 +137,7 @@ describe('raster calculator', () => {
       const band = dataset.bands.get(1);
       assert.equal(band.dataType, 'Float32');
       assert.equal(band.noDataValue, OUTPUT_NO_DATA);
-      assert.deepEqual(band.blockSize, { x: 512, y: 512 });
+      assert.deepEqual(band.blockSize, { x: 256, y: 256 });
       assert.equal(dataset.getMetadata('IMAGE_STRUCTURE')['COMPRESSION'], 'ZSTD');
       assert.deepEqual(band.overviews.map((overview) => overview.size.x), name === 'props-a.tif' ? [513, 257, 129, 65] : [2350, 1175, 588, 294, 147]);
       dataset.close();

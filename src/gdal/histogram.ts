@@ -13,8 +13,8 @@ import { comparableNoData, forEachWindow, type PixelArray, type PixelType, pixel
 import { planWindows, type Window } from './windows.js';
 
 export const DEFAULT_BIN_COUNT = 1000;
-/** Pixels per read: large enough to amortise each call, small enough to keep memory flat. */
-const WINDOW_PIXELS = 1 << 22;
+/** Pixels per read: measured fastest at 2 Mi (fewer calls than 1 Mi, more cache-friendly than 4 Mi). */
+const WINDOW_PIXELS = 1 << 21;
 
 export interface HistogramOptions extends RequestedRange {
   count?: number | undefined;

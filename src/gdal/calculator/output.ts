@@ -9,8 +9,10 @@ import type { Grid } from './inputs.js';
 
 /** -FLT_MAX, the no-data value QGIS's raster calculator writes; NaN is read poorly by many tools. */
 export const OUTPUT_NO_DATA = -3.4028234663852886e38;
-/** Tile size, and the alignment of the windows the runner writes, so overview factors up to it map exactly. */
-export const OUTPUT_BLOCK = 512;
+/** Tile size: 256 lets the runner cover an 8000-pixel-wide raster in whole-width windows of 2 Mi pixels. */
+export const OUTPUT_BLOCK = 256;
+/** Overviews are computed while writing up to this factor; windows are aligned to the largest one. */
+export const MAX_OVERVIEW_FACTOR = 512;
 
 // ZSTD at level 1 compresses about as well as DEFLATE here at a third of the time; NUM_THREADS lets
 // GDAL compress tiles on other cores while the next window is computed.
@@ -47,7 +49,7 @@ export async function createOutputRaster(path: string, grid: Grid): Promise<Outp
     if (grid.srs) dataset.srs = grid.srs;
     const band = dataset.bands.get(1);
     band.noDataValue = OUTPUT_NO_DATA;
-    const factors = overviewFactors(grid.width, grid.height, OUTPUT_BLOCK);
+    const factors = overviewFactors(grid.width, grid.height, MAX_OVERVIEW_FACTOR);
     // "NONE" lays out the overview levels without computing them; the runner writes their pixels.
     if (factors.length > 0) await dataset.buildOverviewsAsync('NONE', factors);
     const overviews = factors.map((_, i) => band.overviews.get(i));

@@ -10,7 +10,7 @@ import type { InputBand } from './inputs.js';
 import { OUTPUT_BLOCK, OUTPUT_NO_DATA, type OutputRaster } from './output.js';
 import { OverviewPyramid, type OverviewPiece } from './pyramid.js';
 
-/** Pixels per window: 2 Mi pixels is 512 rows of 4096 pixels. */
+/** Pixels per window: 2 Mi pixels is 256 rows of 8192 pixels. */
 const WINDOW_PIXELS = 1 << 21;
 
 type Slot = 0 | 1;
@@ -35,7 +35,9 @@ function writeWindow(output: OutputRaster, w: Window, pixels: Float32Array, piec
 
 export async function runCalculation(kernel: Kernel, inputs: readonly InputBand[], output: OutputRaster): Promise<void> {
   const { x: width, y: height } = output.band.size;
-  const windows = planWindows(width, height, { x: OUTPUT_BLOCK, y: OUTPUT_BLOCK }, WINDOW_PIXELS);
+  // Windows cover whole tiles, and start on multiples of every overview factor.
+  const align = Math.max(OUTPUT_BLOCK, output.factors.at(-1) ?? 1);
+  const windows = planWindows(width, height, { x: align, y: align }, WINDOW_PIXELS);
   const first = windows[0] as Window;
   const buffers = new Buffers(inputs, first.width * first.height);
   const pyramid = new OverviewPyramid(output.factors.length, first.width, first.height, OUTPUT_NO_DATA);
