@@ -1,0 +1,24 @@
+/**
+ * One raster processing job in a process of its own, as the service runs it, so the bench can
+ * measure its peak memory. `calc <a> <b> <output>` or `hist <raster>`; prints {"ms": <time of
+ * the job itself>}.
+ */
+import { calculateRaster } from '../src/gdal/calculator/calculate.js';
+import { parseExpression } from '../src/gdal/calculator/parser.js';
+import { configureGdalMemory } from '../src/gdal/gdal-memory.js';
+import { computeHistogram } from '../src/gdal/histogram.js';
+
+export const NORMALISED_DIFFERENCE = '("a@1" - "b@1") / ("a@1" + "b@1")';
+
+configureGdalMemory();
+const [job, ...paths] = process.argv.slice(2);
+const start = performance.now();
+if (job === 'calc') {
+  const [a = '', b = '', output = ''] = paths;
+  await calculateRaster(parseExpression(NORMALISED_DIFFERENCE), new Map([['a', a], ['b', b]]), output);
+} else if (job === 'hist') {
+  await computeHistogram(paths[0] ?? '');
+} else {
+  throw new Error(`unknown job ${job}`);
+}
+process.stdout.write(`${JSON.stringify({ ms: performance.now() - start })}\n`);
