@@ -58,6 +58,12 @@ describe('processing routes', () => {
     assert.equal(band?.max, 699);
   });
 
+  test('takes a POST without a body as a request for the defaults', async () => {
+    const response = await app.inject({ method: 'POST', url: '/api/processing/raster/histogram/site/dem' });
+    assert.equal(response.statusCode, 200, response.body);
+    assert.deepEqual(response.json(), await computeHistogram(dem));
+  });
+
   test('refuses bad histogram bodies with 400', async () => {
     for (const body of [{ count: 0 }, { count: 100001 }, { count: 2.5 }, { min: 'low' }, { bins: 3 }, { min: 5, max: 1 }]) {
       const response = await post('/api/processing/raster/histogram/site/dem', body);

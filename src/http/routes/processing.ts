@@ -50,6 +50,10 @@ export function processingRoutes(service: ProcessingService): FastifyPluginAsync
             body: HistogramBody,
             response: { 200: Histogram, ...errorResponses },
           },
+          // Every member is optional, so a POST without a body asks for the defaults.
+          preValidation: async (request) => {
+            request.body ??= {};
+          },
         },
         async (request) => {
           const { project, layer } = request.params;
