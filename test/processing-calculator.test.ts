@@ -166,6 +166,17 @@ describe('raster calculator', () => {
     await assert.rejects(calculateRaster(tree, sources, '/proc/out.tif'), Unprocessable);
   });
 
+  test('replaces a previous output and drops the side files that described it', async () => {
+    const output = path('replaced.tif');
+    await calculateRaster(parseExpression('a@1'), sources, output);
+    await writeFile(`${output}.aux.xml`, '<PAMDataset><Metadata><MDI key="STATISTICS_MAXIMUM">1</MDI></Metadata></PAMDataset>');
+    await writeFile(`${output}.ovr`, 'old overviews');
+    await calculateRaster(parseExpression('a@1 * 2'), sources, output);
+    await assert.rejects(stat(`${output}.aux.xml`));
+    await assert.rejects(stat(`${output}.ovr`));
+    assert.ok((await readdir(folder.dir)).every((name) => !name.endsWith('.tmp')));
+  });
+
   test('leaves an existing output untouched and no temporary file when a run fails midway', async () => {
     const broken = path('broken.tif');
     await copyFile(sources.get('a') as string, broken);

@@ -5,10 +5,10 @@
  * each value; the other types are read twice when the range has to come from the data, first for
  * the exact minimum and maximum, then for the bins.
  */
-import gdal from 'gdal-async';
-import { Unprocessable } from '../errors.js';
+import type gdal from 'gdal-async';
 import { BinEdges, type RequestedRange, resolveRange, type ValueRange } from './histogram-bins.js';
 import { binLoop, scanLoop } from './histogram-loops.js';
+import { openRaster } from './open-raster.js';
 import { comparableNoData, forEachWindow, type PixelArray, type PixelType, pixelType } from './pixels.js';
 import { planWindows, type Window } from './windows.js';
 
@@ -117,21 +117,12 @@ async function bandHistogram(band: gdal.RasterBand, options: HistogramOptions, w
   return table ? countedHistogram(source, table, options, count) : binnedHistogram(source, options, count);
 }
 
-async function openRaster(path: string): Promise<gdal.Dataset> {
-  try {
-    return await gdal.openAsync(path, 'r');
-  } catch (error) {
-    throw new Unprocessable(`GDAL cannot open the raster ${path}: ${(error as Error).message}`);
-  }
-}
-
 /** The histogram of every band, keyed by band number ("1", "2", ...). */
 export async function computeHistogram(path: string, options: HistogramOptions = {}): Promise<Record<string, BandHistogram>> {
   const dataset = await openRaster(path);
   try {
     const result: Record<string, BandHistogram> = {};
     const count = dataset.bands.count();
-    if (count === 0) throw new Unprocessable(`${path} has no raster band.`);
     for (let i = 1; i <= count; i++) {
       result[String(i)] = await bandHistogram(dataset.bands.get(i), options, `band ${i} of ${path}`);
     }

@@ -22,17 +22,26 @@ export interface OutputTarget {
 }
 
 function checkName(path: string): void {
-  if (!/\.tiff?$/i.test(path)) throw new BadRequest(`output ${path} must name a GeoTIFF file ending in .tif or .tiff.`);
+  if (!/\.tiff?$/i.test(path)) throw new BadRequest(`Output ${path} must name a GeoTIFF file ending in .tif or .tiff.`);
 }
 
 async function checkFolder(folder: string, path: string): Promise<void> {
   const info = await stat(folder).catch(() => undefined);
-  if (!info?.isDirectory()) throw new Unprocessable(`output ${path} cannot be written: folder ${folder} does not exist.`);
+  if (!info?.isDirectory()) throw new Unprocessable(`Output ${path} cannot be written: folder ${folder} does not exist.`);
   await access(folder, constants.W_OK).catch(() => {
-    throw new Unprocessable(`output ${path} cannot be written: folder ${folder} is not writable.`);
+    throw new Unprocessable(`Output ${path} cannot be written: folder ${folder} is not writable.`);
   });
   const existing = await stat(path).catch(() => undefined);
-  if (existing?.isDirectory()) throw new Unprocessable(`output ${path} cannot be written: it is a folder.`);
+  if (existing?.isDirectory()) throw new Unprocessable(`Output ${path} cannot be written: it is a folder.`);
+}
+
+/** Files GDAL keeps beside a raster; those of a replaced raster describe the old pixels. */
+const SIDECARS = ['.aux.xml', '.ovr'];
+
+async function moveIfPresent(from: string, to: string): Promise<void> {
+  await rename(from, to).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+  });
 }
 
 async function localTarget(path: string): Promise<OutputTarget> {
@@ -41,14 +50,21 @@ async function localTarget(path: string): Promise<OutputTarget> {
   const workPath = join(folder, `.${basename(path)}.${randomUUID()}.tmp`);
   return {
     workPath,
-    publish: () => rename(workPath, path),
-    discard: () => rm(workPath, { force: true }),
+    publish: async () => {
+      await rename(workPath, path);
+      for (const suffix of SIDECARS) await rm(`${path}${suffix}`, { force: true });
+      // GDAL writes a .aux.xml only for what GeoTIFF tags cannot hold, such as some CRSs.
+      await moveIfPresent(`${workPath}.aux.xml`, `${path}.aux.xml`);
+    },
+    discard: async () => {
+      for (const file of [workPath, `${workPath}.aux.xml`]) await rm(file, { force: true });
+    },
   };
 }
 
 async function objectStorageTarget(path: string): Promise<OutputTarget> {
   const object = parseObjectPath(path);
-  if (!object) throw new BadRequest(`output ${path} must read /vsis3/<bucket>/<key>.`);
+  if (!object) throw new BadRequest(`Output ${path} must read /vsis3/<bucket>/<key>.`);
   const folder = await mkdtemp(join(tmpdir(), 'steward-output-'));
   const workPath = join(folder, basename(object.key));
   const discard = () => rm(folder, { recursive: true, force: true });
@@ -58,7 +74,7 @@ async function objectStorageTarget(path: string): Promise<OutputTarget> {
       try {
         uploadGeoTiff(workPath, path);
       } catch (error) {
-        throw new Unprocessable(`output ${path} cannot be written to object storage: ${(error as Error).message}`);
+        throw new Unprocessable(`Output ${path} cannot be written to object storage: ${(error as Error).message}`);
       } finally {
         await discard();
       }
@@ -72,7 +88,7 @@ export async function prepareOutputTarget(path: string): Promise<OutputTarget> {
   checkName(path);
   if (isObjectStoragePath(path)) return objectStorageTarget(path);
   if (path.startsWith('/vsi') || !isAbsolute(path)) {
-    throw new BadRequest(`output ${path} must be an absolute file path or /vsis3/<bucket>/<key>.`);
+    throw new BadRequest(`Output ${path} must be an absolute file path or /vsis3/<bucket>/<key>.`);
   }
   return localTarget(path);
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import gdal from 'gdal-async';
 import { Unprocessable } from '../errors.js';
 import { isObjectStoragePath, uploadGeoTiff } from './object-storage.js';
+import { openRaster } from './open-raster.js';
 
 /** Overview levels stop once the coarsest fits in one block of this size, as gdaladdo does. */
 const MIN_OVERVIEW_SIZE = 256;
@@ -31,20 +32,6 @@ export function overviewFactors(width: number, height: number, maxFactor = Numbe
     factors.push(factor);
   }
   return factors;
-}
-
-async function openRaster(path: string): Promise<gdal.Dataset> {
-  let dataset: gdal.Dataset;
-  try {
-    dataset = await gdal.openAsync(path, 'r');
-  } catch (error) {
-    throw new Unprocessable(`GDAL cannot open the raster ${path}: ${(error as Error).message}`);
-  }
-  if (dataset.bands.count() === 0) {
-    dataset.close();
-    throw new Unprocessable(`${path} has no raster band.`);
-  }
-  return dataset;
 }
 
 /** Paletted and categorical rasters keep real values (nearest); the others are averaged. */
@@ -79,7 +66,7 @@ async function buildForObjectStorage(path: string, factors: number[], resampling
     uploadGeoTiff(`${vrt}.ovr`, `${path}.ovr`);
   } catch (error) {
     if (error instanceof Unprocessable) throw error;
-    throw new Unprocessable(`overviews of ${path} could not be built: ${(error as Error).message}`);
+    throw new Unprocessable(`The overviews of ${path} could not be built: ${(error as Error).message}`);
   } finally {
     await rm(folder, { recursive: true, force: true });
   }
@@ -101,7 +88,7 @@ export async function buildOverviews(datasource: string): Promise<number[]> {
   if (factors.length === 0) return [];
   if (isObjectStoragePath(datasource)) await buildForObjectStorage(datasource, factors, resampling);
   else await buildExternal(datasource, factors, resampling).catch((error: Error) => {
-    throw new Unprocessable(`overviews of ${datasource} could not be built: ${error.message}`);
+    throw new Unprocessable(`The overviews of ${datasource} could not be built: ${error.message}`);
   });
   return factors;
 }

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import gdal from 'gdal-async';
 import { BadRequest, Unprocessable } from '../../errors.js';
+import { openRaster } from '../open-raster.js';
 import { type PixelType, pixelType } from '../pixels.js';
 import { type BandReference, referenceKey } from './ast.js';
 import { minusHint } from './lexer.js';
@@ -77,12 +78,7 @@ class InputSet implements OpenedInputs {
   grid: Grid = { width: 0, height: 0, geoTransform: [], srs: null };
 
   async open(path: string, layer: string): Promise<gdal.Dataset> {
-    let dataset: gdal.Dataset;
-    try {
-      dataset = await gdal.openAsync(path, 'r');
-    } catch (error) {
-      throw new Unprocessable(`GDAL cannot open the raster of layer "${layer}" (${path}): ${(error as Error).message}`);
-    }
+    const dataset = await openRaster(path, `the raster of layer "${layer}" (${path})`);
     this.datasets.push(dataset);
     if (this.datasets.length === 1) this.grid = gridOf(dataset);
     return sameGrid(this.grid, gridOf(dataset)) ? dataset : this.resampled(dataset);

@@ -38,7 +38,7 @@ async function create(path: string, grid: Grid): Promise<gdal.Dataset> {
   try {
     return await gdal.drivers.get('GTiff').createAsync(path, grid.width, grid.height, 1, 'Float32', CREATION_OPTIONS);
   } catch (error) {
-    throw new Unprocessable(`the output raster cannot be created: ${(error as Error).message}`);
+    throw new Unprocessable(`The output raster cannot be created: ${(error as Error).message}`);
   }
 }
 
