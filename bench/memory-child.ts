@@ -1,5 +1,5 @@
 /** Runs the API on a projects folder, reads every project and its layers, prints peak RSS in KiB. */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { startServer } from '../src/server.js';
 
 const [projectsDir = '', qgisServerUrl = ''] = process.argv.slice(2);
@@ -25,4 +25,6 @@ for (const project of readdirSync(projectsDir)) {
   }
 }
 await server.close();
-process.stdout.write(`${process.resourceUsage().maxRSS}\n`);
+// VmHWM is this process's own peak: getrusage's maxRSS carries the parent's peak across fork and exec.
+const peak = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+process.stdout.write(`${peak}\n`);

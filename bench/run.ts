@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import gdal from 'gdal-async';
 import { localQgisVersion } from '../src/runtime/qgis-version.js';
 import { runApiBench } from './api.js';
+import { runProcessingBench } from './processing.js';
 
 async function machine(): Promise<string> {
   return [
@@ -15,7 +16,10 @@ async function machine(): Promise<string> {
 }
 
 const sections = [`# Steward benchmarks\n\n${await machine()}`];
-const suites: Array<[string, () => Promise<string>]> = [['API', runApiBench]];
+const suites: Array<[string, () => Promise<string>]> = [
+  ['API', runApiBench],
+  ['raster processing', runProcessingBench],
+];
 for (const [name, suite] of suites) {
   console.error(`bench: running ${name}...`);
   const report = await suite();

@@ -2,9 +2,12 @@ import { type FastifyBaseLogger, type FastifyPluginAsync } from 'fastify';
 import { createTileCache } from '../cache/factory.js';
 import { type Config } from '../config.js';
 import { CrsResolver } from '../gdal/crs.js';
+import { configureGdalMemory } from '../gdal/gdal-memory.js';
+import { configureObjectStorage } from '../gdal/s3.js';
 import { cacheRoutes } from '../http/routes/cache.js';
 import { instanceRoutes } from '../http/routes/instances.js';
 import { layerRoutes } from '../http/routes/layers.js';
+import { processingRoutes } from '../http/routes/processing.js';
 import { projectRoutes } from '../http/routes/projects.js';
 import { styleRoutes } from '../http/routes/styles.js';
 import { symbologyRoutes } from '../http/routes/symbology.js';
@@ -17,6 +20,7 @@ import { DataRoots } from './data-roots.js';
 import { LayerInspector } from './layer-inspector.js';
 import { LayerService } from './layers.js';
 import { MapService } from './maps.js';
+import { ProcessingService } from './processing.js';
 import { ProjectService } from './projects.js';
 import { ProjectRepository } from './repository.js';
 import { StyleFiles } from './style-files.js';
@@ -49,6 +53,9 @@ async function symbologyCatalogue(logger: FastifyBaseLogger): Promise<SymbologyC
 
 /** Builds every service from the configuration and returns the routes that serve them. */
 export async function createServices(config: Config, logger: FastifyBaseLogger): Promise<Services> {
+  configureGdalMemory();
+  const objectStorage = configureObjectStorage();
+  if (objectStorage.length > 0) logger.info(`object storage settings for GDAL: ${objectStorage.join(', ')}`);
   const crs = new CrsResolver();
   const postgres = config.psqlService === undefined ? undefined : await PostgresStore.open(config.psqlService, config.projectsDir);
   // Project cache refresh: QGIS Server 3.22 keeps a database project cached until told; `registry` is made below.
@@ -61,7 +68,19 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const projects = new ProjectService(repository, crs, { cacheEnabled: cache !== undefined, lifecycle: cache });
   const inspector = new LayerInspector(crs);
   const styleFiles = new StyleFiles(repository.store);
-  const layers = new LayerService(repository, crs, inspector, await DataRoots.create(config.dataRoots), styleFiles, cache);
+  const dataRoots = await DataRoots.create(config.dataRoots);
+  const layers = new LayerService(repository, crs, inspector, dataRoots, styleFiles, cache);
+  const processing = new ProcessingService(
+    {
+      findLayer: async (project, layer, schema) => {
+        const ref = projects.ref(project, schema);
+        const entry = await layers.entry(ref, layer);
+        return { name: entry.name, type: entry.type, source: await layers.gdalSource(ref, entry) };
+      },
+      listLayers: (project, schema) => layers.sources(projects.ref(project, schema)),
+    },
+    dataRoots,
+  );
   const maps = new MapService(config.qgisServerUrl, repository, layers);
   const catalogue = await symbologyCatalogue(logger);
   const styles = new StyleService(repository, layers, inspector, styleFiles, catalogue, cache);
@@ -72,6 +91,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
       layerRoutes(projects, layers, maps),
       styleRoutes(projects, styles),
       symbologyRoutes(catalogue),
+      processingRoutes(processing),
       instanceRoutes(registry),
       cacheRoutes(projects, cache),
     ],

@@ -2,6 +2,8 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { BadRequest, Conflict, NotFound, Unprocessable } from '../errors.js';
 import { type CrsResolver } from '../gdal/crs.js';
 import { DatasourceSyntaxError, parseDatasource } from '../gdal/datasource.js';
+import { isObjectStoragePath } from '../gdal/object-storage.js';
+import { buildOverviews } from '../gdal/overviews.js';
 import { type Probed, ProbeError, probeDatasource, wgs84Extent } from '../gdal/probe.js';
 import { type CrsDefinition, normaliseAuthid } from '../qgis/crs.js';
 import { defaultRasterStyle, defaultVectorStyle } from '../qgis/default-style.js';
@@ -61,6 +63,12 @@ export class LayerService {
 
   async list(ref: ProjectRef): Promise<string[]> {
     return (await this.repository.read(ref)).layers().map((layer) => layer.name);
+  }
+
+  /** Layers with the datasource GDAL opens, for processing. */
+  async sources(ref: ProjectRef): Promise<Array<{ name: string; type: LayerType; source: string }>> {
+    const layers = (await this.repository.read(ref)).layers();
+    return Promise.all(layers.map(async (layer) => ({ name: layer.name, type: layer.type, source: await this.gdalSource(ref, layer) })));
   }
 
   /** The layer as the project records it; throws NotFound for an unknown project or layer. */
@@ -153,6 +161,18 @@ export class LayerService {
     ].join(' ');
   }
 
+  /** `overview: true` builds the overviews of a raster on object storage, stored beside it in the bucket. */
+  private async buildOverviews(request: NewLayerRequest, probed: Probed): Promise<void> {
+    if (probed.type !== 'raster' || !isObjectStoragePath(request.datasource)) {
+      throw new BadRequest('overview applies to raster layers on object storage (/vsis3/...)');
+    }
+    try {
+      await buildOverviews(request.datasource);
+    } catch (error) {
+      throw new Unprocessable(`the overviews of ${request.datasource} could not be built: ${(error as Error).message}`);
+    }
+  }
+
   private provider(request: NewLayerRequest): string {
     if (request.type === 'raster') return 'gdal';
     return parseDatasource(request.datasource).kind === 'postgres' ? 'postgres' : 'ogr';
@@ -165,6 +185,7 @@ export class LayerService {
     await this.repository.read(ref);
     const probed = await this.probe(request);
     const crs = this.layerCrs(request, probed);
+    if (request.overview) await this.buildOverviews(request, probed);
     const definition: MapLayerDefinition = {
       id: newLayerId(request.name),
       name: request.name,

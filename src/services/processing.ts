@@ -29,8 +29,16 @@ export interface CalculationRequest {
   output: string;
 }
 
+/** Refuses outputs Steward may not write (STEWARD_DATA_ROOTS). */
+export interface OutputGuard {
+  check(path: string): Promise<void>;
+}
+
 export class ProcessingService {
-  constructor(private readonly layers: LayerLookup) {}
+  constructor(
+    private readonly layers: LayerLookup,
+    private readonly outputs?: OutputGuard,
+  ) {}
 
   /** Histogram of every band of a raster layer, keyed "1", "2", ... */
   async histogram(project: string, layer: string, options: HistogramOptions = {}, schema?: string): Promise<Record<string, BandHistogram>> {
@@ -42,6 +50,7 @@ export class ProcessingService {
   /** Evaluates a raster calculator expression over the project's raster layers into `output`. */
   async calculate(project: string, request: CalculationRequest, schema?: string): Promise<void> {
     const tree = parseExpression(request.expression);
+    await this.outputs?.check(request.output);
     const named = new Set(bandReferences(tree).map(({ ref }) => ref.layer));
     const layers = await this.layers.listLayers(project, schema);
     const sources = new Map<string, string>();
