@@ -1,22 +1,17 @@
 /** Runs the API on a projects folder, reads every project and its layers, prints peak RSS in KiB. */
 import { readdirSync, readFileSync } from 'node:fs';
+import { loadConfig } from '../src/config.js';
 import { startServer } from '../src/server.js';
 
 const [projectsDir = '', qgisServerUrl = ''] = process.argv.slice(2);
-const server = await startServer({
-  qgisServerUrl,
-  projectsDir,
-  logLevel: 'error',
-  listen: { host: '127.0.0.1', port: 0 },
-  psqlService: undefined,
-  monitoringPort: undefined,
-  monitoringToken: undefined,
-  mapproxyProjectsDir: undefined,
-  cacheS3Bucket: undefined,
-  cacheS3Dir: '/mapproxy/cache',
-  apiToken: undefined,
-  dataRoots: undefined,
-});
+const server = await startServer(
+  loadConfig({
+    STEWARD_QGISSERVER_URL: qgisServerUrl,
+    STEWARD_QGISSERVER_PROJECTS_DIR: projectsDir,
+    STEWARD_LOGLEVEL: 'ERROR',
+    STEWARD_LISTEN: '127.0.0.1:0',
+  }),
+);
 for (const project of readdirSync(projectsDir)) {
   for (const path of [`/api/projects/${project}`, `/api/projects/${project}/layers`, `/api/projects/${project}/layers/layer50`]) {
     const response = await fetch(server.url + path);

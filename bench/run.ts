@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import gdal from 'gdal-async';
 import { localQgisVersion } from '../src/runtime/qgis-version.js';
 import { runApiBench } from './api.js';
+import { runPluginBench } from './plugin.js';
 import { runProcessingBench } from './processing.js';
 
 async function machine(): Promise<string> {
@@ -19,6 +20,7 @@ const sections = [`# Steward benchmarks\n\n${await machine()}`];
 const suites: Array<[string, () => Promise<string>]> = [
   ['API', runApiBench],
   ['raster processing', runProcessingBench],
+  ['monitoring plugin', runPluginBench],
 ];
 for (const [name, suite] of suites) {
   console.error(`bench: running ${name}...`);

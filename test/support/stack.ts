@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Config } from '../../src/config.js';
+import { type Config, loadConfig } from '../../src/config.js';
 import { QgisServerProcess } from '../../src/runtime/qgis-server.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 
@@ -19,20 +19,15 @@ export async function startStack(overrides: Partial<Config> = {}): Promise<Stack
   const projectsDir = mkdtempSync(join(tmpdir(), 'steward-projects-'));
   const qgis = await QgisServerProcess.start();
   const api = await startServer({
-    qgisServerUrl: qgis.url,
-    projectsDir,
-    logLevel: 'error',
-    listen: { host: '127.0.0.1', port: 0 },
-    psqlService: undefined,
-    monitoringPort: undefined,
-    monitoringToken: undefined,
-    mapproxyProjectsDir: undefined,
-    cacheS3Bucket: undefined,
-    cacheS3Dir: '/mapproxy/cache',
-    apiToken: undefined,
-    dataRoots: undefined,
+    ...loadConfig({
+      STEWARD_QGISSERVER_URL: qgis.url,
+      STEWARD_QGISSERVER_PROJECTS_DIR: projectsDir,
+      STEWARD_LOGLEVEL: 'ERROR',
+      STEWARD_LISTEN: '127.0.0.1:0',
+    }),
     ...overrides,
   });
+
   return {
     qgis,
     api,

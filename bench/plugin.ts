@@ -1,0 +1,51 @@
+/**
+ * GetMap throughput of QGIS Server with the monitoring plugin (API up, API down) against the same
+ * QGIS Server without it: the plugin must not slow rendering.
+ */
+import autocannon from 'autocannon';
+import { join } from 'node:path';
+import { freePort } from '../src/runtime/ports.js';
+import { QgisServerProcess } from '../src/runtime/qgis-server.js';
+import { makeFixtures } from '../test/support/fixtures.js';
+import { startStack } from '../test/support/stack.js';
+import { table } from './stats.js';
+
+const PLUGIN_PATH = join(import.meta.dirname, '..', 'plugin');
+const ROUNDS = 3;
+
+async function requestsPerSecond(url: string): Promise<number> {
+  const result = await autocannon({ url, connections: 4, duration: 6 });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`GetMap failed ${result.non2xx + result.errors} times`);
+  return result.requests.average;
+}
+
+export async function runPluginBench(): Promise<string> {
+  const data = makeFixtures();
+  const monitoringPort = await freePort();
+  const stack = await startStack({ monitoringPort });
+  const plugin = (port: number): NodeJS.ProcessEnv => ({ QGIS_PLUGINPATH: PLUGIN_PATH, STEWARD_HOST: '127.0.0.1', STEWARD_PORT: String(port) });
+  const servers = {
+    'without plugin': await QgisServerProcess.start(),
+    'plugin, API up': await QgisServerProcess.start({ env: plugin(monitoringPort) }),
+    'plugin, API down': await QgisServerProcess.start({ env: plugin(await freePort()) }),
+  };
+  try {
+    await stack.call('POST', '/api/projects/', { name: 'throughput', author: 'bench' });
+    await stack.call('POST', '/api/projects/throughput/layers', { type: 'vector', name: 'polygons', datasource: `${data.geopackage}|layername=polygons` });
+    const { url } = (await stack.call('GET', '/api/projects/throughput/layers/polygons/map/url')).body as { url: string };
+    const path = new URL(url);
+    const totals = new Map<string, number>();
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [name, server] of Object.entries(servers)) {
+        const target = new URL(path.pathname + path.search, server.url);
+        totals.set(name, (totals.get(name) ?? 0) + (await requestsPerSecond(target.toString())) / ROUNDS);
+      }
+    }
+    const baseline = totals.get('without plugin') ?? Number.NaN;
+    const rows = [...totals].map(([name, rps]) => [name, rps.toFixed(1), `${((rps / baseline - 1) * 100).toFixed(1)}%`]);
+    return ['## GetMap throughput of QGIS Server with the monitoring plugin (target: within 5%)', table(['QGIS Server', 'GetMap/s', 'against without plugin'], rows)].join('\n');
+  } finally {
+    for (const server of Object.values(servers)) await server.stop();
+    await stack.stop();
+  }
+}

@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig, parseListen } from './config.js';
+
+const REQUIRED = { STEWARD_QGISSERVER_URL: 'http://127.0.0.1:8080/ows/', STEWARD_QGISSERVER_PROJECTS_DIR: '/srv/projects' };
+
+describe('configuration', () => {
+  it('reads the defaults of DESIGN.md section 1', () => {
+    const config = loadConfig(REQUIRED);
+    assert.equal(config.logLevel, 'info');
+    assert.deepEqual(config.listen, { host: '0.0.0.0', port: 5000 });
+    assert.equal(config.cacheS3Dir, '/mapproxy/cache');
+    assert.equal(config.monitoringPort, undefined);
+    assert.equal(config.psqlService, undefined);
+  });
+
+  it('names the missing or malformed variable', () => {
+    assert.throws(() => loadConfig({ STEWARD_QGISSERVER_URL: 'x' }), /STEWARD_QGISSERVER_PROJECTS_DIR is required/);
+    assert.throws(() => loadConfig({ ...REQUIRED, STEWARD_LOGLEVEL: 'LOUD' }), /STEWARD_LOGLEVEL/);
+    assert.throws(() => loadConfig({ ...REQUIRED, STEWARD_QGISSERVER_MONITORING_PORT: 'x' }), ConfigError);
+    assert.throws(() => loadConfig({ ...REQUIRED, STEWARD_DATA_ROOTS: 'relative/dir' }), /absolute/);
+  });
+
+  it('parses listen addresses', () => {
+    assert.deepEqual(parseListen('127.0.0.1:5001'), { host: '127.0.0.1', port: 5001 });
+    assert.deepEqual(parseListen('[::1]:80'), { host: '::1', port: 80 });
+    assert.deepEqual(parseListen('8080'), { host: '0.0.0.0', port: 8080 });
+  });
+
+  it('stops the server at start with one line naming a missing variable', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'main.ts')], {
+      env: { PATH: process.env['PATH'] ?? '', STEWARD_QGISSERVER_PROJECTS_DIR: '/tmp' },
+      encoding: 'utf8',
+    });
+    assert.equal(result.status, 2);
+    assert.equal(result.stderr.trim(), 'steward: STEWARD_QGISSERVER_URL is required but not set');
+  });
+});
