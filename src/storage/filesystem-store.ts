@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { unzipSync, zipSync } from 'fflate';
 import { Conflict } from '../errors.js';
 import { writeFileAtomic } from './atomic-file.js';
 import { KeyedMutex, withFileLock } from './lock.js';
+import { ProjectArchive } from './project-archive.js';
 import { type ProjectRef, type ProjectStore, type StoredProject } from './project-store.js';
 
 const PROJECT_EXTENSIONS = ['.qgs', '.qgz'] as const;
@@ -12,13 +12,6 @@ const PROJECT_EXTENSIONS = ['.qgs', '.qgz'] as const;
 function isMissing(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
   return code === 'ENOENT' || code === 'ENOTDIR';
-}
-
-/** The .qgs entry of a .qgz archive. */
-function qgsEntryName(entries: Record<string, Uint8Array>): string {
-  const name = Object.keys(entries).find((entry) => entry.toLowerCase().endsWith('.qgs'));
-  if (name === undefined) throw new Error('the .qgz archive holds no .qgs file');
-  return name;
 }
 
 /**
@@ -81,16 +74,8 @@ export class FilesystemStore implements ProjectStore {
     const file = await this.projectFile(ref);
     if (!file) return undefined;
     const bytes = await readFile(file.path);
-    const text = file.path.endsWith('.qgz')
-      ? new TextDecoder().decode(this.qgzEntries(bytes).qgs)
-      : bytes.toString('utf8');
+    const text = file.path.endsWith('.qgz') ? ProjectArchive.open(bytes).text : bytes.toString('utf8');
     return { text, identity: file.identity };
-  }
-
-  private qgzEntries(bytes: Uint8Array): { entries: Record<string, Uint8Array>; name: string; qgs: Uint8Array } {
-    const entries = unzipSync(bytes);
-    const name = qgsEntryName(entries);
-    return { entries, name, qgs: entries[name] as Uint8Array };
   }
 
   async create(ref: ProjectRef, text: string): Promise<void> {
@@ -115,9 +100,9 @@ export class FilesystemStore implements ProjectStore {
     const path = file?.path ?? this.newProjectPath(ref);
     if (path.endsWith('.qgz')) {
       // Other archive members (the auxiliary storage database) are kept as they were.
-      const archive = this.qgzEntries(await readFile(path));
-      archive.entries[archive.name] = new TextEncoder().encode(text);
-      await writeFileAtomic(path, zipSync(archive.entries));
+      const archive = ProjectArchive.open(await readFile(path));
+      archive.text = text;
+      await writeFileAtomic(path, archive.bytes());
     } else {
       await writeFileAtomic(path, text);
     }
