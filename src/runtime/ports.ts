@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 
 /** Asks the kernel for a free loopback port. */
 export function freePort(host = '127.0.0.1'): Promise<number> {
@@ -13,5 +13,17 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
         else reject(new Error('no port was assigned'));
       });
     });
+  });
+}
+
+/** True when something accepts TCP connections on host:port. */
+export function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
   });
 }

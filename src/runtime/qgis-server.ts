@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from './ports.js';
+import { accepts, freePort } from './ports.js';
 
 export interface QgisServerOptions {
   host?: string;
@@ -16,9 +16,14 @@ export class QgisServerProcess {
   private readonly logLines: string[] = [];
 
   private constructor(
-    readonly url: string,
+    private readonly host: string,
+    private readonly port: number,
     readonly child: ChildProcess,
   ) {}
+
+  get url(): string {
+    return `http://${this.host}:${this.port}/ows/`;
+  }
 
   static async start(options: QgisServerOptions = {}): Promise<QgisServerProcess> {
     const host = options.host ?? '127.0.0.1';
@@ -35,7 +40,7 @@ export class QgisServerProcess {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const server = new QgisServerProcess(`http://${host}:${port}/ows/`, child);
+    const server = new QgisServerProcess(host, port, child);
     for (const stream of [child.stdout, child.stderr]) {
       stream?.setEncoding('utf8').on('data', (chunk: string) => {
         for (const line of chunk.split('\n')) {
@@ -60,12 +65,10 @@ export class QgisServerProcess {
       if (this.child.exitCode !== null) {
         throw new Error(`qgis_mapserver exited with ${this.child.exitCode}: ${this.logLines.join('\n')}`);
       }
-      try {
-        await fetch(`${this.url}?SERVICE=WMS&REQUEST=GetCapabilities`);
-        return;
-      } catch {
-        await sleep(100);
-      }
+      // A TCP connection, not an OWS request: a request without MAP makes QGIS Server log a
+      // "Project file error" that tests reading its log would take for a broken project.
+      if (await accepts(this.host, this.port)) return;
+      await sleep(100);
     }
     await this.stop();
     throw new Error('qgis_mapserver did not answer within 30 seconds');
