@@ -13,6 +13,7 @@ import type { InstanceMetadata } from '../src/monitor/protocol.js';
 import { freePort } from '../src/runtime/ports.js';
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { type RunningServer, startServer } from '../src/server.js';
+import { apiCall } from './support/http.js';
 import { decodePng, type Image } from './support/png.js';
 import { type TestDatabase, startTestDatabase } from './support/postgres.js';
 import { ows, projectProblems, publishedLayers } from './support/qgis.js';
@@ -30,15 +31,7 @@ describe('a database project changed through the API, served by a running QGIS S
   let map = '';
   let instances: () => Promise<{ id: string }[]>;
 
-  async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
-    const response = await fetch(api.url + path, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text === '' ? text : (JSON.parse(text) as unknown) };
-  }
+  const call = (method: string, path: string, body?: unknown) => apiCall(api.url, method, path, body);
   const project = (rest = ''): string => `/api/projects/live${rest}?schema=refresh`;
 
   /** A WMS GetMap of the whole data extent (1..3 E, 44..46 N), straight from QGIS Server. */

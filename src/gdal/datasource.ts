@@ -53,7 +53,7 @@ function parsePostgres(datasource: string): ParsedDatasource {
 
 export class DatasourceSyntaxError extends Error {}
 
-export function isPostgresDatasource(datasource: string): boolean {
+function isPostgresDatasource(datasource: string): boolean {
   return /(^|\s)(service|dbname|host)=/.test(datasource) && /\btable=/.test(datasource);
 }
 

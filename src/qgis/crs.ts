@@ -35,10 +35,6 @@ export function authidOf(container: XmlElement | undefined): string {
   return block ? childText(block, 'authid') : '';
 }
 
-export function isGeographicBlock(container: XmlElement | undefined): boolean {
-  const block = container && path(container, 'spatialrefsys');
-  return block ? childText(block, 'geographicflag') === 'true' : false;
-}
 
 /** Parses `EPSG:4326`, `epsg:4326` or a bare code into `EPSG:4326`; undefined when it is neither. */
 export function normaliseAuthid(value: string | number): string | undefined {

@@ -30,7 +30,7 @@ export function newLayerId(name: string): string {
   return `${safe}_${crypto.randomUUID().replace(/-/g, '_')}`;
 }
 
-export function extentElement(name: string, extent: Extent): XmlElement {
+function extentElement(name: string, extent: Extent): XmlElement {
   const [xmin, ymin, xmax, ymax] = extent;
   return element(name, {}, [
     textElement('xmin', formatNumber(xmin)),

@@ -87,6 +87,10 @@ function readLayer(layer: XmlElement): LayerEntry {
   return entry;
 }
 
+function removeMatching(parent: XmlElement, name: string, matches: (child: XmlElement) => boolean): void {
+  for (const child of childElements(parent, name)) if (matches(child)) removeChild(parent, child);
+}
+
 /** Ids of the layers of the layer tree, top first, groups flattened in document order. */
 function treeLayerIds(group: XmlElement): string[] {
   const ids: string[] = [];
@@ -243,13 +247,9 @@ export class ProjectDocument {
     const treeNode = findTreeLayer(this.layerTree, entry.id);
     if (treeNode) removeChild(treeNode.parent, treeNode.node);
     const customOrder = firstChild(this.layerTree, 'custom-order');
-    for (const item of customOrder ? childElements(customOrder, 'item') : []) {
-      if (childText(item) === entry.id && customOrder) removeChild(customOrder, item);
-    }
+    if (customOrder) removeMatching(customOrder, 'item', (item) => childText(item) === entry.id);
     const order = path(this.document.root, 'layerorder');
-    for (const item of order ? childElements(order, 'layer') : []) {
-      if (item.attributes.get('id') === entry.id && order) removeChild(order, item);
-    }
+    if (order) removeMatching(order, 'layer', (item) => item.attributes.get('id') === entry.id);
     this.entries = undefined;
     return true;
   }

@@ -72,11 +72,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const layers = new LayerService(repository, crs, inspector, dataRoots, styleFiles, cache);
   const processing = new ProcessingService(
     {
-      findLayer: async (project, layer, schema) => {
-        const ref = projects.ref(project, schema);
-        const entry = await layers.entry(ref, layer);
-        return { name: entry.name, type: entry.type, source: await layers.gdalSource(ref, entry) };
-      },
+      findLayer: (project, layer, schema) => layers.source(projects.ref(project, schema), layer),
       listLayers: (project, schema) => layers.sources(projects.ref(project, schema)),
     },
     dataRoots,

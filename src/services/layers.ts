@@ -25,6 +25,13 @@ export interface NewLayerRequest {
   overview?: boolean;
 }
 
+export interface LayerSource {
+  name: string;
+  type: LayerType;
+  /** The datasource GDAL opens: relative paths resolved against the project. */
+  source: string;
+}
+
 export interface LayerInfo {
   name: string;
   type: LayerType;
@@ -46,7 +53,7 @@ export interface LayerLifecycle {
 }
 
 /** `xmin ymin, xmax ymax` */
-export function formatBbox(extent: Extent): string {
+function formatBbox(extent: Extent): string {
   const [xmin, ymin, xmax, ymax] = extent.map(formatNumber);
   return `${xmin} ${ymin}, ${xmax} ${ymax}`;
 }
@@ -65,10 +72,18 @@ export class LayerService {
     return (await this.repository.read(ref)).layers().map((layer) => layer.name);
   }
 
-  /** Layers with the datasource GDAL opens, for processing. */
-  async sources(ref: ProjectRef): Promise<Array<{ name: string; type: LayerType; source: string }>> {
+  /** A layer with the datasource GDAL opens, as processing needs it. */
+  async source(ref: ProjectRef, name: string): Promise<LayerSource> {
+    return this.withSource(ref, await this.entry(ref, name));
+  }
+
+  async sources(ref: ProjectRef): Promise<LayerSource[]> {
     const layers = (await this.repository.read(ref)).layers();
-    return Promise.all(layers.map(async (layer) => ({ name: layer.name, type: layer.type, source: await this.gdalSource(ref, layer) })));
+    return Promise.all(layers.map((layer) => this.withSource(ref, layer)));
+  }
+
+  private async withSource(ref: ProjectRef, layer: LayerEntry): Promise<LayerSource> {
+    return { name: layer.name, type: layer.type, source: await this.gdalSource(ref, layer) };
   }
 
   /** The layer as the project records it; throws NotFound for an unknown project or layer. */

@@ -67,7 +67,7 @@ export class ProjectService {
     if (!crs) throw new Error(`GDAL does not know ${DEFAULT_PROJECT_CRS}`);
     const document = ProjectDocument.create({ title: ref.name, author: request.author, creation: localDateTime(), crs });
     await this.repository.create(ref, document);
-    InternalDatabase.use(this.repository.store.dataDir(ref), () => undefined);
+    InternalDatabase.ensure(this.repository.store.dataDir(ref));
     await this.options.lifecycle?.projectCreated?.(ref);
   }
 

@@ -3,7 +3,7 @@ import { open, rename, rm } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 
 /** A temporary name beside `path`, hidden so that listings never show it. */
-export function temporarySibling(path: string): string {
+function temporarySibling(path: string): string {
   return join(dirname(path), `.${basename(path)}.${randomUUID()}.tmp`);
 }
 

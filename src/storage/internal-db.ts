@@ -31,6 +31,11 @@ export class InternalDatabase {
     return new InternalDatabase(db);
   }
 
+  /** Creates the database (and its folder) if it is not there yet. */
+  static ensure(dataDir: string): void {
+    InternalDatabase.use(dataDir, () => undefined);
+  }
+
   /** Opens the database, runs `work` and closes it again. */
   static use<T>(dataDir: string, work: (db: InternalDatabase) => T): T {
     const database = InternalDatabase.open(dataDir);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { type Config, loadConfig } from '../../src/config.js';
 import { QgisServerProcess } from '../../src/runtime/qgis-server.js';
 import { type RunningServer, startServer } from '../../src/server.js';
+import { apiCall } from './http.js';
 
 export interface Stack {
   qgis: QgisServerProcess;
@@ -32,21 +33,7 @@ export async function startStack(overrides: Partial<Config> = {}): Promise<Stack
     qgis,
     api,
     projectsDir,
-    async call(method, path, body) {
-      const response = await fetch(api.url + path, {
-        method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await response.text();
-      let parsed: unknown = text;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        // Not JSON: returned as text.
-      }
-      return { status: response.status, body: parsed };
-    },
+    call: (method, path, body) => apiCall(api.url, method, path, body),
     async stop() {
       await api.close();
       await qgis.stop();

@@ -4,7 +4,7 @@ export class XmlSyntaxError extends Error {}
 
 const NAMED_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 
-export function decodeEntities(value: string): string {
+function decodeEntities(value: string): string {
   if (!value.includes('&')) return value;
   return value.replace(/&(#x[0-9a-fA-F]+|#[0-9]+|[a-zA-Z]+);/g, (whole, entity: string) => {
     if (entity.startsWith('#x')) return String.fromCodePoint(parseInt(entity.slice(2), 16));

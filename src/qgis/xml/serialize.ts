@@ -9,11 +9,11 @@ const ATTRIBUTE_ESCAPES: Record<string, string> = {
   '\t': '&#x9;',
 };
 
-export function escapeText(value: string): string {
+function escapeText(value: string): string {
   return /[<>&]/.test(value) ? value.replace(/[<>&]/g, (c) => TEXT_ESCAPES[c] as string) : value;
 }
 
-export function escapeAttribute(value: string): string {
+function escapeAttribute(value: string): string {
   return /[<>&"\n\r\t]/.test(value) ? value.replace(/[<>&"\n\r\t]/g, (c) => ATTRIBUTE_ESCAPES[c] as string) : value;
 }
 
@@ -41,11 +41,6 @@ function writeElement(node: XmlElement, out: string[]): void {
   out.push('</', node.name, '>');
 }
 
-export function serializeElement(node: XmlElement): string {
-  const out: string[] = [];
-  writeElement(node, out);
-  return out.join('');
-}
 
 export function serializeXml(document: XmlDocument): string {
   const out: string[] = [];
