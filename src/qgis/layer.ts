@@ -1,4 +1,5 @@
 import { type CrsDefinition, spatialRefSysElement } from './crs.js';
+import { fixedInstantElement } from './temporal.js';
 import { element, textElement, type XmlElement } from './xml/node.js';
 
 export type LayerType = 'vector' | 'raster';
@@ -20,6 +21,8 @@ export interface MapLayerDefinition {
   /** Vector only: QGIS's WKB type name (`MultiPolygon`) and geometry class (`Polygon`). */
   wkbType?: string;
   geometry?: string;
+  /** Raster only: the instant of its fixed temporal range [instant, instant], as `utcInstant` gives it. */
+  temporalInstant?: string;
   /** The style elements of the current style (`renderer-v2`… for vectors, `pipe`… for rasters). */
   styleElements: XmlElement[];
 }
@@ -100,6 +103,7 @@ export function mapLayerElement(definition: MapLayerDefinition): XmlElement {
     provider,
     element('map-layer-style-manager', { current: 'default' }, [element('map-layer-style', { name: 'default' })]),
     flagsElement(),
+    ...(definition.temporalInstant === undefined ? [] : [fixedInstantElement(definition.temporalInstant)]),
     ...definition.styleElements,
     textElement('blendMode', '0'),
   ]);

@@ -1,6 +1,7 @@
 import { authidOf } from './crs.js';
 import { type Extent, type LayerType, type MapLayerDefinition, layerTreeElement, mapLayerElement } from './layer.js';
 import { emptyProject, type NewProject } from './project-template.js';
+import { readTimeDimension, type TimeDimension } from './temporal.js';
 import { parseXml } from './xml/parse.js';
 import { serializeXml } from './xml/serialize.js';
 import {
@@ -35,6 +36,8 @@ export interface LayerEntry {
   /** Vector only, as QGIS names them (`MultiLineString`, `Line`). */
   wkbType?: string;
   geometry?: string;
+  /** Raster only: the time its temporal properties fix it at, as a WMS time dimension. */
+  time?: TimeDimension;
   currentStyle: string;
   styles: string[];
 }
@@ -83,6 +86,9 @@ function readLayer(layer: XmlElement): LayerEntry {
   if (type === 'vector') {
     entry.wkbType = layer.attributes.get('wkbType') ?? '';
     entry.geometry = layer.attributes.get('geometry') ?? '';
+  } else {
+    const time = readTimeDimension(layer);
+    if (time) entry.time = time;
   }
   return entry;
 }
