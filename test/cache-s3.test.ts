@@ -16,6 +16,8 @@ import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { filesUnder } from './support/mapproxy.js';
 import { type LocalS3, startLocalS3 } from './support/s3.js';
 
+const TIME_REFUSED = 'time dimension caching is not supported with the S3 cache: add the layer without "datetime"';
+
 describe('tile cache on S3 (a local S3-compatible server), served by a real MapProxy', () => {
   let cs: CacheStack;
   let s3: LocalS3;
@@ -90,8 +92,27 @@ describe('tile cache on S3 (a local S3-compatible server), served by a real MapP
     assert.doesNotThrow(() => cs.cache.service.checkTimeDimension(false));
     assert.throws(
       () => cs.cache.service.checkTimeDimension(true),
-      (error: unknown) =>
-        error instanceof BadRequest && error.status === 400 && error.message === 'time dimension caching is not supported with the S3 cache',
+      (error: unknown) => error instanceof BadRequest && error.status === 400 && error.message === TIME_REFUSED,
     );
+  });
+
+  it('answers 400 to a raster layer with datetime and leaves the project, its configuration and its tiles as they were', async () => {
+    await cs.stack.call('POST', '/api/projects/', { name: 'timeless', author: 'test' });
+    await cs.stack.call('POST', '/api/projects/timeless/layers', polygonsLayer(data));
+    await cs.tile('timeless', 'polygons', POLYGON_TILE);
+    const project = readFileSync(cs.qgsFile('timeless'));
+    const config = readFileSync(cs.configFile('timeless'));
+    const tiles = await s3.keys(prefix('timeless'));
+
+    const undated = { type: 'raster', name: 'rgb', datasource: data.rgbTiff };
+    const dated = { ...undated, datetime: '2024-05-01T00:00:00Z' };
+    assert.deepEqual(await cs.stack.call('POST', '/api/projects/timeless/layers', dated), { status: 400, body: { error: TIME_REFUSED } });
+    assert.ok(readFileSync(cs.qgsFile('timeless')).equals(project), 'the project file is byte-identical');
+    assert.ok(readFileSync(cs.configFile('timeless')).equals(config), 'and so is the cache configuration');
+    assert.deepEqual((await cs.stack.call('GET', '/api/projects/timeless/layers')).body, ['polygons']);
+    assert.deepEqual(await s3.keys(prefix('timeless')), tiles);
+
+    assert.equal((await cs.stack.call('POST', '/api/projects/timeless/layers', undated)).status, 201, 'the layer itself is welcome');
+    await assertLoads(cs.configFile('timeless'));
   });
 });

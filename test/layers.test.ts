@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { decodePng } from './support/png.js';
+import { readWithQgis } from './support/pyqgis-scripts.js';
 import { ows, projectProblems, publishedLayers } from './support/qgis.js';
 import { type Stack, startStack } from './support/stack.js';
 
@@ -118,6 +119,26 @@ describe('layers on a real QGIS Server', () => {
     assert.equal(((await stack.call('GET', '/api/projects/override/layers/rgb')).body as { crs: string }).crs, 'EPSG:32631');
   });
 
+  it('fixes a raster layer added with datetime at that instant, in UTC, as QGIS itself reads it', async () => {
+    await stack.call('POST', '/api/projects/', { name: 'dated', author: 'test' });
+    const body = { type: 'raster', name: 'rgb', datasource: data.rgbTiff, datetime: '2024-05-01T02:00:00+02:00' };
+    assert.deepEqual(await stack.call('POST', '/api/projects/dated/layers', body), { status: 201, body: true });
+    const instant = '2024-05-01T00:00:00Z';
+    const info = (await stack.call('GET', '/api/projects/dated/layers/rgb')).body as Record<string, unknown>;
+    assert.equal(info['datetime'], instant);
+    assert.equal(((await stack.call('GET', '/api/projects/world/layers/rgb')).body as Record<string, unknown>)['datetime'], undefined);
+    // Mode 0: QgsRasterLayerTemporalProperties.ModeFixedTemporalRange.
+    const temporal = { mode: 0, begin: instant, end: instant };
+    assert.deepEqual(readWithQgis(projectFile('dated')).layers['rgb'], { valid: true, provider: 'gdal', temporal });
+    assert.deepEqual(await publishedLayers(stack.qgis, projectFile('dated')), ['rgb']);
+    assert.deepEqual(projectProblems(stack.qgis), []);
+    const map = await ows(stack.qgis, projectFile('dated'), {
+      SERVICE: 'WMS', VERSION: '1.3.0', REQUEST: 'GetMap', LAYERS: 'rgb', STYLES: '', CRS: 'EPSG:4326',
+      BBOX: '44,1,46,3', WIDTH: '50', HEIGHT: '50', FORMAT: 'image/png', TIME: instant,
+    });
+    assert.deepEqual(decodePng(Buffer.from(await map.arrayBuffer())).pixel(25, 25), [200, 40, 90, 255]);
+  });
+
   it('removes a layer from the project and from QGIS Server', async () => {
     await stack.call('POST', '/api/projects/', { name: 'removal', author: 'test' });
     await stack.call('POST', '/api/projects/removal/layers', { type: 'raster', name: 'a', datasource: data.rgbTiff });
@@ -146,6 +167,10 @@ describe('layers on a real QGIS Server', () => {
       ['vector type on raster data', 'world', { type: 'vector', name: 'x', datasource: 'RGB' }, 422],
       ['an unknown layer in the file', 'world', { type: 'vector', name: 'x', datasource: 'GEOPACKAGE|layername=nope' }, 422],
       ['an unknown project', 'nowhere', { type: 'vector', name: 'x', datasource: 'GEOPACKAGE' }, 404],
+      ['a datetime without seconds', 'world', { type: 'raster', name: 'x', datasource: 'RGB', datetime: '2024-05-01T00:00' }, 400],
+      ['a datetime that is no date', 'world', { type: 'raster', name: 'x', datasource: 'RGB', datetime: '2024-02-30T00:00:00Z' }, 400],
+      ['a datetime that is a number', 'world', { type: 'raster', name: 'x', datasource: 'RGB', datetime: 20240501 }, 400],
+      ['a datetime on a vector layer', 'world', { type: 'vector', name: 'x', datasource: 'GEOPACKAGE', datetime: '2024-05-01T00:00:00Z' }, 400],
     ];
     for (const [situation, project, body, status] of cases) {
       it(`answers ${status} to ${situation}`, async () => {
@@ -159,6 +184,15 @@ describe('layers on a real QGIS Server', () => {
         assert.equal(readFileSync(projectFile('world'), 'utf8'), before);
       });
     }
+
+    it('says what is wrong with a datetime', async () => {
+      const errorOf = async (body: object): Promise<string> =>
+        ((await stack.call('POST', '/api/projects/world/layers', body)).body as { error: string }).error;
+      const malformed = await errorOf({ type: 'raster', name: 'x', datasource: data.rgbTiff, datetime: '1 May 2024' });
+      assert.equal(malformed, 'datetime "1 May 2024" is not an ISO 8601 date-time such as 2024-05-01T00:00:00Z');
+      const vector = await errorOf({ type: 'vector', name: 'x', datasource: data.geopackage, datetime: '2024-05-01T00:00:00Z' });
+      assert.equal(vector, 'datetime applies to raster layers only');
+    });
 
     it('answers 404 to an unknown layer on every layer route', async () => {
       for (const [method, path] of [

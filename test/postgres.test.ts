@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -7,19 +6,11 @@ import { unzipSync } from 'fflate';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { decodePng, type Image } from './support/png.js';
 import { type TestDatabase, startTestDatabase } from './support/postgres.js';
+import { readWithQgis, runPyqgisScript } from './support/pyqgis-scripts.js';
 import { ows, projectProblems, publishedLayers } from './support/qgis.js';
 import { type Stack, startStack } from './support/stack.js';
 
-const PYQGIS = join(import.meta.dirname, 'support', 'pyqgis');
 const FILL = [229, 182, 54, 255];
-
-function pyqgis(script: string, ...args: string[]): string {
-  return execFileSync('/usr/bin/python3', [join(PYQGIS, script), ...args], {
-    env: { ...process.env, QT_QPA_PLATFORM: 'offscreen' },
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
 
 /** The entries of the zipped project stored in a row of `<schema>.qgis_projects`. */
 async function storedArchive(db: TestDatabase, schema: string, name: string): Promise<Record<string, string>> {
@@ -98,7 +89,7 @@ describe('projects stored in PostgreSQL', () => {
     const archive = await storedArchive(db, 'first', 'alpha');
     assert.deepEqual(Object.keys(archive), ['alpha.qgs']);
     assert.match(archive['alpha.qgs'] ?? '', /^<!DOCTYPE qgis/);
-    const read = JSON.parse(pyqgis('read_project.py', map('alpha', 'first'))) as { title: string; author: string };
+    const read = readWithQgis(map('alpha', 'first'));
     assert.deepEqual([read.title, read.author], ['alpha', 'Ada'], 'QGIS itself reads it');
   });
 
@@ -155,8 +146,8 @@ describe('projects stored in PostgreSQL', () => {
     const { url } = (await stack.call('GET', path('alpha', 'first', '/layers/parcels/map/url'))).body as { url: string };
     assert.equal(new URL(url).searchParams.get('MAP'), map('alpha', 'first'));
     assert.deepEqual(projectProblems(stack.qgis), []);
-    const read = JSON.parse(pyqgis('read_project.py', map('alpha', 'first'))) as { layers: Record<string, { valid: boolean; provider: string }> };
-    assert.deepEqual(read.layers['parcels'], { valid: true, provider: 'postgres' }, 'QGIS itself opens the PostGIS layer');
+    const read = readWithQgis(map('alpha', 'first'));
+    assert.deepEqual(read.layers['parcels'], { valid: true, provider: 'postgres', temporal: null }, 'QGIS itself opens the PostGIS layer');
   });
 
   it('publishes the geometry column named in the datasource of a table with two', async () => {
@@ -203,7 +194,7 @@ describe('projects stored in PostgreSQL', () => {
     assert.deepEqual((await stack.call('GET', path('alpha', 'first', '/layers'))).body, ['points', 'parcels']);
     assert.ok(!((await storedArchive(db, 'first', 'alpha'))['alpha.qgs'] ?? '').includes('<layername>roads</layername>'));
     // QGIS Server 3.22 keeps a project loaded from PostgreSQL cached until restarted, so QGIS's own reader checks the row.
-    const read = JSON.parse(pyqgis('read_project.py', map('alpha', 'first'))) as { layers: Record<string, unknown> };
+    const read = readWithQgis(map('alpha', 'first'));
     assert.deepEqual(Object.keys(read.layers).sort(), ['parcels', 'points']);
   });
 
@@ -221,7 +212,7 @@ describe('projects stored in PostgreSQL', () => {
 
   it('manages a project that PyQGIS saved to the database, which QGIS Server still draws', async () => {
     await db.sql(`CREATE SCHEMA desktop AUTHORIZATION ${db.user}`); // QGIS saves only into an existing schema
-    pyqgis('write_project.py', map('made_in_qgis', 'desktop'), data.geopackage, data.rgbTiff);
+    runPyqgisScript('write_project.py', map('made_in_qgis', 'desktop'), data.geopackage, data.rgbTiff);
     const [entry] = Object.keys(await storedArchive(db, 'desktop', 'made_in_qgis'));
     const [before] = await db.sql<{ time: string }>(`SELECT metadata->>'last_modified_time' AS time FROM desktop.qgis_projects`);
     assert.deepEqual((await stack.call('GET', '/api/projects?schema=desktop')).body, ['made_in_qgis']);
@@ -240,7 +231,7 @@ describe('projects stored in PostgreSQL', () => {
       `SELECT metadata->>'last_modified_time' AS time, metadata->>'last_modified_user' AS user FROM desktop.qgis_projects`,
     );
     assert.ok((after?.time ?? '') > (before?.time ?? ''), 'the modification time moves on');
-    const read = JSON.parse(pyqgis('read_project.py', map('made_in_qgis', 'desktop'))) as { layers: Record<string, { valid: boolean }> };
+    const read = readWithQgis(map('made_in_qgis', 'desktop'));
     assert.deepEqual(Object.keys(read.layers).sort(), ['parcels', 'polygons', 'rgb']);
     assert.ok(Object.values(read.layers).every((layer) => layer.valid));
   });

@@ -1,7 +1,7 @@
 import { access, mkdir, rm } from 'node:fs/promises';
 import { BadRequest } from '../errors.js';
 import { type LayerEntry } from '../qgis/project.js';
-import { type LayerLifecycle } from '../services/layers.js';
+import { type LayerLifecycle, type PlannedLayer } from '../services/layers.js';
 import { type ProjectLifecycle } from '../services/projects.js';
 import { type ProjectRepository } from '../services/repository.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
@@ -58,8 +58,12 @@ export class TileCacheService implements ProjectLifecycle, LayerLifecycle {
   /** Call before adding a layer with a time dimension: MapProxy caches dimensions only on disk. */
   checkTimeDimension(hasTime: boolean): void {
     if (hasTime && !this.options.tiles.supportsDimensions) {
-      throw new BadRequest('time dimension caching is not supported with the S3 cache');
+      throw new BadRequest('time dimension caching is not supported with the S3 cache: add the layer without "datetime"');
     }
+  }
+
+  checkNewLayer(_ref: ProjectRef, layer: PlannedLayer): void {
+    this.checkTimeDimension(layer.time !== undefined);
   }
 
   async projectCreated(ref: ProjectRef): Promise<void> {

@@ -9,6 +9,7 @@ import { type CrsDefinition, normaliseAuthid } from '../qgis/crs.js';
 import { defaultRasterStyle, defaultVectorStyle } from '../qgis/default-style.js';
 import { type Extent, type LayerType, type MapLayerDefinition, formatNumber, newLayerId } from '../qgis/layer.js';
 import { type LayerEntry } from '../qgis/project.js';
+import { instantDimension, utcInstant } from '../qgis/temporal.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { putLayerStyle } from '../qgis/style/layer-styles.js';
 import { type DataRoots } from './data-roots.js';
@@ -23,6 +24,8 @@ export interface NewLayerRequest {
   datasource: string;
   crs?: number | string;
   overview?: boolean;
+  /** Raster only: an ISO 8601 date-time the layer is fixed at in time. */
+  datetime?: string;
 }
 
 export interface LayerSource {
@@ -44,10 +47,17 @@ export interface LayerInfo {
   bands?: number;
   data_type?: string;
   geometry?: string;
+  /** The instant a raster layer is fixed at, UTC. */
+  datetime?: string;
 }
+
+/** What a layer about to be added will be, for listeners that may refuse it. */
+export type PlannedLayer = Pick<LayerEntry, 'name' | 'type' | 'time'>;
 
 /** Listeners told when layers come and go (tile cache, overviews). */
 export interface LayerLifecycle {
+  /** Called before anything is written: throwing refuses the layer and leaves everything as it was. */
+  checkNewLayer?(ref: ProjectRef, layer: PlannedLayer): Promise<void> | void;
   layerAdded?(ref: ProjectRef, layer: LayerEntry): Promise<void>;
   layerRemoved?(ref: ProjectRef, layer: LayerEntry): Promise<void>;
 }
@@ -118,10 +128,22 @@ export class LayerService {
     if (layer.type === 'raster') {
       info.bands = probed?.type === 'raster' ? probed.bands : 0;
       info.data_type = probed?.type === 'raster' ? probed.dataType : 'Unknown';
+      if (layer.time?.default !== undefined) info.datetime = layer.time.default;
     } else {
       info.geometry = layer.wkbType ?? 'Unknown';
     }
     return info;
+  }
+
+  /** The request's `datetime` as the UTC instant QGIS stores. */
+  private temporalInstant(request: NewLayerRequest): string | undefined {
+    if (request.datetime === undefined) return undefined;
+    if (request.type !== 'raster') throw new BadRequest('datetime applies to raster layers only');
+    const instant = utcInstant(request.datetime);
+    if (instant === undefined) {
+      throw new BadRequest(`datetime "${request.datetime}" is not an ISO 8601 date-time such as 2024-05-01T00:00:00Z`);
+    }
+    return instant;
   }
 
   private async checkDatasource(datasource: string): Promise<void> {
@@ -196,8 +218,11 @@ export class LayerService {
   /** Adds a layer; a vector layer is drawn with the project's default style for its geometry. */
   async add(ref: ProjectRef, request: NewLayerRequest): Promise<void> {
     checkName('layer', request.name);
+    const temporalInstant = this.temporalInstant(request);
     await this.checkDatasource(request.datasource);
     await this.repository.read(ref);
+    const time = temporalInstant === undefined ? undefined : instantDimension(temporalInstant);
+    await this.lifecycle.checkNewLayer?.(ref, { name: request.name, type: request.type, time });
     const probed = await this.probe(request);
     const crs = this.layerCrs(request, probed);
     if (request.overview) await this.buildOverviews(request, probed);
@@ -210,6 +235,7 @@ export class LayerService {
       crs,
       extent: probed.extent,
       wgs84Extent: wgs84Extent(probed.extent, crs),
+      temporalInstant,
       styleElements:
         probed.type === 'vector' ? defaultVectorStyle(probed.geometry) : defaultRasterStyle(probed.dataType, probed.bandRanges),
     };

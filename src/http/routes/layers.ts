@@ -13,6 +13,16 @@ const NewLayer = Type.Object(
     datasource: Type.String({ minLength: 1 }),
     crs: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^([A-Za-z]+:)?[0-9]+$' })])),
     overview: Type.Optional(Type.Boolean()),
+    datetime: Type.Optional(
+      Type.String({
+        description:
+          'Raster layers only: fixes the layer at this instant in time (QGIS temporal properties, a fixed range ' +
+          '[datetime, datetime]), which the filesystem tile cache offers as its time dimension. ISO 8601 ' +
+          '`YYYY-MM-DDTHH:MM:SS` with `Z`, an offset `+HH:MM`, or no zone (read as UTC), e.g. ' +
+          '`2024-05-01T00:00:00Z`. Refused with 400 for a vector layer and when the tile cache is on S3, which ' +
+          'cannot cache time dimensions.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -29,6 +39,7 @@ const LayerInfo = Type.Object({
   bands: Type.Optional(Type.Integer()),
   data_type: Type.Optional(Type.String()),
   geometry: Type.Optional(Type.String()),
+  datetime: Type.Optional(Type.String({ description: 'The instant a raster layer is fixed at in time, UTC (`YYYY-MM-DDTHH:MM:SSZ`)' })),
 });
 
 export function layerRoutes(projects: ProjectService, layers: LayerService, maps: MapService): FastifyPluginAsync {
