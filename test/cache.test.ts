@@ -17,7 +17,8 @@ import {
   startCacheStack,
 } from './support/cache-stack.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
-import { filesUnder } from './support/mapproxy.js';
+import { filesUnder, tileUrl, wmtsLayer } from './support/mapproxy.js';
+import { decodePng, type Image } from './support/png.js';
 import { startStack } from './support/stack.js';
 
 describe('tile cache on disk, served by a real MapProxy', () => {
@@ -179,6 +180,55 @@ describe('tile cache on disk, served by a real MapProxy', () => {
     const text = readFileSync(file, 'utf8');
     assert.ok(text.includes('forward_req_params: ["time"]'), 'MapProxy forwards TIME to QGIS Server');
     assert.ok(text.includes('values: ["2024-01-01T00:00:00Z", "2024-02-01T00:00:00Z"]'));
+  });
+
+  it('gives a raster layer added with datetime a time dimension: its tiles at that time come from QGIS Server and are cached per time', async () => {
+    const instant = '2024-05-01T00:00:00Z';
+    await cs.stack.call('POST', '/api/projects/', { name: 'dated', author: 'test' });
+    await cs.stack.call('POST', '/api/projects/dated/layers', polygonsLayer(data));
+    const rgb = { type: 'raster', name: 'rgb', datasource: data.rgbTiff, datetime: '2024-05-01T00:00:00' };
+    assert.equal((await cs.stack.call('POST', '/api/projects/dated/layers', rgb)).status, 201);
+    await assertLoads(cs.configFile('dated'));
+    assert.deepEqual((await cs.stack.call('GET', '/api/projects/dated/cache')).body, { valid: true, storage: 'filesystem' });
+    const text = configText('dated');
+    assert.ok(text.includes(`dimensions:\n      time:\n        values: ["${instant}"]\n        default: "${instant}"`), text);
+    assert.ok(text.includes('forward_req_params: ["time"]'), 'MapProxy forwards TIME to QGIS Server');
+
+    const capabilities = await (await fetch(`${cs.mapproxy.url}/dated/wmts/1.0.0/WMTSCapabilities.xml`)).text();
+    const timed = wmtsLayer(capabilities, 'rgb');
+    assert.deepEqual(timed?.time, { default: instant, values: [instant] }, capabilities);
+    const untimed = wmtsLayer(capabilities, 'polygons');
+    assert.ok(untimed && untimed.time === undefined, 'the vector layer has no time dimension');
+
+    const fetchTile = async (url: string): Promise<{ status: number; image?: Image }> => {
+      const response = await fetch(url);
+      const body = Buffer.from(await response.arrayBuffer());
+      return response.status === 200 ? { status: 200, image: decodePng(body) } : { status: response.status };
+    };
+    const tile = await fetchTile(tileUrl(timed.template, POLYGON_TILE, instant));
+    assert.deepEqual(tile.image?.pixel(128, 128), [200, 40, 90, 255], 'QGIS Server drew the raster through MapProxy');
+    assert.ok(cs.stack.qgis.log.some((line) => line.includes(`TIME:${instant}`)), 'MapProxy sent TIME to QGIS Server');
+    const { z, x, y } = POLYGON_TILE;
+    const stored = join(cs.configDir, 'cache_data', 'dated', 'rgb', `time-${instant}`, String(z), String(x), `${y}.png`);
+    assert.deepEqual(decodePng(readFileSync(stored)).pixel(128, 128), [200, 40, 90, 255], 'the tile is cached under its time');
+    assert.ok(layerTiles('dated', 'rgb').every((file) => file.includes(`/rgb/time-${instant}/`)), 'every tile of the layer is kept per time');
+
+    const kvp = new URL(`${cs.mapproxy.url}/dated/service`);
+    const kvpParameters = { SERVICE: 'WMTS', REQUEST: 'GetTile', VERSION: '1.0.0', LAYER: 'rgb', STYLE: 'default', FORMAT: 'image/png' };
+    const matrix = { TILEMATRIXSET: 'GLOBAL_WEBMERCATOR', TILEMATRIX: String(z), TILECOL: String(x), TILEROW: String(y), TIME: instant };
+    for (const [name, value] of Object.entries({ ...kvpParameters, ...matrix })) kvp.searchParams.set(name, value);
+    assert.deepEqual((await fetchTile(kvp.toString())).image?.pixel(128, 128), [200, 40, 90, 255], 'KVP GetTile takes TIME too');
+
+    assert.equal((await fetchTile(tileUrl(timed.template, POLYGON_TILE, '2020-01-01T00:00:00Z'))).status, 400, 'a time the layer does not offer');
+    assert.ok(!existsSync(join(cs.configDir, 'cache_data', 'dated', 'rgb', 'time-2020-01-01T00:00:00Z')));
+    const polygons = await fetchTile(tileUrl(untimed.template, POLYGON_TILE, 'default'));
+    assert.deepEqual(polygons.image?.pixel(128, 128), [229, 182, 54, 255], 'a layer without time is served at "default"');
+    assert.ok(layerTiles('dated', 'polygons').length > 0 && layerTiles('dated', 'polygons').every((file) => !file.includes('/time-')));
+
+    assert.equal((await cs.stack.call('DELETE', '/api/projects/dated/layers/rgb')).status, 200);
+    await assertLoads(cs.configFile('dated'));
+    assert.ok(!configText('dated').includes('{Time}'), 'without a timed layer the tile URLs lose their time');
+    assert.ok(!existsSync(join(cs.configDir, 'cache_data', 'dated', 'rgb')), 'the timed tiles went with the layer');
   });
 
   it('is disabled without STEWARD_MAPPROXY_PROJECTS_DIR: 404 saying so', async () => {

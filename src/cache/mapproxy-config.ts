@@ -1,16 +1,11 @@
 import { type Extent } from '../qgis/layer.js';
+import { type TimeDimension } from '../qgis/temporal.js';
 import { type TileStore } from './tile-store.js';
 import { type YamlMapping } from './yaml.js';
 
 export const TILE_GRID = 'GLOBAL_WEBMERCATOR';
 
-/** A WMS time dimension: the instants or ISO 8601 intervals (`start/end/period`) it offers. */
-export interface TimeDimension {
-  values: string[];
-  default?: string;
-}
-
-/** What the cache needs of a layer; `LayerEntry` is one, and gains `time` when it carries a dimension. */
+/** What the cache needs of a layer; every `LayerEntry` is one. */
 export interface CacheLayer {
   name: string;
   authid: string;
@@ -93,6 +88,19 @@ function mapproxyLayer({ layer, id }: NamedLayer, time: TimeDimension | undefine
   return time === undefined ? entry : { ...entry, dimensions: timeDimension(time) };
 }
 
+/** RESTful WMTS tile URLs with the time dimension, as `/wmts/<layer>/<grid>/<time>/<z>/<x>/<y>.png`. */
+const TIME_TILE_TEMPLATE = '/{Layer}/{TileMatrixSet}/{Time}/{TileMatrix}/{TileCol}/{TileRow}.{Format}';
+
+/**
+ * MapProxy 1.15 reads the dimension of a RESTful WMTS request only from its URL template, one for
+ * all layers (a layer without time takes `default` there), and without it in the template cannot
+ * render the RESTful capabilities of a layer with dimensions. KVP GetTile takes `TIME=` as it is;
+ * MapProxy 1.15's KVP capabilities fail on dimensions whatever the configuration.
+ */
+function wmtsService(withTime: boolean): YamlMapping {
+  return withTime ? { restful_template: TIME_TILE_TEMPLATE } : {};
+}
+
 /**
  * The MapProxy configuration of a project: for each layer a WMS source on QGIS Server, a cache on
  * the web mercator grid and a layer served by WMTS, TMS and WMS. MapProxy refuses a WMS service
@@ -111,7 +119,7 @@ export function mapproxyConfig(project: ProjectCache): YamlMapping {
     services: {
       demo: {},
       tms: { use_grid_names: true, origin: 'nw' },
-      wmts: {},
+      wmts: wmtsService(layers.some((named) => time(named) !== undefined)),
       ...(layers.length > 0 ? { wms: { md: { title: project.title } } } : {}),
     },
     sources: Object.fromEntries(

@@ -60,3 +60,34 @@ export async function eventually(probe: () => Promise<boolean>, timeoutMs = 10_0
   }
   return false;
 }
+
+/** A layer as MapProxy's RESTful WMTS capabilities describe it. */
+export interface WmtsLayer {
+  /** The `ResourceURL` template of its PNG tiles. */
+  template: string;
+  /** Its `Time` dimension, when it has one. */
+  time?: { default: string; values: string[] };
+}
+
+/** The layer named `name` in a WMTS capabilities document, or undefined when it is not there. */
+export function wmtsLayer(capabilities: string, name: string): WmtsLayer | undefined {
+  const block = [...capabilities.matchAll(/<Layer>([\s\S]*?)<\/Layer>/g)]
+    .map((match) => match[1] ?? '')
+    .find((layer) => layer.includes(`<ows:Identifier>${name}</ows:Identifier>`));
+  if (block === undefined) return undefined;
+  const template = /<ResourceURL format="image\/png" resourceType="tile"\s+template="([^"]*)"/.exec(block)?.[1] ?? '';
+  const dimension = /<Dimension>\s*<ows:Identifier>Time<\/ows:Identifier>\s*<Default>([^<]*)<\/Default>([\s\S]*?)<\/Dimension>/.exec(block);
+  if (!dimension) return { template };
+  const values = [...(dimension[2] ?? '').matchAll(/<Value>([^<]*)<\/Value>/g)].map((match) => match[1] ?? '');
+  return { template, time: { default: dimension[1] ?? '', values } };
+}
+
+/** A tile URL from a RESTful WMTS template, for a tile of `GLOBAL_WEBMERCATOR`. */
+export function tileUrl(template: string, at: { z: number; x: number; y: number }, time: string): string {
+  return template
+    .replace('{TileMatrixSet}', 'GLOBAL_WEBMERCATOR')
+    .replace('{Time}', time)
+    .replace('{TileMatrix}', String(at.z))
+    .replace('{TileCol}', String(at.x))
+    .replace('{TileRow}', String(at.y));
+}
