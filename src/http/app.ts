@@ -2,7 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPlug
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { installBearerAuth } from './auth.js';
-import { installErrorHandling } from './errors.js';
+import { frameworkError, installErrorHandling } from './errors.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -20,6 +20,7 @@ export async function buildApp(
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
+    frameworkErrors: frameworkError,
   });
   installErrorHandling(app);
   installBearerAuth(app, options.apiToken);

@@ -1,7 +1,15 @@
-import { type FastifyError, type FastifyInstance } from 'fastify';
+import { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { StewardError } from '../errors.js';
 import { ProjectFormatError } from '../qgis/project.js';
 import { XmlSyntaxError } from '../qgis/xml/parse.js';
+
+/**
+ * Fastify's `frameworkErrors`: the router's own refusals (a path that is not valid percent-encoded
+ * UTF-8, a parameter over maxParamLength) never reach the error handler, so they are shaped here.
+ */
+export function frameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  void reply.status(error.statusCode ?? 400).send({ error: error.message });
+}
 
 /** Maps every failure to `{"error": "..."}` with the status of DESIGN.md section 4. */
 export function installErrorHandling(app: FastifyInstance): void {
