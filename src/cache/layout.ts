@@ -1,13 +1,27 @@
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+
+/**
+ * Longest segment kept whole: file names have at most 255 bytes, and the folder removal renames a
+ * segment to `.deleting-<segment>-<uuid>`, 47 bytes longer.
+ */
+const MAX_SEGMENT_BYTES = 200;
+/** Code points of a too long segment kept before its hash, at most 4 bytes each. */
+const KEPT_CODE_POINTS = 32;
 
 /**
  * A name made safe as one path segment (a folder or an S3 key part): `/`, `\`, `%` and control
  * characters are percent-encoded, and so is a leading dot, so `..` cannot climb. Names that need
- * none of this (every name Steward accepts) are kept as they are; the mapping is one-to-one.
+ * none of this are kept as they are; the mapping is one-to-one. A segment that would be too long
+ * for a file name (percent-encoding triples a `%`; QGIS puts no limit on layer names) becomes its
+ * beginning and the SHA-256 of the whole name.
  */
 export function pathSegment(name: string): string {
   const encoded = name.replace(/[/\\%\u0000-\u001f\u007f]/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
-  return encoded.startsWith('.') ? `%2E${encoded.slice(1)}` : encoded;
+  const segment = encoded.startsWith('.') ? `%2E${encoded.slice(1)}` : encoded;
+  if (Buffer.byteLength(segment) <= MAX_SEGMENT_BYTES) return segment;
+  const beginning = Array.from(segment).slice(0, KEPT_CODE_POINTS).join('');
+  return `${beginning}~${createHash('sha256').update(name).digest('hex')}`;
 }
 
 /**

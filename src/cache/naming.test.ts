@@ -20,6 +20,16 @@ test('path segments keep ordinary names and cannot climb or nest', () => {
   assert.equal(layout.legendDir('p'), '/srv/mapproxy/cache_data/p/.mapproxy/legends');
 });
 
+test('a path segment too long for a file name keeps its beginning and a hash of the whole name', () => {
+  assert.equal(pathSegment('x'.repeat(200)), 'x'.repeat(200));
+  const percents = pathSegment('%'.repeat(100));
+  assert.match(percents, /^(%25){10}%2~[0-9a-f]{64}$/);
+  for (const name of ['%'.repeat(200), 'é'.repeat(300), '🗺'.repeat(100), 'x'.repeat(1000)]) {
+    assert.ok(Buffer.byteLength(pathSegment(name)) <= 200, name);
+  }
+  assert.notEqual(pathSegment(`${'x'.repeat(300)}a`), pathSegment(`${'x'.repeat(300)}b`), 'still one-to-one');
+});
+
 test('the S3 endpoint comes from AWS_ENDPOINT_URL, or from GDAL\'s AWS_S3_ENDPOINT and AWS_HTTPS', () => {
   assert.deepEqual(s3EndpointFromEnv({}), { url: undefined, region: undefined });
   assert.deepEqual(s3EndpointFromEnv({ AWS_ENDPOINT_URL: 'http://127.0.0.1:9000', AWS_S3_ENDPOINT: 'x:1', AWS_REGION: 'eu-west-3' }), {
