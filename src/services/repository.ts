@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { NotFound } from '../errors.js';
 import { ProjectDocument } from '../qgis/project.js';
 import { type ProjectRef, type ProjectStore } from '../storage/project-store.js';
@@ -11,12 +12,23 @@ function key(ref: ProjectRef): string {
   return `${ref.schema}\u0000${ref.name}`;
 }
 
+function digestOf(text: string): string {
+  return createHash('sha1').update(text).digest('hex');
+}
+
+interface CachedProject {
+  identity: string;
+  /** Digest of the text the document was parsed from or written as. */
+  digest: string;
+  document: ProjectDocument;
+}
+
 /**
  * Reads and writes projects as documents. Parsed projects are cached by the stored project's
  * identity, so reads do not parse again until the project changes (here or in another process).
  */
 export class ProjectRepository {
-  private readonly cache = new Map<string, { identity: string; document: ProjectDocument }>();
+  private readonly cache = new Map<string, CachedProject>();
 
   constructor(
     readonly store: ProjectStore,
@@ -28,13 +40,20 @@ export class ProjectRepository {
     const identity = await this.store.identity(ref);
     const cached = this.cache.get(key(ref));
     if (identity !== undefined && cached?.identity === identity) return cached.document;
+    return this.load(ref);
+  }
+
+  /** Reads the stored project; it is parsed again only when its text differs from the cached one's. */
+  private async load(ref: ProjectRef): Promise<ProjectDocument> {
     const stored = await this.store.read(ref);
     if (!stored) {
       this.cache.delete(key(ref));
       throw new NotFound(`project "${ref.name}" does not exist${ref.schema === 'public' ? '' : ` in schema "${ref.schema}"`}`);
     }
-    const document = ProjectDocument.parse(stored.text);
-    this.cache.set(key(ref), { identity: stored.identity, document });
+    const digest = digestOf(stored.text);
+    const cached = this.cache.get(key(ref));
+    const document = cached?.digest === digest ? cached.document : ProjectDocument.parse(stored.text);
+    this.cache.set(key(ref), { identity: stored.identity, digest, document });
     return document;
   }
 
@@ -49,11 +68,15 @@ export class ProjectRepository {
    */
   async update<T>(ref: ProjectRef, change: (document: ProjectDocument) => T | Promise<T>): Promise<T> {
     const changed = await this.store.withLock(ref, async () => {
-      const document = await this.read(ref);
+      // The stored text, not its identity, tells whether the cached document is current: another
+      // process's write of equal size, on a reused inode within one timestamp tick (or behind an
+      // NFS attribute cache), leaves the file's identity as it was, and its change would be lost.
+      const document = await this.load(ref);
       try {
         const result = await change(document);
-        const identity = await this.store.write(ref, document.serialize());
-        this.cache.set(key(ref), { identity, document });
+        const text = document.serialize();
+        const identity = await this.store.write(ref, text);
+        this.cache.set(key(ref), { identity, digest: digestOf(text), document });
         return result;
       } catch (error) {
         this.cache.delete(key(ref));
