@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -117,6 +118,19 @@ describe('PostgresStore on a real database', () => {
     assert.deepEqual(columns.map((column) => [column.column_name, column.data_type]), [['name', 'text'], ['metadata', 'jsonb'], ['content', 'bytea']]);
     assert.equal(await store.mapParameter({ schema: 'fresh', name: 'x' }), `postgresql:?service=${db.service}&schema=fresh&project=x`);
     assert.equal(store.dataDir({ schema: 'fresh', name: 'x' }), join(projectsDir, 'steward', 'fresh_x'));
+  });
+
+  it("clears temporary files a killed process left in the data folders of every schema's projects", async () => {
+    const store = await open();
+    const refs = [{ schema: 'tidy', name: 'one' }, { schema: 'also_tidy', name: 'two' }];
+    for (const ref of refs) {
+      await store.create(ref, '<qgis/>');
+      mkdirSync(store.dataDir(ref), { recursive: true });
+      writeFileSync(join(store.dataDir(ref), 'red.qml'), '<qgis/>');
+      writeFileSync(join(store.dataDir(ref), `.red.qml.${randomUUID()}.tmp`), '<qgis');
+    }
+    assert.equal(await store.clearLeftovers(), 2);
+    for (const ref of refs) assert.deepEqual(readdirSync(store.dataDir(ref)), ['red.qml']);
   });
 
   it('answers 503 with the reason while the database refuses connections, and recovers', async () => {

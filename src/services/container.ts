@@ -59,7 +59,10 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const crs = new CrsResolver();
   const postgres = config.psqlService === undefined ? undefined : await PostgresStore.open(config.psqlService, config.projectsDir);
   // Project cache refresh: QGIS Server 3.22 keeps a database project cached until told; `registry` is made below.
-  const repository = new ProjectRepository(postgres ?? new FilesystemStore(config.projectsDir), {
+  const store = postgres ?? new FilesystemStore(config.projectsDir);
+  const cleared = await store.clearLeftovers();
+  if (cleared > 0) logger.info(`cleared ${cleared} leftovers of writes interrupted by a stopped process`);
+  const repository = new ProjectRepository(store, {
     onWritten: postgres && (async (ref) => registry?.invalidateProject(await postgres.mapParameter(ref))),
   });
   // Tile cache (issue 5): undefined unless STEWARD_MAPPROXY_PROJECTS_DIR is set; `maps` is made below.

@@ -2,9 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 
+const TEMPORARY_SUFFIX = /\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/;
+
 /** A temporary name beside `path`, hidden so that listings never show it. */
 function temporarySibling(path: string): string {
   return join(dirname(path), `.${basename(path)}.${randomUUID()}.tmp`);
+}
+
+/** True for the name of a temporary file that `writeFileAtomic` makes (and leaves if killed). */
+export function isTemporaryFile(fileName: string): boolean {
+  return fileName.startsWith('.') && TEMPORARY_SUFFIX.test(fileName);
 }
 
 async function syncDirectory(path: string): Promise<void> {

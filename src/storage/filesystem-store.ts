@@ -1,17 +1,35 @@
-import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Conflict } from '../errors.js';
 import { writeFileAtomic } from './atomic-file.js';
+import { clearDataDirLeftovers } from './leftovers.js';
 import { KeyedMutex, withFileLock } from './lock.js';
 import { ProjectArchive } from './project-archive.js';
 import { type ProjectRef, type ProjectStore, type StoredProject } from './project-store.js';
 
 const PROJECT_EXTENSIONS = ['.qgs', '.qgz'] as const;
 
+/**
+ * Hidden folders a project passes through while it is created or removed. They are named after the
+ * project, so only the holder of its lock touches them, and one left by a killed process is known.
+ */
+const STAGING_PREFIXES = ['.creating-', '.deleting-'] as const;
+type StagingPrefix = (typeof STAGING_PREFIXES)[number];
+
 function isMissing(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
   return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/** Removes a folder tree; returns 1 when it was there, 0 when not. */
+async function removeFolder(path: string): Promise<number> {
+  try {
+    await access(path);
+  } catch {
+    return 0;
+  }
+  await rm(path, { recursive: true, force: true });
+  return 1;
 }
 
 /**
@@ -51,16 +69,22 @@ export class FilesystemStore implements ProjectStore {
     return undefined;
   }
 
-  async list(): Promise<string[]> {
-    let entries: string[];
+  private stagingDir(prefix: StagingPrefix, ref: ProjectRef): string {
+    return join(this.projectsDir, prefix + ref.name);
+  }
+
+  private async entries(): Promise<string[]> {
     try {
-      entries = await readdir(this.projectsDir);
+      return await readdir(this.projectsDir);
     } catch (error) {
       if (isMissing(error)) return [];
       throw error;
     }
+  }
+
+  async list(): Promise<string[]> {
     const names: string[] = [];
-    for (const entry of entries.filter((name) => !name.startsWith('.')).sort()) {
+    for (const entry of (await this.entries()).filter((name) => !name.startsWith('.')).sort()) {
       if (await this.projectFile({ name: entry, schema: 'public' })) names.push(entry);
     }
     return names;
@@ -82,7 +106,8 @@ export class FilesystemStore implements ProjectStore {
     await mkdir(this.projectsDir, { recursive: true });
     if (await this.projectFile(ref)) throw new Conflict(`project "${ref.name}" already exists`);
     // Built in a hidden folder and renamed into place, so a project appears whole or not at all.
-    const staging = join(this.projectsDir, `.creating-${randomUUID()}`);
+    const staging = this.stagingDir('.creating-', ref);
+    await rm(staging, { recursive: true, force: true });
     await mkdir(staging);
     try {
       await writeFileAtomic(join(staging, `${ref.name}.qgs`), text);
@@ -113,7 +138,8 @@ export class FilesystemStore implements ProjectStore {
 
   async remove(ref: ProjectRef): Promise<boolean> {
     if (!(await this.projectFile(ref))) return false;
-    const doomed = join(this.projectsDir, `.deleting-${randomUUID()}`);
+    const doomed = this.stagingDir('.deleting-', ref);
+    await rm(doomed, { recursive: true, force: true });
     await rename(this.dataDir(ref), doomed);
     await rm(doomed, { recursive: true, force: true });
     return true;
@@ -122,5 +148,20 @@ export class FilesystemStore implements ProjectStore {
   withLock<T>(ref: ProjectRef, work: () => Promise<T>): Promise<T> {
     const lockPath = join(this.projectsDir, '.locks', `${ref.name}.lock`);
     return this.mutex.run(ref.name, () => withFileLock(lockPath, work));
+  }
+
+  /**
+   * Clears what a process killed in the middle of a write left behind: staging folders of projects
+   * being created or removed (each under its project's lock) and leftovers in project folders.
+   */
+  async clearLeftovers(): Promise<number> {
+    let cleared = 0;
+    for (const entry of await this.entries()) {
+      const prefix = STAGING_PREFIXES.find((candidate) => entry.startsWith(candidate));
+      const ref = { name: prefix ? entry.slice(prefix.length) : entry, schema: 'public' };
+      if (prefix) cleared += await this.withLock(ref, () => removeFolder(this.stagingDir(prefix, ref)));
+      else if (!entry.startsWith('.')) cleared += await clearDataDirLeftovers(this, ref);
+    }
+    return cleared;
   }
 }

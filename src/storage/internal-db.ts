@@ -1,11 +1,13 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const GEOMETRIES = ['point', 'line', 'polygon'] as const;
 export type Geometry = (typeof GEOMETRIES)[number];
 
 export const INTERNAL_DB_NAME = 'steward.db';
+/** The rollback journal SQLite keeps beside the database while a transaction is under way. */
+export const INTERNAL_DB_JOURNAL = `${INTERNAL_DB_NAME}-journal`;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS default_styles (
@@ -34,6 +36,27 @@ export class InternalDatabase {
   /** Creates the database (and its folder) if it is not there yet. */
   static ensure(dataDir: string): void {
     InternalDatabase.use(dataDir, () => undefined);
+  }
+
+  /**
+   * Clears the journal of a transaction that a killed process left half done. Opening the database
+   * makes SQLite roll back a hot journal (one whose changes reached the database) and delete it;
+   * a journal still there once the write lock is held was never used, and is removed. A journal
+   * must not be deleted before: it may hold the pages that undo a half-done change.
+   * Returns whether there was a journal.
+   */
+  static recoverInterrupted(dataDir: string): boolean {
+    const journal = join(dataDir, INTERNAL_DB_JOURNAL);
+    if (!existsSync(journal)) return false;
+    InternalDatabase.use(dataDir, ({ db }) => {
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        rmSync(journal, { force: true });
+      } finally {
+        db.exec('ROLLBACK');
+      }
+    });
+    return true;
   }
 
   /** Opens the database, runs `work` and closes it again. */

@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseError, escapeIdentifier } from 'pg';
 import { BadRequest, Conflict, Forbidden, NotFound } from '../errors.js';
+import { clearDataDirLeftovers } from './leftovers.js';
 import { KeyedMutex } from './lock.js';
 import { PostgresDatabase, type Query } from './pg-database.js';
 import { ProjectArchive } from './project-archive.js';
@@ -200,5 +201,22 @@ export class PostgresStore implements ProjectStore {
   withLock<T>(ref: ProjectRef, work: () => Promise<T>): Promise<T> {
     const key = JSON.stringify(['steward project', ref.schema, ref.name]);
     return this.mutex.run(key, () => this.db.withAdvisoryLock(key, work));
+  }
+
+  /** Clears the leftovers in the data folder of every project of every schema this user can read. */
+  async clearLeftovers(): Promise<number> {
+    let cleared = 0;
+    for (const schema of await this.projectSchemas()) {
+      for (const name of await this.list(schema)) cleared += await clearDataDirLeftovers(this, { schema, name });
+    }
+    return cleared;
+  }
+
+  private async projectSchemas(): Promise<string[]> {
+    const rows = await this.db.query<{ schema: string }>(
+      `SELECT n.nspname AS schema FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE c.relname = 'qgis_projects' AND c.relkind = 'r' AND has_table_privilege(c.oid, 'SELECT')`,
+    );
+    return rows.map((row) => row.schema);
   }
 }

@@ -30,4 +30,9 @@ export interface ProjectStore {
   mapParameter(ref: ProjectRef): Promise<string>;
   /** The folder of the project's internal database and QML styles. */
   dataDir(ref: ProjectRef): string;
+  /**
+   * Clears what a Steward process killed in the middle of a write left behind (temporary files,
+   * interrupted transactions), without disturbing live processes; returns how many were cleared.
+   */
+  clearLeftovers(): Promise<number>;
 }
