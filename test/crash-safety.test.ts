@@ -1,0 +1,333 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { QgisServerProcess } from '../src/runtime/qgis-server.js';
+import { type ApiProcess, startApiProcess } from './support/api-process.js';
+import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { projectProblems, publishedLayers } from './support/qgis.js';
+import { fillStyle, polygonLayer } from './support/write-bodies.js';
+
+const ROUNDS = 12;
+const CLIENTS = 5;
+const SHARED_PROJECTS = ['shared-a', 'shared-b'];
+/** Per client and project: keeps the projects, and so each round's checks, small. */
+const MAX_OWN_LAYERS = 4;
+/** A lock file left by the killed process must not hold up the next one (proper-lockfile's took 10 s). */
+const FIRST_WRITE_LIMIT_MS = 5_000;
+
+interface LayerState {
+  styles: Set<string>;
+  current: string;
+}
+interface ProjectState {
+  layers: Map<string, LayerState>;
+  styles: Set<string>;
+}
+/** Projects by name: what the tests expect, or what the API shows. */
+type State = Map<string, ProjectState>;
+
+/** One write request of the storm, and what it does to the projects. */
+interface Write {
+  what: string;
+  method: 'POST' | 'DELETE';
+  path: string;
+  body?: unknown;
+  status: number;
+  /** Its effect, once acknowledged. */
+  apply(state: State): void;
+  /** Whether a state shows its effect: for a write the kill cut off, which may or may not have landed. */
+  landed(state: State): boolean;
+}
+
+function layerOf(state: State, project: string, layer: string): LayerState | undefined {
+  return state.get(project)?.layers.get(layer);
+}
+
+function mustGet<K, V>(map: Map<K, V>, key: K): V {
+  const value = map.get(key);
+  assert.ok(value !== undefined, `${String(key)} is missing`);
+  return value;
+}
+
+const writes = {
+  createProject: (name: string): Write => ({
+    what: `create project ${name}`,
+    method: 'POST',
+    path: '/api/projects/',
+    body: { name, author: 'storm' },
+    status: 201,
+    apply: (state) => state.set(name, { layers: new Map(), styles: new Set() }),
+    landed: (state) => state.has(name),
+  }),
+  deleteProject: (name: string): Write => ({
+    what: `delete project ${name}`,
+    method: 'DELETE',
+    path: `/api/projects/${name}`,
+    status: 200,
+    apply: (state) => state.delete(name),
+    landed: (state) => !state.has(name),
+  }),
+  addLayer: (project: string, layer: string, geopackage: string): Write => ({
+    what: `add layer ${project}/${layer}`,
+    method: 'POST',
+    path: `/api/projects/${project}/layers`,
+    body: polygonLayer(layer, geopackage),
+    status: 201,
+    apply: (state) => mustGet(state, project).layers.set(layer, { styles: new Set(['default']), current: 'default' }),
+    landed: (state) => layerOf(state, project, layer) !== undefined,
+  }),
+  deleteLayer: (project: string, layer: string): Write => ({
+    what: `delete layer ${project}/${layer}`,
+    method: 'DELETE',
+    path: `/api/projects/${project}/layers/${layer}`,
+    status: 200,
+    apply: (state) => mustGet(state, project).layers.delete(layer),
+    landed: (state) => layerOf(state, project, layer) === undefined,
+  }),
+  addStyle: (project: string, style: string, color: string): Write => ({
+    what: `add style ${project}/${style}`,
+    method: 'POST',
+    path: `/api/projects/${project}/styles`,
+    body: fillStyle(style, color),
+    status: 201,
+    apply: (state) => mustGet(state, project).styles.add(style),
+    landed: (state) => state.get(project)?.styles.has(style) === true,
+  }),
+  /** Adds a style to a layer, or makes one it has its current style. */
+  applyStyle: (project: string, layer: string, style: string, current: boolean): Write => ({
+    what: `apply style ${style} to ${project}/${layer}${current ? ' as current' : ''}`,
+    method: 'POST',
+    path: `/api/projects/${project}/layers/${layer}/style`,
+    body: { name: style, current },
+    status: 200,
+    apply: (state) => {
+      const target = mustGet(mustGet(state, project).layers, layer);
+      target.styles.add(style);
+      if (current) target.current = style;
+    },
+    landed: (state) => {
+      const target = layerOf(state, project, layer);
+      return target !== undefined && target.styles.has(style) && (!current || target.current === style);
+    },
+  }),
+};
+
+/** A small seeded generator (mulberry32), so that a failing storm can be told apart by its seed. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * One client of the storm. It owns the projects, layers and styles it names (`c<id>-...`) and
+ * decides its next write from the acknowledged state, so its writes are valid whatever the others do.
+ */
+class Client {
+  private made = 0;
+
+  constructor(
+    private readonly id: number,
+    private readonly random: () => number,
+    private readonly geopackage: string,
+  ) {}
+
+  private fresh(kind: string): string {
+    return `c${this.id}-${kind}${this.made++}`;
+  }
+
+  private owns(name: string): boolean {
+    return name.startsWith(`c${this.id}-`);
+  }
+
+  private pick<T>(items: T[]): T {
+    return items[Math.floor(this.random() * items.length)] as T;
+  }
+
+  private color(): string {
+    return `#${Math.floor(this.random() * 0x1000000).toString(16).padStart(6, '0')}`;
+  }
+
+  next(state: State): Write {
+    const ownProjects = [...state.keys()].filter((name) => this.owns(name));
+    if (ownProjects.length === 0 || this.random() < 0.06) {
+      return ownProjects.length >= 2 ? writes.deleteProject(this.pick(ownProjects)) : writes.createProject(this.fresh('p'));
+    }
+    const project = this.random() < 0.7 ? this.pick(SHARED_PROJECTS) : this.pick(ownProjects);
+    const { layers, styles } = mustGet(state, project);
+    const ownLayers = [...layers.keys()].filter((name) => this.owns(name));
+    const ownStyles = [...styles].filter((name) => this.owns(name));
+    const roll = this.random();
+    if (ownLayers.length >= MAX_OWN_LAYERS || (roll < 0.1 && ownLayers.length > 0)) {
+      return writes.deleteLayer(project, this.pick(ownLayers));
+    }
+    if (roll < 0.35 || ownLayers.length === 0) return writes.addLayer(project, this.fresh('l'), this.geopackage);
+    if (roll < 0.55 || ownStyles.length === 0) return writes.addStyle(project, this.fresh('s'), this.color());
+    const layer = this.pick(ownLayers);
+    const { styles: layerStyles, current } = mustGet(layers, layer);
+    const notYetApplied = ownStyles.filter((name) => !layerStyles.has(name));
+    const others = [...layerStyles].filter((name) => name !== current && name !== 'default');
+    if (others.length > 0 && (roll > 0.85 || notYetApplied.length === 0)) return writes.applyStyle(project, layer, this.pick(others), true);
+    if (notYetApplied.length > 0) return writes.applyStyle(project, layer, this.pick(notYetApplied), this.random() < 0.5);
+    return writes.addStyle(project, this.fresh('s'), this.color());
+  }
+}
+
+interface StormOutcome {
+  acknowledged: number;
+  /** Writes sent but not answered when the API died. */
+  cutOff: Write[];
+  failures: string[];
+}
+
+/** Runs every client against the API until it is killed, `killAfterMs` after the start. */
+async function stormUntilKilled(api: ApiProcess, clients: Client[], expected: State, killAfterMs: number): Promise<StormOutcome> {
+  const outcome: StormOutcome = { acknowledged: 0, cutOff: [], failures: [] };
+  const run = async (client: Client): Promise<void> => {
+    for (;;) {
+      const write = client.next(expected);
+      let status: number;
+      let body: unknown;
+      try {
+        ({ status, body } = await api.call(write.method, write.path, write.body));
+      } catch {
+        outcome.cutOff.push(write);
+        return;
+      }
+      if (status === write.status) {
+        write.apply(expected);
+        outcome.acknowledged += 1;
+      } else {
+        outcome.failures.push(`${write.what}: ${status} ${JSON.stringify(body)}`);
+      }
+    }
+  };
+  const running = Promise.all(clients.map(run));
+  await sleep(killAfterMs);
+  await api.kill();
+  await running;
+  return outcome;
+}
+
+async function getJson<T>(api: ApiProcess, path: string): Promise<T> {
+  const { status, body } = await api.call('GET', path);
+  assert.equal(status, 200, `GET ${path}: ${status} ${JSON.stringify(body)}`);
+  return body as T;
+}
+
+/** Everything the API shows of the projects; each project, layer and style must read back. */
+async function observe(api: ApiProcess): Promise<State> {
+  const state: State = new Map();
+  for (const project of await getJson<string[]>(api, '/api/projects')) {
+    await getJson(api, `/api/projects/${project}`);
+    const layers = new Map<string, LayerState>();
+    for (const layer of await getJson<string[]>(api, `/api/projects/${project}/layers`)) {
+      const info = await getJson<{ styles: string[]; current_style: string; valid: boolean }>(api, `/api/projects/${project}/layers/${layer}`);
+      assert.equal(info.valid, true, `layer ${project}/${layer} is valid`);
+      layers.set(layer, { styles: new Set(info.styles), current: info.current_style });
+    }
+    state.set(project, { layers, styles: new Set(await getJson<string[]>(api, `/api/projects/${project}/styles`)) });
+  }
+  return state;
+}
+
+/** A state as plain sorted data, for comparing. */
+function plain(state: State): unknown {
+  return [...state.entries()].sort().map(([name, project]) => ({
+    name,
+    styles: [...project.styles].sort(),
+    layers: [...project.layers.entries()].sort().map(([layer, { styles, current }]) => ({ layer, current, styles: [...styles].sort() })),
+  }));
+}
+
+/**
+ * What in the projects folder is not a project's file: anything hidden (temporary files, staging
+ * folders) other than the lock files, and SQLite journals.
+ */
+function leftovers(dir: string, top = true): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (top && entry.name === '.locks' && entry.isDirectory()) {
+      return readdirSync(path, { withFileTypes: true })
+        .filter((lock) => !(lock.isFile() && lock.name.endsWith('.lock')))
+        .map((lock) => join(path, lock.name));
+    }
+    if (entry.name.startsWith('.') || /-(journal|wal|shm)$/.test(entry.name)) return [path];
+    return entry.isDirectory() ? leftovers(path, false) : [];
+  });
+}
+
+describe('an API killed with SIGKILL in the middle of a storm of writes', () => {
+  let qgis: QgisServerProcess;
+  let data: Fixtures;
+  let projectsDir: string;
+  let api: ApiProcess | undefined;
+  const start = async (): Promise<ApiProcess> =>
+    (api = await startApiProcess({ STEWARD_QGISSERVER_URL: qgis.url, STEWARD_QGISSERVER_PROJECTS_DIR: projectsDir }));
+
+  before(async () => {
+    data = makeFixtures();
+    projectsDir = mkdtempSync(join(tmpdir(), 'steward-crash-'));
+    qgis = await QgisServerProcess.start();
+  });
+  after(async () => {
+    await api?.kill();
+    await qgis?.stop();
+    rmSync(projectsDir, { recursive: true, force: true });
+    rmSync(data.dir, { recursive: true, force: true });
+  });
+
+  it('restarts on a folder where every project loads, every acknowledged write is kept and nothing is left behind', async (t) => {
+    const seed = Date.now();
+    const random = seededRandom(seed);
+    t.diagnostic(`seed ${seed}`);
+    const clients = Array.from({ length: CLIENTS }, (_, id) => new Client(id, random, data.geopackage));
+    const expected: State = new Map();
+    let current = await start();
+    for (const name of SHARED_PROJECTS) {
+      const write = writes.createProject(name);
+      assert.equal((await current.call(write.method, write.path, write.body)).status, 201);
+      write.apply(expected);
+    }
+
+    let roundsWithLeftovers = 0;
+    for (let round = 1; round <= ROUNDS; round++) {
+      const context = `round ${round} (seed ${seed})`;
+      const outcome = await stormUntilKilled(current, clients, expected, 300 + random() * 1200);
+      assert.deepEqual(outcome.failures, [], `${context}: every write before the kill succeeds`);
+      if (leftovers(projectsDir).length > 0) roundsWithLeftovers += 1;
+
+      current = await start();
+      assert.deepEqual(leftovers(projectsDir), [], `${context}: nothing is left behind after the restart`);
+      const observed = await observe(current);
+      // A write that the kill cut off may or may not have landed: it counts when its effect shows.
+      for (const write of outcome.cutOff) if (write.landed(observed)) write.apply(expected);
+      assert.deepEqual(plain(observed), plain(expected), `${context}: acknowledged writes are all there, and nothing else`);
+
+      const problemsBefore = projectProblems(qgis).length;
+      for (const [project, { layers }] of observed) {
+        const published = await publishedLayers(qgis, join(projectsDir, project, `${project}.qgs`));
+        assert.deepEqual(published.sort(), [...layers.keys()].sort(), `${context}: QGIS Server publishes the layers of ${project}`);
+      }
+      assert.deepEqual(projectProblems(qgis).slice(problemsBefore), [], `${context}: QGIS Server loads every project without complaint`);
+
+      for (const project of expected.keys()) {
+        const started = Date.now();
+        const write = writes.addStyle(project, `probe-${round}`, '#808080');
+        assert.equal((await current.call(write.method, write.path, write.body)).status, 201, `${context}: ${write.what}`);
+        write.apply(expected);
+        assert.ok(Date.now() - started < FIRST_WRITE_LIMIT_MS, `${context}: ${write.what} took ${Date.now() - started} ms`);
+      }
+      t.diagnostic(`${context}: ${outcome.acknowledged} writes acknowledged, ${outcome.cutOff.length} cut off`);
+    }
+    t.diagnostic(`${roundsWithLeftovers} of ${ROUNDS} kills left something behind for the restart to clear`);
+  });
+});
