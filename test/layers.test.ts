@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
@@ -227,5 +227,36 @@ describe('layers on a real QGIS Server', () => {
       BBOX: '44,1,46,3', WIDTH: '50', HEIGHT: '50', FORMAT: 'image/png',
     });
     assert.deepEqual(decodePng(Buffer.from(await map.arrayBuffer())).pixel(25, 25), [200, 40, 90, 255]);
+  });
+});
+
+describe('GET .../map when QGIS Server cannot draw', () => {
+  let stack: Stack;
+  let data: Fixtures;
+
+  before(async () => {
+    data = makeFixtures();
+    stack = await startStack();
+    await stack.call('POST', '/api/projects/', { name: 'broken', author: 'test' });
+  });
+  after(() => stack.stop());
+
+  it('answers 502 with what QGIS Server said when the layer cannot be drawn', async () => {
+    const vanishing = join(data.dir, 'vanishing.tif');
+    copyFileSync(data.rgbTiff, vanishing);
+    await stack.call('POST', '/api/projects/broken/layers', { type: 'raster', name: 'gone', datasource: vanishing });
+    rmSync(vanishing);
+    const response = await fetch(`${stack.api.url}/api/projects/broken/layers/gone/map`);
+    assert.equal(response.status, 502);
+    const { error } = (await response.json()) as { error: string };
+    assert.match(error, /^QGIS Server could not draw layer "gone" \(HTTP \d+\): \S/);
+  });
+
+  it('answers 502 when QGIS Server is not running', async () => {
+    await stack.call('POST', '/api/projects/broken/layers', { type: 'raster', name: 'rgb', datasource: data.rgbTiff });
+    await stack.qgis.stop();
+    const response = await fetch(`${stack.api.url}/api/projects/broken/layers/rgb/map`);
+    assert.equal(response.status, 502);
+    assert.match(((await response.json()) as { error: string }).error, /^QGIS Server cannot be reached: /);
   });
 });

@@ -1,6 +1,6 @@
-import { stat } from 'node:fs/promises';
 import { type CrsResolver } from '../gdal/crs.js';
 import { parseDatasource } from '../gdal/datasource.js';
+import { fileVersion } from '../storage/file-version.js';
 import { type Probed, probeDatasource } from '../gdal/probe.js';
 import { type LayerType } from '../qgis/layer.js';
 
@@ -21,12 +21,11 @@ export class LayerInspector {
 
   constructor(private readonly crs: CrsResolver) {}
 
-  private async version(datasource: string): Promise<string> {
+  private version(datasource: string): string {
     const source = parseDatasource(datasource);
     if (source.kind !== 'file') return 'remote';
     try {
-      const info = await stat(source.gdalPath, { bigint: true });
-      return `${info.ino}:${info.size}:${info.mtimeNs}`;
+      return fileVersion(source.gdalPath) ?? 'missing';
     } catch {
       return 'missing';
     }
@@ -34,7 +33,7 @@ export class LayerInspector {
 
   async inspect(datasource: string, type: LayerType): Promise<Inspection> {
     const key = `${type}\u0000${datasource}`;
-    const version = await this.version(datasource);
+    const version = this.version(datasource);
     const remembered = this.memo.get(key);
     if (remembered && remembered.version === version && remembered.expires > Date.now()) return remembered.inspection;
     let inspection: Inspection;

@@ -1,7 +1,8 @@
-import { access, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Conflict } from '../errors.js';
 import { writeFileAtomic } from './atomic-file.js';
+import { fileVersion } from './file-version.js';
 import { clearDataDirLeftovers } from './leftovers.js';
 import { KeyedMutex, withFileLock } from './lock.js';
 import { ProjectArchive } from './project-archive.js';
@@ -59,12 +60,8 @@ export class FilesystemStore implements ProjectStore {
   private async projectFile(ref: ProjectRef): Promise<{ path: string; identity: string } | undefined> {
     for (const extension of PROJECT_EXTENSIONS) {
       const path = join(this.dataDir(ref), ref.name + extension);
-      try {
-        const info = await stat(path, { bigint: true });
-        if (info.isFile()) return { path, identity: `${info.ino}:${info.size}:${info.mtimeNs}` };
-      } catch (error) {
-        if (!isMissing(error)) throw error;
-      }
+      const identity = fileVersion(path);
+      if (identity) return { path, identity };
     }
     return undefined;
   }

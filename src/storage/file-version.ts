@@ -1,0 +1,16 @@
+import { statSync } from 'node:fs';
+
+/**
+ * A regular file's version (inode, size, modification time), or undefined when there is none.
+ * Synchronous on purpose: it runs on every read request, where a local stat takes microseconds
+ * and the asynchronous one costs two hand-offs to libuv's thread pool, the larger part of a read.
+ */
+export function fileVersion(path: string): string | undefined {
+  try {
+    const info = statSync(path, { bigint: true, throwIfNoEntry: false });
+    return info?.isFile() ? `${info.ino}:${info.size}:${info.mtimeNs}` : undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    throw error;
+  }
+}
