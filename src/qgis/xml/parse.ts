@@ -15,13 +15,27 @@ function decodeEntities(value: string): string {
 
 const ATTRIBUTE = /([^\s=/>]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g;
 
-function parseAttributes(source: string): Map<string, string> {
+function parseAttributes(source: string, keep: Keep): Map<string, string> {
   const attributes = new Map<string, string>();
   ATTRIBUTE.lastIndex = 0;
   for (let match = ATTRIBUTE.exec(source); match; match = ATTRIBUTE.exec(source)) {
-    attributes.set(match[1] as string, decodeEntities(match[2] ?? match[3] ?? ''));
+    attributes.set(keep(match[1] as string), keep(decodeEntities(match[2] ?? match[3] ?? '')));
   }
   return attributes;
+}
+
+/** What the tree stores of a piece of the source. */
+type Keep = (piece: string) => string;
+
+/**
+ * V8 keeps a piece sliced from a string as a view of the whole, in the whole's representation: one
+ * character beyond U+00FF (QGIS writes its release name, "Białowieża", in every project) makes the
+ * whole source two bytes per character. The tree then stores copies, one byte per character where
+ * they can be, so that a parsed project does not hold its source at twice its size.
+ */
+function keeper(source: string): Keep {
+  if (!/[^\u0000-\u00ff]/.test(source)) return (piece) => piece;
+  return (piece) => Buffer.from(piece, 'utf8').toString('utf8');
 }
 
 /** Index of the `>` closing the tag that starts at `from`, skipping `>` inside quoted values. */
@@ -102,19 +116,20 @@ export function parseXml(source: string, options: ParseOptions = {}): XmlDocumen
     if (parent) parent.children.push(node);
     else if (node.kind !== 'element' && !root) prolog.push(node);
   };
+  const keep = keeper(source);
   let position = source.charCodeAt(0) === 0xfeff ? 1 : 0;
   while (position < source.length) {
     const open = source.indexOf('<', position);
     const textEnd = open < 0 ? source.length : open;
     if (textEnd > position) {
-      append({ kind: 'text', value: decodeEntities(source.slice(position, textEnd)) });
+      append({ kind: 'text', value: keep(decodeEntities(source.slice(position, textEnd))) });
     }
     if (open < 0) break;
     const next = source[open + 1];
     if (next === '!' || next === '?') {
       const end = markupEnd(source, open);
       if (end < 0) throw new XmlSyntaxError(`unterminated markup at offset ${open}`);
-      append({ kind: 'raw', markup: source.slice(open, end) });
+      append({ kind: 'raw', markup: keep(source.slice(open, end)) });
       position = end;
       continue;
     }
@@ -136,14 +151,14 @@ export function parseXml(source: string, options: ParseOptions = {}): XmlDocumen
       if (!selfClosing && stack.length > 0 && options.deferred?.has(name)) {
         const markupEnd = closingEnd(source, name, end + 1);
         if (markupEnd < 0) throw new XmlSyntaxError(`<${name}> at offset ${open} is never closed`);
-        append({ kind: 'deferred', name, markup: source.slice(open, markupEnd) });
+        append({ kind: 'deferred', name: keep(name), markup: keep(source.slice(open, markupEnd)) });
         position = markupEnd;
         continue;
       }
       const node: XmlElement = {
         kind: 'element',
-        name,
-        attributes: parseAttributes(body.slice(nameEnd)),
+        name: keep(name),
+        attributes: parseAttributes(body.slice(nameEnd), keep),
         children: [],
       };
       if (stack.length === 0) {

@@ -5,7 +5,7 @@ import { parseXml, XmlSyntaxError } from './parse.js';
 import { serializeXml } from './serialize.js';
 
 const DOCUMENT = `<!DOCTYPE qgis PUBLIC 'http://mrcc.com/qgis.dtd' 'SYSTEM'>
-<qgis version="3.22" projectname="a &amp; b">
+<qgis version="3.22.16-Białowieża" projectname="a &amp; b 🌍">
   <!-- a comment -->
   <title></title>
   <empty/>
@@ -27,7 +27,8 @@ describe('the XML tree', () => {
 
   it('decodes entities in text and attributes', () => {
     const { root } = parseXml(DOCUMENT);
-    assert.equal(root.attributes.get('projectname'), 'a & b');
+    assert.equal(root.attributes.get('projectname'), 'a & b 🌍');
+    assert.equal(root.attributes.get('version'), '3.22.16-Białowieża');
     assert.equal(childText(root, 'text'), 'x < y ≤ z');
     assert.equal(childText(root, 'data'), '<raw> & stuff');
     assert.equal(firstChild(root, 'attr')?.attributes.get('value'), 'line\nbreak "quoted"');
