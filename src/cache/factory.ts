@@ -4,7 +4,6 @@ import { type ProjectRef } from '../storage/project-store.js';
 import { FilesystemTiles } from './filesystem-tiles.js';
 import { CacheLayout } from './layout.js';
 import { s3EndpointFromEnv } from './s3-settings.js';
-import { S3Tiles } from './s3-tiles.js';
 import { TileCacheService } from './service.js';
 import { validateWithMapProxy } from './validate.js';
 
@@ -18,20 +17,20 @@ type CacheConfig = Pick<Config, 'mapproxyProjectsDir' | 'cacheS3Bucket' | 'cache
 /**
  * The tile cache the configuration asks for: none without `STEWARD_MAPPROXY_PROJECTS_DIR`, tiles
  * on S3 with `STEWARD_MAPPROXY_CACHE_S3_BUCKET` (endpoint and credentials from the AWS variables),
- * on disk otherwise.
+ * on disk otherwise. The S3 client is loaded only then: it is a large part of the API's memory.
  */
-export function createTileCache(
+export async function createTileCache(
   config: CacheConfig,
   repository: ProjectRepository,
   projectUrl: (ref: ProjectRef) => Promise<URL>,
   env: NodeJS.ProcessEnv = process.env,
-): TileCache | undefined {
+): Promise<TileCache | undefined> {
   if (config.mapproxyProjectsDir === undefined) return undefined;
   const layout = new CacheLayout(config.mapproxyProjectsDir);
   const s3 =
     config.cacheS3Bucket === undefined
       ? undefined
-      : new S3Tiles({ bucket: config.cacheS3Bucket, directory: config.cacheS3Dir, endpoint: s3EndpointFromEnv(env) });
+      : new (await import('./s3-tiles.js')).S3Tiles({ bucket: config.cacheS3Bucket, directory: config.cacheS3Dir, endpoint: s3EndpointFromEnv(env) });
   const service = new TileCacheService({
     layout,
     tiles: s3 ?? new FilesystemTiles(layout),

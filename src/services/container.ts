@@ -15,7 +15,7 @@ import { InstanceRegistry } from '../monitor/registry.js';
 import { loadSymbologyCatalogue, type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
 import { localQgisVersion } from '../runtime/qgis-version.js';
 import { FilesystemStore } from '../storage/filesystem-store.js';
-import { PostgresStore } from '../storage/postgres-store.js';
+import { type PostgresStore } from '../storage/postgres-store.js';
 import { DataRoots } from './data-roots.js';
 import { LayerInspector } from './layer-inspector.js';
 import { LayerService } from './layers.js';
@@ -42,6 +42,12 @@ async function startMonitoring(config: Config, logger: FastifyBaseLogger): Promi
   return registry;
 }
 
+/** Loaded only with database support: the PostgreSQL client is a large part of the API's memory. */
+async function openPostgresStore(service: string, projectsDir: string): Promise<PostgresStore> {
+  const { PostgresStore } = await import('../storage/postgres-store.js');
+  return PostgresStore.open(service, projectsDir);
+}
+
 async function symbologyCatalogue(logger: FastifyBaseLogger): Promise<SymbologyCatalogue> {
   const version = (await localQgisVersion()) ?? 'unknown';
   const catalogue = await loadSymbologyCatalogue(version);
@@ -57,7 +63,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const objectStorage = configureObjectStorage();
   if (objectStorage.length > 0) logger.info(`object storage settings for GDAL: ${objectStorage.join(', ')}`);
   const crs = new CrsResolver();
-  const postgres = config.psqlService === undefined ? undefined : await PostgresStore.open(config.psqlService, config.projectsDir);
+  const postgres = config.psqlService === undefined ? undefined : await openPostgresStore(config.psqlService, config.projectsDir);
   // Project cache refresh: QGIS Server 3.22 keeps a database project cached until told; `registry` is made below.
   const store = postgres ?? new FilesystemStore(config.projectsDir);
   const cleared = await store.clearLeftovers();
@@ -66,7 +72,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     onWritten: postgres && (async (ref) => registry?.invalidateProject(await postgres.mapParameter(ref))),
   });
   // Tile cache (issue 5): undefined unless STEWARD_MAPPROXY_PROJECTS_DIR is set; `maps` is made below.
-  const tileCache = createTileCache(config, repository, (ref) => maps.projectUrl(ref));
+  const tileCache = await createTileCache(config, repository, (ref) => maps.projectUrl(ref));
   const cache = tileCache?.service;
   const projects = new ProjectService(repository, crs, { cacheEnabled: cache !== undefined, lifecycle: cache });
   const inspector = new LayerInspector(crs);

@@ -41,7 +41,7 @@ export async function startCacheStack(overrides: Partial<Config> = {}, env: Reco
     url.searchParams.set('MAP', await repository.store.mapParameter(ref));
     return url;
   };
-  const cache = createTileCache(config, repository, projectUrl, { ...process.env, ...env });
+  const cache = await createTileCache(config, repository, projectUrl, { ...process.env, ...env });
   if (!cache) throw new Error('the cache is enabled in this stack');
   return {
     stack,
