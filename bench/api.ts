@@ -9,15 +9,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeFixtures, type Fixtures } from '../test/support/fixtures.js';
 import { type Stack, startStack } from '../test/support/stack.js';
+import { closeClient, send } from './http-client.js';
+import { makeMapData } from './map-data.js';
 import { ms, summarise, table, time, type Timing } from './stats.js';
 
 const SIZES = [10, 100, 500, 1000];
-const READ_RUNS = 60;
+const READ_RUNS = 100;
 const WRITE_RUNS = 15;
+const MAP_RUNS = 60;
 
-async function ok(response: Response): Promise<void> {
-  if (!response.ok) throw new Error(`${response.status} ${await response.text()}`);
-  await response.arrayBuffer();
+const fillStyle = (name: string, color: string): unknown => ({
+  type: 'vector',
+  name,
+  rendering: { opacity: 1 },
+  symbology: { type: 'single_symbol', symbol: 'fill', properties: { color, style: 'solid' } },
+});
+
+async function created(stack: Stack, path: string, body: unknown): Promise<void> {
+  const reply = await stack.call('POST', path, body);
+  if (reply.status !== 201) throw new Error(`POST ${path}: ${reply.status} ${JSON.stringify(reply.body)}`);
 }
 
 function layerBody(data: Fixtures, index: number, name = `layer${index}`): unknown {
@@ -27,11 +37,10 @@ function layerBody(data: Fixtures, index: number, name = `layer${index}`): unkno
 }
 
 async function fillProject(stack: Stack, data: Fixtures, name: string, size: number): Promise<void> {
-  await stack.call('POST', '/api/projects/', { name, author: 'bench' });
-  for (let index = 0; index < size; index++) {
-    const reply = await stack.call('POST', `/api/projects/${name}/layers`, layerBody(data, index));
-    if (reply.status !== 201) throw new Error(JSON.stringify(reply.body));
-  }
+  await created(stack, '/api/projects/', { name, author: 'bench' });
+  for (let index = 0; index < size; index++) await created(stack, `/api/projects/${name}/layers`, layerBody(data, index));
+  await created(stack, `/api/projects/${name}/styles`, fillStyle('teal', '#00BBBB'));
+  await created(stack, `/api/projects/${name}/styles`, fillStyle('orange', '#FF8000'));
 }
 
 function pyqgisRead(projectFile: string, runs: number): { unresolved: Timing; resolved: Timing } {
@@ -56,18 +65,23 @@ async function measureSize(stack: Stack, data: Fixtures, size: number): Promise<
   await fillProject(stack, data, project, size);
   const base = `${stack.api.url}/api/projects/${project}`;
   const reads: Record<string, Timing> = {
-    'GET project': await time(READ_RUNS, () => fetch(base).then(ok)),
-    'GET layers': await time(READ_RUNS, () => fetch(`${base}/layers`).then(ok)),
-    'GET layer': await time(READ_RUNS, () => fetch(`${base}/layers/layer${Math.floor(size / 2)}`).then(ok)),
+    'GET project': await time(READ_RUNS, () => send(base)),
+    'GET layers': await time(READ_RUNS, () => send(`${base}/layers`)),
+    'GET layer': await time(READ_RUNS, () => send(`${base}/layers/layer${Math.floor(size / 2)}`)),
+    'GET styles': await time(READ_RUNS, () => send(`${base}/styles`)),
   };
   let extra = 0;
-  const post = await time(WRITE_RUNS, () =>
-    stack.call('POST', `/api/projects/${project}/layers`, layerBody(data, 1, `extra${extra++}`)),
-  );
+  const post = await time(WRITE_RUNS, () => created(stack, `/api/projects/${project}/layers`, layerBody(data, 1, `extra${extra++}`)));
+  let applied = 0;
+  const style = await time(WRITE_RUNS, async () => {
+    const name = applied++ % 2 ? 'teal' : 'orange';
+    const reply = await stack.call('POST', `/api/projects/${project}/layers/layer0/style`, { name, current: true });
+    if (reply.status !== 200) throw new Error(JSON.stringify(reply.body));
+  });
   let removed = 0;
-  const remove = await time(WRITE_RUNS, () => fetch(`${base}/layers/extra${removed++}`, { method: 'DELETE' }).then(ok));
+  const remove = await time(WRITE_RUNS, () => send(`${base}/layers/extra${removed++}`, 'DELETE'));
   const projectFile = join(stack.projectsDir, project, `${project}.qgs`);
-  return { size, reads, writes: { 'POST layer': post, 'DELETE layer': remove }, pyqgis: pyqgisRead(projectFile, size >= 500 ? 3 : 5) };
+  return { size, reads, writes: { 'POST layer': post, 'POST layer style': style, 'DELETE layer': remove }, pyqgis: pyqgisRead(projectFile, size >= 500 ? 3 : 5) };
 }
 
 async function throughput(stack: Stack, size: number): Promise<number> {
@@ -80,19 +94,38 @@ async function throughput(stack: Stack, size: number): Promise<number> {
   return result.requests.average;
 }
 
-async function mapAgainstQgis(stack: Stack): Promise<{ api: Timing; direct: Timing }> {
-  const route = `${stack.api.url}/api/projects/bench_10/layers/layer0/map`;
-  const { url } = (await stack.call('GET', '/api/projects/bench_10/layers/layer0/map/url')).body as { url: string };
-  const api: number[] = [];
-  const direct: number[] = [];
-  for (let run = 0; run < 40; run++) {
-    for (const [target, samples] of [[route, api], [url, direct]] as const) {
-      const start = performance.now();
-      await fetch(target).then(ok);
-      samples.push(performance.now() - start);
+interface MapComparison {
+  layer: string;
+  api: Timing;
+  direct: Timing;
+}
+
+/** Each GetMap through the API and straight to QGIS Server, alternating, on the same connection kind. */
+async function mapAgainstQgis(stack: Stack, data: Fixtures): Promise<MapComparison[]> {
+  const mapData = makeMapData(data.dir);
+  await created(stack, '/api/projects/', { name: 'bench_map', author: 'bench' });
+  const layers = [
+    { layer: 'four polygons', body: { type: 'vector', name: 'polygons', datasource: `${data.geopackage}|layername=polygons` } },
+    { layer: '4900 parcels', body: { type: 'vector', name: 'parcels', datasource: `${mapData.parcels}|layername=parcels` } },
+    { layer: '4000 x 4000 RGB photo', body: { type: 'raster', name: 'photo', datasource: mapData.photo } },
+  ];
+  const comparisons: MapComparison[] = [];
+  for (const { layer, body } of layers) {
+    await created(stack, '/api/projects/bench_map/layers', body);
+    const route = `${stack.api.url}/api/projects/bench_map/layers/${body.name}/map`;
+    const { url } = (await stack.call('GET', `/api/projects/bench_map/layers/${body.name}/map/url`)).body as { url: string };
+    const api: number[] = [];
+    const direct: number[] = [];
+    for (let run = 0; run < MAP_RUNS; run++) {
+      for (const [target, samples] of [[route, api], [url, direct]] as const) {
+        const start = performance.now();
+        await send(target);
+        samples.push(performance.now() - start);
+      }
     }
+    comparisons.push({ layer, api: summarise(api), direct: summarise(direct) });
   }
-  return { api: summarise(api), direct: summarise(direct) };
+  return comparisons;
 }
 
 /** Peak RSS of a fresh API process after reading 100 projects of 100 layers each. */
@@ -129,7 +162,7 @@ export async function runApiBench(): Promise<string> {
     const small = results[0]?.reads['GET layer']?.median ?? Number.NaN;
     const large = results[results.length - 1]?.reads['GET layer']?.median ?? Number.NaN;
     const rps = await throughput(stack, 500);
-    const map = await mapAgainstQgis(stack);
+    const maps = await mapAgainstQgis(stack, data);
     const rss = await peakMemory(stack);
     return [
       '## API latency (ms) against PyQGIS reading the same project',
@@ -140,16 +173,22 @@ export async function runApiBench(): Promise<string> {
       '## Throughput',
       table(['request', 'requests/s', 'target'], [['GET layer, 500-layer project, 16 connections', rps.toFixed(0), '>= 2000']]),
       '',
-      '## GET .../map against the same GetMap sent to QGIS Server directly',
-      table(['path', 'median', 'p95', 'ratio'], [
-        ['API /map', ms(map.api.median), ms(map.api.p95), `${((map.api.median / map.direct.median - 1) * 100).toFixed(1)}% over direct`],
-        ['QGIS Server direct', ms(map.direct.median), ms(map.direct.p95), '1'],
-      ]),
+      '## GET .../map against the same GetMap sent to QGIS Server directly (400 x 400 PNG)',
+      table(['layer', 'API /map median', 'direct median', 'API p95', 'direct p95', 'API over direct', 'target'], maps.map((map) => [
+        map.layer,
+        ms(map.api.median),
+        ms(map.direct.median),
+        ms(map.api.p95),
+        ms(map.direct.p95),
+        `+${ms(map.api.median - map.direct.median)} ms (${((map.api.median / map.direct.median - 1) * 100).toFixed(1)}%)`,
+        'within 5%',
+      ])),
       '',
       '## Memory',
       table(['measure', 'MB', 'target'], [['peak RSS after reading 100 projects of 100 layers', (rss / 1024).toFixed(0), '< 300']]),
     ].join('\n');
   } finally {
+    closeClient();
     await stack.stop();
   }
 }

@@ -1,4 +1,7 @@
-/** `npm run bench`: every benchmark of the project, printed and written to bench/results/. */
+/**
+ * `npm run bench`: every benchmark of the project, printed and written to bench/results/.
+ * `npm run bench -- api` (or `processing`, `plugin`) runs the named suites only.
+ */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -17,12 +20,13 @@ async function machine(): Promise<string> {
 }
 
 const sections = [`# Steward benchmarks\n\n${await machine()}`];
-const suites: Array<[string, () => Promise<string>]> = [
-  ['API', runApiBench],
-  ['raster processing', runProcessingBench],
-  ['monitoring plugin', runPluginBench],
+const suites: Array<[string, string, () => Promise<string>]> = [
+  ['api', 'API', runApiBench],
+  ['processing', 'raster processing', runProcessingBench],
+  ['plugin', 'monitoring plugin', runPluginBench],
 ];
-for (const [name, suite] of suites) {
+const selected = process.argv.slice(2);
+for (const [, name, suite] of suites.filter(([key]) => selected.length === 0 || selected.includes(key))) {
   console.error(`bench: running ${name}...`);
   const report = await suite();
   console.log(report + '\n');
@@ -30,6 +34,7 @@ for (const [name, suite] of suites) {
 }
 const directory = join(import.meta.dirname, 'results');
 mkdirSync(directory, { recursive: true });
-const file = join(directory, `bench-${new Date().toISOString().slice(0, 10)}.md`);
+const subset = selected.length > 0 ? `-${selected.join('-')}` : '';
+const file = join(directory, `bench-${new Date().toISOString().slice(0, 10)}${subset}.md`);
 writeFileSync(file, sections.join('\n\n') + '\n');
 console.error(`bench: report written to ${file}`);
