@@ -4,7 +4,7 @@ import { ProjectDocument } from '../qgis/project.js';
 import { InternalDatabase } from '../storage/internal-db.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { localDateTime } from './local-time.js';
-import { checkName } from './names.js';
+import { checkName, checkText } from './names.js';
 import { type ProjectRepository } from './repository.js';
 
 export const DEFAULT_SCHEMA = 'public';
@@ -63,6 +63,7 @@ export class ProjectService {
   async create(request: NewProjectRequest): Promise<void> {
     const ref = this.ref(request.name, request.schema);
     if (request.author.trim() === '') throw new BadRequest('author must not be empty');
+    checkText('author', request.author);
     const crs = this.crs.fromAuthid(DEFAULT_PROJECT_CRS);
     if (!crs) throw new Error(`GDAL does not know ${DEFAULT_PROJECT_CRS}`);
     const document = ProjectDocument.create({ title: ref.name, author: request.author, creation: localDateTime(), crs });
