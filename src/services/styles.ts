@@ -71,11 +71,17 @@ export class StyleService {
     return { ...body, name: pathName };
   }
 
-  /** Removes a style from every layer that has it and from disk; refused while a layer draws with it. */
+  /**
+   * Removes a style from every layer that has it and from disk; refused while a layer draws with
+   * it, and while it is a default style, which every new layer of its geometry would then miss.
+   */
   async remove(ref: ProjectRef, name: string): Promise<void> {
     const path = this.files.path(ref, name);
     await this.files.read(ref, name);
     await this.repository.update(ref, (document) => {
+      const defaults = this.files.defaults(ref);
+      const geometry = GEOMETRIES.find((candidate) => defaults[candidate] === name);
+      if (geometry) throw new Conflict(`style "${name}" is the default style of ${geometry} layers: set another default first`);
       for (const layer of document.layers()) {
         if (layer.currentStyle === name) {
           throw new Conflict(`style "${name}" is the current style of layer "${layer.name}"`);
