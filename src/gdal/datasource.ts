@@ -1,6 +1,8 @@
 /**
  * Datasource strings as SPEC.md and QGIS write them, split into what GDAL needs to open them.
  */
+import { type LayerType } from '../qgis/layer.js';
+
 export type DatasourceKind = 'file' | 'object-storage' | 'postgres';
 
 export interface ParsedDatasource {
@@ -55,6 +57,24 @@ export class DatasourceSyntaxError extends Error {}
 
 function isPostgresDatasource(datasource: string): boolean {
   return /(^|\s)(service|dbname|host)=/.test(datasource) && /\btable=/.test(datasource);
+}
+
+const VECTOR_OPTION = /^(layername=.+|layerid=\d+)$/;
+
+/**
+ * Checks the `|key=value` options of a new layer's file datasource. QGIS Server refuses every
+ * request to a project with one invalid layer, so only options the probe checks are taken: none on
+ * a raster layer, one `layername=` or `layerid=` on a vector layer.
+ */
+export function checkNewLayerOptions(datasource: string, type: LayerType): void {
+  if (isPostgresDatasource(datasource)) return;
+  const options = datasource.split('|').slice(1);
+  if (type === 'raster' && options.length > 0) {
+    throw new DatasourceSyntaxError('a raster datasource takes no "|" options: give the file as /<path>/<file>');
+  }
+  if (options.length > 1 || options.some((option) => !VECTOR_OPTION.test(option))) {
+    throw new DatasourceSyntaxError('a vector datasource takes at most one option, |layername=<name> or |layerid=<number>');
+  }
 }
 
 export function parseDatasource(datasource: string): ParsedDatasource {

@@ -1,7 +1,7 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { BadRequest, Conflict, NotFound, Unprocessable } from '../errors.js';
 import { type CrsResolver } from '../gdal/crs.js';
-import { DatasourceSyntaxError, parseDatasource } from '../gdal/datasource.js';
+import { checkNewLayerOptions, DatasourceSyntaxError, parseDatasource } from '../gdal/datasource.js';
 import { isObjectStoragePath } from '../gdal/object-storage.js';
 import { buildOverviews } from '../gdal/overviews.js';
 import { type Probed, ProbeError, probeDatasource, wgs84Extent } from '../gdal/probe.js';
@@ -146,10 +146,11 @@ export class LayerService {
     return instant;
   }
 
-  private async checkDatasource(datasource: string): Promise<void> {
+  private async checkDatasource({ datasource, type }: NewLayerRequest): Promise<void> {
     let parsed;
     try {
       parsed = parseDatasource(datasource);
+      checkNewLayerOptions(datasource, type);
     } catch (error) {
       if (error instanceof DatasourceSyntaxError) throw new BadRequest(error.message);
       throw error;
@@ -219,7 +220,7 @@ export class LayerService {
   async add(ref: ProjectRef, request: NewLayerRequest): Promise<void> {
     checkName('layer', request.name);
     const temporalInstant = this.temporalInstant(request);
-    await this.checkDatasource(request.datasource);
+    await this.checkDatasource(request);
     await this.repository.read(ref);
     const time = temporalInstant === undefined ? undefined : instantDimension(temporalInstant);
     await this.lifecycle.checkNewLayer?.(ref, { name: request.name, type: request.type, time });
