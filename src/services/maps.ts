@@ -12,7 +12,8 @@ export const MAP_SIZE = 400;
 const QGIS_SERVER_TIMEOUT_MS = 60_000;
 
 export interface RenderedMap {
-  contentType: string;
+  /** The response headers worth passing on: `content-type`, and `content-length` when QGIS Server sent it. */
+  headers: Record<string, string>;
   body: Readable;
 }
 
@@ -70,7 +71,8 @@ export class MapService {
       const detail = (await text(response)).replace(/\s+/g, ' ').slice(0, 500);
       throw new BadGateway(`QGIS Server could not draw layer "${name}" (HTTP ${response.statusCode}): ${detail}`);
     }
-    return { contentType, body: response };
+    const length = response.headers['content-length'];
+    return { headers: { 'content-type': contentType, ...(length === undefined ? {} : { 'content-length': length }) }, body: response };
   }
 }
 

@@ -77,7 +77,7 @@ export function layerRoutes(projects: ProjectService, layers: LayerService, maps
       { schema: { tags, summary: 'PNG of a WMS GetMap of the layer (400x400, its extent)', params: LayerParams, querystring: SchemaQuery } },
       async (request, reply) => {
         const map = await maps.render(projects.ref(request.params.project, request.query.schema), request.params.layer);
-        return reply.type(map.contentType).send(map.body);
+        return reply.headers(map.headers).send(map.body);
       },
     );
     api.get(
