@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { fileVersion } from '../storage/file-version.js';
 
 /** The Python that has MapProxy: Debian's (`mapproxy-util` runs with it), not a PATH python3. */
 export const MAPPROXY_PYTHON = '/usr/bin/python3';
@@ -47,13 +48,21 @@ function run(file: string, env: NodeJS.ProcessEnv): Promise<{ ok: boolean; probl
   });
 }
 
+/** MapProxy's verdict on each configuration file, until the file changes: its loader takes a Python start. */
+const verdicts = new Map<string, { version: string; validation: Validation }>();
+
 /** Whether MapProxy loads the configuration file, and if not, its reasons. */
 export async function validateWithMapProxy(file: string, env: NodeJS.ProcessEnv = process.env): Promise<Validation> {
+  const version = fileVersion(file);
+  const known = verdicts.get(file);
+  if (version !== undefined && known?.version === version) return known.validation;
+  let result;
   try {
-    const result = await run(file, env);
-    if (result.ok) return { valid: true };
-    return { valid: false, reason: `MapProxy cannot load ${file}: ${result.problems.join('; ')}` };
+    result = await run(file, env);
   } catch (error) {
     return { valid: false, reason: `MapProxy's loader could not check ${file}: ${(error as Error).message}` };
   }
+  const validation = result.ok ? { valid: true } : { valid: false, reason: `MapProxy cannot load ${file}: ${result.problems.join('; ')}` };
+  if (version !== undefined) verdicts.set(file, { version, validation });
+  return validation;
 }
