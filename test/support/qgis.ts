@@ -1,3 +1,4 @@
+import { DOMParser } from '@xmldom/xmldom';
 import { type QgisServerProcess } from '../../src/runtime/qgis-server.js';
 
 /** Sends an OGC request for a project to QGIS Server directly. */
@@ -11,8 +12,11 @@ export async function ows(qgis: QgisServerProcess, map: string, parameters: Reco
 /** The names of the layers QGIS Server publishes in WMS GetCapabilities (nested <Layer><Name>). */
 export async function publishedLayers(qgis: QgisServerProcess, map: string): Promise<string[]> {
   const response = await ows(qgis, map, { SERVICE: 'WMS', VERSION: '1.3.0', REQUEST: 'GetCapabilities' });
-  const document = await response.text();
-  const layers = [...document.matchAll(/<Layer[^>]*>\s*<Name>([^<]*)<\/Name>/g)].map((match) => match[1] ?? '');
+  const document = new DOMParser().parseFromString(await response.text(), 'text/xml');
+  const layers = Array.from(document.getElementsByTagName('Layer'), (layer) => {
+    const name = Array.from(layer.childNodes).find((child) => child.nodeName === 'Name');
+    return name?.textContent ?? '';
+  });
   // The first <Layer> is the project's root layer.
   return layers.slice(1);
 }
