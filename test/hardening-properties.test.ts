@@ -1,0 +1,444 @@
+/**
+ * Property-based hardening (issue 8): every route the app lists in /api/openapi.json, with every
+ * method, gets random and hostile path segments, query strings and bodies. No reply may be a 5xx,
+ * every error must be `{"error": string}`, no file may appear outside the configured folders, and
+ * every project must still load in QGIS Server afterwards.
+ *
+ * Reproduce a failure with its seed: STEWARD_PROPERTY_SEED=<seed> (and STEWARD_PROPERTY_RUNS).
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import fc from 'fast-check';
+import { freePort } from '../src/runtime/ports.js';
+import { type CacheStack, startCacheStack } from './support/cache-stack.js';
+import { fileTree, leftovers, treeChanges } from './support/file-tree.js';
+import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { type BodySpec, hostilePath, pathSegment, percentEncode, queryString, requestBody } from './support/hostile.js';
+import { FakePlugin, hello } from './support/monitoring.js';
+import { projectProblems, publishedLayers } from './support/qgis.js';
+import { type RawReply, type RawRequest, rawRequest } from './support/raw-http.js';
+
+const SEED = Number(process.env['STEWARD_PROPERTY_SEED'] ?? 8_2024);
+const RUNS = Number(process.env['STEWARD_PROPERTY_RUNS'] ?? 150);
+/** Time per route after which its remaining runs are skipped, so slow routes (rendering, MapProxy) stay bounded. */
+const ROUTE_BUDGET_MS = Number(process.env['STEWARD_PROPERTY_ROUTE_MS'] ?? 3000);
+
+const META_PROJECT = `p<&>"'q]]>`;
+const META_LAYER = `l<&>"' ]]>`;
+const META_STYLE = `s<&>"']]>`;
+
+interface Operation {
+  method: string;
+  /** OpenAPI path, parameters as `{name}`. */
+  template: string;
+  params: string[];
+}
+
+const key = (operation: Operation): string => `${operation.method} ${operation.template}`;
+
+const METHODS = new Set(['get', 'post', 'put', 'patch', 'delete']);
+
+/** Every operation the running app describes. */
+async function listedOperations(baseUrl: string): Promise<Operation[]> {
+  const document = (await (await fetch(`${baseUrl}/api/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+  return Object.entries(document.paths).flatMap(([template, item]) =>
+    Object.keys(item)
+      .filter((method) => METHODS.has(method))
+      .map((method) => ({ method: method.toUpperCase(), template, params: [...template.matchAll(/\{(\w+)\}/g)].map((match) => match[1] ?? '') })),
+  );
+}
+
+/** A body the route accepts, and variations of it that reach past its schema. */
+interface ValidBody {
+  example: unknown;
+  arbitrary: fc.Arbitrary<unknown>;
+}
+
+/** `name` left out when undefined, for the route that takes the name from its path. */
+const named = (name: string | undefined): object => (name === undefined ? {} : { name });
+
+function fillStyle(name: string | undefined): object {
+  return {
+    type: 'vector',
+    ...named(name),
+    rendering: { opacity: 0.8 },
+    symbology: { type: 'single_symbol', symbol: 'fill', properties: { color: '#3366cc', style: 'solid', outline_width: 0.5, outline_color: '#000000' } },
+  };
+}
+
+function grayStyle(name: string | undefined): object {
+  return {
+    type: 'raster',
+    ...named(name),
+    rendering: { brightness: 10, contrast: 5, gamma: 1, saturation: 0 },
+    symbology: { type: 'singlebandgray', properties: { gray: { band: 1 }, contrast_enhancement: { algorithm: 'StretchToMinimumMaximum', limits_min_max: 'MinMax' } } },
+  };
+}
+
+function rgbStyle(name: string): object {
+  const channel = (band: number) => ({ band });
+  return {
+    type: 'raster',
+    name,
+    rendering: {},
+    symbology: { type: 'multibandcolor', properties: { red: channel(3), green: channel(2), blue: channel(1), contrast_enhancement: { algorithm: 'NoEnhancement', limits_min_max: 'MinMax' } } },
+  };
+}
+
+/** Names a route may create: plain, XML metacharacters, other scripts, and as long as allowed. */
+const freshName = fc.oneof(
+  fc.stringMatching(/^[a-z][a-z0-9_-]{0,9}$/),
+  fc.constantFrom('x<y>', 'a&b', 'q"uote', "ap'os", 'c]]>d', 'ünï', '空间', 'sp ace', '#hash', '%25', 'semi;colon', 'a,b', 'x'.repeat(200), 'é'.repeat(100), '%'.repeat(200)),
+);
+
+function validBodies(data: Fixtures, tokens: readonly string[]): Record<string, ValidBody> {
+  const layers = [
+    { type: 'vector', datasource: `${data.geopackage}|layername=points` },
+    { type: 'vector', datasource: `${data.geopackage}|layername=lines` },
+    { type: 'vector', datasource: `${data.geopackage}|layername=polygons` },
+    { type: 'vector', datasource: data.shapefile },
+    { type: 'raster', datasource: data.rgbTiff },
+    { type: 'raster', datasource: data.floatTiff },
+  ];
+  const layer = fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom(...layers) },
+    { weight: 1, arbitrary: fc.record({ type: fc.constantFrom('raster', 'vector'), datasource: hostilePath(tokens) }) },
+  );
+  const output = fc.oneof({ weight: 3, arbitrary: fc.nat(20).map((n) => join(data.dir, `calc-${n}.tif`)) }, { weight: 1, arbitrary: hostilePath(tokens) });
+  const styles = fc.oneof(freshName.map(fillStyle), freshName.map(grayStyle), freshName.map(rgbStyle));
+  const expressions = ['elevation@1 * 2', '"rgb@1" + rgb@2 / 2', 'elevation@1 > 10 AND elevation@1 < 100', 'sqrt(abs(elevation@1)) - -1'];
+  return {
+    'POST /api/projects': {
+      example: { name: 'canonical', author: 'a' },
+      arbitrary: fc.record({ name: freshName, author: fc.oneof(fc.constant('author'), freshName) }),
+    },
+    'POST /api/projects/{project}/layers': {
+      example: { type: 'raster', name: 'canonical', datasource: data.floatTiff },
+      arbitrary: fc
+        .tuple(freshName, layer, fc.option(fc.constantFrom(4326, 3857, 'EPSG:4326'), { nil: undefined }))
+        .map(([name, source, crs]) => ({ ...source, name, ...(crs === undefined ? {} : { crs }) })),
+    },
+    'POST /api/projects/{project}/styles': { example: fillStyle('canonical'), arbitrary: styles },
+    'POST /api/projects/{project}/styles/{style}': {
+      example: fillStyle(undefined),
+      arbitrary: fc.constantFrom(fillStyle(undefined), grayStyle(undefined)),
+    },
+    'POST /api/projects/{project}/styles/default': {
+      example: { name: 'fill', geometry: 'polygon' },
+      arbitrary: fc.oneof(
+        fc.record({ name: fc.constantFrom('fill', META_STYLE), geometry: fc.constantFrom('polygon', 'Polygon') }),
+        fc.record({ style: fc.constant('default'), geometry: fc.constantFrom('point', 'line', 'polygon') }),
+      ),
+    },
+    'POST /api/projects/{project}/layers/{layer}/style': {
+      example: { name: 'gray', current: true },
+      arbitrary: fc.record({ name: fc.constantFrom('gray', 'fill', 'colours', META_STYLE), current: fc.boolean() }, { requiredKeys: ['name'] }),
+    },
+    'POST /api/processing/raster/histogram/{project}/{layer}': {
+      example: { count: 10 },
+      arbitrary: fc.record({ min: fc.integer({ min: -100, max: 300 }), max: fc.integer({ min: -100, max: 300 }), count: fc.integer({ min: 1, max: 1000 }) }, { requiredKeys: [] }),
+    },
+    'POST /api/processing/raster/calculator/{project}': {
+      example: { expression: 'elevation@1 * 2', output: join(data.dir, 'canonical.tif') },
+      arbitrary: fc.record({ expression: fc.constantFrom(...expressions), output }),
+    },
+  };
+}
+
+/** A request to one operation, as generated. */
+interface Generated {
+  segments: Record<string, string>;
+  query: string;
+  body: BodySpec;
+}
+
+function target(operation: Operation, generated: Generated): string {
+  return operation.template.replace(/\{(\w+)\}/g, (_, name: string) => generated.segments[name] ?? '') + generated.query;
+}
+
+function describeRequest(sent: RawRequest): string {
+  const body = sent.body === undefined ? '' : ` ${sent.contentType ?? '(no content type)'} ${JSON.stringify(sent.body.slice(0, 300))}`;
+  return `${sent.method} ${sent.target.slice(0, 300)}${body}`;
+}
+
+/** The contract of DESIGN.md section 4 for any reply: no 5xx, errors as `{"error": "<sentence>"}`. */
+function checkReply(sent: RawRequest, reply: RawReply): void {
+  const where = `${describeRequest(sent)}\n  -> ${reply.status} ${reply.text.slice(0, 500)}`;
+  assert.ok(reply.status < 500, `server error: ${where}`);
+  if (reply.status < 400) return;
+  assert.match(reply.contentType, /^application\/json/, where);
+  const body = JSON.parse(reply.text) as unknown;
+  assert.ok(typeof body === 'object' && body !== null, where);
+  assert.deepEqual(Object.keys(body), ['error'], where);
+  const message = (body as { error: unknown }).error;
+  assert.ok(typeof message === 'string' && message.trim() !== '', where);
+}
+
+/** What the fake monitoring plugin answers, so the instance routes have a real instance to read. */
+const PLUGIN_ANSWERS: Record<string, unknown> = {
+  metadata: { cache: { projects: [] }, plugins: [], providers: [''], versions: { gdal: '3.6', python: '3.11', qt: '5.15', qgis: '3.22' } },
+  logs: { lines: ['a <line> & more'] },
+  stats: { count: 1, service: 'WMS', request: 'GetMap', project: META_PROJECT, duration: 3 },
+};
+
+/** Statuses that mean the request was turned away before the route's service did its work. */
+const TURNED_AWAY = new Set([400, 404, 405, 413, 414, 415]);
+
+describe('hostile requests to every route', () => {
+  let sandbox: string;
+  let previousCwd: string;
+  let data: Fixtures;
+  let cs: CacheStack;
+  let plugin: FakePlugin;
+  let operations: Operation[];
+  let realValues: Record<string, string[]>;
+  let tokens: string[];
+  let untouched: Set<string>;
+  let allowed: string[];
+  const outcomes = new Map<string, number[]>();
+
+  const api = (method: string, path: string, body?: unknown) => cs.stack.call(method, path, body);
+
+  async function expectStatus(method: string, path: string, body: unknown, statuses: number[]): Promise<void> {
+    const reply = await api(method, path, body);
+    assert.ok(statuses.includes(reply.status), `${method} ${path}: ${reply.status} ${JSON.stringify(reply.body)}`);
+  }
+
+  /** Projects, layers and styles the requests aim at; idempotent, so it also restores what DELETEs removed. */
+  async function seed(): Promise<void> {
+    const projects: Record<string, Array<{ type: string; name: string; datasource: string }>> = {
+      alpha: [
+        { type: 'raster', name: 'elevation', datasource: data.floatTiff },
+        { type: 'raster', name: 'rgb', datasource: data.rgbTiff },
+        { type: 'vector', name: 'polygons', datasource: `${data.geopackage}|layername=polygons` },
+        { type: 'vector', name: 'points', datasource: `${data.geopackage}|layername=points` },
+      ],
+      beta: [],
+      [META_PROJECT]: [{ type: 'vector', name: META_LAYER, datasource: `${data.geopackage}|layername=polygons` }],
+    };
+    for (const [project, layers] of Object.entries(projects)) {
+      const base = `/api/projects/${percentEncode(project)}`;
+      await expectStatus('POST', '/api/projects', { name: project, author: `author <&> of ${project}` }, [201, 409]);
+      for (const layer of layers) await expectStatus('POST', `${base}/layers`, layer, [201, 409]);
+      for (const style of [fillStyle('fill'), fillStyle(META_STYLE), grayStyle('gray'), rgbStyle('colours')]) {
+        await expectStatus('POST', `${base}/styles`, style, [201, 409]);
+      }
+      const polygons = layers.find((layer) => layer.datasource.endsWith('polygons'));
+      if (polygons) await expectStatus('POST', `${base}/layers/${percentEncode(polygons.name)}/style`, { name: META_STYLE, current: true }, [200]);
+    }
+  }
+
+  async function registeredInstance(): Promise<string> {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const { servers } = (await api('GET', '/api/instances')).body as { servers: Array<{ id: string }> };
+      if (servers[0]) return servers[0].id;
+      await sleep(50);
+    }
+    throw new Error('the fake plugin did not register');
+  }
+
+  before(async () => {
+    // TMPDIR and the working folder move into a sandbox, so any file a request makes there is seen.
+    sandbox = join(tmpdir(), `steward-properties-${process.pid}`);
+    mkdirSync(join(sandbox, 'tmp'), { recursive: true });
+    mkdirSync(join(sandbox, 'cwd'));
+    mkdirSync(join(sandbox, 'outside'));
+    process.env['TMPDIR'] = join(sandbox, 'tmp');
+    previousCwd = process.cwd();
+    process.chdir(join(sandbox, 'cwd'));
+    // /vsis3/ paths fail at once against a closed port instead of waiting on AWS.
+    process.env['AWS_ENDPOINT_URL'] = `http://127.0.0.1:${await freePort()}`;
+    process.env['AWS_NO_SIGN_REQUEST'] = 'YES';
+
+    data = makeFixtures();
+    const monitoringPort = await freePort();
+    cs = await startCacheStack({ dataRoots: [data.dir], monitoringPort });
+    plugin = await FakePlugin.connect(monitoringPort, hello(), ({ id, method }) => ({ id, result: PLUGIN_ANSWERS[method] }));
+    const instance = await registeredInstance();
+    await seed();
+
+    operations = await listedOperations(cs.stack.api.url);
+    realValues = {
+      project: ['alpha', 'beta', META_PROJECT, 'missing'],
+      layer: ['elevation', 'rgb', 'polygons', 'points', META_LAYER, 'missing'],
+      style: ['gray', 'fill', 'colours', META_STYLE, 'default', 'spare', 'missing'],
+      name: ['Viridis', 'Blues', 'missing'],
+      instance: [instance, 'missing'],
+    };
+    const escapes = [join(sandbox, 'outside', 'escape.tif'), join(sandbox, 'outside'), join(data.dir, '..', 'escape.tif'), join(tmpdir(), '..', 'escape.tif')];
+    tokens = [
+      ...escapes,
+      data.dir,
+      data.floatTiff,
+      `${data.geopackage}|layername=../../x`,
+      `${data.rgbTiff}|layername=points`,
+      join(data.dir, `${'x'.repeat(250)}.tif`),
+      join(data.dir, 'no-folder', 'x.tif'),
+      `/vsis3/bucket/${'k'.repeat(300)}.tif`,
+    ];
+    allowed = [cs.stack.projectsDir, cs.configDir, data.dir];
+    untouched = fileTree(sandbox, allowed);
+  });
+
+  after(async () => {
+    plugin?.close();
+    await cs?.stop();
+    process.chdir(previousCwd);
+    rmSync(sandbox, { recursive: true, force: true });
+  });
+
+  function generated(operation: Operation, valid: ValidBody | undefined): fc.Arbitrary<Generated> {
+    const segments = Object.fromEntries(operation.params.map((name) => [name, pathSegment(realValues[name] ?? [], tokens)]));
+    return fc.record({
+      segments: fc.record(segments),
+      query: queryString(['public', 'other', ''], tokens),
+      body: operation.method === 'GET' ? fc.constant({}) : requestBody(valid?.arbitrary, tokens),
+    });
+  }
+
+  /** The first run of each route: real names, no query, the valid body, so every route's own work runs. */
+  function canonical(operation: Operation, valid: ValidBody | undefined): Generated {
+    const segments = Object.fromEntries(operation.params.map((name) => [name, percentEncode(realValues[name]?.[0] ?? 'x')]));
+    const body: BodySpec = valid === undefined || operation.method === 'GET' ? {} : { contentType: 'application/json', body: JSON.stringify(valid.example) };
+    return { segments, query: '', body };
+  }
+
+  async function send(operation: Operation, request: Generated): Promise<void> {
+    const sent: RawRequest = { method: operation.method, target: target(operation, request), ...request.body };
+    const reply = await rawRequest(cs.stack.api.url, sent);
+    outcomes.set(key(operation), [...(outcomes.get(key(operation)) ?? []), reply.status]);
+    checkReply(sent, reply);
+  }
+
+  it('answers every listed route and method without a 5xx, errors as {"error": string}', async (t) => {
+    t.diagnostic(`seed ${SEED}, ${RUNS} runs per route, ${operations.length} routes`);
+    const valid = validBodies(data, tokens);
+    const failures: string[] = [];
+    for (const operation of operations) {
+      const body = valid[key(operation)];
+      const started = Date.now();
+      const property = fc.asyncProperty(generated(operation, body), async (request) => {
+        if (Date.now() > started + ROUTE_BUDGET_MS) return;
+        await send(operation, request);
+      });
+      const details = await fc.check(property, { seed: SEED, numRuns: RUNS, endOnFailure: true, examples: [[canonical(operation, body)]] });
+      if (details.failed) failures.push(`${key(operation)}: ${fc.defaultReportMessage(details)}\n${String(details.errorInstance)}`);
+      if (operation.method === 'DELETE') await seed().catch((error: Error) => failures.push(`seeding after ${key(operation)}: ${error.message}`));
+      const statuses = outcomes.get(key(operation)) ?? [];
+      t.diagnostic(`${key(operation)}: ${statuses.length} requests in ${Date.now() - started} ms, statuses ${[...new Set(statuses)].sort().join(' ')}`);
+    }
+    if (failures.length > 0) assert.fail(failures.join('\n\n'));
+    for (const operation of operations) {
+      const statuses = outcomes.get(key(operation)) ?? [];
+      assert.ok(statuses.length > 0, `${key(operation)} was not exercised`);
+      assert.ok(statuses.some((status) => !TURNED_AWAY.has(status)), `${key(operation)} never got past validation: ${statuses.join(' ')}`);
+    }
+    assert.equal(({} as Record<string, unknown>)['polluted'], undefined, 'Object.prototype is not polluted');
+  });
+
+  describe('examples the properties found', () => {
+    const errorBody = (reply: { status: number; body: unknown }): void => {
+      assert.deepEqual(Object.keys(reply.body as object), ['error'], JSON.stringify(reply.body));
+      assert.equal(typeof (reply.body as { error: unknown }).error, 'string');
+    };
+
+    it('answers malformed percent-encoding and over-long path parameters with an error body', async () => {
+      for (const [path, status] of [['/api/projects/%zz', 400], ['/api/projects/%C0%AE', 400], [`/api/projects/${'x'.repeat(1001)}`, 414]] as const) {
+        const reply = await api('GET', path);
+        assert.equal(reply.status, status, path);
+        errorBody(reply);
+      }
+    });
+
+    it('takes names up to 200 bytes, however the cache encodes them, and refuses longer ones', async () => {
+      for (const name of [`${'%'.repeat(199)}!`, `${'é'.repeat(99)}ab`]) {
+        assert.equal((await api('POST', '/api/projects', { name, author: 'a' })).status, 201, name);
+        assert.deepEqual((await api('GET', `/api/projects/${percentEncode(name)}/cache`)).body, { valid: true, storage: 'filesystem' });
+      }
+      const long = await api('POST', '/api/projects', { name: 'x'.repeat(201), author: 'a' });
+      assert.equal(long.status, 400);
+      errorBody(long);
+    });
+
+    it('refuses names and authors QGIS cannot keep as given', async () => {
+      const attempts: Array<[string, unknown]> = [
+        ['/api/projects', { name: 'half \ud800 pair', author: 'a' }],
+        ['/api/projects', { name: 'not \uffff xml', author: 'a' }],
+        ['/api/projects', { name: 'bad-author', author: 'bell \u0007' }],
+        ['/api/projects', { name: 'bad-author', author: 'not \ufffe xml' }],
+        ['/api/projects/beta/layers', { type: 'raster', name: 'map 🗺', datasource: data.rgbTiff }],
+        ['/api/projects/beta/styles', grayStyle('style 🗺')],
+      ];
+      for (const [path, body] of attempts) {
+        const reply = await api('POST', path, body);
+        assert.equal(reply.status, 400, JSON.stringify(body));
+        errorBody(reply);
+      }
+      assert.ok(!((await api('GET', '/api/projects')).body as string[]).includes('bad-author'));
+    });
+
+    it('refuses datasource options QGIS would not read as the probe did, which would break the whole project', async () => {
+      const attempts = [
+        { type: 'raster', name: 'optioned', datasource: `${data.rgbTiff}|layername=points/proc/self/environ` },
+        { type: 'raster', name: 'optioned', datasource: `${data.rgbTiff}|layerid=0` },
+        { type: 'vector', name: 'optioned', datasource: `${data.geopackage}|layername=points|subset=nonsense` },
+        { type: 'vector', name: 'optioned', datasource: `${data.geopackage}|layerid=first` },
+      ];
+      for (const body of attempts) {
+        const reply = await api('POST', '/api/projects/beta/layers', body);
+        assert.equal(reply.status, 400, body.datasource);
+        errorBody(reply);
+      }
+      assert.equal((await api('GET', '/api/projects/beta/layers/optioned')).status, 404);
+    });
+
+    it('refuses to delete a default style, which new layers of its geometry would miss', async () => {
+      await expectStatus('POST', '/api/projects/beta/styles/default', { name: 'fill', geometry: 'polygon' }, [200]);
+      const refused = await api('DELETE', '/api/projects/beta/styles/fill');
+      assert.equal(refused.status, 409);
+      errorBody(refused);
+      await expectStatus('POST', '/api/projects/beta/layers', { type: 'vector', name: 'filled', datasource: `${data.geopackage}|layername=polygons` }, [201, 409]);
+      await expectStatus('POST', '/api/projects/beta/styles/default', { name: 'default', geometry: 'polygon' }, [200]);
+    });
+  });
+
+  it('creates no file outside the projects, MapProxy and data folders, and leaves no temporary file inside', () => {
+    const { added, removed } = treeChanges(untouched, fileTree(sandbox, allowed));
+    assert.deepEqual({ added, removed }, { added: [], removed: [] });
+    for (const folder of allowed) assert.deepEqual(leftovers(folder), [], folder);
+  });
+
+  it('leaves every project readable through the API and loadable by QGIS Server', async () => {
+    const projects = (await api('GET', '/api/projects')).body as string[];
+    const folders = readdirSync(cs.stack.projectsDir).filter((name) => !name.startsWith('.'));
+    assert.deepEqual([...folders].sort(), [...projects].sort(), 'every project folder holds a whole project');
+    for (const project of projects) {
+      const base = `/api/projects/${percentEncode(project)}`;
+      const info = await api('GET', base);
+      assert.equal(info.status, 200, `${project}: ${JSON.stringify(info.body)}`);
+      const layers = (await api('GET', `${base}/layers`)).body as string[];
+      const published = await publishedLayers(cs.stack.qgis, cs.qgsFile(project));
+      assert.deepEqual([...published].sort(), [...layers].sort(), `QGIS Server publishes every layer of ${project}`);
+      const cache = await api('GET', `${base}/cache`);
+      assert.deepEqual(cache, { status: 200, body: { valid: true, storage: 'filesystem' } }, project);
+    }
+    assert.deepEqual(projectProblems(cs.stack.qgis), []);
+  });
+
+  it('keeps names with XML metacharacters as they were given', async () => {
+    const base = `/api/projects/${percentEncode(META_PROJECT)}`;
+    assert.ok(((await api('GET', '/api/projects')).body as string[]).includes(META_PROJECT));
+    assert.equal(((await api('GET', base)).body as { author: string }).author, `author <&> of ${META_PROJECT}`);
+    assert.ok(((await api('GET', `${base}/layers`)).body as string[]).includes(META_LAYER));
+    const layer = (await api('GET', `${base}/layers/${percentEncode(META_LAYER)}`)).body as { name: string; current_style: string };
+    assert.equal(layer.name, META_LAYER);
+    assert.equal(layer.current_style, META_STYLE);
+    assert.ok(((await api('GET', `${base}/styles`)).body as string[]).includes(META_STYLE));
+    assert.equal(((await api('GET', `${base}/styles/${percentEncode(META_STYLE)}`)).body as { name: string }).name, META_STYLE);
+    assert.ok((await publishedLayers(cs.stack.qgis, cs.qgsFile(META_PROJECT))).includes(META_LAYER));
+  });
+});

@@ -1,0 +1,40 @@
+import { readdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { isTemporaryFile } from '../../src/storage/atomic-file.js';
+import { INTERNAL_DB_JOURNAL } from '../../src/storage/internal-db.js';
+
+/** Every file and folder under `root` (absolute paths), not descending into the folders of `skip`. */
+export function fileTree(root: string, skip: readonly string[] = []): Set<string> {
+  const found = new Set<string>();
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      found.add(path);
+      if (entry.isDirectory() && !skip.includes(path)) walk(path);
+    }
+  };
+  walk(root);
+  return found;
+}
+
+/** The paths of `after` that `before` did not have, and those of `before` that are gone. */
+export function treeChanges(before: Set<string>, after: Set<string>): { added: string[]; removed: string[] } {
+  return {
+    added: [...after].filter((path) => !before.has(path)).sort(),
+    removed: [...before].filter((path) => !after.has(path)).sort(),
+  };
+}
+
+/**
+ * What a write leaves behind when it stops half way: temporary files of atomic writes (and of the
+ * calculator, named alike), journals of the internal database, staging folders of projects and of
+ * cache folders being removed.
+ */
+export function leftovers(root: string): string[] {
+  return [...fileTree(root)]
+    .filter((path) => {
+      const name = basename(path);
+      return isTemporaryFile(name) || name === INTERNAL_DB_JOURNAL || /^\.(creating|deleting)-/.test(name);
+    })
+    .sort();
+}
