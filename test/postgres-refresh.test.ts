@@ -30,6 +30,34 @@ describe('a database project changed through the API, served by a running QGIS S
   let projectsDir = '';
   let map = '';
   let instances: () => Promise<{ id: string }[]>;
+  let qgisPort = 0;
+  let monitoringPort = 0;
+
+  /** An API on the test database; without a monitoring port it cannot tell QGIS Server of its changes. */
+  function startApi(monitoring: number | undefined): Promise<RunningServer> {
+    return startServer({
+      qgisServerUrl: `http://127.0.0.1:${qgisPort}/ows/`,
+      projectsDir,
+      logLevel: 'error',
+      listen: { host: '127.0.0.1', port: 0 },
+      psqlService: db.service,
+      monitoringPort: monitoring,
+      monitoringToken: TOKEN,
+      mapproxyProjectsDir: undefined,
+      cacheS3Bucket: undefined,
+      cacheS3Dir: '/mapproxy/cache',
+      apiToken: undefined,
+      dataRoots: undefined,
+    });
+  }
+
+  async function waitForOneInstance(): Promise<void> {
+    const deadline = Date.now() + 15_000;
+    while ((await instances()).length !== 1) {
+      if (Date.now() > deadline) assert.fail(`QGIS Server did not register with the API:\n${qgis.log.slice(-20).join('\n')}`);
+      await sleep(100);
+    }
+  }
 
   const call = (method: string, path: string, body?: unknown) => apiCall(api.url, method, path, body);
   const project = (rest = ''): string => `/api/projects/live${rest}?schema=refresh`;
@@ -65,21 +93,8 @@ describe('a database project changed through the API, served by a running QGIS S
       GRANT SELECT ON geodata.parcels, geodata.roads TO ${db.user};
     `);
     projectsDir = mkdtempSync(join(tmpdir(), 'steward-refresh-'));
-    const [qgisPort, monitoringPort] = [await freePort(), await freePort()];
-    api = await startServer({
-      qgisServerUrl: `http://127.0.0.1:${qgisPort}/ows/`,
-      projectsDir,
-      logLevel: 'error',
-      listen: { host: '127.0.0.1', port: 0 },
-      psqlService: db.service,
-      monitoringPort,
-      monitoringToken: TOKEN,
-      mapproxyProjectsDir: undefined,
-      cacheS3Bucket: undefined,
-      cacheS3Dir: '/mapproxy/cache',
-      apiToken: undefined,
-      dataRoots: undefined,
-    });
+    [qgisPort, monitoringPort] = [await freePort(), await freePort()];
+    api = await startApi(monitoringPort);
     // PGSERVICEFILE (set by startTestDatabase) is inherited, so QGIS Server finds the service too.
     qgis = await QgisServerProcess.start({
       port: qgisPort,
@@ -91,11 +106,7 @@ describe('a database project changed through the API, served by a running QGIS S
       },
     });
     instances = async () => ((await call('GET', '/api/instances')).body as { servers: { id: string }[] }).servers;
-    const deadline = Date.now() + 15_000;
-    while ((await instances()).length !== 1) {
-      if (Date.now() > deadline) assert.fail(`QGIS Server did not register with the API:\n${qgis.log.slice(-20).join('\n')}`);
-      await sleep(100);
-    }
+    await waitForOneInstance();
   });
 
   after(async () => {
@@ -138,5 +149,29 @@ describe('a database project changed through the API, served by a running QGIS S
     assert.equal(road.pixel(5, 5)[3], 0, 'and nothing else is drawn');
     assert.deepEqual(projectProblems(qgis), []);
     assert.ok(!qgis.log.some((line) => line.includes('Could not remove')), 'every invalidation applied');
+  });
+
+  it('drops on reconnection what was changed while the instance was not connected', async () => {
+    await api.close();
+    const unheard = await startApi(undefined);
+    try {
+      const orange = { type: 'vector', name: 'orange', rendering: { opacity: 1 }, symbology: { type: 'single_symbol', symbol: 'fill', properties: { color: '#FF8000', style: 'solid', outline_width: 0, outline_style: 'no' } } };
+      assert.equal((await apiCall(unheard.url, 'POST', project('/styles'), orange)).status, 201);
+      assert.equal((await apiCall(unheard.url, 'POST', project('/layers/parcels/style'), { name: 'orange', current: true })).status, 200);
+    } finally {
+      await unheard.close();
+    }
+    assert.deepEqual((await getMap('parcels')).pixel(32, 32), TEAL, 'nobody told the instance of the change');
+    api = await startApi(monitoringPort);
+    await waitForOneInstance();
+    assert.deepEqual((await getMap('parcels')).pixel(32, 32), [255, 128, 0, 255]);
+  });
+
+  it('stops serving a database project once it is deleted', async () => {
+    assert.deepEqual(await call('DELETE', project()), { status: 200, body: true });
+    const capabilities = await ows(qgis, map, { SERVICE: 'WMS', VERSION: '1.3.0', REQUEST: 'GetCapabilities' });
+    const text = await capabilities.text();
+    assert.doesNotMatch(text, /<Name>parcels<\/Name>/);
+    assert.match(text, /Project file error/);
   });
 });

@@ -42,14 +42,16 @@ class StewardClient(threading.Thread):
     """Connects to host:port, retrying every 5 seconds, and serves `handlers` by method name.
 
     Each handler takes the request's `params` object ({} when the request has none).
+    `on_connected` is called each time a connection is made, before any request is served.
     """
 
-    def __init__(self, host, port, token, handlers, log):
+    def __init__(self, host, port, token, handlers, log, on_connected=lambda: None):
         super().__init__(name="steward-monitor", daemon=True)
         self._address = (host, port)
         self._token = token
         self._handlers = handlers
         self._log = log
+        self._on_connected = on_connected
 
     def run(self):
         while True:
@@ -60,6 +62,7 @@ class StewardClient(threading.Thread):
                 time.sleep(RETRY_SECONDS)
                 continue
             self._log("Connected with Steward server")
+            self._on_connected()
             self._serve(sock)
             self._log("Connection with Steward server lost")
             time.sleep(RETRY_SECONDS)

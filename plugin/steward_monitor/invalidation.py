@@ -2,9 +2,10 @@
 
 QGIS Server 3.22 re-reads a .qgs file that changes on disk, but keeps a project stored in
 PostgreSQL (MAP=postgresql:?...) cached until it restarts. Steward sends `invalidate` with the MAP
-value after each write; the socket thread only queues it here, and the server filter drains the
+value after each write or removal; the socket thread only queues it here, and the server filter drains the
 queue in requestReady(), on the thread that loads projects, before the request's project is loaded.
-Stdlib only, so it is unit-tested without QGIS.
+Writes made while the instance was not connected are not announced to it, so on each connection
+every database project it has served is queued too. Stdlib only, so it is unit-tested without QGIS.
 """
 
 import threading
@@ -22,9 +23,12 @@ class PendingInvalidations:
         value = params.get("map") if isinstance(params, dict) else None
         if not isinstance(value, str) or not value:
             raise ValueError("invalidate needs params.map, a non-empty string")
-        with self._lock:
-            self._maps.add(value)
+        self.queue([value])
         return True
+
+    def queue(self, maps):
+        with self._lock:
+            self._maps.update(maps)
 
     def take(self):
         """Empties the queue and returns what it held."""

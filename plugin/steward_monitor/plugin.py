@@ -60,6 +60,10 @@ class StewardMonitor:
             "invalidate": self._invalidations.request,
         }
         token = os.environ.get("STEWARD_MONITORING_TOKEN", "")
-        client = StewardClient(host, int(port), token, handlers, _log)
+        client = StewardClient(host, int(port), token, handlers, _log, self._forget_database_projects)
         client.start()
         return client
+
+    def _forget_database_projects(self):
+        """Steward may have changed them while this instance was not connected to hear of it."""
+        self._invalidations.queue(project for project in list(self._stats.projects) if project.startswith("postgresql:"))

@@ -69,7 +69,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const cleared = await store.clearLeftovers();
   if (cleared > 0) logger.info(`cleared ${cleared} leftovers of writes interrupted by a stopped process`);
   const repository = new ProjectRepository(store, {
-    onWritten: postgres && (async (ref) => registry?.invalidateProject(await postgres.mapParameter(ref))),
+    onChanged: postgres && (async (ref) => registry?.invalidateProject(await postgres.mapParameter(ref))),
   });
   // Tile cache (issue 5): undefined unless STEWARD_MAPPROXY_PROJECTS_DIR is set; `maps` is made below.
   const tileCache = await createTileCache(config, repository, (ref) => maps.projectUrl(ref));

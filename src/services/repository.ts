@@ -4,8 +4,8 @@ import { ProjectDocument } from '../qgis/project.js';
 import { type ProjectRef, type ProjectStore } from '../storage/project-store.js';
 
 export interface RepositoryOptions {
-  /** Called after each successful write of `update()`, outside the project's lock; awaited by it. */
-  onWritten?: (ref: ProjectRef) => Promise<void>;
+  /** Called after each write of `update()` and each removal, outside the project's lock; awaited by them. */
+  onChanged?: (ref: ProjectRef) => Promise<void>;
 }
 
 function key(ref: ProjectRef): string {
@@ -64,7 +64,7 @@ export class ProjectRepository {
   /**
    * Changes a project under its lock: `change` edits the document, which is then written back
    * atomically. When `change` or the write fails, the stored project is left as it was. After a
-   * write, and once the lock is released, the `onWritten` listener is awaited.
+   * write, and once the lock is released, the `onChanged` listener is awaited.
    */
   async update<T>(ref: ProjectRef, change: (document: ProjectDocument) => T | Promise<T>): Promise<T> {
     const changed = await this.store.withLock(ref, async () => {
@@ -83,7 +83,7 @@ export class ProjectRepository {
         throw error;
       }
     });
-    await this.options.onWritten?.(ref);
+    await this.options.onChanged?.(ref);
     return changed;
   }
 
@@ -92,9 +92,11 @@ export class ProjectRepository {
   }
 
   async remove(ref: ProjectRef): Promise<boolean> {
-    return this.store.withLock(ref, async () => {
+    const removed = await this.store.withLock(ref, async () => {
       this.cache.delete(key(ref));
       return this.store.remove(ref);
     });
+    if (removed) await this.options.onChanged?.(ref);
+    return removed;
   }
 }

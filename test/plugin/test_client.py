@@ -61,7 +61,12 @@ class StewardClientTest(unittest.TestCase):
 
         self.invalidations = PendingInvalidations()
         handlers = {"stats": lambda _params: {"count": 1}, "logs": fail, "invalidate": self.invalidations.request}
-        self.client = client.StewardClient("127.0.0.1", self.steward.port, "tok", handlers, self.log.append)
+        self.connections = 0
+
+        def connected():
+            self.connections += 1
+
+        self.client = client.StewardClient("127.0.0.1", self.steward.port, "tok", handlers, self.log.append, connected)
         self.client.start()
 
     def tearDown(self):
@@ -102,6 +107,7 @@ class StewardClientTest(unittest.TestCase):
         with second:
             self.assertEqual(receive(second_stream)["type"], "hello")
         self.assertEqual(self.log.count("Connected with Steward server"), 2)
+        self.assertEqual(self.connections, 2, "on_connected runs on each connection")
 
 
 class FakeServerInterface:
@@ -128,6 +134,12 @@ class PendingInvalidationsTest(unittest.TestCase):
         self.assertEqual(sorted(iface.removed), ["postgresql:?project=a", "postgresql:?project=b"])
         pending.apply(iface)
         self.assertEqual(len(iface.removed), 2, "the queue was drained")
+
+    def test_queue_adds_many_at_once(self):
+        pending = PendingInvalidations()
+        pending.queue(["postgresql:?project=a", "postgresql:?project=b"])
+        pending.request({"map": "postgresql:?project=a"})
+        self.assertEqual(pending.take(), {"postgresql:?project=a", "postgresql:?project=b"})
 
     def test_a_failing_entry_does_not_keep_the_others(self):
         pending = PendingInvalidations()
