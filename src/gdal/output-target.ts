@@ -44,10 +44,24 @@ async function moveIfPresent(from: string, to: string): Promise<void> {
   });
 }
 
+/** File names have at most 255 bytes, and GDAL may write the output's `.aux.xml` beside it. */
+const MAX_OUTPUT_NAME_BYTES = 255 - '.aux.xml'.length;
+/** Code points of the output's name kept in its work file's name, so that one fits too (4 bytes each at most). */
+const WORK_NAME_CODE_POINTS = 40;
+
+/** A hidden name beside the output, after it, that fits a file name with `.aux.xml` added. */
+function workFileName(output: string): string {
+  return `.${Array.from(output).slice(0, WORK_NAME_CODE_POINTS).join('')}.${randomUUID()}.tmp`;
+}
+
 async function localTarget(path: string): Promise<OutputTarget> {
+  const name = basename(path);
+  if (Buffer.byteLength(name) > MAX_OUTPUT_NAME_BYTES) {
+    throw new BadRequest(`Output ${path} has a file name longer than ${MAX_OUTPUT_NAME_BYTES} bytes.`);
+  }
   const folder = dirname(path);
   await checkFolder(folder, path);
-  const workPath = join(folder, `.${basename(path)}.${randomUUID()}.tmp`);
+  const workPath = join(folder, workFileName(name));
   return {
     workPath,
     publish: async () => {
@@ -66,7 +80,8 @@ async function objectStorageTarget(path: string): Promise<OutputTarget> {
   const object = parseObjectPath(path);
   if (!object) throw new BadRequest(`Output ${path} must read /vsis3/<bucket>/<key>.`);
   const folder = await mkdtemp(join(tmpdir(), 'steward-output-'));
-  const workPath = join(folder, basename(object.key));
+  // Not the key's own name, which may be longer than a local file name can be.
+  const workPath = join(folder, 'output.tif');
   const discard = () => rm(folder, { recursive: true, force: true });
   return {
     workPath,
