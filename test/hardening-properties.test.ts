@@ -396,6 +396,15 @@ describe('hostile requests to every route', () => {
       assert.equal((await api('GET', '/api/projects/beta/layers/optioned')).status, 404);
     });
 
+    it('writes a calculator output whose name leaves no room for a work file name after it, and refuses a longer one', async () => {
+      const calculate = (output: string) => api('POST', '/api/processing/raster/calculator/alpha', { expression: 'elevation@1 * 2', output });
+      const longest = join(data.dir, `${'x'.repeat(243)}.tif`);
+      assert.deepEqual(await calculate(longest), { status: 201, body: true });
+      const tooLong = await calculate(join(data.dir, `${'x'.repeat(244)}.tif`));
+      assert.equal(tooLong.status, 400);
+      errorBody(tooLong);
+    });
+
     it('refuses to delete a default style, which new layers of its geometry would miss', async () => {
       await expectStatus('POST', '/api/projects/beta/styles/default', { name: 'fill', geometry: 'polygon' }, [200]);
       const refused = await api('DELETE', '/api/projects/beta/styles/fill');
