@@ -3,7 +3,7 @@ import { type Extent, type LayerType, type MapLayerDefinition, layerTreeElement,
 import { emptyProject, type NewProject } from './project-template.js';
 import { readTimeDimension, type TimeDimension } from './temporal.js';
 import { parseXml } from './xml/parse.js';
-import { serializeXml } from './xml/serialize.js';
+import { serializeElement, serializeXml } from './xml/serialize.js';
 import {
   appendChild,
   childElements,
@@ -141,8 +141,24 @@ export class ProjectDocument {
     return new ProjectDocument(emptyProject(project));
   }
 
+  /**
+   * The project's text. Layers expanded or added by changes are kept as their text from then on, as
+   * parsed layers are: a large project's next write then copies them instead of walking thousands
+   * of elements again, and the cached document holds strings rather than trees.
+   */
   serialize(): string {
+    this.collapseLayers();
     return serializeXml(this.document);
+  }
+
+  private collapseLayers(): void {
+    const children = firstChild(this.document.root, 'projectlayers')?.children ?? [];
+    children.forEach((node, index) => {
+      if (node.kind !== 'element' || node.name !== 'maplayer') return;
+      const collapsed: XmlDeferred = { kind: 'deferred', name: node.name, markup: serializeElement(node) };
+      this.deferredEntries.set(collapsed, this.entryOf(node) ?? null);
+      children[index] = collapsed;
+    });
   }
 
   get root(): XmlElement {

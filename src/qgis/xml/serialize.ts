@@ -41,6 +41,12 @@ function writeElement(node: XmlElement, out: string[]): void {
   out.push('</', node.name, '>');
 }
 
+/** One element alone, exactly as it is written inside its document. */
+export function serializeElement(element: XmlElement): string {
+  const out: string[] = [];
+  writeElement(element, out);
+  return out.join('');
+}
 
 export function serializeXml(document: XmlDocument): string {
   const out: string[] = [];

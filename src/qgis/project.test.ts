@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { type CrsDefinition } from './crs.js';
+import { type MapLayerDefinition } from './layer.js';
+import { ProjectDocument } from './project.js';
+
+const WGS84: CrsDefinition = {
+  wkt: 'GEOGCRS["WGS 84"]',
+  proj4: '+proj=longlat +datum=WGS84 +no_defs',
+  srsid: 3452,
+  srid: 4326,
+  authid: 'EPSG:4326',
+  description: 'WGS 84',
+  projectionAcronym: 'longlat',
+  ellipsoidAcronym: 'EPSG:7030',
+  geographic: true,
+};
+
+const raster = (name: string): MapLayerDefinition => ({
+  id: `${name}_id`,
+  name,
+  type: 'raster',
+  provider: 'gdal',
+  datasource: `/data/${name}.tif`,
+  crs: WGS84,
+  extent: [1, 44, 3, 46],
+  wgs84Extent: [1, 44, 3, 46],
+  styleElements: [],
+});
+
+const mapLayers = (text: string): string[] => text.match(/<maplayer[\s\S]*?<\/maplayer>/g) ?? [];
+
+describe('a project document written more than once', () => {
+  it('writes the same text again, reads its layers and still changes them', () => {
+    const document = ProjectDocument.create({ title: 't', author: 'a', creation: '2026-01-01T00:00:00', crs: WGS84 });
+    document.addLayer(raster('first'));
+    document.addLayer(raster('second'));
+    const written = document.serialize();
+    assert.equal(document.serialize(), written);
+    assert.equal(ProjectDocument.parse(written).serialize(), written);
+    assert.deepEqual(document.layers().map((layer) => layer.name), ['first', 'second']);
+    assert.equal(document.layer('second')?.datasource, '/data/second.tif');
+
+    document.mapLayerElement('second')?.attributes.set('stewardTest', '7');
+    const [first, second] = mapLayers(document.serialize());
+    assert.deepEqual(first, mapLayers(written)[0]);
+    assert.equal(second?.replace(' stewardTest="7"', ''), mapLayers(written)[1]);
+  });
+});
