@@ -17,7 +17,8 @@ const NAME_RULES: Array<[problem: string, breaks: (name: string) => boolean]> = 
   [`is longer than ${MAX_NAME_BYTES} bytes`, (name) => Buffer.byteLength(name) > MAX_NAME_BYTES],
   ['contains a slash', (name) => /[/\\]/.test(name)],
   ['contains ".."', (name) => name.includes('..')],
-  ['contains a control character', (name) => /[\u0000-\u001f\u007f]/.test(name)],
+  // C1 controls too: QGIS reads a layer named U+0085 alone as unnamed, since Qt counts it as a space.
+  ['contains a control character', (name) => /[\u0000-\u001f\u007f-\u009f]/.test(name)],
   ['starts with a dot', (name) => name.startsWith('.')],
   ['contains a character XML cannot hold', (name) => NOT_XML.test(name)],
   // QGIS Server 3.22 (Qt 5) drops these from the layer and style names it reads, so a layer named
