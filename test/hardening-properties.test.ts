@@ -371,6 +371,7 @@ describe('hostile requests to every route', () => {
         ['/api/projects', { name: 'bad-author', author: 'bell \u0007' }],
         ['/api/projects', { name: 'bad-author', author: 'not \ufffe xml' }],
         ['/api/projects/beta/layers', { type: 'raster', name: 'map 🗺', datasource: data.rgbTiff }],
+        ['/api/projects/beta/layers', { type: 'raster', name: '\u0085', datasource: data.rgbTiff }],
         ['/api/projects/beta/styles', grayStyle('style 🗺')],
       ];
       for (const [path, body] of attempts) {

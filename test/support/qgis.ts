@@ -12,7 +12,9 @@ export async function ows(qgis: QgisServerProcess, map: string, parameters: Reco
 /** The names of the layers QGIS Server publishes in WMS GetCapabilities (nested <Layer><Name>). */
 export async function publishedLayers(qgis: QgisServerProcess, map: string): Promise<string[]> {
   const response = await ows(qgis, map, { SERVICE: 'WMS', VERSION: '1.3.0', REQUEST: 'GetCapabilities' });
-  const document = new DOMParser().parseFromString(await response.text(), 'text/xml');
+  // XML 1.0 line ends only: xmldom's default also turns U+0085, U+2028 and U+2029 into \n, as XML 1.1 does.
+  const parser = new DOMParser({ normalizeLineEndings: (text) => text.replace(/\r\n?/g, '\n') });
+  const document = parser.parseFromString(await response.text(), 'text/xml');
   const layers = Array.from(document.getElementsByTagName('Layer'), (layer) => {
     const name = Array.from(layer.childNodes).find((child) => child.nodeName === 'Name');
     return name?.textContent ?? '';
