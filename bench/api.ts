@@ -181,7 +181,7 @@ export async function runApiBench(): Promise<string> {
         ms(map.api.p95),
         ms(map.direct.p95),
         `+${ms(map.api.median - map.direct.median)} ms (${((map.api.median / map.direct.median - 1) * 100).toFixed(1)}%)`,
-        'within 5%',
+        map.api.median <= map.direct.median * 1.05 ? 'within 5%: met' : 'within 5%: not met',
       ])),
       '',
       '## Memory',
