@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeFixtures, type Fixtures } from '../test/support/fixtures.js';
 import { type Stack, startStack } from '../test/support/stack.js';
+import { fillStyle } from '../test/support/write-bodies.js';
 import { closeClient, send } from './http-client.js';
 import { makeMapData } from './map-data.js';
 import { ms, summarise, table, time, type Timing } from './stats.js';
@@ -18,12 +19,6 @@ const READ_RUNS = 100;
 const WRITE_RUNS = 15;
 const MAP_RUNS = 60;
 
-const fillStyle = (name: string, color: string): unknown => ({
-  type: 'vector',
-  name,
-  rendering: { opacity: 1 },
-  symbology: { type: 'single_symbol', symbol: 'fill', properties: { color, style: 'solid' } },
-});
 
 async function created(stack: Stack, path: string, body: unknown): Promise<void> {
   const reply = await stack.call('POST', path, body);

@@ -8,6 +8,7 @@ import { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { type ApiProcess, startApiProcess } from './support/api-process.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { projectProblems, publishedLayers } from './support/qgis.js';
+import { seededRandom } from './support/rasters.js';
 import { fillStyle, polygonLayer } from './support/write-bodies.js';
 
 const ROUNDS = 12;
@@ -114,18 +115,6 @@ const writes = {
     },
   }),
 };
-
-/** A small seeded generator (mulberry32), so that a failing storm can be told apart by its seed. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * One client of the storm. It owns the projects, layers and styles it names (`c<id>-...`) and

@@ -17,6 +17,7 @@ import { apiCall } from './support/http.js';
 import { decodePng, type Image } from './support/png.js';
 import { type TestDatabase, startTestDatabase } from './support/postgres.js';
 import { ows, projectProblems, publishedLayers } from './support/qgis.js';
+import { fillStyle } from './support/write-bodies.js';
 
 const repo = resolve(import.meta.dirname, '..');
 const TOKEN = 'refresh-monitoring-secret';
@@ -133,13 +134,7 @@ describe('a database project changed through the API, served by a running QGIS S
   it('publishes a layer added and draws the new current style at once after the change', async () => {
     const roads = { type: 'vector', name: 'roads', datasource: `service=${db.service} table="geodata"."roads" (geom)` };
     assert.deepEqual(await call('POST', project('/layers'), roads), { status: 201, body: true });
-    const teal = {
-      type: 'vector',
-      name: 'teal',
-      rendering: { opacity: 1 },
-      symbology: { type: 'single_symbol', symbol: 'fill', properties: { color: '#00BBBB', style: 'solid', outline_width: 0, outline_style: 'no' } },
-    };
-    assert.equal((await call('POST', project('/styles'), teal)).status, 201);
+    assert.equal((await call('POST', project('/styles'), fillStyle('teal', '#00BBBB'))).status, 201);
     assert.equal((await call('POST', project('/layers/parcels/style'), { name: 'teal', current: true })).status, 200);
     // No waiting: each API change returns once the instance has queued the invalidation.
     assert.deepEqual(await publishedLayers(qgis, map), ['parcels', 'roads']);
@@ -155,8 +150,7 @@ describe('a database project changed through the API, served by a running QGIS S
     await api.close();
     const unheard = await startApi(undefined);
     try {
-      const orange = { type: 'vector', name: 'orange', rendering: { opacity: 1 }, symbology: { type: 'single_symbol', symbol: 'fill', properties: { color: '#FF8000', style: 'solid', outline_width: 0, outline_style: 'no' } } };
-      assert.equal((await apiCall(unheard.url, 'POST', project('/styles'), orange)).status, 201);
+      assert.equal((await apiCall(unheard.url, 'POST', project('/styles'), fillStyle('orange', '#FF8000'))).status, 201);
       assert.equal((await apiCall(unheard.url, 'POST', project('/layers/parcels/style'), { name: 'orange', current: true })).status, 200);
     } finally {
       await unheard.close();

@@ -9,6 +9,7 @@ import { type TestDatabase, startTestDatabase } from './support/postgres.js';
 import { readWithQgis, runPyqgisScript } from './support/pyqgis-scripts.js';
 import { ows, projectProblems, publishedLayers } from './support/qgis.js';
 import { type Stack, startStack } from './support/stack.js';
+import { fillStyle } from './support/write-bodies.js';
 
 const FILL = [229, 182, 54, 255];
 
@@ -165,13 +166,7 @@ describe('projects stored in PostgreSQL', () => {
     await stack.call('POST', '/api/projects/', { name: 'painted', author: 'x', schema: 'art' });
     const layer = { type: 'vector', name: 'parcels', datasource: `service=${db.service} table="geodata"."parcels" (geom)` };
     assert.equal((await stack.call('POST', path('painted', 'art', '/layers'), layer)).status, 201);
-    const teal = {
-      type: 'vector',
-      name: 'teal',
-      rendering: { opacity: 1 },
-      symbology: { type: 'single_symbol', symbol: 'fill', properties: { color: '#00BBBB', style: 'solid', outline_width: 0, outline_style: 'no' } },
-    };
-    assert.equal((await stack.call('POST', path('painted', 'art', '/styles'), teal)).status, 201);
+    assert.equal((await stack.call('POST', path('painted', 'art', '/styles'), fillStyle('teal', '#00BBBB'))).status, 201);
     assert.equal((await stack.call('POST', path('painted', 'art', '/layers/parcels/style'), { name: 'teal', current: true })).status, 200);
     assert.ok(existsSync(join(stack.projectsDir, 'steward', 'art_painted', 'teal.qml')));
     assert.deepEqual((await stack.call('GET', path('painted', 'art', '/styles'))).body, ['teal']);

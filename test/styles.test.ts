@@ -6,13 +6,7 @@ import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { decodePng, type Image } from './support/png.js';
 import { ows, projectProblems } from './support/qgis.js';
 import { type Stack, startStack } from './support/stack.js';
-
-const fill = (name: string, color: string, opacity = 1): unknown => ({
-  type: 'vector',
-  name,
-  rendering: { opacity },
-  symbology: { type: 'single_symbol', symbol: 'fill', properties: { color, style: 'solid', outline_width: 0, outline_style: 'no' } },
-});
+import { fillStyle } from './support/write-bodies.js';
 
 describe('styles drawn by a real QGIS Server', () => {
   let stack: Stack;
@@ -33,7 +27,7 @@ describe('styles drawn by a real QGIS Server', () => {
   after(() => stack.stop());
 
   it('stores a style and reads it back in the shape that created it', async () => {
-    assert.equal(await post('/styles', fill('teal', '#00BBBB')), 201);
+    assert.equal(await post('/styles', fillStyle('teal', '#00BBBB')), 201);
     assert.deepEqual((await stack.call('GET', '/api/projects/styled/styles')).body, ['teal']);
     const style = (await stack.call('GET', '/api/projects/styled/styles/teal')).body as {
       name: string;
@@ -55,8 +49,8 @@ describe('styles drawn by a real QGIS Server', () => {
   });
 
   it('switches the current style, which GET .../map follows, and draws others with STYLES', async () => {
-    assert.equal(await post('/styles/orange', fill('orange', '255,128,0')), 201);
-    assert.equal(await post('/styles/half', fill('half', '#FF0000', 0.5)), 201);
+    assert.equal(await post('/styles/orange', fillStyle('orange', '255,128,0')), 201);
+    assert.equal(await post('/styles/half', fillStyle('half', '#FF0000', 0.5)), 201);
     assert.equal(await post('/layers/zones/style', { name: 'orange', current: true }), 200);
     assert.deepEqual((await map('zones')).pixel(200, 200), [255, 128, 0, 255]);
     assert.equal(await post('/layers/zones/style', { name: 'half', current: false }), 200);
@@ -137,10 +131,10 @@ describe('styles drawn by a real QGIS Server', () => {
     const cases: Array<[string, string, string, unknown, number]> = [
       ['an unknown symbol', 'POST', '/styles', { type: 'vector', name: 'x', rendering: {}, symbology: { type: 'single_symbol', symbol: 'hexagon', properties: {} } }, 400],
       ['an unknown property', 'POST', '/styles', { type: 'vector', name: 'x', rendering: {}, symbology: { type: 'single_symbol', symbol: 'fill', properties: { sparkle: 1 } } }, 400],
-      ['a bad colour', 'POST', '/styles', fill('x', '#GG0000'), 400],
-      ['a style name with a slash', 'POST', '/styles', fill('a/b', '#000000'), 400],
-      ['a duplicate style', 'POST', '/styles', fill('teal', '#000000'), 409],
-      ['a body name that differs from the path', 'POST', '/styles/y', fill('x', '#000000'), 400],
+      ['a bad colour', 'POST', '/styles', fillStyle('x', '#GG0000'), 400],
+      ['a style name with a slash', 'POST', '/styles', fillStyle('a/b', '#000000'), 400],
+      ['a duplicate style', 'POST', '/styles', fillStyle('teal', '#000000'), 409],
+      ['a body name that differs from the path', 'POST', '/styles/y', fillStyle('x', '#000000'), 400],
       ['a wrong geometry word', 'POST', '/styles/default', { name: 'teal', geometry: 'circle' }, 400],
       ['a default style for the wrong geometry', 'POST', '/styles/default', { name: 'teal', geometry: 'line' }, 400],
       ['an unknown default style', 'POST', '/styles/default', { name: 'nope', geometry: 'line' }, 404],

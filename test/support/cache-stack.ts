@@ -12,6 +12,7 @@ import { type Fixtures } from './fixtures.js';
 import { eventually, loadWithMapProxy, setFillColour, tileAt } from './mapproxy.js';
 import { decodePng, type Image } from './png.js';
 import { type Stack, startStack } from './stack.js';
+import { fillStyle } from './write-bodies.js';
 
 /** The API and QGIS Server with the cache enabled, MapProxy serving its configurations. */
 export interface CacheStack {
@@ -112,13 +113,7 @@ export function simulatedStyleChange(cs: CacheStack, project: string, layer: str
 export function apiStyleChange(cs: CacheStack, project: string, layer: string): () => Promise<void> {
   return async () => {
     const [r, g, b] = NEW_FILL.map((channel) => channel.toString(16).padStart(2, '0'));
-    const style = {
-      type: 'vector',
-      name: 'recoloured',
-      rendering: { opacity: 1 },
-      symbology: { type: 'single_symbol', symbol: 'fill', properties: { color: `#${r}${g}${b}`, style: 'solid', outline_style: 'no' } },
-    };
-    assert.equal((await cs.stack.call('POST', `/api/projects/${project}/styles`, style)).status, 201);
+    assert.equal((await cs.stack.call('POST', `/api/projects/${project}/styles`, fillStyle('recoloured', `#${r}${g}${b}`))).status, 201);
     const applied = await cs.stack.call('POST', `/api/projects/${project}/layers/${layer}/style`, { name: 'recoloured', current: true });
     assert.equal(applied.status, 200, JSON.stringify(applied.body));
   };

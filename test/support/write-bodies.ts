@@ -1,16 +1,16 @@
-/** Request bodies that the storm and multi-process tests send over and over. */
+/** Request bodies that many tests send: a polygon layer of the fixtures, a plain fill style. */
 
 /** A vector layer of the fixtures' polygons. */
 export function polygonLayer(name: string, geopackage: string): Record<string, unknown> {
   return { type: 'vector', name, datasource: `${geopackage}|layername=polygons` };
 }
 
-/** A single-symbol fill style of the given colour (`#RRGGBB`). */
-export function fillStyle(name: string, color: string): Record<string, unknown> {
+/** A single-symbol fill style of the given colour, without outline, so its colour fills the polygon. */
+export function fillStyle(name: string, color: string, opacity = 1): Record<string, unknown> {
   return {
     type: 'vector',
     name,
-    rendering: { opacity: 1 },
-    symbology: { type: 'single_symbol', symbol: 'fill', properties: { color, style: 'solid', outline_width: 0.5, outline_color: '#000000' } },
+    rendering: { opacity },
+    symbology: { type: 'single_symbol', symbol: 'fill', properties: { color, style: 'solid', outline_width: 0, outline_style: 'no' } },
   };
 }
