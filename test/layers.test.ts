@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
@@ -110,6 +110,27 @@ describe('layers on a real QGIS Server', () => {
     const direct = Buffer.from(await (await fetch(url)).arrayBuffer());
     const viaApi = Buffer.from(await (await fetch(`${stack.api.url}/api/projects/world/layers/polygons/map`)).arrayBuffer());
     assert.deepEqual(viaApi, direct);
+  });
+
+  it('GET .../map follows a layer replaced under the same name, by this API or by another writer', async () => {
+    await stack.call('POST', '/api/projects/', { name: 'swapped', author: 'test' });
+    const add = (datasource: string) => stack.call('POST', '/api/projects/swapped/layers', { type: 'raster', name: 'grid', datasource });
+    const bbox = async () =>
+      new URL(((await stack.call('GET', '/api/projects/swapped/layers/grid/map/url')).body as { url: string }).url).searchParams.get('BBOX');
+    const centre = async () =>
+      decodePng(Buffer.from(await (await fetch(`${stack.api.url}/api/projects/swapped/layers/grid/map`)).arrayBuffer())).pixel(200, 200);
+    const elevationBox = '100000,5550000,150000,5600000';
+    await add(data.floatTiff);
+    assert.equal(await bbox(), elevationBox);
+    const elevationCentre = await centre();
+    const elevationText = readFileSync(projectFile('swapped'), 'utf8');
+    await stack.call('DELETE', '/api/projects/swapped/layers/grid');
+    await add(data.rgbTiff);
+    assert.notEqual(await bbox(), elevationBox);
+    assert.notDeepEqual(await centre(), elevationCentre, 'the RGB raster is drawn');
+    writeFileSync(projectFile('swapped'), elevationText);
+    assert.equal(await bbox(), elevationBox, 'the project written by another process is read again');
+    assert.deepEqual(await centre(), elevationCentre);
   });
 
   it('uses the crs given in the body over the detected one', async () => {

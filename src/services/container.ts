@@ -104,6 +104,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
       await registry?.close();
       await postgres?.close();
       tileCache?.close();
+      maps.close();
     },
   };
 }

@@ -1,5 +1,6 @@
-import { type IncomingMessage, get } from 'node:http';
+import { type Agent, type IncomingMessage, get } from 'node:http';
 import { type Readable } from 'node:stream';
+import { PreconnectingAgent } from './preconnecting-agent.js';
 import { BadGateway, GatewayTimeout } from '../errors.js';
 import { CrsResolver } from '../gdal/crs.js';
 import { type Extent } from '../qgis/layer.js';
@@ -10,6 +11,8 @@ import { type ProjectRepository } from './repository.js';
 
 export const MAP_SIZE = 400;
 const QGIS_SERVER_TIMEOUT_MS = 60_000;
+/** GetMap URLs kept at most; past it the cache starts afresh (deleted projects' URLs go with it). */
+const MAX_CACHED_URLS = 10_000;
 
 export interface RenderedMap {
   /** The response headers worth passing on: `content-type`, and `content-length` when QGIS Server sent it. */
@@ -24,8 +27,18 @@ function wmsBbox(extent: Extent, authid: string): string {
   return box.join(',');
 }
 
+interface CachedUrl {
+  /** The stored project's identity when the URL was built. */
+  identity: string;
+  url: string;
+}
+
 /** GetMap requests for a layer, sent to the QGIS Server that publishes the project. */
 export class MapService {
+  private readonly agent = new PreconnectingAgent();
+  /** Built GetMap URLs by project and layer: a map then costs one identity check before QGIS Server is asked. */
+  private readonly urls = new Map<string, CachedUrl>();
+
   constructor(
     private readonly qgisServerUrl: string,
     private readonly repository: ProjectRepository,
@@ -59,13 +72,24 @@ export class MapService {
   }
 
   async url(ref: ProjectRef, name: string): Promise<string> {
-    const layer = await this.layers.entry(ref, name);
-    return this.getMapUrl(await this.projectUrl(ref), layer);
+    const key = `${ref.schema}\u0000${ref.name}\u0000${name}`;
+    const identity = await this.repository.store.identity(ref);
+    const cached = this.urls.get(key);
+    if (cached && cached.identity === identity) return cached.url;
+    const url = this.getMapUrl(await this.projectUrl(ref), await this.layers.entry(ref, name));
+    if (identity === undefined) return url;
+    if (this.urls.size >= MAX_CACHED_URLS) this.urls.clear();
+    this.urls.set(key, { identity, url });
+    return url;
+  }
+
+  close(): void {
+    this.agent.destroy();
   }
 
   /** Streams the PNG QGIS Server draws; a QGIS Server error becomes a 502 carrying its message. */
   async render(ref: ProjectRef, name: string): Promise<RenderedMap> {
-    const response = await requestMap(await this.url(ref, name));
+    const response = await requestMap(await this.url(ref, name), this.agent);
     const contentType = response.headers['content-type'] ?? '';
     if (response.statusCode !== 200 || !contentType.startsWith('image/')) {
       const detail = (await text(response)).replace(/\s+/g, ' ').slice(0, 500);
@@ -80,9 +104,9 @@ export class MapService {
  * Sends a GetMap with node:http rather than fetch: the response is passed on as it arrives, and the
  * proxy adds well under a millisecond to what QGIS Server takes (fetch's web streams add about one).
  */
-function requestMap(url: string): Promise<IncomingMessage> {
+function requestMap(url: string, agent: Agent): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const request = get(url, { timeout: QGIS_SERVER_TIMEOUT_MS }, resolve);
+    const request = get(url, { agent, timeout: QGIS_SERVER_TIMEOUT_MS }, resolve);
     request.on('timeout', () => request.destroy(new GatewayTimeout('QGIS Server did not answer in time')));
     request.on('error', (error) =>
       reject(error instanceof GatewayTimeout ? error : new BadGateway(`QGIS Server cannot be reached: ${error.message}`)),

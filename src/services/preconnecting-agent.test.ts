@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { type IncomingMessage, type Server, createServer, get } from 'node:http';
+import { type AddressInfo, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { freePort } from '../runtime/ports.js';
+import { PreconnectingAgent } from './preconnecting-agent.js';
+
+/** A server that closes every connection after one answer, as qgis_mapserver does (HTTP/1.0). */
+class OneShotServer {
+  /** Each accepted connection in order, with the request paths it carried and whether it is closed. */
+  readonly connections: Array<{ socket: Socket; paths: string[]; closed: boolean }> = [];
+  private readonly server: Server;
+
+  constructor() {
+    this.server = createServer((request, response) => {
+      this.connections.find((connection) => connection.socket === request.socket)?.paths.push(request.url ?? '');
+      response.writeHead(200, { connection: 'close', 'content-type': 'text/plain' }).end('drawn');
+    });
+    this.server.on('connection', (socket: Socket) => {
+      const connection = { socket, paths: [] as string[], closed: false };
+      this.connections.push(connection);
+      socket.on('close', () => (connection.closed = true));
+    });
+  }
+
+  async listen(): Promise<string> {
+    this.server.listen(0, '127.0.0.1');
+    await once(this.server, 'listening');
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+function fetchText(url: string, agent: PreconnectingAgent): Promise<string> {
+  return new Promise((resolve, reject) => {
+    get(url, { agent }, (response: IncomingMessage) => {
+      let body = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve(body));
+    }).on('error', reject);
+  });
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let waited = 0; !condition(); waited += 10) {
+    if (waited > 5_000) throw new Error('condition not reached in 5 s');
+    await sleep(10);
+  }
+}
+
+describe('PreconnectingAgent', () => {
+  let server: OneShotServer;
+  let url: string;
+  let agent: PreconnectingAgent;
+
+  beforeEach(async () => {
+    server = new OneShotServer();
+    url = await server.listen();
+    agent = new PreconnectingAgent(300);
+  });
+  afterEach(async () => {
+    agent.destroy();
+    await server.close();
+  });
+
+  it('sends each request after the first on a connection opened before it was asked for', async () => {
+    assert.equal(await fetchText(`${url}/one`, agent), 'drawn');
+    await until(() => server.connections.length === 2);
+    assert.deepEqual(server.connections[1]?.paths, [], 'the spare waits, unused');
+    assert.equal(await fetchText(`${url}/two`, agent), 'drawn');
+    assert.equal(await fetchText(`${url}/three`, agent), 'drawn');
+    assert.deepEqual(
+      server.connections.map((connection) => connection.paths),
+      [['/one'], ['/two'], ['/three'], []],
+      'one request per connection, each on the spare opened by the request before it',
+    );
+  });
+
+  it('closes a spare nobody takes, so an idle client holds no connection', async () => {
+    await fetchText(`${url}/one`, agent);
+    await until(() => server.connections.length === 2);
+    await until(() => server.connections.every((connection) => connection.closed));
+    assert.equal(await fetchText(`${url}/two`, agent), 'drawn', 'a request after the spare expired connects anew');
+    assert.deepEqual(server.connections[2]?.paths, ['/two']);
+  });
+
+  it('uses a spare only for the server it was opened to', async () => {
+    const other = new OneShotServer();
+    const otherUrl = await other.listen();
+    try {
+      await fetchText(`${url}/one`, agent);
+      await until(() => server.connections.length === 2);
+      assert.equal(await fetchText(`${otherUrl}/elsewhere`, agent), 'drawn');
+      await until(() => server.connections[1]?.closed === true);
+      assert.deepEqual(server.connections[1]?.paths, [], 'the first server\'s spare is closed, not used');
+      assert.deepEqual(other.connections[0]?.paths, ['/elsewhere']);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('connects anew when the spare was closed by the server, and closes its spare on destroy', async () => {
+    await fetchText(`${url}/one`, agent);
+    await until(() => server.connections.length === 2);
+    server.connections[1]?.socket.destroy();
+    await sleep(50);
+    assert.equal(await fetchText(`${url}/two`, agent), 'drawn');
+    assert.deepEqual(server.connections[2]?.paths, ['/two']);
+    await until(() => server.connections.length === 4);
+    agent.destroy();
+    await until(() => server.connections[3]?.closed === true);
+  });
+
+  it('fails a request to a server that is down, and its failed spare goes unnoticed', async () => {
+    const nobody = `http://127.0.0.1:${await freePort('127.0.0.1')}`;
+    await assert.rejects(fetchText(`${nobody}/one`, agent), { code: 'ECONNREFUSED' });
+    await assert.rejects(fetchText(`${nobody}/two`, agent), { code: 'ECONNREFUSED' });
+    await sleep(50);
+  });
+});
