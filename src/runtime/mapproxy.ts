@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createInterface } from 'node:readline';
+import { ChildLog } from './child-log.js';
 import { freePort } from './ports.js';
 import { type QgisServerOptions } from './qgis-server.js';
 
@@ -15,14 +15,17 @@ export type MapProxyOptions = QgisServerOptions;
  * so it is started as its own process group and stopped as one.
  */
 export class MapProxyProcess {
-  private readonly logLines: string[] = [];
+  private readonly childLog: ChildLog;
   // Its own process group does not die with this process: take it down on exit, however we exit.
   private readonly stopOnExit = (): void => this.signal('SIGKILL');
 
   private constructor(
     readonly url: string,
     readonly child: ChildProcess,
-  ) {}
+    onLog?: (line: string) => void,
+  ) {
+    this.childLog = new ChildLog(child, onLog);
+  }
 
   static async start(configDir: string, options: MapProxyOptions = {}): Promise<MapProxyProcess> {
     const host = options.host ?? '127.0.0.1';
@@ -32,22 +35,16 @@ export class MapProxyProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
-    const server = new MapProxyProcess(`http://${host}:${port}`, child);
+    const server = new MapProxyProcess(`http://${host}:${port}`, child, options.onLog);
     process.once('exit', server.stopOnExit);
     child.once('exit', () => process.off('exit', server.stopOnExit));
-    const record = (line: string): void => {
-      server.logLines.push(line);
-      options.onLog?.(line);
-    };
-    if (child.stdout) createInterface({ input: child.stdout }).on('line', record);
-    if (child.stderr) createInterface({ input: child.stderr }).on('line', record);
     await server.waitUntilReady();
     return server;
   }
 
-  /** Everything MapProxy has logged so far. */
+  /** What MapProxy has logged recently (see ChildLog). */
   get log(): readonly string[] {
-    return this.logLines;
+    return this.childLog.lines;
   }
 
   private get running(): boolean {
@@ -57,7 +54,7 @@ export class MapProxyProcess {
   private async waitUntilReady(): Promise<void> {
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (Date.now() < deadline) {
-      if (!this.running) throw new Error(`mapproxy-util exited with ${this.child.exitCode}: ${this.logLines.join('\n')}`);
+      if (!this.running) throw new Error(`mapproxy-util exited with ${this.child.exitCode}: ${this.log.join('\n')}`);
       try {
         if ((await fetch(`${this.url}/`)).ok) return;
       } catch {

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ChildLog } from './child-log.js';
 import { accepts, freePort } from './ports.js';
 
 export interface QgisServerOptions {
@@ -13,13 +14,16 @@ export interface QgisServerOptions {
 
 /** A `qgis_mapserver` child process listening on a loopback port. */
 export class QgisServerProcess {
-  private readonly logLines: string[] = [];
+  private readonly childLog: ChildLog;
 
   private constructor(
     private readonly host: string,
     private readonly port: number,
     readonly child: ChildProcess,
-  ) {}
+    onLog?: (line: string) => void,
+  ) {
+    this.childLog = new ChildLog(child, onLog);
+  }
 
   get url(): string {
     return `http://${this.host}:${this.port}/ows/`;
@@ -40,30 +44,21 @@ export class QgisServerProcess {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const server = new QgisServerProcess(host, port, child);
-    for (const stream of [child.stdout, child.stderr]) {
-      stream?.setEncoding('utf8').on('data', (chunk: string) => {
-        for (const line of chunk.split('\n')) {
-          if (line.length === 0) continue;
-          server.logLines.push(line);
-          options.onLog?.(line);
-        }
-      });
-    }
+    const server = new QgisServerProcess(host, port, child, options.onLog);
     await server.waitUntilReady();
     return server;
   }
 
-  /** Everything QGIS Server has logged so far. */
+  /** What QGIS Server has logged recently (see ChildLog). */
   get log(): readonly string[] {
-    return this.logLines;
+    return this.childLog.lines;
   }
 
   private async waitUntilReady(): Promise<void> {
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
       if (this.child.exitCode !== null) {
-        throw new Error(`qgis_mapserver exited with ${this.child.exitCode}: ${this.logLines.join('\n')}`);
+        throw new Error(`qgis_mapserver exited with ${this.child.exitCode}: ${this.log.join('\n')}`);
       }
       // A TCP connection, not an OWS request: a request without MAP makes QGIS Server log a
       // "Project file error" that tests reading its log would take for a broken project.
