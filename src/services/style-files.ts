@@ -1,4 +1,5 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NotFound } from '../errors.js';
 import { type Probed } from '../gdal/probe.js';
@@ -12,6 +13,14 @@ export const BUILT_IN_STYLE = 'default';
 const LAYER_GEOMETRY: Record<string, Geometry> = { Point: 'point', Line: 'line', Polygon: 'polygon' };
 
 export { GEOMETRIES, type Geometry };
+
+function listing(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
 
 /** A project's styles as QML files in its data folder, and its default style per geometry. */
 export class StyleFiles {
@@ -29,8 +38,9 @@ export class StyleFiles {
     }
   }
 
-  async names(ref: ProjectRef): Promise<string[]> {
-    const entries = await readdir(this.store.dataDir(ref)).catch(() => [] as string[]);
+  /** Read synchronously: a listing of one small folder costs less than the thread-pool hand-off. */
+  names(ref: ProjectRef): string[] {
+    const entries = listing(this.store.dataDir(ref));
     return entries.filter((entry) => entry.endsWith('.qml') && !entry.startsWith('.')).map((entry) => entry.slice(0, -4)).sort();
   }
 

@@ -55,7 +55,7 @@ export class StyleService {
     if (style.name === BUILT_IN_STYLE) throw new Conflict(`"${BUILT_IN_STYLE}" is the built-in style`);
     await this.repository.store.withLock(ref, async () => {
       await this.repository.read(ref);
-      if ((await this.files.names(ref)).includes(style.name)) {
+      if (this.files.names(ref).includes(style.name)) {
         throw new Conflict(`project "${ref.name}" already has a style "${style.name}"`);
       }
       await writeFileAtomic(this.files.path(ref, style.name), styleToQml(style, { catalogue: this.catalogue }));
