@@ -17,7 +17,7 @@ import { ms, summarise, table, time, type Timing } from './stats.js';
 const SIZES = [10, 100, 500, 1000];
 const READ_RUNS = 100;
 const WRITE_RUNS = 15;
-const MAP_RUNS = 60;
+const MAP_RUNS = 150;
 
 
 async function created(stack: Stack, path: string, body: unknown): Promise<void> {
@@ -93,9 +93,14 @@ interface MapComparison {
   layer: string;
   api: Timing;
   direct: Timing;
+  /** Each run's API time less the direct time measured right before it. */
+  added: Timing;
 }
 
-/** Each GetMap through the API and straight to QGIS Server, alternating, on the same connection kind. */
+/**
+ * Each GetMap straight to QGIS Server and then through the API, alternating, so that each pair sees
+ * the same machine state; the API's cost is the median of the pairs' differences.
+ */
 async function mapAgainstQgis(stack: Stack, data: Fixtures): Promise<MapComparison[]> {
   const mapData = makeMapData(data.dir);
   await created(stack, '/api/projects/', { name: 'bench_map', author: 'bench' });
@@ -112,13 +117,14 @@ async function mapAgainstQgis(stack: Stack, data: Fixtures): Promise<MapComparis
     const api: number[] = [];
     const direct: number[] = [];
     for (let run = 0; run < MAP_RUNS; run++) {
-      for (const [target, samples] of [[route, api], [url, direct]] as const) {
+      for (const [target, samples] of [[url, direct], [route, api]] as const) {
         const start = performance.now();
         await send(target);
         samples.push(performance.now() - start);
       }
     }
-    comparisons.push({ layer, api: summarise(api), direct: summarise(direct) });
+    const added = api.map((time, run) => time - (direct[run] ?? Number.NaN));
+    comparisons.push({ layer, api: summarise(api), direct: summarise(direct), added: summarise(added) });
   }
   return comparisons;
 }
@@ -169,14 +175,16 @@ export async function runApiBench(): Promise<string> {
       table(['request', 'requests/s', 'target'], [['GET layer, 500-layer project, 16 connections', rps.toFixed(0), '>= 2000']]),
       '',
       '## GET .../map against the same GetMap sent to QGIS Server directly (400 x 400 PNG)',
-      table(['layer', 'API /map median', 'direct median', 'API p95', 'direct p95', 'API over direct', 'target'], maps.map((map) => [
+      `${MAP_RUNS} pairs per layer, each a direct GetMap and then the API's; "added" is the median of the pairs' differences, against the direct median.`,
+      '',
+      table(['layer', 'API /map median', 'direct median', 'API p95', 'direct p95', 'added by the API', 'target'], maps.map((map) => [
         map.layer,
         ms(map.api.median),
         ms(map.direct.median),
         ms(map.api.p95),
         ms(map.direct.p95),
-        `+${ms(map.api.median - map.direct.median)} ms (${((map.api.median / map.direct.median - 1) * 100).toFixed(1)}%)`,
-        map.api.median <= map.direct.median * 1.05 ? 'within 5%: met' : 'within 5%: not met',
+        `+${ms(map.added.median)} ms (${((map.added.median / map.direct.median) * 100).toFixed(1)}%)`,
+        map.added.median <= map.direct.median * 0.05 ? 'within 5%: met' : 'within 5%: not met',
       ])),
       '',
       '## Memory',
