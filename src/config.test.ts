@@ -17,7 +17,10 @@ describe('configuration', () => {
   });
 
   it('names the missing or malformed variable', () => {
-    assert.throws(() => loadConfig({ STEWARD_QGISSERVER_URL: 'x' }), /STEWARD_QGISSERVER_PROJECTS_DIR is required/);
+    assert.throws(() => loadConfig({ STEWARD_QGISSERVER_URL: REQUIRED.STEWARD_QGISSERVER_URL }), /STEWARD_QGISSERVER_PROJECTS_DIR is required/);
+    for (const url of ['x', 'https://qgis.example.org/ows/', 'ftp://127.0.0.1/ows/', '127.0.0.1:8080']) {
+      assert.throws(() => loadConfig({ ...REQUIRED, STEWARD_QGISSERVER_URL: url }), /STEWARD_QGISSERVER_URL must be an http:\/\/ URL/, url);
+    }
     assert.throws(() => loadConfig({ ...REQUIRED, STEWARD_LOGLEVEL: 'LOUD' }), /STEWARD_LOGLEVEL/);
     assert.throws(() => loadConfig({ ...REQUIRED, STEWARD_QGISSERVER_MONITORING_PORT: 'x' }), ConfigError);
     assert.throws(() => loadConfig({ ...REQUIRED, STEWARD_DATA_ROOTS: 'relative/dir' }), /absolute/);

@@ -49,6 +49,18 @@ function logLevel(env: Env): LogLevel {
   throw new ConfigError(`STEWARD_LOGLEVEL must be DEBUG, INFO or ERROR, not "${text}"`);
 }
 
+/**
+ * QGIS Server is spoken to over plain HTTP (`GET .../map` proxies its GetMap); a TLS endpoint is
+ * refused at start rather than failing every map later.
+ */
+function qgisServerUrl(env: Env): string {
+  const text = required(env, 'STEWARD_QGISSERVER_URL');
+  if (!URL.canParse(text) || new URL(text).protocol !== 'http:') {
+    throw new ConfigError(`STEWARD_QGISSERVER_URL must be an http:// URL of QGIS Server, not "${text}"`);
+  }
+  return text;
+}
+
 /** `STEWARD_DATA_ROOTS`: absolute folders separated by `:` (as in PATH). */
 function dataRoots(env: Env): string[] | undefined {
   const text = optional(env, 'STEWARD_DATA_ROOTS');
@@ -70,7 +82,7 @@ export function parseListen(text: string): { host: string; port: number } {
 export function loadConfig(env: Env = process.env): Config {
   const monitoringPort = optional(env, 'STEWARD_QGISSERVER_MONITORING_PORT');
   return {
-    qgisServerUrl: required(env, 'STEWARD_QGISSERVER_URL'),
+    qgisServerUrl: qgisServerUrl(env),
     projectsDir: required(env, 'STEWARD_QGISSERVER_PROJECTS_DIR'),
     logLevel: logLevel(env),
     listen: parseListen(optional(env, 'STEWARD_LISTEN') ?? '0.0.0.0:5000'),
