@@ -1,12 +1,12 @@
 import { type Agent, type IncomingMessage, get } from 'node:http';
 import { type Readable } from 'node:stream';
-import { PreconnectingAgent } from './preconnecting-agent.js';
 import { BadGateway, GatewayTimeout } from '../errors.js';
 import { CrsResolver } from '../gdal/crs.js';
 import { type Extent } from '../qgis/layer.js';
 import { type LayerEntry } from '../qgis/project.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { type LayerService } from './layers.js';
+import { PreconnectingAgent } from './preconnecting-agent.js';
 import { type ProjectRepository } from './repository.js';
 
 export const MAP_SIZE = 400;
