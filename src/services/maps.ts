@@ -7,7 +7,7 @@ import { type LayerEntry } from '../qgis/project.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { type LayerService } from './layers.js';
 import { PreconnectingAgent } from './preconnecting-agent.js';
-import { type ProjectRepository } from './repository.js';
+import { projectKey, type ProjectRepository } from './repository.js';
 
 export const MAP_SIZE = 400;
 const QGIS_SERVER_TIMEOUT_MS = 60_000;
@@ -72,7 +72,7 @@ export class MapService {
   }
 
   async url(ref: ProjectRef, name: string): Promise<string> {
-    const key = `${ref.schema}\u0000${ref.name}\u0000${name}`;
+    const key = `${projectKey(ref)}\u0000${name}`;
     const identity = await this.repository.store.identity(ref);
     const cached = this.urls.get(key);
     if (cached && cached.identity === identity) return cached.url;
@@ -101,8 +101,8 @@ export class MapService {
 }
 
 /**
- * Sends a GetMap with node:http rather than fetch: the response is passed on as it arrives, and the
- * proxy adds well under a millisecond to what QGIS Server takes (fetch's web streams add about one).
+ * Sends a GetMap with node:http rather than fetch: the response is passed on as it arrives (fetch's
+ * web streams add about a millisecond of their own).
  */
 function requestMap(url: string, agent: Agent): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {

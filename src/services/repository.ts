@@ -8,7 +8,8 @@ export interface RepositoryOptions {
   onChanged?: (ref: ProjectRef) => Promise<void>;
 }
 
-function key(ref: ProjectRef): string {
+/** A project's key in per-project caches: schema and name cannot contain NUL. */
+export function projectKey(ref: ProjectRef): string {
   return `${ref.schema}\u0000${ref.name}`;
 }
 
@@ -38,7 +39,7 @@ export class ProjectRepository {
   /** The parsed project; throws NotFound when there is none. */
   async read(ref: ProjectRef): Promise<ProjectDocument> {
     const identity = await this.store.identity(ref);
-    const cached = this.cache.get(key(ref));
+    const cached = this.cache.get(projectKey(ref));
     if (identity !== undefined && cached?.identity === identity) return cached.document;
     return this.load(ref);
   }
@@ -47,13 +48,13 @@ export class ProjectRepository {
   private async load(ref: ProjectRef): Promise<ProjectDocument> {
     const stored = await this.store.read(ref);
     if (!stored) {
-      this.cache.delete(key(ref));
+      this.cache.delete(projectKey(ref));
       throw new NotFound(`project "${ref.name}" does not exist${ref.schema === 'public' ? '' : ` in schema "${ref.schema}"`}`);
     }
     const digest = digestOf(stored.text);
-    const cached = this.cache.get(key(ref));
+    const cached = this.cache.get(projectKey(ref));
     const document = cached?.digest === digest ? cached.document : ProjectDocument.parse(stored.text);
-    this.cache.set(key(ref), { identity: stored.identity, digest, document });
+    this.cache.set(projectKey(ref), { identity: stored.identity, digest, document });
     return document;
   }
 
@@ -76,10 +77,10 @@ export class ProjectRepository {
         const result = await change(document);
         const text = document.serialize();
         const identity = await this.store.write(ref, text);
-        this.cache.set(key(ref), { identity, digest: digestOf(text), document });
+        this.cache.set(projectKey(ref), { identity, digest: digestOf(text), document });
         return result;
       } catch (error) {
-        this.cache.delete(key(ref));
+        this.cache.delete(projectKey(ref));
         throw error;
       }
     });
@@ -93,7 +94,7 @@ export class ProjectRepository {
 
   async remove(ref: ProjectRef): Promise<boolean> {
     const removed = await this.store.withLock(ref, async () => {
-      this.cache.delete(key(ref));
+      this.cache.delete(projectKey(ref));
       return this.store.remove(ref);
     });
     if (removed) await this.options.onChanged?.(ref);
