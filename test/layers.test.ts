@@ -112,25 +112,42 @@ describe('layers on a real QGIS Server', () => {
     assert.deepEqual(viaApi, direct);
   });
 
+  it('GET .../map answers alike with the schema named or a trailing slash, and refuses a bad name', async () => {
+    const base = `${stack.api.url}/api/projects/world/layers/polygons`;
+    const plain = Buffer.from(await (await fetch(`${base}/map`)).arrayBuffer());
+    for (const suffix of ['/map?schema=public', '/map/']) {
+      const response = await fetch(base + suffix);
+      assert.equal(response.status, 200, suffix);
+      assert.deepEqual(Buffer.from(await response.arrayBuffer()), plain, suffix);
+    }
+    const refused = await fetch(`${stack.api.url}/api/projects/%2Ehidden/layers/polygons/map`);
+    assert.equal(refused.status, 400);
+    assert.equal(((await refused.json()) as { error: string }).error, 'project name ".hidden" starts with a dot');
+  });
+
   it('GET .../map follows a layer replaced under the same name, by this API or by another writer', async () => {
     await stack.call('POST', '/api/projects/', { name: 'swapped', author: 'test' });
     const add = (datasource: string) => stack.call('POST', '/api/projects/swapped/layers', { type: 'raster', name: 'grid', datasource });
-    const bbox = async () =>
-      new URL(((await stack.call('GET', '/api/projects/swapped/layers/grid/map/url')).body as { url: string }).url).searchParams.get('BBOX');
-    const centre = async () =>
-      decodePng(Buffer.from(await (await fetch(`${stack.api.url}/api/projects/swapped/layers/grid/map`)).arrayBuffer())).pixel(200, 200);
+    const mapUrl = async () => ((await stack.call('GET', '/api/projects/swapped/layers/grid/map/url')).body as { url: string }).url;
+    const centre = async (url: string) => decodePng(Buffer.from(await (await fetch(url)).arrayBuffer())).pixel(200, 200);
+    const viaApi = `${stack.api.url}/api/projects/swapped/layers/grid/map`;
     const elevationBox = '100000,5550000,150000,5600000';
     await add(data.floatTiff);
-    assert.equal(await bbox(), elevationBox);
-    const elevationCentre = await centre();
+    const elevationCentre = await centre(viaApi);
+    assert.deepEqual(await centre(viaApi), elevationCentre, 'drawn again with the URL built for the first map');
+    assert.equal(new URL(await mapUrl()).searchParams.get('BBOX'), elevationBox);
     const elevationText = readFileSync(projectFile('swapped'), 'utf8');
     await stack.call('DELETE', '/api/projects/swapped/layers/grid');
     await add(data.rgbTiff);
-    assert.notEqual(await bbox(), elevationBox);
-    assert.notDeepEqual(await centre(), elevationCentre, 'the RGB raster is drawn');
+    // Each first map after a change is asked for with the old URL, whose answer must be discarded.
+    const rgbCentre = await centre(viaApi);
+    const rgbUrl = await mapUrl();
+    assert.notEqual(new URL(rgbUrl).searchParams.get('BBOX'), elevationBox);
+    assert.deepEqual(rgbCentre, await centre(rgbUrl), 'the RGB raster, drawn at its own extent');
+    assert.notDeepEqual(rgbCentre, elevationCentre);
     writeFileSync(projectFile('swapped'), elevationText);
-    assert.equal(await bbox(), elevationBox, 'the project written by another process is read again');
-    assert.deepEqual(await centre(), elevationCentre);
+    assert.deepEqual(await centre(viaApi), elevationCentre, 'the project written by another process is read again');
+    assert.equal(new URL(await mapUrl()).searchParams.get('BBOX'), elevationBox);
   });
 
   it('uses the crs given in the body over the detected one', async () => {

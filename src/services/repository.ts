@@ -58,6 +58,11 @@ export class ProjectRepository {
     return document;
   }
 
+  /** The identity the project had when this process last read or wrote it; the store is not asked. */
+  lastSeenIdentity(ref: ProjectRef): string | undefined {
+    return this.cache.get(projectKey(ref))?.identity;
+  }
+
   async exists(ref: ProjectRef): Promise<boolean> {
     return (await this.store.identity(ref)) !== undefined;
   }
