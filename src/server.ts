@@ -14,7 +14,7 @@ export interface RunningServer {
 export async function startServer(config: Config): Promise<RunningServer> {
   const logger = createLogger(config.logLevel);
   const services = await createServices(config, logger);
-  const app = await buildApp(logger, services.routes, { apiToken: config.apiToken });
+  const app = await buildApp(logger, services.routes, { apiToken: config.apiToken, beforeRouting: services.beforeRouting });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address();
   const port = address && typeof address === 'object' ? address.port : config.listen.port;

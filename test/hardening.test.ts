@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { decodePng } from './support/png.js';
 import { type Stack, startStack } from './support/stack.js';
 
 describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
@@ -80,5 +81,21 @@ describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
     const response = await authorised('POST', '/api/projects/', { name: 'big', author: 'x'.repeat(1024 * 1024) });
     assert.equal(response.status, 413);
     assert.equal(typeof ((await response.json()) as { error: unknown }).error, 'string');
+  });
+
+  it('draws a map for a request with the token only', async () => {
+    assert.equal((await authorised('POST', '/api/projects/guarded/layers', { type: 'raster', name: 'mapped', datasource: data.rgbTiff })).status, 201);
+    const path = '/api/projects/guarded/layers/mapped/map';
+    const refusals: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong' }];
+    for (const headers of refusals) {
+      const refused = await fetch(stack.api.url + path, { headers });
+      assert.equal(refused.status, 401);
+      assert.match(refused.headers.get('www-authenticate') ?? '', /^Bearer/);
+      assert.equal(typeof ((await refused.json()) as { error: unknown }).error, 'string');
+    }
+    const drawn = await authorised('GET', path);
+    assert.equal(drawn.status, 200);
+    assert.equal(drawn.headers.get('content-type'), 'image/png');
+    assert.deepEqual(decodePng(Buffer.from(await drawn.arrayBuffer())).pixel(200, 200), [200, 40, 90, 255]);
   });
 });

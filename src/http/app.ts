@@ -1,10 +1,14 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type FastifyServerFactory } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { installBearerAuth } from './auth.js';
+import { type BearerCheck, bearerCheck, installBearerAuth } from './auth.js';
 import { frameworkError, installErrorHandling } from './errors.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** Serves a request ahead of the router, or hands it on with `next`. */
+export type EarlyHandler = (request: IncomingMessage, response: ServerResponse, next: () => void) => void;
 
 /**
  * The HTTP server: JSON in and out, every path with or without a trailing slash, errors as
@@ -13,9 +17,11 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 export async function buildApp(
   logger: FastifyBaseLogger,
   routes: FastifyPluginAsync[],
-  options: { apiToken: string | undefined },
+  options: { apiToken: string | undefined; beforeRouting?: EarlyHandler },
 ): Promise<FastifyInstance> {
+  const authorized = options.apiToken === undefined ? undefined : bearerCheck(options.apiToken);
   const app = Fastify({
+    ...(options.beforeRouting && { serverFactory: serverWith(options.beforeRouting, authorized) }),
     loggerInstance: logger,
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
@@ -23,7 +29,7 @@ export async function buildApp(
     frameworkErrors: frameworkError,
   });
   installErrorHandling(app);
-  installBearerAuth(app, options.apiToken);
+  installBearerAuth(app, authorized);
   // Only JSON is accepted: any other body type gets 415 instead of being parsed as text.
   app.removeContentTypeParser('text/plain');
   await app.register(swagger, {
@@ -44,4 +50,22 @@ export async function buildApp(
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   for (const route of routes) await app.register(route);
   return app;
+}
+
+/**
+ * The HTTP server Fastify would make, with `beforeRouting` given each authorised request first;
+ * a request without the token goes straight to the router, which refuses it.
+ */
+function serverWith(beforeRouting: EarlyHandler, authorized: BearerCheck | undefined): FastifyServerFactory<Server> {
+  return (route, options) => {
+    const server = createServer((request, response) => {
+      const next = (): void => route(request, response);
+      if (authorized && !authorized(request.headers.authorization)) next();
+      else beforeRouting(request, response, next);
+    });
+    server.keepAliveTimeout = options['keepAliveTimeout'] as number;
+    server.requestTimeout = options['requestTimeout'] as number;
+    server.setTimeout(options['connectionTimeout'] as number);
+    return server;
+  };
 }

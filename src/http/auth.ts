@@ -1,25 +1,34 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { type FastifyInstance } from 'fastify';
 
+/** Whether an `Authorization` header opens the API. */
+export type BearerCheck = (authorization: string | undefined) => boolean;
+
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }
 
 /**
- * With a token configured, every /api route needs `Authorization: Bearer <token>`. Digests are
- * compared in constant time, so neither the token's content nor its length leaks through timing.
+ * Passes `Authorization: Bearer <token>` only. Digests are compared in constant time, so neither
+ * the token's content nor its length leaks through timing.
  */
-export function installBearerAuth(app: FastifyInstance, token: string | undefined): void {
-  if (token === undefined) {
+export function bearerCheck(token: string): BearerCheck {
+  const expected = digest(token);
+  return (authorization) => {
+    const presented = /^Bearer (.+)$/.exec(authorization ?? '')?.[1] ?? '';
+    return presented !== '' && timingSafeEqual(digest(presented), expected);
+  };
+}
+
+/** With a token configured (a check given), every /api route needs `Authorization: Bearer <token>`. */
+export function installBearerAuth(app: FastifyInstance, authorized: BearerCheck | undefined): void {
+  if (authorized === undefined) {
     app.log.warn('STEWARD_API_TOKEN is not set: the API is open to anyone who can reach it');
     return;
   }
-  const expected = digest(token);
   app.addHook('onRequest', async (request, reply) => {
     if (!request.url.startsWith('/api/') && request.url !== '/api') return;
-    const header = request.headers.authorization ?? '';
-    const presented = /^Bearer (.+)$/.exec(header)?.[1] ?? '';
-    if (presented !== '' && timingSafeEqual(digest(presented), expected)) return;
+    if (authorized(request.headers.authorization)) return;
     return reply
       .status(401)
       .header('www-authenticate', 'Bearer realm="steward"')

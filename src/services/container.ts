@@ -4,6 +4,8 @@ import { type Config } from '../config.js';
 import { CrsResolver } from '../gdal/crs.js';
 import { configureGdalMemory } from '../gdal/gdal-memory.js';
 import { configureObjectStorage } from '../gdal/s3.js';
+import { type EarlyHandler } from '../http/app.js';
+import { mapPassthrough } from '../http/map-passthrough.js';
 import { cacheRoutes } from '../http/routes/cache.js';
 import { instanceRoutes } from '../http/routes/instances.js';
 import { layerRoutes } from '../http/routes/layers.js';
@@ -28,6 +30,8 @@ import { StyleService } from './styles.js';
 
 export interface Services {
   routes: FastifyPluginAsync[];
+  /** Requests served ahead of the routes: maps, whose latency counts against QGIS Server's. */
+  beforeRouting: EarlyHandler;
   close(): Promise<void>;
 }
 
@@ -91,6 +95,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const styles = new StyleService(repository, layers, inspector, styleFiles, catalogue, cache);
   const registry = await startMonitoring(config, logger);
   return {
+    beforeRouting: mapPassthrough(projects, maps, logger),
     routes: [
       projectRoutes(projects),
       layerRoutes(projects, layers, maps),

@@ -1,0 +1,75 @@
+import { type IncomingMessage, type ServerResponse } from 'node:http';
+import { type FastifyBaseLogger } from 'fastify';
+import { BadGateway, GatewayTimeout, StewardError } from '../errors.js';
+import { type MapService, type RenderedMap } from '../services/maps.js';
+import { type ProjectService } from '../services/projects.js';
+import { type EarlyHandler } from './app.js';
+
+export interface MapTarget {
+  project: string;
+  layer: string;
+  schema: string | undefined;
+}
+
+const MAP_PATH = /^\/api\/projects\/([^/]+)\/layers\/([^/]+)\/map\/?$/;
+
+/**
+ * The map a `GET /api/projects/{project}/layers/{layer}/map[?schema=...]` URL asks for. Any other
+ * query, or a path that is not valid percent-encoding, is left to the router to judge.
+ */
+export function mapTarget(url: string): MapTarget | undefined {
+  const queryAt = url.indexOf('?');
+  const match = MAP_PATH.exec(queryAt < 0 ? url : url.slice(0, queryAt));
+  if (!match) return undefined;
+  const query = new URLSearchParams(queryAt < 0 ? '' : url.slice(queryAt + 1));
+  const keys = [...query.keys()];
+  if (keys.length > 1 || (keys.length === 1 && keys[0] !== 'schema')) return undefined;
+  try {
+    return { project: decodeURIComponent(match[1] ?? ''), layer: decodeURIComponent(match[2] ?? ''), schema: query.get('schema') ?? undefined };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `GET .../layers/{layer}/map` without Fastify's per-request work. A map is a proxied GetMap whose
+ * added latency the performance target counts against QGIS Server's own; Fastify's request and
+ * reply objects, hooks and stream handling cost about 0.2 ms of it on a VM whose caches are cold
+ * after waiting for QGIS Server. QGIS Server's failures are answered here, so that it is not asked
+ * twice; any other failure (a bad name, a missing layer) goes on to the route, which answers it
+ * with the same services and the usual error handling.
+ */
+export function mapPassthrough(projects: ProjectService, maps: MapService, log: FastifyBaseLogger): EarlyHandler {
+  async function serve(target: MapTarget, request: IncomingMessage, response: ServerResponse, next: () => void): Promise<void> {
+    const started = performance.now();
+    let map: RenderedMap | BadGateway | GatewayTimeout;
+    try {
+      map = await maps.render(projects.ref(target.project, target.schema), target.layer);
+    } catch (error) {
+      if (!(error instanceof BadGateway || error instanceof GatewayTimeout)) return next();
+      map = error;
+    }
+    response.once('finish', () => {
+      const responseTime = performance.now() - started;
+      log.info({ req: { method: request.method, url: request.url }, res: { statusCode: response.statusCode }, responseTime }, 'request completed');
+    });
+    if (map instanceof StewardError) {
+      response.writeHead(map.status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ error: map.message }));
+      return;
+    }
+    // A QGIS Server that fails mid-image ends the reply, and a client that leaves ends the GetMap.
+    map.body.once('error', () => response.destroy());
+    response.once('close', () => map.body.destroy());
+    response.writeHead(200, map.headers);
+    map.body.pipe(response);
+  }
+
+  return (request, response, next) => {
+    const target = request.method === 'GET' ? mapTarget(request.url ?? '') : undefined;
+    if (!target) return next();
+    serve(target, request, response, next).catch((error: unknown) => {
+      log.error({ err: error }, 'unexpected failure');
+      response.destroy();
+    });
+  };
+}
