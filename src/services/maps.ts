@@ -36,7 +36,7 @@ interface CachedUrl {
 /** GetMap requests for a layer, sent to the QGIS Server that publishes the project. */
 export class MapService {
   private readonly agent = new PreconnectingAgent();
-  /** Built GetMap URLs by project and layer: a map then costs one identity check before QGIS Server is asked. */
+  /** Built GetMap URLs by project and layer, each with the identity of the project it was built from. */
   private readonly urls = new Map<string, CachedUrl>();
 
   constructor(
