@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { decodePng } from './support/png.js';
 import { readWithQgis } from './support/pyqgis-scripts.js';
@@ -131,6 +132,14 @@ describe('layers on a real QGIS Server', () => {
     const mapUrl = async () => ((await stack.call('GET', '/api/projects/swapped/layers/grid/map/url')).body as { url: string }).url;
     const centre = async (url: string) => decodePng(Buffer.from(await (await fetch(url)).arrayBuffer())).pixel(200, 200);
     const viaApi = `${stack.api.url}/api/projects/swapped/layers/grid/map`;
+    /** The centre of the API's map, and how many GetMaps QGIS Server logged for it. */
+    const centreWithGetMaps = async () => {
+      const getMaps = () => stack.qgis.log.filter((line) => line.includes('REQUEST:GetMap')).length;
+      const before = getMaps();
+      const pixel = await centre(viaApi);
+      await sleep(300); // QGIS Server's log arrives on its own pipe
+      return [pixel, getMaps() - before] as const;
+    };
     const elevationBox = '100000,5550000,150000,5600000';
     await add(data.floatTiff);
     const elevationCentre = await centre(viaApi);
@@ -139,14 +148,18 @@ describe('layers on a real QGIS Server', () => {
     const elevationText = readFileSync(projectFile('swapped'), 'utf8');
     await stack.call('DELETE', '/api/projects/swapped/layers/grid');
     await add(data.rgbTiff);
-    // Each first map after a change is asked for with the old URL, whose answer must be discarded.
-    const rgbCentre = await centre(viaApi);
+    // After this API's own change the old URL is not sent at all.
+    const [rgbCentre, rgbGetMaps] = await centreWithGetMaps();
+    assert.equal(rgbGetMaps, 1);
     const rgbUrl = await mapUrl();
     assert.notEqual(new URL(rgbUrl).searchParams.get('BBOX'), elevationBox);
     assert.deepEqual(rgbCentre, await centre(rgbUrl), 'the RGB raster, drawn at its own extent');
     assert.notDeepEqual(rgbCentre, elevationCentre);
     writeFileSync(projectFile('swapped'), elevationText);
-    assert.deepEqual(await centre(viaApi), elevationCentre, 'the project written by another process is read again');
+    // After another process's change the old URL's answer is discarded and QGIS Server asked again.
+    const [rewrittenCentre, rewrittenGetMaps] = await centreWithGetMaps();
+    assert.deepEqual(rewrittenCentre, elevationCentre, 'the project written by another process is read again');
+    assert.equal(rewrittenGetMaps, 2);
     assert.equal(new URL(await mapUrl()).searchParams.get('BBOX'), elevationBox);
   });
 
