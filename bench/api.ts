@@ -2,12 +2,14 @@
  * API latency and throughput on projects of growing size, against PyQGIS reading the same project
  * and against QGIS Server answering the same GetMap directly.
  */
-import autocannon from 'autocannon';
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeFixtures, type Fixtures } from '../test/support/fixtures.js';
+
+import autocannon from 'autocannon';
+
+import { type Fixtures, makeFixtures } from '../test/support/fixtures.js';
 import { type Stack, startStack } from '../test/support/stack.js';
 import { fillStyle } from '../test/support/write-bodies.js';
 import { closeClient, send } from './http-client.js';
@@ -18,7 +20,6 @@ const SIZES = [10, 100, 500, 1000];
 const READ_RUNS = 100;
 const WRITE_RUNS = 15;
 const MAP_RUNS = 150;
-
 
 async function created(stack: Stack, path: string, body: unknown): Promise<void> {
   const reply = await stack.call('POST', path, body);
@@ -33,17 +34,22 @@ function layerBody(data: Fixtures, index: number, name = `layer${index}`): unkno
 
 async function fillProject(stack: Stack, data: Fixtures, name: string, size: number): Promise<void> {
   await created(stack, '/api/projects/', { name, author: 'bench' });
-  for (let index = 0; index < size; index++) await created(stack, `/api/projects/${name}/layers`, layerBody(data, index));
+  for (let index = 0; index < size; index++)
+    await created(stack, `/api/projects/${name}/layers`, layerBody(data, index));
   await created(stack, `/api/projects/${name}/styles`, fillStyle('teal', '#00BBBB'));
   await created(stack, `/api/projects/${name}/styles`, fillStyle('orange', '#FF8000'));
 }
 
 function pyqgisRead(projectFile: string, runs: number): { unresolved: Timing; resolved: Timing } {
-  const output = execFileSync('/usr/bin/python3', [join(import.meta.dirname, 'pyqgis_read.py'), projectFile, String(runs)], {
-    env: { ...process.env, QT_QPA_PLATFORM: 'offscreen' },
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  const output = execFileSync(
+    '/usr/bin/python3',
+    [join(import.meta.dirname, 'pyqgis_read.py'), projectFile, String(runs)],
+    {
+      env: { ...process.env, QT_QPA_PLATFORM: 'offscreen' },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
   const timings = JSON.parse(output) as { unresolved: number[]; resolved: number[] };
   return { unresolved: summarise(timings.unresolved), resolved: summarise(timings.resolved) };
 }
@@ -66,7 +72,9 @@ async function measureSize(stack: Stack, data: Fixtures, size: number): Promise<
     'GET styles': await time(READ_RUNS, () => send(`${base}/styles`)),
   };
   let extra = 0;
-  const post = await time(WRITE_RUNS, () => created(stack, `/api/projects/${project}/layers`, layerBody(data, 1, `extra${extra++}`)));
+  const post = await time(WRITE_RUNS, () =>
+    created(stack, `/api/projects/${project}/layers`, layerBody(data, 1, `extra${extra++}`)),
+  );
   let applied = 0;
   const style = await time(WRITE_RUNS, async () => {
     const name = applied++ % 2 ? 'teal' : 'orange';
@@ -76,7 +84,12 @@ async function measureSize(stack: Stack, data: Fixtures, size: number): Promise<
   let removed = 0;
   const remove = await time(WRITE_RUNS, () => send(`${base}/layers/extra${removed++}`, 'DELETE'));
   const projectFile = join(stack.projectsDir, project, `${project}.qgs`);
-  return { size, reads, writes: { 'POST layer': post, 'POST layer style': style, 'DELETE layer': remove }, pyqgis: pyqgisRead(projectFile, size >= 500 ? 3 : 5) };
+  return {
+    size,
+    reads,
+    writes: { 'POST layer': post, 'POST layer style': style, 'DELETE layer': remove },
+    pyqgis: pyqgisRead(projectFile, size >= 500 ? 3 : 5),
+  };
 }
 
 async function throughput(stack: Stack, size: number): Promise<number> {
@@ -85,7 +98,8 @@ async function throughput(stack: Stack, size: number): Promise<number> {
     connections: 16,
     duration: 8,
   });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`throughput run had ${result.non2xx} non-2xx and ${result.errors} errors`);
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`throughput run had ${result.non2xx} non-2xx and ${result.errors} errors`);
   return result.requests.average;
 }
 
@@ -110,8 +124,18 @@ function mapCases(data: Fixtures): MapCase[] {
   return [
     { label: 'four polygons, in the 500-layer project', project: 'bench_500', layer: 'layer250' },
     { label: '64 x 64 RGB GeoTIFF, in the 500-layer project', project: 'bench_500', layer: 'layer251' },
-    { label: '4900 parcels', project: 'bench_map', layer: 'parcels', added: { type: 'vector', name: 'parcels', datasource: `${mapData.parcels}|layername=parcels` } },
-    { label: '4000 x 4000 RGB photo', project: 'bench_map', layer: 'photo', added: { type: 'raster', name: 'photo', datasource: mapData.photo } },
+    {
+      label: '4900 parcels',
+      project: 'bench_map',
+      layer: 'parcels',
+      added: { type: 'vector', name: 'parcels', datasource: `${mapData.parcels}|layername=parcels` },
+    },
+    {
+      label: '4000 x 4000 RGB photo',
+      project: 'bench_map',
+      layer: 'photo',
+      added: { type: 'raster', name: 'photo', datasource: mapData.photo },
+    },
   ];
 }
 
@@ -125,14 +149,19 @@ async function mapAgainstQgis(stack: Stack, data: Fixtures): Promise<MapComparis
   for (const { label, project, layer, added } of mapCases(data)) {
     if (added) await created(stack, `/api/projects/${project}/layers`, added);
     const route = `${stack.api.url}/api/projects/${project}/layers/${layer}/map`;
-    const { url } = (await stack.call('GET', `/api/projects/${project}/layers/${layer}/map/url`)).body as { url: string };
+    const { url } = (await stack.call('GET', `/api/projects/${project}/layers/${layer}/map/url`)).body as {
+      url: string;
+    };
     // QGIS Server reads the project on its first GetMap of it, the API builds the URL on its first.
     await send(url);
     await send(route);
     const api: number[] = [];
     const direct: number[] = [];
     for (let run = 0; run < MAP_RUNS; run++) {
-      for (const [target, samples] of [[url, direct], [route, api]] as const) {
+      for (const [target, samples] of [
+        [url, direct],
+        [route, api],
+      ] as const) {
         const start = performance.now();
         await send(target);
         samples.push(performance.now() - start);
@@ -171,8 +200,20 @@ export async function runApiBench(): Promise<string> {
     const rows = results.flatMap((result) => {
       const reference = result.pyqgis.unresolved.median;
       return [
-        ...Object.entries(result.reads).map(([name, timing]) => [String(result.size), name, ms(timing.median), ms(timing.p95), `${(reference / timing.median).toFixed(0)}x faster than PyQGIS read (${ms(reference)} ms unresolved, ${ms(result.pyqgis.resolved.median)} ms resolved)`]),
-        ...Object.entries(result.writes).map(([name, timing]) => [String(result.size), name, ms(timing.median), ms(timing.p95), `${(reference / timing.median).toFixed(1)}x faster than PyQGIS read alone`]),
+        ...Object.entries(result.reads).map(([name, timing]) => [
+          String(result.size),
+          name,
+          ms(timing.median),
+          ms(timing.p95),
+          `${(reference / timing.median).toFixed(0)}x faster than PyQGIS read (${ms(reference)} ms unresolved, ${ms(result.pyqgis.resolved.median)} ms resolved)`,
+        ]),
+        ...Object.entries(result.writes).map(([name, timing]) => [
+          String(result.size),
+          name,
+          ms(timing.median),
+          ms(timing.p95),
+          `${(reference / timing.median).toFixed(1)}x faster than PyQGIS read alone`,
+        ]),
       ];
     });
     const small = results[0]?.reads['GET layer']?.median ?? Number.NaN;
@@ -187,23 +228,32 @@ export async function runApiBench(): Promise<string> {
       `GET layer at 1000 layers / at 10 layers: ${(large / small).toFixed(2)} (target: within 2)`,
       '',
       '## Throughput',
-      table(['request', 'requests/s', 'target'], [['GET layer, 500-layer project, 16 connections', rps.toFixed(0), '>= 2000']]),
+      table(
+        ['request', 'requests/s', 'target'],
+        [['GET layer, 500-layer project, 16 connections', rps.toFixed(0), '>= 2000']],
+      ),
       '',
       '## GET .../map against the same GetMap sent to QGIS Server directly (400 x 400 PNG)',
       `${MAP_RUNS} pairs per layer, each a direct GetMap and then the API's; "added" is the median of the pairs' differences, against the direct median.`,
       '',
-      table(['layer', 'API /map median', 'direct median', 'API p95', 'direct p95', 'added by the API', 'target'], maps.map((map) => [
-        map.layer,
-        ms(map.api.median),
-        ms(map.direct.median),
-        ms(map.api.p95),
-        ms(map.direct.p95),
-        `+${ms(map.added.median)} ms (${((map.added.median / map.direct.median) * 100).toFixed(1)}%)`,
-        map.added.median <= map.direct.median * 0.05 ? 'within 5%: met' : 'within 5%: not met',
-      ])),
+      table(
+        ['layer', 'API /map median', 'direct median', 'API p95', 'direct p95', 'added by the API', 'target'],
+        maps.map((map) => [
+          map.layer,
+          ms(map.api.median),
+          ms(map.direct.median),
+          ms(map.api.p95),
+          ms(map.direct.p95),
+          `+${ms(map.added.median)} ms (${((map.added.median / map.direct.median) * 100).toFixed(1)}%)`,
+          map.added.median <= map.direct.median * 0.05 ? 'within 5%: met' : 'within 5%: not met',
+        ]),
+      ),
       '',
       '## Memory',
-      table(['measure', 'MB', 'target'], [['peak RSS after reading 100 projects of 100 layers', (rss / 1024).toFixed(0), '< 300']]),
+      table(
+        ['measure', 'MB', 'target'],
+        [['peak RSS after reading 100 projects of 100 layers', (rss / 1024).toFixed(0), '< 300']],
+      ),
     ].join('\n');
   } finally {
     closeClient();

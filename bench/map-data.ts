@@ -3,8 +3,9 @@
  * flat 64 x 64 raster, which QGIS Server draws in its minimum time. These are an aerial-photo-like
  * RGB raster and a parcel map, made with GDAL.
  */
-import gdal from 'gdal-async';
 import { join } from 'node:path';
+
+import gdal from 'gdal-async';
 
 const PHOTO_SIZE = 4000;
 const PARCELS_PER_SIDE = 70;
@@ -39,7 +40,13 @@ function writeParcels(path: string): void {
       const x = 260000 + column * step;
       const y = 6250000 - row * step;
       const skew = ((row * 7 + column * 3) % 5) - 2;
-      const ring = [[x, y], [x + step - 2, y + skew], [x + step - 2, y - step + 2], [x + skew, y - step + 2], [x, y]];
+      const ring = [
+        [x, y],
+        [x + step - 2, y + skew],
+        [x + step - 2, y - step + 2],
+        [x + skew, y - step + 2],
+        [x, y],
+      ];
       const feature = new gdal.Feature(layer);
       feature.setGeometry(gdal.Geometry.fromWKT(`POLYGON((${ring.map((point) => point.join(' ')).join(',')}))`));
       layer.features.add(feature);

@@ -1,7 +1,8 @@
 /** Runs the API on a projects folder, reads every project and its layers, prints peak RSS in KiB. */
 import { readdirSync, readFileSync } from 'node:fs';
+
+import { startServer } from '../src/app/server.js';
 import { loadConfig } from '../src/config.js';
-import { startServer } from '../src/server.js';
 
 const [projectsDir = '', qgisServerUrl = ''] = process.argv.slice(2);
 const server = await startServer(
@@ -13,7 +14,11 @@ const server = await startServer(
   }),
 );
 for (const project of readdirSync(projectsDir)) {
-  for (const path of [`/api/projects/${project}`, `/api/projects/${project}/layers`, `/api/projects/${project}/layers/layer50`]) {
+  for (const path of [
+    `/api/projects/${project}`,
+    `/api/projects/${project}/layers`,
+    `/api/projects/${project}/layers/layer50`,
+  ]) {
     const response = await fetch(server.url + path);
     if (!response.ok) throw new Error(`${path}: ${response.status}`);
     await response.arrayBuffer();

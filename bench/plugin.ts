@@ -2,8 +2,10 @@
  * GetMap throughput of QGIS Server with the monitoring plugin (API up, API down) against the same
  * QGIS Server without it: the plugin must not slow rendering.
  */
-import autocannon from 'autocannon';
 import { join } from 'node:path';
+
+import autocannon from 'autocannon';
+
 import { freePort } from '../src/runtime/ports.js';
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { makeFixtures } from '../test/support/fixtures.js';
@@ -24,7 +26,11 @@ export async function runPluginBench(): Promise<string> {
   const data = makeFixtures();
   const monitoringPort = await freePort();
   const stack = await startStack({ monitoringPort });
-  const plugin = (port: number): NodeJS.ProcessEnv => ({ QGIS_PLUGINPATH: PLUGIN_PATH, STEWARD_HOST: '127.0.0.1', STEWARD_PORT: String(port) });
+  const plugin = (port: number): NodeJS.ProcessEnv => ({
+    QGIS_PLUGINPATH: PLUGIN_PATH,
+    STEWARD_HOST: '127.0.0.1',
+    STEWARD_PORT: String(port),
+  });
   const servers = {
     'without plugin': await QgisServerProcess.start(),
     'plugin, API up': await QgisServerProcess.start({ env: plugin(monitoringPort) }),
@@ -32,8 +38,14 @@ export async function runPluginBench(): Promise<string> {
   };
   try {
     await stack.call('POST', '/api/projects/', { name: 'throughput', author: 'bench' });
-    await stack.call('POST', '/api/projects/throughput/layers', { type: 'vector', name: 'polygons', datasource: `${data.geopackage}|layername=polygons` });
-    const { url } = (await stack.call('GET', '/api/projects/throughput/layers/polygons/map/url')).body as { url: string };
+    await stack.call('POST', '/api/projects/throughput/layers', {
+      type: 'vector',
+      name: 'polygons',
+      datasource: `${data.geopackage}|layername=polygons`,
+    });
+    const { url } = (await stack.call('GET', '/api/projects/throughput/layers/polygons/map/url')).body as {
+      url: string;
+    };
     const path = new URL(url);
     const totals = new Map<string, number>();
     for (let round = 0; round < ROUNDS; round++) {
@@ -43,8 +55,15 @@ export async function runPluginBench(): Promise<string> {
       }
     }
     const baseline = totals.get('without plugin') ?? Number.NaN;
-    const rows = [...totals].map(([name, rps]) => [name, rps.toFixed(1), `${((rps / baseline - 1) * 100).toFixed(1)}%`]);
-    return ['## GetMap throughput of QGIS Server with the monitoring plugin (target: within 5%)', table(['QGIS Server', 'GetMap/s', 'against without plugin'], rows)].join('\n');
+    const rows = [...totals].map(([name, rps]) => [
+      name,
+      rps.toFixed(1),
+      `${((rps / baseline - 1) * 100).toFixed(1)}%`,
+    ]);
+    return [
+      '## GetMap throughput of QGIS Server with the monitoring plugin (target: within 5%)',
+      table(['QGIS Server', 'GetMap/s', 'against without plugin'], rows),
+    ].join('\n');
   } finally {
     for (const server of Object.values(servers)) await server.stop();
     await stack.stop();

@@ -15,7 +15,14 @@ const [job, ...paths] = process.argv.slice(2);
 const start = performance.now();
 if (job === 'calc') {
   const [a = '', b = '', output = ''] = paths;
-  await calculateRaster(parseExpression(NORMALISED_DIFFERENCE), new Map([['a', a], ['b', b]]), output);
+  await calculateRaster(
+    parseExpression(NORMALISED_DIFFERENCE),
+    new Map([
+      ['a', a],
+      ['b', b],
+    ]),
+    output,
+  );
 } else if (job === 'hist') {
   await computeHistogram(paths[0] ?? '');
 } else {

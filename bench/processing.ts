@@ -10,7 +10,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+
 import gdal from 'gdal-async';
+
 import { ms, summarise, table, type Timing } from './stats.js';
 
 const SIZE = 8000;
@@ -38,7 +40,10 @@ function writeInput(path: string, seed: number): void {
       const x = i % SIZE;
       const y = y0 + Math.floor(i / SIZE);
       state = (state * 1103515245 + 12345) % 2147483648;
-      pixels[i] = 1000 + 500 * Math.sin(x / (300 + seed * 50)) * Math.cos(y / (400 + seed * 30)) + (state / 2147483648 - 0.5) * 20;
+      pixels[i] =
+        1000 +
+        500 * Math.sin(x / (300 + seed * 50)) * Math.cos(y / (400 + seed * 30)) +
+        (state / 2147483648 - 0.5) * 20;
     }
     band.pixels.write(0, y0, SIZE, rows, pixels);
   }
@@ -48,7 +53,11 @@ function writeInput(path: string, seed: number): void {
 function stewardChild(): { command: string; args: string[]; compiled: boolean } {
   const compiled = join(import.meta.dirname, '..', 'dist', 'bench', 'processing-child.js');
   if (existsSync(compiled)) return { command: process.execPath, args: [compiled], compiled: true };
-  return { command: process.execPath, args: ['--import', 'tsx', join(import.meta.dirname, 'processing-child.ts')], compiled: false };
+  return {
+    command: process.execPath,
+    args: ['--import', 'tsx', join(import.meta.dirname, 'processing-child.ts')],
+    compiled: false,
+  };
 }
 
 /**
@@ -57,7 +66,9 @@ function stewardChild(): { command: string; args: string[]; compiled: boolean } 
  */
 async function timed(command: string, args: string[]): Promise<{ wallMs: number; stdout: string; maxRssKiB: number }> {
   const start = performance.now();
-  const { stdout, stderr } = await run('/usr/bin/time', ['-f', 'maxrss=%M', command, ...args], { maxBuffer: 64 * 1024 * 1024 });
+  const { stdout, stderr } = await run('/usr/bin/time', ['-f', 'maxrss=%M', command, ...args], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const wallMs = performance.now() - start;
   const peak = /maxrss=(\d+)/.exec(stderr);
   return { wallMs, stdout, maxRssKiB: Number(peak?.[1] ?? Number.NaN) };
@@ -80,7 +91,11 @@ interface Comparison {
   reference: Sample[];
 }
 
-async function alternate(runs: number, ours: () => Promise<Sample>, theirs: () => Promise<Sample>): Promise<Comparison> {
+async function alternate(
+  runs: number,
+  ours: () => Promise<Sample>,
+  theirs: () => Promise<Sample>,
+): Promise<Comparison> {
   const result: Comparison = { steward: [], reference: [] };
   await ours();
   await theirs();
@@ -94,7 +109,13 @@ async function alternate(runs: number, ours: () => Promise<Sample>, theirs: () =
 const median = (samples: Sample[], key: keyof Sample): Timing => summarise(samples.map((sample) => sample[key]));
 const mib = (kib: number): string => `${(kib / 1024).toFixed(0)} MiB`;
 
-function rows(name: string, reference: string, comparison: Comparison, target: string, met: (ratio: number, rssMiB: number) => boolean): string[] {
+function rows(
+  name: string,
+  reference: string,
+  comparison: Comparison,
+  target: string,
+  met: (ratio: number, rssMiB: number) => boolean,
+): string[] {
   const job = median(comparison.steward, 'jobMs').median;
   const wall = median(comparison.steward, 'wallMs').median;
   const theirs = median(comparison.reference, 'wallMs').median;
@@ -119,7 +140,18 @@ export async function runProcessingBench(): Promise<string> {
     const calc = await alternate(
       RUNS,
       () => steward(['calc', a, b, join(folder, 'steward.tif')]),
-      () => reference('/usr/bin/gdal_calc.py', ['-A', a, '-B', b, `--outfile=${join(folder, 'gdal_calc.tif')}`, '--calc=(A-B)/(A+B)', '--type=Float32', '--overwrite', '--quiet']),
+      () =>
+        reference('/usr/bin/gdal_calc.py', [
+          '-A',
+          a,
+          '-B',
+          b,
+          `--outfile=${join(folder, 'gdal_calc.tif')}`,
+          '--calc=(A-B)/(A+B)',
+          '--type=Float32',
+          '--overwrite',
+          '--quiet',
+        ]),
     );
     // gdalinfo keeps the histogram in a.tif.aux.xml; remove it so every run computes it.
     const hist = await alternate(
@@ -131,15 +163,30 @@ export async function runProcessingBench(): Promise<string> {
         return sample;
       },
     );
-    const header = ['Job (8000 x 8000 Float32)', 'Steward, median', 'Reference, median', 'Time ratio (lower is faster)', 'Peak RSS Steward vs reference', 'Target'];
-    const compiled = stewardChild().compiled ? 'compiled' : 'through tsx (run `npm run build` for the compiled figures)';
+    const header = [
+      'Job (8000 x 8000 Float32)',
+      'Steward, median',
+      'Reference, median',
+      'Time ratio (lower is faster)',
+      'Peak RSS Steward vs reference',
+      'Target',
+    ];
+    const compiled = stewardChild().compiled
+      ? 'compiled'
+      : 'through tsx (run `npm run build` for the compiled figures)';
     return [
       '## Raster processing',
       '',
       `Median of ${RUNS} runs after one warm-up, each job in a fresh process (Steward ${compiled}). "Steward" is the job as an API request runs it; "process" adds starting Node and loading GDAL. The calculator writes a tiled ZSTD GeoTIFF with overviews and no-data; gdal_calc.py writes an uncompressed one without overviews. The histogram is exact with 1000 bins over every pixel; gdalinfo -hist computes 256.`,
       '',
       table(header, [
-        rows('Calculator ("a@1" - "b@1") / ("a@1" + "b@1")', 'gdal_calc.py', calc, 'at least as fast, peak RSS under 300 MiB', (ratio, rss) => ratio <= 1 && rss < 300),
+        rows(
+          'Calculator ("a@1" - "b@1") / ("a@1" + "b@1")',
+          'gdal_calc.py',
+          calc,
+          'at least as fast, peak RSS under 300 MiB',
+          (ratio, rss) => ratio <= 1 && rss < 300,
+        ),
         rows('Histogram of a band', 'gdalinfo -hist', hist, 'within 1.5x', (ratio) => ratio <= 1.5),
       ]),
     ].join('\n');

@@ -5,7 +5,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
+
 import gdal from 'gdal-async';
+
 import { localQgisVersion } from '../src/runtime/qgis-version.js';
 import { runApiBench } from './api.js';
 import { runPluginBench } from './plugin.js';

@@ -6,7 +6,8 @@ export interface Timing {
 
 export function summarise(samples: number[]): Timing {
   const sorted = [...samples].sort((a, b) => a - b);
-  const at = (quantile: number): number => sorted[Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))] ?? Number.NaN;
+  const at = (quantile: number): number =>
+    sorted[Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))] ?? Number.NaN;
   return { median: at(0.5), p95: at(0.95) };
 }
 

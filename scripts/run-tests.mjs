@@ -1,4 +1,5 @@
-// Runs every test file (src/**/*.test.ts and test/**/*.test.ts) with Node's test runner through tsx.
+// Runs test files with Node's test runner through tsx: the files named, else every
+// src/**/*.test.ts and test/**/*.test.ts; `--unit` runs only src/**/*.test.ts.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,8 +12,11 @@ function testFiles(dir) {
   });
 }
 
-const selected = process.argv.slice(2);
-const files = selected.length > 0 ? selected : ['src', 'test'].flatMap(testFiles).sort();
+const args = process.argv.slice(2);
+const unit = args.includes('--unit');
+const selected = args.filter((arg) => arg !== '--unit');
+const folders = unit ? ['src'] : ['src', 'test'];
+const files = selected.length > 0 ? selected : folders.flatMap(testFiles).sort();
 const result = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],

@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 DEBIAN_PACKAGES=(
   qgis-server python3-qgis gdal-bin libgdal-dev python3-gdal python3-numpy
   mapproxy python3-boto3 postgresql postgresql-15-postgis-3 sqlite3 build-essential python3
+  chromium fonts-dejavu-core fontconfig prometheus
 )
 
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -46,9 +47,34 @@ install_npm_packages() {
 
 build() {
   say "building"
-  npx tsc -p tsconfig.json
+  npx tsc -p tsconfig.build.json
+}
+
+# The web console is built again only when its sources or the installed packages change.
+web_stamp() {
+  { find web -path web/dist -prune -o -type f -print0 | sort -z | xargs -0 sha256sum; npm_stamp; } | sha256sum | cut -d' ' -f1
+}
+
+build_web() {
+  local stamp
+  stamp=$(web_stamp)
+  if [ -f web/dist/.steward-build ] && [ "$(cat web/dist/.steward-build)" = "$stamp" ]; then
+    return
+  fi
+  say "building the web console"
+  npx vite build --config web/vite.config.ts --logLevel warn
+  echo "$stamp" > web/dist/.steward-build
+}
+
+# The demo dataset `npm start` offers in data/demo, generated (never downloaded) by demo-data.py.
+demo_data() {
+  [ -f data/demo/town.gpkg ] && [ -f data/demo/elevation.tif ] && return
+  say "writing the demo dataset into data/demo"
+  /usr/bin/python3 scripts/demo-data.py data/demo
 }
 
 install_debian_packages
 install_npm_packages
+demo_data
 build
+build_web

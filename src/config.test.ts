@@ -2,9 +2,13 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+
 import { ConfigError, loadConfig, parseListen } from './config.js';
 
-const REQUIRED = { STEWARD_QGISSERVER_URL: 'http://127.0.0.1:8080/ows/', STEWARD_QGISSERVER_PROJECTS_DIR: '/srv/projects' };
+const REQUIRED = {
+  STEWARD_QGISSERVER_URL: 'http://127.0.0.1:8080/ows/',
+  STEWARD_QGISSERVER_PROJECTS_DIR: '/srv/projects',
+};
 
 describe('configuration', () => {
   it('reads the defaults of DESIGN.md section 1', () => {
@@ -17,9 +21,16 @@ describe('configuration', () => {
   });
 
   it('names the missing or malformed variable', () => {
-    assert.throws(() => loadConfig({ STEWARD_QGISSERVER_URL: REQUIRED.STEWARD_QGISSERVER_URL }), /STEWARD_QGISSERVER_PROJECTS_DIR is required/);
+    assert.throws(
+      () => loadConfig({ STEWARD_QGISSERVER_URL: REQUIRED.STEWARD_QGISSERVER_URL }),
+      /STEWARD_QGISSERVER_PROJECTS_DIR is required/,
+    );
     for (const url of ['x', 'https://qgis.example.org/ows/', 'ftp://127.0.0.1/ows/', '127.0.0.1:8080']) {
-      assert.throws(() => loadConfig({ ...REQUIRED, STEWARD_QGISSERVER_URL: url }), /STEWARD_QGISSERVER_URL must be an http:\/\/ URL/, url);
+      assert.throws(
+        () => loadConfig({ ...REQUIRED, STEWARD_QGISSERVER_URL: url }),
+        /STEWARD_QGISSERVER_URL must be an http:\/\/ URL/,
+        url,
+      );
     }
     assert.throws(() => loadConfig({ ...REQUIRED, STEWARD_LOGLEVEL: 'LOUD' }), /STEWARD_LOGLEVEL/);
     assert.throws(() => loadConfig({ ...REQUIRED, STEWARD_QGISSERVER_MONITORING_PORT: 'x' }), ConfigError);

@@ -1,3 +1,5 @@
+import { availableParallelism } from 'node:os';
+
 /** Steward's settings, read once from the environment (DESIGN.md section 1). */
 export type LogLevel = 'debug' | 'info' | 'error';
 
@@ -10,12 +12,18 @@ export interface Config {
   monitoringPort: number | undefined;
   monitoringToken: string | undefined;
   mapproxyProjectsDir: string | undefined;
+  /** Where MapProxy answers, for the readiness check; only asked when the cache is on. */
+  mapproxyUrl?: string | undefined;
   cacheS3Bucket: string | undefined;
   cacheS3Dir: string;
   /** When set, every /api route requires `Authorization: Bearer <token>`. */
   apiToken: string | undefined;
   /** When set, filesystem datasources and outputs must lie inside these folders. */
   dataRoots: string[] | undefined;
+  /** Bytes a style upload (QML or style package) may have; other bodies keep the API's 1 MiB. */
+  styleBodyLimit: number;
+  /** How many jobs (seeding, processing) run at once. */
+  jobsConcurrency: number;
 }
 
 export class ConfigError extends Error {}
@@ -71,6 +79,31 @@ function dataRoots(env: Env): string[] | undefined {
   return roots;
 }
 
+const MIB = 1024 * 1024;
+
+/** `STEWARD_STYLE_BODY_LIMIT`: bytes, or with a K, M or G suffix (KiB, MiB, GiB); 16M by default. */
+function styleBodyLimit(env: Env): number {
+  const text = optional(env, 'STEWARD_STYLE_BODY_LIMIT') ?? '16M';
+  const match = /^(\d+)\s*([KMG]?)i?B?$/i.exec(text);
+  const unit = { '': 1, K: 1024, M: MIB, G: 1024 * MIB }[(match?.[2] ?? '').toUpperCase()];
+  const value = match && unit !== undefined ? Number(match[1]) * unit : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new ConfigError(`STEWARD_STYLE_BODY_LIMIT must be a size in bytes such as 16777216 or 16M, not "${text}"`);
+  }
+  return value;
+}
+
+/** `STEWARD_JOBS_CONCURRENCY`: a positive whole number, by default the number of cores. */
+function jobsConcurrency(env: Env): number {
+  const text = optional(env, 'STEWARD_JOBS_CONCURRENCY');
+  if (text === undefined) return availableParallelism();
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) {
+    throw new ConfigError(`STEWARD_JOBS_CONCURRENCY must be a whole number of at least 1, not "${text}"`);
+  }
+  return value;
+}
+
 /** Splits `host:port` (IPv6 as `[::1]:5000`); a bare port listens on all interfaces. */
 export function parseListen(text: string): { host: string; port: number } {
   const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text) ?? /^()()(\d+)$/.exec(text);
@@ -91,9 +124,12 @@ export function loadConfig(env: Env = process.env): Config {
       monitoringPort === undefined ? undefined : port('STEWARD_QGISSERVER_MONITORING_PORT', monitoringPort),
     monitoringToken: optional(env, 'STEWARD_MONITORING_TOKEN'),
     mapproxyProjectsDir: optional(env, 'STEWARD_MAPPROXY_PROJECTS_DIR'),
+    mapproxyUrl: optional(env, 'STEWARD_MAPPROXY_URL'),
     cacheS3Bucket: optional(env, 'STEWARD_MAPPROXY_CACHE_S3_BUCKET'),
     cacheS3Dir: optional(env, 'STEWARD_MAPPROXY_CACHE_S3_DIR') ?? '/mapproxy/cache',
     apiToken: optional(env, 'STEWARD_API_TOKEN'),
     dataRoots: dataRoots(env),
+    styleBodyLimit: styleBodyLimit(env),
+    jobsConcurrency: jobsConcurrency(env),
   };
 }

@@ -7,11 +7,12 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { startServer } from './app/server.js';
 import { ConfigError, loadConfig } from './config.js';
 import { MapProxyProcess } from './runtime/mapproxy.js';
 import { freePort } from './runtime/ports.js';
 import { QgisServerProcess } from './runtime/qgis-server.js';
-import { startServer } from './server.js';
 
 const checkout = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -20,19 +21,25 @@ async function main(): Promise<void> {
   const stops: Array<() => Promise<void>> = [];
   env['STEWARD_QGISSERVER_PROJECTS_DIR'] ??= join(checkout, 'data', 'projects');
   mkdirSync(env['STEWARD_QGISSERVER_PROJECTS_DIR'], { recursive: true });
+  // The demo dataset scripts/setup.sh writes is offered in the datasource browser.
+  const demo = join(checkout, 'data', 'demo');
+  const roots = (env['STEWARD_DATA_ROOTS'] ?? '').split(':').filter((root) => root !== '');
+  if (!roots.includes(demo)) env['STEWARD_DATA_ROOTS'] = [...roots, demo].join(':');
   env['STEWARD_QGISSERVER_MONITORING_PORT'] ??= String(await freePort());
   const ownQgisPort = env['STEWARD_QGISSERVER_URL'] ? undefined : await freePort();
   if (ownQgisPort !== undefined) env['STEWARD_QGISSERVER_URL'] = `http://127.0.0.1:${ownQgisPort}/ows/`;
   // Tile cache (issue 5): on by default, served by a MapProxy of our own unless a folder is given.
   const ownMapproxyDir = env['STEWARD_MAPPROXY_PROJECTS_DIR'] ? undefined : join(checkout, 'data', 'mapproxy');
   if (ownMapproxyDir !== undefined) env['STEWARD_MAPPROXY_PROJECTS_DIR'] = ownMapproxyDir;
+  const ownMapproxyPort = ownMapproxyDir === undefined ? undefined : await freePort();
+  if (ownMapproxyPort !== undefined) env['STEWARD_MAPPROXY_URL'] = `http://127.0.0.1:${ownMapproxyPort}/`;
 
   const server = await startServer(loadConfig(env));
   stops.push(() => server.close());
   let mapproxy: MapProxyProcess | undefined;
   if (ownMapproxyDir !== undefined) {
     mkdirSync(ownMapproxyDir, { recursive: true });
-    const started = await MapProxyProcess.start(ownMapproxyDir, { env });
+    const started = await MapProxyProcess.start(ownMapproxyDir, { env, port: ownMapproxyPort });
     stops.unshift(() => started.stop());
     mapproxy = started;
   }
@@ -52,9 +59,15 @@ async function main(): Promise<void> {
   console.log(`QGIS Server     ${env['STEWARD_QGISSERVER_URL']}`);
   console.log(`Steward API     ${server.url}/api/projects`);
   console.log(`API reference   ${server.url}/docs`);
-  console.log(`Monitoring port ${env['STEWARD_QGISSERVER_MONITORING_PORT']} (try: STEWARD_SERVER_URL=${server.url} npx steward ps)`);
+  console.log(
+    `Monitoring port ${env['STEWARD_QGISSERVER_MONITORING_PORT']} (try: STEWARD_SERVER_URL=${server.url} npx steward ps)`,
+  );
   console.log(`Projects        ${env['STEWARD_QGISSERVER_PROJECTS_DIR']}`);
-  if (mapproxy) console.log(`MapProxy        ${mapproxy.url}/<project>/wmts/1.0.0/WMTSCapabilities.xml (cache in ${ownMapproxyDir})`);
+  console.log(`Web console     ${server.url}/ (demo data in ${demo})`);
+  if (mapproxy)
+    console.log(
+      `MapProxy        ${mapproxy.url}/<project>/wmts/1.0.0/WMTSCapabilities.xml (cache in ${ownMapproxyDir})`,
+    );
   const stop = async (): Promise<void> => {
     for (const step of stops) await step().catch(() => undefined);
     process.exit(0);

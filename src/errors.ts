@@ -36,6 +36,12 @@ export class Conflict extends StewardError {
   }
 }
 
+export class UnsupportedMediaType extends StewardError {
+  constructor(message: string) {
+    super(415, message);
+  }
+}
+
 export class Unprocessable extends StewardError {
   constructor(message: string) {
     super(422, message);

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
+import { startServer } from './app/server.js';
 import { ConfigError, loadConfig } from './config.js';
-import { startServer } from './server.js';
 
 try {
   const server = await startServer(loadConfig());

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+
 import { assertLoads, type CacheStack, POLYGON_TILE, polygonsLayer, startCacheStack } from './support/cache-stack.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
-import { type TestDatabase, startTestDatabase } from './support/postgres.js';
+import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 
 describe('tile cache of projects stored in PostgreSQL', () => {
   let db: TestDatabase;
@@ -23,12 +24,19 @@ describe('tile cache of projects stored in PostgreSQL', () => {
   });
 
   it('names the configuration <schema>_<project> and serves the project from the database', async () => {
-    assert.equal((await cs.stack.call('POST', '/api/projects/', { name: 'atlas', author: 'test', schema: 'maps' })).status, 201);
+    assert.equal(
+      (await cs.stack.call('POST', '/api/projects/', { name: 'atlas', author: 'test', schema: 'maps' })).status,
+      201,
+    );
     const file = cs.configFile('maps_atlas');
     await assertLoads(file);
     assert.equal((await cs.stack.call('POST', api('/layers'), polygonsLayer(data))).status, 201);
     await assertLoads(file);
-    assert.ok(readFileSync(file, 'utf8').includes(encodeURIComponent(`postgresql:?service=${db.service}&schema=maps&project=atlas`)));
+    assert.ok(
+      readFileSync(file, 'utf8').includes(
+        encodeURIComponent(`postgresql:?service=${db.service}&schema=maps&project=atlas`),
+      ),
+    );
     assert.deepEqual((await cs.stack.call('GET', api('/cache'))).body, { valid: true, storage: 'filesystem' });
     assert.equal((await cs.stack.call('GET', '/api/projects/atlas/cache')).status, 404, 'not in the public schema');
 

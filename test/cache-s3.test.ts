@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+
 import { BadRequest } from '../src/errors.js';
 import {
   apiStyleChange,
@@ -61,14 +62,21 @@ describe('tile cache on S3 (a local S3-compatible server), served by a real MapP
     const stored = async (): Promise<number> => (await s3.keys(prefix('painted', 'polygons'))).length;
     await assertStyleChangeClearsTiles(cs, 'painted', 'polygons', stored, apiStyleChange(cs, 'painted', 'polygons'));
     const keys = await s3.keys(prefix('painted', 'polygons'));
-    assert.ok(keys.every((key) => /^steward\/tiles\/painted\/polygons\/\d+\/\d+\/\d+\.png$/.test(key)), keys.join('\n'));
+    assert.ok(
+      keys.every((key) => /^steward\/tiles\/painted\/polygons\/\d+\/\d+\/\d+\.png$/.test(key)),
+      keys.join('\n'),
+    );
     assert.deepEqual(filesUnder(join(cs.configDir, 'cache_data'), '.png'), [], 'no tile was written to disk');
   });
 
-  it('deletes a layer\'s objects with the layer, and all of them on reset and with the project', async () => {
+  it("deletes a layer's objects with the layer, and all of them on reset and with the project", async () => {
     await cs.stack.call('POST', '/api/projects/', { name: 'cleanup', author: 'test' });
     await cs.stack.call('POST', '/api/projects/cleanup/layers', polygonsLayer(data));
-    await cs.stack.call('POST', '/api/projects/cleanup/layers', { type: 'raster', name: 'rgb', datasource: data.rgbTiff });
+    await cs.stack.call('POST', '/api/projects/cleanup/layers', {
+      type: 'raster',
+      name: 'rgb',
+      datasource: data.rgbTiff,
+    });
     await cs.tile('cleanup', 'polygons', POLYGON_TILE);
     assert.deepEqual((await cs.tile('cleanup', 'rgb', POLYGON_TILE)).pixel(128, 128), [200, 40, 90, 255]);
     assert.ok((await s3.keys(prefix('cleanup', 'rgb'))).length > 0);
@@ -106,13 +114,20 @@ describe('tile cache on S3 (a local S3-compatible server), served by a real MapP
 
     const undated = { type: 'raster', name: 'rgb', datasource: data.rgbTiff };
     const dated = { ...undated, datetime: '2024-05-01T00:00:00Z' };
-    assert.deepEqual(await cs.stack.call('POST', '/api/projects/timeless/layers', dated), { status: 400, body: { error: TIME_REFUSED } });
+    assert.deepEqual(await cs.stack.call('POST', '/api/projects/timeless/layers', dated), {
+      status: 400,
+      body: { error: TIME_REFUSED },
+    });
     assert.ok(readFileSync(cs.qgsFile('timeless')).equals(project), 'the project file is byte-identical');
     assert.ok(readFileSync(cs.configFile('timeless')).equals(config), 'and so is the cache configuration');
     assert.deepEqual((await cs.stack.call('GET', '/api/projects/timeless/layers')).body, ['polygons']);
     assert.deepEqual(await s3.keys(prefix('timeless')), tiles);
 
-    assert.equal((await cs.stack.call('POST', '/api/projects/timeless/layers', undated)).status, 201, 'the layer itself is welcome');
+    assert.equal(
+      (await cs.stack.call('POST', '/api/projects/timeless/layers', undated)).status,
+      201,
+      'the layer itself is welcome',
+    );
     await assertLoads(cs.configFile('timeless'));
   });
 });

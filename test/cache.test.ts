@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { mapproxyConfig } from '../src/cache/mapproxy-config.js';
+
 import { FilesystemTiles } from '../src/cache/filesystem-tiles.js';
 import { CacheLayout } from '../src/cache/layout.js';
+import { mapproxyConfig } from '../src/cache/mapproxy-config.js';
 import { toYaml } from '../src/cache/yaml.js';
 import {
   apiStyleChange,
@@ -24,7 +25,8 @@ import { startStack } from './support/stack.js';
 describe('tile cache on disk, served by a real MapProxy', () => {
   let cs: CacheStack;
   let data: Fixtures;
-  const layerTiles = (project: string, layer: string): string[] => filesUnder(join(cs.configDir, 'cache_data', project, layer), '.png');
+  const layerTiles = (project: string, layer: string): string[] =>
+    filesUnder(join(cs.configDir, 'cache_data', project, layer), '.png');
   const configText = (project: string): string => readFileSync(cs.configFile(project), 'utf8');
 
   before(async () => {
@@ -39,7 +41,10 @@ describe('tile cache on disk, served by a real MapProxy', () => {
   it('writes a configuration with each new project, which MapProxy loads and serves', async () => {
     assert.equal((await cs.stack.call('POST', '/api/projects/', { name: 'fresh', author: 'test' })).status, 201);
     await assertLoads(cs.configFile('fresh'));
-    assert.deepEqual(await cs.stack.call('GET', '/api/projects/fresh/cache'), { status: 200, body: { valid: true, storage: 'filesystem' } });
+    assert.deepEqual(await cs.stack.call('GET', '/api/projects/fresh/cache'), {
+      status: 200,
+      body: { valid: true, storage: 'filesystem' },
+    });
     const capabilities = await fetch(`${cs.mapproxy.url}/fresh/wmts/1.0.0/WMTSCapabilities.xml`);
     assert.equal(capabilities.status, 200);
   });
@@ -52,13 +57,23 @@ describe('tile cache on disk, served by a real MapProxy', () => {
     assert.equal((await cs.stack.call('POST', '/api/projects/editing/layers', rgb)).status, 201);
     await assertLoads(cs.configFile('editing'));
     const text = configText('editing');
-    for (const expected of ['polygons_wms:', 'polygons_cache:', 'rgb_wms:', 'rgb_cache:', 'name: "rgb"', 'grids: ["GLOBAL_WEBMERCATOR"]']) {
+    for (const expected of [
+      'polygons_wms:',
+      'polygons_cache:',
+      'rgb_wms:',
+      'rgb_cache:',
+      'name: "rgb"',
+      'grids: ["GLOBAL_WEBMERCATOR"]',
+    ]) {
       assert.ok(text.includes(expected), `${expected} in\n${text}`);
     }
     const sourceUrl = new URL(JSON.parse(/url: (".*")/.exec(text)?.[1] ?? '""') as string);
     assert.equal(sourceUrl.origin + sourceUrl.pathname, cs.stack.qgis.url, 'the source is QGIS Server');
     assert.equal(sourceUrl.searchParams.get('MAP'), cs.qgsFile('editing'), 'with the project');
-    assert.ok(text.includes('bbox: [1, 44, 3, 46]') && text.includes('srs: "EPSG:4326"'), 'the coverage is the layer extent');
+    assert.ok(
+      text.includes('bbox: [1, 44, 3, 46]') && text.includes('srs: "EPSG:4326"'),
+      'the coverage is the layer extent',
+    );
     assert.ok(text.includes('transparent: true'));
 
     const tile = await cs.tile('editing', 'rgb', POLYGON_TILE);
@@ -70,7 +85,10 @@ describe('tile cache on disk, served by a real MapProxy', () => {
     assert.ok(!configText('editing').includes('rgb'), 'no trace of the layer is left');
     assert.deepEqual(layerTiles('editing', 'rgb'), [], 'its tiles are gone');
     assert.ok(!existsSync(join(cs.configDir, 'cache_data', 'editing', 'rgb')));
-    assert.deepEqual((await cs.stack.call('GET', '/api/projects/editing/cache')).body, { valid: true, storage: 'filesystem' });
+    assert.deepEqual((await cs.stack.call('GET', '/api/projects/editing/cache')).body, {
+      valid: true,
+      storage: 'filesystem',
+    });
   });
 
   for (const [project, how, change] of [
@@ -89,13 +107,22 @@ describe('tile cache on disk, served by a real MapProxy', () => {
     await cs.stack.call('POST', '/api/projects/', { name: 'busy', author: 'test' });
     const names = Array.from({ length: 12 }, (_, index) => `rgb${index}`);
     const replies = await Promise.all(
-      names.map((name) => cs.stack.call('POST', '/api/projects/busy/layers', { type: 'raster', name, datasource: data.rgbTiff })),
+      names.map((name) =>
+        cs.stack.call('POST', '/api/projects/busy/layers', { type: 'raster', name, datasource: data.rgbTiff }),
+      ),
     );
-    assert.deepEqual(replies.map((reply) => reply.status), names.map(() => 201));
+    assert.deepEqual(
+      replies.map((reply) => reply.status),
+      names.map(() => 201),
+    );
     await assertLoads(cs.configFile('busy'));
     const text = configText('busy');
     for (const name of names) assert.ok(text.includes(`name: "${name}"`), name);
-    assert.deepEqual(readdirSync(cs.configDir).filter((entry) => entry.endsWith('.tmp')), [], 'no temporary file is left');
+    assert.deepEqual(
+      readdirSync(cs.configDir).filter((entry) => entry.endsWith('.tmp')),
+      [],
+      'no temporary file is left',
+    );
   });
 
   it('reports a hand-broken configuration as invalid with the reason, and reset repairs it and clears the tiles', async () => {
@@ -104,20 +131,29 @@ describe('tile cache on disk, served by a real MapProxy', () => {
     await cs.tile('broken', 'polygons', POLYGON_TILE);
     assert.ok(layerTiles('broken', 'polygons').length > 0);
 
-    writeFileSync(cs.configFile('broken'), configText('broken').replace('sources: ["polygons_wms"]', 'sources: ["polygons_wms"'));
+    writeFileSync(
+      cs.configFile('broken'),
+      configText('broken').replace('sources: ["polygons_wms"]', 'sources: ["polygons_wms"'),
+    );
     const syntax = (await cs.stack.call('GET', '/api/projects/broken/cache')).body as Record<string, unknown>;
     assert.equal(syntax['valid'], false);
     assert.equal(syntax['storage'], 'filesystem');
     assert.match(String(syntax['reason']), /MapProxy cannot load .*broken\.yaml: .*line \d+/);
 
-    writeFileSync(cs.configFile('broken'), configText('broken').replace('sources: ["polygons_wms"', 'sources: ["nowhere"]'));
+    writeFileSync(
+      cs.configFile('broken'),
+      configText('broken').replace('sources: ["polygons_wms"', 'sources: ["nowhere"]'),
+    );
     const reference = (await cs.stack.call('GET', '/api/projects/broken/cache')).body as Record<string, unknown>;
     assert.equal(reference['valid'], false);
     assert.match(String(reference['reason']), /nowhere/);
 
     assert.deepEqual(await cs.stack.call('POST', '/api/projects/broken/cache/reset'), { status: 200, body: true });
     await assertLoads(cs.configFile('broken'));
-    assert.deepEqual((await cs.stack.call('GET', '/api/projects/broken/cache')).body, { valid: true, storage: 'filesystem' });
+    assert.deepEqual((await cs.stack.call('GET', '/api/projects/broken/cache')).body, {
+      valid: true,
+      storage: 'filesystem',
+    });
     assert.deepEqual(layerTiles('broken', 'polygons'), [], 'reset cleared the cached tiles');
     const tile = await cs.tile('broken', 'polygons', POLYGON_TILE);
     assert.deepEqual(tile.pixel(128, 128), [229, 182, 54, 255]);
@@ -133,12 +169,24 @@ describe('tile cache on disk, served by a real MapProxy', () => {
     const before = (await cs.stack.call('GET', '/api/projects/manual/cache')).body as Record<string, unknown>;
     assert.equal(before['valid'], false);
     assert.match(String(before['reason']), /no cache configuration/);
-    assert.equal((await cs.stack.call('POST', '/api/projects/manual/layers', { type: 'raster', name: 'rgb', datasource: data.rgbTiff })).status, 201);
+    assert.equal(
+      (
+        await cs.stack.call('POST', '/api/projects/manual/layers', {
+          type: 'raster',
+          name: 'rgb',
+          datasource: data.rgbTiff,
+        })
+      ).status,
+      201,
+    );
     assert.ok(!existsSync(cs.configFile('manual')), 'adding a layer does not initialise the cache');
 
     assert.deepEqual(await cs.stack.call('POST', '/api/projects/manual/cache/reset/'), { status: 200, body: true });
     await assertLoads(cs.configFile('manual'));
-    assert.deepEqual((await cs.stack.call('GET', '/api/projects/manual/cache/')).body, { valid: true, storage: 'filesystem' });
+    assert.deepEqual((await cs.stack.call('GET', '/api/projects/manual/cache/')).body, {
+      valid: true,
+      storage: 'filesystem',
+    });
     assert.deepEqual((await cs.tile('manual', 'polygons', POLYGON_TILE)).pixel(128, 128), [229, 182, 54, 255]);
     assert.deepEqual((await cs.tile('manual', 'rgb', POLYGON_TILE)).pixel(128, 128), [200, 40, 90, 255]);
   });
@@ -189,9 +237,15 @@ describe('tile cache on disk, served by a real MapProxy', () => {
     const rgb = { type: 'raster', name: 'rgb', datasource: data.rgbTiff, datetime: '2024-05-01T00:00:00' };
     assert.equal((await cs.stack.call('POST', '/api/projects/dated/layers', rgb)).status, 201);
     await assertLoads(cs.configFile('dated'));
-    assert.deepEqual((await cs.stack.call('GET', '/api/projects/dated/cache')).body, { valid: true, storage: 'filesystem' });
+    assert.deepEqual((await cs.stack.call('GET', '/api/projects/dated/cache')).body, {
+      valid: true,
+      storage: 'filesystem',
+    });
     const text = configText('dated');
-    assert.ok(text.includes(`dimensions:\n      time:\n        values: ["${instant}"]\n        default: "${instant}"`), text);
+    assert.ok(
+      text.includes(`dimensions:\n      time:\n        values: ["${instant}"]\n        default: "${instant}"`),
+      text,
+    );
     assert.ok(text.includes('forward_req_params: ["time"]'), 'MapProxy forwards TIME to QGIS Server');
 
     const capabilities = await (await fetch(`${cs.mapproxy.url}/dated/wmts/1.0.0/WMTSCapabilities.xml`)).text();
@@ -207,23 +261,70 @@ describe('tile cache on disk, served by a real MapProxy', () => {
     };
     const tile = await fetchTile(tileUrl(timed.template, POLYGON_TILE, instant));
     assert.deepEqual(tile.image?.pixel(128, 128), [200, 40, 90, 255], 'QGIS Server drew the raster through MapProxy');
-    assert.ok(cs.stack.qgis.log.some((line) => line.includes(`TIME:${instant}`)), 'MapProxy sent TIME to QGIS Server');
+    assert.ok(
+      cs.stack.qgis.log.some((line) => line.includes(`TIME:${instant}`)),
+      'MapProxy sent TIME to QGIS Server',
+    );
     const { z, x, y } = POLYGON_TILE;
-    const stored = join(cs.configDir, 'cache_data', 'dated', 'rgb', `time-${instant}`, String(z), String(x), `${y}.png`);
-    assert.deepEqual(decodePng(readFileSync(stored)).pixel(128, 128), [200, 40, 90, 255], 'the tile is cached under its time');
-    assert.ok(layerTiles('dated', 'rgb').every((file) => file.includes(`/rgb/time-${instant}/`)), 'every tile of the layer is kept per time');
+    const stored = join(
+      cs.configDir,
+      'cache_data',
+      'dated',
+      'rgb',
+      `time-${instant}`,
+      String(z),
+      String(x),
+      `${y}.png`,
+    );
+    assert.deepEqual(
+      decodePng(readFileSync(stored)).pixel(128, 128),
+      [200, 40, 90, 255],
+      'the tile is cached under its time',
+    );
+    assert.ok(
+      layerTiles('dated', 'rgb').every((file) => file.includes(`/rgb/time-${instant}/`)),
+      'every tile of the layer is kept per time',
+    );
 
     const kvp = new URL(`${cs.mapproxy.url}/dated/service`);
-    const kvpParameters = { SERVICE: 'WMTS', REQUEST: 'GetTile', VERSION: '1.0.0', LAYER: 'rgb', STYLE: 'default', FORMAT: 'image/png' };
-    const matrix = { TILEMATRIXSET: 'GLOBAL_WEBMERCATOR', TILEMATRIX: String(z), TILECOL: String(x), TILEROW: String(y), TIME: instant };
+    const kvpParameters = {
+      SERVICE: 'WMTS',
+      REQUEST: 'GetTile',
+      VERSION: '1.0.0',
+      LAYER: 'rgb',
+      STYLE: 'default',
+      FORMAT: 'image/png',
+    };
+    const matrix = {
+      TILEMATRIXSET: 'GLOBAL_WEBMERCATOR',
+      TILEMATRIX: String(z),
+      TILECOL: String(x),
+      TILEROW: String(y),
+      TIME: instant,
+    };
     for (const [name, value] of Object.entries({ ...kvpParameters, ...matrix })) kvp.searchParams.set(name, value);
-    assert.deepEqual((await fetchTile(kvp.toString())).image?.pixel(128, 128), [200, 40, 90, 255], 'KVP GetTile takes TIME too');
+    assert.deepEqual(
+      (await fetchTile(kvp.toString())).image?.pixel(128, 128),
+      [200, 40, 90, 255],
+      'KVP GetTile takes TIME too',
+    );
 
-    assert.equal((await fetchTile(tileUrl(timed.template, POLYGON_TILE, '2020-01-01T00:00:00Z'))).status, 400, 'a time the layer does not offer');
+    assert.equal(
+      (await fetchTile(tileUrl(timed.template, POLYGON_TILE, '2020-01-01T00:00:00Z'))).status,
+      400,
+      'a time the layer does not offer',
+    );
     assert.ok(!existsSync(join(cs.configDir, 'cache_data', 'dated', 'rgb', 'time-2020-01-01T00:00:00Z')));
     const polygons = await fetchTile(tileUrl(untimed.template, POLYGON_TILE, 'default'));
-    assert.deepEqual(polygons.image?.pixel(128, 128), [229, 182, 54, 255], 'a layer without time is served at "default"');
-    assert.ok(layerTiles('dated', 'polygons').length > 0 && layerTiles('dated', 'polygons').every((file) => !file.includes('/time-')));
+    assert.deepEqual(
+      polygons.image?.pixel(128, 128),
+      [229, 182, 54, 255],
+      'a layer without time is served at "default"',
+    );
+    assert.ok(
+      layerTiles('dated', 'polygons').length > 0 &&
+        layerTiles('dated', 'polygons').every((file) => !file.includes('/time-')),
+    );
 
     assert.equal((await cs.stack.call('DELETE', '/api/projects/dated/layers/rgb')).status, 200);
     await assertLoads(cs.configFile('dated'));
@@ -235,7 +336,10 @@ describe('tile cache on disk, served by a real MapProxy', () => {
     const plain = await startStack();
     try {
       await plain.call('POST', '/api/projects/', { name: 'p', author: 'test' });
-      for (const [method, path] of [['GET', '/api/projects/p/cache'], ['POST', '/api/projects/p/cache/reset']] as const) {
+      for (const [method, path] of [
+        ['GET', '/api/projects/p/cache'],
+        ['POST', '/api/projects/p/cache/reset'],
+      ] as const) {
         const reply = await plain.call(method, path);
         assert.equal(reply.status, 404);
         assert.match((reply.body as { error: string }).error, /cache is not enabled.*STEWARD_MAPPROXY_PROJECTS_DIR/);

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { type ApiProcess, startApiProcess } from './support/api-process.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
@@ -142,13 +143,17 @@ class Client {
   }
 
   private color(): string {
-    return `#${Math.floor(this.random() * 0x1000000).toString(16).padStart(6, '0')}`;
+    return `#${Math.floor(this.random() * 0x1000000)
+      .toString(16)
+      .padStart(6, '0')}`;
   }
 
   next(state: State): Write {
     const ownProjects = [...state.keys()].filter((name) => this.owns(name));
     if (ownProjects.length === 0 || this.random() < 0.06) {
-      return ownProjects.length >= 2 ? writes.deleteProject(this.pick(ownProjects)) : writes.createProject(this.fresh('p'));
+      return ownProjects.length >= 2
+        ? writes.deleteProject(this.pick(ownProjects))
+        : writes.createProject(this.fresh('p'));
     }
     const project = this.random() < 0.7 ? this.pick(SHARED_PROJECTS) : this.pick(ownProjects);
     const { layers, styles } = mustGet(state, project);
@@ -164,8 +169,10 @@ class Client {
     const { styles: layerStyles, current } = mustGet(layers, layer);
     const notYetApplied = ownStyles.filter((name) => !layerStyles.has(name));
     const others = [...layerStyles].filter((name) => name !== current && name !== 'default');
-    if (others.length > 0 && (roll > 0.85 || notYetApplied.length === 0)) return writes.applyStyle(project, layer, this.pick(others), true);
-    if (notYetApplied.length > 0) return writes.applyStyle(project, layer, this.pick(notYetApplied), this.random() < 0.5);
+    if (others.length > 0 && (roll > 0.85 || notYetApplied.length === 0))
+      return writes.applyStyle(project, layer, this.pick(others), true);
+    if (notYetApplied.length > 0)
+      return writes.applyStyle(project, layer, this.pick(notYetApplied), this.random() < 0.5);
     return writes.addStyle(project, this.fresh('s'), this.color());
   }
 }
@@ -178,7 +185,12 @@ interface StormOutcome {
 }
 
 /** Runs every client against the API until it is killed, `killAfterMs` after the start. */
-async function stormUntilKilled(api: ApiProcess, clients: Client[], expected: State, killAfterMs: number): Promise<StormOutcome> {
+async function stormUntilKilled(
+  api: ApiProcess,
+  clients: Client[],
+  expected: State,
+  killAfterMs: number,
+): Promise<StormOutcome> {
   const outcome: StormOutcome = { acknowledged: 0, cutOff: [], failures: [] };
   const run = async (client: Client): Promise<void> => {
     for (;;) {
@@ -219,7 +231,10 @@ async function observe(api: ApiProcess): Promise<State> {
     await getJson(api, `/api/projects/${project}`);
     const layers = new Map<string, LayerState>();
     for (const layer of await getJson<string[]>(api, `/api/projects/${project}/layers`)) {
-      const info = await getJson<{ styles: string[]; current_style: string; valid: boolean }>(api, `/api/projects/${project}/layers/${layer}`);
+      const info = await getJson<{ styles: string[]; current_style: string; valid: boolean }>(
+        api,
+        `/api/projects/${project}/layers/${layer}`,
+      );
       assert.equal(info.valid, true, `layer ${project}/${layer} is valid`);
       layers.set(layer, { styles: new Set(info.styles), current: info.current_style });
     }
@@ -233,7 +248,9 @@ function plain(state: State): unknown {
   return [...state.entries()].sort().map(([name, project]) => ({
     name,
     styles: [...project.styles].sort(),
-    layers: [...project.layers.entries()].sort().map(([layer, { styles, current }]) => ({ layer, current, styles: [...styles].sort() })),
+    layers: [...project.layers.entries()]
+      .sort()
+      .map(([layer, { styles, current }]) => ({ layer, current, styles: [...styles].sort() })),
   }));
 }
 
@@ -299,21 +316,40 @@ describe('an API killed with SIGKILL in the middle of a storm of writes', () => 
       const observed = await observe(current);
       // A write that the kill cut off may or may not have landed: it counts when its effect shows.
       for (const write of outcome.cutOff) if (write.landed(observed)) write.apply(expected);
-      assert.deepEqual(plain(observed), plain(expected), `${context}: acknowledged writes are all there, and nothing else`);
+      assert.deepEqual(
+        plain(observed),
+        plain(expected),
+        `${context}: acknowledged writes are all there, and nothing else`,
+      );
 
       const problemsBefore = projectProblems(qgis).length;
       for (const [project, { layers }] of observed) {
         const published = await publishedLayers(qgis, join(projectsDir, project, `${project}.qgs`));
-        assert.deepEqual(published.sort(), [...layers.keys()].sort(), `${context}: QGIS Server publishes the layers of ${project}`);
+        assert.deepEqual(
+          published.sort(),
+          [...layers.keys()].sort(),
+          `${context}: QGIS Server publishes the layers of ${project}`,
+        );
       }
-      assert.deepEqual(projectProblems(qgis).slice(problemsBefore), [], `${context}: QGIS Server loads every project without complaint`);
+      assert.deepEqual(
+        projectProblems(qgis).slice(problemsBefore),
+        [],
+        `${context}: QGIS Server loads every project without complaint`,
+      );
 
       for (const project of expected.keys()) {
         const started = Date.now();
         const write = writes.addStyle(project, `probe-${round}`, '#808080');
-        assert.equal((await current.call(write.method, write.path, write.body)).status, 201, `${context}: ${write.what}`);
+        assert.equal(
+          (await current.call(write.method, write.path, write.body)).status,
+          201,
+          `${context}: ${write.what}`,
+        );
         write.apply(expected);
-        assert.ok(Date.now() - started < FIRST_WRITE_LIMIT_MS, `${context}: ${write.what} took ${Date.now() - started} ms`);
+        assert.ok(
+          Date.now() - started < FIRST_WRITE_LIMIT_MS,
+          `${context}: ${write.what} took ${Date.now() - started} ms`,
+        );
       }
       t.diagnostic(`${context}: ${outcome.acknowledged} writes acknowledged, ${outcome.cutOff.length} cut off`);
     }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { decodePng } from './support/png.js';
 import { type Stack, startStack } from './support/stack.js';
@@ -14,7 +15,10 @@ describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
   const authorised = async (method: string, path: string, body?: unknown): Promise<Response> =>
     fetch(stack.api.url + path, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
 
@@ -55,7 +59,11 @@ describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
   });
 
   it('takes datasources inside the data roots', async () => {
-    const response = await authorised('POST', '/api/projects/guarded/layers', { type: 'raster', name: 'inside', datasource: data.rgbTiff });
+    const response = await authorised('POST', '/api/projects/guarded/layers', {
+      type: 'raster',
+      name: 'inside',
+      datasource: data.rgbTiff,
+    });
     assert.equal(response.status, 201);
   });
 
@@ -71,7 +79,11 @@ describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
       `/vsicurl/http://127.0.0.1:1/${data.rgbTiff}`,
     ];
     for (const datasource of attempts) {
-      const response = await authorised('POST', '/api/projects/guarded/layers', { type: 'raster', name: 'outside', datasource });
+      const response = await authorised('POST', '/api/projects/guarded/layers', {
+        type: 'raster',
+        name: 'outside',
+        datasource,
+      });
       assert.equal(response.status, 403, datasource);
     }
     assert.deepEqual(await (await authorised('GET', '/api/projects/guarded/layers')).json(), ['inside']);
@@ -84,7 +96,16 @@ describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
   });
 
   it('draws a map for a request with the token only', async () => {
-    assert.equal((await authorised('POST', '/api/projects/guarded/layers', { type: 'raster', name: 'mapped', datasource: data.rgbTiff })).status, 201);
+    assert.equal(
+      (
+        await authorised('POST', '/api/projects/guarded/layers', {
+          type: 'raster',
+          name: 'mapped',
+          datasource: data.rgbTiff,
+        })
+      ).status,
+      201,
+    );
     const path = '/api/projects/guarded/layers/mapped/map';
     const refusals: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong' }];
     for (const headers of refusals) {

@@ -3,6 +3,7 @@ import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { decodePng } from './support/png.js';
 import { readWithQgis } from './support/pyqgis-scripts.js';
@@ -27,14 +28,23 @@ describe('layers on a real QGIS Server', () => {
       { type: 'vector', name: 'roads', datasource: data.shapefile },
     ];
     for (const layer of layers) {
-      assert.deepEqual(await stack.call('POST', '/api/projects/world/layers', layer), { status: 201, body: true }, layer.name);
+      assert.deepEqual(
+        await stack.call('POST', '/api/projects/world/layers', layer),
+        { status: 201, body: true },
+        layer.name,
+      );
     }
   });
   after(() => stack.stop());
 
   it('lists the layers in project order', async () => {
     assert.deepEqual((await stack.call('GET', '/api/projects/world/layers')).body, [
-      'polygons', 'lines', 'points', 'rgb', 'elevation', 'roads',
+      'polygons',
+      'lines',
+      'points',
+      'rgb',
+      'elevation',
+      'roads',
     ]);
   });
 
@@ -68,7 +78,12 @@ describe('layers on a real QGIS Server', () => {
 
   it('publishes every layer in GetCapabilities without complaint', async () => {
     assert.deepEqual(await publishedLayers(stack.qgis, projectFile('world')), [
-      'polygons', 'lines', 'points', 'rgb', 'elevation', 'roads',
+      'polygons',
+      'lines',
+      'points',
+      'rgb',
+      'elevation',
+      'roads',
     ]);
     assert.deepEqual(projectProblems(stack.qgis), []);
   });
@@ -109,7 +124,9 @@ describe('layers on a real QGIS Server', () => {
     assert.equal(parameters.get('BBOX'), '44,1,46,3', 'latitude first for EPSG:4326 in WMS 1.3.0');
     assert.equal(parameters.get('MAP'), projectFile('world'));
     const direct = Buffer.from(await (await fetch(url)).arrayBuffer());
-    const viaApi = Buffer.from(await (await fetch(`${stack.api.url}/api/projects/world/layers/polygons/map`)).arrayBuffer());
+    const viaApi = Buffer.from(
+      await (await fetch(`${stack.api.url}/api/projects/world/layers/polygons/map`)).arrayBuffer(),
+    );
     assert.deepEqual(viaApi, direct);
   });
 
@@ -128,9 +145,12 @@ describe('layers on a real QGIS Server', () => {
 
   it('GET .../map follows a layer replaced under the same name, by this API or by another writer', async () => {
     await stack.call('POST', '/api/projects/', { name: 'swapped', author: 'test' });
-    const add = (datasource: string) => stack.call('POST', '/api/projects/swapped/layers', { type: 'raster', name: 'grid', datasource });
-    const mapUrl = async () => ((await stack.call('GET', '/api/projects/swapped/layers/grid/map/url')).body as { url: string }).url;
-    const centre = async (url: string) => decodePng(Buffer.from(await (await fetch(url)).arrayBuffer())).pixel(200, 200);
+    const add = (datasource: string) =>
+      stack.call('POST', '/api/projects/swapped/layers', { type: 'raster', name: 'grid', datasource });
+    const mapUrl = async () =>
+      ((await stack.call('GET', '/api/projects/swapped/layers/grid/map/url')).body as { url: string }).url;
+    const centre = async (url: string) =>
+      decodePng(Buffer.from(await (await fetch(url)).arrayBuffer())).pixel(200, 200);
     const viaApi = `${stack.api.url}/api/projects/swapped/layers/grid/map`;
     /** The centre of the API's map, and how many GetMaps QGIS Server logged for it. */
     const centreWithGetMaps = async () => {
@@ -167,7 +187,10 @@ describe('layers on a real QGIS Server', () => {
     await stack.call('POST', '/api/projects/', { name: 'override', author: 'test' });
     const body = { type: 'raster', name: 'rgb', datasource: data.rgbTiff, crs: 32631 };
     assert.equal((await stack.call('POST', '/api/projects/override/layers', body)).status, 201);
-    assert.equal(((await stack.call('GET', '/api/projects/override/layers/rgb')).body as { crs: string }).crs, 'EPSG:32631');
+    assert.equal(
+      ((await stack.call('GET', '/api/projects/override/layers/rgb')).body as { crs: string }).crs,
+      'EPSG:32631',
+    );
   });
 
   it('fixes a raster layer added with datetime at that instant, in UTC, as QGIS itself reads it', async () => {
@@ -177,15 +200,27 @@ describe('layers on a real QGIS Server', () => {
     const instant = '2024-05-01T00:00:00Z';
     const info = (await stack.call('GET', '/api/projects/dated/layers/rgb')).body as Record<string, unknown>;
     assert.equal(info['datetime'], instant);
-    assert.equal(((await stack.call('GET', '/api/projects/world/layers/rgb')).body as Record<string, unknown>)['datetime'], undefined);
+    assert.equal(
+      ((await stack.call('GET', '/api/projects/world/layers/rgb')).body as Record<string, unknown>)['datetime'],
+      undefined,
+    );
     // Mode 0: QgsRasterLayerTemporalProperties.ModeFixedTemporalRange.
     const temporal = { mode: 0, begin: instant, end: instant };
     assert.deepEqual(readWithQgis(projectFile('dated')).layers['rgb'], { valid: true, provider: 'gdal', temporal });
     assert.deepEqual(await publishedLayers(stack.qgis, projectFile('dated')), ['rgb']);
     assert.deepEqual(projectProblems(stack.qgis), []);
     const map = await ows(stack.qgis, projectFile('dated'), {
-      SERVICE: 'WMS', VERSION: '1.3.0', REQUEST: 'GetMap', LAYERS: 'rgb', STYLES: '', CRS: 'EPSG:4326',
-      BBOX: '44,1,46,3', WIDTH: '50', HEIGHT: '50', FORMAT: 'image/png', TIME: instant,
+      SERVICE: 'WMS',
+      VERSION: '1.3.0',
+      REQUEST: 'GetMap',
+      LAYERS: 'rgb',
+      STYLES: '',
+      CRS: 'EPSG:4326',
+      BBOX: '44,1,46,3',
+      WIDTH: '50',
+      HEIGHT: '50',
+      FORMAT: 'image/png',
+      TIME: instant,
     });
     assert.deepEqual(decodePng(Buffer.from(await map.arrayBuffer())).pixel(25, 25), [200, 40, 90, 255]);
   });
@@ -213,15 +248,45 @@ describe('layers on a real QGIS Server', () => {
       ['a relative datasource', 'world', { type: 'vector', name: 'x', datasource: 'vectors.gpkg' }, 400],
       ['an unknown crs', 'world', { type: 'raster', name: 'x', datasource: 'RGB', crs: 999999 }, 400],
       ['a duplicate name', 'world', { type: 'vector', name: 'lines', datasource: 'GEOPACKAGE' }, 409],
-      ['a datasource that does not open', 'world', { type: 'vector', name: 'x', datasource: '/nonexistent/file.gpkg' }, 422],
+      [
+        'a datasource that does not open',
+        'world',
+        { type: 'vector', name: 'x', datasource: '/nonexistent/file.gpkg' },
+        422,
+      ],
       ['raster type on vector data', 'world', { type: 'raster', name: 'x', datasource: 'GEOPACKAGE' }, 422],
       ['vector type on raster data', 'world', { type: 'vector', name: 'x', datasource: 'RGB' }, 422],
-      ['an unknown layer in the file', 'world', { type: 'vector', name: 'x', datasource: 'GEOPACKAGE|layername=nope' }, 422],
+      [
+        'an unknown layer in the file',
+        'world',
+        { type: 'vector', name: 'x', datasource: 'GEOPACKAGE|layername=nope' },
+        422,
+      ],
       ['an unknown project', 'nowhere', { type: 'vector', name: 'x', datasource: 'GEOPACKAGE' }, 404],
-      ['a datetime without seconds', 'world', { type: 'raster', name: 'x', datasource: 'RGB', datetime: '2024-05-01T00:00' }, 400],
-      ['a datetime that is no date', 'world', { type: 'raster', name: 'x', datasource: 'RGB', datetime: '2024-02-30T00:00:00Z' }, 400],
-      ['a datetime that is a number', 'world', { type: 'raster', name: 'x', datasource: 'RGB', datetime: 20240501 }, 400],
-      ['a datetime on a vector layer', 'world', { type: 'vector', name: 'x', datasource: 'GEOPACKAGE', datetime: '2024-05-01T00:00:00Z' }, 400],
+      [
+        'a datetime without seconds',
+        'world',
+        { type: 'raster', name: 'x', datasource: 'RGB', datetime: '2024-05-01T00:00' },
+        400,
+      ],
+      [
+        'a datetime that is no date',
+        'world',
+        { type: 'raster', name: 'x', datasource: 'RGB', datetime: '2024-02-30T00:00:00Z' },
+        400,
+      ],
+      [
+        'a datetime that is a number',
+        'world',
+        { type: 'raster', name: 'x', datasource: 'RGB', datetime: 20240501 },
+        400,
+      ],
+      [
+        'a datetime on a vector layer',
+        'world',
+        { type: 'vector', name: 'x', datasource: 'GEOPACKAGE', datetime: '2024-05-01T00:00:00Z' },
+        400,
+      ],
     ];
     for (const [situation, project, body, status] of cases) {
       it(`answers ${status} to ${situation}`, async () => {
@@ -241,7 +306,12 @@ describe('layers on a real QGIS Server', () => {
         ((await stack.call('POST', '/api/projects/world/layers', body)).body as { error: string }).error;
       const malformed = await errorOf({ type: 'raster', name: 'x', datasource: data.rgbTiff, datetime: '1 May 2024' });
       assert.equal(malformed, 'datetime "1 May 2024" is not an ISO 8601 date-time such as 2024-05-01T00:00:00Z');
-      const vector = await errorOf({ type: 'vector', name: 'x', datasource: data.geopackage, datetime: '2024-05-01T00:00:00Z' });
+      const vector = await errorOf({
+        type: 'vector',
+        name: 'x',
+        datasource: data.geopackage,
+        datetime: '2024-05-01T00:00:00Z',
+      });
       assert.equal(vector, 'datetime applies to raster layers only');
     });
 
@@ -270,12 +340,23 @@ describe('layers on a real QGIS Server', () => {
         }),
       ),
     );
-    assert.deepEqual(replies.map((reply) => reply.status), names.map(() => 201));
+    assert.deepEqual(
+      replies.map((reply) => reply.status),
+      names.map(() => 201),
+    );
     assert.deepEqual(new Set((await stack.call('GET', '/api/projects/busy/layers')).body as string[]), new Set(names));
     assert.deepEqual(new Set(await publishedLayers(stack.qgis, projectFile('busy'))), new Set(names));
     const map = await ows(stack.qgis, projectFile('busy'), {
-      SERVICE: 'WMS', VERSION: '1.3.0', REQUEST: 'GetMap', LAYERS: 'layer1', STYLES: '', CRS: 'EPSG:4326',
-      BBOX: '44,1,46,3', WIDTH: '50', HEIGHT: '50', FORMAT: 'image/png',
+      SERVICE: 'WMS',
+      VERSION: '1.3.0',
+      REQUEST: 'GetMap',
+      LAYERS: 'layer1',
+      STYLES: '',
+      CRS: 'EPSG:4326',
+      BBOX: '44,1,46,3',
+      WIDTH: '50',
+      HEIGHT: '50',
+      FORMAT: 'image/png',
     });
     assert.deepEqual(decodePng(Buffer.from(await map.arrayBuffer())).pixel(25, 25), [200, 40, 90, 255]);
   });

@@ -2,17 +2,19 @@
  * End to end: real qgis_mapserver processes load plugin/steward_monitor and register with the
  * registry; the API routes and the steward command report on them.
  */
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+
 import type { FastifyInstance } from 'fastify';
-import { InstanceRegistry, type InstanceSummary } from '../src/monitor/registry.js';
+
 import type { InstanceLogs, InstanceMetadata, InstanceStats } from '../src/monitor/protocol.js';
+import { InstanceRegistry, type InstanceSummary } from '../src/monitor/registry.js';
 import { freePort } from '../src/runtime/ports.js';
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { FakePlugin, hello, instancesApp, waitFor } from './support/monitoring.js';
@@ -69,7 +71,11 @@ describe('monitoring real QGIS Server instances', () => {
       STEWARD_MONITORING_TOKEN: TOKEN,
       PYTHONDONTWRITEBYTECODE: '1',
     };
-    const started = await Promise.all([writeSampleProject(workDir), QgisServerProcess.start({ env }), QgisServerProcess.start({ env })]);
+    const started = await Promise.all([
+      writeSampleProject(workDir),
+      QgisServerProcess.start({ env }),
+      QgisServerProcess.start({ env }),
+    ]);
     [project] = started;
     servers.push(started[1], started[2]);
     await waitFor('two registered instances', () => registry.list().length === 2, 15_000);
@@ -93,7 +99,8 @@ describe('monitoring real QGIS Server instances', () => {
     }
     const table = await steward('ps');
     assert.match(table, /^INSTANCE ID\s+IP\s+STATUS\n/);
-    for (const { id } of listed) assert.match(table, new RegExp(`^${id}\\s+127\\.0\\.0\\.1\\s+Binded \\d+ seconds ago$`, 'm'));
+    for (const { id } of listed)
+      assert.match(table, new RegExp(`^${id}\\s+127\\.0\\.0\\.1\\s+Binded \\d+ seconds ago$`, 'm'));
   });
 
   test('each QGIS Server log shows the plugin connecting', () => {
@@ -131,7 +138,10 @@ describe('monitoring real QGIS Server instances', () => {
     assert.ok(Number.isInteger(after.duration) && after.duration >= 0);
     assert.equal((await stats(other)).count, otherBefore);
     const logs = (await api<InstanceLogs>(`/api/instances/${served}/logs`)).body.lines;
-    assert.ok(logs.some((line) => line.includes('REQUEST:GetMap')), logs.slice(-10).join('\n'));
+    assert.ok(
+      logs.some((line) => line.includes('REQUEST:GetMap')),
+      logs.slice(-10).join('\n'),
+    );
     assert.match(await steward('logs', served), /REQUEST:GetMap/);
     const table = await steward('stats');
     assert.match(table, new RegExp(`^${served}\\s+${after.count}\\s+\\d+ ms\\s+WMS\\s+GetMap\\s+${project}$`, 'm'));
@@ -154,7 +164,10 @@ describe('monitoring real QGIS Server instances', () => {
     const known = new Set(await ids());
     const silent = await FakePlugin.connect(monitoringPort, hello(TOKEN));
     fakes.push(silent);
-    const id = await waitFor('the silent plugin', () => registry.list().find((instance) => !known.has(instance.id))?.id);
+    const id = await waitFor(
+      'the silent plugin',
+      () => registry.list().find((instance) => !known.has(instance.id))?.id,
+    );
     const started = Date.now();
     const response = await api<{ error: string }>(`/api/instances/${id}/stats`);
     const elapsed = Date.now() - started;

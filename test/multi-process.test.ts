@@ -3,10 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
+
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { type ApiProcess, startApiProcess } from './support/api-process.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
-import { type TestDatabase, startTestDatabase } from './support/postgres.js';
+import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { projectProblems, publishedLayers } from './support/qgis.js';
 import { fillStyle, polygonLayer } from './support/write-bodies.js';
 
@@ -23,7 +24,13 @@ interface Target {
   map: string;
 }
 
-async function expectStatus(api: ApiProcess, status: number, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
+async function expectStatus(
+  api: ApiProcess,
+  status: number,
+  method: 'GET' | 'POST' | 'DELETE',
+  path: string,
+  body?: unknown,
+): Promise<unknown> {
   const reply = await api.call(method, path, body);
   assert.equal(reply.status, status, `${method} ${path} through ${api.url}: ${JSON.stringify(reply.body)}`);
   return reply.body;
@@ -39,46 +46,83 @@ const styleName = (process: number, which: 'a' | 'b'): string => `p${process}-st
  */
 async function writeThrough(api: ApiProcess, index: number, target: Target, geopackage: string): Promise<void> {
   for (const which of ['a', 'b'] as const) {
-    await expectStatus(api, 201, 'POST', target.path('/styles'), fillStyle(styleName(index, which), which === 'a' ? '#ff0000' : '#0000ff'));
+    await expectStatus(
+      api,
+      201,
+      'POST',
+      target.path('/styles'),
+      fillStyle(styleName(index, which), which === 'a' ? '#ff0000' : '#0000ff'),
+    );
   }
   const layers = Array.from({ length: LAYERS_PER_PROCESS }, (_, layer) => layerName(index, layer));
   const addAndStyle = async (names: string[]): Promise<void> => {
     for (const name of names) {
       await expectStatus(api, 201, 'POST', target.path('/layers'), polygonLayer(name, geopackage));
-      await expectStatus(api, 200, 'POST', target.path(`/layers/${name}/style`), { name: styleName(index, 'a'), current: true });
+      await expectStatus(api, 200, 'POST', target.path(`/layers/${name}/style`), {
+        name: styleName(index, 'a'),
+        current: true,
+      });
     }
   };
-  await Promise.all([addAndStyle(layers.filter((_, at) => at % 2 === 0)), addAndStyle(layers.filter((_, at) => at % 2 === 1))]);
+  await Promise.all([
+    addAndStyle(layers.filter((_, at) => at % 2 === 0)),
+    addAndStyle(layers.filter((_, at) => at % 2 === 1)),
+  ]);
   await expectStatus(api, 200, 'DELETE', target.path(`/layers/${layerName(index, LAYERS_PER_PROCESS - 1)}`));
   for (let switched = 1; switched <= SWITCHES; switched++) {
     const style = styleName(index, switched % 2 === 1 ? 'b' : 'a');
-    await expectStatus(api, 200, 'POST', target.path(`/layers/${layerName(index, 0)}/style`), { name: style, current: true });
+    await expectStatus(api, 200, 'POST', target.path(`/layers/${layerName(index, 0)}/style`), {
+      name: style,
+      current: true,
+    });
   }
 }
 
 /** Every process writes to one project at once; then every process and QGIS Server see every write. */
-async function checkNoUpdateIsLost(apis: ApiProcess[], target: Target, qgis: QgisServerProcess, geopackage: string): Promise<void> {
+async function checkNoUpdateIsLost(
+  apis: ApiProcess[],
+  target: Target,
+  qgis: QgisServerProcess,
+  geopackage: string,
+): Promise<void> {
   const [first] = apis;
   assert.ok(first);
   await expectStatus(first, 201, 'POST', '/api/projects/', target.createBody);
   await Promise.all(apis.map((api, index) => writeThrough(api, index, target, geopackage)));
 
-  const expectedLayers = apis.flatMap((_, index) => Array.from({ length: LAYERS_PER_PROCESS - 1 }, (__, layer) => layerName(index, layer))).sort();
+  const expectedLayers = apis
+    .flatMap((_, index) => Array.from({ length: LAYERS_PER_PROCESS - 1 }, (__, layer) => layerName(index, layer)))
+    .sort();
   const expectedStyles = apis.flatMap((_, index) => [styleName(index, 'a'), styleName(index, 'b')]).sort();
   const lastSwitch = SWITCHES % 2 === 1 ? 'b' : 'a';
   for (const api of apis) {
-    assert.deepEqual(((await expectStatus(api, 200, 'GET', target.path('/layers'))) as string[]).sort(), expectedLayers, `layers through ${api.url}`);
-    assert.deepEqual(((await expectStatus(api, 200, 'GET', target.path('/styles'))) as string[]).sort(), expectedStyles, `styles through ${api.url}`);
+    assert.deepEqual(
+      ((await expectStatus(api, 200, 'GET', target.path('/layers'))) as string[]).sort(),
+      expectedLayers,
+      `layers through ${api.url}`,
+    );
+    assert.deepEqual(
+      ((await expectStatus(api, 200, 'GET', target.path('/styles'))) as string[]).sort(),
+      expectedStyles,
+      `styles through ${api.url}`,
+    );
     for (const [index] of apis.entries()) {
       for (const layer of [0, 1]) {
-        const info = (await expectStatus(api, 200, 'GET', target.path(`/layers/${layerName(index, layer)}`))) as { current_style: string; styles: string[] };
+        const info = (await expectStatus(api, 200, 'GET', target.path(`/layers/${layerName(index, layer)}`))) as {
+          current_style: string;
+          styles: string[];
+        };
         const current = styleName(index, layer === 0 ? lastSwitch : 'a');
         assert.equal(info.current_style, current, `current style of ${layerName(index, layer)} through ${api.url}`);
       }
     }
   }
   const problemsBefore = projectProblems(qgis).length;
-  assert.deepEqual((await publishedLayers(qgis, target.map)).sort(), expectedLayers, 'QGIS Server publishes every layer');
+  assert.deepEqual(
+    (await publishedLayers(qgis, target.map)).sort(),
+    expectedLayers,
+    'QGIS Server publishes every layer',
+  );
   assert.deepEqual(projectProblems(qgis).slice(problemsBefore), [], 'QGIS Server loads the project without complaint');
 }
 

@@ -9,13 +9,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+
+import { type RunningServer, startServer } from '../src/app/server.js';
 import type { InstanceMetadata } from '../src/monitor/protocol.js';
 import { freePort } from '../src/runtime/ports.js';
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
-import { type RunningServer, startServer } from '../src/server.js';
 import { apiCall } from './support/http.js';
 import { decodePng, type Image } from './support/png.js';
-import { type TestDatabase, startTestDatabase } from './support/postgres.js';
+import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { ows, projectProblems, publishedLayers } from './support/qgis.js';
 import { fillStyle } from './support/write-bodies.js';
 
@@ -49,13 +50,16 @@ describe('a database project changed through the API, served by a running QGIS S
       cacheS3Dir: '/mapproxy/cache',
       apiToken: undefined,
       dataRoots: undefined,
+      styleBodyLimit: 16 * 1024 * 1024,
+      jobsConcurrency: 2,
     });
   }
 
   async function waitForOneInstance(): Promise<void> {
     const deadline = Date.now() + 15_000;
     while ((await instances()).length !== 1) {
-      if (Date.now() > deadline) assert.fail(`QGIS Server did not register with the API:\n${qgis.log.slice(-20).join('\n')}`);
+      if (Date.now() > deadline)
+        assert.fail(`QGIS Server did not register with the API:\n${qgis.log.slice(-20).join('\n')}`);
       await sleep(100);
     }
   }
@@ -118,8 +122,15 @@ describe('a database project changed through the API, served by a running QGIS S
   });
 
   it('has QGIS Server load the database project with its one layer, which it then caches', async () => {
-    assert.deepEqual(await call('POST', '/api/projects/', { name: 'live', author: 'test', schema: 'refresh' }), { status: 201, body: true });
-    const parcels = { type: 'vector', name: 'parcels', datasource: `service=${db.service} table="geodata"."parcels" (geom)` };
+    assert.deepEqual(await call('POST', '/api/projects/', { name: 'live', author: 'test', schema: 'refresh' }), {
+      status: 201,
+      body: true,
+    });
+    const parcels = {
+      type: 'vector',
+      name: 'parcels',
+      datasource: `service=${db.service} table="geodata"."parcels" (geom)`,
+    };
     assert.deepEqual(await call('POST', project('/layers'), parcels), { status: 201, body: true });
     const { url } = (await call('GET', project('/layers/parcels/map/url'))).body as { url: string };
     map = new URL(url).searchParams.get('MAP') ?? '';
@@ -140,7 +151,10 @@ describe('a database project changed through the API, served by a running QGIS S
     assert.deepEqual(await publishedLayers(qgis, map), ['parcels', 'roads']);
     assert.deepEqual((await getMap('parcels')).pixel(32, 32), TEAL);
     const road = await getMap('roads');
-    assert.ok([-1, 0, 1].some((d) => road.pixel(32 + d, 32)[3] > 0), 'the road crosses the middle');
+    assert.ok(
+      [-1, 0, 1].some((d) => road.pixel(32 + d, 32)[3] > 0),
+      'the road crosses the middle',
+    );
     assert.equal(road.pixel(5, 5)[3], 0, 'and nothing else is drawn');
     assert.deepEqual(projectProblems(qgis), []);
     assert.ok(!qgis.log.some((line) => line.includes('Could not remove')), 'every invalidation applied');
@@ -150,8 +164,15 @@ describe('a database project changed through the API, served by a running QGIS S
     await api.close();
     const unheard = await startApi(undefined);
     try {
-      assert.equal((await apiCall(unheard.url, 'POST', project('/styles'), fillStyle('orange', '#FF8000'))).status, 201);
-      assert.equal((await apiCall(unheard.url, 'POST', project('/layers/parcels/style'), { name: 'orange', current: true })).status, 200);
+      assert.equal(
+        (await apiCall(unheard.url, 'POST', project('/styles'), fillStyle('orange', '#FF8000'))).status,
+        201,
+      );
+      assert.equal(
+        (await apiCall(unheard.url, 'POST', project('/layers/parcels/style'), { name: 'orange', current: true }))
+          .status,
+        200,
+      );
     } finally {
       await unheard.close();
     }

@@ -5,14 +5,15 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import { ConfigError } from '../src/config.js';
 import { freePort } from '../src/runtime/ports.js';
 import { DatabaseUnavailable } from '../src/storage/pg-database.js';
 import { parseServiceFile, resolveService, serviceFiles } from '../src/storage/pg-service.js';
 import { PostgresStore } from '../src/storage/postgres-store.js';
-import { type TestDatabase, startTestDatabase } from './support/postgres.js';
+import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 
 const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts');
 
@@ -24,12 +25,20 @@ describe('the PostgreSQL connection service file', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('is looked for where libpq looks: PGSERVICEFILE or ~/.pg_service.conf, then PGSYSCONFDIR or the Debian default', () => {
-    assert.deepEqual(serviceFiles({ PGSERVICEFILE: '/a/services', PGSYSCONFDIR: '/etc/pg' }), ['/a/services', '/etc/pg/pg_service.conf']);
-    assert.deepEqual(serviceFiles({ HOME: '/home/ada' }), ['/home/ada/.pg_service.conf', '/etc/postgresql-common/pg_service.conf']);
+    assert.deepEqual(serviceFiles({ PGSERVICEFILE: '/a/services', PGSYSCONFDIR: '/etc/pg' }), [
+      '/a/services',
+      '/etc/pg/pg_service.conf',
+    ]);
+    assert.deepEqual(serviceFiles({ HOME: '/home/ada' }), [
+      '/home/ada/.pg_service.conf',
+      '/etc/postgresql-common/pg_service.conf',
+    ]);
   });
 
   it('is parsed into sections of key=value, without comments or blank lines', () => {
-    const sections = parseServiceFile('# comment\n[one]\nhost = db.example\n\nport=6543\n[two]\ndbname=gis\r\npassword=a=b # not a comment\n');
+    const sections = parseServiceFile(
+      '# comment\n[one]\nhost = db.example\n\nport=6543\n[two]\ndbname=gis\r\npassword=a=b # not a comment\n',
+    );
     assert.deepEqual([...sections.keys()], ['one', 'two']);
     assert.deepEqual(Object.fromEntries(sections.get('one') ?? []), { host: 'db.example', port: '6543' });
     assert.deepEqual(Object.fromEntries(sections.get('two') ?? []), { dbname: 'gis', password: 'a=b # not a comment' });
@@ -38,11 +47,23 @@ describe('the PostgreSQL connection service file', () => {
   it("resolves a service from the user's file first, then the system's", () => {
     const user = join(dir, 'user.conf');
     writeFileSync(user, '[mine]\nhost=127.0.0.1\nport=5433\ndbname=maps\nuser=ada\npassword=secret\n');
-    writeFileSync(join(dir, 'pg_service.conf'), '[mine]\nhost=ignored\n[shared]\nhost=/run/postgresql\nsslmode=require\n');
+    writeFileSync(
+      join(dir, 'pg_service.conf'),
+      '[mine]\nhost=ignored\n[shared]\nhost=/run/postgresql\nsslmode=require\n',
+    );
     const env = { PGSERVICEFILE: user, PGSYSCONFDIR: dir };
-    assert.deepEqual(resolveService('mine', env), { host: '127.0.0.1', port: 5433, database: 'maps', user: 'ada', password: 'secret' });
+    assert.deepEqual(resolveService('mine', env), {
+      host: '127.0.0.1',
+      port: 5433,
+      database: 'maps',
+      user: 'ada',
+      password: 'secret',
+    });
     assert.deepEqual(resolveService('shared', env), { host: '/run/postgresql', ssl: { rejectUnauthorized: false } });
-    assert.throws(() => resolveService('nope', env), (error: Error) => error instanceof ConfigError && /"nope" is not defined/.test(error.message));
+    assert.throws(
+      () => resolveService('nope', env),
+      (error: Error) => error instanceof ConfigError && /"nope" is not defined/.test(error.message),
+    );
     writeFileSync(user, '[mine]\nport=none\n');
     assert.throws(() => resolveService('mine', env), ConfigError);
   });
@@ -115,14 +136,27 @@ describe('PostgresStore on a real database', () => {
     const columns = await db.sql<{ column_name: string; data_type: string }>(
       `SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = 'fresh' AND table_name = 'qgis_projects' ORDER BY ordinal_position`,
     );
-    assert.deepEqual(columns.map((column) => [column.column_name, column.data_type]), [['name', 'text'], ['metadata', 'jsonb'], ['content', 'bytea']]);
-    assert.equal(await store.mapParameter({ schema: 'fresh', name: 'x' }), `postgresql:?service=${db.service}&schema=fresh&project=x`);
+    assert.deepEqual(
+      columns.map((column) => [column.column_name, column.data_type]),
+      [
+        ['name', 'text'],
+        ['metadata', 'jsonb'],
+        ['content', 'bytea'],
+      ],
+    );
+    assert.equal(
+      await store.mapParameter({ schema: 'fresh', name: 'x' }),
+      `postgresql:?service=${db.service}&schema=fresh&project=x`,
+    );
     assert.equal(store.dataDir({ schema: 'fresh', name: 'x' }), join(projectsDir, 'steward', 'fresh_x'));
   });
 
   it("clears temporary files a killed process left in the data folders of every schema's projects", async () => {
     const store = await open();
-    const refs = [{ schema: 'tidy', name: 'one' }, { schema: 'also_tidy', name: 'two' }];
+    const refs = [
+      { schema: 'tidy', name: 'one' },
+      { schema: 'also_tidy', name: 'two' },
+    ];
     for (const ref of refs) {
       await store.create(ref, '<qgis/>');
       mkdirSync(store.dataDir(ref), { recursive: true });
@@ -183,17 +217,28 @@ describe('starting with an unusable PostgreSQL service', () => {
       timeout: 60_000,
     });
     assert.equal(result.status, 2, result.stderr);
-    assert.match(result.stderr, /^steward: PostgreSQL service "no_such_service" is not defined in .*pg_service\.conf\n$/);
+    assert.match(
+      result.stderr,
+      /^steward: PostgreSQL service "no_such_service" is not defined in .*pg_service\.conf\n$/,
+    );
   });
 
   it('fails within seconds when the database refuses or never answers', async () => {
     db.addService('closed', { host: '127.0.0.1', port: await freePort(), dbname: 'x', user: 'x' });
-    db.addService('silent', { host: '127.0.0.1', port: (silent.address() as { port: number }).port, dbname: 'x', user: 'x' });
+    db.addService('silent', {
+      host: '127.0.0.1',
+      port: (silent.address() as { port: number }).port,
+      dbname: 'x',
+      user: 'x',
+    });
     for (const service of ['closed', 'silent']) {
       const started = Date.now();
       await assert.rejects(PostgresStore.open(service, tmpdir()), (error: Error) => {
         assert.ok(error instanceof ConfigError, error.message);
-        assert.match(error.message, new RegExp(`cannot connect to PostgreSQL service "${service}" \\(x@127\\.0\\.0\\.1:\\d+/x\\)`));
+        assert.match(
+          error.message,
+          new RegExp(`cannot connect to PostgreSQL service "${service}" \\(x@127\\.0\\.0\\.1:\\d+/x\\)`),
+        );
         return true;
       });
       assert.ok(Date.now() - started < 10_000, `${service} took ${Date.now() - started} ms`);

@@ -2,10 +2,12 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+
 import { unzipSync } from 'fflate';
+
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { decodePng, type Image } from './support/png.js';
-import { type TestDatabase, startTestDatabase } from './support/postgres.js';
+import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { readWithQgis, runPyqgisScript } from './support/pyqgis-scripts.js';
 import { ows, projectProblems, publishedLayers } from './support/qgis.js';
 import { type Stack, startStack } from './support/stack.js';
@@ -72,8 +74,14 @@ describe('projects stored in PostgreSQL', () => {
   });
 
   it('creates projects in two schemas, each listed only in its own', async () => {
-    assert.deepEqual(await stack.call('POST', '/api/projects/', { name: 'alpha', author: 'Ada', schema: 'first' }), { status: 201, body: true });
-    assert.deepEqual(await stack.call('POST', '/api/projects/', { name: 'beta', author: 'Bob', schema: 'second' }), { status: 201, body: true });
+    assert.deepEqual(await stack.call('POST', '/api/projects/', { name: 'alpha', author: 'Ada', schema: 'first' }), {
+      status: 201,
+      body: true,
+    });
+    assert.deepEqual(await stack.call('POST', '/api/projects/', { name: 'beta', author: 'Bob', schema: 'second' }), {
+      status: 201,
+      body: true,
+    });
     assert.deepEqual((await stack.call('GET', '/api/projects?schema=first')).body, ['alpha']);
     assert.deepEqual((await stack.call('GET', '/api/projects?schema=second')).body, ['beta']);
     assert.deepEqual((await stack.call('GET', '/api/projects?schema=nowhere')).body, []);
@@ -83,7 +91,9 @@ describe('projects stored in PostgreSQL', () => {
   });
 
   it('stores a project as QGIS does: zipped .qgs and QGIS metadata', async () => {
-    const [row] = await db.sql<{ metadata: Record<string, string> }>(`SELECT metadata FROM first.qgis_projects WHERE name = 'alpha'`);
+    const [row] = await db.sql<{ metadata: Record<string, string> }>(
+      `SELECT metadata FROM first.qgis_projects WHERE name = 'alpha'`,
+    );
     assert.deepEqual(Object.keys(row?.metadata ?? {}).sort(), ['last_modified_time', 'last_modified_user']);
     assert.match(row?.metadata['last_modified_time'] ?? '', /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?$/);
     assert.equal(row?.metadata['last_modified_user'], db.user);
@@ -113,7 +123,11 @@ describe('projects stored in PostgreSQL', () => {
       { type: 'vector', name: 'roads', datasource: `service=${db.service} table="public"."roads" (geom)` },
     ];
     for (const layer of layers) {
-      assert.deepEqual(await stack.call('POST', path('alpha', 'first', '/layers'), layer), { status: 201, body: true }, layer.name);
+      assert.deepEqual(
+        await stack.call('POST', path('alpha', 'first', '/layers'), layer),
+        { status: 201, body: true },
+        layer.name,
+      );
     }
     assert.deepEqual((await stack.call('GET', path('alpha', 'first', '/layers'))).body, ['points', 'parcels', 'roads']);
     assert.deepEqual((await stack.call('GET', path('alpha', 'first', '/layers/parcels'))).body, {
@@ -140,15 +154,26 @@ describe('projects stored in PostgreSQL', () => {
     assert.deepEqual(parcels.pixel(200, 200), FILL);
     const roads = await draw('alpha', 'first', 'roads');
     assert.ok(roads.paintedPixels() > 300 && roads.paintedPixels() < 10_000, 'one thin diagonal');
-    for (const [x, y] of [[50, 350], [200, 200], [350, 50]] as const) assert.ok(paintedNear(roads, x, y), `the road passes ${x},${y}`);
+    for (const [x, y] of [
+      [50, 350],
+      [200, 200],
+      [350, 50],
+    ] as const)
+      assert.ok(paintedNear(roads, x, y), `the road passes ${x},${y}`);
     assert.equal(roads.pixel(50, 50)[3], 0, 'nothing away from the road');
     const points = await draw('alpha', 'first', 'points');
     assert.ok(points.pixel(200, 200)[3] > 0, 'a point in the middle');
-    const { url } = (await stack.call('GET', path('alpha', 'first', '/layers/parcels/map/url'))).body as { url: string };
+    const { url } = (await stack.call('GET', path('alpha', 'first', '/layers/parcels/map/url'))).body as {
+      url: string;
+    };
     assert.equal(new URL(url).searchParams.get('MAP'), map('alpha', 'first'));
     assert.deepEqual(projectProblems(stack.qgis), []);
     const read = readWithQgis(map('alpha', 'first'));
-    assert.deepEqual(read.layers['parcels'], { valid: true, provider: 'postgres', temporal: null }, 'QGIS itself opens the PostGIS layer');
+    assert.deepEqual(
+      read.layers['parcels'],
+      { valid: true, provider: 'postgres', temporal: null },
+      'QGIS itself opens the PostGIS layer',
+    );
   });
 
   it('publishes the geometry column named in the datasource of a table with two', async () => {
@@ -156,18 +181,37 @@ describe('projects stored in PostgreSQL', () => {
     const layer = { type: 'vector', name: 'path', datasource: `service=${db.service} table="geodata"."tracks" (path)` };
     assert.equal((await stack.call('POST', path('tracks', 'gps', '/layers'), layer)).status, 201);
     const info = (await stack.call('GET', path('tracks', 'gps', '/layers/path'))).body as Record<string, unknown>;
-    assert.deepEqual([info['geometry'], info['crs'], info['bbox']], ['LineString', 'EPSG:3857', '100000 5000000, 300000 5200000']);
+    assert.deepEqual(
+      [info['geometry'], info['crs'], info['bbox']],
+      ['LineString', 'EPSG:3857', '100000 5000000, 300000 5200000'],
+    );
     assert.match(String(info['source']), /srid=3857 type=LineString .*\(path\)$/);
     const image = await draw('tracks', 'gps', 'path');
-    for (const [x, y] of [[50, 350], [200, 200], [350, 50]] as const) assert.ok(paintedNear(image, x, y), `the path passes ${x},${y}`);
+    for (const [x, y] of [
+      [50, 350],
+      [200, 200],
+      [350, 50],
+    ] as const)
+      assert.ok(paintedNear(image, x, y), `the path passes ${x},${y}`);
   });
 
   it("keeps a database project's styles in its data folder, and QGIS Server draws the current one", async () => {
     await stack.call('POST', '/api/projects/', { name: 'painted', author: 'x', schema: 'art' });
-    const layer = { type: 'vector', name: 'parcels', datasource: `service=${db.service} table="geodata"."parcels" (geom)` };
+    const layer = {
+      type: 'vector',
+      name: 'parcels',
+      datasource: `service=${db.service} table="geodata"."parcels" (geom)`,
+    };
     assert.equal((await stack.call('POST', path('painted', 'art', '/layers'), layer)).status, 201);
-    assert.equal((await stack.call('POST', path('painted', 'art', '/styles'), fillStyle('teal', '#00BBBB'))).status, 201);
-    assert.equal((await stack.call('POST', path('painted', 'art', '/layers/parcels/style'), { name: 'teal', current: true })).status, 200);
+    assert.equal(
+      (await stack.call('POST', path('painted', 'art', '/styles'), fillStyle('teal', '#00BBBB'))).status,
+      201,
+    );
+    assert.equal(
+      (await stack.call('POST', path('painted', 'art', '/layers/parcels/style'), { name: 'teal', current: true }))
+        .status,
+      200,
+    );
     assert.ok(existsSync(join(stack.projectsDir, 'steward', 'art_painted', 'teal.qml')));
     assert.deepEqual((await stack.call('GET', path('painted', 'art', '/styles'))).body, ['teal']);
     assert.deepEqual((await draw('painted', 'art', 'parcels')).pixel(200, 200), [0, 187, 187, 255]);
@@ -187,7 +231,9 @@ describe('projects stored in PostgreSQL', () => {
   it('removes a layer from the database project', async () => {
     assert.deepEqual(await stack.call('DELETE', path('alpha', 'first', '/layers/roads')), { status: 200, body: true });
     assert.deepEqual((await stack.call('GET', path('alpha', 'first', '/layers'))).body, ['points', 'parcels']);
-    assert.ok(!((await storedArchive(db, 'first', 'alpha'))['alpha.qgs'] ?? '').includes('<layername>roads</layername>'));
+    assert.ok(
+      !((await storedArchive(db, 'first', 'alpha'))['alpha.qgs'] ?? '').includes('<layername>roads</layername>'),
+    );
     // QGIS Server 3.22 keeps a project loaded from PostgreSQL cached until restarted, so QGIS's own reader checks the row.
     const read = readWithQgis(map('alpha', 'first'));
     assert.deepEqual(Object.keys(read.layers).sort(), ['parcels', 'points']);
@@ -198,10 +244,17 @@ describe('projects stored in PostgreSQL', () => {
     const names = Array.from({ length: 10 }, (_, index) => `layer${index}`);
     const replies = await Promise.all(
       names.map((name) =>
-        stack.call('POST', path('busy', 'first', '/layers'), { type: 'vector', name, datasource: `service=${db.service} table="geodata"."parcels" (geom)` }),
+        stack.call('POST', path('busy', 'first', '/layers'), {
+          type: 'vector',
+          name,
+          datasource: `service=${db.service} table="geodata"."parcels" (geom)`,
+        }),
       ),
     );
-    assert.deepEqual(replies.map((reply) => reply.status), names.map(() => 201));
+    assert.deepEqual(
+      replies.map((reply) => reply.status),
+      names.map(() => 201),
+    );
     assert.deepEqual(new Set(await publishedLayers(stack.qgis, map('busy', 'first'))), new Set(names));
   });
 
@@ -209,14 +262,29 @@ describe('projects stored in PostgreSQL', () => {
     await db.sql(`CREATE SCHEMA desktop AUTHORIZATION ${db.user}`); // QGIS saves only into an existing schema
     runPyqgisScript('write_project.py', map('made_in_qgis', 'desktop'), data.geopackage, data.rgbTiff);
     const [entry] = Object.keys(await storedArchive(db, 'desktop', 'made_in_qgis'));
-    const [before] = await db.sql<{ time: string }>(`SELECT metadata->>'last_modified_time' AS time FROM desktop.qgis_projects`);
+    const [before] = await db.sql<{ time: string }>(
+      `SELECT metadata->>'last_modified_time' AS time FROM desktop.qgis_projects`,
+    );
     assert.deepEqual((await stack.call('GET', '/api/projects?schema=desktop')).body, ['made_in_qgis']);
     const info = (await stack.call('GET', path('made_in_qgis', 'desktop'))).body as Record<string, string>;
-    assert.deepEqual([info['author'], info['crs'], info['storage'], info['schema']], ['QGIS Desktop user', 'EPSG:4326', 'postgresql', 'desktop']);
-    const parcels = { type: 'vector', name: 'parcels', datasource: `service=${db.service} table="geodata"."parcels" (geom)` };
+    assert.deepEqual(
+      [info['author'], info['crs'], info['storage'], info['schema']],
+      ['QGIS Desktop user', 'EPSG:4326', 'postgresql', 'desktop'],
+    );
+    const parcels = {
+      type: 'vector',
+      name: 'parcels',
+      datasource: `service=${db.service} table="geodata"."parcels" (geom)`,
+    };
     assert.equal((await stack.call('POST', path('made_in_qgis', 'desktop', '/layers'), parcels)).status, 201);
-    assert.deepEqual(await stack.call('DELETE', path('made_in_qgis', 'desktop', '/layers/lines')), { status: 200, body: true });
-    assert.deepEqual(new Set(await publishedLayers(stack.qgis, map('made_in_qgis', 'desktop'))), new Set(['polygons', 'rgb', 'parcels']));
+    assert.deepEqual(await stack.call('DELETE', path('made_in_qgis', 'desktop', '/layers/lines')), {
+      status: 200,
+      body: true,
+    });
+    assert.deepEqual(
+      new Set(await publishedLayers(stack.qgis, map('made_in_qgis', 'desktop'))),
+      new Set(['polygons', 'rgb', 'parcels']),
+    );
     assert.deepEqual((await draw('made_in_qgis', 'desktop', 'parcels')).pixel(200, 200), FILL);
     assert.deepEqual((await draw('made_in_qgis', 'desktop', 'rgb')).pixel(200, 200), [200, 40, 90, 255]);
     const archive = await storedArchive(db, 'desktop', 'made_in_qgis');
@@ -237,12 +305,22 @@ describe('projects stored in PostgreSQL', () => {
     const project = 'odd & name+#1?';
     assert.equal((await stack.call('POST', '/api/projects/', { name: project, author: 'x', schema })).status, 201);
     assert.deepEqual((await stack.call('GET', `/api/projects?schema=${encodeURIComponent(schema)}`)).body, [project]);
-    assert.deepEqual(await db.sql('SELECT nspname FROM pg_namespace WHERE nspname = $1', [schema]), [{ nspname: schema }]);
+    assert.deepEqual(await db.sql('SELECT nspname FROM pg_namespace WHERE nspname = $1', [schema]), [
+      { nspname: schema },
+    ]);
     assert.deepEqual(await rowNames(db, schema), [project]);
-    assert.deepEqual(await db.sql(`SELECT count(*)::int AS n FROM public.canary`), [{ n: 0 }], 'the canary table is still there');
+    assert.deepEqual(
+      await db.sql(`SELECT count(*)::int AS n FROM public.canary`),
+      [{ n: 0 }],
+      'the canary table is still there',
+    );
     const layer = { type: 'raster', name: 'rgb', datasource: data.rgbTiff };
     assert.equal((await stack.call('POST', path(project, schema, '/layers'), layer)).status, 201);
-    assert.deepEqual((await draw(project, schema, 'rgb')).pixel(200, 200), [200, 40, 90, 255], 'QGIS Server found the project by its URI');
+    assert.deepEqual(
+      (await draw(project, schema, 'rgb')).pixel(200, 200),
+      [200, 40, 90, 255],
+      'QGIS Server found the project by its URI',
+    );
     assert.equal(((await stack.call('GET', path(project, schema))).body as Record<string, string>)['schema'], schema);
     assert.deepEqual(await stack.call('DELETE', path(project, schema)), { status: 200, body: true });
     assert.deepEqual(await rowNames(db, schema), []);
@@ -270,7 +348,10 @@ describe('projects stored in PostgreSQL', () => {
 
   it('answers 404 for a layer route of a project in another schema', async () => {
     assert.equal((await stack.call('GET', path('alpha', 'second', '/layers'))).status, 404);
-    assert.equal((await ows(stack.qgis, map('alpha', 'second'), { SERVICE: 'WMS', REQUEST: 'GetCapabilities' })).ok, false);
+    assert.equal(
+      (await ows(stack.qgis, map('alpha', 'second'), { SERVICE: 'WMS', REQUEST: 'GetCapabilities' })).ok,
+      false,
+    );
   });
 });
 
@@ -290,10 +371,17 @@ describe('a PostGIS layer in a project on the filesystem', () => {
 
   it('is stored expanded, described and drawn by QGIS Server', async () => {
     await stack.call('POST', '/api/projects/', { name: 'local', author: 'x' });
-    const layer = { type: 'vector', name: 'parcels', datasource: `service=${db.service} table="geodata"."parcels" (geom)` };
+    const layer = {
+      type: 'vector',
+      name: 'parcels',
+      datasource: `service=${db.service} table="geodata"."parcels" (geom)`,
+    };
     assert.deepEqual(await stack.call('POST', '/api/projects/local/layers', layer), { status: 201, body: true });
     const info = (await stack.call('GET', '/api/projects/local/layers/parcels')).body as Record<string, unknown>;
-    assert.equal(info['source'], `service='${db.service}' key='id' srid=4326 type=MultiPolygon checkPrimaryKeyUnicity='1' table="geodata"."parcels" (geom)`);
+    assert.equal(
+      info['source'],
+      `service='${db.service}' key='id' srid=4326 type=MultiPolygon checkPrimaryKeyUnicity='1' table="geodata"."parcels" (geom)`,
+    );
     assert.equal(info['valid'], true);
     const response = await fetch(`${stack.api.url}/api/projects/local/layers/parcels/map`);
     assert.equal(response.status, 200);

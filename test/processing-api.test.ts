@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+
 import gdal from 'gdal-async';
+
 import { uploadGeoTiff } from '../src/gdal/object-storage.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { type S3Process, startS3Process } from './support/s3-process.js';
@@ -20,8 +22,16 @@ describe('processing and overviews through the API', () => {
     Object.assign(process.env, s3.env);
     stack = await startStack({ dataRoots: [data.dir] });
     await stack.call('POST', '/api/projects/', { name: 'proc', author: 'test' });
-    await stack.call('POST', '/api/projects/proc/layers', { type: 'raster', name: 'elevation', datasource: data.floatTiff });
-    await stack.call('POST', '/api/projects/proc/layers', { type: 'vector', name: 'points', datasource: `${data.geopackage}|layername=points` });
+    await stack.call('POST', '/api/projects/proc/layers', {
+      type: 'raster',
+      name: 'elevation',
+      datasource: data.floatTiff,
+    });
+    await stack.call('POST', '/api/projects/proc/layers', {
+      type: 'vector',
+      name: 'points',
+      datasource: `${data.geopackage}|layername=points`,
+    });
   });
   after(async () => {
     await stack.stop();
@@ -34,7 +44,11 @@ describe('processing and overviews through the API', () => {
     const band = (reply.body as Record<string, { min: number; max: number; values: number[] }>)['1'];
     assert.ok(band);
     assert.equal(band.values.length, 10);
-    assert.equal(band.values.reduce((sum, value) => sum + value, 0), 50 * 49, 'the no-data row is left out');
+    assert.equal(
+      band.values.reduce((sum, value) => sum + value, 0),
+      50 * 49,
+      'the no-data row is left out',
+    );
     assert.ok(Math.abs(band.min - 5) < 1e-4);
     assert.ok(Math.abs(band.max - 249.9) < 1e-4);
   });
@@ -46,21 +60,30 @@ describe('processing and overviews through the API', () => {
 
   it('writes the calculator output inside the data roots, and refuses one outside', async () => {
     const output = join(data.dir, 'double.tif');
-    const reply = await stack.call('POST', '/api/processing/raster/calculator/proc', { expression: '"elevation@1" * 2', output });
+    const reply = await stack.call('POST', '/api/processing/raster/calculator/proc', {
+      expression: '"elevation@1" * 2',
+      output,
+    });
     assert.deepEqual(reply, { status: 201, body: true });
     const dataset = gdal.open(output);
     const band = dataset.bands.get(1);
     assert.equal(dataset.bands.count(), 1);
-    assert.ok(Math.abs((band.pixels.get(10, 10) as number) - 102) < 1e-4, 'pixel (10, 10) holds 51, doubled');
+    assert.ok(Math.abs(band.pixels.get(10, 10) - 102) < 1e-4, 'pixel (10, 10) holds 51, doubled');
     assert.equal(band.pixels.get(10, 0), band.noDataValue, 'no-data stays no-data');
     dataset.close();
-    const outside = await stack.call('POST', '/api/processing/raster/calculator/proc', { expression: 'elevation@1', output: '/tmp/steward-outside.tif' });
+    const outside = await stack.call('POST', '/api/processing/raster/calculator/proc', {
+      expression: 'elevation@1',
+      output: '/tmp/steward-outside.tif',
+    });
     assert.equal(outside.status, 403);
     assert.ok(!existsSync('/tmp/steward-outside.tif'));
   });
 
   it('answers 400 with the position of a syntax error', async () => {
-    const reply = await stack.call('POST', '/api/processing/raster/calculator/proc', { expression: '"elevation@1" * (2', output: join(data.dir, 'bad.tif') });
+    const reply = await stack.call('POST', '/api/processing/raster/calculator/proc', {
+      expression: '"elevation@1" * (2',
+      output: join(data.dir, 'bad.tif'),
+    });
     assert.equal(reply.status, 400);
     assert.match((reply.body as { error: string }).error, /\d/);
     assert.ok(!existsSync(join(data.dir, 'bad.tif')));
@@ -72,16 +95,32 @@ describe('processing and overviews through the API', () => {
     const dataset = gdal.open(local, 'w', 'GTiff', size, size, 1, gdal.GDT_Byte);
     dataset.srs = gdal.SpatialReference.fromEPSG(3857);
     dataset.geoTransform = [0, 10, 0, 10240, 0, -10];
-    dataset.bands.get(1).pixels.write(0, 0, size, size, new Uint8Array(size * size).map((_, index) => index % 251));
+    dataset.bands.get(1).pixels.write(
+      0,
+      0,
+      size,
+      size,
+      new Uint8Array(size * size).map((_, index) => index % 251),
+    );
     dataset.close();
     uploadGeoTiff(local, '/vsis3/rasters/large.tif');
-    const reply = await stack.call('POST', '/api/projects/proc/layers', { type: 'raster', name: 'large', datasource: '/vsis3/rasters/large.tif', overview: true });
+    const reply = await stack.call('POST', '/api/projects/proc/layers', {
+      type: 'raster',
+      name: 'large',
+      datasource: '/vsis3/rasters/large.tif',
+      overview: true,
+    });
     assert.deepEqual(reply, { status: 201, body: true });
     assert.ok(gdal.fs.readDir('/vsis3/rasters').includes('large.tif.ovr'), 'the overviews are stored in the bucket');
     const remote = gdal.open('/vsis3/rasters/large.tif');
     assert.ok(remote.bands.get(1).overviews.count() > 0, 'GDAL sees the overviews');
     remote.close();
-    const vectorOverview = await stack.call('POST', '/api/projects/proc/layers', { type: 'raster', name: 'local', datasource: data.rgbTiff, overview: true });
+    const vectorOverview = await stack.call('POST', '/api/projects/proc/layers', {
+      type: 'raster',
+      name: 'local',
+      datasource: data.rgbTiff,
+      overview: true,
+    });
     assert.equal(vectorOverview.status, 400, 'overview applies to object storage only');
   });
 });

@@ -4,7 +4,9 @@ import { copyFile, readdir, readFile, stat, truncate, writeFile } from 'node:fs/
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+
 import gdal from 'gdal-async';
+
 import { BadRequest, Unprocessable } from '../src/errors.js';
 import { calculateRaster } from '../src/gdal/calculator/calculate.js';
 import { OUTPUT_NO_DATA } from '../src/gdal/calculator/output.js';
@@ -69,26 +71,70 @@ describe('raster calculator', () => {
     folder = await scratchFolder('steward-calc-');
     const grid = { ...GRID, epsg: 32631 };
     sources.set('a', writeRaster(path('a.tif'), { ...grid, type: 'Float32', noData: -9999, tile: 256, value: aValue }));
-    sources.set('b', writeRaster(path('b.tif'), { ...grid, type: 'Int16', noData: -32768, value: (x, y) => bValues[y * GRID.width + x] as number }));
-    sources.set('c', writeRaster(path('c.tif'), { ...grid, type: 'UInt16', bands: 2, tile: 512, value: (x, y, band) => (x * band + y) % 1000 }));
+    sources.set(
+      'b',
+      writeRaster(path('b.tif'), {
+        ...grid,
+        type: 'Int16',
+        noData: -32768,
+        value: (x, y) => bValues[y * GRID.width + x] as number,
+      }),
+    );
+    sources.set(
+      'c',
+      writeRaster(path('c.tif'), {
+        ...grid,
+        type: 'UInt16',
+        bands: 2,
+        tile: 512,
+        value: (x, y, band) => (x * band + y) % 1000,
+      }),
+    );
     // rint(a) as a raster of its own, so "=" meets equal values often.
-    sources.set('round', writeRaster(path('round.tif'), { ...grid, type: 'Float32', value: (x, y) => (x + y) % 201 - 100 }));
-    sources.set('d', writeRaster(path('d.tif'), {
-      type: 'Float32', width: 300, height: 500, noData: -1, epsg: 4326,
-      geoTransform: [2.995, 0.0004, 0, 36.15, 0, -0.0004],
-      value: (x, y) => (x % 50 === 0 ? -1 : x + y / 10),
-    }));
+    sources.set(
+      'round',
+      writeRaster(path('round.tif'), { ...grid, type: 'Float32', value: (x, y) => ((x + y) % 201) - 100 }),
+    );
+    sources.set(
+      'd',
+      writeRaster(path('d.tif'), {
+        type: 'Float32',
+        width: 300,
+        height: 500,
+        noData: -1,
+        epsg: 4326,
+        geoTransform: [2.995, 0.0004, 0, 36.15, 0, -0.0004],
+        value: (x, y) => (x % 50 === 0 ? -1 : x + y / 10),
+      }),
+    );
     // Wider than one window, so windows split the rows too.
-    sources.set('wide', writeRaster(path('wide.tif'), {
-      type: 'Float32', width: 9000, height: 600, noData: 0, epsg: 32631,
-      value: (x, y) => ((x * 7 + y) % 13 === 0 ? 0 : Math.sin(x / 50) * 100 + y),
-    }));
+    sources.set(
+      'wide',
+      writeRaster(path('wide.tif'), {
+        type: 'Float32',
+        width: 9000,
+        height: 600,
+        noData: 0,
+        epsg: 32631,
+        value: (x, y) => ((x * 7 + y) % 13 === 0 ? 0 : Math.sin(x / 50) * 100 + y),
+      }),
+    );
   });
   after(() => folder.remove());
 
-  async function compareWithGdalCalc(ours: string, numpy: string, layers: string[], inputPaths: Record<string, string>): Promise<CalcComparison> {
+  async function compareWithGdalCalc(
+    ours: string,
+    numpy: string,
+    layers: string[],
+    inputPaths: Record<string, string>,
+  ): Promise<CalcComparison> {
     const theirs = `${ours}.gdal_calc.tif`;
-    const inputs = Object.fromEntries(layers.map((layer) => [LETTERS[layer] as string, { path: inputPaths[layer] as string, band: layer === 'c' ? 2 : 1 }]));
+    const inputs = Object.fromEntries(
+      layers.map((layer) => [
+        LETTERS[layer] as string,
+        { path: inputPaths[layer] as string, band: layer === 'c' ? 2 : 1 },
+      ]),
+    );
     await gdalCalc(numpyCalc(numpy, layers), inputs, theirs, OUTPUT_NO_DATA);
     return askOracle<CalcComparison>({
       command: 'compare-calc',
@@ -111,7 +157,12 @@ describe('raster calculator', () => {
   });
 
   test('covers no-data and division by zero in the comparisons above', async () => {
-    const result = await compareWithGdalCalc(path('out-0.tif'), EXPRESSIONS[0]?.[1] as string, ['a', 'b'], Object.fromEntries(sources));
+    const result = await compareWithGdalCalc(
+      path('out-0.tif'),
+      EXPRESSIONS[0]?.[1] as string,
+      ['a', 'b'],
+      Object.fromEntries(sources),
+    );
     const inputNoData = Math.ceil((GRID.width * GRID.height) / 89) + Math.ceil((GRID.width * GRID.height) / 211);
     assert.ok(result.nodata > inputNoData + (GRID.width * GRID.height) / 23 / 2, JSON.stringify(result));
     assert.ok(result.valid > (GRID.width * GRID.height) / 2);
@@ -122,16 +173,44 @@ describe('raster calculator', () => {
     await calculateRaster(parseExpression('a@1 + d@1 * 2'), sources, output);
     const warped = path('d-on-a.tif');
     const [x0, , , y0] = GRID.geoTransform as [number, number, number, number];
-    await run('gdalwarp', ['-q', '-overwrite', '-t_srs', 'EPSG:32631', '-te', String(x0), String(y0 - 10 * GRID.height), String(x0 + 10 * GRID.width), String(y0),
-      '-ts', String(GRID.width), String(GRID.height), '-r', 'near', '-et', '0', '-ot', 'Float64', '-dstnodata', 'nan', sources.get('d') as string, warped]);
-    const result = await compareWithGdalCalc(output, 'a + b * 2', ['a', 'b'], { a: sources.get('a') as string, b: warped });
+    await run('gdalwarp', [
+      '-q',
+      '-overwrite',
+      '-t_srs',
+      'EPSG:32631',
+      '-te',
+      String(x0),
+      String(y0 - 10 * GRID.height),
+      String(x0 + 10 * GRID.width),
+      String(y0),
+      '-ts',
+      String(GRID.width),
+      String(GRID.height),
+      '-r',
+      'near',
+      '-et',
+      '0',
+      '-ot',
+      'Float64',
+      '-dstnodata',
+      'nan',
+      sources.get('d') as string,
+      warped,
+    ]);
+    const result = await compareWithGdalCalc(output, 'a + b * 2', ['a', 'b'], {
+      a: sources.get('a') as string,
+      b: warped,
+    });
     assert.equal(result.nodata_mismatches, 0, JSON.stringify(result));
     assert.ok(result.valid > 10000, 'the rasters overlap');
     assert.ok(result.max_diff <= 1e-6 * result.span, JSON.stringify(result));
   });
 
   test('writes a tiled, compressed Float32 GeoTIFF with no-data and overviews that average the valid pixels', async () => {
-    for (const [expression, name] of [['a@1 * 2', 'props-a.tif'], ['wide@1 - 1', 'props-wide.tif']] as const) {
+    for (const [expression, name] of [
+      ['a@1 * 2', 'props-a.tif'],
+      ['wide@1 - 1', 'props-wide.tif'],
+    ] as const) {
       const output = path(name);
       await calculateRaster(parseExpression(expression), sources, output);
       const dataset = gdal.open(output);
@@ -139,8 +218,11 @@ describe('raster calculator', () => {
       assert.equal(band.dataType, 'Float32');
       assert.equal(band.noDataValue, OUTPUT_NO_DATA);
       assert.deepEqual(band.blockSize, { x: 256, y: 256 });
-      assert.equal(dataset.getMetadata('IMAGE_STRUCTURE')['COMPRESSION'], 'ZSTD');
-      assert.deepEqual(band.overviews.map((overview) => overview.size.x), name === 'props-a.tif' ? [513, 257, 129, 65] : [4500, 2250, 1125, 563, 282, 141]);
+      assert.equal((dataset.getMetadata('IMAGE_STRUCTURE') as Record<string, string>)['COMPRESSION'], 'ZSTD');
+      assert.deepEqual(
+        band.overviews.map((overview) => overview.size.x),
+        name === 'props-a.tif' ? [513, 257, 129, 65] : [4500, 2250, 1125, 563, 282, 141],
+      );
       dataset.close();
       const overview = await askOracle<OverviewComparison>({ command: 'overview-check', path: output });
       assert.deepEqual(overview.shape, overview.expected_shape);
@@ -151,8 +233,14 @@ describe('raster calculator', () => {
 
   test('refuses unknown layers, missing bands and expressions without bands, naming them', async () => {
     const out = path('never.tif');
-    await assert.rejects(calculateRaster(parseExpression('a@1 + nope@1'), sources, out), (e: Error) => e instanceof BadRequest && /character 7/.test(e.message) && /"nope"/.test(e.message));
-    await assert.rejects(calculateRaster(parseExpression('c@3'), sources, out), (e: Error) => e instanceof BadRequest && /has 2 bands, there is no band 3/.test(e.message));
+    await assert.rejects(
+      calculateRaster(parseExpression('a@1 + nope@1'), sources, out),
+      (e: Error) => e instanceof BadRequest && /character 7/.test(e.message) && /"nope"/.test(e.message),
+    );
+    await assert.rejects(
+      calculateRaster(parseExpression('c@3'), sources, out),
+      (e: Error) => e instanceof BadRequest && /has 2 bands, there is no band 3/.test(e.message),
+    );
     await assert.rejects(calculateRaster(parseExpression('1 + 2'), sources, out), BadRequest);
     await assert.rejects(stat(out));
   });
@@ -162,14 +250,20 @@ describe('raster calculator', () => {
     await assert.rejects(calculateRaster(tree, sources, 'relative/out.tif'), BadRequest);
     await assert.rejects(calculateRaster(tree, sources, path('out.png')), BadRequest);
     await assert.rejects(calculateRaster(tree, sources, '/vsimem/out.tif'), BadRequest);
-    await assert.rejects(calculateRaster(tree, sources, path('missing-folder/out.tif')), (e: Error) => e instanceof Unprocessable && /does not exist/.test(e.message));
+    await assert.rejects(
+      calculateRaster(tree, sources, path('missing-folder/out.tif')),
+      (e: Error) => e instanceof Unprocessable && /does not exist/.test(e.message),
+    );
     await assert.rejects(calculateRaster(tree, sources, '/proc/out.tif'), Unprocessable);
   });
 
   test('replaces a previous output and drops the side files that described it', async () => {
     const output = path('replaced.tif');
     await calculateRaster(parseExpression('a@1'), sources, output);
-    await writeFile(`${output}.aux.xml`, '<PAMDataset><Metadata><MDI key="STATISTICS_MAXIMUM">1</MDI></Metadata></PAMDataset>');
+    await writeFile(
+      `${output}.aux.xml`,
+      '<PAMDataset><Metadata><MDI key="STATISTICS_MAXIMUM">1</MDI></Metadata></PAMDataset>',
+    );
     await writeFile(`${output}.ovr`, 'old overviews');
     await calculateRaster(parseExpression('a@1 * 2'), sources, output);
     await assert.rejects(stat(`${output}.aux.xml`));

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+
 import { BadRequest, Unprocessable } from '../src/errors.js';
 import { configureGdalMemory } from '../src/gdal/gdal-memory.js';
 import { computeHistogram, type HistogramOptions } from '../src/gdal/histogram.js';
@@ -21,10 +22,21 @@ const floatValue = (x: number, y: number): number => {
 const RASTERS: Record<string, RasterSpec> = {
   byte: { type: 'Byte', width: 523, height: 317, noData: 0, tile: 256, value: () => Math.floor(random() * 256) },
   int16: {
-    type: 'Int16', width: 401, height: 299, bands: 2, noData: -9999,
+    type: 'Int16',
+    width: 401,
+    height: 299,
+    bands: 2,
+    noData: -9999,
     value: (x, y, band) => ((x * y) % 53 === 0 ? -9999 : Math.floor(random() * 4000) - 2000 + band * 3),
   },
-  uint16: { type: 'UInt16', width: 300, height: 200, noData: 65535, tile: 128, value: (x) => (x % 29 === 0 ? 65535 : Math.floor(random() * 60000)) },
+  uint16: {
+    type: 'UInt16',
+    width: 300,
+    height: 200,
+    noData: 65535,
+    tile: 128,
+    value: (x) => (x % 29 === 0 ? 65535 : Math.floor(random() * 60000)),
+  },
   int32: { type: 'Int32', width: 257, height: 190, noData: -1, value: () => Math.floor(random() * 2e6) - 1e6 },
   float32: { type: 'Float32', width: 509, height: 311, noData: -9999, tile: 256, value: floatValue },
   float64: { type: 'Float64', width: 260, height: 180, value: () => random() * 1e-3 + 1e3 },
@@ -36,11 +48,23 @@ const RASTERS: Record<string, RasterSpec> = {
 
 const CASES: Record<string, Record<string, HistogramOptions>> = {
   byte: { default: {}, 'min only': { min: 40 }, 'min and max': { min: 10, max: 200, count: 19 } },
-  int16: { default: {}, 'min only': { min: -100.5 }, 'min and max, edges on integers': { min: -2000, max: 2000, count: 400 } },
+  int16: {
+    default: {},
+    'min only': { min: -100.5 },
+    'min and max, edges on integers': { min: -2000, max: 2000, count: 400 },
+  },
   uint16: { default: {}, 'min only': { min: 30000 }, 'min and max': { min: 0, max: 65535, count: 7 } },
   int32: { default: {}, 'min only': { min: 0 }, 'min and max': { min: -5e5, max: 5e5, count: 1000 } },
-  float32: { default: {}, 'min only': { min: -3.3 }, 'min and max, edges on integers': { min: -50, max: 50, count: 100 } },
-  float64: { default: {}, 'min only': { min: 1000.0005 }, 'min and max': { min: 1000.0001, max: 1000.0009, count: 33 } },
+  float32: {
+    default: {},
+    'min only': { min: -3.3 },
+    'min and max, edges on integers': { min: -50, max: 50, count: 100 },
+  },
+  float64: {
+    default: {},
+    'min only': { min: 1000.0005 },
+    'min and max': { min: 1000.0001, max: 1000.0009, count: 33 },
+  },
   constant: { default: {} },
   empty: { default: {} },
   large: { default: {}, 'min and max': { min: -60, max: 60, count: 240 } },
@@ -56,7 +80,8 @@ describe('exact histograms', () => {
 
   before(async () => {
     folder = await scratchFolder('steward-histogram-');
-    for (const [name, spec] of Object.entries(RASTERS)) paths[name] = writeRaster(join(folder.dir, `${name}.tif`), spec);
+    for (const [name, spec] of Object.entries(RASTERS))
+      paths[name] = writeRaster(join(folder.dir, `${name}.tif`), spec);
   });
   after(() => folder.remove());
 
@@ -71,7 +96,10 @@ describe('exact histograms', () => {
           assert.ok(actual);
           assert.equal(actual.values.length, options.count ?? 1000);
           assert.deepEqual(actual.values, expected.values, `band ${band}`);
-          assert.ok(close(actual.min, expected.min) && close(actual.max, expected.max), `${actual.min}..${actual.max} vs ${expected.min}..${expected.max}`);
+          assert.ok(
+            close(actual.min, expected.min) && close(actual.max, expected.max),
+            `${actual.min}..${actual.max} vs ${expected.min}..${expected.max}`,
+          );
         }
       });
     }
@@ -84,7 +112,10 @@ describe('exact histograms', () => {
     for (let y = 0; y < spec.height; y++) {
       for (let x = 0; x < spec.width; x++) if ((x * 31 + y * 7) % 97 !== 0 && (x + y * 13) % 101 !== 0) valid++;
     }
-    assert.equal(histogram['1']?.values.reduce((sum, n) => sum + n, 0), valid);
+    assert.equal(
+      histogram['1']?.values.reduce((sum, n) => sum + n, 0),
+      valid,
+    );
   });
 
   // GDAL leaves values equal to max out where numpy counts them in the last bin: with a max above
@@ -99,14 +130,20 @@ describe('exact histograms', () => {
   for (const [name, min, max, count] of GDAL_CASES) {
     test(`${name}: equals GDAL's histogram over [${min}, ${max}) in ${count} bins`, async () => {
       const path = paths[name] as string;
-      const [ours, theirs] = await Promise.all([computeHistogram(path, { min, max, count }), gdalHistogram(path, min, max, count)]);
+      const [ours, theirs] = await Promise.all([
+        computeHistogram(path, { min, max, count }),
+        gdalHistogram(path, min, max, count),
+      ]);
       for (const [band, values] of Object.entries(theirs)) assert.deepEqual(ours[band]?.values, values, `band ${band}`);
     });
   }
 
   test('refuses a range whose min exceeds its max, and a min above every valid value', async () => {
     await assert.rejects(computeHistogram(paths['byte'] as string, { min: 9, max: 3 }), BadRequest);
-    await assert.rejects(computeHistogram(paths['byte'] as string, { min: 1000 }), (error: Error) => error instanceof BadRequest && /largest valid value/.test(error.message));
+    await assert.rejects(
+      computeHistogram(paths['byte'] as string, { min: 1000 }),
+      (error: Error) => error instanceof BadRequest && /largest valid value/.test(error.message),
+    );
   });
 
   test('answers 422 for a datasource GDAL cannot open', async () => {

@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
+
 import { configureGdalMemory } from '../src/gdal/gdal-memory.js';
 import { computeHistogram } from '../src/gdal/histogram.js';
 import { buildApp } from '../src/http/app.js';
@@ -23,8 +25,20 @@ describe('processing routes', () => {
 
   before(async () => {
     folder = await scratchFolder('steward-routes-');
-    dem = writeRaster(join(folder.dir, 'dem.tif'), { type: 'Int16', width: 300, height: 280, noData: -1, value: (x, y) => (x * y) % 700 });
-    const rgb = writeRaster(join(folder.dir, 'rgb.tif'), { type: 'Byte', width: 300, height: 280, bands: 3, value: (x, y, b) => (x + y * b) % 256 });
+    dem = writeRaster(join(folder.dir, 'dem.tif'), {
+      type: 'Int16',
+      width: 300,
+      height: 280,
+      noData: -1,
+      value: (x, y) => (x * y) % 700,
+    });
+    const rgb = writeRaster(join(folder.dir, 'rgb.tif'), {
+      type: 'Byte',
+      width: 300,
+      height: 280,
+      bands: 3,
+      value: (x, y, b) => (x + y * b) % 256,
+    });
     const layers = new MemoryLayers({
       'public/site': [
         { name: 'dem', type: 'raster', source: dem },
@@ -33,7 +47,9 @@ describe('processing routes', () => {
       ],
       'other/site': [{ name: 'elevation', type: 'raster', source: dem }],
     });
-    app = await buildApp(pino({ level: 'silent' }), [processingRoutes(new ProcessingService(layers))], { apiToken: undefined });
+    app = await buildApp(pino({ level: 'silent' }), [processingRoutes(new ProcessingService(layers))], {
+      apiToken: undefined,
+    });
   });
   after(async () => {
     await app.close();
@@ -65,7 +81,14 @@ describe('processing routes', () => {
   });
 
   test('refuses bad histogram bodies with 400', async () => {
-    for (const body of [{ count: 0 }, { count: 100001 }, { count: 2.5 }, { min: 'low' }, { bins: 3 }, { min: 5, max: 1 }]) {
+    for (const body of [
+      { count: 0 },
+      { count: 100001 },
+      { count: 2.5 },
+      { min: 'low' },
+      { bins: 3 },
+      { min: 5, max: 1 },
+    ]) {
       const response = await post('/api/processing/raster/histogram/site/dem', body);
       assert.equal(response.statusCode, 400, JSON.stringify(body));
       assert.equal(typeof response.json<{ error: string }>().error, 'string');
@@ -80,7 +103,10 @@ describe('processing routes', () => {
   });
 
   test('creates the calculator output and answers 201 true, with and without a trailing slash', async () => {
-    for (const [index, url] of ['/api/processing/raster/calculator/site', '/api/processing/raster/calculator/site/'].entries()) {
+    for (const [index, url] of [
+      '/api/processing/raster/calculator/site',
+      '/api/processing/raster/calculator/site/',
+    ].entries()) {
       const output = join(folder.dir, `slope-${index}.tif`);
       const response = await post(url, { expression: '"dem@1" * 2 + photo@3', output });
       assert.equal(response.statusCode, 201, response.body);
@@ -109,20 +135,43 @@ describe('processing routes', () => {
 
   test('answers 400 for a bad body, 404 for an unknown project and 422 for an output it cannot write', async () => {
     assert.equal((await post('/api/processing/raster/calculator/site', { expression: 'dem@1' })).statusCode, 400);
-    assert.equal((await post('/api/processing/raster/calculator/site', { expression: '', output: '/tmp/x.tif' })).statusCode, 400);
-    assert.equal((await post('/api/processing/raster/calculator/nowhere', { expression: 'dem@1', output: join(folder.dir, 'x.tif') })).statusCode, 404);
-    const unwritable = await post('/api/processing/raster/calculator/site', { expression: 'dem@1', output: join(folder.dir, 'no/such/folder/x.tif') });
+    assert.equal(
+      (await post('/api/processing/raster/calculator/site', { expression: '', output: '/tmp/x.tif' })).statusCode,
+      400,
+    );
+    assert.equal(
+      (
+        await post('/api/processing/raster/calculator/nowhere', {
+          expression: 'dem@1',
+          output: join(folder.dir, 'x.tif'),
+        })
+      ).statusCode,
+      404,
+    );
+    const unwritable = await post('/api/processing/raster/calculator/site', {
+      expression: 'dem@1',
+      output: join(folder.dir, 'no/such/folder/x.tif'),
+    });
     assert.equal(unwritable.statusCode, 422);
     assert.match(unwritable.json<{ error: string }>().error, /does not exist/);
   });
 
   test('answers 415 to a body that is not JSON', async () => {
-    const response = await app.inject({ method: 'POST', url: '/api/processing/raster/histogram/site/dem', payload: 'count=3', headers: { 'content-type': 'text/plain' } });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/processing/raster/histogram/site/dem',
+      payload: 'count=3',
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.equal(response.statusCode, 415);
   });
 
   test('registers both spellings itself in an app that does not ignore trailing slashes', async () => {
-    const bare = await bareApp(processingRoutes(new ProcessingService(new MemoryLayers({ 'public/p': [{ name: 'dem', type: 'raster', source: dem }] }))));
+    const bare = await bareApp(
+      processingRoutes(
+        new ProcessingService(new MemoryLayers({ 'public/p': [{ name: 'dem', type: 'raster', source: dem }] })),
+      ),
+    );
     for (const url of ['/api/processing/raster/histogram/p/dem', '/api/processing/raster/histogram/p/dem/']) {
       assert.equal((await bare.inject({ method: 'POST', url, payload: { count: 3 } })).statusCode, 200);
     }

@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+
 import gdal from 'gdal-async';
+
 import { Unprocessable } from '../src/errors.js';
 import { calculateRaster } from '../src/gdal/calculator/calculate.js';
 import { OUTPUT_NO_DATA } from '../src/gdal/calculator/output.js';
@@ -48,8 +50,24 @@ describe('raster processing on object storage', () => {
     folder = await scratchFolder('steward-s3-data-');
     const random = seededRandom(3);
     const grid = { width: 700, height: 650, tile: 256 };
-    local.set('red', writeRaster(join(folder.dir, 'red.tif'), { ...grid, type: 'UInt16', noData: 0, value: (x) => (x % 31 === 0 ? 0 : Math.floor(random() * 4000) + 1) }));
-    local.set('nir', writeRaster(join(folder.dir, 'nir.tif'), { ...grid, type: 'UInt16', noData: 0, value: () => Math.floor(random() * 6000) + 1 }));
+    local.set(
+      'red',
+      writeRaster(join(folder.dir, 'red.tif'), {
+        ...grid,
+        type: 'UInt16',
+        noData: 0,
+        value: (x) => (x % 31 === 0 ? 0 : Math.floor(random() * 4000) + 1),
+      }),
+    );
+    local.set(
+      'nir',
+      writeRaster(join(folder.dir, 'nir.tif'), {
+        ...grid,
+        type: 'UInt16',
+        noData: 0,
+        value: () => Math.floor(random() * 6000) + 1,
+      }),
+    );
     for (const [name, path] of local) {
       const target = `/vsis3/${BUCKET}/inputs/${name}.tif`;
       uploadGeoTiff(path, target);
@@ -70,7 +88,13 @@ describe('raster processing on object storage', () => {
 
     const info = await gdalinfo(output);
     assert.equal(Math.fround(info.bands[0]?.noDataValue ?? 0), Math.fround(OUTPUT_NO_DATA));
-    assert.deepEqual(info.bands[0]?.overviews?.map((overview) => overview.size), [[350, 325], [175, 163]]);
+    assert.deepEqual(
+      info.bands[0]?.overviews?.map((overview) => overview.size),
+      [
+        [350, 325],
+        [175, 163],
+      ],
+    );
 
     const read = async (path: string): Promise<Float32Array> => {
       const dataset = await gdal.openAsync(path);
@@ -88,7 +112,13 @@ describe('raster processing on object storage', () => {
     assert.deepEqual(await buildOverviews(source), [2, 4]);
 
     const info = await gdalinfo(source);
-    assert.deepEqual(info.bands[0]?.overviews?.map((overview) => overview.size), [[350, 325], [175, 163]]);
+    assert.deepEqual(
+      info.bands[0]?.overviews?.map((overview) => overview.size),
+      [
+        [350, 325],
+        [175, 163],
+      ],
+    );
     assert.ok((await gdal.fs.readDirAsync(`/vsis3/${BUCKET}/inputs`)).includes('red.tif.ovr'));
     const dataset = await gdal.openAsync(source);
     assert.equal(dataset.bands.get(1).overviews.count(), 2, 'this process sees the new .ovr at once');
@@ -101,14 +131,21 @@ describe('raster processing on object storage', () => {
   });
 
   test('computes histograms of bucket rasters', async () => {
-    const [fromBucket, fromDisk] = await Promise.all([computeHistogram(remote.get('nir') as string, { count: 50 }), computeHistogram(local.get('nir') as string, { count: 50 })]);
+    const [fromBucket, fromDisk] = await Promise.all([
+      computeHistogram(remote.get('nir') as string, { count: 50 }),
+      computeHistogram(local.get('nir') as string, { count: 50 }),
+    ]);
     assert.deepEqual(fromBucket, fromDisk);
   });
 
   test('answers 422 and leaves no work file behind when the bucket does not exist', async () => {
-    const workFolders = async (): Promise<string[]> => (await readdir(tmpdir())).filter((name) => name.startsWith('steward-output-'));
+    const workFolders = async (): Promise<string[]> =>
+      (await readdir(tmpdir())).filter((name) => name.startsWith('steward-output-'));
     const before = await workFolders();
-    await assert.rejects(calculateRaster(parseExpression('red@1 * 2'), remote, '/vsis3/no-such-bucket/out.tif'), Unprocessable);
+    await assert.rejects(
+      calculateRaster(parseExpression('red@1 * 2'), remote, '/vsis3/no-such-bucket/out.tif'),
+      Unprocessable,
+    );
     assert.deepEqual(await workFolders(), before);
   });
 

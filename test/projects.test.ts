@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+
 import { publishedLayers } from './support/qgis.js';
 import { type Stack, startStack } from './support/stack.js';
 
@@ -13,7 +14,10 @@ describe('projects on the filesystem', () => {
   after(() => stack.stop());
 
   it('creates a project that lists, describes itself and loads in QGIS Server', async () => {
-    assert.deepEqual(await stack.call('POST', '/api/projects/', { name: 'alpha', author: 'Ada' }), { status: 201, body: true });
+    assert.deepEqual(await stack.call('POST', '/api/projects/', { name: 'alpha', author: 'Ada' }), {
+      status: 201,
+      body: true,
+    });
     assert.deepEqual((await stack.call('GET', '/api/projects/')).body, ['alpha']);
     const info = await stack.call('GET', '/api/projects/alpha');
     assert.equal(info.status, 200);
@@ -32,7 +36,10 @@ describe('projects on the filesystem', () => {
     assert.deepEqual(await stack.call('DELETE', '/api/projects/doomed'), { status: 200, body: true });
     assert.ok(!((await stack.call('GET', '/api/projects')).body as string[]).includes('doomed'));
     assert.ok(!existsSync(join(stack.projectsDir, 'doomed')));
-    assert.deepEqual(readdirSync(stack.projectsDir).filter((entry) => entry.includes('doomed')), []);
+    assert.deepEqual(
+      readdirSync(stack.projectsDir).filter((entry) => entry.includes('doomed')),
+      [],
+    );
     assert.equal((await stack.call('GET', '/api/projects/doomed')).status, 404);
   });
 

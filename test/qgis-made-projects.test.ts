@@ -3,7 +3,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+
 import { unzipSync } from 'fflate';
+
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { decodePng } from './support/png.js';
 import { ows, projectProblems, publishedLayers } from './support/qgis.js';
@@ -49,7 +51,10 @@ for (const extension of ['qgs', 'qgz'] as const) {
     });
 
     it('has its layers read with correct metadata', async () => {
-      assert.deepEqual(new Set((await stack.call('GET', `/api/projects/${name}/layers`)).body as string[]), new Set(['polygons', 'lines', 'rgb']));
+      assert.deepEqual(
+        new Set((await stack.call('GET', `/api/projects/${name}/layers`)).body as string[]),
+        new Set(['polygons', 'lines', 'rgb']),
+      );
       const lines = (await stack.call('GET', `/api/projects/${name}/layers/lines`)).body as Record<string, unknown>;
       assert.equal(lines['geometry'], 'MultiLineString');
       assert.equal(lines['crs'], 'EPSG:4326');
@@ -67,7 +72,10 @@ for (const extension of ['qgs', 'qgz'] as const) {
         datasource: `${data.geopackage}|layername=points`,
       });
       assert.equal(added.status, 201);
-      assert.deepEqual(await stack.call('DELETE', `/api/projects/${name}/layers/polygons`), { status: 200, body: true });
+      assert.deepEqual(await stack.call('DELETE', `/api/projects/${name}/layers/polygons`), {
+        status: 200,
+        body: true,
+      });
       assert.deepEqual(new Set(await publishedLayers(stack.qgis, file)), new Set(['lines', 'rgb', 'points']));
       for (const layer of ['lines', 'points', 'rgb']) {
         const response = await fetch(`${stack.api.url}/api/projects/${name}/layers/${layer}/map`);
@@ -75,8 +83,16 @@ for (const extension of ['qgs', 'qgz'] as const) {
         assert.ok(decodePng(Buffer.from(await response.arrayBuffer())).paintedPixels() > 0, layer);
       }
       const map = await ows(stack.qgis, file, {
-        SERVICE: 'WMS', VERSION: '1.3.0', REQUEST: 'GetMap', LAYERS: 'rgb,lines', STYLES: ',', CRS: 'EPSG:4326',
-        BBOX: '44,1,46,3', WIDTH: '40', HEIGHT: '40', FORMAT: 'image/png',
+        SERVICE: 'WMS',
+        VERSION: '1.3.0',
+        REQUEST: 'GetMap',
+        LAYERS: 'rgb,lines',
+        STYLES: ',',
+        CRS: 'EPSG:4326',
+        BBOX: '44,1,46,3',
+        WIDTH: '40',
+        HEIGHT: '40',
+        FORMAT: 'image/png',
       });
       assert.deepEqual(decodePng(Buffer.from(await map.arrayBuffer())).pixel(2, 20), [200, 40, 90, 255]);
       assert.deepEqual(projectProblems(stack.qgis), []);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { decodePng, type Image } from './support/png.js';
 import { ows, projectProblems } from './support/qgis.js';
@@ -17,7 +18,8 @@ describe('styles drawn by a real QGIS Server', () => {
     assert.equal(response.status, 200);
     return decodePng(Buffer.from(await response.arrayBuffer()));
   };
-  const post = async (path: string, body: unknown): Promise<number> => (await stack.call('POST', `/api/projects/styled${path}`, body)).status;
+  const post = async (path: string, body: unknown): Promise<number> =>
+    (await stack.call('POST', `/api/projects/styled${path}`, body)).status;
 
   before(async () => {
     data = makeFixtures();
@@ -40,10 +42,23 @@ describe('styles drawn by a real QGIS Server', () => {
   });
 
   it('applies the default style of a geometry to a new vector layer', async () => {
-    assert.deepEqual((await stack.call('GET', '/api/projects/styled/styles/default')).body, { point: 'default', line: 'default', polygon: 'default' });
-    assert.equal((await stack.call('POST', '/api/projects/styled/styles/default', { style: 'teal', geometry: 'polygon' })).status, 200);
-    assert.equal(await post('/layers', { type: 'vector', name: 'zones', datasource: `${data.geopackage}|layername=polygons` }), 201);
-    const info = (await stack.call('GET', '/api/projects/styled/layers/zones')).body as { current_style: string; styles: string[] };
+    assert.deepEqual((await stack.call('GET', '/api/projects/styled/styles/default')).body, {
+      point: 'default',
+      line: 'default',
+      polygon: 'default',
+    });
+    assert.equal(
+      (await stack.call('POST', '/api/projects/styled/styles/default', { style: 'teal', geometry: 'polygon' })).status,
+      200,
+    );
+    assert.equal(
+      await post('/layers', { type: 'vector', name: 'zones', datasource: `${data.geopackage}|layername=polygons` }),
+      201,
+    );
+    const info = (await stack.call('GET', '/api/projects/styled/layers/zones')).body as {
+      current_style: string;
+      styles: string[];
+    };
     assert.equal(info.current_style, 'teal');
     assert.deepEqual((await map('zones')).pixel(200, 200), [0, 187, 187, 255]);
   });
@@ -60,16 +75,36 @@ describe('styles drawn by a real QGIS Server', () => {
     const half = decodePng(Buffer.from(await (await fetch(byName)).arrayBuffer())).pixel(200, 200);
     assert.equal(half[0], 255);
     assert.ok(Math.abs(half[3] - 128) <= 2, `opacity 0.5 halves the alpha (${half[3]})`);
-    assert.deepEqual((await map('zones')).pixel(200, 200), [255, 128, 0, 255], 'the current style is still drawn by default');
-    const capabilities = await (await ows(stack.qgis, projectFile(), { SERVICE: 'WMS', VERSION: '1.3.0', REQUEST: 'GetCapabilities' })).text();
+    assert.deepEqual(
+      (await map('zones')).pixel(200, 200),
+      [255, 128, 0, 255],
+      'the current style is still drawn by default',
+    );
+    const capabilities = await (
+      await ows(stack.qgis, projectFile(), { SERVICE: 'WMS', VERSION: '1.3.0', REQUEST: 'GetCapabilities' })
+    ).text();
     const zones = capabilities.slice(capabilities.indexOf('<Name>zones</Name>'));
     for (const name of ['teal', 'orange', 'half']) assert.match(zones, new RegExp(`<Style>\\s*<Name>${name}</Name>`));
     assert.deepEqual(projectProblems(stack.qgis), []);
   });
 
   it('draws a line style with its colour and width, and a marker with its colour', async () => {
-    const line = { type: 'vector', name: 'blue-line', rendering: {}, symbology: { type: 'single_symbol', symbol: 'line', properties: { line_color: '#0000FF', line_width: 3 } } };
-    const marker = { type: 'vector', name: 'green-dot', rendering: {}, symbology: { type: 'single_symbol', symbol: 'marker', properties: { color: '#00FF00', size: 6, outline_style: 'no' } } };
+    const line = {
+      type: 'vector',
+      name: 'blue-line',
+      rendering: {},
+      symbology: { type: 'single_symbol', symbol: 'line', properties: { line_color: '#0000FF', line_width: 3 } },
+    };
+    const marker = {
+      type: 'vector',
+      name: 'green-dot',
+      rendering: {},
+      symbology: {
+        type: 'single_symbol',
+        symbol: 'marker',
+        properties: { color: '#00FF00', size: 6, outline_style: 'no' },
+      },
+    };
     assert.equal(await post('/styles', line), 201);
     assert.equal(await post('/styles', marker), 201);
     await post('/layers', { type: 'vector', name: 'roads', datasource: `${data.geopackage}|layername=lines` });
@@ -89,7 +124,15 @@ describe('styles drawn by a real QGIS Server', () => {
       type: 'raster',
       name,
       rendering: {},
-      symbology: { type: 'multibandcolor', properties: { red: { band: red }, green: { band: green }, blue: { band: blue }, contrast_enhancement: { algorithm: 'NoEnhancement', limits_min_max: 'MinMax' } } },
+      symbology: {
+        type: 'multibandcolor',
+        properties: {
+          red: { band: red },
+          green: { band: green },
+          blue: { band: blue },
+          contrast_enhancement: { algorithm: 'NoEnhancement', limits_min_max: 'MinMax' },
+        },
+      },
     });
     assert.equal(await post('/styles', colours(1, 2, 3, 'natural')), 201);
     assert.equal(await post('/styles', colours(3, 2, 1, 'swapped')), 201);
@@ -103,7 +146,13 @@ describe('styles drawn by a real QGIS Server', () => {
       type: 'raster',
       name,
       rendering: {},
-      symbology: { type: 'singlebandgray', properties: { gray: { band: 1 }, contrast_enhancement: { algorithm: 'StretchToMinimumMaximum', limits_min_max: 'UserDefined', min, max } } },
+      symbology: {
+        type: 'singlebandgray',
+        properties: {
+          gray: { band: 1 },
+          contrast_enhancement: { algorithm: 'StretchToMinimumMaximum', limits_min_max: 'UserDefined', min, max },
+        },
+      },
     });
     assert.equal(await post('/styles', gray('wide', 0, 250)), 201);
     assert.equal(await post('/styles', gray('narrow', 0, 150)), 201);
@@ -129,8 +178,30 @@ describe('styles drawn by a real QGIS Server', () => {
 
   describe('bad input changes nothing', () => {
     const cases: Array<[string, string, string, unknown, number]> = [
-      ['an unknown symbol', 'POST', '/styles', { type: 'vector', name: 'x', rendering: {}, symbology: { type: 'single_symbol', symbol: 'hexagon', properties: {} } }, 400],
-      ['an unknown property', 'POST', '/styles', { type: 'vector', name: 'x', rendering: {}, symbology: { type: 'single_symbol', symbol: 'fill', properties: { sparkle: 1 } } }, 400],
+      [
+        'an unknown symbol',
+        'POST',
+        '/styles',
+        {
+          type: 'vector',
+          name: 'x',
+          rendering: {},
+          symbology: { type: 'single_symbol', symbol: 'hexagon', properties: {} },
+        },
+        400,
+      ],
+      [
+        'an unknown property',
+        'POST',
+        '/styles',
+        {
+          type: 'vector',
+          name: 'x',
+          rendering: {},
+          symbology: { type: 'single_symbol', symbol: 'fill', properties: { sparkle: 1 } },
+        },
+        400,
+      ],
       ['a bad colour', 'POST', '/styles', fillStyle('x', '#GG0000'), 400],
       ['a style name with a slash', 'POST', '/styles', fillStyle('a/b', '#000000'), 400],
       ['a duplicate style', 'POST', '/styles', fillStyle('teal', '#000000'), 409],

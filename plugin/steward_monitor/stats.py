@@ -10,11 +10,15 @@ import time
 from qgis.server import QgsServerFilter
 
 MAX_PROJECTS = 1000
+MAX_REQUEST_NAMES = 50  # distinct REQUEST values counted apart; the rest count as "other"
 
 
 class RequestStats:
     def __init__(self):
         self.count = 0
+        self.failures = 0
+        self.busy_seconds = 0.0  # time spent serving the requests counted
+        self.by_request = {}  # REQUEST value -> requests served
         self._current = None
         self.projects = {}  # insertion-ordered set of projects this instance has served
 
@@ -23,17 +27,32 @@ class RequestStats:
         if project and project not in self.projects and len(self.projects) < MAX_PROJECTS:
             self.projects[project] = None
 
-    def end(self):
+    def end(self, failed=False):
         current = self._current
         if current is None or current[4] is not None:
             return
-        self.count += 1
         service, request, project, started, _ = current
-        self._current = (service, request, project, started, time.monotonic() - started)
+        elapsed = time.monotonic() - started
+        name = request if request in self.by_request or len(self.by_request) < MAX_REQUEST_NAMES else "other"
+        self.by_request[name] = self.by_request.get(name, 0) + 1
+        self.busy_seconds += elapsed
+        if failed:
+            self.failures += 1
+        self.count += 1
+        self._current = (service, request, project, started, elapsed)
 
     def snapshot(self):
         current = self._current
-        result = {"count": self.count, "service": "", "request": "", "project": "", "duration": 0}
+        result = {
+            "count": self.count,
+            "service": "",
+            "request": "",
+            "project": "",
+            "duration": 0,
+            "failures": self.failures,
+            "busy_ms": round(self.busy_seconds * 1000),
+            "requests": dict(self.by_request),
+        }
         if current is None:
             return result
         service, request, project, started, elapsed = current
@@ -79,6 +98,7 @@ class StatsFilter(QgsServerFilter):
 
     def responseComplete(self):  # noqa: N802 (QgsServerFilter hook)
         try:
-            self._stats.end()
+            handler = self.serverInterface().requestHandler()
+            self._stats.end(handler.exceptionRaised() or handler.statusCode() >= 400)
         except Exception:
             pass

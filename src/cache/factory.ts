@@ -30,7 +30,11 @@ export async function createTileCache(
   const s3 =
     config.cacheS3Bucket === undefined
       ? undefined
-      : new (await import('./s3-tiles.js')).S3Tiles({ bucket: config.cacheS3Bucket, directory: config.cacheS3Dir, endpoint: s3EndpointFromEnv(env) });
+      : new (await import('./s3-tiles.js')).S3Tiles({
+          bucket: config.cacheS3Bucket,
+          directory: config.cacheS3Dir,
+          endpoint: s3EndpointFromEnv(env),
+        });
   const service = new TileCacheService({
     layout,
     tiles: s3 ?? new FilesystemTiles(layout),

@@ -17,7 +17,10 @@ const KEPT_CODE_POINTS = 32;
  * beginning and the SHA-256 of the whole name.
  */
 export function pathSegment(name: string): string {
-  const encoded = name.replace(/[/\\%\u0000-\u001f\u007f]/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  const encoded = name.replace(
+    /[/\\%\u0000-\u001f\u007f]/g,
+    (character) => `%${character.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`,
+  );
   const segment = encoded.startsWith('.') ? `%2E${encoded.slice(1)}` : encoded;
   if (Buffer.byteLength(segment) <= MAX_SEGMENT_BYTES) return segment;
   const beginning = Array.from(segment).slice(0, KEPT_CODE_POINTS).join('');

@@ -108,11 +108,17 @@ function wmtsService(withTime: boolean): YamlMapping {
  */
 export function mapproxyConfig(project: ProjectCache): YamlMapping {
   const layers = namedLayers(project.layers);
-  const time = ({ layer }: NamedLayer): TimeDimension | undefined => (project.tiles.supportsDimensions ? layer.time : undefined);
+  const time = ({ layer }: NamedLayer): TimeDimension | undefined =>
+    project.tiles.supportsDimensions ? layer.time : undefined;
   const base = project.mapproxyDir;
   return {
     globals: {
-      cache: { base_dir: base, lock_dir: `${base}/locks`, tile_lock_dir: `${base}/tile_locks`, ...project.tiles.globalCacheOptions() },
+      cache: {
+        base_dir: base,
+        lock_dir: `${base}/locks`,
+        tile_lock_dir: `${base}/tile_locks`,
+        ...project.tiles.globalCacheOptions(),
+      },
       // Full-colour PNGs as QGIS draws them: MapProxy's default 256-colour palette bands antialiasing.
       image: { paletted: false },
     },

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+
 import { CacheLayout, pathSegment } from './layout.js';
 import { mapproxyConfig } from './mapproxy-config.js';
 import { s3EndpointFromEnv } from './s3-settings.js';
@@ -30,13 +31,19 @@ test('a path segment too long for a file name keeps its beginning and a hash of 
   assert.notEqual(pathSegment(`${'x'.repeat(300)}a`), pathSegment(`${'x'.repeat(300)}b`), 'still one-to-one');
 });
 
-test('the S3 endpoint comes from AWS_ENDPOINT_URL, or from GDAL\'s AWS_S3_ENDPOINT and AWS_HTTPS', () => {
+test("the S3 endpoint comes from AWS_ENDPOINT_URL, or from GDAL's AWS_S3_ENDPOINT and AWS_HTTPS", () => {
   assert.deepEqual(s3EndpointFromEnv({}), { url: undefined, region: undefined });
-  assert.deepEqual(s3EndpointFromEnv({ AWS_ENDPOINT_URL: 'http://127.0.0.1:9000', AWS_S3_ENDPOINT: 'x:1', AWS_REGION: 'eu-west-3' }), {
-    url: 'http://127.0.0.1:9000',
-    region: 'eu-west-3',
+  assert.deepEqual(
+    s3EndpointFromEnv({ AWS_ENDPOINT_URL: 'http://127.0.0.1:9000', AWS_S3_ENDPOINT: 'x:1', AWS_REGION: 'eu-west-3' }),
+    {
+      url: 'http://127.0.0.1:9000',
+      region: 'eu-west-3',
+    },
+  );
+  assert.deepEqual(s3EndpointFromEnv({ AWS_S3_ENDPOINT: 'minio:9000', AWS_DEFAULT_REGION: 'us-east-2' }), {
+    url: 'https://minio:9000',
+    region: 'us-east-2',
   });
-  assert.deepEqual(s3EndpointFromEnv({ AWS_S3_ENDPOINT: 'minio:9000', AWS_DEFAULT_REGION: 'us-east-2' }), { url: 'https://minio:9000', region: 'us-east-2' });
   assert.equal(s3EndpointFromEnv({ AWS_S3_ENDPOINT: 'minio:9000', AWS_HTTPS: 'NO' }).url, 'http://minio:9000');
   assert.equal(s3EndpointFromEnv({ AWS_S3_ENDPOINT: 'http://minio:9000' }).url, 'http://minio:9000');
 });
@@ -46,7 +53,11 @@ test('S3 keys live under the configured directory, however it is slashed', () =>
   for (const directory of ['/mapproxy/cache', 'mapproxy/cache/', '//mapproxy//cache//']) {
     const tiles = new S3Tiles({ bucket: 'b', directory, endpoint });
     assert.equal(tiles.prefix('p', 'roads'), 'mapproxy/cache/p/roads');
-    assert.deepEqual(tiles.cacheOptions('p', 'roads'), { type: 's3', directory: '/mapproxy/cache/p/roads', directory_layout: 'tms' });
+    assert.deepEqual(tiles.cacheOptions('p', 'roads'), {
+      type: 's3',
+      directory: '/mapproxy/cache/p/roads',
+      directory_layout: 'tms',
+    });
     tiles.close();
   }
   const atRoot = new S3Tiles({ bucket: 'b', directory: '/', endpoint });
@@ -79,9 +90,12 @@ test('MapProxy names: one entry per layer name, internal names without `:` or `,
   assert.deepEqual(Object.keys(config['sources'] as object), ['a_b_wms', 'a_b_2_wms', 'a_b_3_wms']);
   assert.deepEqual(Object.keys(config['caches'] as object), ['a_b_cache', 'a_b_2_cache', 'a_b_3_cache']);
   const layers = config['layers'] as Array<{ name: string; sources: string[] }>;
-  assert.deepEqual(layers.map((entry) => [entry.name, entry.sources[0]]), [
-    ['a:b', 'a_b_cache'],
-    ['a,b', 'a_b_2_cache'],
-    ['a_b', 'a_b_3_cache'],
-  ]);
+  assert.deepEqual(
+    layers.map((entry) => [entry.name, entry.sources[0]]),
+    [
+      ['a:b', 'a_b_cache'],
+      ['a,b', 'a_b_2_cache'],
+      ['a_b', 'a_b_3_cache'],
+    ],
+  );
 });

@@ -1,4 +1,5 @@
 import { DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+
 import { BadGateway } from '../errors.js';
 import { pathSegment } from './layout.js';
 import { type S3Endpoint } from './s3-settings.js';
@@ -32,7 +33,10 @@ export class S3Tiles implements TileStore {
     private readonly location: S3TileLocation,
     private readonly client: S3Client = s3Client(location.endpoint),
   ) {
-    this.root = location.directory.split('/').filter((part) => part !== '').join('/');
+    this.root = location.directory
+      .split('/')
+      .filter((part) => part !== '')
+      .join('/');
   }
 
   /** The key prefix of the project's tiles, or of one layer's. */
@@ -73,17 +77,25 @@ export class S3Tiles implements TileStore {
     try {
       let token: string | undefined;
       do {
-        const page = await this.client.send(new ListObjectsV2Command({ Bucket, Prefix: prefix, ContinuationToken: token }));
-        const objects = (page.Contents ?? []).flatMap((object) => (object.Key === undefined ? [] : [{ Key: object.Key }]));
+        const page = await this.client.send(
+          new ListObjectsV2Command({ Bucket, Prefix: prefix, ContinuationToken: token }),
+        );
+        const objects = (page.Contents ?? []).flatMap((object) =>
+          object.Key === undefined ? [] : [{ Key: object.Key }],
+        );
         if (objects.length > 0) {
-          const result = await this.client.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects: objects, Quiet: true } }));
+          const result = await this.client.send(
+            new DeleteObjectsCommand({ Bucket, Delete: { Objects: objects, Quiet: true } }),
+          );
           const failure = result.Errors?.[0];
           if (failure) throw new Error(`${failure.Key}: ${failure.Message ?? failure.Code}`);
         }
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token !== undefined);
     } catch (error) {
-      throw new BadGateway(`the cached tiles under s3://${Bucket}/${prefix} could not be deleted: ${(error as Error).message}`);
+      throw new BadGateway(
+        `the cached tiles under s3://${Bucket}/${prefix} could not be deleted: ${(error as Error).message}`,
+      );
     }
   }
 }

@@ -1,4 +1,5 @@
 import { access, mkdir, rm } from 'node:fs/promises';
+
 import { BadRequest } from '../errors.js';
 import { type LayerEntry } from '../qgis/project.js';
 import { type LayerLifecycle, type PlannedLayer } from '../services/layers.js';
@@ -58,7 +59,9 @@ export class TileCacheService implements ProjectLifecycle, LayerLifecycle {
   /** Call before adding a layer with a time dimension: MapProxy caches dimensions only on disk. */
   checkTimeDimension(hasTime: boolean): void {
     if (hasTime && !this.options.tiles.supportsDimensions) {
-      throw new BadRequest('time dimension caching is not supported with the S3 cache: add the layer without "datetime"');
+      throw new BadRequest(
+        'time dimension caching is not supported with the S3 cache: add the layer without "datetime"',
+      );
     }
   }
 
@@ -102,7 +105,11 @@ export class TileCacheService implements ProjectLifecycle, LayerLifecycle {
     const storage = this.storage;
     const file = this.options.layout.configFile(this.appName(ref));
     if (!(await exists(file))) {
-      return { valid: false, storage, reason: `project "${ref.name}" has no cache configuration yet: reset the cache to create it` };
+      return {
+        valid: false,
+        storage,
+        reason: `project "${ref.name}" has no cache configuration yet: reset the cache to create it`,
+      };
     }
     return { ...(await this.options.validate(file)), storage };
   }

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+
 import { fileVersion } from '../storage/file-version.js';
 
 /** The Python that has MapProxy: Debian's (`mapproxy-util` runs with it), not a PATH python3. */
@@ -36,7 +37,11 @@ function run(file: string, env: NodeJS.ProcessEnv): Promise<{ ok: boolean; probl
   return new Promise((resolve, reject) => {
     execFile(MAPPROXY_PYTHON, ['-c', LOADER, file], { env, timeout: TIMEOUT_MS }, (error, stdout, stderr) => {
       if (error) {
-        reject(new Error(error.killed ? `it did not finish within ${TIMEOUT_MS / 1000} s` : `${error.message} ${stderr}`.trim()));
+        reject(
+          new Error(
+            error.killed ? `it did not finish within ${TIMEOUT_MS / 1000} s` : `${error.message} ${stderr}`.trim(),
+          ),
+        );
         return;
       }
       try {
@@ -62,7 +67,9 @@ export async function validateWithMapProxy(file: string, env: NodeJS.ProcessEnv 
   } catch (error) {
     return { valid: false, reason: `MapProxy's loader could not check ${file}: ${(error as Error).message}` };
   }
-  const validation = result.ok ? { valid: true } : { valid: false, reason: `MapProxy cannot load ${file}: ${result.problems.join('; ')}` };
+  const validation = result.ok
+    ? { valid: true }
+    : { valid: false, reason: `MapProxy cannot load ${file}: ${result.problems.join('; ')}` };
   if (version !== undefined) verdicts.set(file, { version, validation });
   return validation;
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
+
 import { MAPPROXY_PYTHON } from './validate.js';
 import { toYaml, type YamlMapping } from './yaml.js';
 
@@ -13,8 +14,36 @@ function pyyaml(text: string): unknown {
 test('PyYAML reads back exactly what was written, strings that look like other things included', () => {
   const document: YamlMapping = {
     plain: 'text',
-    lookalikes: ['yes', 'no', 'null', '~', '1e3', '0x10', '2024-01-01', '', ' padded ', '- dash', '# hash', 'a: b', '[x]', '{y}', '*ref', '&anchor', '!tag', '%dir', '@', '`'],
-    escapes: ['quote " and \\ backslash', 'tab\tline\nbreak', 'nul \u0000 bell \u0007', 'c1 \u0085 \u009b', 'ls \u2028 ps \u2029', 'bom \ufeff'],
+    lookalikes: [
+      'yes',
+      'no',
+      'null',
+      '~',
+      '1e3',
+      '0x10',
+      '2024-01-01',
+      '',
+      ' padded ',
+      '- dash',
+      '# hash',
+      'a: b',
+      '[x]',
+      '{y}',
+      '*ref',
+      '&anchor',
+      '!tag',
+      '%dir',
+      '@',
+      '`',
+    ],
+    escapes: [
+      'quote " and \\ backslash',
+      'tab\tline\nbreak',
+      'nul \u0000 bell \u0007',
+      'c1 \u0085 \u009b',
+      'ls \u2028 ps \u2029',
+      'bom \ufeff',
+    ],
     unicode: ['wéird', '漢字', 'emoji 🗺️'],
     numbers: [0, -1.5, 1e-7, -2.5e-12, 1e21, 123456789, 20037508.342789244],
     flags: [true, false, null],
@@ -26,10 +55,22 @@ test('PyYAML reads back exactly what was written, strings that look like other t
 });
 
 test('writes block mappings, flow sequences of scalars and one line per comment', () => {
-  const text = toYaml({ layers: [{ name: 'a', sources: ['a_cache'] }], services: { demo: {} } }, ['first', 'second\nhalf']);
+  const text = toYaml({ layers: [{ name: 'a', sources: ['a_cache'] }], services: { demo: {} } }, [
+    'first',
+    'second\nhalf',
+  ]);
   assert.equal(
     text,
-    ['# first', '# second half', 'layers:', '  - name: "a"', '    sources: ["a_cache"]', 'services:', '  demo: {}', ''].join('\n'),
+    [
+      '# first',
+      '# second half',
+      'layers:',
+      '  - name: "a"',
+      '    sources: ["a_cache"]',
+      'services:',
+      '  demo: {}',
+      '',
+    ].join('\n'),
   );
 });
 

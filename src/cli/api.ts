@@ -20,6 +20,13 @@ export class HttpError extends CliError {
   }
 }
 
+/** The answer of GET /api/projects/{project}/check, as far as the command prints it. */
+export interface ProjectCheck {
+  status: 'ok' | 'degraded' | 'broken';
+  layers: { name: string; status: string; findings: { kind: string; message: string }[] }[];
+  findings: { kind: string; message: string }[];
+}
+
 export class StewardApi {
   private constructor(
     private readonly baseUrl: URL,
@@ -28,7 +35,8 @@ export class StewardApi {
 
   static fromEnv(env: NodeJS.ProcessEnv): StewardApi {
     const url = env['STEWARD_SERVER_URL'];
-    if (!url) throw new CliError('STEWARD_SERVER_URL is not set: point it at the Steward API, e.g. http://localhost:5000');
+    if (!url)
+      throw new CliError('STEWARD_SERVER_URL is not set: point it at the Steward API, e.g. http://localhost:5000');
     if (!URL.canParse(url)) throw new CliError(`STEWARD_SERVER_URL is not a URL: ${url}`);
     return new StewardApi(new URL(url.endsWith('/') ? url : `${url}/`), env['STEWARD_API_TOKEN'] || undefined);
   }
@@ -47,6 +55,13 @@ export class StewardApi {
 
   stats(id: string): Promise<InstanceStats> {
     return this.get(`api/instances/${encodeURIComponent(id)}/stats`);
+  }
+
+  /** The check of one project, or of every project by name. */
+  check(project: string): Promise<ProjectCheck>;
+  check(): Promise<Record<string, ProjectCheck>>;
+  check(project?: string): Promise<ProjectCheck | Record<string, ProjectCheck>> {
+    return this.get(project === undefined ? 'api/checks' : `api/projects/${encodeURIComponent(project)}/check`);
   }
 
   private async get<T>(path: string): Promise<T> {

@@ -1,7 +1,8 @@
 /** The `steward` subcommands: each turns API answers into text or JSON on stdout. */
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import type { InstanceStats } from '../monitor/protocol.js';
-import { HttpError, type StewardApi } from './api.js';
+import { HttpError, type ProjectCheck, type StewardApi } from './api.js';
 import { formatTable } from './table.js';
 
 export const WATCH_INTERVAL_MS = 2000;
@@ -26,7 +27,8 @@ export interface Command {
   summary: string;
   arguments: string[];
   options: Record<string, string>;
-  run(api: StewardApi, invocation: Invocation, io: Io): Promise<void>;
+  /** Resolves to the exit code when it is not 0. */
+  run(api: StewardApi, invocation: Invocation, io: Io): Promise<void | number>;
 }
 
 const JSON_OPTION = { json: 'print JSON instead of text' };
@@ -108,4 +110,28 @@ const stats: Command = {
   },
 };
 
-export const commands: Record<string, Command> = { ps, inspect, logs, stats };
+/** One line per project, then one per finding: `project  status` / `  layer  kind  message`. */
+function checkText(checks: Record<string, ProjectCheck>): string {
+  const rows: string[][] = [];
+  for (const [project, result] of Object.entries(checks)) {
+    rows.push([project, result.status, '', '']);
+    for (const finding of result.findings) rows.push(['', '', finding.kind, finding.message]);
+    for (const layer of result.layers) {
+      for (const finding of layer.findings) rows.push(['', layer.name, finding.kind, finding.message]);
+    }
+  }
+  return formatTable(['PROJECT', 'STATUS / LAYER', 'KIND', 'FINDING'], rows);
+}
+
+const check: Command = {
+  summary: 'Check a project, or every project: exits 1 when one is degraded or broken',
+  arguments: ['[project]'],
+  options: JSON_OPTION,
+  async run(api, { ids: [project], flags }, io) {
+    const checks = project === undefined ? await api.check() : { [project]: await api.check(project) };
+    io.out(flags['json'] ? json(checks) : checkText(checks));
+    return Object.values(checks).every((result) => result.status === 'ok') ? 0 : 1;
+  },
+};
+
+export const commands: Record<string, Command> = { ps, inspect, logs, stats, check };

@@ -1,11 +1,13 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 import { once } from 'node:events';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+
 import type { FastifyInstance } from 'fastify';
+
+import { type Answerer, FakePlugin, hello, instancesApp, waitFor } from '../../test/support/monitoring.js';
 import { InstanceRegistry } from '../monitor/registry.js';
-import { FakePlugin, hello, instancesApp, waitFor, type Answerer } from '../../test/support/monitoring.js';
 import { commands } from './commands.js';
 import { run } from './run.js';
 
@@ -25,7 +27,11 @@ interface Outcome {
   err: string;
 }
 
-async function steward(argv: string[], env: NodeJS.ProcessEnv, signal = new AbortController().signal): Promise<Outcome> {
+async function steward(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  signal = new AbortController().signal,
+): Promise<Outcome> {
   const outcome = { code: -1, out: '', err: '' };
   const io = {
     out: (text: string) => void (outcome.out += text),
@@ -94,7 +100,10 @@ describe('steward against an API with two instances', () => {
     assert.match(out, new RegExp(`${answeringId}\\s+42\\s+17 ms\\s+WMS\\s+GetMap\\s+/data/roads\\.qgs`));
     assert.match(out, new RegExp(`${silentId}\\s+-\\s+-\\s+-\\s+-\\s+.*did not answer`));
     const json = JSON.parse((await steward(['stats', '--json'], env)).out) as object[];
-    assert.deepEqual(json.find((row) => 'count' in row), { id: answeringId, ...stats });
+    assert.deepEqual(
+      json.find((row) => 'count' in row),
+      { id: answeringId, ...stats },
+    );
   });
 
   test('stats --watch refreshes until interrupted', async () => {
@@ -147,7 +156,10 @@ test('sends STEWARD_API_TOKEN as a bearer token', async () => {
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   try {
-    const { out } = await steward(['ps', '--json'], { STEWARD_SERVER_URL: `http://127.0.0.1:${port}`, STEWARD_API_TOKEN: 'tok' });
+    const { out } = await steward(['ps', '--json'], {
+      STEWARD_SERVER_URL: `http://127.0.0.1:${port}`,
+      STEWARD_API_TOKEN: 'tok',
+    });
     assert.equal(out, '[]\n');
     assert.deepEqual(seen, ['Bearer tok']);
   } finally {

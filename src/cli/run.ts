@@ -1,7 +1,8 @@
 /** Parses the `steward` command line and runs a subcommand; returns the exit code. */
 import { parseArgs } from 'node:util';
+
 import { CliError, StewardApi } from './api.js';
-import { commands, type Command, type Invocation, type Io } from './commands.js';
+import { type Command, commands, type Invocation, type Io } from './commands.js';
 
 class UsageError extends Error {}
 
@@ -53,7 +54,8 @@ function parse(name: string, command: Command, args: string[]): Invocation {
   const unknown = Object.keys(values).find((option) => !(option in known));
   if (unknown) throw new UsageError(`steward ${name}: unknown option --${unknown}`);
   const flags = Object.fromEntries(Object.entries(values).map(([option, value]) => [option, value === true]));
-  if (!flags['help'] && positionals.length !== command.arguments.length) {
+  const required = command.arguments.filter((argument) => !argument.startsWith('[')).length;
+  if (!flags['help'] && (positionals.length < required || positionals.length > command.arguments.length)) {
     const expected = command.arguments.length === 0 ? 'no arguments' : command.arguments.join(' ');
     throw new UsageError(`steward ${name}: expected ${expected}`);
   }
@@ -65,11 +67,11 @@ export async function run(argv: string[], io: Io): Promise<number> {
   try {
     if (name === '--help' || name === '-h') return (io.out(mainUsage()), 0);
     const command = name === undefined ? undefined : commands[name];
-    if (!name || !command) throw new UsageError(name ? `steward: unknown command ${name}` : 'steward: no command given');
+    if (!name || !command)
+      throw new UsageError(name ? `steward: unknown command ${name}` : 'steward: no command given');
     const invocation = parse(name, command, args);
     if (invocation.flags['help']) return (io.out(commandUsage(name, command)), 0);
-    await command.run(StewardApi.fromEnv(io.env), invocation, io);
-    return 0;
+    return (await command.run(StewardApi.fromEnv(io.env), invocation, io)) ?? 0;
   } catch (error) {
     if (error instanceof UsageError) {
       io.err(`${error.message}\nRun 'steward ${name && commands[name] ? `${name} ` : ''}--help' for usage.\n`);

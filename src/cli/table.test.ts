@@ -1,5 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { formatTable } from './table.js';
 
 test('pads every column to its widest cell', () => {

@@ -1,6 +1,8 @@
-import gdal from 'gdal-async';
-import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
+
+import Database from 'better-sqlite3';
+import gdal from 'gdal-async';
+
 import { type CrsDefinition } from '../qgis/crs.js';
 
 /** QGIS's own CRS table, which gives the internal `srsid` and names QGIS writes in projects. */
@@ -57,7 +59,8 @@ export class CrsResolver {
     }
     const authName = identified.getAuthorityName(null);
     const code = identified.getAuthorityCode(null);
-    if (authName && code) return this.fromAuthid(`${authName.toUpperCase()}:${code}`) ?? this.describe(srs, authName, code);
+    if (authName && code)
+      return this.fromAuthid(`${authName.toUpperCase()}:${code}`) ?? this.describe(srs, authName, code);
     return undefined;
   }
 

@@ -33,7 +33,8 @@ function unquote(value: string): string {
 
 function parsePostgres(datasource: string): ParsedDatasource {
   const table = POSTGRES_TABLE.exec(datasource);
-  if (!table) throw new DatasourceSyntaxError('a database datasource needs table="<schema>"."<table>" (<geometry column>)');
+  if (!table)
+    throw new DatasourceSyntaxError('a database datasource needs table="<schema>"."<table>" (<geometry column>)');
   const rest = datasource.replace(table[0], ' ');
   const connection: Array<[string, string]> = [];
   for (const match of rest.matchAll(POSTGRES_ENTRY)) connection.push([match[1] as string, unquote(match[2] as string)]);
@@ -73,7 +74,9 @@ export function checkNewLayerOptions(datasource: string, type: LayerType): void 
     throw new DatasourceSyntaxError('a raster datasource takes no "|" options: give the file as /<path>/<file>');
   }
   if (options.length > 1 || options.some((option) => !VECTOR_OPTION.test(option))) {
-    throw new DatasourceSyntaxError('a vector datasource takes at most one option, |layername=<name> or |layerid=<number>');
+    throw new DatasourceSyntaxError(
+      'a vector datasource takes at most one option, |layername=<name> or |layerid=<number>',
+    );
   }
 }
 

@@ -11,7 +11,13 @@ import type { PixelArray } from './pixels.js';
 /** state: [min so far, max so far, no-data]. NaN pixels fail both comparisons, so they are skipped. */
 export type ScanLoop = (pixels: PixelArray, n: number, state: Float64Array) => void;
 /** state: [lowest edge, highest edge, bins per unit, no-data]. */
-export type BinLoop = (pixels: PixelArray, n: number, state: Float64Array, edges: Float64Array, counts: Float64Array) => void;
+export type BinLoop = (
+  pixels: PixelArray,
+  n: number,
+  state: Float64Array,
+  edges: Float64Array,
+  counts: Float64Array,
+) => void;
 
 const SCAN = (skip: string): string => `
   let min = state[0], max = state[1];
@@ -47,6 +53,7 @@ const cache = new Map<string, ScanLoop | BinLoop>();
 function generated<T extends ScanLoop | BinLoop>(key: string, params: string[], body: string): T {
   let loop = cache.get(key);
   if (!loop) {
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- loops are generated per data type
     loop = new Function(...params, `"use strict";${body}`) as T;
     cache.set(key, loop);
   }

@@ -6,6 +6,7 @@
  * the exact minimum and maximum, then for the bins.
  */
 import type gdal from 'gdal-async';
+
 import { BinEdges, type RequestedRange, resolveRange, type ValueRange } from './histogram-bins.js';
 import { binLoop, scanLoop } from './histogram-loops.js';
 import { openRaster } from './open-raster.js';
@@ -118,7 +119,10 @@ async function bandHistogram(band: gdal.RasterBand, options: HistogramOptions, w
 }
 
 /** The histogram of every band, keyed by band number ("1", "2", ...). */
-export async function computeHistogram(path: string, options: HistogramOptions = {}): Promise<Record<string, BandHistogram>> {
+export async function computeHistogram(
+  path: string,
+  options: HistogramOptions = {},
+): Promise<Record<string, BandHistogram>> {
   const dataset = await openRaster(path);
   try {
     const result: Record<string, BandHistogram> = {};

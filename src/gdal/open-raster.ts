@@ -1,5 +1,6 @@
 /** Opening a raster for processing, with failures worded for the person who named it. */
 import gdal from 'gdal-async';
+
 import { Unprocessable } from '../errors.js';
 
 /** Opens `path` read-only; 422 when GDAL cannot, or when it holds no raster band. */

@@ -9,6 +9,7 @@ import { constants } from 'node:fs';
 import { access, mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join } from 'node:path';
+
 import { BadRequest, Unprocessable } from '../errors.js';
 import { isObjectStoragePath, parseObjectPath, uploadGeoTiff } from './object-storage.js';
 
@@ -27,7 +28,8 @@ function checkName(path: string): void {
 
 async function checkFolder(folder: string, path: string): Promise<void> {
   const info = await stat(folder).catch(() => undefined);
-  if (!info?.isDirectory()) throw new Unprocessable(`Output ${path} cannot be written: folder ${folder} does not exist.`);
+  if (!info?.isDirectory())
+    throw new Unprocessable(`Output ${path} cannot be written: folder ${folder} does not exist.`);
   await access(folder, constants.W_OK).catch(() => {
     throw new Unprocessable(`Output ${path} cannot be written: folder ${folder} is not writable.`);
   });

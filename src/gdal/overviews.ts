@@ -7,7 +7,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import gdal from 'gdal-async';
+
 import { Unprocessable } from '../errors.js';
 import { isObjectStoragePath, uploadGeoTiff } from './object-storage.js';
 import { openRaster } from './open-raster.js';
@@ -26,7 +28,7 @@ const OVR_SETTINGS: Record<string, string> = {
 /** Factors 2, 4, 8... until the coarsest overview fits within 256 x 256 pixels (gdaladdo's default). */
 export function overviewFactors(width: number, height: number, maxFactor = Number.POSITIVE_INFINITY): number[] {
   const factors: number[] = [];
-  for (let factor = 1; Math.max(Math.ceil(width / factor), Math.ceil(height / factor)) > MIN_OVERVIEW_SIZE; ) {
+  for (let factor = 1; Math.max(Math.ceil(width / factor), Math.ceil(height / factor)) > MIN_OVERVIEW_SIZE;) {
     factor *= 2;
     if (factor > maxFactor) break;
     factors.push(factor);
@@ -87,8 +89,9 @@ export async function buildOverviews(datasource: string): Promise<number[]> {
   const factors = overviewFactors(width, height);
   if (factors.length === 0) return [];
   if (isObjectStoragePath(datasource)) await buildForObjectStorage(datasource, factors, resampling);
-  else await buildExternal(datasource, factors, resampling).catch((error: Error) => {
-    throw new Unprocessable(`The overviews of ${datasource} could not be built: ${error.message}`);
-  });
+  else
+    await buildExternal(datasource, factors, resampling).catch((error: Error) => {
+      throw new Unprocessable(`The overviews of ${datasource} could not be built: ${error.message}`);
+    });
   return factors;
 }

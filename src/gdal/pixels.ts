@@ -1,16 +1,10 @@
 /** Typed arrays for raster pixels, and reading a band window by window with the next read in flight. */
 import type gdal from 'gdal-async';
+
 import { Unprocessable } from '../errors.js';
 import type { Window } from './windows.js';
 
-export type PixelArray =
-  | Float32Array
-  | Float64Array
-  | Uint8Array
-  | Int16Array
-  | Uint16Array
-  | Int32Array
-  | Uint32Array;
+export type PixelArray = Float32Array | Float64Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array;
 
 export type PixelStorage = 'float32' | 'float64' | 'integer';
 
@@ -35,7 +29,10 @@ const TYPES: Record<string, PixelType> = {
 /** How pixels of a GDAL data type are held; complex types are refused. */
 export function pixelType(dataType: string | null, what: string): PixelType {
   const type = dataType === null ? undefined : TYPES[dataType];
-  if (!type) throw new Unprocessable(`${what} has pixels of type ${dataType ?? 'unknown'}, which raster processing does not handle.`);
+  if (!type)
+    throw new Unprocessable(
+      `${what} has pixels of type ${dataType ?? 'unknown'}, which raster processing does not handle.`,
+    );
   return type;
 }
 

@@ -1,4 +1,5 @@
 import gdal from 'gdal-async';
+
 import { type CrsDefinition } from '../qgis/crs.js';
 import { type Extent, type LayerType } from '../qgis/layer.js';
 import { type CrsResolver } from './crs.js';

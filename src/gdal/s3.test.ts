@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+
 import { objectStorageSettings } from './s3.js';
 
 describe('object storage settings', () => {
@@ -27,7 +28,12 @@ describe('object storage settings', () => {
       AWS_VIRTUAL_HOSTING: 'TRUE',
       AWS_DEFAULT_REGION: 'us-west-2',
     });
-    assert.deepEqual(settings, { AWS_REGION: 'us-west-2', AWS_S3_ENDPOINT: 'minio.example.org', AWS_HTTPS: 'YES', AWS_VIRTUAL_HOSTING: 'TRUE' });
+    assert.deepEqual(settings, {
+      AWS_REGION: 'us-west-2',
+      AWS_S3_ENDPOINT: 'minio.example.org',
+      AWS_HTTPS: 'YES',
+      AWS_VIRTUAL_HOSTING: 'TRUE',
+    });
   });
 
   test("accept GDAL's own host:port endpoint", () => {

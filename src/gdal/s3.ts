@@ -10,7 +10,13 @@ import gdal from 'gdal-async';
 
 type Environment = Readonly<Record<string, string | undefined>>;
 
-const PASSED_THROUGH = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_NO_SIGN_REQUEST', 'AWS_REQUEST_PAYER'];
+const PASSED_THROUGH = [
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'AWS_NO_SIGN_REQUEST',
+  'AWS_REQUEST_PAYER',
+];
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value.trim();
@@ -24,7 +30,8 @@ function parseEndpoint(endpoint: string): { host: string; https: boolean | undef
 }
 
 function endpointSettings(env: Environment): Record<string, string> {
-  const endpoint = nonEmpty(env['AWS_ENDPOINT_URL_S3']) ?? nonEmpty(env['AWS_ENDPOINT_URL']) ?? nonEmpty(env['AWS_S3_ENDPOINT']);
+  const endpoint =
+    nonEmpty(env['AWS_ENDPOINT_URL_S3']) ?? nonEmpty(env['AWS_ENDPOINT_URL']) ?? nonEmpty(env['AWS_S3_ENDPOINT']);
   if (endpoint === undefined) return {};
   const { host, https } = parseEndpoint(endpoint);
   const settings: Record<string, string> = { AWS_S3_ENDPOINT: host };

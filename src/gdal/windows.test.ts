@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+
 import { planWindows, type Window } from './windows.js';
 
 function covered(windows: Window[]): number {
@@ -17,12 +18,15 @@ describe('read windows', () => {
 
   test('split very wide rasters into runs of whole blocks', () => {
     const windows = planWindows(4700, 600, { x: 512, y: 512 }, 1 << 21);
-    assert.deepEqual(windows.map((w) => [w.x, w.y, w.width, w.height]), [
-      [0, 0, 4096, 512],
-      [4096, 0, 604, 512],
-      [0, 512, 4096, 88],
-      [4096, 512, 604, 88],
-    ]);
+    assert.deepEqual(
+      windows.map((w) => [w.x, w.y, w.width, w.height]),
+      [
+        [0, 0, 4096, 512],
+        [4096, 0, 604, 512],
+        [0, 512, 4096, 88],
+        [4096, 512, 604, 88],
+      ],
+    );
     assert.equal(covered(windows), 4700 * 600);
   });
 

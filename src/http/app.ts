@@ -1,14 +1,21 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type FastifyServerFactory } from 'fastify';
+
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerFactory } from 'fastify';
+
 import { type BearerCheck, bearerCheck, installBearerAuth } from './auth.js';
-import { frameworkError, installErrorHandling } from './errors.js';
+import { frameworkError, installErrorHandling, MAX_PATH_SEGMENT_LENGTH } from './errors.js';
+import { installProjectScope } from './project-scope.js';
+import { type RouteModule } from './route-module.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 /** Serves a request ahead of the router, or hands it on with `next`. */
 export type EarlyHandler = (request: IncomingMessage, response: ServerResponse, next: () => void) => void;
+
+/** Told of each answered request: its route pattern (undefined when no route matched), status and time. */
+export type RequestObserver = (method: string, route: string, status: number, seconds: number) => void;
 
 /**
  * The HTTP server: JSON in and out, every path with or without a trailing slash, errors as
@@ -16,20 +23,27 @@ export type EarlyHandler = (request: IncomingMessage, response: ServerResponse, 
  */
 export async function buildApp(
   logger: FastifyBaseLogger,
-  routes: FastifyPluginAsync[],
-  options: { apiToken: string | undefined; beforeRouting?: EarlyHandler },
+  routes: RouteModule[],
+  options: { apiToken: string | undefined; beforeRouting?: EarlyHandler; observe?: RequestObserver },
 ): Promise<FastifyInstance> {
   const authorized = options.apiToken === undefined ? undefined : bearerCheck(options.apiToken);
   const app = Fastify({
     ...(options.beforeRouting && { serverFactory: serverWith(options.beforeRouting, authorized) }),
     loggerInstance: logger,
     bodyLimit: BODY_LIMIT_BYTES,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_SEGMENT_LENGTH },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
     frameworkErrors: frameworkError,
   });
   installErrorHandling(app);
   installBearerAuth(app, authorized);
+  installProjectScope(app);
+  const observe = options.observe;
+  if (observe) {
+    app.addHook('onResponse', async (request, reply) => {
+      observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    });
+  }
   // Only JSON is accepted: any other body type gets 415 instead of being parsed as text.
   app.removeContentTypeParser('text/plain');
   await app.register(swagger, {
@@ -43,12 +57,15 @@ export async function buildApp(
         { name: 'symbology' },
         { name: 'processing' },
         { name: 'instances' },
+        { name: 'server' },
+        { name: 'datasources' },
+        { name: 'jobs' },
       ],
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  for (const route of routes) await app.register(route);
+  for (const { prefix, routes: plugin } of routes) await app.register(plugin, { prefix });
   return app;
 }
 

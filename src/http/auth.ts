@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+
 import { type FastifyInstance } from 'fastify';
 
 /** Whether an `Authorization` header opens the API. */
@@ -20,14 +21,19 @@ export function bearerCheck(token: string): BearerCheck {
   };
 }
 
-/** With a token configured (a check given), every /api route needs `Authorization: Bearer <token>`. */
+/** The API and the metrics need the token; the console's files and the health checks do not. */
+function isProtected(url: string): boolean {
+  return /^\/(api|metrics)(\/|\?|$)/.test(url);
+}
+
+/** With a token configured (a check given), every /api route and /metrics need `Authorization: Bearer <token>`. */
 export function installBearerAuth(app: FastifyInstance, authorized: BearerCheck | undefined): void {
   if (authorized === undefined) {
     app.log.warn('STEWARD_API_TOKEN is not set: the API is open to anyone who can reach it');
     return;
   }
   app.addHook('onRequest', async (request, reply) => {
-    if (!request.url.startsWith('/api/') && request.url !== '/api') return;
+    if (!isProtected(request.url)) return;
     if (authorized(request.headers.authorization)) return;
     return reply
       .status(401)

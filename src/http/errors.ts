@@ -1,7 +1,11 @@
 import { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+
 import { StewardError } from '../errors.js';
 import { ProjectFormatError } from '../qgis/project.js';
 import { XmlSyntaxError } from '../qgis/xml/parse.js';
+
+/** The longest path parameter the router takes; a longer one is answered 414. */
+export const MAX_PATH_SEGMENT_LENGTH = 1000;
 
 /**
  * Fastify's `frameworkErrors`: the router's own refusals (a path that is not valid percent-encoded
@@ -32,7 +36,12 @@ export function installErrorHandling(app: FastifyInstance): void {
     request.log.error({ err: error }, 'unexpected failure');
     return reply.status(500).send({ error: 'internal error; the server log has the details' });
   });
-  app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send({ error: `no route ${request.method} ${request.url.split('?')[0]}` }),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    // The console's catch-all route takes what the router refused for an over-long parameter.
+    if (path.split('/').some((segment) => segment.length > MAX_PATH_SEGMENT_LENGTH)) {
+      return reply.status(414).send({ error: `a path segment is longer than ${MAX_PATH_SEGMENT_LENGTH} characters` });
+    }
+    return reply.status(404).send({ error: `no route ${request.method} ${path}` });
+  });
 }

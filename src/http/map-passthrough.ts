@@ -1,9 +1,14 @@
 import { type IncomingMessage, type ServerResponse } from 'node:http';
+
 import { type FastifyBaseLogger } from 'fastify';
+
 import { BadGateway, GatewayTimeout, StewardError } from '../errors.js';
 import { type MapService, type RenderedMap } from '../services/maps.js';
-import { type ProjectService } from '../services/projects.js';
-import { type EarlyHandler } from './app.js';
+import { projectRef } from '../services/projects.js';
+import { type EarlyHandler, type RequestObserver } from './app.js';
+
+/** The route pattern the passthrough answers for, as metrics label it. */
+export const MAP_ROUTE = '/api/projects/:project/layers/:layer/map';
 
 export interface MapTarget {
   project: string;
@@ -25,7 +30,11 @@ export function mapTarget(url: string): MapTarget | undefined {
   const keys = [...query.keys()];
   if (keys.length > 1 || (keys.length === 1 && keys[0] !== 'schema')) return undefined;
   try {
-    return { project: decodeURIComponent(match[1] ?? ''), layer: decodeURIComponent(match[2] ?? ''), schema: query.get('schema') ?? undefined };
+    return {
+      project: decodeURIComponent(match[1] ?? ''),
+      layer: decodeURIComponent(match[2] ?? ''),
+      schema: query.get('schema') ?? undefined,
+    };
   } catch {
     return undefined;
   }
@@ -39,22 +48,33 @@ export function mapTarget(url: string): MapTarget | undefined {
  * twice; any other failure (a bad name, a missing layer) goes on to the route, which answers it
  * with the same services and the usual error handling.
  */
-export function mapPassthrough(projects: ProjectService, maps: MapService, log: FastifyBaseLogger): EarlyHandler {
-  async function serve(target: MapTarget, request: IncomingMessage, response: ServerResponse, next: () => void): Promise<void> {
+export function mapPassthrough(maps: MapService, log: FastifyBaseLogger, observe?: RequestObserver): EarlyHandler {
+  async function serve(
+    target: MapTarget,
+    request: IncomingMessage,
+    response: ServerResponse,
+    next: () => void,
+  ): Promise<void> {
     const started = performance.now();
     let map: RenderedMap | BadGateway | GatewayTimeout;
     try {
-      map = await maps.render(projects.ref(target.project, target.schema), target.layer);
+      map = await maps.render(projectRef(target.project, target.schema), target.layer);
     } catch (error) {
       if (!(error instanceof BadGateway || error instanceof GatewayTimeout)) return next();
       map = error;
     }
     response.once('finish', () => {
       const responseTime = performance.now() - started;
-      log.info({ req: { method: request.method, url: request.url }, res: { statusCode: response.statusCode }, responseTime }, 'request completed');
+      observe?.('GET', MAP_ROUTE, response.statusCode, responseTime / 1000);
+      log.info(
+        { req: { method: request.method, url: request.url }, res: { statusCode: response.statusCode }, responseTime },
+        'request completed',
+      );
     });
     if (map instanceof StewardError) {
-      response.writeHead(map.status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ error: map.message }));
+      response
+        .writeHead(map.status, { 'content-type': 'application/json; charset=utf-8' })
+        .end(JSON.stringify({ error: map.message }));
       return;
     }
     // A QGIS Server that fails mid-image ends the reply, and a client that leaves ends the GetMap.

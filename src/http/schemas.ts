@@ -3,7 +3,9 @@ import { Type } from '@sinclair/typebox';
 export const ErrorBody = Type.Object({ error: Type.String() }, { $id: 'Error' });
 
 export const SchemaQuery = Type.Object({
-  schema: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Database schema of the project (default public)' })),
+  schema: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 255, description: 'Database schema of the project (default public)' }),
+  ),
 });
 
 export const ProjectParams = Type.Object({ project: Type.String() });

@@ -1,5 +1,6 @@
 /** One registered plugin: sends requests over its socket and matches the replies by id. */
 import type { Socket } from 'node:net';
+
 import { BadGateway, GatewayTimeout } from '../errors.js';
 import { encodeLine } from './lines.js';
 import { isResultOf, type Method, type MethodResult, type Reply } from './protocol.js';
@@ -35,10 +36,14 @@ export class PluginConnection {
     return new Promise<unknown>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(requestId);
-        reject(new GatewayTimeout(`Instance ${this.id} did not answer "${method}" within ${this.timeoutMs / 1000} seconds.`));
+        reject(
+          new GatewayTimeout(`Instance ${this.id} did not answer "${method}" within ${this.timeoutMs / 1000} seconds.`),
+        );
       }, this.timeoutMs);
       this.pending.set(requestId, { method, resolve, reject, timer });
-      this.socket.write(encodeLine(params === undefined ? { id: requestId, method } : { id: requestId, method, params }));
+      this.socket.write(
+        encodeLine(params === undefined ? { id: requestId, method } : { id: requestId, method, params }),
+      );
     }).then((result) => this.checked(method, result));
   }
 

@@ -1,6 +1,7 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LineDecoder, encodeLine } from './lines.js';
+import { test } from 'node:test';
+
+import { encodeLine, LineDecoder } from './lines.js';
 
 function collect(maxBytes?: number) {
   const lines: string[] = [];

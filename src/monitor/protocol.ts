@@ -1,5 +1,5 @@
 /** Messages of the monitoring protocol (DESIGN.md section 5) and the shapes of their results. */
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 
 export const PROTOCOL_VERSION = 1;
@@ -41,6 +41,11 @@ export const InstanceStats = Type.Object({
   request: Type.String(),
   project: Type.String(),
   duration: Type.Integer({ description: 'Milliseconds, so far for a request in flight' }),
+  failures: Type.Optional(Type.Integer({ description: 'Requests answered with an error since the instance started' })),
+  busy_ms: Type.Optional(Type.Integer({ description: 'Milliseconds spent serving the requests counted' })),
+  requests: Type.Optional(
+    Type.Record(Type.String(), Type.Integer(), { description: 'Requests served by REQUEST value (GetMap, ...)' }),
+  ),
 });
 export type InstanceStats = Static<typeof InstanceStats>;
 

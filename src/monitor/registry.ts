@@ -5,10 +5,11 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
+
 import { NotFound } from '../errors.js';
 import { PluginConnection, REPLY_TIMEOUT_MS } from './connection.js';
 import { LineDecoder } from './lines.js';
-import { Hello, PROTOCOL_VERSION, parseMessage, parseReply, type MethodResult } from './protocol.js';
+import { Hello, type MethodResult, parseMessage, parseReply, PROTOCOL_VERSION } from './protocol.js';
 
 export interface MonitorLogger {
   info(message: string): void;
@@ -116,7 +117,10 @@ export class InstanceRegistry {
     socket.setKeepAlive(true, 30_000);
     const ip = displayIp(socket.remoteAddress);
     let connection: PluginConnection | undefined;
-    const helloTimer = setTimeout(() => this.refuse(socket, ip, 'no hello in time'), this.options.helloTimeoutMs ?? 10_000);
+    const helloTimer = setTimeout(
+      () => this.refuse(socket, ip, 'no hello in time'),
+      this.options.helloTimeoutMs ?? 10_000,
+    );
     const decoder = new LineDecoder({
       line: (text) => {
         if (socket.destroyed) return;
@@ -146,7 +150,9 @@ export class InstanceRegistry {
     if (!tokenMatches(this.options.token, hello.token)) return this.refuse(socket, ip, 'wrong token');
     const connection = new PluginConnection(this.newId(), ip, socket, this.options.replyTimeoutMs ?? REPLY_TIMEOUT_MS);
     this.instances.set(connection.id, connection);
-    this.log.info(`instance ${connection.id} registered from ${ip} (${hello.hostname ?? '?'}, pid ${hello.pid ?? '?'})`);
+    this.log.info(
+      `instance ${connection.id} registered from ${ip} (${hello.hostname ?? '?'}, pid ${hello.pid ?? '?'})`,
+    );
     return connection;
   }
 

@@ -1,4 +1,4 @@
-import { element, textElement, type XmlElement, childText, path } from './xml/node.js';
+import { childText, element, path, textElement, type XmlElement } from './xml/node.js';
 
 /** Everything QGIS writes in a `<spatialrefsys>` block. */
 export interface CrsDefinition {
@@ -34,7 +34,6 @@ export function authidOf(container: XmlElement | undefined): string {
   const block = container.name === 'spatialrefsys' ? container : path(container, 'spatialrefsys');
   return block ? childText(block, 'authid') : '';
 }
-
 
 /** Parses `EPSG:4326`, `epsg:4326` or a bare code into `EPSG:4326`; undefined when it is neither. */
 export function normaliseAuthid(value: string | number): string | undefined {

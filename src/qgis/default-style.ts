@@ -6,7 +6,13 @@ const DEFAULT_SYMBOLS: Record<string, { symbol: string; layerClass: string; prop
   Point: {
     symbol: 'marker',
     layerClass: 'SimpleMarker',
-    properties: { name: 'circle', color: '232,113,141,255', outline_color: '35,35,35,255', outline_width: '0', size: '2' },
+    properties: {
+      name: 'circle',
+      color: '232,113,141,255',
+      outline_color: '35,35,35,255',
+      outline_width: '0',
+      size: '2',
+    },
   },
   Line: {
     symbol: 'line',
@@ -16,7 +22,13 @@ const DEFAULT_SYMBOLS: Record<string, { symbol: string; layerClass: string; prop
   Polygon: {
     symbol: 'fill',
     layerClass: 'SimpleFill',
-    properties: { color: '229,182,54,255', style: 'solid', outline_color: '35,35,35,255', outline_style: 'solid', outline_width: '0.26' },
+    properties: {
+      color: '229,182,54,255',
+      style: 'solid',
+      outline_color: '35,35,35,255',
+      outline_style: 'solid',
+      outline_width: '0.26',
+    },
   },
 };
 
@@ -40,7 +52,9 @@ export function defaultVectorStyle(geometry: string): XmlElement[] {
     { type: 'singleSymbol', symbollevels: '0', forceraster: '0', enableorderby: '0', referencescale: '-1' },
     [
       element('symbols', {}, [
-        element('symbol', { type: symbol.symbol, name: '0', alpha: '1', clip_to_extent: '1', force_rhr: '0' }, [symbolLayer]),
+        element('symbol', { type: symbol.symbol, name: '0', alpha: '1', clip_to_extent: '1', force_rhr: '0' }, [
+          symbolLayer,
+        ]),
       ]),
       element('rotation'),
       element('sizescale'),
@@ -65,21 +79,50 @@ export function defaultRasterStyle(dataType: string, bandRanges: Array<{ min: nu
   const stretchColours = dataType !== 'Byte';
   const renderer =
     bandRanges.length >= 3
-      ? element('rasterrenderer', { type: 'multibandcolor', opacity: '1', alphaBand: '-1', redBand: '1', greenBand: '2', blueBand: '3', nodataColor: '' }, [
-          element('rasterTransparency'),
-          contrastEnhancement('redContrastEnhancement', range(1), stretchColours),
-          contrastEnhancement('greenContrastEnhancement', range(2), stretchColours),
-          contrastEnhancement('blueContrastEnhancement', range(3), stretchColours),
-        ])
-      : element('rasterrenderer', { type: 'singlebandgray', opacity: '1', alphaBand: '-1', grayBand: '1', gradient: 'BlackToWhite', nodataColor: '' }, [
-          element('rasterTransparency'),
-          contrastEnhancement('contrastEnhancement', range(1), true),
-        ]);
+      ? element(
+          'rasterrenderer',
+          {
+            type: 'multibandcolor',
+            opacity: '1',
+            alphaBand: '-1',
+            redBand: '1',
+            greenBand: '2',
+            blueBand: '3',
+            nodataColor: '',
+          },
+          [
+            element('rasterTransparency'),
+            contrastEnhancement('redContrastEnhancement', range(1), stretchColours),
+            contrastEnhancement('greenContrastEnhancement', range(2), stretchColours),
+            contrastEnhancement('blueContrastEnhancement', range(3), stretchColours),
+          ],
+        )
+      : element(
+          'rasterrenderer',
+          {
+            type: 'singlebandgray',
+            opacity: '1',
+            alphaBand: '-1',
+            grayBand: '1',
+            gradient: 'BlackToWhite',
+            nodataColor: '',
+          },
+          [element('rasterTransparency'), contrastEnhancement('contrastEnhancement', range(1), true)],
+        );
   return [
     element('pipe', {}, [
       renderer,
       element('brightnesscontrast', { brightness: '0', contrast: '0', gamma: '1' }),
-      element('huesaturation', { saturation: '0', grayscaleMode: '0', invertColors: '0', colorizeOn: '0', colorizeRed: '255', colorizeGreen: '128', colorizeBlue: '128', colorizeStrength: '100' }),
+      element('huesaturation', {
+        saturation: '0',
+        grayscaleMode: '0',
+        invertColors: '0',
+        colorizeOn: '0',
+        colorizeRed: '255',
+        colorizeGreen: '128',
+        colorizeBlue: '128',
+        colorizeStrength: '100',
+      }),
       element('rasterresampler', { maxOversampling: '2' }),
       textElement('resamplingStage', 'resamplingFilter'),
     ]),

@@ -1,6 +1,6 @@
 import { type CrsDefinition, spatialRefSysElement } from './crs.js';
+import { path, replaceChild, setText, type XmlDocument } from './xml/node.js';
 import { parseXml } from './xml/parse.js';
-import { type XmlDocument, path, replaceChild, setText } from './xml/node.js';
 
 export const QGIS_FORMAT_VERSION = '3.22.16-Białowieża';
 

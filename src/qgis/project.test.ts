@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+
 import { type CrsDefinition } from './crs.js';
 import { type MapLayerDefinition } from './layer.js';
 import { ProjectDocument } from './project.js';
@@ -38,7 +39,10 @@ describe('a project document written more than once', () => {
     const written = document.serialize();
     assert.equal(document.serialize(), written);
     assert.equal(ProjectDocument.parse(written).serialize(), written);
-    assert.deepEqual(document.layers().map((layer) => layer.name), ['first', 'second']);
+    assert.deepEqual(
+      document.layers().map((layer) => layer.name),
+      ['first', 'second'],
+    );
     assert.equal(document.layer('second')?.datasource, '/data/second.tif');
 
     document.mapLayerElement('second')?.attributes.set('stewardTest', '7');

@@ -1,9 +1,8 @@
 import { authidOf } from './crs.js';
-import { type Extent, type LayerType, type MapLayerDefinition, layerTreeElement, mapLayerElement } from './layer.js';
+import { type Extent, layerTreeElement, type LayerType, type MapLayerDefinition, mapLayerElement } from './layer.js';
+import { addSnapping, fieldsOf, removeLayerReferences, removeProjectReferences } from './layer-references.js';
 import { emptyProject, type NewProject } from './project-template.js';
 import { readTimeDimension, type TimeDimension } from './temporal.js';
-import { parseXml } from './xml/parse.js';
-import { serializeElement, serializeXml } from './xml/serialize.js';
 import {
   appendChild,
   childElements,
@@ -18,6 +17,8 @@ import {
   type XmlDocument,
   type XmlElement,
 } from './xml/node.js';
+import { parseXml } from './xml/parse.js';
+import { serializeElement, serializeXml } from './xml/serialize.js';
 
 /** Layers stay text until a change needs their elements, which keeps big projects small in memory. */
 const DEFERRED_ELEMENTS: ReadonlySet<string> = new Set(['maplayer']);
@@ -65,7 +66,10 @@ function readStyles(layer: XmlElement): { currentStyle: string; styles: string[]
   const styles = manager ? childElements(manager, 'map-layer-style').map((s) => s.attributes.get('name') ?? '') : [];
   const currentStyle = manager?.attributes.get('current') ?? '';
   // QGIS names a layer's only, unnamed style "default" on the server.
-  return { currentStyle: currentStyle || 'default', styles: styles.length > 0 ? styles.map((s) => s || 'default') : ['default'] };
+  return {
+    currentStyle: currentStyle || 'default',
+    styles: styles.length > 0 ? styles.map((s) => s || 'default') : ['default'],
+  };
 }
 
 function readLayer(layer: XmlElement): LayerEntry {
@@ -257,15 +261,32 @@ export class ProjectDocument {
       appendChild(tree, entry, 1);
     }
     appendChild(ensureChild(this.document.root, 'layerorder', 1), element('layer', { id: definition.id }), 1);
+    if (definition.type === 'vector' && definition.geometry) addSnapping(this.document.root, definition.id);
     this.entries = undefined;
   }
 
-  /** Removes the layer and every reference Steward knows of (tree, order, custom order). */
+  /**
+   * Removes the layer and what QGIS removes with it (docs/project-edits.md): its places in the
+   * layer tree, the drawing orders, snapping, relations, other layers' joins, map themes and
+   * layouts. Only the layers that name it are expanded from their text.
+   */
   removeLayer(name: string): boolean {
     const entry = this.layer(name);
     if (!entry) return false;
     const layer = this.mapLayerNode(entry.id);
+    const fields = layer ? fieldsOf(layer.kind === 'element' ? layer : parseXml(layer.markup).root) : [];
     if (layer) removeChild(this.projectLayers, layer);
+    const relations = removeProjectReferences(this.document.root, entry.id);
+    const removed = { id: entry.id, name: entry.name, fields, relations };
+    const children = this.projectLayers.children;
+    children.forEach((node, index) => {
+      if (node.kind === 'deferred' && node.name === 'maplayer' && node.markup.includes(entry.id)) {
+        const expanded = parseXml(node.markup).root;
+        if (removeLayerReferences(expanded, removed)) children[index] = expanded;
+      } else if (node.kind === 'element' && node.name === 'maplayer') {
+        removeLayerReferences(node, removed);
+      }
+    });
     const treeNode = findTreeLayer(this.layerTree, entry.id);
     if (treeNode) removeChild(treeNode.parent, treeNode.node);
     const customOrder = firstChild(this.layerTree, 'custom-order');

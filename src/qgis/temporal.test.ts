@@ -1,12 +1,18 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
+
 import { ProjectDocument } from './project.js';
 import { fixedInstantElement, instantDimension, readTimeDimension, utcInstant } from './temporal.js';
-import { parseXml } from './xml/parse.js';
 import { firstChild, type XmlElement, type XmlNode } from './xml/node.js';
+import { parseXml } from './xml/parse.js';
 
-const DATE_TIMES = ['2024-05-01T02:00:00+02:00', '1999-12-31T23:59:59Z', '2024-02-29T12:00:00-05:30', '2024-05-01T00:00:00'];
+const DATE_TIMES = [
+  '2024-05-01T02:00:00+02:00',
+  '1999-12-31T23:59:59Z',
+  '2024-02-29T12:00:00-05:30',
+  '2024-05-01T00:00:00',
+];
 
 // Each argument becomes a raster layer `t<index>` fixed at that date-time, written by QGIS itself.
 const QGIS_WRITER = `
@@ -37,7 +43,11 @@ shutil.rmtree(folder)
 function writtenByQgis(dateTimes: string[]): ProjectDocument {
   // Qt reads a date-time without a zone as local time; in UTC that is what Steward reads it as.
   const env = { ...process.env, QT_QPA_PLATFORM: 'offscreen', TZ: 'UTC' };
-  const text = execFileSync('/usr/bin/python3', ['-c', QGIS_WRITER, ...dateTimes], { env, encoding: 'utf8', stdio: 'pipe' });
+  const text = execFileSync('/usr/bin/python3', ['-c', QGIS_WRITER, ...dateTimes], {
+    env,
+    encoding: 'utf8',
+    stdio: 'pipe',
+  });
   return ProjectDocument.parse(text);
 }
 
@@ -71,21 +81,44 @@ test('utcInstant takes ISO 8601 date-times to the second, in UTC, and nothing el
   ];
   for (const [text, instant] of accepted) assert.equal(utcInstant(text), instant, text);
   const refused = [
-    '2024-05-01', '2024-05-01T00:00', '2024-05-01 00:00:00', '2024-05-01T00:00:00.5Z', '2024-05-01T00:00:00+2:00',
-    '2023-02-29T00:00:00Z', '2024-04-31T00:00:00Z', '2024-13-01T00:00:00Z', '2024-05-01T24:00:00Z', '2024-05-01T00:60:00Z',
-    '2024-05-01T00:00:60Z', '2024-05-01T00:00:00+24:00', '9999-12-31T23:00:00-02:00', ' 2024-05-01T00:00:00Z', 'yesterday', '',
+    '2024-05-01',
+    '2024-05-01T00:00',
+    '2024-05-01 00:00:00',
+    '2024-05-01T00:00:00.5Z',
+    '2024-05-01T00:00:00+2:00',
+    '2023-02-29T00:00:00Z',
+    '2024-04-31T00:00:00Z',
+    '2024-13-01T00:00:00Z',
+    '2024-05-01T24:00:00Z',
+    '2024-05-01T00:60:00Z',
+    '2024-05-01T00:00:60Z',
+    '2024-05-01T00:00:00+24:00',
+    '9999-12-31T23:00:00-02:00',
+    ' 2024-05-01T00:00:00Z',
+    'yesterday',
+    '',
   ];
   for (const text of refused) assert.equal(utcInstant(text), undefined, text);
 });
 
 test('only an active fixed range of one instant is a time dimension', () => {
   const temporal = (attributes: string, start: string, end: string): XmlElement =>
-    parseXml(`<maplayer><temporal ${attributes}><fixedRange><start>${start}</start><end>${end}</end></fixedRange></temporal></maplayer>`).root;
+    parseXml(
+      `<maplayer><temporal ${attributes}><fixedRange><start>${start}</start><end>${end}</end></fixedRange></temporal></maplayer>`,
+    ).root;
   const instant = '2024-05-01T00:00:00Z';
   assert.deepEqual(readTimeDimension(temporal('enabled="1" mode="0"', instant, instant)), instantDimension(instant));
   assert.equal(readTimeDimension(temporal('enabled="0" mode="0"', instant, instant)), undefined, 'inactive');
-  assert.equal(readTimeDimension(temporal('enabled="1" mode="1"', instant, instant)), undefined, 'times from the provider');
-  assert.equal(readTimeDimension(temporal('enabled="1" mode="0"', instant, '2024-06-01T00:00:00Z')), undefined, 'a range');
+  assert.equal(
+    readTimeDimension(temporal('enabled="1" mode="1"', instant, instant)),
+    undefined,
+    'times from the provider',
+  );
+  assert.equal(
+    readTimeDimension(temporal('enabled="1" mode="0"', instant, '2024-06-01T00:00:00Z')),
+    undefined,
+    'a range',
+  );
   assert.equal(readTimeDimension(temporal('enabled="1" mode="0"', '', '')), undefined, 'no times');
   assert.equal(readTimeDimension(parseXml('<maplayer/>').root), undefined, 'no temporal properties');
 });

@@ -47,7 +47,8 @@ export function fixedInstantElement(instant: string): XmlElement {
  */
 export function readTimeDimension(layer: XmlElement): TimeDimension | undefined {
   const temporal = firstChild(layer, 'temporal');
-  if (temporal?.attributes.get('enabled') !== '1' || temporal.attributes.get('mode') !== FIXED_TEMPORAL_RANGE) return undefined;
+  if (temporal?.attributes.get('enabled') !== '1' || temporal.attributes.get('mode') !== FIXED_TEMPORAL_RANGE)
+    return undefined;
   const start = utcInstant(childText(temporal, 'fixedRange', 'start'));
   if (start === undefined || start !== utcInstant(childText(temporal, 'fixedRange', 'end'))) return undefined;
   return instantDimension(start);

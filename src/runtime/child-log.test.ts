@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
+
 import { ChildLog } from './child-log.js';
 
 /** Runs `script` in a Node child and returns its log once the child has exited and its streams closed. */
@@ -29,6 +30,9 @@ describe('ChildLog', () => {
     assert.ok(log.lines.length <= 100 && log.lines.length >= 50, `kept ${log.lines.length} lines`);
     assert.equal(log.lines.at(-1), 'line 1000');
     const first = Number(log.lines[0]?.split(' ')[1]);
-    assert.deepEqual(log.lines, Array.from({ length: 1000 - first + 1 }, (_, index) => `line ${first + index}`));
+    assert.deepEqual(
+      log.lines,
+      Array.from({ length: 1000 - first + 1 }, (_, index) => `line ${first + index}`),
+    );
   });
 });

@@ -22,7 +22,8 @@ export class ChildLog {
       if (this.kept.length > this.limit) this.kept = this.kept.slice(-Math.ceil(this.limit / 2));
       onLine?.(line);
     };
-    for (const stream of [child.stdout, child.stderr]) if (stream) createInterface({ input: stream }).on('line', record);
+    for (const stream of [child.stdout, child.stderr])
+      if (stream) createInterface({ input: stream }).on('line', record);
   }
 
   get lines(): readonly string[] {

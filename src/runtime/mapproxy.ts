@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import { ChildLog } from './child-log.js';
 import { freePort } from './ports.js';
 import { type QgisServerOptions } from './qgis-server.js';

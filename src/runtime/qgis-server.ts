@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import { ChildLog } from './child-log.js';
 import { accepts, freePort } from './ports.js';
 
@@ -10,6 +11,8 @@ export interface QgisServerOptions {
   env?: NodeJS.ProcessEnv;
   /** Receives every line QGIS Server writes to stdout/stderr (its log). */
   onLog?: (line: string) => void;
+  /** The program and its first arguments, when not `qgis_mapserver` on the PATH (another QGIS release). */
+  command?: readonly string[];
 }
 
 /** A `qgis_mapserver` child process listening on a loopback port. */
@@ -32,7 +35,8 @@ export class QgisServerProcess {
   static async start(options: QgisServerOptions = {}): Promise<QgisServerProcess> {
     const host = options.host ?? '127.0.0.1';
     const port = options.port ?? (await freePort(host));
-    const child = spawn('qgis_mapserver', [`${host}:${port}`], {
+    const [program = 'qgis_mapserver', ...programArgs] = options.command ?? [];
+    const child = spawn(program, [...programArgs, `${host}:${port}`], {
       env: {
         ...process.env,
         QT_QPA_PLATFORM: 'offscreen',

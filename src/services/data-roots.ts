@@ -1,5 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
+
 import { Forbidden } from '../errors.js';
 
 function inside(root: string, path: string): boolean {
@@ -26,13 +27,19 @@ async function realPathOf(path: string): Promise<string> {
 export class DataRoots {
   private constructor(private readonly roots: string[] | undefined) {}
 
+  /** The folders (their real paths), or undefined when any path is allowed. */
+  get folders(): readonly string[] | undefined {
+    return this.roots;
+  }
+
   static async create(roots: string[] | undefined): Promise<DataRoots> {
     return new DataRoots(roots && (await Promise.all(roots.map(realPathOf))));
   }
 
   async check(path: string): Promise<void> {
     if (!this.roots || path.startsWith('/vsis3/')) return;
-    if (path.startsWith('/vsi')) throw new Forbidden(`${path.split('/')[1]} paths are not allowed when STEWARD_DATA_ROOTS is set`);
+    if (path.startsWith('/vsi'))
+      throw new Forbidden(`${path.split('/')[1]} paths are not allowed when STEWARD_DATA_ROOTS is set`);
     const real = await realPathOf(path);
     if (!this.roots.some((root) => inside(root, real))) {
       throw new Forbidden(`${path} is outside the data folders this server may use`);

@@ -1,14 +1,16 @@
 import { type CrsResolver } from '../gdal/crs.js';
 import { parseDatasource } from '../gdal/datasource.js';
-import { fileVersion } from '../storage/file-version.js';
 import { type Probed, probeDatasource } from '../gdal/probe.js';
 import { type LayerType } from '../qgis/layer.js';
+import { fileVersion } from '../storage/file-version.js';
 
 /** How long the probe of a remote datasource (object storage, database) is trusted. */
 const REMOTE_PROBE_TTL_MS = 30_000;
 
 interface Inspection {
   valid: boolean;
+  /** Why GDAL could not open the datasource, when it could not. */
+  reason?: string;
   probed?: Probed;
 }
 
@@ -39,8 +41,8 @@ export class LayerInspector {
     let inspection: Inspection;
     try {
       inspection = { valid: true, probed: await probeDatasource(datasource, type, this.crs) };
-    } catch {
-      inspection = { valid: false };
+    } catch (error) {
+      inspection = { valid: false, reason: error instanceof Error ? error.message : String(error) };
     }
     const ttl = version === 'remote' ? REMOTE_PROBE_TTL_MS : Number.POSITIVE_INFINITY;
     this.memo.set(key, { version, expires: Date.now() + ttl, inspection });

@@ -1,17 +1,18 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
+
 import { BadRequest, Conflict, NotFound, Unprocessable } from '../errors.js';
 import { type CrsResolver } from '../gdal/crs.js';
 import { checkNewLayerOptions, DatasourceSyntaxError, parseDatasource } from '../gdal/datasource.js';
 import { isObjectStoragePath } from '../gdal/object-storage.js';
 import { buildOverviews } from '../gdal/overviews.js';
-import { type Probed, ProbeError, probeDatasource, wgs84Extent } from '../gdal/probe.js';
+import { type Probed, probeDatasource, ProbeError, wgs84Extent } from '../gdal/probe.js';
 import { type CrsDefinition, normaliseAuthid } from '../qgis/crs.js';
 import { defaultRasterStyle, defaultVectorStyle } from '../qgis/default-style.js';
-import { type Extent, type LayerType, type MapLayerDefinition, formatNumber, newLayerId } from '../qgis/layer.js';
+import { type Extent, formatNumber, type LayerType, type MapLayerDefinition, newLayerId } from '../qgis/layer.js';
 import { type LayerEntry } from '../qgis/project.js';
+import { putLayerStyle } from '../qgis/style/layer-styles.js';
 import { instantDimension, utcInstant } from '../qgis/temporal.js';
 import { type ProjectRef } from '../storage/project-store.js';
-import { putLayerStyle } from '../qgis/style/layer-styles.js';
 import { type DataRoots } from './data-roots.js';
 import { type LayerInspector } from './layer-inspector.js';
 import { checkName } from './names.js';
@@ -44,6 +45,7 @@ export interface LayerInfo {
   current_style: string;
   styles: string[];
   valid: boolean;
+  invalid_reason?: string;
   bands?: number;
   data_type?: string;
   geometry?: string;
@@ -124,6 +126,7 @@ export class LayerService {
       styles: layer.styles,
       valid: inspection.valid,
     };
+    if (inspection.reason !== undefined) info.invalid_reason = inspection.reason;
     const probed = inspection.probed;
     if (layer.type === 'raster') {
       info.bands = probed?.type === 'raster' ? probed.bands : 0;
@@ -157,7 +160,9 @@ export class LayerService {
     }
     if (parsed.kind === 'postgres') return;
     if (!isAbsolute(parsed.gdalPath)) {
-      throw new BadRequest(`datasource "${datasource}" must be an absolute path, /vsis3/<bucket>/<key> or a database table`);
+      throw new BadRequest(
+        `datasource "${datasource}" must be an absolute path, /vsis3/<bucket>/<key> or a database table`,
+      );
     }
     await this.dataRoots.check(parsed.gdalPath);
   }
@@ -238,7 +243,9 @@ export class LayerService {
       wgs84Extent: wgs84Extent(probed.extent, crs),
       temporalInstant,
       styleElements:
-        probed.type === 'vector' ? defaultVectorStyle(probed.geometry) : defaultRasterStyle(probed.dataType, probed.bandRanges),
+        probed.type === 'vector'
+          ? defaultVectorStyle(probed.geometry)
+          : defaultRasterStyle(probed.dataType, probed.bandRanges),
     };
     const defaultStyle = await this.styleFiles.defaultStyleFor(ref, probed);
     if (probed.type === 'vector') {
@@ -246,7 +253,8 @@ export class LayerService {
       definition.geometry = probed.geometry;
     }
     const added = await this.repository.update(ref, (document) => {
-      if (document.layer(request.name)) throw new Conflict(`project "${ref.name}" already has a layer "${request.name}"`);
+      if (document.layer(request.name))
+        throw new Conflict(`project "${ref.name}" already has a layer "${request.name}"`);
       document.addLayer(definition);
       const element = defaultStyle && document.mapLayerElement(request.name);
       if (defaultStyle && element) {

@@ -1,10 +1,11 @@
-import { type Agent, type IncomingMessage, get } from 'node:http';
+import { type Agent, get, type IncomingMessage } from 'node:http';
 import { type Readable } from 'node:stream';
+
 import { BadGateway, GatewayTimeout } from '../errors.js';
 import { CrsResolver } from '../gdal/crs.js';
 import { type Extent } from '../qgis/layer.js';
 import { type LayerEntry } from '../qgis/project.js';
-import { type ProjectRef } from '../storage/project-store.js';
+import { type ProjectRef, type ProjectStore } from '../storage/project-store.js';
 import { type LayerService } from './layers.js';
 import { PreconnectingAgent } from './preconnecting-agent.js';
 import { projectKey, type ProjectRepository } from './repository.js';
@@ -34,6 +35,13 @@ interface CachedUrl {
 }
 
 /** GetMap requests for a layer, sent to the QGIS Server that publishes the project. */
+/** A project's QGIS Server URL: `<server>?MAP=<project>`. */
+export async function qgisProjectUrl(qgisServerUrl: string, store: ProjectStore, ref: ProjectRef): Promise<URL> {
+  const url = new URL(qgisServerUrl);
+  url.searchParams.set('MAP', await store.mapParameter(ref));
+  return url;
+}
+
 export class MapService {
   private readonly agent = new PreconnectingAgent();
   /** Built GetMap URLs by project and layer, each with the identity of the project it was built from. */
@@ -45,11 +53,8 @@ export class MapService {
     private readonly layers: LayerService,
   ) {}
 
-  /** The project's QGIS Server URL: `<server>?MAP=<project>`. */
-  async projectUrl(ref: ProjectRef): Promise<URL> {
-    const url = new URL(this.qgisServerUrl);
-    url.searchParams.set('MAP', await this.repository.store.mapParameter(ref));
-    return url;
+  projectUrl(ref: ProjectRef): Promise<URL> {
+    return qgisProjectUrl(this.qgisServerUrl, this.repository.store, ref);
   }
 
   getMapUrl(projectUrl: URL, layer: LayerEntry): string {
@@ -83,6 +88,30 @@ export class MapService {
     return url;
   }
 
+  /**
+   * Draws a view of several of a project's layers, as an interactive map client asks for one: each
+   * layer must exist (404 otherwise), and QGIS Server reprojects them into the view's CRS.
+   */
+  async view(ref: ProjectRef, view: MapView): Promise<RenderedMap> {
+    const entries = await Promise.all(view.layers.map((name) => this.layers.entry(ref, name)));
+    const url = await this.projectUrl(ref);
+    const parameters: Record<string, string> = {
+      SERVICE: 'WMS',
+      VERSION: '1.3.0',
+      REQUEST: 'GetMap',
+      LAYERS: entries.map((entry) => entry.name).join(','),
+      STYLES: view.styles.join(','),
+      CRS: view.crs,
+      BBOX: wmsBbox(view.bbox, view.crs),
+      WIDTH: String(view.width),
+      HEIGHT: String(view.height),
+      FORMAT: 'image/png',
+      TRANSPARENT: 'TRUE',
+    };
+    for (const [name, value] of Object.entries(parameters)) url.searchParams.set(name, value);
+    return mapOf(await requestMap(url.toString(), this.agent), view.layers.join(', '));
+  }
+
   close(): void {
     this.agent.destroy();
   }
@@ -99,9 +128,15 @@ export class MapService {
     if (cached && cached.identity === this.repository.lastSeenIdentity(ref)) {
       const answer = requestMap(cached.url, this.agent);
       answer.catch(() => undefined); // awaited below, or discarded
-      const current = await this.identityOnceSent(ref).then((identity) => identity === cached.identity, () => false);
+      const current = await this.identityOnceSent(ref).then(
+        (identity) => identity === cached.identity,
+        () => false,
+      );
       if (current) return mapOf(await answer, name);
-      answer.then((response) => response.destroy(), () => undefined);
+      answer.then(
+        (response) => response.destroy(),
+        () => undefined,
+      );
     }
     return mapOf(await requestMap(await this.url(ref, name), this.agent), name);
   }
@@ -111,6 +146,18 @@ export class MapService {
     await new Promise((resolve) => setImmediate(resolve));
     return this.repository.store.identity(ref);
   }
+}
+
+/** A view of several layers of a project, as a map client asks for it. */
+export interface MapView {
+  layers: string[];
+  /** The style of each layer, '' for its current one; empty for the current styles of all. */
+  styles: string[];
+  /** minx, miny, maxx, maxy in `crs`, east first. */
+  bbox: [number, number, number, number];
+  crs: string;
+  width: number;
+  height: number;
 }
 
 function urlKey(ref: ProjectRef, layer: string): string {
@@ -125,19 +172,24 @@ async function mapOf(response: IncomingMessage, name: string): Promise<RenderedM
     throw new BadGateway(`QGIS Server could not draw layer "${name}" (HTTP ${response.statusCode}): ${detail}`);
   }
   const length = response.headers['content-length'];
-  return { headers: { 'content-type': contentType, ...(length === undefined ? {} : { 'content-length': length }) }, body: response };
+  return {
+    headers: { 'content-type': contentType, ...(length === undefined ? {} : { 'content-length': length }) },
+    body: response,
+  };
 }
 
 /**
  * Sends a GetMap with node:http rather than fetch: the response is passed on as it arrives (fetch's
  * web streams add about a millisecond of their own).
  */
-function requestMap(url: string, agent: Agent): Promise<IncomingMessage> {
+export function requestMap(url: string, agent: Agent): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const request = get(url, { agent, timeout: QGIS_SERVER_TIMEOUT_MS }, resolve);
     request.on('timeout', () => request.destroy(new GatewayTimeout('QGIS Server did not answer in time')));
     request.on('error', (error) =>
-      reject(error instanceof GatewayTimeout ? error : new BadGateway(`QGIS Server cannot be reached: ${error.message}`)),
+      reject(
+        error instanceof GatewayTimeout ? error : new BadGateway(`QGIS Server cannot be reached: ${error.message}`),
+      ),
     );
   });
 }

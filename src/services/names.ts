@@ -10,7 +10,8 @@ const MAX_NAME_BYTES = 200;
  * Characters XML 1.0 cannot hold, not even as references: C0 controls other than tab and line
  * breaks, U+FFFE, U+FFFF, and half of a surrogate pair. QGIS cannot load a project holding one.
  */
-const NOT_XML = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const NOT_XML =
+  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 const NAME_RULES: Array<[problem: string, breaks: (name: string) => boolean]> = [
   ['is empty', (name) => name.trim() === ''],
@@ -23,7 +24,10 @@ const NAME_RULES: Array<[problem: string, breaks: (name: string) => boolean]> = 
   ['contains a character XML cannot hold', (name) => NOT_XML.test(name)],
   // QGIS Server 3.22 (Qt 5) drops these from the layer and style names it reads, so a layer named
   // with one could not be requested by the name Steward reports.
-  ['contains a character beyond U+FFFF (such as an emoji), which QGIS Server drops', (name) => /[\ud800-\udfff]/.test(name)],
+  [
+    'contains a character beyond U+FFFF (such as an emoji), which QGIS Server drops',
+    (name) => /[\ud800-\udfff]/.test(name),
+  ],
 ];
 
 /**
@@ -39,6 +43,9 @@ export function checkName(kind: string, name: string): string {
 
 /** Checks free text that Steward writes into a project, such as its author. */
 export function checkText(kind: string, text: string): string {
-  if (NOT_XML.test(text)) throw new BadRequest(`${kind} contains a character XML cannot hold (a control character, U+FFFE, U+FFFF or half of a surrogate pair)`);
+  if (NOT_XML.test(text))
+    throw new BadRequest(
+      `${kind} contains a character XML cannot hold (a control character, U+FFFE, U+FFFF or half of a surrogate pair)`,
+    );
   return text;
 }

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { type IncomingMessage, type Server, createServer, get } from 'node:http';
+import { createServer, get, type IncomingMessage, type Server } from 'node:http';
 import { type AddressInfo, type Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import { freePort } from '../runtime/ports.js';
 import { PreconnectingAgent } from './preconnecting-agent.js';
 
@@ -98,7 +99,7 @@ describe('PreconnectingAgent', () => {
       await until(() => server.connections.length === 2);
       assert.equal(await fetchText(`${otherUrl}/elsewhere`, agent), 'drawn');
       await until(() => server.connections[1]?.closed === true);
-      assert.deepEqual(server.connections[1]?.paths, [], 'the first server\'s spare is closed, not used');
+      assert.deepEqual(server.connections[1]?.paths, [], "the first server's spare is closed, not used");
       assert.deepEqual(other.connections[0]?.paths, ['/elsewhere']);
     } finally {
       await other.close();

@@ -9,6 +9,7 @@ import { calculateRaster } from '../gdal/calculator/calculate.js';
 import { minusHint } from '../gdal/calculator/lexer.js';
 import { parseExpression } from '../gdal/calculator/parser.js';
 import { type BandHistogram, computeHistogram, type HistogramOptions } from '../gdal/histogram.js';
+import { type ProjectRef } from '../storage/project-store.js';
 
 export interface ProcessingLayer {
   name: string;
@@ -19,8 +20,8 @@ export interface ProcessingLayer {
 
 /** How processing finds layers; findLayer throws NotFound for an unknown project or layer. */
 export interface LayerLookup {
-  findLayer(project: string, layer: string, schema?: string): Promise<ProcessingLayer>;
-  listLayers(project: string, schema?: string): Promise<ProcessingLayer[]>;
+  findLayer(project: ProjectRef, layer: string): Promise<ProcessingLayer>;
+  listLayers(project: ProjectRef): Promise<ProcessingLayer[]>;
 }
 
 export interface CalculationRequest {
@@ -41,23 +42,34 @@ export class ProcessingService {
   ) {}
 
   /** Histogram of every band of a raster layer, keyed "1", "2", ... */
-  async histogram(project: string, layer: string, options: HistogramOptions = {}, schema?: string): Promise<Record<string, BandHistogram>> {
-    const found = await this.layers.findLayer(project, layer, schema);
-    if (found.type !== 'raster') throw new BadRequest(`Layer "${layer}" is a vector layer; a histogram needs a raster layer.`);
+  async histogram(
+    project: ProjectRef,
+    layer: string,
+    options: HistogramOptions = {},
+  ): Promise<Record<string, BandHistogram>> {
+    const found = await this.layers.findLayer(project, layer);
+    if (found.type !== 'raster')
+      throw new BadRequest(`Layer "${layer}" is a vector layer; a histogram needs a raster layer.`);
     return computeHistogram(found.source, options);
   }
 
   /** Evaluates a raster calculator expression over the project's raster layers into `output`. */
-  async calculate(project: string, request: CalculationRequest, schema?: string): Promise<void> {
+  async calculate(project: ProjectRef, request: CalculationRequest): Promise<void> {
     const tree = parseExpression(request.expression);
     await this.outputs?.check(request.output);
     const named = new Set(bandReferences(tree).map(({ ref }) => ref.layer));
-    const layers = await this.layers.listLayers(project, schema);
+    const layers = await this.layers.listLayers(project);
     const sources = new Map<string, string>();
     for (const name of named) {
       const layer = layers.find((candidate) => candidate.name === name);
-      if (!layer) throw new BadRequest(`The expression uses layer "${name}", which project "${project}" does not have${minusHint(name)}.`);
-      if (layer.type !== 'raster') throw new BadRequest(`The expression uses layer "${name}", which is a vector layer; only raster layers can be calculated.`);
+      if (!layer)
+        throw new BadRequest(
+          `The expression uses layer "${name}", which project "${project.name}" does not have${minusHint(name)}.`,
+        );
+      if (layer.type !== 'raster')
+        throw new BadRequest(
+          `The expression uses layer "${name}", which is a vector layer; only raster layers can be calculated.`,
+        );
       sources.set(name, layer.source);
     }
     await calculateRaster(tree, sources, request.output);

@@ -31,16 +31,17 @@ export interface ProjectLifecycle {
   projectRemoved?(ref: ProjectRef): Promise<void>;
 }
 
+/** The reference to a project named in a request: both names checked, the schema defaulting to public. */
+export function projectRef(name: string, schema = DEFAULT_SCHEMA): ProjectRef {
+  return { name: checkName('project', name), schema: checkName('schema', schema) };
+}
+
 export class ProjectService {
   constructor(
     private readonly repository: ProjectRepository,
     private readonly crs: CrsResolver,
     private readonly options: { cacheEnabled: boolean; lifecycle?: ProjectLifecycle },
   ) {}
-
-  ref(name: string, schema = DEFAULT_SCHEMA): ProjectRef {
-    return { name: checkName('project', name), schema: checkName('schema', schema) };
-  }
 
   list(schema = DEFAULT_SCHEMA): Promise<string[]> {
     return this.repository.store.list(checkName('schema', schema));
@@ -61,12 +62,17 @@ export class ProjectService {
   }
 
   async create(request: NewProjectRequest): Promise<void> {
-    const ref = this.ref(request.name, request.schema);
+    const ref = projectRef(request.name, request.schema);
     if (request.author.trim() === '') throw new BadRequest('author must not be empty');
     checkText('author', request.author);
     const crs = this.crs.fromAuthid(DEFAULT_PROJECT_CRS);
     if (!crs) throw new Error(`GDAL does not know ${DEFAULT_PROJECT_CRS}`);
-    const document = ProjectDocument.create({ title: ref.name, author: request.author, creation: localDateTime(), crs });
+    const document = ProjectDocument.create({
+      title: ref.name,
+      author: request.author,
+      creation: localDateTime(),
+      crs,
+    });
     await this.repository.create(ref, document);
     InternalDatabase.ensure(this.repository.store.dataDir(ref));
     await this.options.lifecycle?.projectCreated?.(ref);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+
 import { NotFound } from '../errors.js';
 import { ProjectDocument } from '../qgis/project.js';
 import { type ProjectRef, type ProjectStore } from '../storage/project-store.js';
@@ -49,7 +50,9 @@ export class ProjectRepository {
     const stored = await this.store.read(ref);
     if (!stored) {
       this.cache.delete(projectKey(ref));
-      throw new NotFound(`project "${ref.name}" does not exist${ref.schema === 'public' ? '' : ` in schema "${ref.schema}"`}`);
+      throw new NotFound(
+        `project "${ref.name}" does not exist${ref.schema === 'public' ? '' : ` in schema "${ref.schema}"`}`,
+      );
     }
     const digest = digestOf(stored.text);
     const cached = this.cache.get(projectKey(ref));

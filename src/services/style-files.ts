@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+
 import { NotFound } from '../errors.js';
 import { type Probed } from '../gdal/probe.js';
 import { GEOMETRIES, type Geometry, InternalDatabase } from '../storage/internal-db.js';
@@ -41,7 +42,10 @@ export class StyleFiles {
   /** Read synchronously: a listing of one small folder costs less than the thread-pool hand-off. */
   names(ref: ProjectRef): string[] {
     const entries = listing(this.store.dataDir(ref));
-    return entries.filter((entry) => entry.endsWith('.qml') && !entry.startsWith('.')).map((entry) => entry.slice(0, -4)).sort();
+    return entries
+      .filter((entry) => entry.endsWith('.qml') && !entry.startsWith('.'))
+      .map((entry) => entry.slice(0, -4))
+      .sort();
   }
 
   defaults(ref: ProjectRef): Record<Geometry, string> {

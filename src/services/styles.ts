@@ -1,8 +1,16 @@
 import { rm } from 'node:fs/promises';
+
 import { BadRequest, Conflict, NotFound } from '../errors.js';
 import { type LayerEntry } from '../qgis/project.js';
-import { currentLayerStyleName, layerStyleNames, putLayerStyle, removeLayerStyle } from '../qgis/style/layer-styles.js';
+import {
+  currentLayerStyleName,
+  layerStyleNames,
+  putLayerStyle,
+  removeLayerStyle,
+  setCurrentLayerStyle,
+} from '../qgis/style/layer-styles.js';
 import { qmlToStyle, styleToQml } from '../qgis/style/qml.js';
+import { type QmlFacts, qmlFacts } from '../qgis/style/qml-document.js';
 import { type Style } from '../qgis/style/schema.js';
 import { parseStyle } from '../qgis/style/validate.js';
 import { type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
@@ -20,6 +28,9 @@ const SYMBOL_GEOMETRY: Record<string, Geometry> = { marker: 'point', line: 'line
 export interface StyleLifecycle {
   layerStyleChanged?(ref: ProjectRef, layer: string): Promise<void>;
 }
+
+/** A stored style: made from a JSON body (and read back as one), or a QML document as QGIS wrote it. */
+type StoredStyle = { origin: 'json'; style: Style; qml: string } | { origin: 'qml'; facts: QmlFacts; qml: string };
 
 export interface DefaultStyleRequest {
   name?: string;
@@ -42,9 +53,67 @@ export class StyleService {
     return this.files.names(ref);
   }
 
-  async get(ref: ProjectRef, name: string): Promise<Style> {
+  /** The style's JSON body when it was made from one, else its QML document. */
+  async get(ref: ProjectRef, name: string): Promise<Style | string> {
+    const stored = await this.load(ref, name);
+    return stored.origin === 'json' ? stored.style : stored.qml;
+  }
+
+  /** The style's QML document, whichever way it was made. */
+  async getQml(ref: ProjectRef, name: string): Promise<string> {
+    return (await this.load(ref, name)).qml;
+  }
+
+  private async load(ref: ProjectRef, name: string): Promise<StoredStyle> {
     await this.repository.read(ref);
-    return qmlToStyle(await this.files.read(ref, name), name, this.catalogue);
+    const qml = await this.files.read(ref, name);
+    return this.stored(qml, name);
+  }
+
+  /** A QML that Steward's own writer gives back unchanged from its JSON reading was made from JSON. */
+  private stored(qml: string, name: string): StoredStyle {
+    try {
+      const style = qmlToStyle(qml, name, this.catalogue);
+      if (styleToQml(style, { catalogue: this.catalogue }) === qml) return { origin: 'json', style, qml };
+    } catch {
+      // Not a style the JSON codec describes: a QML from QGIS.
+    }
+    return { origin: 'qml', facts: qmlFacts(qml), qml };
+  }
+
+  /**
+   * Stores a QML document as QGIS wrote it as style `name`, or replaces that style, in the style
+   * manager of every layer that has it too. Answers whether the style is new. BadRequest for a
+   * document that is not a QGIS style, Unprocessable for one a layer using it cannot draw with.
+   */
+  async putQml(ref: ProjectRef, name: string, qml: string): Promise<boolean> {
+    checkName('style', name);
+    if (name === BUILT_IN_STYLE) throw new Conflict(`"${BUILT_IN_STYLE}" is the built-in style`);
+    qmlFacts(qml);
+    const path = this.files.path(ref, name);
+    await this.repository.read(ref);
+    if (!this.files.names(ref).includes(name)) {
+      const created = await this.repository.store.withLock(ref, async () => {
+        if (this.files.names(ref).includes(name)) return false;
+        await writeFileAtomic(path, qml);
+        return true;
+      });
+      if (created) return true;
+    }
+    const current = await this.repository.update(ref, async (document) => {
+      const drawn: string[] = [];
+      for (const layer of document.layers()) {
+        const element = document.mapLayerElement(layer.name);
+        if (!element || !layerStyleNames(element).includes(name)) continue;
+        putLayerStyle(element, name, qml, false);
+        if (currentLayerStyleName(element) === name) drawn.push(layer.name);
+      }
+      document.invalidate();
+      await writeFileAtomic(path, qml);
+      return drawn;
+    });
+    for (const layer of current) await this.lifecycle.layerStyleChanged?.(ref, layer);
+    return false;
   }
 
   /** Stores a new style as `<name>.qml`; the name comes from the path when given there. */
@@ -66,7 +135,7 @@ export class StyleService {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
     const given = (body as { name?: unknown }).name;
     if (given !== undefined && given !== pathName) {
-      throw new BadRequest(`the body names style "${String(given)}" but the path names "${pathName}"`);
+      throw new BadRequest(`the body names style ${JSON.stringify(given)} but the path names "${pathName}"`);
     }
     return { ...body, name: pathName };
   }
@@ -81,7 +150,8 @@ export class StyleService {
     await this.repository.update(ref, (document) => {
       const defaults = this.files.defaults(ref);
       const geometry = GEOMETRIES.find((candidate) => defaults[candidate] === name);
-      if (geometry) throw new Conflict(`style "${name}" is the default style of ${geometry} layers: set another default first`);
+      if (geometry)
+        throw new Conflict(`style "${name}" is the default style of ${geometry} layers: set another default first`);
       for (const layer of document.layers()) {
         if (layer.currentStyle === name) {
           throw new Conflict(`style "${name}" is the current style of layer "${layer.name}"`);
@@ -109,30 +179,36 @@ export class StyleService {
       throw new BadRequest(`geometry must be one of ${GEOMETRIES.join(', ')}, not "${request.geometry}"`);
     }
     if (name !== BUILT_IN_STYLE) {
-      const style = await this.get(ref, name);
-      if (style.type !== 'vector' || SYMBOL_GEOMETRY[style.symbology.symbol] !== geometry) {
-        throw new BadRequest(`style "${name}" cannot draw ${geometry} layers`);
-      }
+      const stored = await this.load(ref, name);
+      const draws =
+        stored.origin === 'json'
+          ? stored.style.type === 'vector' && SYMBOL_GEOMETRY[stored.style.symbology.symbol] === geometry
+          : stored.facts.kind === 'vector' && stored.facts.geometry === geometry;
+      if (!draws) throw new BadRequest(`style "${name}" cannot draw ${geometry} layers`);
     }
     await this.repository.read(ref);
     this.files.setDefault(ref, geometry, name);
   }
 
   /** The style's QML for this layer: raster MinMax limits take the layer's own statistics. */
-  private async qmlForLayer(ref: ProjectRef, layer: LayerEntry, style: Style): Promise<string> {
+  private async qmlForLayer(ref: ProjectRef, layer: LayerEntry, stored: StoredStyle): Promise<string> {
+    if (stored.origin === 'qml') return stored.qml;
+    const style = stored.style;
     if (style.type === 'vector') return styleToQml(style, { catalogue: this.catalogue });
     const inspection = await this.inspector.inspect(await this.layers.gdalSource(ref, layer), 'raster');
     const ranges = inspection.probed?.type === 'raster' ? inspection.probed.bandRanges : [];
-    return styleToQml(style, { catalogue: this.catalogue, bandStatistics: new Map(ranges.map((range, index) => [index + 1, range])) });
+    return styleToQml(style, {
+      catalogue: this.catalogue,
+      bandStatistics: new Map(ranges.map((range, index) => [index + 1, range])),
+    });
   }
 
   /** Adds (or updates) a style in a layer's style manager; with `current`, QGIS Server draws it by default. */
   async applyToLayer(ref: ProjectRef, layerName: string, request: { name: string; current?: boolean }): Promise<void> {
     const layer = await this.layers.entry(ref, layerName);
-    const style = request.name === BUILT_IN_STYLE ? undefined : await this.get(ref, request.name);
-    if (!style) throw new BadRequest(`the built-in "${BUILT_IN_STYLE}" style cannot be re-applied; apply a named style`);
-    const qml = await this.qmlForLayer(ref, layer, style);
     const current = request.current ?? false;
+    if (request.name === BUILT_IN_STYLE) return this.applyBuiltIn(ref, layerName, current);
+    const qml = await this.qmlForLayer(ref, layer, await this.load(ref, request.name));
     const changed = await this.repository.update(ref, (document) => {
       const element = document.mapLayerElement(layerName);
       if (!element) throw new NotFound(`project "${ref.name}" has no layer "${layerName}"`);
@@ -140,6 +216,22 @@ export class StyleService {
       putLayerStyle(element, request.name, qml, current);
       document.invalidate();
       return current || wasCurrent === request.name;
+    });
+    if (changed) await this.lifecycle.layerStyleChanged?.(ref, layerName);
+  }
+
+  /** The layer's `default` style, kept in its style manager since it was added, made current again. */
+  private async applyBuiltIn(ref: ProjectRef, layerName: string, current: boolean): Promise<void> {
+    const changed = await this.repository.update(ref, (document) => {
+      const element = document.mapLayerElement(layerName);
+      if (!element) throw new NotFound(`project "${ref.name}" has no layer "${layerName}"`);
+      if (!layerStyleNames(element).includes(BUILT_IN_STYLE)) {
+        throw new NotFound(`layer "${layerName}" has no "${BUILT_IN_STYLE}" style in its style manager`);
+      }
+      const wasCurrent = currentLayerStyleName(element) === BUILT_IN_STYLE;
+      if (current) setCurrentLayerStyle(element, BUILT_IN_STYLE);
+      document.invalidate();
+      return current && !wasCurrent;
     });
     if (changed) await this.lifecycle.layerStyleChanged?.(ref, layerName);
   }

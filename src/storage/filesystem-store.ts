@@ -1,5 +1,7 @@
-import { access, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { access, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+
 import { Conflict } from '../errors.js';
 import { writeFileAtomic } from './atomic-file.js';
 import { fileVersion } from './file-version.js';
@@ -77,6 +79,13 @@ export class FilesystemStore implements ProjectStore {
       if (isMissing(error)) return [];
       throw error;
     }
+  }
+
+  /** Writes and removes a hidden file, which `list` skips like every dot entry. */
+  async probe(): Promise<void> {
+    const file = join(this.projectsDir, `.probe-${randomUUID()}`);
+    await writeFile(file, '');
+    await rm(file, { force: true });
   }
 
   async list(): Promise<string[]> {

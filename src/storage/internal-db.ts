@@ -1,6 +1,7 @@
-import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+
+import Database from 'better-sqlite3';
 
 export const GEOMETRIES = ['point', 'line', 'polygon'] as const;
 export type Geometry = (typeof GEOMETRIES)[number];
@@ -70,7 +71,9 @@ export class InternalDatabase {
   }
 
   defaultStyles(): Record<Geometry, string> {
-    const rows = this.db.prepare<[], { geometry: Geometry; style: string }>('SELECT geometry, style FROM default_styles').all();
+    const rows = this.db
+      .prepare<[], { geometry: Geometry; style: string }>('SELECT geometry, style FROM default_styles')
+      .all();
     const styles = { point: 'default', line: 'default', polygon: 'default' };
     for (const row of rows) styles[row.geometry] = row.style;
     return styles;

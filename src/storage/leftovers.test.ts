@@ -2,11 +2,21 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import { FilesystemStore } from './filesystem-store.js';
 import { INTERNAL_DB_JOURNAL, INTERNAL_DB_NAME, InternalDatabase } from './internal-db.js';
 
@@ -16,7 +26,9 @@ const ref = (name: string) => ({ name, schema: 'public' });
 function files(dir: string, under = dir): string[] {
   return readdirSync(dir, { withFileTypes: true })
     .filter((entry) => !(dir === under && entry.name === '.locks'))
-    .flatMap((entry) => (entry.isDirectory() ? files(join(dir, entry.name), under) : [relative(under, join(dir, entry.name))]))
+    .flatMap((entry) =>
+      entry.isDirectory() ? files(join(dir, entry.name), under) : [relative(under, join(dir, entry.name))],
+    )
     .sort();
 }
 
@@ -64,7 +76,10 @@ describe('clearing what a killed Steward process left in the projects folder', (
 
     assert.equal(await store.clearLeftovers(), 5);
     assert.deepEqual(files(dir), ['kept/.notes', 'kept/kept.qgs', 'kept/red.qml', `kept/${INTERNAL_DB_NAME}`]);
-    assert.deepEqual(InternalDatabase.use(project, (db) => db.defaultStyles()), { point: 'default', line: 'default', polygon: 'default' });
+    assert.deepEqual(
+      InternalDatabase.use(project, (db) => db.defaultStyles()),
+      { point: 'default', line: 'default', polygon: 'default' },
+    );
     assert.equal(await store.clearLeftovers(), 0);
   });
 
@@ -77,7 +92,10 @@ describe('clearing what a killed Steward process left in the projects folder', (
 
     assert.equal(await store.clearLeftovers(), 1);
     assert.deepEqual(files(dir), ['kept/kept.qgs', `kept/${INTERNAL_DB_NAME}`]);
-    assert.deepEqual(InternalDatabase.use(project, (db) => db.defaultStyles()), { point: 'default', line: 'default', polygon: 'default' });
+    assert.deepEqual(
+      InternalDatabase.use(project, (db) => db.defaultStyles()),
+      { point: 'default', line: 'default', polygon: 'default' },
+    );
   });
 
   it("leaves a live writer's temporary file alone until the writer lets go of the project's lock", async () => {

@@ -1,5 +1,6 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+
 import { isTemporaryFile } from './atomic-file.js';
 import { INTERNAL_DB_JOURNAL, InternalDatabase } from './internal-db.js';
 import { type ProjectRef, type ProjectStore } from './project-store.js';

@@ -1,7 +1,8 @@
-import Database from 'better-sqlite3';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+
+import Database from 'better-sqlite3';
 
 /** Serialises async work per key inside this process. */
 export class KeyedMutex {
@@ -36,7 +37,10 @@ async function takeWriteLock(db: Database.Database, lockPath: string): Promise<v
       return;
     } catch (error) {
       if (!isBusy(error)) throw error;
-      if (Date.now() > deadline) throw new Error(`${lockPath} has been locked by another process for over ${LOCK_WAIT_MS / 1000} s`);
+      if (Date.now() > deadline)
+        throw new Error(`${lockPath} has been locked by another process for over ${LOCK_WAIT_MS / 1000} s`, {
+          cause: error,
+        });
     }
     await sleep(pause);
   }

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+
 import { type ClientConfig, DatabaseError, Pool, type PoolClient, type QueryResultRow } from 'pg';
+
 import { ConfigError } from '../config.js';
 import { StewardError } from '../errors.js';
 import { describeConnection, resolveService } from './pg-service.js';
@@ -56,7 +58,11 @@ export class PostgresDatabase {
     const common: ClientConfig = { ...settings, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true };
     const pool = new Pool({ ...common, statement_timeout: STATEMENT_TIMEOUT_MS, max: 10 });
     const lockPool = new Pool({ ...common, lock_timeout: LOCK_WAIT_MS, max: 10 });
-    const database = new PostgresDatabase(`PostgreSQL service "${service}" (${describeConnection(settings)})`, pool, lockPool);
+    const database = new PostgresDatabase(
+      `PostgreSQL service "${service}" (${describeConnection(settings)})`,
+      pool,
+      lockPool,
+    );
     for (const each of [pool, lockPool]) each.on('error', () => undefined); // an idle client lost: the pool replaces it
     try {
       await pool.query('SELECT 1');
@@ -98,7 +104,10 @@ export class PostgresDatabase {
       session.release();
       return result;
     } catch (error) {
-      await session.client.query('ROLLBACK').then(() => session.release(), (failure: Error) => session.release(failure));
+      await session.client.query('ROLLBACK').then(
+        () => session.release(),
+        (failure: Error) => session.release(failure),
+      );
       throw error;
     }
   }

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+
 import { type ClientConfig } from 'pg';
+
 import { ConfigError } from '../config.js';
 
 /** Where Debian's libpq looks for the system-wide service file when PGSYSCONFDIR is not set. */
@@ -79,7 +81,7 @@ export function resolveService(service: string, env: Env = process.env): ClientC
       password: section.get('password'),
       ssl: sslOption(section.get('sslmode')),
     };
-    return Object.fromEntries(Object.entries(config).filter(([, value]) => value !== undefined)) as ClientConfig;
+    return Object.fromEntries(Object.entries(config).filter(([, value]) => value !== undefined));
   }
   throw new ConfigError(`PostgreSQL service "${service}" is not defined in ${files.join(' or ')}`);
 }

@@ -1,6 +1,8 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+
 import { DatabaseError, escapeIdentifier } from 'pg';
+
 import { BadRequest, Conflict, Forbidden, NotFound } from '../errors.js';
 import { clearDataDirLeftovers } from './leftovers.js';
 import { KeyedMutex } from './lock.js';
@@ -73,6 +75,11 @@ export class PostgresStore implements ProjectStore {
     return this.db.close();
   }
 
+  /** The database the projects are in, for what Steward keeps beside them (jobs). */
+  get database(): PostgresDatabase {
+    return this.db;
+  }
+
   dataDir(ref: ProjectRef): string {
     return join(this.projectsDir, 'steward', `${ref.schema}_${ref.name}`);
   }
@@ -87,6 +94,10 @@ export class PostgresStore implements ProjectStore {
       throw new BadRequest(`schema name "${schema.slice(0, 80)}" is longer than ${MAX_IDENTIFIER_BYTES} bytes`);
     }
     return `${escapeIdentifier(schema)}.qgis_projects`;
+  }
+
+  async probe(): Promise<void> {
+    await this.db.query('SELECT 1');
   }
 
   async list(schema: string): Promise<string[]> {
@@ -144,9 +155,12 @@ export class PostgresStore implements ProjectStore {
     const folder = `${ref.schema}_${ref.name}`;
     for (let at = folder.indexOf('_'); at >= 0; at = folder.indexOf('_', at + 1)) {
       const other = { schema: folder.slice(0, at), name: folder.slice(at + 1) };
-      if (other.schema === ref.schema || other.name === '' || Buffer.byteLength(other.schema) > MAX_IDENTIFIER_BYTES) continue;
+      if (other.schema === ref.schema || other.name === '' || Buffer.byteLength(other.schema) > MAX_IDENTIFIER_BYTES)
+        continue;
       if (await this.identity(other)) {
-        throw new Conflict(`project "${ref.name}" would share its data folder with project "${other.name}" of schema "${other.schema}"`);
+        throw new Conflict(
+          `project "${ref.name}" would share its data folder with project "${other.name}" of schema "${other.schema}"`,
+        );
       }
     }
     await rm(this.dataDir(ref), { recursive: true, force: true });
@@ -162,11 +176,13 @@ export class PostgresStore implements ProjectStore {
     );
     try {
       if (!namespace) await query(`CREATE SCHEMA ${escapeIdentifier(schema)}`);
-      if (!namespace?.has_table) await query(`CREATE TABLE ${this.table(schema)} (name TEXT PRIMARY KEY, metadata JSONB, content BYTEA)`);
+      if (!namespace?.has_table)
+        await query(`CREATE TABLE ${this.table(schema)} (name TEXT PRIMARY KEY, metadata JSONB, content BYTEA)`);
     } catch (error) {
       if (!(error instanceof DatabaseError)) throw error;
       if (error.code === '42939') throw new BadRequest(`schema name "${schema}" is reserved by PostgreSQL`);
-      if (error.code === '42501') throw new Forbidden(`the database user may not create schema "${schema}" or its qgis_projects table`);
+      if (error.code === '42501')
+        throw new Forbidden(`the database user may not create schema "${schema}" or its qgis_projects table`);
       throw error;
     }
   }
@@ -175,7 +191,10 @@ export class PostgresStore implements ProjectStore {
     const table = this.table(ref.schema);
     const written = this.db.transaction(async (query) => {
       // The archive is rebuilt from the stored one, so entries QGIS added (auxiliary storage) are kept.
-      const [current] = await query<{ content: Buffer | null }>(`SELECT content FROM ${table} WHERE name = $1 FOR UPDATE`, [ref.name]);
+      const [current] = await query<{ content: Buffer | null }>(
+        `SELECT content FROM ${table} WHERE name = $1 FOR UPDATE`,
+        [ref.name],
+      );
       const archive = current?.content ? ProjectArchive.open(current.content) : ProjectArchive.create(ref.name, text);
       archive.text = text;
       const [row] = await query<IdentityRow>(

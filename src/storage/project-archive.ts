@@ -1,4 +1,5 @@
 import { unzipSync, zipSync } from 'fflate';
+
 import { ProjectFormatError } from '../qgis/project.js';
 
 /**

@@ -35,4 +35,6 @@ export interface ProjectStore {
    * interrupted transactions), without disturbing live processes; returns how many were cleared.
    */
   clearLeftovers(): Promise<number>;
+  /** Throws when projects cannot be stored now: the folder is not writable, the database not reachable. */
+  probe(): Promise<void>;
 }

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+
 import { apiCall } from './http.js';
 
 const MAIN = join(import.meta.dirname, '..', '..', 'src', 'main.ts');
@@ -41,7 +42,10 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
   const lines: string[] = [];
   const log = (): string => lines.join('\n');
   const url = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the API did not start within ${START_TIMEOUT_MS} ms:\n${log()}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`the API did not start within ${START_TIMEOUT_MS} ms:\n${log()}`)),
+      START_TIMEOUT_MS,
+    );
     for (const stream of [child.stdout, child.stderr]) {
       // Every line is read, or the child would block once the pipe is full.
       createInterface({ input: stream }).on('line', (line) => {

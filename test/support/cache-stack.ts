@@ -2,9 +2,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { createTileCache, type TileCache } from '../../src/cache/factory.js';
 import { type Config } from '../../src/config.js';
 import { MapProxyProcess } from '../../src/runtime/mapproxy.js';
+import { freePort } from '../../src/runtime/ports.js';
+import { type QgisServerOptions } from '../../src/runtime/qgis-server.js';
 import { ProjectRepository } from '../../src/services/repository.js';
 import { FilesystemStore } from '../../src/storage/filesystem-store.js';
 import { type ProjectRef } from '../../src/storage/project-store.js';
@@ -31,11 +34,22 @@ export interface CacheStack {
   stop(): Promise<void>;
 }
 
-export async function startCacheStack(overrides: Partial<Config> = {}, env: Record<string, string> = {}): Promise<CacheStack> {
+export async function startCacheStack(
+  overrides: Partial<Config> = {},
+  env: Record<string, string> = {},
+  qgisOptions: QgisServerOptions = {},
+): Promise<CacheStack> {
   const configDir = mkdtempSync(join(tmpdir(), 'steward-mapproxy-'));
-  const config = { mapproxyProjectsDir: configDir, cacheS3Bucket: undefined, cacheS3Dir: '/mapproxy/cache', ...overrides };
-  const stack = await startStack(config);
-  const mapproxy = await MapProxyProcess.start(configDir, { env });
+  const mapproxyPort = await freePort();
+  const config = {
+    mapproxyProjectsDir: configDir,
+    mapproxyUrl: `http://127.0.0.1:${mapproxyPort}/`,
+    cacheS3Bucket: undefined,
+    cacheS3Dir: '/mapproxy/cache',
+    ...overrides,
+  };
+  const stack = await startStack(config, qgisOptions);
+  const mapproxy = await MapProxyProcess.start(configDir, { env, port: mapproxyPort });
   const repository = new ProjectRepository(new FilesystemStore(stack.projectsDir));
   const projectUrl = async (ref: ProjectRef): Promise<URL> => {
     const url = new URL(stack.qgis.url);
@@ -72,7 +86,11 @@ export async function assertLoads(file: string): Promise<void> {
   const { loaded, warnings } = await loadWithMapProxy(file);
   assert.ok(loaded, `MapProxy cannot load ${file}: ${warnings.join('\n')}`);
   // The only remark MapProxy makes about a project without layers, which it serves as such.
-  assert.deepEqual(warnings.filter((line) => line !== 'Missing layers section'), [], file);
+  assert.deepEqual(
+    warnings.filter((line) => line !== 'Missing layers section'),
+    [],
+    file,
+  );
 }
 
 /** The body that adds the polygons fixture as layer `polygons`. */
@@ -91,7 +109,11 @@ const NEW_FILL = [30, 60, 200, 255];
 async function qgisDraws(cs: CacheStack, project: string, layer: string, rgba: number[]): Promise<boolean> {
   return eventually(async () => {
     const response = await fetch(`${cs.stack.api.url}/api/projects/${project}/layers/${layer}/map`);
-    return decodePng(Buffer.from(await response.arrayBuffer())).pixel(200, 200).join() === rgba.join();
+    return (
+      decodePng(Buffer.from(await response.arrayBuffer()))
+        .pixel(200, 200)
+        .join() === rgba.join()
+    );
   });
 }
 
@@ -113,8 +135,14 @@ export function simulatedStyleChange(cs: CacheStack, project: string, layer: str
 export function apiStyleChange(cs: CacheStack, project: string, layer: string): () => Promise<void> {
   return async () => {
     const [r, g, b] = NEW_FILL.map((channel) => channel.toString(16).padStart(2, '0'));
-    assert.equal((await cs.stack.call('POST', `/api/projects/${project}/styles`, fillStyle('recoloured', `#${r}${g}${b}`))).status, 201);
-    const applied = await cs.stack.call('POST', `/api/projects/${project}/layers/${layer}/style`, { name: 'recoloured', current: true });
+    assert.equal(
+      (await cs.stack.call('POST', `/api/projects/${project}/styles`, fillStyle('recoloured', `#${r}${g}${b}`))).status,
+      201,
+    );
+    const applied = await cs.stack.call('POST', `/api/projects/${project}/layers/${layer}/style`, {
+      name: 'recoloured',
+      current: true,
+    });
     assert.equal(applied.status, 200, JSON.stringify(applied.body));
   };
 }

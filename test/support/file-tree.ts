@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
+
 import { isTemporaryFile } from '../../src/storage/atomic-file.js';
 import { INTERNAL_DB_JOURNAL } from '../../src/storage/internal-db.js';
 

@@ -1,7 +1,8 @@
-import gdal from 'gdal-async';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import gdal from 'gdal-async';
 
 export interface Fixtures {
   dir: string;

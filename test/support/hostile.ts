@@ -8,49 +8,194 @@ const LONG = ['x'.repeat(200), 'x'.repeat(255), 'x'.repeat(256), 'é'.repeat(128
 
 /** Datasources and outputs that lead outside the data folders, to devices, or to GDAL's network and archive readers. */
 const HOSTILE_PATHS = [
-  '/etc/passwd', '/proc/self/environ', '/dev/zero', '/vsicurl/http://127.0.0.1:1/x.tif', '/vsizip//etc/passwd',
-  '/vsimem/x.tif', '/vsis3/bucket/key.tif', '/vsis3/', 'file:///etc/passwd', 'http://127.0.0.1:1/', 'relative.tif',
-  '../../../../etc/passwd', 'service=nope table="public"."t" (geom)', 'dbname=nope table="a"."b" (geom)',
+  '/etc/passwd',
+  '/proc/self/environ',
+  '/dev/zero',
+  '/vsicurl/http://127.0.0.1:1/x.tif',
+  '/vsizip//etc/passwd',
+  '/vsimem/x.tif',
+  '/vsis3/bucket/key.tif',
+  '/vsis3/',
+  'file:///etc/passwd',
+  'http://127.0.0.1:1/',
+  'relative.tif',
+  '../../../../etc/passwd',
+  'service=nope table="public"."t" (geom)',
+  'dbname=nope table="a"."b" (geom)',
 ];
 
 /** Text that means something to a file system, an XML writer, a shell, SQL, GDAL or a URL parser. */
 const HOSTILE_STRINGS = [
-  '', ' ', '.', '..', '...', '../', '../..', '../../../../etc/passwd', '..\\..\\x', '\\', '/', '//', '.hidden', '~',
-  '\u0000', 'a\u0000b', '\u0001', '\t', '\n', '\r\n', '\u007f', '\u0085', '\u2028', '\u202e', '\ufeff',
-  '\ud800', '\udfff', '\ufffe', '\uffff', 'é', '名前', '🗺', 'ﬁ',
-  '<', '>', '&', '"', "'", '<>&"\'', ']]>', '<![CDATA[x]]>', '<!--', '-->', '<?xml version="1.0"?>', '&amp;', '&#0;', '&#x1;',
-  '<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>&e;', '</qgis>', '<maplayer>',
-  '%', '%00', '%2e%2e', '%2F', '$(id)', '`id`', '; rm -rf /', "' OR '1'='1", '"; DROP TABLE qgis_projects; --',
-  '{}', '[]', 'null', 'true', '0', '-1', 'NaN', 'Infinity', '1e309',
-  '__proto__', 'constructor', 'prototype', 'toString', 'default', 'public', 'CON', 'NUL',
-  '|layername=points', '|layerid=0', 'MAP=/etc/passwd', '&MAP=x', '?', '#',
+  '',
+  ' ',
+  '.',
+  '..',
+  '...',
+  '../',
+  '../..',
+  '../../../../etc/passwd',
+  '..\\..\\x',
+  '\\',
+  '/',
+  '//',
+  '.hidden',
+  '~',
+  '\u0000',
+  'a\u0000b',
+  '\u0001',
+  '\t',
+  '\n',
+  '\r\n',
+  '\u007f',
+  '\u0085',
+  '\u2028',
+  '\u202e',
+  '\ufeff',
+  '\ud800',
+  '\udfff',
+  '\ufffe',
+  '\uffff',
+  'é',
+  '名前',
+  '🗺',
+  'ﬁ',
+  '<',
+  '>',
+  '&',
+  '"',
+  "'",
+  '<>&"\'',
+  ']]>',
+  '<![CDATA[x]]>',
+  '<!--',
+  '-->',
+  '<?xml version="1.0"?>',
+  '&amp;',
+  '&#0;',
+  '&#x1;',
+  '<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>&e;',
+  '</qgis>',
+  '<maplayer>',
+  '%',
+  '%00',
+  '%2e%2e',
+  '%2F',
+  '$(id)',
+  '`id`',
+  '; rm -rf /',
+  "' OR '1'='1",
+  '"; DROP TABLE qgis_projects; --',
+  '{}',
+  '[]',
+  'null',
+  'true',
+  '0',
+  '-1',
+  'NaN',
+  'Infinity',
+  '1e309',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'default',
+  'public',
+  'CON',
+  'NUL',
+  '|layername=points',
+  '|layerid=0',
+  'MAP=/etc/passwd',
+  '&MAP=x',
+  '?',
+  '#',
   ...HOSTILE_PATHS,
   ...LONG,
 ];
 
 /** Segments sent as written: encodings that decode to separators, `..`, NUL or broken UTF-8. */
 const RAW_SEGMENTS = [
-  '..', '.', '%2e%2e', '%2E%2E', '.%2e', '%2F', '..%2F..%2F..%2Fetc%2Fpasswd', '..%5C..%5C', '%5C', '..\\..\\',
-  '%00', 'a%00b', '%', '%zz', '%C0%AE%C0%AE', '%252e%252e', '%E2%80%AE', '%ED%A0%80', '%FF', '~', ';x=1', '*', "'", '',
+  '..',
+  '.',
+  '%2e%2e',
+  '%2E%2E',
+  '.%2e',
+  '%2F',
+  '..%2F..%2F..%2Fetc%2Fpasswd',
+  '..%5C..%5C',
+  '%5C',
+  '..\\..\\',
+  '%00',
+  'a%00b',
+  '%',
+  '%zz',
+  '%C0%AE%C0%AE',
+  '%252e%252e',
+  '%E2%80%AE',
+  '%ED%A0%80',
+  '%FF',
+  '~',
+  ';x=1',
+  '*',
+  "'",
+  '',
   'x'.repeat(1001),
 ];
 
 const RAW_QUERIES = [
-  '?schema=public&schema=public', '?schema=a&schema=b', '?schema', '?schema=', '?=', '?&&&', '?%zz=1', '?schema=%00',
-  '?schema[]=x', '?schema[__proto__]=x', '?__proto__[polluted]=1', '?constructor[prototype][polluted]=1',
-  '?__proto__=x', '?schema=..%2F..', `?${'a'.repeat(5000)}=1`, '?schema=public#fragment',
+  '?schema=public&schema=public',
+  '?schema=a&schema=b',
+  '?schema',
+  '?schema=',
+  '?=',
+  '?&&&',
+  '?%zz=1',
+  '?schema=%00',
+  '?schema[]=x',
+  '?schema[__proto__]=x',
+  '?__proto__[polluted]=1',
+  '?constructor[prototype][polluted]=1',
+  '?__proto__=x',
+  '?schema=..%2F..',
+  `?${'a'.repeat(5000)}=1`,
+  '?schema=public#fragment',
 ];
 
 const RAW_JSON_BODIES = [
-  '', ' ', '{', '{"a":', '[1,]', "{'a':1}", 'nul', '\u0000', '"\\ud800"', '1e400', '-', '{"a":1}{"b":2}',
-  '{"__proto__":{"polluted":true}}', '{"constructor":{"prototype":{"polluted":true}}}', '{"name":"a","name":"b"}',
-  `${'['.repeat(10000)}${']'.repeat(10000)}`, `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`, `"${'x'.repeat(1100 * 1024)}"`,
+  '',
+  ' ',
+  '{',
+  '{"a":',
+  '[1,]',
+  "{'a':1}",
+  'nul',
+  '\u0000',
+  '"\\ud800"',
+  '1e400',
+  '-',
+  '{"a":1}{"b":2}',
+  '{"__proto__":{"polluted":true}}',
+  '{"constructor":{"prototype":{"polluted":true}}}',
+  '{"name":"a","name":"b"}',
+  `${'['.repeat(10000)}${']'.repeat(10000)}`,
+  `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`,
+  `"${'x'.repeat(1100 * 1024)}"`,
 ];
 
 const WRONG_CONTENT_TYPES = [
-  undefined, 'text/plain', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x',
-  'application/xml', 'application/json; charset=utf-16', 'application/json; charset=latin1', 'application/jsonp',
-  'application/vnd.api+json', 'APPLICATION/JSON', '*/*', ';', 'application/json, text/plain',
+  undefined,
+  'text/plain',
+  'text/plain; charset=utf-8',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/xml',
+  'application/json; charset=utf-16',
+  'application/json; charset=latin1',
+  'application/jsonp',
+  'application/vnd.api+json',
+  'APPLICATION/JSON',
+  '*/*',
+  ';',
+  'application/json, text/plain',
 ];
 
 /** Percent-encodes every byte of the UTF-8 text that is not unreserved in a URL (lone surrogates as U+FFFD). */
@@ -92,7 +237,9 @@ export function pathSegment(real: readonly string[], tokens: readonly string[]):
 /** A query string (with its `?`, or empty): real schemas, hostile keys and values, repeated keys. */
 export function queryString(schemas: readonly string[], tokens: readonly string[]): fc.Arbitrary<string> {
   const text = hostileText(tokens);
-  const pair = fc.tuple(fc.oneof(fc.constant('schema'), text), text).map(([key, value]) => `${percentEncode(key)}=${percentEncode(value)}`);
+  const pair = fc
+    .tuple(fc.oneof(fc.constant('schema'), text), text)
+    .map(([key, value]) => `${percentEncode(key)}=${percentEncode(value)}`);
   return fc.oneof(
     { weight: 3, arbitrary: fc.constant('') },
     { weight: 3, arbitrary: fc.constantFrom(...schemas).map((schema) => `?schema=${percentEncode(schema)}`) },
@@ -125,7 +272,10 @@ function clone<T>(value: T): T {
 /** Every member path of a JSON value: ["a"], ["a", "b"], ... */
 function memberPaths(value: unknown, prefix: string[] = []): string[][] {
   if (typeof value !== 'object' || value === null) return [];
-  return Object.keys(value).flatMap((key) => [[...prefix, key], ...memberPaths((value as Record<string, unknown>)[key], [...prefix, key])]);
+  return Object.keys(value).flatMap((key) => [
+    [...prefix, key],
+    ...memberPaths((value as Record<string, unknown>)[key], [...prefix, key]),
+  ]);
 }
 
 /** The parent object of `path` in `root`, and the last key. */
@@ -179,14 +329,29 @@ const asJson = (value: unknown): BodySpec => ({ contentType: 'application/json',
  * A request body: `valid` as it is and mutated (when the route has a known valid body), hostile
  * JSON, malformed JSON, JSON under a wrong content type, or none at all.
  */
-export function requestBody(valid: fc.Arbitrary<unknown> | undefined, tokens: readonly string[]): fc.Arbitrary<BodySpec> {
+export function requestBody(
+  valid: fc.Arbitrary<unknown> | undefined,
+  tokens: readonly string[],
+): fc.Arbitrary<BodySpec> {
   const json = valid ?? hostileJson(tokens);
   const choices: Array<fc.WeightedArbitrary<BodySpec>> = [
     { weight: 2, arbitrary: hostileJson(tokens).map(asJson) },
-    { weight: 1, arbitrary: fc.constantFrom(...RAW_JSON_BODIES).map((body) => ({ contentType: 'application/json', body })) },
-    { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...WRONG_CONTENT_TYPES), json).map(([contentType, value]) => ({ contentType, body: JSON.stringify(value) })) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(...RAW_JSON_BODIES).map((body) => ({ contentType: 'application/json', body })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.constantFrom(...WRONG_CONTENT_TYPES), json)
+        .map(([contentType, value]) => ({ contentType, body: JSON.stringify(value) })),
+    },
     { weight: 1, arbitrary: fc.constant({}) },
   ];
-  if (valid) choices.push({ weight: 3, arbitrary: valid.map(asJson) }, { weight: 5, arbitrary: mutated(valid, tokens).map(asJson) });
+  if (valid)
+    choices.push(
+      { weight: 3, arbitrary: valid.map(asJson) },
+      { weight: 5, arbitrary: mutated(valid, tokens).map(asJson) },
+    );
   return fc.oneof(...choices);
 }

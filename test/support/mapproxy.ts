@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import { MAPPROXY_PYTHON } from '../../src/cache/validate.js';
 
 /**
@@ -34,7 +35,9 @@ export function filesUnder(dir: string, extension: string): string[] {
   } catch {
     return [];
   }
-  return entries.filter((entry) => entry.isFile() && entry.name.endsWith(extension)).map((entry) => join(entry.parentPath, entry.name));
+  return entries
+    .filter((entry) => entry.isFile() && entry.name.endsWith(extension))
+    .map((entry) => join(entry.parentPath, entry.name));
 }
 
 /**
@@ -76,7 +79,10 @@ export function wmtsLayer(capabilities: string, name: string): WmtsLayer | undef
     .find((layer) => layer.includes(`<ows:Identifier>${name}</ows:Identifier>`));
   if (block === undefined) return undefined;
   const template = /<ResourceURL format="image\/png" resourceType="tile"\s+template="([^"]*)"/.exec(block)?.[1] ?? '';
-  const dimension = /<Dimension>\s*<ows:Identifier>Time<\/ows:Identifier>\s*<Default>([^<]*)<\/Default>([\s\S]*?)<\/Dimension>/.exec(block);
+  const dimension =
+    /<Dimension>\s*<ows:Identifier>Time<\/ows:Identifier>\s*<Default>([^<]*)<\/Default>([\s\S]*?)<\/Dimension>/.exec(
+      block,
+    );
   if (!dimension) return { template };
   const values = [...(dimension[2] ?? '').matchAll(/<Value>([^<]*)<\/Value>/g)].map((match) => match[1] ?? '');
   return { template, time: { default: dimension[1] ?? '', values } };

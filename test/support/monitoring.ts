@@ -1,11 +1,14 @@
 /** Helpers for monitoring tests: a scriptable fake plugin and a minimal app around the routes. */
-import { connect, type Socket } from 'node:net';
 import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
-import { StewardError } from '../../src/errors.js';
+
+import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+
+import { buildApp } from '../../src/http/app.js';
 import { instanceRoutes } from '../../src/http/routes/instances.js';
-import { LineDecoder, encodeLine } from '../../src/monitor/lines.js';
+import { encodeLine, LineDecoder } from '../../src/monitor/lines.js';
 import type { InstanceRegistry } from '../../src/monitor/registry.js';
 
 interface Request {
@@ -68,17 +71,9 @@ export async function waitFor<T>(what: string, check: () => T | undefined | fals
   }
 }
 
-/**
- * The instance routes in a bare Fastify app configured like the real one (src/http/app.ts):
- * trailing slashes ignored, errors mapped to `{"error": message}`.
- */
+/** The instance routes in the real HTTP app (its error mapping, trailing slashes), logging nothing. */
 export async function instancesApp(registry: InstanceRegistry | undefined): Promise<FastifyInstance> {
-  const app = Fastify({ routerOptions: { ignoreTrailingSlash: true } });
-  app.setErrorHandler((error: FastifyError | StewardError, _request, reply) => {
-    const status = error instanceof StewardError ? error.status : (error.statusCode ?? 500);
-    return reply.status(status).send({ error: error.message });
-  });
-  await app.register(instanceRoutes(registry));
+  const app = await buildApp(pino({ level: 'silent' }), [instanceRoutes(registry)], { apiToken: undefined });
   await app.ready();
   return app;
 }

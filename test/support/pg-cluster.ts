@@ -2,7 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+
 import { type ClientConfig } from 'pg';
+
 import { freePort } from '../../src/runtime/ports.js';
 
 /** A PostgreSQL cluster of the tests' own, in a temporary folder on a free loopback port. */
@@ -16,8 +18,12 @@ function binDir(): string {
   for (const dir of (process.env['PATH'] ?? '').split(':')) {
     if (dir && existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl'))) return dir;
   }
-  const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a)) : [];
-  const found = versions.map((version) => join('/usr/lib/postgresql', version, 'bin')).find((dir) => existsSync(join(dir, 'initdb')));
+  const versions = existsSync('/usr/lib/postgresql')
+    ? readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a))
+    : [];
+  const found = versions
+    .map((version) => join('/usr/lib/postgresql', version, 'bin'))
+    .find((dir) => existsSync(join(dir, 'initdb')));
   if (!found) throw new Error('no PostgreSQL server binaries (initdb, pg_ctl) found');
   return found;
 }
@@ -45,7 +51,15 @@ export async function startOwnCluster(): Promise<OwnCluster> {
   writeFileSync(passwordFile, password);
   chownToPostgres(dir);
   chownToPostgres(passwordFile);
-  runAsOwner(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', `--pwfile=${passwordFile}`, '--auth-local=trust', '--auth-host=scram-sha-256']);
+  runAsOwner(join(bin, 'initdb'), [
+    '-D',
+    data,
+    '-U',
+    'postgres',
+    `--pwfile=${passwordFile}`,
+    '--auth-local=trust',
+    '--auth-host=scram-sha-256',
+  ]);
   const port = await freePort();
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`;
   runAsOwner(join(bin, 'pg_ctl'), ['-D', data, '-o', options, '-l', join(dir, 'server.log'), '-w', 'start']);

@@ -1,5 +1,6 @@
-import gdal from 'gdal-async';
 import { randomUUID } from 'node:crypto';
+
+import gdal from 'gdal-async';
 
 export interface Image {
   width: number;
@@ -19,7 +20,7 @@ export function decodePng(bytes: Buffer): Image {
     const { x: width, y: height } = dataset.rasterSize;
     const count = dataset.bands.count();
     const bands = Array.from({ length: count }, (_, index) =>
-      dataset.bands.get(index + 1).pixels.read(0, 0, width, height) as Uint8Array,
+      dataset.bands.get(index + 1).pixels.read<Uint8Array>(0, 0, width, height),
     );
     dataset.close();
     const channel = (band: number, offset: number): number => (band < count ? (bands[band]?.[offset] ?? 0) : 255);

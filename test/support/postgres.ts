@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { type ClientConfig, escapeIdentifier, Pool, type QueryResultRow } from 'pg';
+
 import { type OwnCluster, startOwnCluster } from './pg-cluster.js';
 
 /**
@@ -73,7 +75,13 @@ export async function startTestDatabase(): Promise<TestDatabase> {
   await adminQuery(admin, name, ['CREATE EXTENSION postgis']);
   const dir = mkdtempSync(join(tmpdir(), 'steward-pgservice-'));
   const serviceFile = join(dir, 'pg_service.conf');
-  let sections = serviceSection(SERVICE, { host: admin.host ?? '127.0.0.1', port: admin.port ?? 5432, dbname: name, user: name, password });
+  let sections = serviceSection(SERVICE, {
+    host: admin.host ?? '127.0.0.1',
+    port: admin.port ?? 5432,
+    dbname: name,
+    user: name,
+    password,
+  });
   writeFileSync(serviceFile, sections);
   process.env['PGSERVICEFILE'] = serviceFile;
   const pool = new Pool({ ...admin, database: name });
@@ -82,8 +90,8 @@ export async function startTestDatabase(): Promise<TestDatabase> {
     serviceFile,
     database: name,
     user: name,
-    async sql(text, values = []) {
-      return (await pool.query(text, values)).rows;
+    async sql<Row extends QueryResultRow>(text: string, values: unknown[] = []): Promise<Row[]> {
+      return (await pool.query<Row>(text, values)).rows;
     },
     quote: escapeIdentifier,
     addService(service, entries) {

@@ -1,16 +1,19 @@
 /** For the processing route tests: a LayerLookup over fixed layers, and a bare Fastify app. */
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
-import { NotFound, StewardError } from '../../src/errors.js';
-import type { LayerLookup, ProcessingLayer } from '../../src/services/processing.js';
+import Fastify, { type FastifyInstance } from 'fastify';
 
-/** Routes in a Fastify app with default router options and the `{"error": message}` mapping. */
-export async function bareApp(routes: FastifyPluginAsync): Promise<FastifyInstance> {
+import { NotFound } from '../../src/errors.js';
+import { installErrorHandling } from '../../src/http/errors.js';
+import { installProjectScope } from '../../src/http/project-scope.js';
+import type { RouteModule } from '../../src/http/route-module.js';
+import type { LayerLookup, ProcessingLayer } from '../../src/services/processing.js';
+import type { ProjectRef } from '../../src/storage/project-store.js';
+
+/** Routes in a Fastify app with default router options, the app's error mapping and project references. */
+export async function bareApp({ prefix, routes }: RouteModule): Promise<FastifyInstance> {
   const app = Fastify();
-  app.setErrorHandler((error: FastifyError | StewardError, _request, reply) => {
-    const status = error instanceof StewardError ? error.status : (error.statusCode ?? 500);
-    return reply.status(status).send({ error: error.message });
-  });
-  await app.register(routes);
+  installErrorHandling(app);
+  installProjectScope(app);
+  await app.register(routes, { prefix });
   await app.ready();
   return app;
 }
@@ -19,15 +22,15 @@ export class MemoryLayers implements LayerLookup {
   /** Keys are `<schema>/<project>`; the schema defaults to public. */
   constructor(private readonly projects: Record<string, ProcessingLayer[]>) {}
 
-  async listLayers(project: string, schema = 'public'): Promise<ProcessingLayer[]> {
-    const layers = this.projects[`${schema}/${project}`];
-    if (!layers) throw new NotFound(`Project "${project}" does not exist in schema "${schema}".`);
+  async listLayers({ name, schema }: ProjectRef): Promise<ProcessingLayer[]> {
+    const layers = this.projects[`${schema}/${name}`];
+    if (!layers) throw new NotFound(`Project "${name}" does not exist in schema "${schema}".`);
     return layers;
   }
 
-  async findLayer(project: string, layer: string, schema?: string): Promise<ProcessingLayer> {
-    const found = (await this.listLayers(project, schema)).find((candidate) => candidate.name === layer);
-    if (!found) throw new NotFound(`Layer "${layer}" does not exist in project "${project}".`);
+  async findLayer(project: ProjectRef, layer: string): Promise<ProcessingLayer> {
+    const found = (await this.listLayers(project)).find((candidate) => candidate.name === layer);
+    if (!found) throw new NotFound(`Layer "${layer}" does not exist in project "${project.name}".`);
     return found;
   }
 }

@@ -1,15 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
-
-const SCRIPTS = join(import.meta.dirname, 'pyqgis');
+import { runPyqgis, SYSTEM_QGIS } from './qgis-runtime.js';
 
 /** Runs one of the PyQGIS scripts of `test/support/pyqgis` and returns what it printed. */
 export function runPyqgisScript(script: string, ...args: string[]): string {
-  return execFileSync('/usr/bin/python3', [join(SCRIPTS, script), ...args], {
-    env: { ...process.env, QT_QPA_PLATFORM: 'offscreen' },
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return runPyqgis(SYSTEM_QGIS, script, ...args);
 }
 
 /** A layer's active temporal properties as QGIS read them: its mode and range, UTC. */

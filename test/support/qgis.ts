@@ -1,4 +1,5 @@
 import { DOMParser } from '@xmldom/xmldom';
+
 import { type QgisServerProcess } from '../../src/runtime/qgis-server.js';
 
 /** Sends an OGC request for a project to QGIS Server directly. */
@@ -25,5 +26,7 @@ export async function publishedLayers(qgis: QgisServerProcess, map: string): Pro
 
 /** Log lines in which QGIS Server complains about a project or a layer. */
 export function projectProblems(qgis: QgisServerProcess): string[] {
-  return qgis.log.filter((line) => /broken|corrupt|invalid layer|could not be loaded|error reading|unable to load/i.test(line));
+  return qgis.log.filter((line) =>
+    /broken|corrupt|invalid layer|could not be loaded|error reading|unable to load/i.test(line),
+  );
 }

@@ -45,18 +45,47 @@ export function askOracle<T>(request: Record<string, unknown>, env: NodeJS.Proce
 }
 
 /** numpy.histogram of the valid pixels of every band (`min` alone: up to the band's max). */
-export function numpyHistogram(path: string, options: { min?: number; max?: number; count?: number }): Promise<Record<string, HistogramAnswer>> {
+export function numpyHistogram(
+  path: string,
+  options: { min?: number; max?: number; count?: number },
+): Promise<Record<string, HistogramAnswer>> {
   return askOracle({ command: 'histogram', path, ...options });
 }
 
-export function gdalHistogram(path: string, min: number, max: number, count: number): Promise<Record<string, number[]>> {
+export function gdalHistogram(
+  path: string,
+  min: number,
+  max: number,
+  count: number,
+): Promise<Record<string, number[]>> {
   return askOracle({ command: 'gdal-histogram', path, min, max, count });
 }
 
 /** Runs Debian's gdal_calc.py: `inputs` maps its letters (A, B, ...) to files, band 1 unless given. */
-export async function gdalCalc(calc: string, inputs: Record<string, { path: string; band?: number }>, output: string, noData: number): Promise<void> {
-  const files = Object.entries(inputs).flatMap(([letter, input]) => [`-${letter}`, input.path, `--${letter}_band=${input.band ?? 1}`]);
-  await runFile('/usr/bin/gdal_calc.py', [...files, `--outfile=${output}`, `--calc=${calc}`, '--type=Float32', `--NoDataValue=${noData}`, '--overwrite', '--quiet'], {
-    env: { ...process.env, PYTHONWARNINGS: 'ignore' },
-  });
+export async function gdalCalc(
+  calc: string,
+  inputs: Record<string, { path: string; band?: number }>,
+  output: string,
+  noData: number,
+): Promise<void> {
+  const files = Object.entries(inputs).flatMap(([letter, input]) => [
+    `-${letter}`,
+    input.path,
+    `--${letter}_band=${input.band ?? 1}`,
+  ]);
+  await runFile(
+    '/usr/bin/gdal_calc.py',
+    [
+      ...files,
+      `--outfile=${output}`,
+      `--calc=${calc}`,
+      '--type=Float32',
+      `--NoDataValue=${noData}`,
+      '--overwrite',
+      '--quiet',
+    ],
+    {
+      env: { ...process.env, PYTHONWARNINGS: 'ignore' },
+    },
+  );
 }

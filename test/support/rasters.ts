@@ -1,8 +1,9 @@
 /** Test rasters made with GDAL: any pixel type, no-data, tiling, grid and CRS. */
-import gdal from 'gdal-async';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import gdal from 'gdal-async';
 
 export type TestPixelType = 'Byte' | 'Int16' | 'UInt16' | 'Int32' | 'Float32' | 'Float64';
 

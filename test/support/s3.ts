@@ -1,8 +1,10 @@
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
+
 import { freePort } from '../../src/runtime/ports.js';
 
 /** s3rver checks signatures against these credentials. */
@@ -22,7 +24,13 @@ export interface LocalS3 {
 export async function startLocalS3(bucket: string): Promise<LocalS3> {
   const directory = mkdtempSync(join(tmpdir(), 'steward-s3-'));
   const port = await freePort();
-  const server = new S3rver({ address: '127.0.0.1', port, silent: true, directory, configureBuckets: [{ name: bucket }] });
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port,
+    silent: true,
+    directory,
+    configureBuckets: [{ name: bucket }],
+  });
   await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: CREDENTIALS });
@@ -39,7 +47,9 @@ export async function startLocalS3(bucket: string): Promise<LocalS3> {
       const keys: string[] = [];
       let token: string | undefined;
       do {
-        const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+        const page = await client.send(
+          new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+        );
         keys.push(...(page.Contents ?? []).flatMap((object) => (object.Key ? [object.Key] : [])));
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token);

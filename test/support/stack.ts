@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import { type RunningServer, startServer } from '../../src/app/server.js';
 import { type Config, loadConfig } from '../../src/config.js';
-import { QgisServerProcess } from '../../src/runtime/qgis-server.js';
-import { type RunningServer, startServer } from '../../src/server.js';
+import { type QgisServerOptions, QgisServerProcess } from '../../src/runtime/qgis-server.js';
 import { apiCall } from './http.js';
 
 export interface Stack {
@@ -16,9 +17,9 @@ export interface Stack {
 }
 
 /** Starts a real QGIS Server and the API on loopback ports with a fresh projects folder. */
-export async function startStack(overrides: Partial<Config> = {}): Promise<Stack> {
+export async function startStack(overrides: Partial<Config> = {}, qgisOptions: QgisServerOptions = {}): Promise<Stack> {
   const projectsDir = mkdtempSync(join(tmpdir(), 'steward-projects-'));
-  const qgis = await QgisServerProcess.start();
+  const qgis = await QgisServerProcess.start(qgisOptions);
   const api = await startServer({
     ...loadConfig({
       STEWARD_QGISSERVER_URL: qgis.url,

@@ -1,8 +1,9 @@
 /** PyQGIS as the oracle of style tests (runs test/support/style_oracle.py), and XML comparison. */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { parseXml } from '../../src/qgis/xml/parse.js';
+
 import type { XmlElement } from '../../src/qgis/xml/node.js';
+import { parseXml } from '../../src/qgis/xml/parse.js';
 
 const SCRIPT = fileURLToPath(new URL('./style_oracle.py', import.meta.url));
 

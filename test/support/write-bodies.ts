@@ -11,6 +11,10 @@ export function fillStyle(name: string, color: string, opacity = 1): Record<stri
     type: 'vector',
     name,
     rendering: { opacity },
-    symbology: { type: 'single_symbol', symbol: 'fill', properties: { color, style: 'solid', outline_width: 0, outline_style: 'no' } },
+    symbology: {
+      type: 'single_symbol',
+      symbol: 'fill',
+      properties: { color, style: 'solid', outline_width: 0, outline_style: 'no' },
+    },
   };
 }

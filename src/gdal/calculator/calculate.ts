@@ -6,7 +6,7 @@ import { BadRequest } from '../../errors.js';
 import { prepareOutputTarget } from '../output-target.js';
 import { bandReferences, type ExpressionNode } from './ast.js';
 import { compileExpression } from './compiler.js';
-import { openInputs, type OpenedInputs } from './inputs.js';
+import { type OpenedInputs, openInputs } from './inputs.js';
 import { createOutputRaster, OUTPUT_NO_DATA, type OutputRaster } from './output.js';
 import { runCalculation } from './runner.js';
 
@@ -29,9 +29,14 @@ async function compute(inputs: OpenedInputs, tree: ExpressionNode, workPath: str
  * Computes `tree` and writes it to `outputPath`. `sources` maps each layer name the expression
  * uses to its GDAL datasource. Nothing appears at `outputPath` unless the whole run succeeds.
  */
-export async function calculateRaster(tree: ExpressionNode, sources: ReadonlyMap<string, string>, outputPath: string): Promise<void> {
+export async function calculateRaster(
+  tree: ExpressionNode,
+  sources: ReadonlyMap<string, string>,
+  outputPath: string,
+): Promise<void> {
   const references = bandReferences(tree);
-  if (references.length === 0) throw new BadRequest('The expression must use at least one raster band, for example "dem@1".');
+  if (references.length === 0)
+    throw new BadRequest('The expression must use at least one raster band, for example "dem@1".');
   const target = await prepareOutputTarget(outputPath);
   let inputs: OpenedInputs | undefined;
   try {

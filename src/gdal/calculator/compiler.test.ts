@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+
 import type { PixelArray } from '../pixels.js';
 import { compileExpression, type KernelInput } from './compiler.js';
 import { parseExpression } from './parser.js';
@@ -10,7 +11,11 @@ function evaluate(expression: string, inputs: Array<KernelInput & { pixels: Pixe
   const kernel = compileExpression(parseExpression(expression), inputs, ND);
   const n = inputs[0]?.pixels.length ?? 1;
   const out = new Float32Array(n);
-  kernel(n, out, inputs.map((input) => input.pixels));
+  kernel(
+    n,
+    out,
+    inputs.map((input) => input.pixels),
+  );
   return Array.from(out);
 }
 

@@ -60,7 +60,10 @@ class Emitter {
       case 'binary':
         return this.binary(node.operator, this.emit(node.left), this.emit(node.right));
       case 'call':
-        return this.call(node.name, node.args.map((arg) => this.emit(arg)));
+        return this.call(
+          node.name,
+          node.args.map((arg) => this.emit(arg)),
+        );
     }
   }
 
@@ -137,10 +140,13 @@ export function compileExpression(tree: ExpressionNode, inputs: readonly KernelI
   const emitter = new Emitter(new Map(inputs.map((input, i) => [input.key, i])));
   const expression = emitter.emit(tree);
   const noData = inputs.map((input) => comparableNoData(input.noData, input.storage));
-  const build = new Function('K', 'M', 'ND', kernelSource(inputs, expression, emitter.constants.length, !carriesNaN(tree))) as (
-    constants: number[],
-    noData: number[],
-    outputNoData: number,
-  ) => Kernel;
+  // The expression is compiled to a function once, then run over every block of pixels.
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval
+  const build = new Function(
+    'K',
+    'M',
+    'ND',
+    kernelSource(inputs, expression, emitter.constants.length, !carriesNaN(tree)),
+  ) as (constants: number[], noData: number[], outputNoData: number) => Kernel;
   return build(emitter.constants, noData, outputNoData);
 }

@@ -5,7 +5,9 @@
  * which GDAL evaluates window by window, so no input is ever held whole in memory.
  */
 import { randomUUID } from 'node:crypto';
+
 import gdal from 'gdal-async';
+
 import { BadRequest, Unprocessable } from '../../errors.js';
 import { openRaster } from '../open-raster.js';
 import { type PixelType, pixelType } from '../pixels.js';
@@ -61,14 +63,33 @@ export function sameGrid(a: Grid, b: Grid): boolean {
 
 function warpArguments(grid: Grid): string[] {
   const [x0, sizeX, rotX, y0, rotY, sizeY] = grid.geoTransform as [number, number, number, number, number, number];
-  if (rotX !== 0 || rotY !== 0) throw new Unprocessable('the first raster of the expression is rotated; rasters on other grids cannot be resampled onto it.');
+  if (rotX !== 0 || rotY !== 0)
+    throw new Unprocessable(
+      'the first raster of the expression is rotated; rasters on other grids cannot be resampled onto it.',
+    );
   const [minY, maxY] = [y0 + sizeY * grid.height, y0].sort((p, q) => p - q) as [number, number];
   const extent = [x0, minY, x0 + sizeX * grid.width, maxY].map(String);
   const target = grid.srs ? ['-t_srs', grid.srs.toWKT()] : [];
   // -et 0: exact coordinate transformation, so each pixel's source does not depend on how the
   // raster is cut into windows.
-  return ['-of', 'VRT', ...target, '-te', ...extent, '-ts', String(grid.width), String(grid.height),
-    '-r', 'near', '-et', '0', '-ot', 'Float64', '-dstnodata', 'nan'];
+  return [
+    '-of',
+    'VRT',
+    ...target,
+    '-te',
+    ...extent,
+    '-ts',
+    String(grid.width),
+    String(grid.height),
+    '-r',
+    'near',
+    '-et',
+    '0',
+    '-ot',
+    'Float64',
+    '-dstnodata',
+    'nan',
+  ];
 }
 
 class InputSet implements OpenedInputs {
@@ -95,11 +116,18 @@ class InputSet implements OpenedInputs {
   addBand(dataset: gdal.Dataset, { ref, position }: Reference): void {
     const count = dataset.bands.count();
     if (ref.band > count) {
-      throw new BadRequest(`Invalid expression at character ${position}: layer "${ref.layer}" has ${count} band${count === 1 ? '' : 's'}, there is no band ${ref.band}.`);
+      throw new BadRequest(
+        `Invalid expression at character ${position}: layer "${ref.layer}" has ${count} band${count === 1 ? '' : 's'}, there is no band ${ref.band}.`,
+      );
     }
     const band = dataset.bands.get(ref.band);
     const key = referenceKey(ref);
-    this.bands.push({ key, band, type: pixelType(band.dataType, `band ${ref.band} of layer "${ref.layer}"`), noData: band.noDataValue });
+    this.bands.push({
+      key,
+      band,
+      type: pixelType(band.dataType, `band ${ref.band} of layer "${ref.layer}"`),
+      noData: band.noDataValue,
+    });
   }
 
   close(): void {
@@ -118,7 +146,10 @@ class InputSet implements OpenedInputs {
  * Opens every layer named in `references` (whose datasources `sources` gives) once, and the bands
  * they name, on the grid of the first reference.
  */
-export async function openInputs(references: readonly Reference[], sources: ReadonlyMap<string, string>): Promise<OpenedInputs> {
+export async function openInputs(
+  references: readonly Reference[],
+  sources: ReadonlyMap<string, string>,
+): Promise<OpenedInputs> {
   const inputs = new InputSet();
   try {
     const datasets = new Map<string, gdal.Dataset>();
@@ -127,7 +158,10 @@ export async function openInputs(references: readonly Reference[], sources: Read
       let dataset = datasets.get(layer);
       if (!dataset) {
         const path = sources.get(layer);
-        if (path === undefined) throw new BadRequest(`Invalid expression at character ${reference.position}: there is no raster layer "${layer}"${minusHint(layer)}.`);
+        if (path === undefined)
+          throw new BadRequest(
+            `Invalid expression at character ${reference.position}: there is no raster layer "${layer}"${minusHint(layer)}.`,
+          );
         dataset = await inputs.open(path, layer);
         datasets.set(layer, dataset);
       }

@@ -23,7 +23,9 @@ export type Token =
 
 /** QGIS reads `-b@1` as one name; this says so where that is the likely cause of an error. */
 export function minusHint(name: string): string {
-  return name.startsWith('-') ? ' (a "-" written directly before a name is part of the name, as in QGIS: put a space after the "-")' : '';
+  return name.startsWith('-')
+    ? ' (a "-" written directly before a name is part of the name, as in QGIS: put a space after the "-")'
+    : '';
 }
 
 /** A syntax error, always naming the 1-based character position. */
@@ -130,7 +132,8 @@ function word(s: Scanner, position: number): Token {
   const text = s.slice(s.index, s.index + length);
   s.index += length;
   const lower = text.toLowerCase();
-  if (lower === 'and' || lower === 'or') return { kind: 'operator', operator: lower === 'and' ? 'AND' : 'OR', position, text };
+  if (lower === 'and' || lower === 'or')
+    return { kind: 'operator', operator: lower === 'and' ? 'AND' : 'OR', position, text };
   if (isFunctionName(lower)) return { kind: 'function', name: lower, position, text };
   throw expressionError(
     position,

@@ -3,6 +3,7 @@
  * empty internal overview levels that the runner fills as it goes.
  */
 import gdal from 'gdal-async';
+
 import { Unprocessable } from '../../errors.js';
 import { overviewFactors } from '../overviews.js';
 import type { Grid } from './inputs.js';

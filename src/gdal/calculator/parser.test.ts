@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+
 import { BadRequest } from '../../errors.js';
 import { bandReferences, type ExpressionNode } from './ast.js';
 import { parseExpression } from './parser.js';
@@ -84,7 +85,10 @@ describe('raster calculator parser', () => {
     test(`refuses ${JSON.stringify(expression)} at character ${position}`, () => {
       assert.throws(
         () => parseExpression(expression),
-        (error: Error) => error instanceof BadRequest && error.message.includes(`character ${position}:`) && message.test(error.message),
+        (error: Error) =>
+          error instanceof BadRequest &&
+          error.message.includes(`character ${position}:`) &&
+          message.test(error.message),
       );
     });
   }

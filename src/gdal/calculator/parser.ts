@@ -50,7 +50,11 @@ class Parser {
     const tree = this.parseLevel(0);
     const rest = this.current;
     if (rest.kind === ')') throw expressionError(rest.position, 'this ")" closes no "("');
-    if (rest.kind !== 'end') throw expressionError(rest.position, `expected an operator, found ${describe(rest)}${rest.kind === 'band' ? minusHint(rest.text) : ''}`);
+    if (rest.kind !== 'end')
+      throw expressionError(
+        rest.position,
+        `expected an operator, found ${describe(rest)}${rest.kind === 'band' ? minusHint(rest.text) : ''}`,
+      );
     return tree;
   }
 

@@ -93,12 +93,23 @@ export class OverviewPyramid {
       }
     }
     // The odd last column and row, when there are any, cover fewer pixels.
-    if (evenW < w) for (let y = 0; y < h; y += 2) this.block(pixels, w, h, evenW, y, (y >> 1) * ow + (evenW >> 1), level, slot);
-    if (evenH < h) for (let x = 0; x < evenW; x += 2) this.block(pixels, w, h, x, evenH, (evenH >> 1) * ow + (x >> 1), level, slot);
+    if (evenW < w)
+      for (let y = 0; y < h; y += 2) this.block(pixels, w, h, evenW, y, (y >> 1) * ow + (evenW >> 1), level, slot);
+    if (evenH < h)
+      for (let x = 0; x < evenW; x += 2) this.block(pixels, w, h, x, evenH, (evenH >> 1) * ow + (x >> 1), level, slot);
   }
 
   /** One overview pixel from the up to 2 x 2 valid pixels at (x, y). */
-  private block(pixels: Float32Array, w: number, h: number, x: number, y: number, o: number, level: Level, slot: 0 | 1): void {
+  private block(
+    pixels: Float32Array,
+    w: number,
+    h: number,
+    x: number,
+    y: number,
+    o: number,
+    level: Level,
+    slot: 0 | 1,
+  ): void {
     let sum = 0;
     let count = 0;
     for (let r = y; r < Math.min(y + 2, h); r++) {
@@ -128,7 +139,8 @@ export class OverviewPyramid {
         // Past the last column of an odd width, the pair's second pixel adds nothing.
         const next = c + 1 < w ? from + c + 1 : -1;
         sums[o] = (sums[o] as number) + (inSums[from + c] as number) + (next < 0 ? 0 : (inSums[next] as number));
-        counts[o] = (counts[o] as number) + (inCounts[from + c] as number) + (next < 0 ? 0 : (inCounts[next] as number));
+        counts[o] =
+          (counts[o] as number) + (inCounts[from + c] as number) + (next < 0 ? 0 : (inCounts[next] as number));
       }
     }
     const values = level.values[slot];

@@ -8,7 +8,7 @@ import { planWindows, type Window } from '../windows.js';
 import type { Kernel } from './compiler.js';
 import type { InputBand } from './inputs.js';
 import { OUTPUT_BLOCK, OUTPUT_NO_DATA, type OutputRaster } from './output.js';
-import { OverviewPyramid, type OverviewPiece } from './pyramid.js';
+import { type OverviewPiece, OverviewPyramid } from './pyramid.js';
 
 /** Pixels per window: 2 Mi pixels is 256 rows of 8192 pixels. */
 const WINDOW_PIXELS = 1 << 21;
@@ -28,12 +28,22 @@ class Buffers {
 function writeWindow(output: OutputRaster, w: Window, pixels: Float32Array, pieces: OverviewPiece[]): Promise<unknown> {
   const writes = pieces.map((piece, level) => {
     const factor = output.factors[level] as number;
-    return output.overviews[level]?.pixels.writeAsync(w.x / factor, w.y / factor, piece.width, piece.height, piece.data);
+    return output.overviews[level]?.pixels.writeAsync(
+      w.x / factor,
+      w.y / factor,
+      piece.width,
+      piece.height,
+      piece.data,
+    );
   });
   return Promise.all([output.band.pixels.writeAsync(w.x, w.y, w.width, w.height, pixels), ...writes]);
 }
 
-export async function runCalculation(kernel: Kernel, inputs: readonly InputBand[], output: OutputRaster): Promise<void> {
+export async function runCalculation(
+  kernel: Kernel,
+  inputs: readonly InputBand[],
+  output: OutputRaster,
+): Promise<void> {
   const { x: width, y: height } = output.band.size;
   // Windows cover whole tiles, and start on multiples of every overview factor.
   const align = Math.max(OUTPUT_BLOCK, output.factors.at(-1) ?? 1);
@@ -44,9 +54,11 @@ export async function runCalculation(kernel: Kernel, inputs: readonly InputBand[
   const read = (i: number): Promise<PixelArray[]> | undefined => {
     const w = windows[i];
     const slot = buffers.inputs[i % 2] as PixelArray[];
-    return w && Promise.all(inputs.map((input, j) => input.band.pixels.readAsync(w.x, w.y, w.width, w.height, slot[j])));
+    return (
+      w && Promise.all(inputs.map((input, j) => input.band.pixels.readAsync(w.x, w.y, w.width, w.height, slot[j])))
+    );
   };
-  const writes: Array<Promise<unknown> | undefined> = [undefined, undefined];
+  const writes: Array<Promise<unknown>> = [Promise.resolve(), Promise.resolve()];
   let pending = read(0);
   try {
     for (let i = 0; pending; i++) {

@@ -1,10 +1,11 @@
 /** The tile cache of a project: its state, and its reset. */
-import { type FastifyPluginAsync } from 'fastify';
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { type FastifyPluginAsync } from 'fastify';
+
 import { type TileCacheService } from '../../cache/service.js';
 import { NotFound } from '../../errors.js';
-import { type ProjectService } from '../../services/projects.js';
+import { type RouteModule } from '../route-module.js';
 import { errorResponses, ProjectParams, SchemaQuery } from '../schemas.js';
 
 const CacheStatus = Type.Object({
@@ -16,34 +17,44 @@ const CacheStatus = Type.Object({
 const DISABLED = 'the tile cache is not enabled: set STEWARD_MAPPROXY_PROJECTS_DIR';
 
 /** `cache` is undefined when the cache is disabled; both routes then answer 404. */
-export function cacheRoutes(projects: ProjectService, cache: TileCacheService | undefined): FastifyPluginAsync {
+export function cacheRoutes(cache: TileCacheService | undefined): RouteModule {
   const enabled = (): TileCacheService => {
     if (!cache) throw new NotFound(DISABLED);
     return cache;
   };
-  return async (app) => {
+  const routes: FastifyPluginAsync = async (app) => {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['cache'];
     api.get(
-      '/api/projects/:project/cache',
-      { schema: { tags, summary: 'State of the project\'s tile cache', params: ProjectParams, querystring: SchemaQuery, response: { 200: CacheStatus, ...errorResponses } } },
-      async (request) => enabled().status(projects.ref(request.params.project, request.query.schema)),
-    );
-    api.post(
-      '/api/projects/:project/cache/reset',
+      '',
       {
         schema: {
           tags,
-          summary: 'Clear the cached tiles and rebuild the configuration from the project\'s layers (creating it if missing)',
+          summary: "State of the project's tile cache",
+          params: ProjectParams,
+          querystring: SchemaQuery,
+          response: { 200: CacheStatus, ...errorResponses },
+        },
+      },
+      async (request) => enabled().status(request.project),
+    );
+    api.post(
+      '/reset',
+      {
+        schema: {
+          tags,
+          summary:
+            "Clear the cached tiles and rebuild the configuration from the project's layers (creating it if missing)",
           params: ProjectParams,
           querystring: SchemaQuery,
           response: { 200: Type.Boolean(), ...errorResponses },
         },
       },
       async (request) => {
-        await enabled().reset(projects.ref(request.params.project, request.query.schema));
+        await enabled().reset(request.project);
         return true;
       },
     );
   };
+  return { prefix: '/api/projects/:project/cache', routes };
 }

@@ -1,8 +1,10 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
 import type { FastifyInstance } from 'fastify';
+
+import { type Answerer, FakePlugin, hello, instancesApp, waitFor } from '../../../test/support/monitoring.js';
 import { InstanceRegistry } from '../../monitor/registry.js';
-import { FakePlugin, hello, instancesApp, waitFor, type Answerer } from '../../../test/support/monitoring.js';
 
 const metadata = {
   cache: { projects: [] },
@@ -19,9 +21,11 @@ describe('instance routes', () => {
   let app: FastifyInstance;
   let plugin: FakePlugin;
   let id = '';
+  let registering = 0;
 
   before(async () => {
     await registry.start(0, '127.0.0.1');
+    registering = Date.now();
     plugin = await FakePlugin.connect(registry.port, hello(), answering);
     id = await waitFor('registration', () => registry.list()[0]?.id);
     app = await instancesApp(registry);
@@ -36,12 +40,22 @@ describe('instance routes', () => {
     for (const url of ['/api/instances', '/api/instances/']) {
       const response = await app.inject({ url });
       assert.equal(response.statusCode, 200);
-      assert.deepEqual(response.json(), { servers: [{ id, ip: '127.0.0.1', binded: 0 }] });
+      const { servers } = response.json<{ servers: { id: string; ip: string; binded: number }[] }>();
+      assert.deepEqual(
+        servers.map(({ binded: _, ...server }) => server),
+        [{ id, ip: '127.0.0.1' }],
+      );
+      const age = servers[0]?.binded ?? -1;
+      assert.ok(age >= 0 && age <= (Date.now() - registering) / 1000, `binded ${age} is the seconds since registering`);
     }
   });
 
   test('answers metadata, logs and stats of an instance', async () => {
-    for (const [suffix, expected] of [['', metadata], ['/logs', results['logs']], ['/stats', stats]] as const) {
+    for (const [suffix, expected] of [
+      ['', metadata],
+      ['/logs', results['logs']],
+      ['/stats', stats],
+    ] as const) {
       for (const slash of ['', '/']) {
         const response = await app.inject({ url: `/api/instances/${id}${suffix}${slash}` });
         assert.equal(response.statusCode, 200, response.body);
@@ -72,10 +86,18 @@ describe('instance routes', () => {
 test('every route answers 404 when monitoring is disabled', async () => {
   const app = await instancesApp(undefined);
   try {
-    for (const url of ['/api/instances', '/api/instances/', '/api/instances/x', '/api/instances/x/logs/', '/api/instances/x/stats']) {
+    for (const url of [
+      '/api/instances',
+      '/api/instances/',
+      '/api/instances/x',
+      '/api/instances/x/logs/',
+      '/api/instances/x/stats',
+    ]) {
       const response = await app.inject({ url });
       assert.equal(response.statusCode, 404);
-      assert.deepEqual(response.json(), { error: 'Monitoring is not enabled: set STEWARD_QGISSERVER_MONITORING_PORT.' });
+      assert.deepEqual(response.json(), {
+        error: 'Monitoring is not enabled: set STEWARD_QGISSERVER_MONITORING_PORT.',
+      });
     }
   } finally {
     await app.close();

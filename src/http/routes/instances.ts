@@ -1,10 +1,12 @@
 /** GET /api/instances...: the QGIS Server instances registered through the monitoring plugin. */
-import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type, type TSchema } from '@sinclair/typebox';
+import { type TSchema, Type } from '@sinclair/typebox';
+import type { FastifyPluginAsync } from 'fastify';
+
 import { NotFound } from '../../errors.js';
 import { InstanceLogs, InstanceMetadata, InstanceStats } from '../../monitor/protocol.js';
 import type { InstanceRegistry } from '../../monitor/registry.js';
+import { type RouteModule } from '../route-module.js';
 import { errorResponses } from '../schemas.js';
 
 const InstanceParams = Type.Object({ instance: Type.String({ minLength: 1, maxLength: 64 }) });
@@ -27,21 +29,33 @@ const perInstance: [suffix: string, summary: string, result: TSchema, read: Inst
  * `registry` is undefined when monitoring is disabled; every route then answers 404. Trailing
  * slashes are left to the app (`ignoreTrailingSlash`), like every other route.
  */
-export function instanceRoutes(registry: InstanceRegistry | undefined): FastifyPluginAsync {
+export function instanceRoutes(registry: InstanceRegistry | undefined): RouteModule {
   const enabled = (): InstanceRegistry => {
     if (!registry) throw new NotFound(DISABLED);
     return registry;
   };
-  return async (app) => {
+  const routes: FastifyPluginAsync = async (app) => {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
     api.get(
-      '/api/instances',
-      { schema: { tags: ['instances'], summary: 'Registered QGIS Server instances', response: { 200: InstanceList, ...errorResponses } } },
+      '',
+      {
+        schema: {
+          tags: ['instances'],
+          summary: 'Registered QGIS Server instances',
+          response: { 200: InstanceList, ...errorResponses },
+        },
+      },
       async () => ({ servers: enabled().list() }),
     );
     for (const [suffix, summary, result, read] of perInstance) {
-      const schema = { tags: ['instances'], summary, params: InstanceParams, response: { 200: result, ...errorResponses } };
-      api.get(`/api/instances/:instance${suffix}`, { schema }, async (request) => read(enabled(), request.params.instance));
+      const schema = {
+        tags: ['instances'],
+        summary,
+        params: InstanceParams,
+        response: { 200: result, ...errorResponses },
+      };
+      api.get(`/:instance${suffix}`, { schema }, async (request) => read(enabled(), request.params.instance));
     }
   };
+  return { prefix: '/api/instances', routes };
 }

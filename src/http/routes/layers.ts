@@ -1,9 +1,10 @@
-import { type FastifyPluginAsync } from 'fastify';
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { type FastifyPluginAsync } from 'fastify';
+
 import { type LayerService } from '../../services/layers.js';
 import { type MapService } from '../../services/maps.js';
-import { type ProjectService } from '../../services/projects.js';
+import { type RouteModule } from '../route-module.js';
 import { errorResponses, LayerParams, ProjectParams, SchemaQuery } from '../schemas.js';
 
 const NewLayer = Type.Object(
@@ -36,54 +37,110 @@ const LayerInfo = Type.Object({
   current_style: Type.String(),
   styles: Type.Array(Type.String()),
   valid: Type.Boolean(),
+  invalid_reason: Type.Optional(
+    Type.String({ description: 'Why the datasource cannot be opened, when `valid` is false' }),
+  ),
   bands: Type.Optional(Type.Integer()),
   data_type: Type.Optional(Type.String()),
   geometry: Type.Optional(Type.String()),
-  datetime: Type.Optional(Type.String({ description: 'The instant a raster layer is fixed at in time, UTC (`YYYY-MM-DDTHH:MM:SSZ`)' })),
+  datetime: Type.Optional(
+    Type.String({ description: 'The instant a raster layer is fixed at in time, UTC (`YYYY-MM-DDTHH:MM:SSZ`)' }),
+  ),
 });
 
-export function layerRoutes(projects: ProjectService, layers: LayerService, maps: MapService): FastifyPluginAsync {
-  return async (app) => {
+export function layerRoutes(layers: LayerService, maps: MapService): RouteModule {
+  const routes: FastifyPluginAsync = async (app) => {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['layers'];
     api.get(
-      '/api/projects/:project/layers',
-      { schema: { tags, summary: 'Layer names in project order', params: ProjectParams, querystring: SchemaQuery, response: { 200: Type.Array(Type.String()), ...errorResponses } } },
-      async (request) => layers.list(projects.ref(request.params.project, request.query.schema)),
+      '',
+      {
+        schema: {
+          tags,
+          summary: 'Layer names in project order',
+          params: ProjectParams,
+          querystring: SchemaQuery,
+          response: { 200: Type.Array(Type.String()), ...errorResponses },
+        },
+      },
+      async (request) => layers.list(request.project),
     );
     api.post(
-      '/api/projects/:project/layers',
-      { schema: { tags, summary: 'Add a layer', params: ProjectParams, querystring: SchemaQuery, body: NewLayer, response: { 201: Type.Boolean(), ...errorResponses } } },
+      '',
+      {
+        schema: {
+          tags,
+          summary: 'Add a layer',
+          params: ProjectParams,
+          querystring: SchemaQuery,
+          body: NewLayer,
+          response: { 201: Type.Boolean(), ...errorResponses },
+        },
+      },
       async (request, reply) => {
-        await layers.add(projects.ref(request.params.project, request.query.schema), request.body);
+        await layers.add(request.project, request.body);
         return reply.status(201).send(true);
       },
     );
     api.get(
-      '/api/projects/:project/layers/:layer',
-      { schema: { tags, summary: 'Layer metadata', params: LayerParams, querystring: SchemaQuery, response: { 200: LayerInfo, ...errorResponses } } },
-      async (request) => layers.info(projects.ref(request.params.project, request.query.schema), request.params.layer),
+      '/:layer',
+      {
+        schema: {
+          tags,
+          summary: 'Layer metadata',
+          params: LayerParams,
+          querystring: SchemaQuery,
+          response: { 200: LayerInfo, ...errorResponses },
+        },
+      },
+      async (request) => layers.info(request.project, request.params.layer),
     );
     api.delete(
-      '/api/projects/:project/layers/:layer',
-      { schema: { tags, summary: 'Remove a layer', params: LayerParams, querystring: SchemaQuery, response: { 200: Type.Boolean(), ...errorResponses } } },
+      '/:layer',
+      {
+        schema: {
+          tags,
+          summary: 'Remove a layer',
+          params: LayerParams,
+          querystring: SchemaQuery,
+          response: { 200: Type.Boolean(), ...errorResponses },
+        },
+      },
       async (request) => {
-        await layers.remove(projects.ref(request.params.project, request.query.schema), request.params.layer);
+        await layers.remove(request.project, request.params.layer);
         return true;
       },
     );
     api.get(
-      '/api/projects/:project/layers/:layer/map',
-      { schema: { tags, summary: 'PNG of a WMS GetMap of the layer (400x400, its extent)', params: LayerParams, querystring: SchemaQuery } },
+      '/:layer/map',
+      {
+        schema: {
+          tags,
+          summary: 'PNG of a WMS GetMap of the layer (400x400, its extent)',
+          params: LayerParams,
+          querystring: SchemaQuery,
+        },
+      },
       async (request, reply) => {
-        const map = await maps.render(projects.ref(request.params.project, request.query.schema), request.params.layer);
+        const map = await maps.render(request.project, request.params.layer);
         return reply.headers(map.headers).send(map.body);
       },
     );
     api.get(
-      '/api/projects/:project/layers/:layer/map/url',
-      { schema: { tags, summary: 'The WMS GetMap URL used by .../map', params: LayerParams, querystring: SchemaQuery, response: { 200: Type.Object({ url: Type.String() }), ...errorResponses } } },
-      async (request) => ({ url: await maps.url(projects.ref(request.params.project, request.query.schema), request.params.layer) }),
+      '/:layer/map/url',
+      {
+        schema: {
+          tags,
+          summary: 'The WMS GetMap URL used by .../map',
+          params: LayerParams,
+          querystring: SchemaQuery,
+          response: { 200: Type.Object({ url: Type.String() }), ...errorResponses },
+        },
+      },
+      async (request) => ({
+        url: await maps.url(request.project, request.params.layer),
+      }),
     );
   };
+  return { prefix: '/api/projects/:project/layers', routes };
 }

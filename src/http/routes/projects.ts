@@ -1,8 +1,10 @@
-import { type FastifyPluginAsync } from 'fastify';
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { type FastifyPluginAsync } from 'fastify';
+
 import { NotFound } from '../../errors.js';
 import { type ProjectService } from '../../services/projects.js';
+import { type RouteModule } from '../route-module.js';
 import { errorResponses, ProjectParams, SchemaQuery } from '../schemas.js';
 
 const NewProject = Type.Object(
@@ -23,35 +25,67 @@ const ProjectInfo = Type.Object({
   cache: Type.String(),
 });
 
-export function projectRoutes(projects: ProjectService): FastifyPluginAsync {
-  return async (app) => {
+export function projectRoutes(projects: ProjectService): RouteModule {
+  const routes: FastifyPluginAsync = async (app) => {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
     api.get(
-      '/api/projects',
-      { schema: { tags: ['projects'], summary: 'Project names of a schema', querystring: SchemaQuery, response: { 200: Type.Array(Type.String()), ...errorResponses } } },
+      '',
+      {
+        schema: {
+          tags: ['projects'],
+          summary: 'Project names of a schema',
+          querystring: SchemaQuery,
+          response: { 200: Type.Array(Type.String()), ...errorResponses },
+        },
+      },
       async (request) => projects.list(request.query.schema),
     );
     api.post(
-      '/api/projects',
-      { schema: { tags: ['projects'], summary: 'Create a project', body: NewProject, response: { 201: Type.Boolean(), ...errorResponses } } },
+      '',
+      {
+        schema: {
+          tags: ['projects'],
+          summary: 'Create a project',
+          body: NewProject,
+          response: { 201: Type.Boolean(), ...errorResponses },
+        },
+      },
       async (request, reply) => {
         await projects.create(request.body);
         return reply.status(201).send(true);
       },
     );
     api.get(
-      '/api/projects/:project',
-      { schema: { tags: ['projects'], summary: 'Project metadata', params: ProjectParams, querystring: SchemaQuery, response: { 200: ProjectInfo, ...errorResponses } } },
-      async (request) => projects.info(projects.ref(request.params.project, request.query.schema)),
+      '/:project',
+      {
+        schema: {
+          tags: ['projects'],
+          summary: 'Project metadata',
+          params: ProjectParams,
+          querystring: SchemaQuery,
+          response: { 200: ProjectInfo, ...errorResponses },
+        },
+      },
+      async (request) => projects.info(request.project),
     );
     api.delete(
-      '/api/projects/:project',
-      { schema: { tags: ['projects'], summary: 'Delete a project with its database and styles', params: ProjectParams, querystring: SchemaQuery, response: { 200: Type.Boolean(), ...errorResponses } } },
+      '/:project',
+      {
+        schema: {
+          tags: ['projects'],
+          summary: 'Delete a project with its database and styles',
+          params: ProjectParams,
+          querystring: SchemaQuery,
+          response: { 200: Type.Boolean(), ...errorResponses },
+        },
+      },
       async (request) => {
-        const ref = projects.ref(request.params.project, request.query.schema);
-        if (!(await projects.remove(ref))) throw new NotFound(`project "${ref.name}" does not exist`);
+        if (!(await projects.remove(request.project))) {
+          throw new NotFound(`project "${request.project.name}" does not exist`);
+        }
         return true;
       },
     );
   };
+  return { prefix: '/api/projects', routes };
 }

@@ -1,8 +1,11 @@
-import { type FastifyPluginAsync } from 'fastify';
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { type ProjectService } from '../../services/projects.js';
+import { type FastifyPluginAsync } from 'fastify';
+
+import { UnsupportedMediaType } from '../../errors.js';
+import { type StyleDocuments } from '../../services/style-documents.js';
 import { type StyleService } from '../../services/styles.js';
+import { type RouteModule } from '../route-module.js';
 import { errorResponses, LayerParams, ProjectParams, SchemaQuery } from '../schemas.js';
 
 const StyleParams = Type.Object({ project: Type.String(), style: Type.String() });
@@ -23,66 +26,226 @@ const LayerStyle = Type.Object(
 
 const Defaults = Type.Object({ point: Type.String(), line: Type.String(), polygon: Type.String() });
 
-export function styleRoutes(projects: ProjectService, styles: StyleService): FastifyPluginAsync {
+const XML_TYPES = ['application/xml', 'text/xml'];
+
+/** The body of a request that must be XML; 415 for any other content type. */
+function xmlBody(contentType: string | undefined, body: unknown): string {
+  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  if (!XML_TYPES.includes(type) || typeof body !== 'string') {
+    throw new UnsupportedMediaType(`a QML style is sent as ${XML_TYPES.join(' or ')}, not "${type || 'no type'}"`);
+  }
+  return body;
+}
+
+/**
+ * The style upload routes, in a context of their own: only they parse XML bodies, and only they
+ * take bodies up to `bodyLimit`.
+ */
+function uploadRoutes(styles: StyleService, bodyLimit: number): FastifyPluginAsync {
   return async (app) => {
+    const api = app.withTypeProvider<TypeBoxTypeProvider>();
+    app.addContentTypeParser(XML_TYPES, { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body));
+    // Any other type reaches the route, which names the types it takes.
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, _body, done) => done(null, undefined));
+    api.put(
+      '/styles/:style/qml',
+      {
+        bodyLimit,
+        schema: {
+          tags: ['styles'],
+          summary: 'Add or replace a style from a QML document as QGIS writes it',
+          description:
+            'The body is the QML (application/xml or text/xml). 201 when the style is new, 200 when it replaced ' +
+            'one (in every layer that has it); 400 for a document that is not a QGIS style, 422 when a layer ' +
+            'using the style cannot draw with it.',
+          params: StyleParams,
+          querystring: SchemaQuery,
+          body: Type.Unknown({ description: 'the QML document' }),
+          response: { 200: Type.Boolean(), 201: Type.Boolean(), ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const qml = xmlBody(request.headers['content-type'], request.body);
+        const created = await styles.putQml(request.project, request.params.style, qml);
+        return reply.status(created ? 201 : 200).send(true);
+      },
+    );
+  };
+}
+
+export function styleRoutes(styles: StyleService, documents: StyleDocuments, bodyLimit: number): RouteModule {
+  const routes: FastifyPluginAsync = async (app) => {
+    await app.register(uploadRoutes(styles, bodyLimit));
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['styles'];
     const created = { 201: Type.Boolean(), ...errorResponses };
     api.get(
-      '/api/projects/:project/styles',
-      { schema: { tags, summary: 'Style names of the project', params: ProjectParams, querystring: SchemaQuery, response: { 200: Type.Array(Type.String()), ...errorResponses } } },
-      async (request) => styles.list(projects.ref(request.params.project, request.query.schema)),
+      '/styles',
+      {
+        schema: {
+          tags,
+          summary: 'Style names of the project',
+          params: ProjectParams,
+          querystring: SchemaQuery,
+          response: { 200: Type.Array(Type.String()), ...errorResponses },
+        },
+      },
+      async (request) => styles.list(request.project),
     );
     // The style body is checked by the style codec, which names the offending member or property.
     api.post(
-      '/api/projects/:project/styles',
-      { schema: { tags, summary: 'Add a style (its name in the body)', params: ProjectParams, querystring: SchemaQuery, body: Type.Unknown({ description: 'a vector or raster style (SPEC.md), checked by the style codec' }), response: created } },
+      '/styles',
+      {
+        schema: {
+          tags,
+          summary: 'Add a style (its name in the body)',
+          params: ProjectParams,
+          querystring: SchemaQuery,
+          body: Type.Unknown({ description: 'a vector or raster style (SPEC.md), checked by the style codec' }),
+          response: created,
+        },
+      },
       async (request, reply) => {
-        await styles.add(projects.ref(request.params.project, request.query.schema), request.body);
+        await styles.add(request.project, request.body);
         return reply.status(201).send(true);
       },
     );
     api.get(
-      '/api/projects/:project/styles/default',
-      { schema: { tags, summary: 'Default style per geometry', params: ProjectParams, querystring: SchemaQuery, response: { 200: Defaults, ...errorResponses } } },
-      async (request) => styles.defaults(projects.ref(request.params.project, request.query.schema)),
+      '/styles/default',
+      {
+        schema: {
+          tags,
+          summary: 'Default style per geometry',
+          params: ProjectParams,
+          querystring: SchemaQuery,
+          response: { 200: Defaults, ...errorResponses },
+        },
+      },
+      async (request) => styles.defaults(request.project),
     );
     api.post(
-      '/api/projects/:project/styles/default',
-      { schema: { tags, summary: 'Set the default style of a geometry', params: ProjectParams, querystring: SchemaQuery, body: DefaultStyle, response: { 200: Type.Boolean(), ...errorResponses } } },
+      '/styles/default',
+      {
+        schema: {
+          tags,
+          summary: 'Set the default style of a geometry',
+          params: ProjectParams,
+          querystring: SchemaQuery,
+          body: DefaultStyle,
+          response: { 200: Type.Boolean(), ...errorResponses },
+        },
+      },
       async (request) => {
-        await styles.setDefault(projects.ref(request.params.project, request.query.schema), request.body);
+        await styles.setDefault(request.project, request.body);
         return true;
       },
     );
     api.get(
-      '/api/projects/:project/styles/:style',
-      { schema: { tags, summary: 'A style, in the shape that created it', params: StyleParams, querystring: SchemaQuery } },
-      async (request) => styles.get(projects.ref(request.params.project, request.query.schema), request.params.style),
+      '/styles/:style',
+      {
+        schema: {
+          tags,
+          summary: 'A style, in the shape that created it: its JSON body, or its QML document (application/xml)',
+          params: StyleParams,
+          querystring: SchemaQuery,
+        },
+      },
+      async (request, reply) => {
+        const style = await styles.get(request.project, request.params.style);
+        return typeof style === 'string' ? reply.type('application/xml').send(style) : style;
+      },
+    );
+    api.get(
+      '/styles/:style/qml',
+      {
+        schema: {
+          tags,
+          summary: 'The QML document of a style, whether it was made from JSON or uploaded as QML',
+          params: StyleParams,
+          querystring: SchemaQuery,
+        },
+      },
+      async (request, reply) =>
+        reply.type('application/xml').send(await styles.getQml(request.project, request.params.style)),
     );
     api.post(
-      '/api/projects/:project/styles/:style',
-      { schema: { tags, summary: 'Add a style named by the path', params: StyleParams, querystring: SchemaQuery, body: Type.Unknown({ description: 'a vector or raster style (SPEC.md), checked by the style codec' }), response: created } },
+      '/styles/:style',
+      {
+        schema: {
+          tags,
+          summary: 'Add a style named by the path',
+          params: StyleParams,
+          querystring: SchemaQuery,
+          body: Type.Unknown({ description: 'a vector or raster style (SPEC.md), checked by the style codec' }),
+          response: created,
+        },
+      },
       async (request, reply) => {
-        await styles.add(projects.ref(request.params.project, request.query.schema), request.body, request.params.style);
+        await styles.add(request.project, request.body, request.params.style);
         return reply.status(201).send(true);
       },
     );
     api.delete(
-      '/api/projects/:project/styles/:style',
-      { schema: { tags, summary: 'Remove a style (refused while a layer draws with it)', params: StyleParams, querystring: SchemaQuery, response: { 200: Type.Boolean(), ...errorResponses } } },
+      '/styles/:style',
+      {
+        schema: {
+          tags,
+          summary: 'Remove a style (refused while a layer draws with it)',
+          params: StyleParams,
+          querystring: SchemaQuery,
+          response: { 200: Type.Boolean(), ...errorResponses },
+        },
+      },
       async (request) => {
-        await styles.remove(projects.ref(request.params.project, request.query.schema), request.params.style);
+        await styles.remove(request.project, request.params.style);
         return true;
       },
     );
     api.post(
-      '/api/projects/:project/layers/:layer/style',
-      { schema: { tags, summary: "Add a style to a layer's style manager, optionally as its current style", params: LayerParams, querystring: SchemaQuery, body: LayerStyle, response: { 200: Type.Boolean(), ...errorResponses } } },
+      '/layers/:layer/style',
+      {
+        schema: {
+          tags,
+          summary: "Add a style to a layer's style manager, optionally as its current style",
+          params: LayerParams,
+          querystring: SchemaQuery,
+          body: LayerStyle,
+          response: { 200: Type.Boolean(), ...errorResponses },
+        },
+      },
       async (request) => {
-        await styles.applyToLayer(projects.ref(request.params.project, request.query.schema), request.params.layer, request.body);
+        await styles.applyToLayer(request.project, request.params.layer, request.body);
         return true;
       },
     );
+    api.get(
+      '/layers/:layer/style.sld',
+      {
+        schema: {
+          tags,
+          summary: "The layer's current style as SLD 1.1, as QGIS Server writes it (WMS GetStyles)",
+          params: LayerParams,
+          querystring: SchemaQuery,
+        },
+      },
+      async (request, reply) =>
+        reply.type('application/vnd.ogc.sld+xml').send(await documents.sld(request.project, request.params.layer)),
+    );
+    api.get(
+      '/layers/:layer/legend',
+      {
+        schema: {
+          tags,
+          summary: "The layer's legend as QGIS Server draws it (WMS GetLegendGraphic, PNG)",
+          params: LayerParams,
+          querystring: SchemaQuery,
+        },
+      },
+      async (request, reply) => {
+        const legend = await documents.legend(request.project, request.params.layer);
+        return reply.type(legend.contentType).send(legend.body);
+      },
+    );
   };
+  return { prefix: '/api/projects/:project', routes };
 }

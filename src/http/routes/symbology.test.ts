@@ -1,8 +1,14 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
 import type { FastifyInstance } from 'fastify';
-import { loadSymbologyCatalogue, SYMBOLOGY_ENDPOINTS, type SymbologyCatalogue } from '../../qgis/symbology/catalogue.js';
+
 import { symbologyApp } from '../../../test/support/symbology-app.js';
+import {
+  loadSymbologyCatalogue,
+  SYMBOLOGY_ENDPOINTS,
+  type SymbologyCatalogue,
+} from '../../qgis/symbology/catalogue.js';
 
 describe('symbology routes', () => {
   let app: FastifyInstance;
@@ -25,7 +31,10 @@ describe('symbology routes', () => {
   });
 
   test('the polygon fill description is served as QGIS describes it', async () => {
-    const reply = await app.inject({ method: 'GET', url: '/api/symbology/vector/polygon/single_symbol/fill/properties' });
+    const reply = await app.inject({
+      method: 'GET',
+      url: '/api/symbology/vector/polygon/single_symbol/fill/properties',
+    });
     const fill = reply.json<Record<string, string>>();
     assert.equal(Object.keys(fill).length, 11);
     assert.equal(fill['outline_color'], '35,35,35,255');

@@ -1,5 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
 import { BadRequest } from '../../errors.js';
 import { qgisColour, styleColour } from './colour.js';
 
@@ -12,7 +13,10 @@ test('colours are written as QGIS writes them', () => {
 
 test('bad colours are a BadRequest naming the property', () => {
   for (const bad of ['#0BB', 'red', '1,2', '1,2,3,4,5', '256,0,0', '#00BBBBFF', '']) {
-    assert.throws(() => qgisColour(bad, 'outline_color'), (e: unknown) => e instanceof BadRequest && /outline_color/.test(e.message));
+    assert.throws(
+      () => qgisColour(bad, 'outline_color'),
+      (e: unknown) => e instanceof BadRequest && /outline_color/.test(e.message),
+    );
   }
 });
 

@@ -1,16 +1,23 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { makeData, pyqgis, type Rgba } from '../../../test/support/style-oracle.js';
 import { Conflict, NotFound, Unprocessable } from '../../errors.js';
 import { QgisServerProcess } from '../../runtime/qgis-server.js';
-import { makeData, pyqgis, type Rgba } from '../../../test/support/style-oracle.js';
 import { loadSymbologyCatalogue, type SymbologyCatalogue } from '../symbology/catalogue.js';
 import { childElements, childText, firstChild, path, type XmlDocument, type XmlElement } from '../xml/node.js';
 import { parseXml } from '../xml/parse.js';
 import { serializeXml } from '../xml/serialize.js';
-import { currentLayerStyleName, layerStyleNames, putLayerStyle, removeLayerStyle, setCurrentLayerStyle } from './layer-styles.js';
+import {
+  currentLayerStyleName,
+  layerStyleNames,
+  putLayerStyle,
+  removeLayerStyle,
+  setCurrentLayerStyle,
+} from './layer-styles.js';
 import { styleToQml } from './qml.js';
 import type { Style } from './schema.js';
 
@@ -18,7 +25,12 @@ const EXTENT = [0, 0, 10, 10];
 const INSIDE = [5, 5];
 
 function fill(name: string, color: string): Style {
-  return { type: 'vector', name, rendering: { opacity: 1 }, symbology: { type: 'single_symbol', symbol: 'fill', properties: { color, outline_style: 'no' } } };
+  return {
+    type: 'vector',
+    name,
+    rendering: { opacity: 1 },
+    symbology: { type: 'single_symbol', symbol: 'fill', properties: { color, outline_style: 'no' } },
+  };
 }
 
 function rgb(name: string, bands: [number, number, number]): Style {
@@ -47,7 +59,11 @@ function mapLayer(project: XmlDocument, name: string): XmlElement {
 
 function fillColour(layer: XmlElement): string {
   const symbolLayer = path(layer, 'renderer-v2', 'symbols', 'symbol', 'layer') as XmlElement;
-  return childElements(symbolLayer, 'prop').find((prop) => prop.attributes.get('k') === 'color')?.attributes.get('v') ?? '';
+  return (
+    childElements(symbolLayer, 'prop')
+      .find((prop) => prop.attributes.get('k') === 'color')
+      ?.attributes.get('v') ?? ''
+  );
 }
 
 describe('layer styles in a project', () => {
@@ -125,7 +141,10 @@ describe('layer styles in a project', () => {
     const project = parseXml(original);
     const marker: Style = { type: 'vector', name: 'm', symbology: { type: 'single_symbol', symbol: 'marker' } };
     assert.throws(() => putLayerStyle(mapLayer(project, 'polygon'), 'm', qml(marker), false), Unprocessable);
-    assert.throws(() => putLayerStyle(mapLayer(project, 'polygon'), 'r', qml(rgb('r', [1, 2, 3])), false), Unprocessable);
+    assert.throws(
+      () => putLayerStyle(mapLayer(project, 'polygon'), 'r', qml(rgb('r', [1, 2, 3])), false),
+      Unprocessable,
+    );
     assert.throws(() => putLayerStyle(mapLayer(project, 'rgb'), 'f', qml(fill('f', '#FFFFFF')), false), Unprocessable);
   });
 
@@ -149,12 +168,22 @@ describe('layer styles in a project', () => {
         {
           op: 'project',
           path: stylesPath,
-          renders: [render('polygon'), render('polygon', 'red'), render('polygon', 'default'), render('rgb'), render('rgb', 'straight')],
+          renders: [
+            render('polygon'),
+            render('polygon', 'red'),
+            render('polygon', 'default'),
+            render('rgb'),
+            render('rgb', 'straight'),
+          ],
         },
       ]);
       assert.equal(read?.ok, true, read?.message);
       assert.deepEqual(read?.layers?.['polygon'], { valid: true, styles: ['default', 'red', 'teal'], current: 'teal' });
-      assert.deepEqual(read?.layers?.['rgb'], { valid: true, styles: ['default', 'straight', 'swapped'], current: 'swapped' });
+      assert.deepEqual(read?.layers?.['rgb'], {
+        valid: true,
+        styles: ['default', 'straight', 'swapped'],
+        current: 'swapped',
+      });
       const pixels = (read?.pixels as Rgba[][]).map((drawn) => drawn[0]);
       assert.deepEqual(pixels[0], [0, 187, 187, 255]);
       assert.deepEqual(pixels[1], [255, 0, 0, 255]);
@@ -204,11 +233,19 @@ describe('layer styles in a project', () => {
           [200, 100, 10, 255],
           [10, 100, 200, 255],
         ]);
-        const capabilities = await (await fetch(`${server.url}?MAP=${stylesPath}&SERVICE=WMS&REQUEST=GetCapabilities`)).text();
-        for (const style of ['teal', 'red', 'swapped', 'straight']) assert.match(capabilities, new RegExp(`<Name>${style}</Name>`));
-        const complaints = server.log.slice(logStart).filter((line) => /WARNING|CRITICAL|broken|corrupt|error/i.test(line));
+        const capabilities = await (
+          await fetch(`${server.url}?MAP=${stylesPath}&SERVICE=WMS&REQUEST=GetCapabilities`)
+        ).text();
+        for (const style of ['teal', 'red', 'swapped', 'straight'])
+          assert.match(capabilities, new RegExp(`<Name>${style}</Name>`));
+        const complaints = server.log
+          .slice(logStart)
+          .filter((line) => /WARNING|CRITICAL|broken|corrupt|error/i.test(line));
         // QGIS Server reports filling its capabilities cache as a warning; that is not about the project.
-        assert.deepEqual(complaints.filter((line) => !/capabilities document/.test(line)), []);
+        assert.deepEqual(
+          complaints.filter((line) => !/capabilities document/.test(line)),
+          [],
+        );
       } finally {
         await server.stop();
       }

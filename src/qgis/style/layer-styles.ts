@@ -20,7 +20,17 @@ import { parseQml, STYLE_CATEGORIES } from './qml.js';
 
 /** Elements of a `<maplayer>` that belong to its current style, by layer type. */
 const STYLE_ELEMENTS: Record<string, readonly string[]> = {
-  vector: ['renderer-v2', 'blendMode', 'featureBlendMode', 'layerOpacity'],
+  vector: [
+    'renderer-v2',
+    'labeling',
+    'blendMode',
+    'featureBlendMode',
+    'layerOpacity',
+    'SingleCategoryDiagramRenderer',
+    'LinearlyInterpolatedDiagramRenderer',
+    'StackedDiagramRenderer',
+    'DiagramLayerSettings',
+  ],
   raster: ['pipe-data-defined-properties', 'pipe', 'blendMode'],
 };
 /** `<maplayer>` attributes of the Rendering category, which a style switch must carry over. */
@@ -35,6 +45,8 @@ const RENDERING_ATTRIBUTES = [
   'simplifyMaxScale',
   'symbologyReferenceScale',
 ];
+/** `<maplayer>` attributes that belong to the current style (QGIS reads them with its elements). */
+const STYLE_ATTRIBUTES: Record<string, Record<string, string>> = { vector: { labelsEnabled: '0' }, raster: {} };
 /** QgsWkbTypes::GeometryType by the `geometry` attribute of a vector `<maplayer>`. */
 const GEOMETRY_TYPES: Record<string, string> = { Point: '0', Line: '1', Polygon: '2' };
 /** Depth of `<maplayer>` in a .qgs: qgis > projectlayers > maplayer. */
@@ -42,8 +54,17 @@ const MAPLAYER_DEPTH = 2;
 
 function styleNamesOf(mapLayer: XmlElement): readonly string[] {
   const names = STYLE_ELEMENTS[mapLayer.attributes.get('type') ?? ''];
-  if (!names) throw new Unprocessable(`a ${mapLayer.attributes.get('type') ?? 'typeless'} layer has no styles Steward manages`);
+  if (!names)
+    throw new Unprocessable(`a ${mapLayer.attributes.get('type') ?? 'typeless'} layer has no styles Steward manages`);
   return names;
+}
+
+/** Sets the layer's style attributes from a style document, or to QGIS's defaults where it has none. */
+function takeStyleAttributes(mapLayer: XmlElement, document: XmlElement): void {
+  const defaults = STYLE_ATTRIBUTES[mapLayer.attributes.get('type') ?? ''] ?? {};
+  for (const [name, fallback] of Object.entries(defaults)) {
+    mapLayer.attributes.set(name, document.attributes.get(name) ?? fallback);
+  }
 }
 
 function isBlank(node: XmlNode | undefined): boolean {
@@ -55,7 +76,11 @@ function placed(source: XmlElement, depth: number): XmlElement {
   const strip = (node: XmlElement): XmlElement => {
     const hasElements = node.children.some((child) => child.kind === 'element');
     const children = hasElements ? node.children.filter((child) => !isBlank(child)) : node.children;
-    return { ...node, attributes: new Map(node.attributes), children: children.map((c) => (c.kind === 'element' ? strip(c) : { ...c })) };
+    return {
+      ...node,
+      attributes: new Map(node.attributes),
+      children: children.map((c) => (c.kind === 'element' ? strip(c) : { ...c })),
+    };
   };
   return indent(strip(source), depth);
 }
@@ -63,7 +88,9 @@ function placed(source: XmlElement, depth: number): XmlElement {
 function manager(mapLayer: XmlElement): XmlElement {
   const existing = firstChild(mapLayer, 'map-layer-style-manager');
   if (existing) return existing;
-  const created = element('map-layer-style-manager', { current: 'default' }, [element('map-layer-style', { name: 'default' })]);
+  const created = element('map-layer-style-manager', { current: 'default' }, [
+    element('map-layer-style', { name: 'default' }),
+  ]);
   appendChild(mapLayer, placed(created, MAPLAYER_DEPTH + 1), MAPLAYER_DEPTH);
   return created;
 }
@@ -112,7 +139,8 @@ function styleChildren(root: XmlElement, names: readonly string[]): XmlElement[]
 /** The layer's current style as the `<qgis>` document QGIS keeps for a style that is not current. */
 function currentStyleDocument(mapLayer: XmlElement, version: string): XmlElement {
   const attributes: Record<string, string> = { version, styleCategories: STYLE_CATEGORIES };
-  for (const name of RENDERING_ATTRIBUTES) {
+  const own = Object.keys(STYLE_ATTRIBUTES[mapLayer.attributes.get('type') ?? ''] ?? {});
+  for (const name of [...RENDERING_ATTRIBUTES, ...own]) {
     const value = mapLayer.attributes.get(name);
     if (value !== undefined) attributes[name] = value;
   }
@@ -133,7 +161,8 @@ function setEntryDocument(target: XmlElement, document: XmlElement | undefined):
 function checkFits(mapLayer: XmlElement, qml: XmlElement, name: string): void {
   const layerType = mapLayer.attributes.get('type');
   const styleType = firstChild(qml, 'pipe') ? 'raster' : 'vector';
-  if (layerType !== styleType) throw new Unprocessable(`the style "${name}" is a ${styleType} style and the layer is ${layerType}`);
+  if (layerType !== styleType)
+    throw new Unprocessable(`the style "${name}" is a ${styleType} style and the layer is ${layerType}`);
   const styleGeometry = textContent(firstChild(qml, 'layerGeometryType'));
   const layerGeometry = GEOMETRY_TYPES[mapLayer.attributes.get('geometry') ?? ''];
   if (styleGeometry !== '' && layerGeometry !== undefined && styleGeometry !== layerGeometry) {
@@ -165,6 +194,7 @@ export function setCurrentLayerStyle(mapLayer: XmlElement, name: string): void {
   const previous = entry(mapLayer, previousName);
   if (previous) setEntryDocument(previous, currentStyleDocument(mapLayer, document.attributes.get('version') ?? ''));
   replaceStyleElements(mapLayer, styleChildren(document, styleNamesOf(mapLayer)));
+  takeStyleAttributes(mapLayer, document);
   setEntryDocument(target, undefined);
   manager(mapLayer).attributes.set('current', name);
 }
@@ -180,6 +210,7 @@ export function putLayerStyle(mapLayer: XmlElement, name: string, qml: string, c
   const existing = entry(mapLayer, name);
   if (existing && currentLayerStyleName(mapLayer) === name) {
     replaceStyleElements(mapLayer, styleChildren(document, styleNamesOf(mapLayer)));
+    takeStyleAttributes(mapLayer, document);
     return;
   }
   const target = existing ?? element('map-layer-style', { name });

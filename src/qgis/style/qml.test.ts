@@ -1,12 +1,13 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { comparableXml, makeData, pyqgis, type OracleResult, type Rgba } from '../../../test/support/style-oracle.js';
+import { after, before, describe, test } from 'node:test';
+
+import { comparableXml, makeData, type OracleResult, pyqgis, type Rgba } from '../../../test/support/style-oracle.js';
 import { loadSymbologyCatalogue, type SymbologyCatalogue } from '../symbology/catalogue.js';
 import { qgisColour } from './colour.js';
-import { qmlToStyle, styleToQml, type QmlContext } from './qml.js';
+import { type QmlContext, qmlToStyle, styleToQml } from './qml.js';
 import type { MultiBandColorStyle, SingleBandGrayStyle, Style, VectorStyle } from './schema.js';
 import { parseStyle } from './validate.js';
 
@@ -15,17 +16,35 @@ const CENTRE = [5, 5];
 /** Centre of the gray raster's column 5, whose value is 25. */
 const VALUE_25 = [2.75, 5];
 
-function vector(symbol: VectorStyle['symbology']['symbol'], properties: Record<string, string | number>, opacity = 1): VectorStyle {
-  return { type: 'vector', name: `${symbol}-style`, rendering: { opacity }, symbology: { type: 'single_symbol', symbol, properties } };
+function vector(
+  symbol: VectorStyle['symbology']['symbol'],
+  properties: Record<string, string | number>,
+  opacity = 1,
+): VectorStyle {
+  return {
+    type: 'vector',
+    name: `${symbol}-style`,
+    rendering: { opacity },
+    symbology: { type: 'single_symbol', symbol, properties },
+  };
 }
 
 const rendering = { brightness: 0, contrast: 0, gamma: 1, saturation: 0 };
 
 function gray(contrast: SingleBandGrayStyle['symbology']['properties']['contrast_enhancement']): SingleBandGrayStyle {
-  return { type: 'raster', name: 'gray', rendering, symbology: { type: 'singlebandgray', properties: { gray: { band: 1 }, contrast_enhancement: contrast } } };
+  return {
+    type: 'raster',
+    name: 'gray',
+    rendering,
+    symbology: { type: 'singlebandgray', properties: { gray: { band: 1 }, contrast_enhancement: contrast } },
+  };
 }
 
-function rgb(bands: [number, number, number], limits: 'MinMax' | 'UserDefined', extra = rendering): MultiBandColorStyle {
+function rgb(
+  bands: [number, number, number],
+  limits: 'MinMax' | 'UserDefined',
+  extra = rendering,
+): MultiBandColorStyle {
   const range = limits === 'UserDefined' ? { min: 0, max: 255 } : {};
   return {
     type: 'raster',
@@ -118,19 +137,23 @@ describe('style QML', () => {
   after(() => rm(directory, { recursive: true, force: true }));
 
   test('a style read back from its QML is the style (canonical form in, same out)', () => {
-    const fill = vector('fill', {
-      border_width_map_unit_scale: '3x:0,0,0,0,0,0',
-      color: '#00BBBB',
-      joinstyle: 'round',
-      offset: '0,0',
-      offset_map_unit_scale: '3x:0,0,0,0,0,0',
-      offset_unit: 'MM',
-      outline_color: '10,20,30,40',
-      outline_style: 'dash dot',
-      outline_width: 0.75,
-      outline_width_unit: 'Pixel',
-      style: 'b_diagonal',
-    }, 0.25);
+    const fill = vector(
+      'fill',
+      {
+        border_width_map_unit_scale: '3x:0,0,0,0,0,0',
+        color: '#00BBBB',
+        joinstyle: 'round',
+        offset: '0,0',
+        offset_map_unit_scale: '3x:0,0,0,0,0,0',
+        offset_unit: 'MM',
+        outline_color: '10,20,30,40',
+        outline_style: 'dash dot',
+        outline_width: 0.75,
+        outline_width_unit: 'Pixel',
+        style: 'b_diagonal',
+      },
+      0.25,
+    );
     const styles: Style[] = [
       fill,
       gray({ algorithm: 'StretchToMinimumMaximum', limits_min_max: 'UserDefined', min: -3.5, max: 1e6 }),
@@ -179,13 +202,25 @@ describe('style QML', () => {
         name: 'gray-user',
         style: userGray,
         facts: {},
-        reference: { renderer: 'singlebandgray', bands: { gray: 1 }, ranges: { gray: { min: 0, max: 50 } }, algorithm: 'StretchToMinimumMaximum', limits: 'None' },
+        reference: {
+          renderer: 'singlebandgray',
+          bands: { gray: 1 },
+          ranges: { gray: { min: 0, max: 50 } },
+          algorithm: 'StretchToMinimumMaximum',
+          limits: 'None',
+        },
       },
       {
         name: 'gray-minmax',
         style: gray({ algorithm: 'StretchToMinimumMaximum', limits_min_max: 'MinMax' }),
         facts: { bandStatistics: GRAY_STATISTICS },
-        reference: { renderer: 'singlebandgray', bands: { gray: 1 }, ranges: { gray: { min: 0, max: 95 } }, algorithm: 'StretchToMinimumMaximum', limits: 'MinMax' },
+        reference: {
+          renderer: 'singlebandgray',
+          bands: { gray: 1 },
+          ranges: { gray: { min: 0, max: 95 } },
+          algorithm: 'StretchToMinimumMaximum',
+          limits: 'MinMax',
+        },
       },
       {
         name: 'rgb-321',
@@ -237,7 +272,14 @@ describe('style QML', () => {
     assert.equal(fill?.ok, true, fill?.message);
     assert.deepEqual(
       { ...fill?.properties, properties: undefined },
-      { renderer: 'singleSymbol', symbol: 'fill', class: 'SimpleFill', opacity: 1, symbol_layers: 1, properties: undefined },
+      {
+        renderer: 'singleSymbol',
+        symbol: 'fill',
+        class: 'SimpleFill',
+        opacity: 1,
+        symbol_layers: 1,
+        properties: undefined,
+      },
     );
     const fillProperties = fill?.properties?.['properties'] as Record<string, string>;
     assert.equal(fillProperties['color'], '0,187,187,255');
@@ -246,9 +288,15 @@ describe('style QML', () => {
     assert.equal(half?.properties?.['opacity'], 0.5);
     assert.equal((half?.properties?.['properties'] as Record<string, string>)['outline_style'], 'no');
     const lineProperties = line?.properties?.['properties'] as Record<string, string>;
-    assert.deepEqual([lineProperties['line_color'], lineProperties['line_width'], lineProperties['line_style']], ['255,0,255,255', '2', 'dash']);
+    assert.deepEqual(
+      [lineProperties['line_color'], lineProperties['line_width'], lineProperties['line_style']],
+      ['255,0,255,255', '2', 'dash'],
+    );
     const markerProperties = marker?.properties?.['properties'] as Record<string, string>;
-    assert.deepEqual([markerProperties['color'], markerProperties['size'], markerProperties['name']], ['0,255,0,255', '6', 'square']);
+    assert.deepEqual(
+      [markerProperties['color'], markerProperties['size'], markerProperties['name']],
+      ['0,255,0,255', '6', 'square'],
+    );
     assert.equal(markerProperties['outline_color'], '0,0,255,128');
   });
 
@@ -257,7 +305,10 @@ describe('style QML', () => {
       {
         op: 'load',
         layer: layers.gray(),
-        qml: await write('load-gray', gray({ algorithm: 'StretchToMinimumMaximum', limits_min_max: 'UserDefined', min: 5, max: 60 })),
+        qml: await write(
+          'load-gray',
+          gray({ algorithm: 'StretchToMinimumMaximum', limits_min_max: 'UserDefined', min: 5, max: 60 }),
+        ),
       },
       {
         op: 'load',
@@ -269,7 +320,10 @@ describe('style QML', () => {
       {
         op: 'load',
         layer: layers.rgb(),
-        qml: await write('load-rgb', rgb([3, 2, 1], 'UserDefined', { brightness: 10, contrast: 20, gamma: 1.5, saturation: -30 })),
+        qml: await write(
+          'load-rgb',
+          rgb([3, 2, 1], 'UserDefined', { brightness: 10, contrast: 20, gamma: 1.5, saturation: -30 }),
+        ),
       },
     ]);
     assert.equal(user?.ok, true, user?.message);
@@ -284,7 +338,9 @@ describe('style QML', () => {
       enhancements: { gray: { algorithm: 'StretchToMinimumMaximum', min: 5, max: 60 } },
     });
     assert.equal(minmax?.properties?.['limits'], 'MinMax');
-    assert.deepEqual(minmax?.properties?.['enhancements'], { gray: { algorithm: 'StretchToMinimumMaximum', min: 0, max: 95 } });
+    assert.deepEqual(minmax?.properties?.['enhancements'], {
+      gray: { algorithm: 'StretchToMinimumMaximum', min: 0, max: 95 },
+    });
     const enhancement = { algorithm: 'NoEnhancement', min: 0, max: 255 };
     assert.deepEqual(colour?.properties, {
       renderer: 'multibandcolor',
@@ -332,11 +388,24 @@ describe('style QML', () => {
     const results = await pyqgis([
       await render('rgb-123', rgb([1, 2, 3], 'MinMax'), layers.rgb(), { bandStatistics: RGB_STATISTICS }),
       await render('rgb-321', rgb([3, 2, 1], 'UserDefined'), layers.rgb()),
-      await render('gray-100', gray({ algorithm: 'StretchToMinimumMaximum', limits_min_max: 'UserDefined', min: 0, max: 100 }), layers.gray()),
-      await render('gray-50', gray({ algorithm: 'StretchToMinimumMaximum', limits_min_max: 'UserDefined', min: 0, max: 50 }), layers.gray()),
-      await render('gray-minmax', gray({ algorithm: 'StretchToMinimumMaximum', limits_min_max: 'MinMax' }), layers.gray(), {
-        bandStatistics: GRAY_STATISTICS,
-      }),
+      await render(
+        'gray-100',
+        gray({ algorithm: 'StretchToMinimumMaximum', limits_min_max: 'UserDefined', min: 0, max: 100 }),
+        layers.gray(),
+      ),
+      await render(
+        'gray-50',
+        gray({ algorithm: 'StretchToMinimumMaximum', limits_min_max: 'UserDefined', min: 0, max: 50 }),
+        layers.gray(),
+      ),
+      await render(
+        'gray-minmax',
+        gray({ algorithm: 'StretchToMinimumMaximum', limits_min_max: 'MinMax' }),
+        layers.gray(),
+        {
+          bandStatistics: GRAY_STATISTICS,
+        },
+      ),
     ]);
     const white: Rgba = [255, 255, 255, 255];
     assertPixels(results, [

@@ -4,8 +4,13 @@ import type { SymbologyCatalogue } from '../symbology/catalogue.js';
 import { element, firstChild, indent, text, textElement, type XmlElement } from '../xml/node.js';
 import { parseXml, XmlSyntaxError } from '../xml/parse.js';
 import { serializeXml } from '../xml/serialize.js';
-import { RASTER_RENDERING_ATTRIBUTES, rasterStyleElements, readRasterStyle, type RasterLayerFacts } from './raster-qml.js';
-import type { RasterStyle, Style } from './schema.js';
+import {
+  RASTER_RENDERING_ATTRIBUTES,
+  type RasterLayerFacts,
+  rasterStyleElements,
+  readRasterStyle,
+} from './raster-qml.js';
+import type { Style } from './schema.js';
 import { geometryTypeOf, readVectorStyle, VECTOR_RENDERING_ATTRIBUTES, vectorStyleElements } from './vector-qml.js';
 
 /** What a style needs besides its body: the catalogue of the QGIS that reads it, and the layer's facts. */
@@ -24,7 +29,7 @@ const DOCTYPE = "<!DOCTYPE qgis PUBLIC 'http://mrcc.com/qgis.dtd' 'SYSTEM'>";
  */
 export function styleElements(style: Style, context: QmlContext): XmlElement[] {
   if (style.type === 'vector') return vectorStyleElements(style, context.catalogue);
-  return rasterStyleElements(style as RasterStyle, context.catalogue, context);
+  return rasterStyleElements(style, context.catalogue, context);
 }
 
 /** The `<qgis>` root of the style's QML, as QGIS writes it with the Symbology and Rendering categories. Not indented. */
@@ -57,10 +62,12 @@ export function styleFromElement(root: XmlElement, name: string, catalogue: Symb
 export function parseQml(qml: string, name: string): XmlElement {
   try {
     const { root } = parseXml(qml);
-    if (root.name !== 'qgis') throw new Unprocessable(`the style "${name}" is not a QML document (its root is <${root.name}>)`);
+    if (root.name !== 'qgis')
+      throw new Unprocessable(`the style "${name}" is not a QML document (its root is <${root.name}>)`);
     return root;
   } catch (error) {
-    if (error instanceof XmlSyntaxError) throw new Unprocessable(`the style "${name}" is not well-formed XML: ${error.message}`);
+    if (error instanceof XmlSyntaxError)
+      throw new Unprocessable(`the style "${name}" is not well-formed XML: ${error.message}`);
     throw error;
   }
 }

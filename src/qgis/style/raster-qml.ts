@@ -3,7 +3,15 @@ import { Unprocessable } from '../../errors.js';
 import { formatNumber } from '../layer.js';
 import type { SymbologyCatalogue } from '../symbology/catalogue.js';
 import { childText, element, firstChild, textElement, type XmlElement } from '../xml/node.js';
-import type { Algorithm, ColourBand, Limits, MultiBandColorStyle, RasterRendering, RasterStyle, SingleBandGrayStyle } from './schema.js';
+import type {
+  Algorithm,
+  ColourBand,
+  Limits,
+  MultiBandColorStyle,
+  RasterRendering,
+  RasterStyle,
+  SingleBandGrayStyle,
+} from './schema.js';
 import { emptyDataDefined } from './xml.js';
 
 /** Root attributes of a raster QML for the Rendering category, at QGIS's defaults. */
@@ -61,7 +69,15 @@ function rampLegendSettings(): XmlElement {
   const option = (type: string, name: string, value: string) => element('Option', { name, type, value });
   return element(
     'rampLegendSettings',
-    { minimumLabel: '', maximumLabel: '', prefix: '', suffix: '', direction: '0', useContinuousLegend: '1', orientation: '2' },
+    {
+      minimumLabel: '',
+      maximumLabel: '',
+      prefix: '',
+      suffix: '',
+      direction: '0',
+      useContinuousLegend: '1',
+      orientation: '2',
+    },
     [
       element('numericFormat', { id: 'basic' }, [
         element('Option', { type: 'Map' }, [
@@ -140,7 +156,11 @@ function filters(rendering: Required<RasterRendering>): XmlElement[] {
 }
 
 /** The elements a raster style puts in a `<maplayer>` (and a QML): `pipe-data-defined-properties`, `pipe`, `blendMode`. */
-export function rasterStyleElements(style: RasterStyle, catalogue: SymbologyCatalogue, facts: RasterLayerFacts): XmlElement[] {
+export function rasterStyleElements(
+  style: RasterStyle,
+  catalogue: SymbologyCatalogue,
+  facts: RasterLayerFacts,
+): XmlElement[] {
   const enhancement = enhancementOf(style, catalogue);
   const renderer =
     style.symbology.type === 'singlebandgray'
@@ -241,7 +261,9 @@ export function readRasterStyle(root: XmlElement, name: string, catalogue: Symbo
   const renderer = pipe && firstChild(pipe, 'rasterrenderer');
   const type = renderer?.attributes.get('type');
   if (!pipe || !renderer || (type !== 'singlebandgray' && type !== 'multibandcolor')) {
-    throw new Unprocessable(`the style's raster renderer is ${type ?? 'missing'}, not singlebandgray or multibandcolor`);
+    throw new Unprocessable(
+      `the style's raster renderer is ${type ?? 'missing'}, not singlebandgray or multibandcolor`,
+    );
   }
   const rendering = readRendering(pipe, catalogue);
   if (type === 'singlebandgray') return { type: 'raster', name, rendering, symbology: readGray(renderer) };

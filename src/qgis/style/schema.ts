@@ -6,7 +6,7 @@
  * They are required with `limits_min_max: "UserDefined"` and refused with `"MinMax"`, whose limits
  * are the statistics of the layer the style is applied to.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 
 const strict = { additionalProperties: false } as const;
 
@@ -89,7 +89,9 @@ export const MultiBandColorSymbologySchema = Type.Object(
   strict,
 );
 
-function rasterStyle<T extends typeof SingleBandGraySymbologySchema | typeof MultiBandColorSymbologySchema>(symbology: T) {
+function rasterStyle<T extends typeof SingleBandGraySymbologySchema | typeof MultiBandColorSymbologySchema>(
+  symbology: T,
+) {
   return Type.Object(
     {
       type: Type.Literal('raster'),

@@ -1,17 +1,18 @@
 import type { TSchema } from '@sinclair/typebox';
-import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
+import { Value, type ValueError, ValueErrorType } from '@sinclair/typebox/value';
+
 import { BadRequest } from '../../errors.js';
 import type { SymbologyCatalogue } from '../symbology/catalogue.js';
 import { qgisColour } from './colour.js';
 import {
-  MultiBandColorStyleSchema,
-  SingleBandGrayStyleSchema,
-  VectorStyleSchema,
   type ColourBand,
   type Limits,
+  MultiBandColorStyleSchema,
   type RasterStyle,
+  SingleBandGrayStyleSchema,
   type Style,
   type VectorStyle,
+  VectorStyleSchema,
 } from './schema.js';
 
 function label(path: string): string {
@@ -66,7 +67,9 @@ function checkProperty(symbol: string, key: string, value: string | number, cata
   }
   if (property.colour) qgisColour(String(value), key);
   if (property.values && !property.values.includes(String(value))) {
-    throw new BadRequest(`Invalid style: ${key} must be one of ${property.values.join(', ')}, not ${JSON.stringify(value)}.`);
+    throw new BadRequest(
+      `Invalid style: ${key} must be one of ${property.values.join(', ')}, not ${JSON.stringify(value)}.`,
+    );
   }
 }
 
@@ -94,9 +97,12 @@ function checkLimits(limits: Limits, bands: Array<[string, { min?: number; max?:
 function checkRaster(style: RasterStyle, catalogue: SymbologyCatalogue): void {
   const { type, properties } = style.symbology;
   const limits =
-    properties.contrast_enhancement?.limits_min_max ?? catalogue.rasterRenderer(type).contrast_enhancement.limits_min_max;
+    properties.contrast_enhancement?.limits_min_max ??
+    catalogue.rasterRenderer(type).contrast_enhancement.limits_min_max;
   if ('gray' in properties) {
-    checkLimits(limits as Limits, [['symbology.properties.contrast_enhancement', properties.contrast_enhancement ?? {}]]);
+    checkLimits(limits as Limits, [
+      ['symbology.properties.contrast_enhancement', properties.contrast_enhancement ?? {}],
+    ]);
     return;
   }
   const bands: Array<[string, ColourBand]> = [

@@ -1,7 +1,7 @@
 /** Vector styles as the `renderer-v2` and rendering elements QGIS 3.22 writes in a QML. */
 import { Unprocessable } from '../../errors.js';
 import { formatNumber } from '../layer.js';
-import type { SymbologyCatalogue, SymbolKind } from '../symbology/catalogue.js';
+import type { SymbolKind, SymbologyCatalogue } from '../symbology/catalogue.js';
 import { childElements, element, firstChild, path, textContent, textElement, type XmlElement } from '../xml/node.js';
 import { qgisColour, styleColour } from './colour.js';
 import type { VectorStyle } from './schema.js';
@@ -75,7 +75,9 @@ function styleValue(value: string, colour: boolean): string | number {
 function singleSymbol(root: XmlElement): XmlElement {
   const renderer = firstChild(root, 'renderer-v2');
   if (renderer?.attributes.get('type') !== 'singleSymbol') {
-    throw new Unprocessable(`the style's renderer is ${renderer?.attributes.get('type') ?? 'missing'}, not singleSymbol`);
+    throw new Unprocessable(
+      `the style's renderer is ${renderer?.attributes.get('type') ?? 'missing'}, not singleSymbol`,
+    );
   }
   const symbols = childElements(path(renderer, 'symbols') ?? renderer, 'symbol');
   const symbol = symbols[0];
@@ -94,7 +96,9 @@ export function readVectorStyle(root: XmlElement, name: string, catalogue: Symbo
   const layer = firstChild(symbol, 'layer') as XmlElement;
   const expected = catalogue.symbolLayer(kind);
   if (layer.attributes.get('class') !== expected.class) {
-    throw new Unprocessable(`the ${kind} symbol layer is ${layer.attributes.get('class') ?? 'unnamed'}, not ${expected.class}`);
+    throw new Unprocessable(
+      `the ${kind} symbol layer is ${layer.attributes.get('class') ?? 'unnamed'}, not ${expected.class}`,
+    );
   }
   const known = expected.properties;
   const raw = readOptionMap(layer);

@@ -24,7 +24,8 @@ export function emptyDataDefined(name: string): XmlElement {
 export function readOptionMap(parent: XmlElement): Record<string, string> {
   const values: Record<string, string> = {};
   const map = parent.children.find(
-    (node): node is XmlElement => node.kind === 'element' && node.name === 'Option' && node.attributes.get('type') === 'Map',
+    (node): node is XmlElement =>
+      node.kind === 'element' && node.name === 'Option' && node.attributes.get('type') === 'Map',
   );
   for (const node of map?.children ?? []) {
     if (node.kind === 'element' && node.name === 'Option') {
@@ -33,8 +34,8 @@ export function readOptionMap(parent: XmlElement): Record<string, string> {
   }
   if (map) return values;
   for (const node of parent.children) {
-    if (node.kind === 'element' && node.name === 'prop') values[node.attributes.get('k') ?? ''] = node.attributes.get('v') ?? '';
+    if (node.kind === 'element' && node.name === 'prop')
+      values[node.attributes.get('k') ?? ''] = node.attributes.get('v') ?? '';
   }
   return values;
 }
-

@@ -1,9 +1,10 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { test } from 'node:test';
+
 import { NotFound } from '../../errors.js';
 import { defaultCatalogueDirectory, loadSymbologyCatalogue, SYMBOLOGY_ENDPOINTS } from './catalogue.js';
 
@@ -29,8 +30,8 @@ test('the 3.22 fill description has exactly the eleven keys of the SPEC', async 
   assert.match(catalogue.qgisVersion, /^3\.22\./);
   const fill = catalogue.description('vector/polygon/single_symbol/fill');
   assert.deepEqual(Object.keys(fill).sort(), FILL_KEYS);
-  assert.match(String(fill['color']), /^\d+,\d+,\d+,\d+$/);
-  assert.match(String(fill['outline_style']), /^solid \(no, solid, dash, dot, dash dot, dash dot dot\)$/);
+  assert.match(fill['color'] as string, /^\d+,\d+,\d+,\d+$/);
+  assert.match(fill['outline_style'] as string, /^solid \(no, solid, dash, dot, dash dot, dash dot dot\)$/);
 });
 
 test('every endpoint has a description, enumerations list their default first', async () => {
@@ -40,7 +41,10 @@ test('every endpoint has a description, enumerations list their default first', 
   }
   const line = catalogue.description('vector/line/single_symbol/line');
   assert.equal(line['line_style'], 'solid (no, solid, dash, dot, dash dot, dash dot dot)');
-  assert.match(String(catalogue.description('vector/point/single_symbol/marker')['name']), /^circle \(square, .*circle.*\)$/);
+  assert.match(
+    catalogue.description('vector/point/single_symbol/marker')['name'] as string,
+    /^circle \(square, .*circle.*\)$/,
+  );
   assert.deepEqual(catalogue.description('raster/multibandcolor')['red'], { band: 1, min: 0, max: 255 });
   assert.deepEqual(catalogue.description('raster/rendering'), {
     brightness: '0',

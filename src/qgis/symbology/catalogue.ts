@@ -2,8 +2,10 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Type, type Static } from '@sinclair/typebox';
+
+import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+
 import { NotFound } from '../../errors.js';
 
 /** The description endpoints, as `/api/symbology/<endpoint>/properties`. */

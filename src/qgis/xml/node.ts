@@ -39,11 +39,7 @@ export interface XmlDocument {
   root: XmlElement;
 }
 
-export function element(
-  name: string,
-  attributes: Record<string, string> = {},
-  children: XmlNode[] = [],
-): XmlElement {
+export function element(name: string, attributes: Record<string, string> = {}, children: XmlNode[] = []): XmlElement {
   return { kind: 'element', name, attributes: new Map(Object.entries(attributes)), children };
 }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+
 import { childText, firstChild } from './node.js';
 import { parseXml, XmlSyntaxError } from './parse.js';
 import { serializeXml } from './serialize.js';
@@ -32,7 +33,7 @@ describe('the XML tree', () => {
     assert.equal(childText(root, 'text'), 'x < y ≤ z');
     assert.equal(childText(root, 'data'), '<raw> & stuff');
     assert.equal(firstChild(root, 'attr')?.attributes.get('value'), 'line\nbreak "quoted"');
-    assert.equal(childText(parseXml('<a>&#x2264;&#8805;&apos;</a>').root), '≤≥\'');
+    assert.equal(childText(parseXml('<a>&#x2264;&#8805;&apos;</a>').root), "≤≥'");
   });
 
   it('keeps deferred elements as their exact source text', () => {
@@ -40,7 +41,10 @@ describe('the XML tree', () => {
     const layers = firstChild(root, 'projectlayers')?.children.filter((node) => node.kind === 'deferred') ?? [];
     assert.deepEqual(
       layers.map((node) => (node.kind === 'deferred' ? node.markup : '')),
-      ['<maplayer type="vector"><id>one</id><inner><maplayer-like/></inner></maplayer>', '<maplayer type="raster"><id>two</id></maplayer>'],
+      [
+        '<maplayer type="vector"><id>one</id><inner><maplayer-like/></inner></maplayer>',
+        '<maplayer type="raster"><id>two</id></maplayer>',
+      ],
     );
   });
 

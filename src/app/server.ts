@@ -1,12 +1,17 @@
 import { type FastifyInstance } from 'fastify';
-import { type Config } from './config.js';
-import { buildApp } from './http/app.js';
-import { createLogger } from './log.js';
-import { createServices } from './services/container.js';
+
+import { type Config } from '../config.js';
+import { apiRoutes } from '../http/api.js';
+import { buildApp } from '../http/app.js';
+import { mapPassthrough } from '../http/map-passthrough.js';
+import { createLogger } from '../log.js';
+import { consoleBuildDir } from '../runtime/checkout.js';
+import { createServices } from './services.js';
 
 export interface RunningServer {
   app: FastifyInstance;
   url: string;
+  /** Stops the API, then the services (Fastify's onClose). */
   close(): Promise<void>;
 }
 
@@ -14,7 +19,13 @@ export interface RunningServer {
 export async function startServer(config: Config): Promise<RunningServer> {
   const logger = createLogger(config.logLevel);
   const services = await createServices(config, logger);
-  const app = await buildApp(logger, services.routes, { apiToken: config.apiToken, beforeRouting: services.beforeRouting });
+  const observe = services.metrics.observe.bind(services.metrics);
+  const app = await buildApp(logger, apiRoutes(services, consoleBuildDir()), {
+    apiToken: config.apiToken,
+    beforeRouting: mapPassthrough(services.maps, logger, observe),
+    observe,
+  });
+  app.addHook('onClose', () => services.close());
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address();
   const port = address && typeof address === 'object' ? address.port : config.listen.port;
@@ -22,9 +33,6 @@ export async function startServer(config: Config): Promise<RunningServer> {
   return {
     app,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    close: async () => {
-      await app.close();
-      await services.close();
-    },
+    close: () => app.close(),
   };
 }

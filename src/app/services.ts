@@ -1,0 +1,162 @@
+import { type FastifyBaseLogger } from 'fastify';
+
+import { createTileCache } from '../cache/factory.js';
+import { type Config } from '../config.js';
+import { CrsResolver } from '../gdal/crs.js';
+import { configureGdalMemory } from '../gdal/gdal-memory.js';
+import { configureObjectStorage } from '../gdal/s3.js';
+import { type ApiServices } from '../http/api.js';
+import { ProjectChecker } from '../insight/checks.js';
+import { HealthChecks } from '../insight/health.js';
+import { Metrics } from '../insight/metrics.js';
+import { FilesystemJobStore } from '../jobs/filesystem-jobs.js';
+import { PostgresJobStore } from '../jobs/postgres-jobs.js';
+import { JobService } from '../jobs/service.js';
+import { InstanceRegistry } from '../monitor/registry.js';
+import { loadSymbologyCatalogue, type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
+import { localQgisVersion } from '../runtime/qgis-version.js';
+import { DataRoots } from '../services/data-roots.js';
+import { DatasourceBrowser } from '../services/datasources.js';
+import { LayerInspector } from '../services/layer-inspector.js';
+import { LayerService } from '../services/layers.js';
+import { MapService, qgisProjectUrl } from '../services/maps.js';
+import { ProcessingService } from '../services/processing.js';
+import { DEFAULT_SCHEMA, ProjectService } from '../services/projects.js';
+import { ProjectRepository } from '../services/repository.js';
+import { StyleDocuments } from '../services/style-documents.js';
+import { StyleFiles } from '../services/style-files.js';
+import { StyleService } from '../services/styles.js';
+import { FilesystemStore } from '../storage/filesystem-store.js';
+import { type PostgresStore } from '../storage/postgres-store.js';
+
+export interface Services extends ApiServices {
+  /** Stops what the services hold open: the monitoring port, database pools, connections. */
+  close(): Promise<void>;
+}
+
+/** The registry of QGIS Server instances when monitoring is on; it listens once `start` is called. */
+function monitoringRegistry(config: Config, logger: FastifyBaseLogger): InstanceRegistry | undefined {
+  if (config.monitoringPort === undefined) return undefined;
+  return new InstanceRegistry({
+    token: config.monitoringToken,
+    log: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
+  });
+}
+
+/** Loaded only with database support: the PostgreSQL client is a large part of the API's memory. */
+async function openPostgresStore(service: string, projectsDir: string): Promise<PostgresStore> {
+  const { PostgresStore } = await import('../storage/postgres-store.js');
+  return PostgresStore.open(service, projectsDir);
+}
+
+async function symbologyCatalogue(logger: FastifyBaseLogger): Promise<SymbologyCatalogue> {
+  const version = (await localQgisVersion()) ?? 'unknown';
+  const catalogue = await loadSymbologyCatalogue(version);
+  if (catalogue.fellBack) {
+    logger.warn(`no symbology catalogue for QGIS ${version}: using the newest one, for QGIS ${catalogue.qgisVersion}`);
+  }
+  return catalogue;
+}
+
+/** Builds every service from the configuration, each from the ones it needs, in that order. */
+export async function createServices(config: Config, logger: FastifyBaseLogger): Promise<Services> {
+  configureGdalMemory();
+  const objectStorage = configureObjectStorage();
+  if (objectStorage.length > 0) logger.info(`object storage settings for GDAL: ${objectStorage.join(', ')}`);
+  const crs = new CrsResolver();
+  const registry = monitoringRegistry(config, logger);
+  const postgres =
+    config.psqlService === undefined ? undefined : await openPostgresStore(config.psqlService, config.projectsDir);
+  const store = postgres ?? new FilesystemStore(config.projectsDir);
+  const cleared = await store.clearLeftovers();
+  if (cleared > 0) logger.info(`cleared ${cleared} leftovers of writes interrupted by a stopped process`);
+  // QGIS Server keeps a database project cached until its plugin is told the project changed.
+  const repository = new ProjectRepository(store, {
+    onChanged: postgres && (async (ref) => registry?.invalidateProject(await postgres.mapParameter(ref))),
+  });
+  const tileCache = await createTileCache(config, repository, (ref) =>
+    qgisProjectUrl(config.qgisServerUrl, store, ref),
+  );
+  const cache = tileCache?.service;
+  const jobs = new JobService(
+    postgres ? new PostgresJobStore(postgres.database) : new FilesystemJobStore(config.projectsDir),
+    {
+      concurrency: config.jobsConcurrency,
+      withSchema: postgres !== undefined,
+      log: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
+    },
+  );
+  await jobs.start();
+  const projects = new ProjectService(repository, crs, { cacheEnabled: cache !== undefined, lifecycle: cache });
+  const inspector = new LayerInspector(crs);
+  const styleFiles = new StyleFiles(repository.store);
+  const dataRoots = await DataRoots.create(config.dataRoots);
+  const layers = new LayerService(repository, crs, inspector, dataRoots, styleFiles, cache);
+  const processing = new ProcessingService(
+    { findLayer: (ref, layer) => layers.source(ref, layer), listLayers: (ref) => layers.sources(ref) },
+    dataRoots,
+  );
+  const maps = new MapService(config.qgisServerUrl, repository, layers);
+  const catalogue = await symbologyCatalogue(logger);
+  const styles = new StyleService(repository, layers, inspector, styleFiles, catalogue, cache);
+  const styleDocuments = new StyleDocuments(maps, layers);
+  if (registry && config.monitoringPort !== undefined) {
+    await registry.start(config.monitoringPort, config.listen.host);
+    logger.info(`monitoring port listening on ${config.listen.host}:${registry.port}`);
+  }
+  const health = new HealthChecks({
+    store,
+    qgisServerUrl: config.qgisServerUrl,
+    schema: DEFAULT_SCHEMA,
+    ...(cache && { mapproxy: { url: config.mapproxyUrl } }),
+    ...(registry && { registry, monitoringHost: config.listen.host }),
+  });
+  const metrics = new Metrics({
+    registry,
+    inventory: async () => {
+      const names = await projects.list();
+      const counts = await Promise.all(
+        names.map((name) =>
+          layers.list({ name, schema: DEFAULT_SCHEMA }).then(
+            (list) => list.length,
+            () => 0,
+          ),
+        ),
+      );
+      return { projects: names.length, layers: counts.reduce((sum, count) => sum + count, 0) };
+    },
+  });
+  const checker = new ProjectChecker({ repository, layers, crs, projectUrl: (ref) => maps.projectUrl(ref) });
+  return {
+    projects,
+    layers,
+    checker,
+    health,
+    metrics,
+    maps,
+    styles,
+    styleDocuments,
+    styleBodyLimit: config.styleBodyLimit,
+    catalogue,
+    processing,
+    registry,
+    cache,
+    datasources: new DatasourceBrowser(dataRoots, crs),
+    jobs,
+    server: {
+      storage: store.kind,
+      cache: cache ? 'mapproxy' : 'disabled',
+      monitoring: registry !== undefined,
+      data_roots: config.dataRoots ?? [],
+      ...(config.psqlService !== undefined && { database_service: config.psqlService }),
+    },
+    close: async () => {
+      await jobs.close();
+      await registry?.close();
+      await postgres?.close();
+      tileCache?.close();
+      maps.close();
+      styleDocuments.close();
+    },
+  };
+}

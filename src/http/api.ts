@@ -1,0 +1,71 @@
+import { type TileCacheService } from '../cache/service.js';
+import { type ProjectChecker } from '../insight/checks.js';
+import { type HealthChecks } from '../insight/health.js';
+import { type Metrics } from '../insight/metrics.js';
+import { type JobService } from '../jobs/service.js';
+import { type InstanceRegistry } from '../monitor/registry.js';
+import { type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
+import { type DatasourceBrowser } from '../services/datasources.js';
+import { type LayerService } from '../services/layers.js';
+import { type MapService } from '../services/maps.js';
+import { type ProcessingService } from '../services/processing.js';
+import { type ProjectService } from '../services/projects.js';
+import { type StyleDocuments } from '../services/style-documents.js';
+import { type StyleService } from '../services/styles.js';
+import { consoleRoutes } from './console.js';
+import { type RouteModule } from './route-module.js';
+import { cacheRoutes } from './routes/cache.js';
+import { checkRoutes } from './routes/checks.js';
+import { datasourceRoutes } from './routes/datasources.js';
+import { healthRoutes } from './routes/health.js';
+import { instanceRoutes } from './routes/instances.js';
+import { jobRoutes } from './routes/jobs.js';
+import { layerRoutes } from './routes/layers.js';
+import { processingRoutes } from './routes/processing.js';
+import { projectMapRoutes } from './routes/project-map.js';
+import { projectRoutes } from './routes/projects.js';
+import { type ServerFacts, serverRoutes } from './routes/server.js';
+import { styleRoutes } from './routes/styles.js';
+import { symbologyRoutes } from './routes/symbology.js';
+
+/** What the API serves; the features that are off (monitoring, tile cache) are undefined. */
+export interface ApiServices {
+  projects: ProjectService;
+  layers: LayerService;
+  maps: MapService;
+  styles: StyleService;
+  styleDocuments: StyleDocuments;
+  /** Bytes a style upload may have (the other routes keep the app's limit). */
+  styleBodyLimit: number;
+  catalogue: SymbologyCatalogue;
+  processing: ProcessingService;
+  registry: InstanceRegistry | undefined;
+  cache: TileCacheService | undefined;
+  datasources: DatasourceBrowser;
+  checker: ProjectChecker;
+  health: HealthChecks;
+  metrics: Metrics;
+  jobs: JobService;
+  /** What this server offers, for clients to show only what works. */
+  server: ServerFacts;
+}
+
+/** Every route of the API, each module under its path prefix, and the web console built in `consoleDir`. */
+export function apiRoutes(services: ApiServices, consoleDir: string): RouteModule[] {
+  return [
+    projectRoutes(services.projects),
+    layerRoutes(services.layers, services.maps),
+    projectMapRoutes(services.maps),
+    styleRoutes(services.styles, services.styleDocuments, services.styleBodyLimit),
+    symbologyRoutes(services.catalogue),
+    processingRoutes(services.processing),
+    instanceRoutes(services.registry),
+    cacheRoutes(services.cache),
+    datasourceRoutes(services.datasources),
+    jobRoutes(services.jobs),
+    serverRoutes(services.server),
+    healthRoutes(services.health, services.metrics),
+    checkRoutes(services.checker, services.projects),
+    consoleRoutes(consoleDir),
+  ];
+}

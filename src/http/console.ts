@@ -1,0 +1,51 @@
+/**
+ * The web console: the single-page application built from `web/` (see the README), served at
+ * `/`. Its hashed assets are cached for good; every other path outside the API's own answers with
+ * index.html, so that a client-side route such as `/projects/roads` loads the console. No token is
+ * needed for these files: the console asks for one when the API answers 401.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import fastifyStatic from '@fastify/static';
+import { type FastifyPluginAsync, type FastifyReply } from 'fastify';
+
+import { type RouteModule } from './route-module.js';
+
+/** Paths that keep their own meaning: a console route never answers for them. */
+const RESERVED = /^\/(api|docs|health|metrics)(\/|$|\?)/;
+
+export function isReservedPath(url: string): boolean {
+  return RESERVED.test(url);
+}
+
+/** `dir` is the console's build folder (index.html and assets/); it may not exist yet. */
+export function consoleRoutes(dir: string): RouteModule {
+  const routes: FastifyPluginAsync = async (app) => {
+    const indexFile = join(dir, 'index.html');
+    const built = existsSync(indexFile);
+    const index = built ? readFileSync(indexFile) : undefined;
+    if (built) {
+      await app.register(fastifyStatic, {
+        root: join(dir, 'assets'),
+        prefix: '/assets/',
+        immutable: true,
+        maxAge: '365d',
+        index: false,
+      });
+    }
+    const page = (reply: FastifyReply): FastifyReply => {
+      if (!index) {
+        return reply
+          .status(404)
+          .send({ error: 'the web console is not built: run `npm run build:web` (or npm start)' });
+      }
+      return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(index);
+    };
+    app.get('/', { schema: { hide: true } }, async (_request, reply) => page(reply));
+    app.get('/*', { schema: { hide: true } }, async (request, reply) =>
+      isReservedPath(request.url) ? reply.callNotFound() : page(reply),
+    );
+  };
+  return { prefix: '', routes };
+}

@@ -1,0 +1,175 @@
+/**
+ * Project checks: what is wrong with a project as QGIS Server will serve it. Each layer's
+ * datasource is opened with GDAL, the files and fonts its styles name are looked for, its CRS is
+ * resolved, and QGIS Server is asked (WMS GetCapabilities) whether it loads the project and which
+ * layers it publishes.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+
+import { DOMParser } from '@xmldom/xmldom';
+
+import { type CrsResolver } from '../gdal/crs.js';
+import { probeDatasource } from '../gdal/probe.js';
+import { type LayerEntry } from '../qgis/project.js';
+import { styleReferences } from '../qgis/style-references.js';
+import { installedFontFamilies } from '../runtime/fonts.js';
+import { type LayerService } from '../services/layers.js';
+import { type ProjectRepository } from '../services/repository.js';
+import { type ProjectRef } from '../storage/project-store.js';
+
+export type FindingKind = 'datasource' | 'server' | 'svg' | 'image' | 'font' | 'crs';
+
+export interface Finding {
+  kind: FindingKind;
+  message: string;
+}
+
+export type LayerStatus = 'ok' | 'degraded' | 'broken';
+
+export interface LayerCheck {
+  name: string;
+  status: LayerStatus;
+  findings: Finding[];
+}
+
+export interface ProjectCheck {
+  status: 'ok' | 'degraded' | 'broken';
+  layers: LayerCheck[];
+  /** Findings about the project as a whole (QGIS Server refusing it). */
+  findings: Finding[];
+}
+
+/** Kinds that make a layer unusable; the others draw it wrongly (a "?" marker, another font). */
+const BREAKING: ReadonlySet<FindingKind> = new Set(['datasource', 'server']);
+/** Where QGIS looks for SVG files named without a folder it can resolve (its default SVG paths). */
+const QGIS_SVG_PATHS = ['/usr/share/qgis/svg'];
+const SERVER_TIMEOUT_MS = 30_000;
+
+export interface CheckerOptions {
+  repository: ProjectRepository;
+  layers: LayerService;
+  crs: CrsResolver;
+  /** The project's URL at QGIS Server (`...?MAP=...`). */
+  projectUrl(ref: ProjectRef): Promise<URL>;
+}
+
+interface ServerAnswer {
+  /** The layer names QGIS Server publishes; undefined when it refused the project. */
+  published: Set<string> | undefined;
+  findings: Finding[];
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export class ProjectChecker {
+  constructor(private readonly options: CheckerOptions) {}
+
+  async check(ref: ProjectRef): Promise<ProjectCheck> {
+    const document = await this.options.repository.read(ref);
+    const projectFile = await this.options.repository.store.mapParameter(ref);
+    const projectDir = isAbsolute(projectFile) ? dirname(projectFile) : undefined;
+    const [server, fonts] = await Promise.all([this.askServer(ref), installedFontFamilies().catch(() => undefined)]);
+    const layers = await Promise.all(
+      document.layers().map(async (entry) => {
+        const element = document.mapLayerElement(entry.name);
+        const findings = [
+          ...(await this.datasource(ref, entry)),
+          ...this.crs(entry),
+          ...(element ? this.styles(styleReferences(element), projectDir, fonts) : []),
+        ];
+        if (server.published && !server.published.has(entry.name)) {
+          findings.push({ kind: 'server', message: `QGIS Server does not publish layer "${entry.name}"` });
+        }
+        return { name: entry.name, status: layerStatus(findings), findings };
+      }),
+    );
+    const status =
+      server.published === undefined ? 'broken' : layers.some((layer) => layer.status !== 'ok') ? 'degraded' : 'ok';
+    return { status, layers, findings: server.findings };
+  }
+
+  private async datasource(ref: ProjectRef, entry: LayerEntry): Promise<Finding[]> {
+    try {
+      await probeDatasource(await this.options.layers.gdalSource(ref, entry), entry.type, this.options.crs);
+      return [];
+    } catch (error) {
+      return [{ kind: 'datasource', message: `cannot open ${entry.datasource}: ${message(error)}` }];
+    }
+  }
+
+  private crs(entry: LayerEntry): Finding[] {
+    if (entry.authid === '') return [{ kind: 'crs', message: 'the layer has no CRS' }];
+    if (/^USER:/i.test(entry.authid)) {
+      return [{ kind: 'crs', message: `${entry.authid} is a user-defined CRS of one QGIS Desktop, unknown elsewhere` }];
+    }
+    if (!this.options.crs.fromAuthid(entry.authid)) {
+      return [{ kind: 'crs', message: `${entry.authid} is not a CRS QGIS knows` }];
+    }
+    return [];
+  }
+
+  private styles(
+    references: ReturnType<typeof styleReferences>,
+    projectDir: string | undefined,
+    fonts: Set<string> | undefined,
+  ): Finding[] {
+    const findings: Finding[] = [];
+    for (const file of references.svg) {
+      if (!fileFound(file, projectDir, QGIS_SVG_PATHS))
+        findings.push({ kind: 'svg', message: `SVG file ${file} is missing` });
+    }
+    for (const file of references.images) {
+      if (!fileFound(file, projectDir, [])) findings.push({ kind: 'image', message: `image file ${file} is missing` });
+    }
+    for (const family of references.fonts) {
+      if (fonts && !fonts.has(family.toLowerCase())) {
+        findings.push({ kind: 'font', message: `font "${family}" is not installed; QGIS Server draws another one` });
+      }
+    }
+    return findings;
+  }
+
+  private async askServer(ref: ProjectRef): Promise<ServerAnswer> {
+    const url = await this.options.projectUrl(ref);
+    for (const [name, value] of Object.entries({ SERVICE: 'WMS', VERSION: '1.3.0', REQUEST: 'GetCapabilities' })) {
+      url.searchParams.set(name, value);
+    }
+    let text: string;
+    try {
+      text = await (await fetch(url, { signal: AbortSignal.timeout(SERVER_TIMEOUT_MS) })).text();
+    } catch (error) {
+      const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : message(error);
+      return { published: undefined, findings: [{ kind: 'server', message: `QGIS Server did not answer: ${cause}` }] };
+    }
+    const document = new DOMParser({ onError: () => {} }).parseFromString(text, 'text/xml');
+    const exceptions = Array.from(document.getElementsByTagName('ServiceException'), (node) => node.textContent ?? '');
+    if (exceptions.length > 0 || !text.includes('WMS_Capabilities')) {
+      const reason = exceptions.join('; ').trim() || text.slice(0, 200);
+      return {
+        published: undefined,
+        findings: [{ kind: 'server', message: `QGIS Server refuses the project: ${reason}` }],
+      };
+    }
+    const published = new Set<string>();
+    for (const layer of Array.from(document.getElementsByTagName('Layer'))) {
+      const name = Array.from(layer.childNodes).find((child) => child.nodeName === 'Name');
+      if (name?.textContent) published.add(name.textContent);
+    }
+    return { published, findings: [] };
+  }
+}
+
+function layerStatus(findings: Finding[]): LayerStatus {
+  if (findings.some((finding) => BREAKING.has(finding.kind))) return 'broken';
+  return findings.length > 0 ? 'degraded' : 'ok';
+}
+
+/** QGIS's resolution of a style's file: absolute, relative to the project, or in its search paths. */
+function fileFound(file: string, projectDir: string | undefined, searchPaths: string[]): boolean {
+  if (isAbsolute(file)) return existsSync(file);
+  const bases = /^\.\.?\//.test(file) ? [projectDir] : [projectDir, ...searchPaths];
+  return bases.some((base) => base !== undefined && existsSync(resolve(join(base, file))));
+}

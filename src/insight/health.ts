@@ -1,0 +1,129 @@
+/**
+ * Readiness: whether each engine Steward depends on answers now. Every check runs at each call,
+ * bounded by a timeout, so a probe that hangs (a stopped database, a frozen QGIS Server) reports
+ * that engine down instead of holding the answer.
+ */
+import { type InstanceRegistry } from '../monitor/registry.js';
+import { accepts } from '../runtime/ports.js';
+import { type ProjectStore } from '../storage/project-store.js';
+
+const CHECK_TIMEOUT_MS = 5000;
+
+export interface CheckResult {
+  ok: boolean;
+  /** What was checked and what it answered. */
+  detail: string;
+}
+
+export interface Readiness {
+  status: 'ok' | 'down';
+  checks: Record<string, CheckResult>;
+}
+
+export interface HealthOptions {
+  store: ProjectStore;
+  qgisServerUrl: string;
+  /** The schema whose first project QGIS Server is asked for (filesystem stores ignore it). */
+  schema: string;
+  /** Undefined when the tile cache is off; `url` undefined when Steward does not know where MapProxy listens. */
+  mapproxy?: { url: string | undefined };
+  registry?: InstanceRegistry;
+  monitoringHost?: string;
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+async function bounded(what: string, work: () => Promise<string>): Promise<CheckResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS / 1000} seconds`)),
+      CHECK_TIMEOUT_MS,
+    );
+  });
+  try {
+    return { ok: true, detail: await Promise.race([work(), timeout]) };
+  } catch (error) {
+    return { ok: false, detail: `${what}: ${message(error)}` };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `fetch` reports a refused connection as "fetch failed" with the reason in `cause`. */
+function fetchFailure(error: unknown): Error {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : '';
+  return new Error(cause || message(error));
+}
+
+async function get(url: string): Promise<{ status: number; text: string }> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
+    return { status: response.status, text: await response.text() };
+  } catch (error) {
+    throw fetchFailure(error);
+  }
+}
+
+export class HealthChecks {
+  constructor(private readonly options: HealthOptions) {}
+
+  async ready(): Promise<Readiness> {
+    const entries: [string, Promise<CheckResult>][] = [
+      ['storage', bounded(`${this.options.store.kind} storage`, () => this.storage())],
+      ['qgis_server', bounded('QGIS Server', () => this.qgisServer())],
+    ];
+    if (this.options.mapproxy) entries.push(['mapproxy', bounded('MapProxy', () => this.mapproxy())]);
+    if (this.options.registry) entries.push(['monitoring', bounded('monitoring port', () => this.monitoring())]);
+    const results = await Promise.all(entries.map(async ([name, check]) => [name, await check] as const));
+    const checks: Record<string, CheckResult> = Object.fromEntries(results);
+    const down = results.some(([, check]) => !check.ok);
+    return { status: down ? 'down' : 'ok', checks };
+  }
+
+  private async storage(): Promise<string> {
+    await this.options.store.probe();
+    return this.options.store.kind === 'filesystem' ? 'projects folder writable' : 'database reachable';
+  }
+
+  /**
+   * GetCapabilities of the first stored project. QGIS Server answers an OGC document (capabilities
+   * or a ServiceExceptionReport for a project it refuses: the server itself works, the project
+   * check reports the project); without any project, any HTTP answer shows the server is up.
+   */
+  private async qgisServer(): Promise<string> {
+    const [project] = await this.options.store.list(this.options.schema);
+    const url = new URL(this.options.qgisServerUrl);
+    if (project === undefined) {
+      const { status } = await get(url.href);
+      return `answers HTTP (${status}); no project to ask for`;
+    }
+    url.searchParams.set('MAP', await this.options.store.mapParameter({ name: project, schema: this.options.schema }));
+    for (const [name, value] of Object.entries({ SERVICE: 'WMS', VERSION: '1.3.0', REQUEST: 'GetCapabilities' })) {
+      url.searchParams.set(name, value);
+    }
+    const { status, text } = await get(url.href);
+    if (text.includes('WMS_Capabilities')) return `GetCapabilities of project ${project} answered`;
+    if (text.includes('ServiceException')) return `answers, but refuses project ${project} (see its check)`;
+    throw new Error(`GetCapabilities of project ${project} answered ${status} without a WMS document`);
+  }
+
+  private async mapproxy(): Promise<string> {
+    const url = this.options.mapproxy?.url;
+    if (url === undefined) return 'not asked: STEWARD_MAPPROXY_URL is not set';
+    const { status } = await get(url);
+    if (status >= 500) throw new Error(`${url} answered ${status}`);
+    return `${url} answered ${status}`;
+  }
+
+  private async monitoring(): Promise<string> {
+    const registry = this.options.registry;
+    if (!registry) return 'disabled';
+    const port = registry.port;
+    const host = this.options.monitoringHost === '0.0.0.0' ? '127.0.0.1' : (this.options.monitoringHost ?? '127.0.0.1');
+    if (!(await accepts(host, port))) throw new Error(`port ${port} does not accept connections`);
+    return `listening on port ${port}, ${registry.list().length} instance(s) connected`;
+  }
+}

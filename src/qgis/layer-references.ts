@@ -1,0 +1,199 @@
+/**
+ * The places of a .qgs that name a layer by id outside its own `<maplayer>`, and what QGIS does to
+ * them when the layer is added or removed through QgsProject (see docs/project-edits.md).
+ */
+import {
+  appendChild,
+  childElements,
+  childText,
+  element,
+  firstChild,
+  path,
+  removeChild,
+  type XmlElement,
+  type XmlNode,
+} from './xml/node.js';
+
+function removeWhere(parent: XmlElement | undefined, name: string, matches: (child: XmlElement) => boolean): number {
+  if (!parent) return 0;
+  let removed = 0;
+  for (const child of childElements(parent, name)) {
+    if (matches(child)) {
+      removeChild(parent, child);
+      removed += 1;
+    }
+  }
+  return removed;
+}
+
+function hasId(id: string): (child: XmlElement) => boolean {
+  return (child) => child.attributes.get('id') === id;
+}
+
+/** Elements named `name` anywhere under `root`, the root included. */
+function descendants(root: XmlElement, name: string): XmlElement[] {
+  const found: XmlElement[] = [];
+  const visit = (node: XmlNode): void => {
+    if (node.kind !== 'element') return;
+    if (node.name === name) found.push(node);
+    node.children.forEach(visit);
+  };
+  visit(root);
+  return found;
+}
+
+/** QgsSnappingConfig: the layer's individual settings. */
+function removeSnapping(root: XmlElement, id: string): void {
+  removeWhere(path(root, 'snapping-settings', 'individual-layer-settings'), 'layer-setting', hasId(id));
+}
+
+/** QgsRelationManager: relations from or to the layer; returns the ids of those removed. */
+function removeRelations(root: XmlElement, id: string): Set<string> {
+  const removed = new Set<string>();
+  const involves = (relation: XmlElement): boolean =>
+    relation.attributes.get('referencingLayer') === id || relation.attributes.get('referencedLayer') === id;
+  for (const container of ['relations', 'polymorphicRelations']) {
+    const parent = firstChild(root, container);
+    if (!parent) continue;
+    for (const relation of [...childElements(parent, 'relation'), ...childElements(parent, 'polymorphicRelation')]) {
+      if (!involves(relation)) continue;
+      removed.add(relation.attributes.get('id') ?? '');
+      removeChild(parent, relation);
+    }
+  }
+  return removed;
+}
+
+/** QgsMapThemeCollection: the layer's records in every theme. */
+function removeFromThemes(root: XmlElement, id: string): void {
+  for (const theme of childElements(firstChild(root, 'visibility-presets') ?? element('none'), 'visibility-preset')) {
+    for (const name of ['layer', 'expanded-legend-nodes', 'checked-legend-nodes']) removeWhere(theme, name, hasId(id));
+  }
+}
+
+/**
+ * Layouts and reports: maps drop the layer from their layer set and style overrides; legends with
+ * their own model keep its node but no longer name its source (QgsLayerTreeLayer without a layer),
+ * and drop it from their custom order; an atlas over it is turned off.
+ */
+function removeFromLayouts(root: XmlElement, id: string): void {
+  const layouts = firstChild(root, 'Layouts');
+  if (!layouts) return;
+  for (const set of descendants(layouts, 'LayerSet')) removeWhere(set, 'Layer', (layer) => childText(layer) === id);
+  for (const styles of descendants(layouts, 'LayerStyles')) {
+    removeWhere(styles, 'LayerStyle', (style) => style.attributes.get('layerid') === id);
+  }
+  for (const node of descendants(layouts, 'layer-tree-layer')) {
+    if (node.attributes.get('id') !== id) continue;
+    node.attributes.delete('providerKey');
+    node.attributes.delete('source');
+  }
+  for (const order of descendants(layouts, 'custom-order')) {
+    removeWhere(order, 'item', (item) => childText(item) === id);
+  }
+  // QgsLayoutAtlas: an atlas over the layer loses its coverage layer and is turned off.
+  for (const atlas of descendants(layouts, 'Atlas')) {
+    if (atlas.attributes.get('coverageLayer') !== id) continue;
+    atlas.attributes.set('coverageLayer', '');
+    atlas.attributes.set('enabled', '0');
+    for (const name of ['coverageLayerName', 'coverageLayerProvider', 'coverageLayerSource']) {
+      atlas.attributes.delete(name);
+    }
+  }
+}
+
+/** Everything outside the layers that QGIS removes with the layer; returns the removed relations' ids. */
+export function removeProjectReferences(root: XmlElement, id: string): Set<string> {
+  removeSnapping(root, id);
+  const relations = removeRelations(root, id);
+  removeFromThemes(root, id);
+  removeFromLayouts(root, id);
+  return relations;
+}
+
+/** The removed layer as the other layers' joins and relations knew it. */
+export interface RemovedLayer {
+  id: string;
+  name: string;
+  /** Its fields, as its `<fieldConfiguration>` lists them. */
+  fields: string[];
+  relations: Set<string>;
+}
+
+export function fieldsOf(mapLayer: XmlElement): string[] {
+  const configuration = firstChild(mapLayer, 'fieldConfiguration');
+  return configuration ? childElements(configuration, 'field').map((field) => field.attributes.get('name') ?? '') : [];
+}
+
+/** The fields a join adds to its layer, as QgsVectorLayerJoinBuffer names them. */
+function joinedFields(join: XmlElement, removed: RemovedLayer): string[] {
+  const subset = firstChild(join, 'joinFieldsSubset');
+  const joinField = join.attributes.get('joinFieldName') ?? '';
+  const names = subset
+    ? childElements(subset, 'field').map((field) => field.attributes.get('name') ?? '')
+    : removed.fields.filter((field) => field !== joinField);
+  const prefix =
+    join.attributes.get('hasCustomPrefix') === '1' ? (join.attributes.get('customPrefix') ?? '') : `${removed.name}_`;
+  return names.map((name) => prefix + name);
+}
+
+/** The per-field configuration of `fields`, which QGIS no longer writes once they are gone. */
+function removeFieldConfiguration(mapLayer: XmlElement, fields: ReadonlySet<string>): void {
+  const byName = (attribute: string) => (child: XmlElement) => fields.has(child.attributes.get(attribute) ?? '');
+  removeWhere(firstChild(mapLayer, 'fieldConfiguration'), 'field', byName('name'));
+  removeWhere(firstChild(mapLayer, 'aliases'), 'alias', byName('field'));
+  removeWhere(firstChild(mapLayer, 'defaults'), 'default', byName('field'));
+  removeWhere(firstChild(mapLayer, 'constraints'), 'constraint', byName('field'));
+  removeWhere(firstChild(mapLayer, 'constraintExpressions'), 'constraint', byName('field'));
+}
+
+/**
+ * What another layer holds of the removed one: its joins to it with the fields they added
+ * (QgsVectorLayerJoinBuffer), and the relations to it it records for itself. Returns whether
+ * anything changed.
+ */
+export function removeLayerReferences(mapLayer: XmlElement, removed: RemovedLayer): boolean {
+  let changed = false;
+  const joins = firstChild(mapLayer, 'vectorjoins');
+  if (joins) {
+    const gone = new Set<string>();
+    for (const join of childElements(joins, 'join')) {
+      if (join.attributes.get('joinLayerId') !== removed.id) continue;
+      joinedFields(join, removed).forEach((field) => gone.add(field));
+      removeChild(joins, join);
+      changed = true;
+    }
+    if (gone.size > 0) removeFieldConfiguration(mapLayer, gone);
+  }
+  for (const container of ['referencedLayers', 'referencingLayers']) {
+    const count = removeWhere(
+      firstChild(mapLayer, container),
+      'relation',
+      (relation) =>
+        removed.relations.has(relation.attributes.get('id') ?? '') ||
+        relation.attributes.get('referencedLayer') === removed.id ||
+        relation.attributes.get('referencingLayer') === removed.id,
+    );
+    changed ||= count > 0;
+  }
+  return changed;
+}
+
+/**
+ * QgsSnappingConfig::addLayers: a new vector layer gets individual settings, with QGIS's default
+ * ones, when the project keeps individual settings.
+ */
+export function addSnapping(root: XmlElement, id: string): void {
+  const settings = path(root, 'snapping-settings', 'individual-layer-settings');
+  if (!settings) return;
+  const setting = element('layer-setting', {
+    id,
+    enabled: '1',
+    type: '1',
+    tolerance: '12',
+    units: '1',
+    minScale: '0',
+    maxScale: '0',
+  });
+  appendChild(settings, setting, 2);
+}

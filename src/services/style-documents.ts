@@ -1,0 +1,72 @@
+import { Agent, type IncomingMessage } from 'node:http';
+
+import { BadGateway } from '../errors.js';
+import { type ProjectRef } from '../storage/project-store.js';
+import { type LayerService } from './layers.js';
+import { type MapService, requestMap } from './maps.js';
+
+export interface LayerLegend {
+  contentType: string;
+  body: Buffer;
+}
+
+async function bodyOf(response: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of response) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** A layer's current style as QGIS Server describes it: its SLD (GetStyles) and its legend (GetLegendGraphic). */
+export class StyleDocuments {
+  private readonly agent = new Agent({ keepAlive: true });
+
+  constructor(
+    private readonly maps: MapService,
+    private readonly layers: LayerService,
+  ) {}
+
+  private async ask(ref: ProjectRef, layer: string, parameters: Record<string, string>): Promise<LayerLegend> {
+    const entry = await this.layers.entry(ref, layer);
+    const url = await this.maps.projectUrl(ref);
+    for (const [name, value] of Object.entries({ SERVICE: 'WMS', VERSION: '1.3.0', ...parameters })) {
+      url.searchParams.set(name, value.replace('{layer}', entry.name));
+    }
+    const response = await requestMap(url.toString(), this.agent);
+    const body = await bodyOf(response);
+    const contentType = response.headers['content-type'] ?? '';
+    if (response.statusCode !== 200 || contentType.includes('ServiceExceptionReport') || body.length === 0) {
+      const detail = body.toString('utf8').replace(/\s+/g, ' ').slice(0, 500);
+      throw new BadGateway(`QGIS Server could not answer ${parameters['REQUEST']} for layer "${layer}": ${detail}`);
+    }
+    return { contentType, body };
+  }
+
+  /** The SLD 1.1 document QGIS Server writes for the layer's current style. */
+  async sld(ref: ProjectRef, layer: string): Promise<string> {
+    const answer = await this.ask(ref, layer, { REQUEST: 'GetStyles', LAYERS: '{layer}' });
+    const sld = answer.body.toString('utf8');
+    if (!sld.includes('StyledLayerDescriptor')) {
+      throw new BadGateway(`QGIS Server's GetStyles for layer "${layer}" is not an SLD: ${sld.slice(0, 300)}`);
+    }
+    return sld;
+  }
+
+  /** The PNG legend QGIS Server draws for the layer's current style. */
+  async legend(ref: ProjectRef, layer: string): Promise<LayerLegend> {
+    const answer = await this.ask(ref, layer, {
+      REQUEST: 'GetLegendGraphic',
+      LAYER: '{layer}',
+      FORMAT: 'image/png',
+      SLD_VERSION: '1.1.0',
+    });
+    if (!answer.contentType.startsWith('image/')) {
+      const detail = answer.body.toString('utf8').replace(/\s+/g, ' ').slice(0, 300);
+      throw new BadGateway(`QGIS Server drew no legend for layer "${layer}": ${detail}`);
+    }
+    return answer;
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}

@@ -1,0 +1,219 @@
+/**
+ * Project checks against real faults: a GeoPackage deleted after its layer was added, an SVG marker
+ * whose file is removed, a label font that is not installed, a PostgreSQL table dropped. Each shows
+ * in the check, through the API and the `steward check` command, and goes away once repaired.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { copyFileSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+
+import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { startTestDatabase, type TestDatabase } from './support/postgres.js';
+import { type Stack, startStack } from './support/stack.js';
+
+const repo = resolve(import.meta.dirname, '..');
+const execFileAsync = promisify(execFile);
+
+interface Finding {
+  kind: string;
+  message: string;
+}
+interface Check {
+  status: string;
+  layers: { name: string; status: string; findings: Finding[] }[];
+  findings: Finding[];
+}
+
+const SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><circle cx="5" cy="5" r="4"/></svg>';
+const MISSING_FONT = 'Steward Missing Sans';
+
+describe('project checks', () => {
+  let data: Fixtures;
+  let db: TestDatabase;
+  let stack: Stack;
+  let gpkgCopy = '';
+  let svgFile = '';
+
+  const qgsFile = (): string => join(stack.projectsDir, 'alpha', 'alpha.qgs');
+
+  /** Rewrites the `<maplayer>` of `layer` in the .qgs, as QGIS Desktop would save it. */
+  function editLayer(layer: string, edit: (xml: string) => string): void {
+    const text = readFileSync(qgsFile(), 'utf8');
+    const parts = text.split('<maplayer ');
+    const at = parts.findIndex((part) => part.includes(`<layername>${layer}</layername>`));
+    assert.ok(at > 0, `layer ${layer} is in the project`);
+    parts[at] = edit(parts[at] ?? '');
+    writeFileSync(qgsFile(), parts.join('<maplayer '));
+  }
+
+  async function check(): Promise<Check> {
+    const { status, body } = await stack.call('GET', '/api/projects/alpha/check');
+    assert.equal(status, 200, JSON.stringify(body));
+    return body as Check;
+  }
+
+  function layer(result: Check, name: string): { status: string; findings: Finding[] } {
+    const found = result.layers.find((each) => each.name === name);
+    assert.ok(found, `layer ${name} is checked`);
+    return found;
+  }
+
+  async function assertAllOk(): Promise<void> {
+    const result = await check();
+    assert.deepEqual(
+      result.layers.filter((each) => each.status !== 'ok'),
+      [],
+    );
+    assert.deepEqual(result.findings, []);
+    assert.equal(result.status, 'ok');
+  }
+
+  async function steward(...args: string[]): Promise<{ code: number; stdout: string }> {
+    try {
+      const { stdout } = await execFileAsync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+        cwd: repo,
+        env: { ...process.env, STEWARD_SERVER_URL: stack.api.url },
+      });
+      return { code: 0, stdout };
+    } catch (error) {
+      const failed = error as { code: number; stdout: string };
+      return { code: failed.code, stdout: failed.stdout };
+    }
+  }
+
+  async function createParcels(): Promise<void> {
+    await db.sql(`
+      CREATE TABLE public.parcels (id serial PRIMARY KEY, name text, geom geometry(MultiPolygon, 4326));
+      INSERT INTO public.parcels (name, geom) VALUES ('all', ST_GeomFromText('MULTIPOLYGON(((1 44,3 44,3 46,1 46,1 44)))', 4326));
+      GRANT SELECT ON public.parcels TO ${db.user};
+    `);
+  }
+
+  before(async () => {
+    data = makeFixtures();
+    db = await startTestDatabase();
+    await createParcels();
+    stack = await startStack();
+    gpkgCopy = join(data.dir, 'own.gpkg');
+    copyFileSync(data.geopackage, gpkgCopy);
+    svgFile = join(data.dir, 'marker.svg');
+    writeFileSync(svgFile, SVG);
+    assert.equal((await stack.call('POST', '/api/projects', { name: 'alpha', author: 'checks' })).status, 201);
+    const layers = [
+      { type: 'vector', name: 'polygons', datasource: `${gpkgCopy}|layername=polygons` },
+      { type: 'vector', name: 'points', datasource: `${data.geopackage}|layername=points` },
+      { type: 'vector', name: 'lines', datasource: `${data.geopackage}|layername=lines` },
+      { type: 'vector', name: 'parcels', datasource: `service=${db.service} table="public"."parcels" (geom)` },
+    ];
+    for (const each of layers) {
+      const added = await stack.call('POST', '/api/projects/alpha/layers', each);
+      assert.equal(added.status, 201, JSON.stringify(added.body));
+    }
+    // As QGIS Desktop saves them: an SVG marker on the points, labels in DejaVu Sans on the lines.
+    editLayer('points', (xml) =>
+      xml
+        .replace('class="SimpleMarker"', 'class="SvgMarker"')
+        .replace('name="name" value="circle"', `name="name" value="${svgFile}"`),
+    );
+    editLayer('lines', (xml) =>
+      xml.replace(
+        '</maplayer>',
+        `<labeling type="simple"><settings calloutType="simple"><text-style fontFamily="DejaVu Sans" fontSize="10" fieldName="name" fontSizeUnit="Point" textColor="0,0,0,255"/></settings></labeling></maplayer>`,
+      ),
+    );
+  });
+
+  after(async () => {
+    await stack.stop();
+    await db.stop();
+    rmSync(data.dir, { recursive: true, force: true });
+  });
+
+  it('finds nothing wrong with a sound project, and steward check exits 0', async () => {
+    await assertAllOk();
+    const { code, stdout } = await steward('check', 'alpha');
+    assert.equal(code, 0, stdout);
+    assert.match(stdout, /alpha\s+ok/);
+  });
+
+  it('reports a GeoPackage deleted after its layer was added, until it is back', async () => {
+    renameSync(gpkgCopy, `${gpkgCopy}.away`);
+    try {
+      const result = await check();
+      assert.notEqual(result.status, 'ok');
+      const polygons = layer(result, 'polygons');
+      assert.equal(polygons.status, 'broken');
+      assert.ok(
+        polygons.findings.some((finding) => finding.kind === 'datasource'),
+        JSON.stringify(polygons),
+      );
+      assert.equal(layer(result, 'points').status, 'ok');
+      const cli = await steward('check', 'alpha');
+      assert.notEqual(cli.code, 0, 'steward check fails');
+      assert.match(cli.stdout, /polygons.*datasource/);
+    } finally {
+      renameSync(`${gpkgCopy}.away`, gpkgCopy);
+    }
+    await assertAllOk();
+  });
+
+  it('reports an SVG marker whose file is removed, until it is back', async () => {
+    rmSync(svgFile);
+    const result = await check();
+    assert.equal(result.status, 'degraded');
+    assert.deepEqual(layer(result, 'points'), {
+      name: 'points',
+      status: 'degraded',
+      findings: [{ kind: 'svg', message: `SVG file ${svgFile} is missing` }],
+    });
+    writeFileSync(svgFile, SVG);
+    await assertAllOk();
+  });
+
+  it('reports a label font that is not installed, until the label uses an installed one', async () => {
+    editLayer('lines', (xml) => xml.replace('fontFamily="DejaVu Sans"', `fontFamily="${MISSING_FONT}"`));
+    const result = await check();
+    assert.equal(result.status, 'degraded');
+    const lines = layer(result, 'lines');
+    assert.equal(lines.status, 'degraded');
+    assert.deepEqual(
+      lines.findings.map((finding) => finding.kind),
+      ['font'],
+    );
+    assert.match(lines.findings[0]?.message ?? '', new RegExp(MISSING_FONT));
+    editLayer('lines', (xml) => xml.replace(`fontFamily="${MISSING_FONT}"`, 'fontFamily="DejaVu Sans"'));
+    await assertAllOk();
+  });
+
+  it('reports a PostgreSQL table dropped, until it is created again, also in the check of every project', async () => {
+    await db.sql('DROP TABLE public.parcels');
+    try {
+      const result = await check();
+      assert.notEqual(result.status, 'ok');
+      const parcels = layer(result, 'parcels');
+      assert.equal(parcels.status, 'broken');
+      assert.ok(
+        parcels.findings.some((finding) => finding.kind === 'datasource'),
+        JSON.stringify(parcels),
+      );
+      const all = await stack.call('GET', '/api/checks');
+      assert.equal(all.status, 200);
+      const alpha = (all.body as Record<string, Check>)['alpha'];
+      assert.ok(alpha && layer(alpha, 'parcels').status === 'broken');
+      const cli = await steward('check');
+      assert.notEqual(cli.code, 0);
+    } finally {
+      await createParcels();
+    }
+    await assertAllOk();
+    assert.equal((await steward('check')).code, 0);
+  });
+
+  it('answers 404 for an unknown project and 400 for an empty schema', async () => {
+    assert.equal((await stack.call('GET', '/api/projects/nothing/check')).status, 404);
+    assert.equal((await stack.call('GET', '/api/projects/alpha/check?schema=')).status, 400);
+  });
+});

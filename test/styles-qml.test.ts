@@ -1,0 +1,288 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { decodePng, type Image } from './support/png.js';
+import { type Stack, startStack } from './support/stack.js';
+import {
+  type CorpusSources,
+  corpusSources,
+  type CorpusStyle,
+  readSldWithQgis,
+  type RenderJob,
+  renderWithQgis,
+  writeCorpus,
+} from './support/style-corpus.js';
+import { fillStyle } from './support/write-bodies.js';
+
+const STYLE_BODY_LIMIT = 4 * 1024 * 1024;
+/** QGIS Server draws at 0.28 mm a pixel (OGC's standard rendering pixel), 90.714 DPI. */
+const SERVER_DPI = 25.4 / 0.28;
+/**
+ * Two drawings agree when at most this share of their painted pixels differ by more than
+ * CHANNEL_TOLERANCE in a channel: room for an anti-aliased edge or a glyph landing a pixel apart.
+ * (QGIS 3.22's server and PyQGIS have drawn the corpus identically.)
+ */
+const PIXEL_SHARE_TOLERANCE = 0.005;
+const CHANNEL_TOLERANCE = 24;
+/** Inverted polygons paint outside the polygons, so they are compared over twice the layer's extent. */
+const WIDENED = new Set(['inverted-polygons']);
+
+/** The pixels of two drawings that differ by more than CHANNEL_TOLERANCE in a channel. */
+function differingPixels(a: Image, b: Image): number {
+  assert.equal(a.width, b.width);
+  assert.equal(a.height, b.height);
+  let count = 0;
+  for (let y = 0; y < a.height; y++) {
+    for (let x = 0; x < a.width; x++) {
+      const p = a.pixel(x, y);
+      const q = b.pixel(x, y);
+      // Fully transparent pixels agree whatever colour they hold.
+      if (p[3] === 0 && q[3] === 0) continue;
+      if (p.some((value, channel) => Math.abs(value - (q[channel] ?? 0)) > CHANNEL_TOLERANCE)) count++;
+    }
+  }
+  return count;
+}
+
+/** Whether two drawings agree within the stated tolerance. */
+function agree(a: Image, b: Image): { ok: boolean; differing: number } {
+  const differing = differingPixels(a, b);
+  const painted = Math.max(a.paintedPixels(), b.paintedPixels());
+  return { ok: differing <= PIXEL_SHARE_TOLERANCE * painted, differing };
+}
+
+function widen([xmin, ymin, xmax, ymax]: number[]): [number, number, number, number] {
+  const [dx, dy] = [((xmax ?? 0) - (xmin ?? 0)) / 2, ((ymax ?? 0) - (ymin ?? 0)) / 2];
+  return [(xmin ?? 0) - dx, (ymin ?? 0) - dy, (xmax ?? 0) + dx, (ymax ?? 0) + dy];
+}
+
+function distinctColours(image: Image): Set<string> {
+  const colours = new Set<string>();
+  for (let y = 0; y < image.height; y++) {
+    for (let x = 0; x < image.width; x++) {
+      const p = image.pixel(x, y);
+      if (p[3] === 255) colours.add(p.slice(0, 3).join(','));
+    }
+  }
+  return colours;
+}
+
+describe('styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them', () => {
+  let stack: Stack;
+  let data: Fixtures;
+  let sources: CorpusSources;
+  let corpus: CorpusStyle[];
+  let scratch: string;
+  const project = '/api/projects/desk';
+  const qml = (style: string): string => readFileSync(join(scratch, `${style}.qml`), 'utf8');
+  const put = async (style: string, body: string, type = 'application/xml'): Promise<Response> =>
+    fetch(`${stack.api.url}${project}/styles/${style}/qml`, {
+      method: 'PUT',
+      headers: { 'content-type': type },
+      body,
+    });
+  const map = async (layer: string): Promise<Buffer> => {
+    const response = await fetch(`${stack.api.url}${project}/layers/${layer}/map`);
+    assert.equal(response.status, 200);
+    return Buffer.from(await response.arrayBuffer());
+  };
+  const apply = async (layer: string, name: string): Promise<void> => {
+    const reply = await stack.call('POST', `${project}/layers/${layer}/style`, { name, current: true });
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+  };
+
+  before(async () => {
+    data = makeFixtures();
+    sources = corpusSources(data);
+    scratch = mkdtempSync(join(tmpdir(), 'steward-corpus-'));
+    corpus = writeCorpus(sources, scratch);
+    stack = await startStack({ styleBodyLimit: STYLE_BODY_LIMIT });
+    await stack.call('POST', '/api/projects/', { name: 'desk', author: 'test' });
+    for (const [name, kind] of [
+      ['points', 'vector'],
+      ['lines', 'vector'],
+      ['polygons', 'vector'],
+      ['rgb', 'raster'],
+      ['dem', 'raster'],
+      ['classes', 'raster'],
+    ] as const) {
+      const reply = await stack.call('POST', `${project}/layers`, { type: kind, name, datasource: sources[name] });
+      assert.equal(reply.status, 201, JSON.stringify(reply.body));
+    }
+  });
+  after(async () => {
+    await stack.stop();
+    rmSync(scratch, { recursive: true, force: true });
+    rmSync(data.dir, { recursive: true, force: true });
+  });
+
+  it('takes a QML as QGIS wrote it: 201 when new, 200 when replaced, and gives it back as it was', async () => {
+    assert.ok(corpus.length >= 18, `QGIS wrote ${corpus.length} styles`);
+    assert.equal((await put('categorized', qml('categorized'))).status, 201);
+    assert.equal((await put('categorized', qml('categorized'), 'text/xml; charset=utf-8')).status, 200);
+    const back = await fetch(`${stack.api.url}${project}/styles/categorized/qml`);
+    assert.equal(back.status, 200);
+    assert.match(back.headers.get('content-type') ?? '', /^application\/xml/);
+    assert.equal(await back.text(), qml('categorized'));
+    const shape = await fetch(`${stack.api.url}${project}/styles/categorized`);
+    assert.equal(await shape.text(), qml('categorized'), 'a QML style is described in the shape that made it');
+    assert.deepEqual((await stack.call('GET', `${project}/styles`)).body, ['categorized']);
+  });
+
+  it('describes a JSON style as QML too, and keeps its JSON shape', async () => {
+    assert.equal((await stack.call('POST', `${project}/styles`, fillStyle('teal', '#00BBBB'))).status, 201);
+    const back = await fetch(`${stack.api.url}${project}/styles/teal/qml`);
+    assert.equal(back.status, 200);
+    const text = await back.text();
+    assert.match(text, /<qgis [^>]*>/);
+    assert.match(text, /<renderer-v2 [^>]*type="singleSymbol"/);
+    const json = (await stack.call('GET', `${project}/styles/teal`)).body as { type: string; name: string };
+    assert.equal(json.type, 'vector');
+    assert.equal(json.name, 'teal');
+  });
+
+  it('refuses other content types (415), documents that are not QGIS styles (400) and bodies over the limit (413)', async () => {
+    const reasons: Array<[string, string, number, RegExp]> = [
+      ['json', JSON.stringify({ type: 'vector' }), 415, /application\/xml/],
+      ['text', 'hello', 415, /application\/xml/],
+    ];
+    for (const [type, body, status, message] of reasons) {
+      const response = await put('x', body, type === 'json' ? 'application/json' : 'text/plain');
+      assert.equal(response.status, status);
+      assert.match(((await response.json()) as { error: string }).error, message);
+    }
+    const bad: Array<[string, RegExp]> = [
+      ['<qgis><renderer-v2 type="singleSymbol">', /not well-formed/],
+      ['<StyledLayerDescriptor/>', /root element is <StyledLayerDescriptor>/],
+      ['<qgis version="3.22"><flags/></qgis>', /neither a vector renderer/],
+      ['<qgis><renderer-v2 type="sparkles"/></qgis>', /renderer-v2 type "sparkles"/],
+      ['<qgis><pipe><rasterrenderer type="glitter"/></pipe></qgis>', /rasterrenderer type "glitter"/],
+    ];
+    for (const [body, message] of bad) {
+      const response = await put('x', body);
+      assert.equal(response.status, 400, body);
+      assert.match(((await response.json()) as { error: string }).error, message);
+    }
+    const padding = `<!-- ${'x'.repeat(2 * 1024 * 1024)} -->`;
+    const large = qml('single-symbol').replace('<qgis ', `${padding}\n<qgis `);
+    assert.equal((await put('large', large)).status, 201, 'a 2 MiB style fits the style limit');
+    const tooLarge = qml('single-symbol').replace('<qgis ', `${padding}${padding}${padding}\n<qgis `);
+    const refused = await put('huge', tooLarge);
+    assert.equal(refused.status, 413);
+    assert.equal(typeof ((await refused.json()) as { error: unknown }).error, 'string');
+    const json = fillStyle('big', '#000000');
+    const bigJson = await stack.call('POST', `${project}/styles`, { ...json, padding });
+    assert.equal(bigJson.status, 413, 'the 1 MiB limit stays on the other routes');
+    assert.deepEqual((await stack.call('GET', `${project}/styles`)).body, ['categorized', 'large', 'teal']);
+    assert.equal((await stack.call('DELETE', `${project}/styles/large`)).status, 200);
+  });
+
+  it('answers 422 for a style that a layer using it cannot draw, and changes nothing', async () => {
+    await apply('points', 'categorized');
+    const project = readFileSync(join(stack.projectsDir, 'desk', 'desk.qgs'), 'utf8');
+    const response = await put('categorized', qml('hillshade'));
+    assert.equal(response.status, 422);
+    assert.match(((await response.json()) as { error: string }).error, /raster style and the layer is vector/);
+    assert.equal(readFileSync(join(stack.projectsDir, 'desk', 'desk.qgs'), 'utf8'), project);
+    assert.equal(readFileSync(join(stack.projectsDir, 'desk', 'categorized.qml'), 'utf8'), qml('categorized'));
+  });
+
+  it('switches a layer back to its default style', async () => {
+    const styled = decodePng(await map('points'));
+    assert.ok(distinctColours(styled).has('255,0,0'), 'the categorized style draws the red category');
+    await apply('points', 'default');
+    const info = (await stack.call('GET', `${project}/layers/points`)).body as { current_style: string };
+    assert.equal(info.current_style, 'default');
+    const colours = distinctColours(decodePng(await map('points')));
+    assert.ok(colours.has('232,113,141'), `QGIS's default marker colour is drawn (${[...colours].join(' ')})`);
+    assert.ok(!colours.has('255,0,0'));
+    await apply('points', 'categorized');
+    assert.ok(distinctColours(decodePng(await map('points'))).has('255,0,0'));
+  });
+
+  it('draws every renderer QGIS wrote as QGIS itself draws it', async () => {
+    const jobs: Array<RenderJob & { style: string }> = [];
+    const served = new Map<string, Buffer>();
+    for (const { style, layer, kind } of corpus) {
+      const status = (await put(style, qml(style))).status;
+      assert.ok(status === 201 || status === 200, `${style}: ${status}`);
+      await apply(layer, style);
+      const { url } = (await stack.call('GET', `${project}/layers/${layer}/map/url`)).body as { url: string };
+      const getMap = new URL(url);
+      const query = getMap.searchParams;
+      const crs = query.get('CRS') ?? '';
+      let box = (query.get('BBOX') ?? '').split(',').map(Number) as [number, number, number, number];
+      if (WIDENED.has(style)) {
+        box = widen(box);
+        query.set('BBOX', box.join(','));
+        served.set(style, Buffer.from(await (await fetch(getMap)).arrayBuffer()));
+      } else {
+        served.set(style, await map(layer));
+      }
+      const extent: RenderJob['extent'] = crs === 'EPSG:4326' ? [box[1], box[0], box[3], box[2]] : box;
+      jobs.push({
+        style,
+        kind,
+        source: sources[layer],
+        qml: join(scratch, `${style}.qml`),
+        crs,
+        extent,
+        size: Number(query.get('WIDTH')),
+        dpi: SERVER_DPI,
+        out: join(scratch, `${style}.qgis.png`),
+      });
+    }
+    renderWithQgis(jobs, scratch);
+    const failures: string[] = [];
+    const previous = new Map<string, Image>();
+    const drawn = new Map<string, Image>();
+    for (const job of jobs) {
+      const server = decodePng(served.get(job.style) ?? Buffer.alloc(0));
+      const qgis = decodePng(readFileSync(job.out));
+      drawn.set(job.style, server);
+      if (qgis.paintedPixels() === 0) failures.push(`${job.style}: QGIS drew nothing`);
+      const { ok, differing } = agree(server, qgis);
+      if (!ok) failures.push(`${job.style}: ${differing} of ${qgis.paintedPixels()} painted pixels differ`);
+      // The pixels are the style's own: QGIS's drawing of the layer's previous style does not agree.
+      const before = previous.get(job.source);
+      if (before && agree(server, before).ok) failures.push(`${job.style} draws as the style before it`);
+      if (!WIDENED.has(job.style)) previous.set(job.source, qgis);
+    }
+    assert.deepEqual(failures, []);
+    const labels = distinctColours(drawn.get('simple-labels') as Image);
+    assert.ok(labels.has('192,0,0'), 'the labels are drawn in their colour');
+    const pies = distinctColours(drawn.get('diagrams') as Image);
+    assert.ok(pies.has('255,0,0') && pies.has('0,0,255'), 'the pie diagram is drawn with its two colours');
+  });
+
+  it('gives the current style as the SLD QGIS Server writes, which QGIS reads back', async () => {
+    await apply('points', 'categorized');
+    const response = await fetch(`${stack.api.url}${project}/layers/points/style.sld`);
+    assert.equal(response.status, 200);
+    const sld = await response.text();
+    assert.match(sld, /StyledLayerDescriptor/);
+    assert.match(sld, /points-0/, 'the categories are rules of the SLD');
+    const file = join(scratch, 'points.sld');
+    writeFileSync(file, sld);
+    const read = readSldWithQgis(file, 'vector', sources.points);
+    assert.equal(read.ok, true, read.message);
+    assert.equal(read.renderer, 'RuleRenderer');
+    assert.equal((await fetch(`${stack.api.url}${project}/layers/nope/style.sld`)).status, 404);
+  });
+
+  it('gives the legend as QGIS Server draws it', async () => {
+    const response = await fetch(`${stack.api.url}${project}/layers/points/legend`);
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('content-type'), 'image/png');
+    const legend = decodePng(Buffer.from(await response.arrayBuffer()));
+    const colours = distinctColours(legend);
+    for (const colour of ['255,0,0', '0,160,0', '0,0,255']) {
+      assert.ok(colours.has(colour), `the legend shows the category drawn in ${colour}`);
+    }
+    assert.equal((await fetch(`${stack.api.url}${project}/layers/nope/legend`)).status, 404);
+  });
+});

@@ -1,0 +1,53 @@
+/**
+ * Chromium driven by Playwright for the web console's tests: Debian's browser, headless, with
+ * nothing reaching beyond loopback. Pages are checked with axe-core and screenshotted into
+ * test/screenshots/ (see the README).
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { AxeBuilder } from '@axe-core/playwright';
+import { type Browser, chromium, type Page } from 'playwright-core';
+
+export const SCREENSHOTS_DIR = join(import.meta.dirname, '..', 'screenshots');
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+}
+
+/** A new page in a context of its own (fresh storage); its console errors are collected. */
+export async function openPage(browser: Browser, baseURL: string): Promise<{ page: Page; errors: string[] }> {
+  const context = await browser.newContext({ baseURL, viewport: { width: 1280, height: 860 } });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  return { page, errors };
+}
+
+/** Fails on any serious or critical accessibility violation axe-core finds on the page. */
+export async function checkAccessibility(page: Page, what: string): Promise<void> {
+  const results = await new AxeBuilder({ page }).analyze();
+  const violations = results.violations.filter(({ impact }) => impact === 'serious' || impact === 'critical');
+  const described = violations.map(
+    ({ id, impact, help, nodes }) =>
+      `${impact} ${id}: ${help} (${nodes.map((node) => node.target.join(' ')).join('; ')})`,
+  );
+  assert.deepEqual(described, [], `accessibility of ${what}`);
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS_DIR, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS_DIR, `${name}.png`), fullPage: true });
+}

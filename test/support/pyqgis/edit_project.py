@@ -1,0 +1,70 @@
+"""Makes one of Steward's project edits through QgsProject, as the reference for the edits oracle.
+
+usage: edit_project.py INPUT OUTPUT EDIT ARGS...
+  add-layer NAME vector|raster DATASOURCE   a layer at the bottom of the layer tree (Steward's place)
+  remove-layer NAME                         QgsProject.removeMapLayer
+  put-style LAYER STYLE QML current|other   adds (or replaces) STYLE in LAYER's style manager from a
+                                            .qml file, making it current or not
+  make-current LAYER STYLE                  QgsMapLayerStyleManager.setCurrentStyle
+The project is read from INPUT and written to OUTPUT by QGIS.
+"""
+import os
+import sys
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from qgis.core import QgsApplication, QgsMapLayer, QgsProject, QgsRasterLayer, QgsVectorLayer  # noqa: E402
+from qgis.PyQt.QtXml import QDomDocument  # noqa: E402
+
+source, output, edit, *arguments = sys.argv[1:]
+app = QgsApplication([], False)
+app.initQgis()
+project = QgsProject.instance()
+if not project.read(source):
+    sys.exit(f"QGIS could not read {source}: {project.error()}")
+
+
+def layer_named(name):
+    layers = project.mapLayersByName(name)
+    if len(layers) != 1:
+        sys.exit(f"the project has {len(layers)} layers named {name}")
+    return layers[0]
+
+
+if edit == "add-layer":
+    name, kind, datasource = arguments
+    layer = QgsVectorLayer(datasource, name, "ogr") if kind == "vector" else QgsRasterLayer(datasource, name, "gdal")
+    assert layer.isValid(), datasource
+    project.addMapLayer(layer, False)
+    project.layerTreeRoot().addLayer(layer)
+elif edit == "remove-layer":
+    project.removeMapLayer(layer_named(arguments[0]).id())
+elif edit == "put-style":
+    name, style, qml, current = arguments
+    layer = layer_named(name)
+    manager = layer.styleManager()
+    previous = manager.currentStyle()
+    if style not in manager.styles():
+        manager.addStyleFromLayer(style)
+    manager.setCurrentStyle(style)
+    # The categories the file declares, as QGIS Desktop's "Load Style" offers them: a Symbology and
+    # Rendering style leaves the labels alone.
+    with open(qml, encoding="utf8") as file:
+        declared = QDomDocument()
+        declared.setContent(file.read())
+    categories = QgsMapLayer.StyleCategories()
+    for category in declared.documentElement().attribute("styleCategories").split("|"):
+        categories |= getattr(QgsMapLayer, category)
+    message, loaded = layer.loadNamedStyle(qml, categories)
+    assert loaded, message
+    if current != "current" and previous != style:
+        # Switching away stores the layer's state, the loaded style, under `style`.
+        manager.setCurrentStyle(previous)
+elif edit == "make-current":
+    name, style = arguments
+    assert layer_named(name).styleManager().setCurrentStyle(style), style
+else:
+    sys.exit(f"unknown edit {edit}")
+if not project.write(output):
+    sys.exit(f"QGIS could not write {output}: {project.error()}")
+app.exitQgis()

@@ -1,0 +1,209 @@
+"""Reads a project with QGIS and prints, as JSON, the structure project edits must leave as QGIS would.
+
+usage: project_summary.py PROJECT
+Layers are named rather than identified (a layer added by Steward and the same layer added by PyQGIS
+get different ids); a reference QGIS cannot resolve appears as "?<id>". "messages" are what QGIS
+logged while reading the project, its warnings about dangling references included.
+"""
+import json
+import os
+import sys
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from qgis.core import (  # noqa: E402
+    QgsApplication,
+    QgsExpressionContextUtils,
+    QgsLayerTreeGroup,
+    QgsLayerTreeLayer,
+    QgsLayoutItemLegend,
+    QgsLayoutItemMap,
+    QgsProject,
+    QgsRenderContext,
+)
+
+app = QgsApplication([], False)
+app.initQgis()
+messages = []
+QgsApplication.messageLog().messageReceived.connect(
+    lambda message, tag, level: messages.append(f"{tag}: {message}") if int(level) >= 1 else None
+)
+project = QgsProject.instance()
+if not project.read(sys.argv[1]):
+    sys.exit(f"QGIS could not read {sys.argv[1]}: {project.error()}")
+
+
+def name_of(layer_or_id):
+    if layer_or_id is None:
+        return None
+    if isinstance(layer_or_id, str):
+        layer = project.mapLayer(layer_or_id)
+        return layer.name() if layer else f"?{layer_or_id}"
+    return layer_or_id.name()
+
+
+def renderer_of(layer):
+    if layer.type() != layer.VectorLayer:
+        renderer = layer.renderer()
+        return renderer.type() if renderer else None
+    renderer = layer.renderer()
+    if renderer is None:
+        return None
+    colors = [symbol.color().name() for symbol in renderer.symbols(QgsRenderContext())]
+    return {"type": renderer.type(), "colors": colors}
+
+
+def styles_of(layer):
+    manager = layer.styleManager()
+    current = manager.currentStyle()
+    styles = {}
+    for name in manager.styles():
+        manager.setCurrentStyle(name)
+        styles[name] = renderer_of(layer)
+    manager.setCurrentStyle(current)
+    return {"current": current, "styles": styles}
+
+
+def vector_of(layer):
+    joins = [
+        {
+            # The auxiliary layer's id changes on every read.
+            "layer": "auxiliary storage" if "_auxiliarystorage_" in join.joinLayerId() else name_of(join.joinLayerId()),
+            "joinField": join.joinFieldName(),
+            "targetField": join.targetFieldName(),
+            "prefix": join.prefix(),
+        }
+        for join in layer.vectorJoins()
+    ]
+    auxiliary = layer.auxiliaryLayer()
+    auxiliary_values = None
+    if auxiliary is not None:
+        fields = [field.name() for field in layer.fields() if field.name().startswith("auxiliary_storage_")]
+        auxiliary_values = sorted(
+            f"{field}={feature[field]}" for feature in layer.getFeatures() for field in fields
+        )
+    return {
+        "fields": [field.name() for field in layer.fields()],
+        "joins": joins,
+        "labels": layer.labelsEnabled(),
+        "expressionFields": [
+            layer.expressionField(index) for index in range(layer.fields().count()) if layer.fields().fieldOrigin(index) == 4
+        ],
+        "auxiliary": auxiliary_values,
+    }
+
+
+def layer_of(layer):
+    entry = {
+        "type": int(layer.type()),
+        "provider": layer.providerType(),
+        "source": layer.source(),
+        "valid": layer.isValid(),
+        "crs": layer.crs().authid(),
+        "temporal": bool(layer.temporalProperties() and layer.temporalProperties().isActive()),
+        "styles": styles_of(layer),
+        "embedded": project.layerIsEmbedded(layer.id()) != "",
+        "dependencies": sorted(name_of(dependency.layerId()) for dependency in layer.dependencies()),
+    }
+    if layer.type() == layer.VectorLayer:
+        entry.update(vector_of(layer))
+    return entry
+
+
+def tree_of(group):
+    children = []
+    for child in group.children():
+        if isinstance(child, QgsLayerTreeGroup):
+            children.append(
+                {
+                    "group": child.name(),
+                    "checked": child.itemVisibilityChecked(),
+                    "embedded": child.customProperty("embedded") == 1 or child.customProperty("embedded") == "1",
+                    "children": tree_of(child),
+                }
+            )
+        elif isinstance(child, QgsLayerTreeLayer):
+            children.append({"layer": child.name() if child.layer() else f"?{child.layerId()}", "checked": child.itemVisibilityChecked()})
+    return children
+
+
+def theme_of(name):
+    record = project.mapThemeCollection().mapThemeState(name)
+    return sorted(
+        (
+            {
+                "layer": name_of(layer_record.layer()),
+                "style": layer_record.currentStyle if layer_record.usingCurrentStyle else None,
+                "visible": layer_record.isVisible,
+            }
+            for layer_record in record.layerRecords()
+        ),
+        key=lambda item: item["layer"] or "",
+    )
+
+
+def layout_of(layout):
+    maps, legends = [], []
+    for item in layout.items():
+        if isinstance(item, QgsLayoutItemMap):
+            maps.append(
+                {
+                    "layers": [name_of(layer) for layer in item.layers()],
+                    "keepLayerSet": item.keepLayerSet(),
+                    "styleOverrides": sorted(name_of(layer_id) for layer_id in item.layerStyleOverrides()),
+                }
+            )
+        elif isinstance(item, QgsLayoutItemLegend):
+            legends.append({"autoUpdate": item.autoUpdateModel(), "tree": tree_of(item.model().rootGroup())})
+    atlas = layout.atlas()
+    return {
+        "name": layout.name(),
+        "maps": maps,
+        "legends": legends,
+        "atlas": {"enabled": atlas.enabled(), "coverage": name_of(atlas.coverageLayer())},
+    }
+
+
+snapping = project.snappingConfig()
+root = project.layerTreeRoot()
+summary = {
+    "title": project.title(),
+    "author": project.metadata().author(),
+    "crs": project.crs().authid(),
+    "variables": QgsExpressionContextUtils.projectScope(project).variable("region"),
+    "autoTransaction": project.autoTransaction(),
+    "evaluateDefaultValues": project.evaluateDefaultValues(),
+    "layers": {layer.name(): layer_of(layer) for layer in project.mapLayers().values()},
+    "tree": tree_of(root),
+    "customOrder": {
+        "enabled": root.hasCustomLayerOrder(),
+        "layers": [name_of(layer) for layer in root.customLayerOrder()],
+    },
+    "layerOrder": [name_of(layer) for layer in root.layerOrder()],
+    "relations": sorted(
+        (
+            {
+                "id": relation.id(),
+                "name": relation.name(),
+                "referencing": name_of(relation.referencingLayerId()),
+                "referenced": name_of(relation.referencedLayerId()),
+                "fields": sorted(relation.fieldPairs().items()),
+                "valid": relation.isValid(),
+            }
+            for relation in project.relationManager().relations().values()
+        ),
+        key=lambda relation: relation["id"],
+    ),
+    "themes": {name: theme_of(name) for name in project.mapThemeCollection().mapThemes()},
+    "layouts": [layout_of(layout) for layout in project.layoutManager().printLayouts()],
+    "snapping": {
+        "enabled": snapping.enabled(),
+        "mode": int(snapping.mode()),
+        "individual": sorted(name_of(layer) for layer in snapping.individualLayerSettings().keys()),
+    },
+    "wfsLayers": [name_of(layer_id) for layer_id in project.readListEntry("WFSLayers", "/")[0]],
+    "identifyDisabled": [name_of(layer_id) for layer_id in project.readListEntry("Identify", "/disabledLayers")[0]],
+    "messages": sorted(set(messages)),
+}
+print(json.dumps(summary, sort_keys=True))
+app.exitQgis()

@@ -1,0 +1,321 @@
+"""Styles written by QGIS itself, and QGIS's own drawing of a layer with a style.
+
+  style_corpus.py write <sources.json> <out_dir>
+      sources.json: {"points": ..., "lines": ..., "polygons": ..., "rgb": ..., "dem": ..., "classes": ...}
+      (OGR/GDAL sources). Sets up a layer per renderer, saves its QML with saveNamedStyle as
+      <out_dir>/<style>.qml and prints [{"style", "layer", "kind"}] (layer: the key of its source).
+  style_corpus.py render <jobs.json>
+      jobs.json: [{"kind", "source", "qml", "crs", "extent": [xmin, ymin, xmax, ymax], "size", "dpi", "out"}]
+      Draws each layer with its QML with QgsMapRendererParallelJob and writes a PNG to "out".
+  style_corpus.py sld <sld_file> <kind> <source>
+      Reads an SLD into a layer with loadSldStyle and prints {"ok", "message", "renderer"}.
+Run with QT_QPA_PLATFORM=offscreen.
+"""
+
+import json
+import os
+import sys
+
+from qgis.core import (
+    Qgis,
+    QgsApplication,
+    Qgs25DRenderer,
+    QgsCategorizedSymbolRenderer,
+    QgsColorRampShader,
+    QgsContrastEnhancement,
+    QgsRasterContourRenderer,
+    QgsCoordinateReferenceSystem,
+    QgsDiagramLayerSettings,
+    QgsDiagramSettings,
+    QgsFillSymbol,
+    QgsGradientColorRamp,
+    QgsGraduatedSymbolRenderer,
+    QgsHeatmapRenderer,
+    QgsHillshadeRenderer,
+    QgsInvertedPolygonRenderer,
+    QgsLineSymbol,
+    QgsMapLayer,
+    QgsMapRendererParallelJob,
+    QgsMapSettings,
+    QgsMarkerSymbol,
+    QgsMultiBandColorRenderer,
+    QgsPalettedRasterRenderer,
+    QgsPalLayerSettings,
+    QgsPieDiagram,
+    QgsPointClusterRenderer,
+    QgsPointDisplacementRenderer,
+    QgsRasterLayer,
+    QgsRasterMinMaxOrigin,
+    QgsRasterShader,
+    QgsRectangle,
+    QgsRendererCategory,
+    QgsRendererRange,
+    QgsRuleBasedLabeling,
+    QgsRuleBasedRenderer,
+    QgsSingleBandGrayRenderer,
+    QgsSingleBandPseudoColorRenderer,
+    QgsSingleCategoryDiagramRenderer,
+    QgsSingleSymbolRenderer,
+    QgsTextFormat,
+    QgsVectorLayer,
+    QgsVectorLayerSimpleLabeling,
+)
+from qgis.PyQt.QtCore import QSize, QSizeF
+from qgis.PyQt.QtGui import QColor, QFont
+
+CATEGORIES = QgsMapLayer.AllStyleCategories
+
+
+def text_format(size, colour):
+    text = QgsTextFormat()
+    text.setFont(QFont("DejaVu Sans"))
+    text.setSize(size)
+    text.setColor(QColor(colour))
+    return text
+
+
+def simple_labels(field, colour):
+    settings = QgsPalLayerSettings()
+    settings.fieldName = field
+    settings.setFormat(text_format(12, colour))
+    settings.placement = QgsPalLayerSettings.OverPoint
+    return settings
+
+
+def vector_styles(sources):
+    def layer(key):
+        made = QgsVectorLayer(sources[key], key, "ogr")
+        if not made.isValid():
+            raise RuntimeError("cannot open " + sources[key])
+        return made
+
+    styles = []
+
+    def add(style, key, made):
+        styles.append((style, key, made))
+
+    made = layer("polygons")
+    made.setRenderer(QgsSingleSymbolRenderer(QgsFillSymbol.createSimple({"color": "30,144,255", "outline_width": "1"})))
+    add("single-symbol", "polygons", made)
+
+    made = layer("points")
+    categories = [
+        QgsRendererCategory(f"points-{i}", QgsMarkerSymbol.createSimple({"color": c, "size": "6"}), f"c{i}")
+        for i, c in enumerate(("255,0,0", "0,160,0", "0,0,255"))
+    ]
+    made.setRenderer(QgsCategorizedSymbolRenderer("name", categories))
+    add("categorized", "points", made)
+
+    made = layer("points")
+    ranges = [
+        QgsRendererRange(1.0, 1.8, QgsMarkerSymbol.createSimple({"color": "255,200,0", "size": "5"}), "west"),
+        QgsRendererRange(1.8, 3.0, QgsMarkerSymbol.createSimple({"color": "128,0,128", "size": "8"}), "east"),
+    ]
+    made.setRenderer(QgsGraduatedSymbolRenderer("$x", ranges))
+    add("graduated", "points", made)
+
+    made = layer("lines")
+    root = QgsRuleBasedRenderer.Rule(None)
+    wide = QgsRuleBasedRenderer.Rule(QgsLineSymbol.createSimple({"line_color": "200,0,0", "line_width": "2"}), 0, 0, "$length > 0")
+    root.appendChild(wide)
+    root.appendChild(QgsRuleBasedRenderer.Rule(QgsLineSymbol.createSimple({"line_color": "0,0,0"}), 0, 0, "ELSE"))
+    made.setRenderer(QgsRuleBasedRenderer(root))
+    add("rule-based", "lines", made)
+
+    made = layer("points")
+    displacement = QgsPointDisplacementRenderer("name")
+    displacement.setEmbeddedRenderer(
+        QgsSingleSymbolRenderer(QgsMarkerSymbol.createSimple({"color": "0,128,128", "size": "5"}))
+    )
+    displacement.setTolerance(40)
+    made.setRenderer(displacement)
+    add("point-displacement", "points", made)
+
+    made = layer("points")
+    cluster = QgsPointClusterRenderer()
+    cluster.setEmbeddedRenderer(
+        QgsSingleSymbolRenderer(QgsMarkerSymbol.createSimple({"color": "160,82,45", "size": "5"}))
+    )
+    cluster.setTolerance(40)
+    made.setRenderer(cluster)
+    add("point-cluster", "points", made)
+
+    made = layer("points")
+    heatmap = QgsHeatmapRenderer()
+    heatmap.setRadius(30)
+    heatmap.setColorRamp(QgsGradientColorRamp(QColor(255, 255, 255, 0), QColor(200, 0, 0)))
+    made.setRenderer(heatmap)
+    add("heatmap", "points", made)
+
+    made = layer("polygons")
+    inverted = QgsInvertedPolygonRenderer(
+        QgsSingleSymbolRenderer(QgsFillSymbol.createSimple({"color": "90,90,90", "outline_style": "no"}))
+    )
+    made.setRenderer(inverted)
+    add("inverted-polygons", "polygons", made)
+
+    made = layer("polygons")
+    made.setRenderer(Qgs25DRenderer())
+    add("two-and-half-d", "polygons", made)
+
+    made = layer("points")
+    made.setRenderer(QgsSingleSymbolRenderer(QgsMarkerSymbol.createSimple({"color": "0,0,0", "size": "3"})))
+    made.setLabeling(QgsVectorLayerSimpleLabeling(simple_labels("name", "#c00000")))
+    made.setLabelsEnabled(True)
+    add("simple-labels", "points", made)
+
+    made = layer("points")
+    made.setRenderer(QgsSingleSymbolRenderer(QgsMarkerSymbol.createSimple({"color": "0,0,0", "size": "3"})))
+    root = QgsRuleBasedLabeling.Rule(None)
+    root.appendChild(QgsRuleBasedLabeling.Rule(simple_labels("name", "#0000c0"), 0, 0, "\"name\" = 'points-1'"))
+    root.appendChild(QgsRuleBasedLabeling.Rule(simple_labels("'other'", "#00a000"), 0, 0, "ELSE"))
+    made.setLabeling(QgsRuleBasedLabeling(root))
+    made.setLabelsEnabled(True)
+    add("rule-based-labels", "points", made)
+
+    made = layer("polygons")
+    made.setRenderer(QgsSingleSymbolRenderer(QgsFillSymbol.createSimple({"color": "240,240,240"})))
+    diagram = QgsDiagramSettings()
+    diagram.categoryColors = [QColor(255, 0, 0), QColor(0, 0, 255)]
+    diagram.categoryAttributes = ["1", "3"]
+    diagram.categoryLabels = ["one", "three"]
+    diagram.size = QSizeF(20, 20)
+    diagram.enabled = True
+    renderer = QgsSingleCategoryDiagramRenderer()
+    renderer.setDiagram(QgsPieDiagram())
+    renderer.setDiagramSettings(diagram)
+    made.setDiagramRenderer(renderer)
+    placement = QgsDiagramLayerSettings()
+    placement.setPlacement(QgsDiagramLayerSettings.OverPoint)
+    made.setDiagramLayerSettings(placement)
+    add("diagrams", "polygons", made)
+    return styles
+
+
+def raster_styles(sources):
+    def layer(key):
+        made = QgsRasterLayer(sources[key], key, "gdal")
+        if not made.isValid():
+            raise RuntimeError("cannot open " + sources[key])
+        return made
+
+    styles = []
+    made = layer("dem")
+    gray = QgsSingleBandGrayRenderer(made.dataProvider(), 1)
+    stats = made.dataProvider().bandStatistics(1)
+    made.setRenderer(gray)
+    made.setContrastEnhancement(QgsContrastEnhancement.StretchToMinimumMaximum, QgsRasterMinMaxOrigin.MinMax)
+    styles.append(("singleband-gray", "dem", made))
+
+    made = layer("dem")
+    ramp = QgsColorRampShader(stats.minimumValue, stats.maximumValue)
+    ramp.setColorRampType(QgsColorRampShader.Interpolated)
+    ramp.setColorRampItemList(
+        [
+            QgsColorRampShader.ColorRampItem(stats.minimumValue, QColor(0, 90, 0), "low"),
+            QgsColorRampShader.ColorRampItem(stats.maximumValue, QColor(250, 250, 180), "high"),
+        ]
+    )
+    shader = QgsRasterShader()
+    shader.setRasterShaderFunction(ramp)
+    made.setRenderer(QgsSingleBandPseudoColorRenderer(made.dataProvider(), 1, shader))
+    styles.append(("singleband-pseudocolor", "dem", made))
+
+    made = layer("rgb")
+    made.setRenderer(QgsMultiBandColorRenderer(made.dataProvider(), 3, 1, 2))
+    styles.append(("multiband-color", "rgb", made))
+
+    made = layer("classes")
+    classes = [
+        QgsPalettedRasterRenderer.Class(value, colour, str(value))
+        for value, colour in ((0, QColor(230, 25, 75)), (1, QColor(60, 180, 75)), (2, QColor(0, 130, 200)))
+    ]
+    made.setRenderer(QgsPalettedRasterRenderer(made.dataProvider(), 1, classes))
+    styles.append(("paletted", "classes", made))
+
+    made = layer("dem")
+    made.setRenderer(QgsHillshadeRenderer(made.dataProvider(), 1, 315, 45))
+    styles.append(("hillshade", "dem", made))
+
+    made = layer("dem")
+    contours = QgsRasterContourRenderer(made.dataProvider())
+    contours.setContourInterval(10)
+    contours.setContourSymbol(QgsLineSymbol.createSimple({"line_color": "120,60,0", "line_width": "0.5"}))
+    made.setRenderer(contours)
+    styles.append(("contours", "dem", made))
+    return styles
+
+
+def write(sources_file, out_dir):
+    with open(sources_file) as handle:
+        sources = json.load(handle)
+    written = []
+    for kind, styles in (("vector", vector_styles(sources)), ("raster", raster_styles(sources))):
+        for style, key, made in styles:
+            path = os.path.join(out_dir, style + ".qml")
+            message, ok = made.saveNamedStyle(path, CATEGORIES)
+            if not ok:
+                raise RuntimeError(f"saveNamedStyle {style}: {message}")
+            written.append({"style": style, "layer": key, "kind": kind})
+    return written
+
+
+def open_layer(kind, source):
+    made = QgsRasterLayer(source, "layer", "gdal") if kind == "raster" else QgsVectorLayer(source, "layer", "ogr")
+    if not made.isValid():
+        raise RuntimeError("cannot open " + source)
+    return made
+
+
+def render_all(jobs_file):
+    with open(jobs_file) as handle:
+        return [render(job) for job in json.load(handle)]
+
+
+def render(job):
+    made = open_layer(job["kind"], job["source"])
+    message, ok = made.loadNamedStyle(job["qml"], CATEGORIES)
+    if not ok:
+        raise RuntimeError("loadNamedStyle: " + message)
+    settings = QgsMapSettings()
+    settings.setLayers([made])
+    settings.setDestinationCrs(QgsCoordinateReferenceSystem(job["crs"]))
+    settings.setExtent(QgsRectangle(*job["extent"]))
+    settings.setOutputSize(QSize(job["size"], job["size"]))
+    settings.setOutputDpi(job["dpi"])
+    settings.setBackgroundColor(QColor(0, 0, 0, 0))
+    settings.setFlag(Qgis.MapSettingsFlag.Antialiasing, True)
+    settings.setFlag(Qgis.MapSettingsFlag.UseAdvancedEffects, True)
+    settings.setFlag(Qgis.MapSettingsFlag.DrawLabeling, True)
+    renderer = QgsMapRendererParallelJob(settings)
+    renderer.start()
+    renderer.waitForFinished()
+    if not renderer.renderedImage().save(job["out"], "PNG"):
+        raise RuntimeError("cannot write " + job["out"])
+    return {"ok": True, "errors": [error.message for error in renderer.errors()]}
+
+
+def read_sld(sld_file, kind, source):
+    made = open_layer(kind, source)
+    message, ok = made.loadSldStyle(sld_file)
+    renderer = made.renderer().type() if made.renderer() else None
+    return {"ok": bool(ok), "message": message, "renderer": renderer}
+
+
+def main():
+    application = QgsApplication([], False)
+    application.initQgis()
+    command = sys.argv[1]
+    if command == "write":
+        result = write(sys.argv[2], sys.argv[3])
+    elif command == "render":
+        result = render_all(sys.argv[2])
+    else:
+        result = read_sld(sys.argv[2], sys.argv[3], sys.argv[4])
+    print(json.dumps(result))
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+/** The style corpus written by QGIS itself (test/support/pyqgis/style_corpus.py) and QGIS's own drawing of it. */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { type Fixtures } from './fixtures.js';
+import { runPyqgisScript } from './pyqgis-scripts.js';
+import { writeRaster } from './rasters.js';
+
+export interface CorpusSources {
+  points: string;
+  lines: string;
+  polygons: string;
+  rgb: string;
+  /** A Float32 hill, 100 x 100 pixels of 10 m in EPSG:32631, 100 at its top. */
+  dem: string;
+  /** A Byte raster of diagonal bands of classes 0, 1 and 2, 60 x 60 pixels in EPSG:32631. */
+  classes: string;
+}
+
+export interface CorpusStyle {
+  style: string;
+  layer: keyof CorpusSources;
+  kind: 'vector' | 'raster';
+}
+
+/** The corpus's data: the fixtures' vectors and RGB raster, and a DEM and a classified raster beside them. */
+export function corpusSources(data: Fixtures): CorpusSources {
+  const dem = writeRaster(join(data.dir, 'dem.tif'), {
+    type: 'Float32',
+    width: 100,
+    height: 100,
+    value: (x, y) => 100 * Math.exp(-((x - 50) ** 2 + (y - 50) ** 2) / 800),
+  });
+  const classes = writeRaster(join(data.dir, 'classes.tif'), {
+    type: 'Byte',
+    width: 60,
+    height: 60,
+    value: (x, y) => Math.floor(x / 20 + y / 20) % 3,
+  });
+  return {
+    points: `${data.geopackage}|layername=points`,
+    lines: `${data.geopackage}|layername=lines`,
+    polygons: `${data.geopackage}|layername=polygons`,
+    rgb: data.rgbTiff,
+    dem,
+    classes,
+  };
+}
+
+/** Has QGIS write a QML per renderer into `dir` (saveNamedStyle); answers what it wrote. */
+export function writeCorpus(sources: CorpusSources, dir: string): CorpusStyle[] {
+  const file = join(dir, 'sources.json');
+  writeFileSync(file, JSON.stringify(sources));
+  return JSON.parse(runPyqgisScript('style_corpus.py', 'write', file, dir)) as CorpusStyle[];
+}
+
+export interface RenderJob {
+  kind: 'vector' | 'raster';
+  source: string;
+  qml: string;
+  crs: string;
+  extent: [number, number, number, number];
+  size: number;
+  dpi: number;
+  out: string;
+}
+
+/** Draws each layer with its QML as QGIS does (QgsMapRendererParallelJob), into each job's PNG. */
+export function renderWithQgis(jobs: RenderJob[], dir: string): void {
+  const file = join(dir, 'jobs.json');
+  writeFileSync(file, JSON.stringify(jobs));
+  runPyqgisScript('style_corpus.py', 'render', file);
+}
+
+/** Reads an SLD file into a layer with QGIS (loadSldStyle). */
+export function readSldWithQgis(
+  file: string,
+  kind: 'vector' | 'raster',
+  source: string,
+): { ok: boolean; message: string; renderer: string | null } {
+  return JSON.parse(runPyqgisScript('style_corpus.py', 'sld', file, kind, source)) as {
+    ok: boolean;
+    message: string;
+    renderer: string | null;
+  };
+}

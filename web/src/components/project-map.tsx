@@ -1,0 +1,142 @@
+/**
+ * The project's map: OpenLayers showing one image per view, drawn by QGIS Server through
+ * `GET /api/projects/{project}/wms`. The image is fetched with the API token (an <img> could not
+ * send it), so the map works on a protected Steward too.
+ */
+import 'ol/ol.css';
+
+import { defaults as defaultControls } from 'ol/control/defaults';
+import ScaleLine from 'ol/control/ScaleLine';
+import { extend, type Extent, getHeight, getWidth, isEmpty } from 'ol/extent';
+import ImageLayer from 'ol/layer/Image';
+import OlMap from 'ol/Map';
+import { transformExtent } from 'ol/proj';
+import ImageSource from 'ol/source/Image';
+import View from 'ol/View';
+import type { JSX } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
+
+import { apiUrl, send } from '../api/client';
+import { type ProjectRef, schemaQuery } from '../api/projects';
+
+export interface MapLayer {
+  name: string;
+  visible: boolean;
+  /** The style to draw it with; undefined for its current one. */
+  style?: string | undefined;
+  /** `minx miny, maxx maxy` in `crs`, as the layer API reports it. */
+  bbox: string;
+  crs: string;
+}
+
+const VIEW_CRS = 'EPSG:3857';
+
+/** The layer's extent in the map's CRS, when OpenLayers knows the layer's CRS. */
+function extentOf(layer: MapLayer): Extent | undefined {
+  const numbers = layer.bbox.split(/[ ,]+/).map(Number);
+  if (numbers.length !== 4 || !numbers.every(Number.isFinite)) return undefined;
+  const extent = numbers;
+  if (layer.crs === VIEW_CRS) return extent;
+  if (layer.crs === 'EPSG:4326') return transformExtent(extent, 'EPSG:4326', VIEW_CRS);
+  return undefined;
+}
+
+function unionOf(layers: MapLayer[]): Extent | undefined {
+  let union: Extent | undefined;
+  for (const layer of layers) {
+    const extent = extentOf(layer);
+    if (!extent || isEmpty(extent)) continue;
+    union = union ? extend(union.slice(), extent) : extent;
+  }
+  return union;
+}
+
+export function ProjectMap({
+  project,
+  layers,
+  onError,
+}: {
+  project: ProjectRef;
+  layers: MapLayer[];
+  onError: (error: Error | undefined) => void;
+}): JSX.Element {
+  const target = useRef<HTMLDivElement>(null);
+  const map = useRef<OlMap | undefined>(undefined);
+  const renew = useRef<() => void>(() => undefined);
+  const drawn = useRef<MapLayer[]>(layers);
+  drawn.current = layers;
+  const fitted = useRef(false);
+  const errorRef = useRef(onError);
+  errorRef.current = onError;
+
+  useEffect(() => {
+    // A source draws one view; the layers or styles changing make a new one (OpenLayers keeps an
+    // image as long as the view holds it).
+    const newSource = (): ImageSource =>
+      new ImageSource({
+        loader: async (extent: Extent, resolution: number, pixelRatio: number) => {
+          const visible = drawn.current.filter((layer) => layer.visible);
+          const width = Math.round(getWidth(extent) / resolution);
+          const height = Math.round(getHeight(extent) / resolution);
+          const canvas = document.createElement('canvas');
+          if (visible.length === 0 || width < 1 || height < 1) return canvas;
+          const url = apiUrl(
+            '/api/projects/{project}/wms',
+            { project: project.project },
+            {
+              ...schemaQuery(project),
+              layers: visible.map((layer) => layer.name).join(','),
+              styles: visible.some((layer) => layer.style) ? visible.map((layer) => layer.style ?? '').join(',') : '',
+              bbox: extent.join(','),
+              crs: VIEW_CRS,
+              width: Math.min(4096, Math.round(width * pixelRatio)),
+              height: Math.min(4096, Math.round(height * pixelRatio)),
+            },
+          );
+          try {
+            const image = await createImageBitmap(await (await send(url)).blob());
+            errorRef.current(undefined);
+            return image;
+          } catch (error) {
+            errorRef.current(error instanceof Error ? error : new Error(String(error)));
+            return canvas;
+          }
+        },
+      });
+    const imageLayer = new ImageLayer({ source: newSource() });
+    renew.current = () => imageLayer.setSource(newSource());
+    const olMap = new OlMap({
+      target: target.current ?? undefined,
+      layers: [imageLayer],
+      view: new View({ projection: VIEW_CRS, center: [0, 0], zoom: 2 }),
+      controls: defaultControls({ attribution: false }).extend([new ScaleLine()]),
+    });
+    map.current = olMap;
+    return () => olMap.setTarget(undefined);
+  }, [project.project, project.schema]);
+
+  const key = layers.map((layer) => `${layer.name}:${layer.visible}:${layer.style ?? ''}`).join('|');
+  useEffect(() => {
+    const olMap = map.current;
+    if (!olMap) return;
+    if (!fitted.current) {
+      const extent = unionOf(layers);
+      if (extent) {
+        olMap.getView().fit(extent, { padding: [24, 24, 24, 24], size: olMap.getSize() ?? [800, 480] });
+        fitted.current = true;
+      }
+    }
+    renew.current();
+  }, [key]);
+
+  return (
+    <div
+      ref={target}
+      class="map"
+      role="region"
+      aria-label="Map of the project: drag to pan, use + and − to zoom"
+      tabIndex={0}
+      data-testid="project-map"
+    />
+  );
+}

@@ -1,0 +1,223 @@
+/**
+ * A style editor generated from QGIS's symbology catalogue (`GET /api/symbology/...`): a property
+ * whose default lists its choices becomes a select, a colour a colour picker, a number a number
+ * field. Only the properties changed from QGIS's defaults are sent. "Preview" saves the style and
+ * draws the layer with it on the map (WMS STYLES) without making it the layer's current style.
+ */
+import type { JSX } from 'preact';
+import { useState } from 'preact/hooks';
+
+import { api, ApiError } from '../api/client';
+import { type ProjectRef, schemaQuery } from '../api/projects';
+import { ErrorMessage, Loading } from './messages';
+import { useAction, useApi } from './use-api';
+
+type Geometry = 'point' | 'line' | 'polygon';
+const ENDPOINTS = {
+  point: ['/api/symbology/vector/point/single_symbol/marker/properties', 'marker'],
+  line: ['/api/symbology/vector/line/single_symbol/line/properties', 'line'],
+  polygon: ['/api/symbology/vector/polygon/single_symbol/fill/properties', 'fill'],
+} as const;
+
+export function geometryClass(wkbType: string | undefined): Geometry | undefined {
+  if (!wkbType) return undefined;
+  if (/polygon|surface/i.test(wkbType)) return 'polygon';
+  if (/line|curve/i.test(wkbType)) return 'line';
+  if (/point/i.test(wkbType)) return 'point';
+  return undefined;
+}
+
+interface Field {
+  name: string;
+  kind: 'choice' | 'colour' | 'number' | 'text';
+  initial: string;
+  choices: string[];
+}
+
+/** `solid (no, solid, dash)` → a choice; `255,0,0,255` → a colour; `0.26` → a number. */
+export function fieldOf(name: string, description: string): Field {
+  const choice = /^(.*?) \((.+)\)$/.exec(description);
+  if (choice) return { name, kind: 'choice', initial: choice[1] ?? '', choices: (choice[2] ?? '').split(', ') };
+  if (/colou?r$/.test(name) && /^\d+,\d+,\d+(,\d+)?$/.test(description)) {
+    return { name, kind: 'colour', initial: description, choices: [] };
+  }
+  if (/^-?\d+(\.\d+)?$/.test(description)) return { name, kind: 'number', initial: description, choices: [] };
+  return { name, kind: 'text', initial: description, choices: [] };
+}
+
+function toHex(rgb: string): string {
+  const [r, g, b] = rgb.split(',').map(Number);
+  return `#${[r, g, b].map((value) => (value ?? 0).toString(16).padStart(2, '0')).join('')}`;
+}
+
+function label(name: string): string {
+  return name.replace(/_/g, ' ').replace(/^./, (first) => first.toUpperCase());
+}
+
+export function StyleEditor(props: {
+  project: ProjectRef;
+  layer: string;
+  geometry: Geometry;
+  onPreview: (style: string | undefined) => void;
+  onChanged: () => void;
+}): JSX.Element {
+  const [endpoint, symbol] = ENDPOINTS[props.geometry];
+  const catalogue = useApi((signal) => api.get(endpoint, { signal }), [endpoint]);
+  const [values, setValues] = useState<Record<string, string>>({});
+  const [name, setName] = useState(`${props.layer}-style`);
+  const [opacity, setOpacity] = useState('1');
+  const [saved, setSaved] = useState<string | undefined>(undefined);
+  const [message, setMessage] = useState<string | undefined>(undefined);
+  const fields = Object.entries((catalogue.data ?? {}) as Record<string, string>)
+    .filter(([key]) => !key.endsWith('_map_unit_scale'))
+    .map(([key, description]) => fieldOf(key, description));
+  const query = schemaQuery(props.project);
+  const path = { project: props.project.project };
+
+  const body = (): unknown => {
+    const properties: Record<string, string | number> = {};
+    for (const field of fields) {
+      const value = values[field.name];
+      if (value === undefined || value === field.initial) continue;
+      properties[field.name] = field.kind === 'number' ? Number(value) : value;
+    }
+    return {
+      type: 'vector',
+      name,
+      rendering: { opacity: Number(opacity) },
+      symbology: { type: 'single_symbol', symbol, properties },
+    };
+  };
+
+  /** Saves the style under its name, replacing an earlier version that no layer draws with. */
+  const save = async (): Promise<void> => {
+    try {
+      await api.post('/api/projects/{project}/styles', { path, query, body: body() });
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status === 409)) throw error;
+      await api.delete('/api/projects/{project}/styles/{style}', { path: { ...path, style: name }, query });
+      await api.post('/api/projects/{project}/styles', { path, query, body: body() });
+    }
+    await api.post('/api/projects/{project}/layers/{layer}/style', {
+      path: { ...path, layer: props.layer },
+      query,
+      body: { name, current: false },
+    });
+    setSaved(name);
+  };
+  const preview = useAction(async () => {
+    await save();
+    props.onPreview(name);
+    setMessage(`The map shows ${props.layer} drawn with “${name}”; it is not the layer's current style yet.`);
+    props.onChanged();
+  });
+  const makeCurrent = useAction(async () => {
+    if (saved !== name) await save();
+    await api.post('/api/projects/{project}/layers/{layer}/style', {
+      path: { ...path, layer: props.layer },
+      query,
+      body: { name, current: true },
+    });
+    props.onPreview(undefined);
+    setMessage(`“${name}” is now the current style of ${props.layer}.`);
+    props.onChanged();
+  });
+  const makeDefault = useAction(async () => {
+    if (saved !== name) await save();
+    await api.post('/api/projects/{project}/styles/default', {
+      path,
+      query,
+      body: { style: name, geometry: props.geometry },
+    });
+    setMessage(`“${name}” is now the default style of new ${props.geometry} layers.`);
+  });
+
+  if (!catalogue.data)
+    return catalogue.error ? <ErrorMessage error={catalogue.error} /> : <Loading what="the catalogue" />;
+  const busy = preview.busy || makeCurrent.busy || makeDefault.busy;
+  return (
+    <form
+      class="form"
+      aria-label={`Style editor for ${props.layer}`}
+      onSubmit={(event) => {
+        event.preventDefault();
+        void preview.run();
+      }}
+    >
+      <div class="fields">
+        <label>
+          Style name
+          <input required pattern="[^/]+" value={name} onInput={(event) => setName(event.currentTarget.value)} />
+        </label>
+        <label>
+          Opacity
+          <input
+            type="number"
+            min="0"
+            max="1"
+            step="0.05"
+            value={opacity}
+            onInput={(event) => setOpacity(event.currentTarget.value)}
+          />
+        </label>
+        {fields.map((field) => {
+          const value = values[field.name] ?? field.initial;
+          const set = (next: string): void => setValues({ ...values, [field.name]: next });
+          if (field.kind === 'choice') {
+            return (
+              <label key={field.name}>
+                {label(field.name)}
+                <select value={value} onChange={(event) => set(event.currentTarget.value)}>
+                  {field.choices.map((choice) => (
+                    <option key={choice} value={choice}>
+                      {choice}
+                    </option>
+                  ))}
+                </select>
+              </label>
+            );
+          }
+          if (field.kind === 'colour') {
+            return (
+              <label key={field.name}>
+                {label(field.name)}
+                <input
+                  type="color"
+                  value={value.startsWith('#') ? value : toHex(value)}
+                  onInput={(event) => set(event.currentTarget.value)}
+                />
+              </label>
+            );
+          }
+          return (
+            <label key={field.name}>
+              {label(field.name)}
+              {field.kind === 'number' ? (
+                <input type="number" step="any" value={value} onInput={(event) => set(event.currentTarget.value)} />
+              ) : (
+                <input type="text" value={value} onInput={(event) => set(event.currentTarget.value)} />
+              )}
+            </label>
+          );
+        })}
+      </div>
+      <ErrorMessage error={preview.error ?? makeCurrent.error ?? makeDefault.error} />
+      {message && (
+        <p role="status" class="muted">
+          {message}
+        </p>
+      )}
+      <div class="actions">
+        <button type="submit" disabled={busy}>
+          Preview on the map
+        </button>
+        <button type="button" class="primary" disabled={busy} onClick={() => void makeCurrent.run()}>
+          Make current style
+        </button>
+        <button type="button" disabled={busy} onClick={() => void makeDefault.run()}>
+          Default for {props.geometry} layers
+        </button>
+      </div>
+    </form>
+  );
+}

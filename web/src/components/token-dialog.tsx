@@ -1,0 +1,74 @@
+import type { JSX } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+
+import { api, ApiError } from '../api/client';
+import { hasToken, onTokenRefused, setToken } from '../api/token';
+import { Dialog } from './dialog';
+import { ErrorMessage } from './messages';
+
+/**
+ * Opens when the API answers 401: the API is protected by STEWARD_API_TOKEN. The token given is
+ * tried at once; a refused one is said so, and the dialog stays open.
+ */
+export function TokenDialog(): JSX.Element {
+  const [open, setOpen] = useState(false);
+  const [refused, setRefused] = useState(false);
+  const [value, setValue] = useState('');
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [checking, setChecking] = useState(false);
+  useEffect(
+    () =>
+      onTokenRefused(() => {
+        setRefused(hasToken());
+        setOpen(true);
+      }),
+    [],
+  );
+  const submit = async (event: Event): Promise<void> => {
+    event.preventDefault();
+    setChecking(true);
+    setError(undefined);
+    try {
+      await api.get('/api/projects', { token: value });
+      setOpen(false);
+      setValue('');
+      setToken(value);
+    } catch (failure) {
+      setError(
+        failure instanceof ApiError && failure.status === 401
+          ? 'The API refused this token. Check STEWARD_API_TOKEN and try again.'
+          : (failure as Error).message,
+      );
+    } finally {
+      setChecking(false);
+    }
+  };
+  return (
+    <Dialog title="API token" open={open} onClose={() => setOpen(false)}>
+      <form onSubmit={(event) => void submit(event)}>
+        <p>
+          {refused
+            ? 'The API refused the token this page was using.'
+            : 'This Steward is protected by a token (STEWARD_API_TOKEN).'}{' '}
+          Give it to continue; it is kept for this browser tab only.
+        </p>
+        <label>
+          Token
+          <input
+            type="password"
+            autocomplete="off"
+            required
+            value={value}
+            onInput={(event) => setValue(event.currentTarget.value)}
+          />
+        </label>
+        <ErrorMessage error={error} />
+        <div class="dialog-actions">
+          <button type="submit" class="primary" disabled={checking}>
+            {checking ? 'Checking…' : 'Use this token'}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

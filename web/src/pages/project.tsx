@@ -1,0 +1,272 @@
+import type { JSX } from 'preact';
+import { useState } from 'preact/hooks';
+
+import { type Answer, api } from '../api/client';
+import { projectRef, schemaQuery } from '../api/projects';
+import { type Candidate, DatasourcePicker } from '../components/datasource-picker';
+import { Dialog } from '../components/dialog';
+import { ErrorMessage, Loading } from '../components/messages';
+import { Page } from '../components/page';
+import { ProjectMap } from '../components/project-map';
+import { geometryClass, StyleEditor } from '../components/style-editor';
+import { useAction, useApi } from '../components/use-api';
+import { Link } from '../router';
+import type { PageProps } from '../routes';
+
+type LayerInfo = Answer<'/api/projects/{project}/layers/{layer}'>;
+type LayerRow = { name: string; info?: LayerInfo; error?: string };
+
+export default function ProjectPage({ params, query }: PageProps): JSX.Element {
+  const ref = projectRef(params, query);
+  const q = schemaQuery(ref);
+  const path = { project: ref.project };
+  const server = useApi((signal) => api.get('/api/server', { signal }), []);
+  const layers = useApi(
+    async (signal): Promise<LayerRow[]> => {
+      const names = await api.get('/api/projects/{project}/layers', { path, query: q, signal });
+      return Promise.all(
+        names.map(async (name) => {
+          try {
+            return {
+              name,
+              info: await api.get('/api/projects/{project}/layers/{layer}', {
+                path: { ...path, layer: name },
+                query: q,
+                signal,
+              }),
+            };
+          } catch (error) {
+            return { name, error: (error as Error).message };
+          }
+        }),
+      );
+    },
+    [ref.project, ref.schema],
+  );
+  const [hidden, setHidden] = useState<Set<string>>(new Set());
+  const [previews, setPreviews] = useState<Record<string, string | undefined>>({});
+  const [mapError, setMapError] = useState<Error | undefined>(undefined);
+  const [adding, setAdding] = useState(false);
+  const [styling, setStyling] = useState<string | undefined>(undefined);
+  const rows = layers.data ?? [];
+  const mapLayers = rows
+    .filter((row) => row.info?.valid)
+    .map((row) => ({
+      name: row.name,
+      visible: !hidden.has(row.name),
+      style: previews[row.name],
+      bbox: row.info?.bbox ?? '',
+      crs: row.info?.crs ?? '',
+    }));
+  const styled = rows.find((row) => row.name === styling);
+  const styledGeometry = geometryClass(styled?.info?.geometry);
+
+  return (
+    <Page
+      title={ref.project}
+      actions={
+        <button type="button" class="primary" onClick={() => setAdding(true)}>
+          Add layer
+        </button>
+      }
+    >
+      <p class="breadcrumb">
+        <Link href={ref.schema ? `/?schema=${encodeURIComponent(ref.schema)}` : '/'}>Projects</Link> / {ref.project}
+      </p>
+      <ErrorMessage error={layers.error ?? server.error} />
+      <div class="layout-map">
+        <div>
+          {rows.length === 0 && !layers.loading ? (
+            <p class="card muted">This project has no layer yet: choose “Add layer” to draw the first one.</p>
+          ) : (
+            <ProjectMap project={ref} layers={mapLayers} onError={setMapError} />
+          )}
+          <ErrorMessage error={mapError} />
+        </div>
+        <section aria-labelledby="layers-title">
+          <h2 id="layers-title">Layers</h2>
+          {layers.data === undefined && layers.loading && <Loading what="layers" />}
+          <ul class="layer-list">
+            {[...rows].reverse().map((row) => (
+              <li key={row.name} class="card">
+                <label class="check">
+                  <input
+                    type="checkbox"
+                    checked={!hidden.has(row.name)}
+                    disabled={!row.info?.valid}
+                    onChange={(event) => {
+                      const next = new Set(hidden);
+                      if (event.currentTarget.checked) next.delete(row.name);
+                      else next.add(row.name);
+                      setHidden(next);
+                    }}
+                  />
+                  <strong>{row.name}</strong>
+                  <span class="visually-hidden"> visible on the map</span>
+                </label>{' '}
+                {row.info &&
+                  (row.info.valid ? <span class="badge ok">valid</span> : <span class="badge broken">broken</span>)}
+                {row.error && <p class="error">{row.error}</p>}
+                {row.info && <LayerFacts info={row.info} />}
+                {row.info?.type === 'vector' && row.info.valid && (
+                  <button
+                    type="button"
+                    onClick={() => setStyling(row.name)}
+                    aria-label={`Edit the style of ${row.name}`}
+                  >
+                    Style…
+                  </button>
+                )}
+                {previews[row.name] && (
+                  <p class="muted">
+                    Previewing “{previews[row.name]}”.{' '}
+                    <button
+                      type="button"
+                      class="link"
+                      onClick={() => setPreviews({ ...previews, [row.name]: undefined })}
+                    >
+                      Back to the current style
+                    </button>
+                  </p>
+                )}
+              </li>
+            ))}
+          </ul>
+        </section>
+      </div>
+      {styled && styledGeometry && (
+        <section class="card" aria-labelledby="style-title">
+          <h2 id="style-title">Style of {styled.name}</h2>
+          <StyleEditor
+            key={styled.name}
+            project={ref}
+            layer={styled.name}
+            geometry={styledGeometry}
+            onPreview={(style) => setPreviews({ ...previews, [styled.name]: style })}
+            onChanged={layers.reload}
+          />
+        </section>
+      )}
+      {adding && (
+        <AddLayer
+          project={ref.project}
+          schema={ref.schema}
+          roots={server.data?.data_roots ?? []}
+          onClose={() => setAdding(false)}
+          onAdded={layers.reload}
+        />
+      )}
+    </Page>
+  );
+}
+
+function LayerFacts({ info }: { info: LayerInfo }): JSX.Element {
+  return (
+    <dl class="facts">
+      <dt>Type</dt>
+      <dd>{info.type}</dd>
+      <dt>CRS</dt>
+      <dd>{info.crs}</dd>
+      <dt>Extent</dt>
+      <dd>{info.bbox}</dd>
+      {info.geometry && (
+        <>
+          <dt>Geometry</dt>
+          <dd>{info.geometry}</dd>
+        </>
+      )}
+      {info.bands !== undefined && (
+        <>
+          <dt>Bands</dt>
+          <dd>
+            {info.bands} ({info.data_type})
+          </dd>
+        </>
+      )}
+      {!info.valid && (
+        <>
+          <dt>Why broken</dt>
+          <dd class="error-inline">{info.invalid_reason ?? 'QGIS cannot open its datasource'}</dd>
+        </>
+      )}
+      <dt>Current style</dt>
+      <dd>{info.current_style}</dd>
+      <dt>Styles</dt>
+      <dd>{info.styles.join(', ')}</dd>
+      <dt>Source</dt>
+      <dd>
+        <code>{info.source}</code>
+      </dd>
+    </dl>
+  );
+}
+
+function AddLayer(props: {
+  project: string;
+  schema: string | undefined;
+  roots: string[];
+  onClose: () => void;
+  onAdded: () => void;
+}): JSX.Element {
+  const [datasource, setDatasource] = useState('');
+  const [name, setName] = useState('');
+  const [type, setType] = useState<'vector' | 'raster'>('vector');
+  const [crs, setCrs] = useState('');
+  const pick = (layer: Candidate): void => {
+    setDatasource(layer.datasource);
+    setName(layer.name);
+    setType(layer.type);
+    setCrs(layer.crs ?? '');
+  };
+  const add = useAction(() =>
+    api.post('/api/projects/{project}/layers', {
+      path: { project: props.project },
+      query: props.schema ? { schema: props.schema } : {},
+      body: { datasource, name, type, ...(crs ? { crs } : {}) },
+    }),
+  );
+  const submit = async (event: Event): Promise<void> => {
+    event.preventDefault();
+    if (await add.run()) {
+      props.onClose();
+      props.onAdded();
+    }
+  };
+  return (
+    <Dialog title="Add a layer" open onClose={props.onClose}>
+      <form class="form" onSubmit={(event) => void submit(event)}>
+        <DatasourcePicker roots={props.roots} picked={datasource} onPick={pick} />
+        <div class="fields">
+          <label>
+            Datasource
+            <input required value={datasource} onInput={(event) => setDatasource(event.currentTarget.value)} />
+          </label>
+          <label>
+            Layer name
+            <input required value={name} onInput={(event) => setName(event.currentTarget.value)} />
+          </label>
+          <label>
+            Type
+            <select value={type} onChange={(event) => setType(event.currentTarget.value as 'vector' | 'raster')}>
+              <option value="vector">vector</option>
+              <option value="raster">raster</option>
+            </select>
+          </label>
+          <label>
+            CRS
+            <input value={crs} placeholder="EPSG:4326" onInput={(event) => setCrs(event.currentTarget.value)} />
+          </label>
+        </div>
+        <ErrorMessage error={add.error} />
+        <div class="dialog-actions">
+          <button type="button" onClick={props.onClose}>
+            Cancel
+          </button>
+          <button type="submit" class="primary" disabled={add.busy}>
+            {add.busy ? 'Adding…' : 'Add layer'}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,297 @@
+import type { JSX } from 'preact';
+import { useState } from 'preact/hooks';
+
+import { api } from '../api/client';
+import { projectPath } from '../api/projects';
+import { Dialog } from '../components/dialog';
+import { ErrorMessage, Loading } from '../components/messages';
+import { Page } from '../components/page';
+import { useAction, useApi } from '../components/use-api';
+import { Link, navigate } from '../router';
+import type { PageProps } from '../routes';
+
+interface ProjectRow {
+  name: string;
+  storage: string;
+  schema: string | undefined;
+  layers: number | undefined;
+  crs: string;
+  author: string;
+  error?: string;
+}
+
+async function loadProjects(schema: string | undefined, signal: AbortSignal): Promise<ProjectRow[]> {
+  const query = schema ? { schema } : {};
+  const names = await api.get('/api/projects', { query, signal });
+  return Promise.all(
+    names.map(async (name): Promise<ProjectRow> => {
+      const path = { project: name };
+      try {
+        const [info, layers] = await Promise.all([
+          api.get('/api/projects/{project}', { path, query, signal }),
+          api.get('/api/projects/{project}/layers', { path, query, signal }),
+        ]);
+        return {
+          name,
+          storage: info.storage,
+          schema: info.schema,
+          layers: layers.length,
+          crs: info.crs,
+          author: info.author,
+        };
+      } catch (error) {
+        return { name, storage: '', schema, layers: undefined, crs: '', author: '', error: (error as Error).message };
+      }
+    }),
+  );
+}
+
+export default function ProjectsPage({ query }: PageProps): JSX.Element {
+  const schema = query.get('schema') ?? '';
+  const server = useApi((signal) => api.get('/api/server', { signal }), []);
+  const projects = useApi((signal) => loadProjects(schema || undefined, signal), [schema]);
+  const [deleting, setDeleting] = useState<ProjectRow | undefined>(undefined);
+  const postgres = server.data?.storage === 'postgresql';
+  return (
+    <Page title="Projects">
+      {postgres && <SchemaPicker schema={schema} />}
+      <ErrorMessage error={server.error ?? projects.error} />
+      {projects.data === undefined && projects.loading && <Loading what="projects" />}
+      {projects.data && projects.data.length === 0 && !schema && (
+        <FirstProject demo={server.data?.data_roots.find((root) => /\/demo\/?$/.test(root))} />
+      )}
+      {projects.data && projects.data.length > 0 && (
+        <table class="table">
+          <caption class="visually-hidden">Projects{schema ? ` in schema ${schema}` : ''}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Storage</th>
+              <th scope="col" class="number">
+                Layers
+              </th>
+              <th scope="col">CRS</th>
+              <th scope="col">Author</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {projects.data.map((project) => (
+              <tr key={project.name}>
+                <td>
+                  <Link href={projectPath({ project: project.name, schema: schema || undefined })}>{project.name}</Link>
+                  {project.error && <span class="error-inline"> {project.error}</span>}
+                </td>
+                <td>{project.schema ? `${project.storage} (schema ${project.schema})` : project.storage}</td>
+                <td class="number">{project.layers ?? '–'}</td>
+                <td>{project.crs}</td>
+                <td>{project.author}</td>
+                <td>
+                  <button
+                    type="button"
+                    class="danger"
+                    onClick={() => setDeleting(project)}
+                    aria-label={`Delete project ${project.name}`}
+                  >
+                    Delete
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <NewProjectForm schema={schema} postgres={postgres} onCreated={projects.reload} />
+      {deleting && (
+        <DeleteProject
+          project={deleting}
+          schema={schema || undefined}
+          onClose={() => setDeleting(undefined)}
+          onDeleted={projects.reload}
+        />
+      )}
+    </Page>
+  );
+}
+
+function SchemaPicker({ schema }: { schema: string }): JSX.Element {
+  const [value, setValue] = useState(schema);
+  const submit = (event: Event): void => {
+    event.preventDefault();
+    navigate(value ? `/?schema=${encodeURIComponent(value)}` : '/');
+  };
+  return (
+    <form class="inline-form" onSubmit={submit}>
+      <label for="schema-picker">Database schema</label>
+      <input
+        id="schema-picker"
+        value={value}
+        placeholder="public"
+        onInput={(event) => setValue(event.currentTarget.value)}
+      />
+      <button type="submit">Show projects</button>
+    </form>
+  );
+}
+
+function NewProjectForm(props: { schema: string; postgres: boolean; onCreated: () => void }): JSX.Element {
+  const [name, setName] = useState('');
+  const [author, setAuthor] = useState('');
+  const [schema, setSchema] = useState(props.schema);
+  const create = useAction(async () => {
+    await api.post('/api/projects', { body: { name, author, ...(props.postgres && schema ? { schema } : {}) } });
+  });
+  const submit = async (event: Event): Promise<void> => {
+    event.preventDefault();
+    if (await create.run()) {
+      setName('');
+      props.onCreated();
+      navigate(projectPath({ project: name, schema: props.postgres && schema ? schema : undefined }));
+    }
+  };
+  return (
+    <form class="card form" onSubmit={(event) => void submit(event)} aria-labelledby="new-project-title">
+      <h2 id="new-project-title">New project</h2>
+      <div class="fields">
+        <label>
+          Name
+          <input required value={name} onInput={(event) => setName(event.currentTarget.value)} />
+        </label>
+        <label>
+          Author
+          <input required value={author} onInput={(event) => setAuthor(event.currentTarget.value)} />
+        </label>
+        {props.postgres && (
+          <label>
+            Schema
+            <input value={schema} placeholder="public" onInput={(event) => setSchema(event.currentTarget.value)} />
+          </label>
+        )}
+      </div>
+      <ErrorMessage error={create.error} />
+      <button type="submit" class="primary" disabled={create.busy}>
+        {create.busy ? 'Creating…' : 'Create project'}
+      </button>
+    </form>
+  );
+}
+
+function DeleteProject(props: {
+  project: ProjectRow;
+  schema: string | undefined;
+  onClose: () => void;
+  onDeleted: () => void;
+}): JSX.Element {
+  const { name } = props.project;
+  const query = props.schema ? { schema: props.schema } : {};
+  const lost = useApi(
+    async (signal) => {
+      const path = { project: name };
+      const [layers, styles] = await Promise.all([
+        api.get('/api/projects/{project}/layers', { path, query, signal }),
+        api.get('/api/projects/{project}/styles', { path, query, signal }),
+      ]);
+      return { layers, styles };
+    },
+    [name],
+  );
+  const remove = useAction(() => api.delete('/api/projects/{project}', { path: { project: name }, query }));
+  const confirm = async (): Promise<void> => {
+    if (await remove.run()) {
+      props.onClose();
+      props.onDeleted();
+    }
+  };
+  return (
+    <Dialog title={`Delete project “${name}”?`} open onClose={props.onClose}>
+      {lost.data ? (
+        <div>
+          <p>This removes the project from QGIS Server and deletes, for good:</p>
+          <ul>
+            <li>
+              {lost.data.layers.length} layer{lost.data.layers.length === 1 ? '' : 's'}
+              {lost.data.layers.length > 0 && `: ${lost.data.layers.join(', ')}`}
+            </li>
+            <li>
+              {lost.data.styles.length} style{lost.data.styles.length === 1 ? '' : 's'}
+              {lost.data.styles.length > 0 && `: ${lost.data.styles.join(', ')}`}
+            </li>
+            <li>its default styles and its tile cache</li>
+          </ul>
+          <p>The data files and tables the layers read stay where they are.</p>
+        </div>
+      ) : (
+        <Loading what="what the project holds" />
+      )}
+      <ErrorMessage error={lost.error ?? remove.error} />
+      <div class="dialog-actions">
+        <button type="button" onClick={props.onClose}>
+          Keep it
+        </button>
+        <button type="button" class="danger" disabled={remove.busy} onClick={() => void confirm()}>
+          {remove.busy ? 'Deleting…' : `Delete ${name}`}
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
+/** Makes project "demo" with every layer of the demo dataset, the first map of a newcomer. */
+async function makeDemoProject(folder: string): Promise<void> {
+  const listing = await api.get('/api/datasources/files', { query: { path: folder } });
+  const candidates = listing.datasets.flatMap((dataset) => dataset.layers);
+  if (candidates.length === 0) throw new Error(`the demo folder ${folder} holds no data: run scripts/setup.sh`);
+  await api.post('/api/projects', { body: { name: 'demo', author: 'Steward demo' } });
+  // Rasters first, so that the vector layers are drawn over them.
+  const ordered = [...candidates].sort((a, b) => (a.type === b.type ? 0 : a.type === 'raster' ? -1 : 1));
+  for (const layer of ordered) {
+    await api.post('/api/projects/{project}/layers', {
+      path: { project: 'demo' },
+      body: { datasource: layer.datasource, name: layer.name, type: layer.type },
+    });
+  }
+}
+
+/** The empty state: how to make a first project, from the demo dataset when `npm start` offers it. */
+function FirstProject({ demo }: { demo: string | undefined }): JSX.Element {
+  const make = useAction(async () => {
+    if (demo) await makeDemoProject(demo);
+  });
+  return (
+    <section class="card empty" aria-labelledby="first-project-title">
+      <h2 id="first-project-title">No project yet</h2>
+      <p>A project is what QGIS Server publishes: its layers, their styles and its map. To make your first one:</p>
+      {demo && (
+        <p>
+          <button
+            type="button"
+            class="primary"
+            disabled={make.busy}
+            onClick={() => void make.run().then((done) => done && navigate('/projects/demo'))}
+          >
+            {make.busy ? 'Making the demo project…' : 'Make a demo project'}
+          </button>{' '}
+          from the demo dataset in <code>{demo}</code> (a small made-up town: districts, roads, places and an elevation
+          grid), or by hand:
+        </p>
+      )}
+      <ErrorMessage error={make.error} />
+      <ol>
+        <li>Create a project below (a name and an author are enough).</li>
+        <li>
+          On its page, choose <strong>Add layer</strong> and pick a file in the data folders
+          {demo ? (
+            <>
+              {' '}
+              (for example <code>town.gpkg</code> in the demo folder)
+            </>
+          ) : null}
+          .
+        </li>
+        <li>The map appears as soon as the first layer is added.</li>
+      </ol>
+    </section>
+  );
+}

@@ -1,0 +1,33 @@
+/**
+ * The console's pages. Each is loaded when first shown, so the first page does not wait for the
+ * map library. A page receives the route's parameters and the query (`schema` for projects kept in
+ * PostgreSQL).
+ */
+import type { FunctionComponent } from 'preact';
+
+import { matchPath } from './router';
+
+export interface PageProps {
+  params: Record<string, string>;
+  query: URLSearchParams;
+}
+
+export interface Route {
+  path: string;
+  /** The entry of the navigation the page belongs to. */
+  section: 'projects' | 'instances';
+  page: () => Promise<{ default: FunctionComponent<PageProps> }>;
+}
+
+export const routes: Route[] = [
+  { path: '/', section: 'projects', page: () => import('./pages/projects') },
+  { path: '/projects/:project', section: 'projects', page: () => import('./pages/project') },
+];
+
+export function findRoute(path: string): { route: Route; params: Record<string, string> } | undefined {
+  for (const route of routes) {
+    const params = matchPath(route.path, path);
+    if (params) return { route, params };
+  }
+  return undefined;
+}
