@@ -8,31 +8,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 
-import { type Browser, type Locator, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 
-import { checkAccessibility, launchBrowser, openPage, screenshot } from './support/browser.js';
-import { decodePng, type Image } from './support/png.js';
+import { centreWhen, checkAccessibility, launchBrowser, openPage, screenshot } from './support/browser.js';
+import { decodePng } from './support/png.js';
 import { type Stack, startStack } from './support/stack.js';
-
-/** The map as the person sees it: a screenshot of its element, decoded. */
-async function mapImage(map: Locator): Promise<Image> {
-  return decodePng(await map.screenshot());
-}
-
-/** Waits until the map's centre pixel passes `check` (QGIS Server draws, then OpenLayers renders). */
-async function centreWhen(map: Locator, what: string, check: (pixel: number[]) => boolean): Promise<number[]> {
-  const deadline = Date.now() + 20_000;
-  let pixel: number[];
-  for (;;) {
-    const image = await mapImage(map);
-    pixel = image.pixel(Math.floor(image.width / 2), Math.floor(image.height / 2));
-    if (check(pixel)) return pixel;
-    if (Date.now() > deadline) throw new Error(`the map's centre never became ${what}: last ${pixel.join(',')}`);
-    await sleep(200);
-  }
-}
 
 describe('web console', () => {
   let stack: Stack;

@@ -6,9 +6,12 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import { AxeBuilder } from '@axe-core/playwright';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+
+import { decodePng, type Image } from './png.js';
 
 export const SCREENSHOTS_DIR = join(import.meta.dirname, '..', 'screenshots');
 
@@ -50,4 +53,22 @@ export async function checkAccessibility(page: Page, what: string): Promise<void
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS_DIR, `${name}.png`), fullPage: true });
+}
+
+/** The map as the person sees it: a screenshot of its element, decoded. */
+async function mapImage(map: Locator): Promise<Image> {
+  return decodePng(await map.screenshot());
+}
+
+/** Waits until the map's centre pixel passes `check` (QGIS Server draws, then OpenLayers renders). */
+export async function centreWhen(map: Locator, what: string, check: (pixel: number[]) => boolean): Promise<number[]> {
+  const deadline = Date.now() + 20_000;
+  let pixel: number[];
+  for (;;) {
+    const image = await mapImage(map);
+    pixel = image.pixel(Math.floor(image.width / 2), Math.floor(image.height / 2));
+    if (check(pixel)) return pixel;
+    if (Date.now() > deadline) throw new Error(`the map's centre never became ${what}: last ${pixel.join(',')}`);
+    await sleep(200);
+  }
 }

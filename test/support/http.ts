@@ -1,13 +1,19 @@
-/** Sends a request to the API at `baseUrl` with an optional JSON body; a JSON reply is parsed. */
+/**
+ * Sends a request to the API at `baseUrl` with an optional JSON body and bearer token; a JSON reply
+ * is parsed.
+ */
 export async function apiCall(
   baseUrl: string,
   method: string,
   path: string,
   body?: unknown,
+  token?: string,
 ): Promise<{ status: number; body: unknown }> {
+  const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
+  if (token) headers['authorization'] = `Bearer ${token}`;
   const response = await fetch(baseUrl + path, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers,
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();

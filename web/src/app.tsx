@@ -41,6 +41,9 @@ export function App(): JSX.Element {
           <Link href="/" aria-current={section === 'projects' ? 'page' : undefined}>
             Projects
           </Link>
+          <Link href="/instances" aria-current={section === 'instances' ? 'page' : undefined}>
+            Instances
+          </Link>
           <a href="/docs">API reference</a>
         </nav>
       </header>

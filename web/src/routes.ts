@@ -22,6 +22,10 @@ export interface Route {
 export const routes: Route[] = [
   { path: '/', section: 'projects', page: () => import('./pages/projects') },
   { path: '/projects/:project', section: 'projects', page: () => import('./pages/project') },
+  { path: '/projects/:project/cache', section: 'projects', page: () => import('./pages/cache') },
+  { path: '/projects/:project/processing', section: 'projects', page: () => import('./pages/processing') },
+  { path: '/instances', section: 'instances', page: () => import('./pages/instances') },
+  { path: '/instances/:instance', section: 'instances', page: () => import('./pages/instance') },
 ];
 
 export function findRoute(path: string): { route: Route; params: Record<string, string> } | undefined {

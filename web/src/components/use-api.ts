@@ -67,3 +67,11 @@ export function useAction<A extends unknown[]>(work: (...args: A) => Promise<unk
   };
   return { run, busy, error };
 }
+
+/** Calls `tick` every `ms` milliseconds while the component is shown (a live view's refresh). */
+export function useInterval(tick: () => void, ms: number): void {
+  useEffect(() => {
+    const id = setInterval(tick, ms);
+    return () => clearInterval(id);
+  }, [tick, ms]);
+}

@@ -1,48 +1,24 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 
-import { type Answer, api } from '../api/client';
-import { projectRef, schemaQuery } from '../api/projects';
+import { api } from '../api/client';
+import { type LayerInfo, loadLayers } from '../api/layers';
+import { projectRef } from '../api/projects';
 import { type Candidate, DatasourcePicker } from '../components/datasource-picker';
 import { Dialog } from '../components/dialog';
 import { ErrorMessage, Loading } from '../components/messages';
 import { Page } from '../components/page';
+import { ProjectCheck } from '../components/project-check';
 import { ProjectMap } from '../components/project-map';
+import { ProjectTabs } from '../components/project-tabs';
 import { geometryClass, StyleEditor } from '../components/style-editor';
 import { useAction, useApi } from '../components/use-api';
-import { Link } from '../router';
 import type { PageProps } from '../routes';
-
-type LayerInfo = Answer<'/api/projects/{project}/layers/{layer}'>;
-type LayerRow = { name: string; info?: LayerInfo; error?: string };
 
 export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const ref = projectRef(params, query);
-  const q = schemaQuery(ref);
-  const path = { project: ref.project };
   const server = useApi((signal) => api.get('/api/server', { signal }), []);
-  const layers = useApi(
-    async (signal): Promise<LayerRow[]> => {
-      const names = await api.get('/api/projects/{project}/layers', { path, query: q, signal });
-      return Promise.all(
-        names.map(async (name) => {
-          try {
-            return {
-              name,
-              info: await api.get('/api/projects/{project}/layers/{layer}', {
-                path: { ...path, layer: name },
-                query: q,
-                signal,
-              }),
-            };
-          } catch (error) {
-            return { name, error: (error as Error).message };
-          }
-        }),
-      );
-    },
-    [ref.project, ref.schema],
-  );
+  const layers = useApi((signal) => loadLayers(ref, signal), [ref.project, ref.schema]);
   const [hidden, setHidden] = useState<Set<string>>(new Set());
   const [previews, setPreviews] = useState<Record<string, string | undefined>>({});
   const [mapError, setMapError] = useState<Error | undefined>(undefined);
@@ -70,9 +46,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
         </button>
       }
     >
-      <p class="breadcrumb">
-        <Link href={ref.schema ? `/?schema=${encodeURIComponent(ref.schema)}` : '/'}>Projects</Link> / {ref.project}
-      </p>
+      <ProjectTabs project={ref} current="" />
       <ErrorMessage error={layers.error ?? server.error} />
       <div class="layout-map">
         <div>
@@ -134,6 +108,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
           </ul>
         </section>
       </div>
+      <ProjectCheck project={ref} version={layers.data} />
       {styled && styledGeometry && (
         <section class="card" aria-labelledby="style-title">
           <h2 id="style-title">Style of {styled.name}</h2>

@@ -1,0 +1,176 @@
+/**
+ * The web console's administration pages in Chromium, against a Steward protected by a token, with
+ * MapProxy's tile cache and a QGIS Server that registers through the monitoring plugin: the token
+ * dialog, instances, the tile cache, processing and the project check. Every page is checked with
+ * axe-core and screenshotted into test/screenshots/.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { type Browser, type Page } from 'playwright-core';
+
+import { freePort } from '../src/runtime/ports.js';
+import { centreWhen, checkAccessibility, launchBrowser, openPage, screenshot } from './support/browser.js';
+import { type CacheStack, startCacheStack } from './support/cache-stack.js';
+import { apiCall } from './support/http.js';
+
+const repo = resolve(import.meta.dirname, '..');
+const TOKEN = 'console-admin-secret';
+const MONITORING_TOKEN = 'console-monitoring-secret';
+
+describe('web console administration', () => {
+  let cs: CacheStack;
+  let browser: Browser;
+  let page: Page;
+  let errors: string[];
+  const dataDir = mkdtempSync(join(tmpdir(), 'steward-console-admin-'));
+  const demo = join(dataDir, 'demo');
+  const call = (method: string, path: string, body?: unknown) => apiCall(cs.stack.api.url, method, path, body, TOKEN);
+
+  before(async () => {
+    execFileSync('/usr/bin/python3', [join(repo, 'scripts', 'demo-data.py'), demo]);
+    const monitoringPort = await freePort();
+    const pluginEnv = {
+      QGIS_PLUGINPATH: join(repo, 'plugin'),
+      STEWARD_HOST: '127.0.0.1',
+      STEWARD_PORT: String(monitoringPort),
+      STEWARD_MONITORING_TOKEN: MONITORING_TOKEN,
+      PYTHONDONTWRITEBYTECODE: '1',
+    };
+    [cs, browser] = await Promise.all([
+      startCacheStack(
+        { dataRoots: [demo], apiToken: TOKEN, monitoringPort, monitoringToken: MONITORING_TOKEN },
+        {},
+        { env: pluginEnv },
+      ),
+      launchBrowser(),
+    ]);
+    ({ page, errors } = await openPage(browser, cs.stack.api.url));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await cs?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('a protected Steward asks for the token, refuses a wrong one in words, accepts the right one', async () => {
+    await page.goto('/');
+    const dialog = page.getByRole('dialog', { name: 'API token' });
+    await dialog.getByText('protected by a token').waitFor();
+    await checkAccessibility(page, 'the token dialog');
+    await dialog.getByLabel('Token').fill('not-the-token');
+    await dialog.getByRole('button', { name: 'Use this token' }).click();
+    await dialog.getByRole('alert').getByText('The API refused this token').waitFor();
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('steward.token')), null);
+    await screenshot(page, 'token-refused');
+
+    await dialog.getByLabel('Token').fill(TOKEN);
+    await dialog.getByRole('button', { name: 'Use this token' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await page.getByRole('heading', { name: 'No project yet' }).waitFor();
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('steward.token')), TOKEN);
+    assert.deepEqual(errors, []);
+  });
+
+  test('instances: the registered QGIS Server appears, with its metadata, live requests and log', async () => {
+    await page.getByRole('link', { name: 'Instances' }).click();
+    const row = page.getByRole('row', { name: /127\.0\.0\.1/ });
+    await row.waitFor({ timeout: 20_000 });
+    const [{ id }] = ((await call('GET', '/api/instances')).body as { servers: { id: string }[] }).servers as [
+      { id: string },
+    ];
+    assert.match(await row.innerText(), new RegExp(`${id}\\s+127\\.0\\.0\\.1\\s+Binded \\d+ seconds ago`));
+    await checkAccessibility(page, 'the instances page');
+    await screenshot(page, 'instances');
+
+    await row.getByRole('link', { name: id }).click();
+    await page.getByRole('heading', { name: `Instance ${id}` }).waitFor();
+    await page
+      .getByText(/^3\.\d+/)
+      .first()
+      .waitFor();
+    const served = page.getByTestId('requests-served');
+    await served.waitFor();
+    const before = Number(await served.innerText());
+    const wms = `${cs.stack.qgis.url}?SERVICE=WMS&REQUEST=GetCapabilities&MAP=${join(demo, 'none.qgs')}`;
+    await fetch(wms).then((response) => response.text());
+    await page.waitForFunction(
+      (count) => Number(document.querySelector('[data-testid="requests-served"]')?.textContent) > count,
+      before,
+    );
+    const chart = page.getByRole('figure', { name: /Requests served and failed/ });
+    await page.waitForFunction(() => Number(document.querySelector('figure.chart')?.getAttribute('data-points')) >= 3);
+    assert.equal(await chart.locator('canvas').count(), 1);
+    await page
+      .getByRole('log')
+      .getByText(/REQUEST:GetCapabilities/)
+      .first()
+      .waitFor({ timeout: 10_000 });
+    await checkAccessibility(page, 'the instance page');
+    await screenshot(page, 'instance');
+    assert.deepEqual(errors, []);
+  });
+
+  test('processing: a histogram drawn as a chart, a calculation added as a layer and drawn', async () => {
+    assert.equal((await call('POST', '/api/projects', { name: 'terrain', author: 'Ada' })).status, 201);
+    const elevation = { datasource: join(demo, 'elevation.tif'), name: 'elevation', type: 'raster' };
+    assert.equal((await call('POST', '/api/projects/terrain/layers', elevation)).status, 201);
+
+    await page.goto('/projects/terrain');
+    await page.getByRole('link', { name: 'Processing' }).click();
+    await page.getByRole('button', { name: 'Draw the histogram' }).click();
+    const chart = page.getByRole('figure', { name: 'Band 1' });
+    await chart.locator('canvas').waitFor();
+    assert.match(await chart.innerText(), /\d+ pixels from -?[\d.]+ to [\d.]+ in 64 bins/);
+
+    const calculator = page.getByRole('form', { name: 'Raster calculator' });
+    assert.equal(await calculator.getByLabel('Expression').inputValue(), 'elevation@1 * 2');
+    assert.equal(await calculator.getByLabel('Output GeoTIFF').inputValue(), join(demo, 'terrain-calculated.tif'));
+    await calculator.getByLabel('New layer name').fill('doubled');
+    await calculator.getByRole('button', { name: 'Calculate and add the layer' }).click();
+    await page.getByText(/Layer doubled added: 1 band\(s\) of Float32/).waitFor({ timeout: 30_000 });
+    assert.deepEqual((await call('GET', '/api/projects/terrain/layers')).body, ['elevation', 'doubled']);
+    const map = page.getByTestId('project-map');
+    await centreWhen(map, 'drawn', ([r = 0, g = 0, b = 0]) => !(r === 255 && g === 255 && b === 255));
+    await checkAccessibility(page, 'the processing page');
+    await screenshot(page, 'processing');
+    assert.deepEqual(errors, []);
+  });
+
+  test('tile cache: its state, a reset, and its jobs', async () => {
+    await page.getByRole('link', { name: 'Tile cache' }).click();
+    await page.getByRole('heading', { name: 'terrain: tile cache' }).waitFor();
+    await page.getByText('valid', { exact: true }).waitFor();
+    await page.getByText('the filesystem').waitFor();
+    await page.getByText('No seed or truncate job yet').waitFor();
+    await page.getByRole('button', { name: 'Reset the cache' }).click();
+    await page.getByText('The cached tiles of terrain were cleared').waitFor();
+    await checkAccessibility(page, 'the tile cache page');
+    await screenshot(page, 'cache');
+    assert.deepEqual(errors, []);
+  });
+
+  test('project check: a layer whose file went away is shown broken, with the reason', async () => {
+    const copy = join(demo, 'moving.gpkg');
+    copyFileSync(join(demo, 'town.gpkg'), copy);
+    const layer = { datasource: `${copy}|layername=districts`, name: 'moving', type: 'vector' };
+    assert.equal((await call('POST', '/api/projects/terrain/layers', layer)).status, 201);
+    renameSync(copy, `${copy}.away`);
+
+    await page.getByRole('link', { name: 'Map and layers' }).click();
+    const problems = page.getByRole('list', { name: 'Layers with problems' });
+    const broken = problems.getByRole('listitem').filter({ hasText: 'moving' }).first();
+    await broken.waitFor({ timeout: 20_000 });
+    assert.match(await broken.innerText(), /moving\s+broken[\s\S]*datasource: .+/);
+    const card = page.locator('.layer-list > li.card').filter({ hasText: 'moving' });
+    assert.match(await card.innerText(), /broken[\s\S]*Why broken/);
+    await checkAccessibility(page, 'the project page with a broken layer');
+    await screenshot(page, 'project-check');
+    assert.deepEqual(errors, []);
+  });
+});

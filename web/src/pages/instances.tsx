@@ -1,0 +1,55 @@
+/** The QGIS Server instances registered through the monitoring plugin: the table `steward ps` prints. */
+import type { JSX } from 'preact';
+
+import { api } from '../api/client';
+import { ErrorMessage, Loading } from '../components/messages';
+import { Page } from '../components/page';
+import { useApi, useInterval } from '../components/use-api';
+import { Link } from '../router';
+
+export const REFRESH_MS = 2000;
+
+export default function InstancesPage(): JSX.Element {
+  const instances = useApi((signal) => api.get('/api/instances', { signal }), []);
+  useInterval(instances.reload, REFRESH_MS);
+  const servers = instances.data?.servers;
+  return (
+    <Page title="Instances">
+      <p class="muted">
+        QGIS Server processes that loaded the steward_monitor plugin and registered with this Steward. The table
+        refreshes every {REFRESH_MS / 1000} seconds.
+      </p>
+      <ErrorMessage error={instances.error} />
+      {!servers && instances.loading && <Loading what="instances" />}
+      {servers && servers.length === 0 && (
+        <p class="card muted">
+          No instance has registered yet: start QGIS Server with the plugin folder in QGIS_PLUGINPATH and STEWARD_HOST
+          and STEWARD_PORT pointing at this Steward's monitoring port.
+        </p>
+      )}
+      {servers && servers.length > 0 && (
+        <table class="table">
+          <caption class="visually-hidden">Registered instances</caption>
+          <thead>
+            <tr>
+              <th scope="col">Instance ID</th>
+              <th scope="col">IP</th>
+              <th scope="col">Status</th>
+            </tr>
+          </thead>
+          <tbody>
+            {servers.map((server) => (
+              <tr key={server.id}>
+                <td>
+                  <Link href={`/instances/${encodeURIComponent(server.id)}`}>{server.id}</Link>
+                </td>
+                <td>{server.ip}</td>
+                <td>Binded {server.binded} seconds ago</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Page>
+  );
+}
