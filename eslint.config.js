@@ -32,6 +32,21 @@ export default tseslint.config(
     },
   },
   {
+    // Settings are read once, in src/config.ts; the entry points hand the environment to it.
+    files: ['src/**/*.ts'],
+    ignores: ['src/config.ts', 'src/main.ts', 'src/embedded.ts', 'src/cli/main.ts', 'src/**/*.test.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        {
+          object: 'process',
+          property: 'env',
+          message: 'Read settings in src/config.ts (loadConfig) and hand them to the code that needs them.',
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: { globals: globals.node },

@@ -1,6 +1,12 @@
-import { availableParallelism } from 'node:os';
+import { availableParallelism, homedir } from 'node:os';
+import { join } from 'node:path';
 
-/** Steward's settings, read once from the environment (DESIGN.md section 1). */
+import { readS3Settings, type S3Settings } from './s3-settings.js';
+
+/**
+ * Steward's settings, read once from the environment. Only this module and the entry points read
+ * `process.env`; every other module is handed the settings it needs.
+ */
 export type LogLevel = 'debug' | 'info' | 'error';
 
 export interface Config {
@@ -9,6 +15,8 @@ export interface Config {
   logLevel: LogLevel;
   listen: { host: string; port: number };
   psqlService: string | undefined;
+  /** The PostgreSQL connection service files, in the order libpq reads them. */
+  pgServiceFiles: string[];
   monitoringPort: number | undefined;
   monitoringToken: string | undefined;
   mapproxyProjectsDir: string | undefined;
@@ -16,6 +24,8 @@ export interface Config {
   mapproxyUrl?: string | undefined;
   cacheS3Bucket: string | undefined;
   cacheS3Dir: string;
+  /** Endpoint, region and credentials of S3, for GDAL, the tile cache and MapProxy. */
+  s3: S3Settings;
   /** When set, every /api route requires `Authorization: Bearer <token>`. */
   apiToken: string | undefined;
   /** When set, filesystem datasources and outputs must lie inside these folders. */
@@ -104,6 +114,21 @@ function jobsConcurrency(env: Env): number {
   return value;
 }
 
+/** Where Debian's libpq looks for the system-wide service file when PGSYSCONFDIR is not set. */
+const DEFAULT_SYSCONFDIR = '/etc/postgresql-common';
+
+/** The service files libpq reads, in its order: the user's file, then the system's. */
+export function serviceFiles(env: Env): string[] {
+  const user = env['PGSERVICEFILE'] || join(env['HOME'] || homedir(), '.pg_service.conf');
+  const system = join(env['PGSYSCONFDIR'] || DEFAULT_SYSCONFDIR, 'pg_service.conf');
+  return [user, system];
+}
+
+/** The environment of a child process: this process's over `defaults`, with `overrides` on top. */
+export function childEnvironment(overrides: Env = {}, defaults: Env = {}): NodeJS.ProcessEnv {
+  return { ...defaults, ...process.env, ...overrides };
+}
+
 /** Splits `host:port` (IPv6 as `[::1]:5000`); a bare port listens on all interfaces. */
 export function parseListen(text: string): { host: string; port: number } {
   const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text) ?? /^()()(\d+)$/.exec(text);
@@ -120,6 +145,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel(env),
     listen: parseListen(optional(env, 'STEWARD_LISTEN') ?? '0.0.0.0:5000'),
     psqlService: optional(env, 'STEWARD_QGISSERVER_PROJECTS_PSQL_SERVICE'),
+    pgServiceFiles: serviceFiles(env),
     monitoringPort:
       monitoringPort === undefined ? undefined : port('STEWARD_QGISSERVER_MONITORING_PORT', monitoringPort),
     monitoringToken: optional(env, 'STEWARD_MONITORING_TOKEN'),
@@ -127,6 +153,7 @@ export function loadConfig(env: Env = process.env): Config {
     mapproxyUrl: optional(env, 'STEWARD_MAPPROXY_URL'),
     cacheS3Bucket: optional(env, 'STEWARD_MAPPROXY_CACHE_S3_BUCKET'),
     cacheS3Dir: optional(env, 'STEWARD_MAPPROXY_CACHE_S3_DIR') ?? '/mapproxy/cache',
+    s3: readS3Settings(env),
     apiToken: optional(env, 'STEWARD_API_TOKEN'),
     dataRoots: dataRoots(env),
     styleBodyLimit: styleBodyLimit(env),

@@ -11,9 +11,11 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { type RunningServer, startServer } from '../src/app/server.js';
+import { serviceFiles } from '../src/config.js';
 import type { InstanceMetadata } from '../src/monitor/protocol.js';
 import { freePort } from '../src/runtime/ports.js';
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
+import { readS3Settings } from '../src/s3-settings.js';
 import { apiCall } from './support/http.js';
 import { decodePng, type Image } from './support/png.js';
 import { startTestDatabase, type TestDatabase } from './support/postgres.js';
@@ -43,11 +45,13 @@ describe('a database project changed through the API, served by a running QGIS S
       logLevel: 'error',
       listen: { host: '127.0.0.1', port: 0 },
       psqlService: db.service,
+      pgServiceFiles: serviceFiles(process.env),
       monitoringPort: monitoring,
       monitoringToken: TOKEN,
       mapproxyProjectsDir: undefined,
       cacheS3Bucket: undefined,
       cacheS3Dir: '/mapproxy/cache',
+      s3: readS3Settings({}),
       apiToken: undefined,
       dataRoots: undefined,
       styleBodyLimit: 16 * 1024 * 1024,

@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { ConfigError } from '../src/config.js';
+import { ConfigError, serviceFiles } from '../src/config.js';
 import { freePort } from '../src/runtime/ports.js';
 import { DatabaseUnavailable } from '../src/storage/pg-database.js';
-import { parseServiceFile, resolveService, serviceFiles } from '../src/storage/pg-service.js';
+import { parseServiceFile, resolveService } from '../src/storage/pg-service.js';
 import { PostgresStore } from '../src/storage/postgres-store.js';
 import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 
@@ -52,20 +52,23 @@ describe('the PostgreSQL connection service file', () => {
       '[mine]\nhost=ignored\n[shared]\nhost=/run/postgresql\nsslmode=require\n',
     );
     const env = { PGSERVICEFILE: user, PGSYSCONFDIR: dir };
-    assert.deepEqual(resolveService('mine', env), {
+    assert.deepEqual(resolveService('mine', serviceFiles(env)), {
       host: '127.0.0.1',
       port: 5433,
       database: 'maps',
       user: 'ada',
       password: 'secret',
     });
-    assert.deepEqual(resolveService('shared', env), { host: '/run/postgresql', ssl: { rejectUnauthorized: false } });
+    assert.deepEqual(resolveService('shared', serviceFiles(env)), {
+      host: '/run/postgresql',
+      ssl: { rejectUnauthorized: false },
+    });
     assert.throws(
-      () => resolveService('nope', env),
+      () => resolveService('nope', serviceFiles(env)),
       (error: Error) => error instanceof ConfigError && /"nope" is not defined/.test(error.message),
     );
     writeFileSync(user, '[mine]\nport=none\n');
-    assert.throws(() => resolveService('mine', env), ConfigError);
+    assert.throws(() => resolveService('mine', serviceFiles(env)), ConfigError);
   });
 });
 
@@ -74,7 +77,7 @@ describe('PostgresStore on a real database', () => {
   let projectsDir: string;
   const stores: PostgresStore[] = [];
   const open = async (): Promise<PostgresStore> => {
-    const store = await PostgresStore.open(db.service, projectsDir);
+    const store = await PostgresStore.open(db.service, projectsDir, serviceFiles(process.env));
     stores.push(store);
     return store;
   };
@@ -233,7 +236,7 @@ describe('starting with an unusable PostgreSQL service', () => {
     });
     for (const service of ['closed', 'silent']) {
       const started = Date.now();
-      await assert.rejects(PostgresStore.open(service, tmpdir()), (error: Error) => {
+      await assert.rejects(PostgresStore.open(service, tmpdir(), serviceFiles(process.env)), (error: Error) => {
         assert.ok(error instanceof ConfigError, error.message);
         assert.match(
           error.message,

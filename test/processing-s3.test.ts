@@ -16,7 +16,8 @@ import { configureGdalMemory } from '../src/gdal/gdal-memory.js';
 import { computeHistogram } from '../src/gdal/histogram.js';
 import { uploadGeoTiff } from '../src/gdal/object-storage.js';
 import { buildOverviews } from '../src/gdal/overviews.js';
-import { configureObjectStorage, objectStorageSettings } from '../src/gdal/s3.js';
+import { configureObjectStorage, gdalS3Options } from '../src/gdal/s3.js';
+import { readS3Settings } from '../src/s3-settings.js';
 import { askOracle, type OverviewComparison } from './support/raster-oracle.js';
 import { scratchFolder, seededRandom, writeRaster } from './support/rasters.js';
 import { type S3Process, startS3Process } from './support/s3-process.js';
@@ -45,8 +46,9 @@ describe('raster processing on object storage', () => {
   before(async () => {
     configureGdalMemory();
     s3 = await startS3Process(BUCKET);
-    configureObjectStorage(s3.env);
-    gdalEnv = { ...process.env, ...objectStorageSettings(s3.env) };
+    const settings = readS3Settings(s3.env);
+    configureObjectStorage(settings);
+    gdalEnv = { ...process.env, ...gdalS3Options(settings) };
     folder = await scratchFolder('steward-s3-data-');
     const random = seededRandom(3);
     const grid = { width: 700, height: 650, tile: 256 };

@@ -44,9 +44,9 @@ function monitoringRegistry(config: Config, logger: FastifyBaseLogger): Instance
 }
 
 /** Loaded only with database support: the PostgreSQL client is a large part of the API's memory. */
-async function openPostgresStore(service: string, projectsDir: string): Promise<PostgresStore> {
+async function openPostgresStore(config: Config, service: string): Promise<PostgresStore> {
   const { PostgresStore } = await import('../storage/postgres-store.js');
-  return PostgresStore.open(service, projectsDir);
+  return PostgresStore.open(service, config.projectsDir, config.pgServiceFiles);
 }
 
 async function symbologyCatalogue(logger: FastifyBaseLogger): Promise<SymbologyCatalogue> {
@@ -61,12 +61,11 @@ async function symbologyCatalogue(logger: FastifyBaseLogger): Promise<SymbologyC
 /** Builds every service from the configuration, each from the ones it needs, in that order. */
 export async function createServices(config: Config, logger: FastifyBaseLogger): Promise<Services> {
   configureGdalMemory();
-  const objectStorage = configureObjectStorage();
+  const objectStorage = configureObjectStorage(config.s3);
   if (objectStorage.length > 0) logger.info(`object storage settings for GDAL: ${objectStorage.join(', ')}`);
   const crs = new CrsResolver();
   const registry = monitoringRegistry(config, logger);
-  const postgres =
-    config.psqlService === undefined ? undefined : await openPostgresStore(config.psqlService, config.projectsDir);
+  const postgres = config.psqlService === undefined ? undefined : await openPostgresStore(config, config.psqlService);
   const store = postgres ?? new FilesystemStore(config.projectsDir);
   const cleared = await store.clearLeftovers();
   if (cleared > 0) logger.info(`cleared ${cleared} leftovers of writes interrupted by a stopped process`);

@@ -1,9 +1,9 @@
 import { type Config } from '../config.js';
+import { s3Environment } from '../s3-settings.js';
 import { type ProjectRepository } from '../services/repository.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { FilesystemTiles } from './filesystem-tiles.js';
 import { CacheLayout } from './layout.js';
-import { s3EndpointFromEnv } from './s3-settings.js';
 import { TileCacheService } from './service.js';
 import { validateWithMapProxy } from './validate.js';
 
@@ -12,18 +12,17 @@ export interface TileCache {
   close(): void;
 }
 
-type CacheConfig = Pick<Config, 'mapproxyProjectsDir' | 'cacheS3Bucket' | 'cacheS3Dir'>;
+type CacheConfig = Pick<Config, 'mapproxyProjectsDir' | 'cacheS3Bucket' | 's3' | 'cacheS3Dir'>;
 
 /**
  * The tile cache the configuration asks for: none without `STEWARD_MAPPROXY_PROJECTS_DIR`, tiles
- * on S3 with `STEWARD_MAPPROXY_CACHE_S3_BUCKET` (endpoint and credentials from the AWS variables),
+ * on S3 with `STEWARD_MAPPROXY_CACHE_S3_BUCKET` (endpoint and credentials from `src/s3-settings.ts`),
  * on disk otherwise. The S3 client is loaded only then: it is a large part of the API's memory.
  */
 export async function createTileCache(
   config: CacheConfig,
   repository: ProjectRepository,
   projectUrl: (ref: ProjectRef) => Promise<URL>,
-  env: NodeJS.ProcessEnv = process.env,
 ): Promise<TileCache | undefined> {
   if (config.mapproxyProjectsDir === undefined) return undefined;
   const layout = new CacheLayout(config.mapproxyProjectsDir);
@@ -33,14 +32,15 @@ export async function createTileCache(
       : new (await import('./s3-tiles.js')).S3Tiles({
           bucket: config.cacheS3Bucket,
           directory: config.cacheS3Dir,
-          endpoint: s3EndpointFromEnv(env),
+          endpoint: config.s3.endpoint,
+          pathStyle: config.s3.pathStyle,
         });
   const service = new TileCacheService({
     layout,
     tiles: s3 ?? new FilesystemTiles(layout),
     repository,
     projectUrl,
-    validate: (file) => validateWithMapProxy(file, env),
+    validate: (file) => validateWithMapProxy(file, s3Environment(config.s3)),
   });
   return { service, close: () => s3?.close() };
 }

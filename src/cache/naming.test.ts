@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
+import { readS3Settings, type S3Endpoint } from '../s3-settings.js';
 import { CacheLayout, pathSegment } from './layout.js';
 import { mapproxyConfig } from './mapproxy-config.js';
-import { s3EndpointFromEnv } from './s3-settings.js';
 import { S3Tiles } from './s3-tiles.js';
 import { type TileStore } from './tile-store.js';
 
@@ -30,6 +30,8 @@ test('a path segment too long for a file name keeps its beginning and a hash of 
   }
   assert.notEqual(pathSegment(`${'x'.repeat(300)}a`), pathSegment(`${'x'.repeat(300)}b`), 'still one-to-one');
 });
+
+const s3EndpointFromEnv = (env: Record<string, string>): S3Endpoint => readS3Settings(env).endpoint;
 
 test("the S3 endpoint comes from AWS_ENDPOINT_URL, or from GDAL's AWS_S3_ENDPOINT and AWS_HTTPS", () => {
   assert.deepEqual(s3EndpointFromEnv({}), { url: undefined, region: undefined });

@@ -1,8 +1,8 @@
 import { DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 
 import { BadGateway } from '../errors.js';
+import { type S3Endpoint } from '../s3-settings.js';
 import { pathSegment } from './layout.js';
-import { type S3Endpoint } from './s3-settings.js';
 import { type TileStore } from './tile-store.js';
 import { type YamlMapping } from './yaml.js';
 
@@ -11,12 +11,15 @@ export interface S3TileLocation {
   /** `STEWARD_MAPPROXY_CACHE_S3_DIR`: the key prefix of every project's tiles. */
   directory: string;
   endpoint: S3Endpoint;
+  /** Buckets addressed as `<endpoint>/<bucket>` (the default) rather than `<bucket>.<host>`. */
+  pathStyle?: boolean;
 }
 
-function s3Client(endpoint: S3Endpoint): S3Client {
+function s3Client(location: S3TileLocation): S3Client {
+  const { url, region } = location.endpoint;
   return new S3Client({
-    region: endpoint.region ?? 'us-east-1',
-    ...(endpoint.url === undefined ? {} : { endpoint: endpoint.url, forcePathStyle: true }),
+    region: region ?? 'us-east-1',
+    ...(url === undefined ? {} : { endpoint: url, forcePathStyle: location.pathStyle ?? true }),
   });
 }
 
@@ -31,7 +34,7 @@ export class S3Tiles implements TileStore {
 
   constructor(
     private readonly location: S3TileLocation,
-    private readonly client: S3Client = s3Client(location.endpoint),
+    private readonly client: S3Client = s3Client(location),
   ) {
     this.root = location.directory
       .split('/')

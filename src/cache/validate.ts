@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 
+import { childEnvironment } from '../config.js';
 import { fileVersion } from '../storage/file-version.js';
 
 /** The Python that has MapProxy: Debian's (`mapproxy-util` runs with it), not a PATH python3. */
@@ -33,31 +34,36 @@ except Exception as error:
 print(json.dumps({'ok': ok, 'problems': problems}))
 `;
 
-function run(file: string, env: NodeJS.ProcessEnv): Promise<{ ok: boolean; problems: string[] }> {
+function run(file: string, env: Readonly<Record<string, string>>): Promise<{ ok: boolean; problems: string[] }> {
   return new Promise((resolve, reject) => {
-    execFile(MAPPROXY_PYTHON, ['-c', LOADER, file], { env, timeout: TIMEOUT_MS }, (error, stdout, stderr) => {
-      if (error) {
-        reject(
-          new Error(
-            error.killed ? `it did not finish within ${TIMEOUT_MS / 1000} s` : `${error.message} ${stderr}`.trim(),
-          ),
-        );
-        return;
-      }
-      try {
-        resolve(JSON.parse(stdout) as { ok: boolean; problems: string[] });
-      } catch {
-        reject(new Error(`unexpected output: ${stdout.slice(0, 200)}`));
-      }
-    });
+    execFile(
+      MAPPROXY_PYTHON,
+      ['-c', LOADER, file],
+      { env: childEnvironment(env), timeout: TIMEOUT_MS },
+      (error, stdout, stderr) => {
+        if (error) {
+          reject(
+            new Error(
+              error.killed ? `it did not finish within ${TIMEOUT_MS / 1000} s` : `${error.message} ${stderr}`.trim(),
+            ),
+          );
+          return;
+        }
+        try {
+          resolve(JSON.parse(stdout) as { ok: boolean; problems: string[] });
+        } catch {
+          reject(new Error(`unexpected output: ${stdout.slice(0, 200)}`));
+        }
+      },
+    );
   });
 }
 
 /** MapProxy's verdict on each configuration file, until the file changes: its loader takes a Python start. */
 const verdicts = new Map<string, { version: string; validation: Validation }>();
 
-/** Whether MapProxy loads the configuration file, and if not, its reasons. */
-export async function validateWithMapProxy(file: string, env: NodeJS.ProcessEnv = process.env): Promise<Validation> {
+/** Whether MapProxy loads the configuration file, and if not, its reasons; `env` holds its S3 settings. */
+export async function validateWithMapProxy(file: string, env: Readonly<Record<string, string>>): Promise<Validation> {
   const version = fileVersion(file);
   const known = verdicts.get(file);
   if (version !== undefined && known?.version === version) return known.validation;

@@ -3,13 +3,14 @@
  * defaults to 5% of RAM and fills with blocks that a streaming pass never reads again; 32 MB holds
  * every block one window of the calculator or histogram touches. Uncompressed GeoTIFFs are read
  * straight into the caller's buffer instead of through that cache. Must run before the first
- * raster is read: GDAL reads GDAL_CACHEMAX once. A GDAL_CACHEMAX in the environment wins.
+ * raster is read: GDAL reads GDAL_CACHEMAX once. A value already set (in the environment, which
+ * GDAL reads itself) wins.
  */
 import gdal from 'gdal-async';
 
 export const BLOCK_CACHE_MB = 32;
 
-export function configureGdalMemory(env: Readonly<Record<string, string | undefined>> = process.env): void {
-  if (!env['GDAL_CACHEMAX']) gdal.config.set('GDAL_CACHEMAX', String(BLOCK_CACHE_MB));
-  if (!env['GTIFF_DIRECT_IO']) gdal.config.set('GTIFF_DIRECT_IO', 'YES');
+export function configureGdalMemory(): void {
+  if (!gdal.config.get('GDAL_CACHEMAX')) gdal.config.set('GDAL_CACHEMAX', String(BLOCK_CACHE_MB));
+  if (!gdal.config.get('GTIFF_DIRECT_IO')) gdal.config.set('GTIFF_DIRECT_IO', 'YES');
 }

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { objectStorageSettings } from './s3.js';
+import { readS3Settings } from '../s3-settings.js';
+import { gdalS3Options } from './s3.js';
+
+const objectStorageSettings = (env: Record<string, string>): Record<string, string> =>
+  gdalS3Options(readS3Settings(env));
 
 describe('object storage settings', () => {
   test('point GDAL at an http:// endpoint path-style, over plain HTTP', () => {

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { childEnvironment } from '../config.js';
 import { ChildLog } from './child-log.js';
 import { freePort } from './ports.js';
 import { type QgisServerOptions } from './qgis-server.js';
@@ -32,7 +33,7 @@ export class MapProxyProcess {
     const host = options.host ?? '127.0.0.1';
     const port = options.port ?? (await freePort(host));
     const child = spawn('mapproxy-util', ['serve-multiapp-develop', '--bind', `${host}:${port}`, configDir], {
-      env: { ...process.env, ...options.env },
+      env: childEnvironment(options.env),
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });

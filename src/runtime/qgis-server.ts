@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { childEnvironment } from '../config.js';
 import { ChildLog } from './child-log.js';
 import { accepts, freePort } from './ports.js';
 
@@ -37,15 +38,16 @@ export class QgisServerProcess {
     const port = options.port ?? (await freePort(host));
     const [program = 'qgis_mapserver', ...programArgs] = options.command ?? [];
     const child = spawn(program, [...programArgs, `${host}:${port}`], {
-      env: {
-        ...process.env,
-        QT_QPA_PLATFORM: 'offscreen',
-        QGIS_SERVER_LOG_LEVEL: '0',
-        QGIS_SERVER_LOG_STDERR: '1',
-        PYTHONDONTWRITEBYTECODE: '1',
-        XDG_RUNTIME_DIR: process.env['XDG_RUNTIME_DIR'] ?? '/tmp',
-        ...options.env,
-      },
+      env: childEnvironment(
+        {
+          QT_QPA_PLATFORM: 'offscreen',
+          QGIS_SERVER_LOG_LEVEL: '0',
+          QGIS_SERVER_LOG_STDERR: '1',
+          PYTHONDONTWRITEBYTECODE: '1',
+          ...options.env,
+        },
+        { XDG_RUNTIME_DIR: '/tmp' },
+      ),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const server = new QgisServerProcess(host, port, child, options.onLog);

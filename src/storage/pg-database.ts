@@ -53,8 +53,8 @@ export class PostgresDatabase {
   ) {}
 
   /** Connects to the named service; throws ConfigError when it is unknown or cannot be reached. */
-  static async connect(service: string): Promise<PostgresDatabase> {
-    const settings = resolveService(service);
+  static async connect(service: string, serviceFiles: readonly string[]): Promise<PostgresDatabase> {
+    const settings = resolveService(service, serviceFiles);
     const common: ClientConfig = { ...settings, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true };
     const pool = new Pool({ ...common, statement_timeout: STATEMENT_TIMEOUT_MS, max: 10 });
     const lockPool = new Pool({ ...common, lock_timeout: LOCK_WAIT_MS, max: 10 });

@@ -1,22 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 
 import { type ClientConfig } from 'pg';
 
 import { ConfigError } from '../config.js';
-
-/** Where Debian's libpq looks for the system-wide service file when PGSYSCONFDIR is not set. */
-const DEFAULT_SYSCONFDIR = '/etc/postgresql-common';
-
-type Env = Readonly<Record<string, string | undefined>>;
-
-/** The service files libpq reads, in its order: the user's file, then the system's. */
-export function serviceFiles(env: Env = process.env): string[] {
-  const user = env['PGSERVICEFILE'] || join(env['HOME'] || homedir(), '.pg_service.conf');
-  const system = join(env['PGSYSCONFDIR'] || DEFAULT_SYSCONFDIR, 'pg_service.conf');
-  return [user, system];
-}
 
 /** The `key=value` entries of every `[section]` of a service file, as libpq parses it. */
 export function parseServiceFile(text: string): Map<string, Map<string, string>> {
@@ -64,12 +50,12 @@ function portOption(service: string, text: string | undefined): number | undefin
 }
 
 /**
- * The connection settings of a named service, read from the first service file that defines it.
+ * The connection settings of a named service, read from the first of `files` (`serviceFiles` of
+ * `src/config.ts`) that defines it.
  * Entries the section leaves out fall back to pg's own defaults (PGHOST, PGUSER, ~/.pgpass, ...),
  * as libpq's do.
  */
-export function resolveService(service: string, env: Env = process.env): ClientConfig {
-  const files = serviceFiles(env);
+export function resolveService(service: string, files: readonly string[]): ClientConfig {
   for (const file of files) {
     const section = readSection(file, service);
     if (!section) continue;

@@ -67,8 +67,8 @@ export class PostgresStore implements ProjectStore {
   ) {}
 
   /** Connects to the named connection service; throws ConfigError when that is not possible. */
-  static async open(service: string, projectsDir: string): Promise<PostgresStore> {
-    return new PostgresStore(service, await PostgresDatabase.connect(service), projectsDir);
+  static async open(service: string, projectsDir: string, serviceFiles: readonly string[]): Promise<PostgresStore> {
+    return new PostgresStore(service, await PostgresDatabase.connect(service, serviceFiles), projectsDir);
   }
 
   close(): Promise<void> {

@@ -8,6 +8,7 @@ import { type Config } from '../../src/config.js';
 import { MapProxyProcess } from '../../src/runtime/mapproxy.js';
 import { freePort } from '../../src/runtime/ports.js';
 import { type QgisServerOptions } from '../../src/runtime/qgis-server.js';
+import { readS3Settings } from '../../src/s3-settings.js';
 import { ProjectRepository } from '../../src/services/repository.js';
 import { FilesystemStore } from '../../src/storage/filesystem-store.js';
 import { type ProjectRef } from '../../src/storage/project-store.js';
@@ -56,7 +57,8 @@ export async function startCacheStack(
     url.searchParams.set('MAP', await repository.store.mapParameter(ref));
     return url;
   };
-  const cache = await createTileCache(config, repository, projectUrl, { ...process.env, ...env });
+  const s3 = readS3Settings({ ...process.env, ...env });
+  const cache = await createTileCache({ ...config, s3 }, repository, projectUrl);
   if (!cache) throw new Error('the cache is enabled in this stack');
   return {
     stack,

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { type RunningServer, startServer } from '../../src/app/server.js';
-import { type Config, loadConfig } from '../../src/config.js';
+import { type Config, loadConfig, serviceFiles } from '../../src/config.js';
 import { type QgisServerOptions, QgisServerProcess } from '../../src/runtime/qgis-server.js';
+import { readS3Settings } from '../../src/s3-settings.js';
 import { apiCall } from './http.js';
 
 export interface Stack {
@@ -27,6 +28,9 @@ export async function startStack(overrides: Partial<Config> = {}, qgisOptions: Q
       STEWARD_LOGLEVEL: 'ERROR',
       STEWARD_LISTEN: '127.0.0.1:0',
     }),
+    // Tests set up S3 and PostgreSQL in this process's environment, as an operator would.
+    s3: readS3Settings(process.env),
+    pgServiceFiles: serviceFiles(process.env),
     ...overrides,
   });
 
