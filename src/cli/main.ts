@@ -6,8 +6,8 @@ const stop = new AbortController();
 process.once('SIGINT', () => stop.abort());
 
 process.exitCode = await run(process.argv.slice(2), {
-  out: (text) => process.stdout.write(text),
-  err: (text) => process.stderr.write(text),
+  out: (text) => void process.stdout.write(text),
+  err: (text) => void process.stderr.write(text),
   env: process.env,
   isTTY: process.stdout.isTTY === true,
   signal: stop.signal,
