@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { ConfigError, serviceFiles } from '../src/config.js';
@@ -86,8 +86,12 @@ describe('PostgresStore on a real database', () => {
     db = await startTestDatabase();
     projectsDir = mkdtempSync(join(tmpdir(), 'steward-projects-'));
   });
+  // Each test's sessions end with it: the 503 test ends every session of the role, and a session
+  // of an earlier test ended then would report its loss after that test.
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((store) => store.close()));
+  });
   after(async () => {
-    await Promise.all(stores.map((store) => store.close()));
     await db?.stop();
     rmSync(projectsDir, { recursive: true, force: true });
   });
