@@ -191,6 +191,19 @@ function validBodies(data: Fixtures, tokens: readonly string[]): Record<string, 
       example: { name: 'canonical', author: 'a' },
       arbitrary: fc.record({ name: freshName, author: fc.oneof(fc.constant('author'), freshName) }),
     },
+    'PATCH /api/projects/{project}': {
+      example: { title: 'Canonical', abstract: 'a <b> & c' },
+      arbitrary: fc.record(
+        {
+          title: fc.string(),
+          abstract: fc.string(),
+          author: fc.oneof(fc.constant('author'), fc.string()),
+          wms_title: freshName,
+          wms_abstract: fc.string(),
+        },
+        { requiredKeys: [] },
+      ),
+    },
     'POST /api/projects/{project}/layers': {
       example: { type: 'raster', name: 'canonical', datasource: data.floatTiff },
       arbitrary: fc

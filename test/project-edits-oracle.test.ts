@@ -43,6 +43,14 @@ const LINE_STYLE = {
   symbology: { type: 'single_symbol', symbol: 'line', properties: { line_color: '#0000FF', line_width: 3 } },
 };
 
+const METADATA = {
+  title: 'Rivers & lakes',
+  abstract: 'Water <bodies>\nof the region',
+  author: 'Grace',
+  wms_title: 'Hydrography',
+  wms_abstract: 'Rivers and lakes, daily',
+};
+
 interface Summary {
   layers: Record<string, { styles: { styles: Record<string, unknown> }; labels?: unknown }>;
   messages: string[];
@@ -120,6 +128,13 @@ function edits(fixtures: () => Fixtures): Edit[] {
       },
       qgis: (stack, project) => [['put-style', 'lines', 'blue', styleFile(stack, project, 'blue'), 'current']],
       restyles: ['lines'],
+    },
+    {
+      name: 'set_metadata',
+      steward: (stack, project) => ok(stack, 'PATCH', `/api/projects/${project}`, METADATA),
+      qgis: () => [
+        ['set-metadata', METADATA.title, METADATA.abstract, METADATA.author, METADATA.wms_title, METADATA.wms_abstract],
+      ],
     },
     {
       name: 'make_current',
@@ -214,6 +229,13 @@ for (const runtime of RUNTIMES) {
         'virtual',
       ]);
       assert.deepEqual(zipEntries(join(corpus, 'corpus', 'corpus.qgz')), ['corpus.qgd', 'corpus.qgs']);
+      // The report's body map is what the removal of polygons and points must edit.
+      assert.deepEqual(
+        (summary['reports'] as Array<{ sections: Array<{ body: { maps: Array<{ layers: string[] }> } }> }>).map(
+          (report) => report.sections.map((section) => section.body.maps.map((map) => map.layers)),
+        ),
+        [[[['polygons', 'points']]]],
+      );
     });
 
     for (const edit of edits(() => data)) {

@@ -3,7 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { publishedLayers } from './support/qgis.js';
+import { ows, publishedLayers } from './support/qgis.js';
 import { type Stack, startStack } from './support/stack.js';
 
 describe('projects on the filesystem', () => {
@@ -29,6 +29,56 @@ describe('projects on the filesystem', () => {
     assert.match(body['creation_datetime'] ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/);
     assert.ok(existsSync(join(stack.projectsDir, 'alpha', 'steward.db')), 'the internal database is created');
     assert.deepEqual(await publishedLayers(stack.qgis, join(stack.projectsDir, 'alpha', 'alpha.qgs')), []);
+  });
+
+  it('changes the metadata, which QGIS Server then serves in its capabilities', async () => {
+    await stack.call('POST', '/api/projects', { name: 'described', author: 'Ada' });
+    const change = {
+      title: 'Rivers & lakes',
+      abstract: 'Water <bodies>\nof the region',
+      author: 'Grace',
+      wms_title: 'Hydrography service',
+      wms_abstract: 'Rivers and lakes, daily',
+    };
+    const changed = await stack.call('PATCH', '/api/projects/described', change);
+    assert.equal(changed.status, 200, JSON.stringify(changed.body));
+    assert.deepEqual((await stack.call('GET', '/api/projects/described')).body, changed.body);
+    assert.deepEqual(
+      Object.fromEntries(Object.keys(change).map((key) => [key, (changed.body as Record<string, string>)[key]])),
+      change,
+    );
+    const map = join(stack.projectsDir, 'described', 'described.qgs');
+    const capabilities = await (
+      await ows(stack.qgis, map, { SERVICE: 'WMS', VERSION: '1.3.0', REQUEST: 'GetCapabilities' })
+    ).text();
+    const service = capabilities.slice(capabilities.indexOf('<Service>'), capabilities.indexOf('</Service>'));
+    assert.match(service, /<Title>Hydrography service<\/Title>/);
+    assert.match(service, /<Abstract>(<!\[CDATA\[)?Rivers and lakes, daily(\]\]>)?<\/Abstract>/);
+
+    const title = await stack.call('PATCH', '/api/projects/described', { title: 'Rivers' });
+    assert.equal((title.body as Record<string, string>)['title'], 'Rivers');
+    assert.equal((title.body as Record<string, string>)['author'], 'Grace', 'fields not named stay');
+  });
+
+  it('refuses a metadata change it cannot make, and keeps the project as it was', async () => {
+    await stack.call('POST', '/api/projects', { name: 'kept', author: 'Ada' });
+    const before = (await stack.call('GET', '/api/projects/kept')).body;
+    const cases: Array<[unknown, number]> = [
+      [{}, 400],
+      [{ colour: 'red' }, 400],
+      [{ author: '' }, 400],
+      [{ author: '   ' }, 400],
+      [{ title: 5 }, 400],
+      [{ abstract: 'a\u0001b' }, 400],
+      [[], 400],
+    ];
+    for (const [body, status] of cases) {
+      const reply = await stack.call('PATCH', '/api/projects/kept', body);
+      assert.equal(reply.status, status, JSON.stringify(body));
+      assert.equal(typeof (reply.body as { error: unknown }).error, 'string');
+    }
+    assert.equal((await stack.call('PATCH', '/api/projects/missing', { title: 'x' })).status, 404);
+    assert.deepEqual((await stack.call('GET', '/api/projects/kept')).body, before);
   });
 
   it('deletes everything of a project', async () => {

@@ -1,6 +1,7 @@
 import { authidOf } from './crs.js';
 import { type Extent, layerTreeElement, type LayerType, type MapLayerDefinition, mapLayerElement } from './layer.js';
 import { addSnapping, fieldsOf, removeLayerReferences, removeProjectReferences } from './layer-references.js';
+import { type MetadataChange, type ProjectMetadata, readMetadata, writeMetadata } from './project-metadata.js';
 import { emptyProject, type NewProject } from './project-template.js';
 import { readTimeDimension, type TimeDimension } from './temporal.js';
 import {
@@ -41,13 +42,6 @@ export interface LayerEntry {
   time?: TimeDimension;
   currentStyle: string;
   styles: string[];
-}
-
-export interface ProjectMetadata {
-  title: string;
-  author: string;
-  creation: string;
-  authid: string;
 }
 
 export class ProjectFormatError extends Error {}
@@ -170,13 +164,11 @@ export class ProjectDocument {
   }
 
   metadata(): ProjectMetadata {
-    const root = this.document.root;
-    return {
-      title: childText(root, 'title'),
-      author: childText(root, 'projectMetadata', 'author'),
-      creation: childText(root, 'projectMetadata', 'creation'),
-      authid: authidOf(firstChild(root, 'projectCrs')),
-    };
+    return readMetadata(this.document.root);
+  }
+
+  changeMetadata(change: MetadataChange): void {
+    writeMetadata(this.document.root, change);
   }
 
   private get projectLayers(): XmlElement {

@@ -11,12 +11,25 @@ export const DEFAULT_SCHEMA = 'public';
 export const DEFAULT_PROJECT_CRS = 'EPSG:3857';
 
 export interface ProjectInfo {
+  title: string;
+  abstract: string;
   author: string;
+  wms_title: string;
+  wms_abstract: string;
   creation_datetime: string;
   crs: string;
   storage: 'filesystem' | 'postgresql';
   schema?: string;
   cache: 'mapproxy' | 'disabled';
+}
+
+/** A change of a project's metadata; absent fields stay as they are. */
+export interface MetadataRequest {
+  title?: string;
+  abstract?: string;
+  author?: string;
+  wms_title?: string;
+  wms_abstract?: string;
 }
 
 export interface NewProjectRequest {
@@ -36,6 +49,11 @@ export function projectRef(name: string, schema = DEFAULT_SCHEMA): ProjectRef {
   return { name: checkName('project', name), schema: checkName('schema', schema) };
 }
 
+function checkAuthor(author: string): void {
+  if (author.trim() === '') throw new BadRequest('author must not be empty');
+  checkText('author', author);
+}
+
 export class ProjectService {
   constructor(
     private readonly repository: ProjectRepository,
@@ -52,7 +70,11 @@ export class ProjectService {
     const metadata = document.metadata();
     const storage = this.repository.store.kind;
     return {
+      title: metadata.title,
+      abstract: metadata.abstract,
       author: metadata.author,
+      wms_title: metadata.wmsTitle,
+      wms_abstract: metadata.wmsAbstract,
       creation_datetime: metadata.creation || (document.root.attributes.get('saveDateTime') ?? ''),
       crs: metadata.authid,
       storage,
@@ -63,8 +85,7 @@ export class ProjectService {
 
   async create(request: NewProjectRequest): Promise<void> {
     const ref = projectRef(request.name, request.schema);
-    if (request.author.trim() === '') throw new BadRequest('author must not be empty');
-    checkText('author', request.author);
+    checkAuthor(request.author);
     const crs = this.crs.fromAuthid(DEFAULT_PROJECT_CRS);
     if (!crs) throw new Error(`GDAL does not know ${DEFAULT_PROJECT_CRS}`);
     const document = ProjectDocument.create({
@@ -76,6 +97,22 @@ export class ProjectService {
     await this.repository.create(ref, document);
     InternalDatabase.ensure(this.repository.store.dataDir(ref));
     await this.options.lifecycle?.projectCreated?.(ref);
+  }
+
+  /** Changes the project's metadata as `QgsProject::setTitle`, `setMetadata` and `writeEntry` would. */
+  async changeMetadata(ref: ProjectRef, request: MetadataRequest): Promise<ProjectInfo> {
+    if (request.author !== undefined) checkAuthor(request.author);
+    for (const [field, value] of Object.entries(request) as Array<[string, string]>) checkText(field, value);
+    await this.repository.update(ref, (document) =>
+      document.changeMetadata({
+        title: request.title,
+        abstract: request.abstract,
+        author: request.author,
+        wmsTitle: request.wms_title,
+        wmsAbstract: request.wms_abstract,
+      }),
+    );
+    return this.info(ref);
   }
 
   /** Removes the project; false when there was none. */

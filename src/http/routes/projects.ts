@@ -17,13 +17,28 @@ const NewProject = Type.Object(
 );
 
 const ProjectInfo = Type.Object({
+  title: Type.String(),
+  abstract: Type.String(),
   author: Type.String(),
+  wms_title: Type.String({ description: 'The title QGIS Server gives the WMS service; the project title when empty' }),
+  wms_abstract: Type.String(),
   creation_datetime: Type.String(),
   crs: Type.String(),
   storage: Type.String(),
   schema: Type.Optional(Type.String()),
   cache: Type.String(),
 });
+
+const MetadataChange = Type.Object(
+  {
+    title: Type.Optional(Type.String({ maxLength: 4096 })),
+    abstract: Type.Optional(Type.String({ maxLength: 65536 })),
+    author: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    wms_title: Type.Optional(Type.String({ maxLength: 4096 })),
+    wms_abstract: Type.Optional(Type.String({ maxLength: 65536 })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
 
 export function projectRoutes(projects: ProjectService): RouteModule {
   const routes: FastifyPluginAsync = async (app) => {
@@ -67,6 +82,20 @@ export function projectRoutes(projects: ProjectService): RouteModule {
         },
       },
       async (request) => projects.info(request.project),
+    );
+    api.patch(
+      '/:project',
+      {
+        schema: {
+          tags: ['projects'],
+          summary: "Change a project's title, abstract, author or WMS service title and abstract",
+          params: ProjectParams,
+          querystring: SchemaQuery,
+          body: MetadataChange,
+          response: { 200: ProjectInfo, ...errorResponses },
+        },
+      },
+      async (request) => projects.changeMetadata(request.project, request.body),
     );
     api.delete(
       '/:project',

@@ -6,6 +6,9 @@ usage: edit_project.py INPUT OUTPUT EDIT ARGS...
   put-style LAYER STYLE QML current|other   adds (or replaces) STYLE in LAYER's style manager from a
                                             .qml file, making it current or not
   make-current LAYER STYLE                  QgsMapLayerStyleManager.setCurrentStyle
+  set-metadata TITLE ABSTRACT AUTHOR WMS_TITLE WMS_ABSTRACT
+                                            QgsProject.setTitle, setMetadata and the WMS service
+                                            entries, as the project properties dialog sets them
 The project is read from INPUT and written to OUTPUT by QGIS.
 """
 import os
@@ -63,6 +66,15 @@ elif edit == "put-style":
 elif edit == "make-current":
     name, style = arguments
     assert layer_named(name).styleManager().setCurrentStyle(style), style
+elif edit == "set-metadata":
+    title, abstract, author, wms_title, wms_abstract = arguments
+    project.setTitle(title)
+    metadata = project.metadata()
+    metadata.setAbstract(abstract)
+    metadata.setAuthor(author)
+    project.setMetadata(metadata)
+    project.writeEntry("WMSServiceTitle", "/", wms_title)
+    project.writeEntry("WMSServiceAbstract", "/", wms_abstract)
 else:
     sys.exit(f"unknown edit {edit}")
 if not project.write(output):

@@ -4,7 +4,7 @@ usage: make_corpus.py FOLDER GEOPACKAGE RASTER
 writes FOLDER/library/library.qgs (a project whose group and layer the corpus embeds) and
 FOLDER/corpus/corpus.qgz: layers polygons, lines, points, rgb, a virtual layer; groups and a nested
 group; an embedded group; two map themes; a layout with a map (fixed layer set) and a legend (own
-model); a relation points -> polygons; a join of lines to polygons; snapping with individual layer
+model); a report with a legend in its header and a map in its body; a relation points -> polygons; a join of lines to polygons; snapping with individual layer
 settings; an auxiliary field on points (the .qgd inside the .qgz); labels; an expression field;
 temporal properties; a second style in the style manager of polygons; a project variable;
 transaction and evaluation settings.
@@ -21,6 +21,7 @@ from qgis.core import (  # noqa: E402
     QgsDateTimeRange,
     QgsExpressionContextUtils,
     QgsField,
+    QgsLayout,
     QgsLayoutItemLegend,
     QgsLayoutItemMap,
     QgsLayerTreeModel,
@@ -34,6 +35,8 @@ from qgis.core import (  # noqa: E402
     QgsProject,
     QgsPropertyDefinition,
     QgsRasterLayer,
+    QgsReport,
+    QgsReportSectionLayout,
     QgsRectangle,
     QgsRelation,
     QgsSnappingConfig,
@@ -188,6 +191,29 @@ frame.setKeepLayerStyles(True)
 layout.atlas().setCoverageLayer(points)
 layout.atlas().setEnabled(True)
 project.layoutManager().addLayout(layout)
+
+# A report: its header holds a legend, its body section a map with a fixed layer set.
+report = QgsReport(project)
+report.setName("register")
+header = QgsLayout(project)
+header.initializeDefaults()
+header_legend = QgsLayoutItemLegend(header)
+header_legend.setAutoUpdateModel(False)
+header.addLayoutItem(header_legend)
+report.setHeader(header)
+report.setHeaderEnabled(True)
+section = QgsReportSectionLayout(report)
+body = QgsLayout(project)
+body.initializeDefaults()
+body_map = QgsLayoutItemMap(body)
+body_map.attemptResize(QgsLayoutSize(100, 100))
+body_map.setExtent(QgsRectangle(1, 44, 3, 46))
+body_map.setLayers([polygons, points])
+body_map.setKeepLayerSet(True)
+body.addLayoutItem(body_map)
+section.setBody(body)
+report.appendChild(section)
+project.layoutManager().addLayout(report)
 
 # References QGIS keeps when the layer goes: a data dependency, server and identify settings.
 lines.setDependencies([QgsMapLayerDependency(points.id())])

@@ -20,6 +20,7 @@ from qgis.core import (  # noqa: E402
     QgsLayoutItemMap,
     QgsProject,
     QgsRenderContext,
+    QgsReport,
 )
 
 app = QgsApplication([], False)
@@ -142,7 +143,7 @@ def theme_of(name):
     )
 
 
-def layout_of(layout):
+def items_of(layout):
     maps, legends = [], []
     for item in layout.items():
         if isinstance(item, QgsLayoutItemMap):
@@ -155,13 +156,28 @@ def layout_of(layout):
             )
         elif isinstance(item, QgsLayoutItemLegend):
             legends.append({"autoUpdate": item.autoUpdateModel(), "tree": tree_of(item.model().rootGroup())})
+    return {"maps": maps, "legends": legends}
+
+
+def layout_of(layout):
     atlas = layout.atlas()
     return {
         "name": layout.name(),
-        "maps": maps,
-        "legends": legends,
+        **items_of(layout),
         "atlas": {"enabled": atlas.enabled(), "coverage": name_of(atlas.coverageLayer())},
     }
+
+
+def section_of(section):
+    parts = {"header": section.header(), "footer": section.footer(), "body": getattr(section, "body", lambda: None)()}
+    return {
+        **{name: items_of(part) for name, part in parts.items() if part is not None},
+        "sections": [section_of(child) for child in section.childSections()],
+    }
+
+
+def report_of(report):
+    return {"name": report.name(), **section_of(report)}
 
 
 snapping = project.snappingConfig()
@@ -169,6 +185,10 @@ root = project.layerTreeRoot()
 summary = {
     "title": project.title(),
     "author": project.metadata().author(),
+    "metadataTitle": project.metadata().title(),
+    "abstract": project.metadata().abstract(),
+    "wmsTitle": project.readEntry("WMSServiceTitle", "/")[0],
+    "wmsAbstract": project.readEntry("WMSServiceAbstract", "/")[0],
     "crs": project.crs().authid(),
     "variables": QgsExpressionContextUtils.projectScope(project).variable("region"),
     "autoTransaction": project.autoTransaction(),
@@ -196,6 +216,7 @@ summary = {
     ),
     "themes": {name: theme_of(name) for name in project.mapThemeCollection().mapThemes()},
     "layouts": [layout_of(layout) for layout in project.layoutManager().printLayouts()],
+    "reports": [report_of(layout) for layout in project.layoutManager().layouts() if isinstance(layout, QgsReport)],
     "snapping": {
         "enabled": snapping.enabled(),
         "mode": int(snapping.mode()),
