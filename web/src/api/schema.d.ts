@@ -1082,12 +1082,17 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            abstract: string;
                             author: string;
                             cache: string;
                             creation_datetime: string;
                             crs: string;
                             schema?: string;
                             storage: string;
+                            title: string;
+                            wms_abstract: string;
+                            /** @description The title QGIS Server gives the WMS service; the project title when empty */
+                            wms_title: string;
                         };
                     };
                 };
@@ -1145,7 +1150,76 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        patch?: never;
+        /** Change a project's title, abstract, author or WMS service title and abstract */
+        patch: {
+            parameters: {
+                query?: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        abstract?: string;
+                        author?: string;
+                        title?: string;
+                        wms_abstract?: string;
+                        wms_title?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            abstract: string;
+                            author: string;
+                            cache: string;
+                            creation_datetime: string;
+                            crs: string;
+                            schema?: string;
+                            storage: string;
+                            title: string;
+                            wms_abstract: string;
+                            /** @description The title QGIS Server gives the WMS service; the project title when empty */
+                            wms_title: string;
+                        };
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/api/projects/{project}/cache": {
