@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark of the project, printed and written to bench/results/.
- * `npm run bench -- api` (or `processing`, `plugin`) runs the named suites only.
+ * `npm run bench -- api` (or `processing`, `plugin`, `console`) runs the named suites only.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -10,6 +10,7 @@ import gdal from 'gdal-async';
 
 import { localQgisVersion } from '../src/runtime/qgis-version.js';
 import { runApiBench } from './api.js';
+import { runConsoleBench } from './console.js';
 import { runPluginBench } from './plugin.js';
 import { runProcessingBench } from './processing.js';
 
@@ -26,6 +27,7 @@ const suites: Array<[string, string, () => Promise<string>]> = [
   ['api', 'API', runApiBench],
   ['processing', 'raster processing', runProcessingBench],
   ['plugin', 'monitoring plugin', runPluginBench],
+  ['console', 'web console', runConsoleBench],
 ];
 const selected = process.argv.slice(2);
 for (const [, name, suite] of suites.filter(([key]) => selected.length === 0 || selected.includes(key))) {
