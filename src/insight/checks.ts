@@ -4,15 +4,14 @@
  * resolved, and QGIS Server is asked (WMS GetCapabilities) whether it loads the project and which
  * layers it publishes.
  */
-import { existsSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute } from 'node:path';
 
 import { DOMParser } from '@xmldom/xmldom';
 
 import { type CrsResolver } from '../gdal/crs.js';
 import { probeDatasource } from '../gdal/probe.js';
 import { type LayerEntry } from '../qgis/project.js';
-import { styleReferences } from '../qgis/style-references.js';
+import { QGIS_SVG_PATHS, styleFileFound, styleReferences } from '../qgis/style-references.js';
 import { installedFontFamilies } from '../runtime/fonts.js';
 import { type LayerService } from '../services/layers.js';
 import { type ProjectRepository } from '../services/repository.js';
@@ -42,8 +41,6 @@ export interface ProjectCheck {
 
 /** Kinds that make a layer unusable; the others draw it wrongly (a "?" marker, another font). */
 const BREAKING: ReadonlySet<FindingKind> = new Set(['datasource', 'server']);
-/** Where QGIS looks for SVG files named without a folder it can resolve (its default SVG paths). */
-const QGIS_SVG_PATHS = ['/usr/share/qgis/svg'];
 const SERVER_TIMEOUT_MS = 30_000;
 
 export interface CheckerOptions {
@@ -118,11 +115,12 @@ export class ProjectChecker {
   ): Finding[] {
     const findings: Finding[] = [];
     for (const file of references.svg) {
-      if (!fileFound(file, projectDir, QGIS_SVG_PATHS))
+      if (!styleFileFound(file, projectDir, QGIS_SVG_PATHS))
         findings.push({ kind: 'svg', message: `SVG file ${file} is missing` });
     }
     for (const file of references.images) {
-      if (!fileFound(file, projectDir, [])) findings.push({ kind: 'image', message: `image file ${file} is missing` });
+      if (!styleFileFound(file, projectDir, []))
+        findings.push({ kind: 'image', message: `image file ${file} is missing` });
     }
     for (const family of references.fonts) {
       if (fonts && !fonts.has(family.toLowerCase())) {
@@ -165,11 +163,4 @@ export class ProjectChecker {
 function layerStatus(findings: Finding[]): LayerStatus {
   if (findings.some((finding) => BREAKING.has(finding.kind))) return 'broken';
   return findings.length > 0 ? 'degraded' : 'ok';
-}
-
-/** QGIS's resolution of a style's file: absolute, relative to the project, or in its search paths. */
-function fileFound(file: string, projectDir: string | undefined, searchPaths: string[]): boolean {
-  if (isAbsolute(file)) return existsSync(file);
-  const bases = /^\.\.?\//.test(file) ? [projectDir] : [projectDir, ...searchPaths];
-  return bases.some((base) => base !== undefined && existsSync(resolve(join(base, file))));
 }

@@ -1,8 +1,12 @@
 /**
- * The files and fonts a layer's styles refer to, read from its `<maplayer>` element: every style of
- * its style manager and its labels. QGIS writes symbol layer properties either as
- * `<Option name="..." value="..."/>` (3.x) or `<prop k="..." v="..."/>` (older); both are read.
+ * The files and fonts a layer's styles refer to, read from its `<maplayer>` element (every style of
+ * its style manager and its labels) or from a QML's `<qgis>`. QGIS writes symbol layer properties
+ * either as `<Option name="..." value="..."/>` (3.x) or `<prop k="..." v="..."/>` (older), 3.22
+ * both at once; both are read and both are rewritten.
  */
+import { existsSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+
 import { childElements, type XmlElement } from './xml/node.js';
 
 /** Symbol layer classes and the property naming the file each draws. */
@@ -13,23 +17,35 @@ const FILE_PROPERTIES: Record<string, { kind: 'svg' | 'image'; property: string 
   RasterFill: { kind: 'image', property: 'imageFile' },
 };
 
+/** Where QGIS looks for SVG files named without a folder it can resolve (its default SVG paths). */
+export const QGIS_SVG_PATHS = ['/usr/share/qgis/svg'];
+/** The attribute of a label's text format naming the SVG drawn behind the text. */
+const LABEL_BACKGROUND_SVG = 'shapeSVGFile';
+
 export interface StyleReferences {
   svg: string[];
   images: string[];
   fonts: string[];
 }
 
-function property(symbolLayer: XmlElement, name: string): string | undefined {
+/** The elements holding a symbol layer's property, with the attribute that holds its value. */
+function propertyHolders(symbolLayer: XmlElement, name: string): Array<[XmlElement, string]> {
+  const holders: Array<[XmlElement, string]> = [];
   const stack = [...childElements(symbolLayer)];
   for (let node = stack.pop(); node; node = stack.pop()) {
     if (node.name === 'Option' && node.attributes.get('name') === name && node.attributes.has('value')) {
-      return node.attributes.get('value');
+      holders.push([node, 'value']);
     }
-    if (node.name === 'prop' && node.attributes.get('k') === name) return node.attributes.get('v');
+    if (node.name === 'prop' && node.attributes.get('k') === name) holders.push([node, 'v']);
     // Nested symbols (a marker line's marker) are separate symbol layers, visited on their own.
     if (node.name !== 'layer') stack.push(...childElements(node));
   }
-  return undefined;
+  return holders;
+}
+
+function property(symbolLayer: XmlElement, name: string): string | undefined {
+  const [holder] = propertyHolders(symbolLayer, name);
+  return holder && holder[0].attributes.get(holder[1]);
 }
 
 /** Files embedded in the project (`base64:`) or on the web are not the server's files. */
@@ -47,6 +63,8 @@ export function styleReferences(mapLayer: XmlElement): StyleReferences {
       if (family) found.fonts.add(family);
       continue;
     }
+    const background = node.name === 'background' ? node.attributes.get(LABEL_BACKGROUND_SVG) : undefined;
+    if (background !== undefined && isLocalFile(background)) found.svg.add(background);
     if (node.name !== 'layer') continue;
     const className = node.attributes.get('class') ?? '';
     if (className === 'FontMarker') {
@@ -59,4 +77,34 @@ export function styleReferences(mapLayer: XmlElement): StyleReferences {
     if (file && value !== undefined && isLocalFile(value)) (file.kind === 'svg' ? found.svg : found.images).add(value);
   }
   return { svg: [...found.svg], images: [...found.images], fonts: [...found.fonts] };
+}
+
+/**
+ * Replaces the files a style refers to, wherever QGIS reads them: `replacement` answers the new
+ * value of a file, or undefined to leave it.
+ */
+export function rewriteStyleFiles(root: XmlElement, replacement: (file: string) => string | undefined): void {
+  const replace = (holder: XmlElement, attribute: string): void => {
+    const value = holder.attributes.get(attribute);
+    const next = value === undefined ? undefined : replacement(value);
+    if (next !== undefined) holder.attributes.set(attribute, next);
+  };
+  const stack = [root];
+  for (let node = stack.pop(); node; node = stack.pop()) {
+    stack.push(...childElements(node));
+    if (node.name === 'background') replace(node, LABEL_BACKGROUND_SVG);
+    const file = node.name === 'layer' ? FILE_PROPERTIES[node.attributes.get('class') ?? ''] : undefined;
+    if (file) for (const [holder, attribute] of propertyHolders(node, file.property)) replace(holder, attribute);
+  }
+}
+
+/**
+ * Whether QGIS finds a style's file: an absolute path as it is, a relative one beside the project
+ * (when it has a folder) or, unless it starts with `./` or `../`, in the search paths (QGIS's SVG
+ * folders for SVG files).
+ */
+export function styleFileFound(file: string, projectDir: string | undefined, searchPaths: string[]): boolean {
+  if (isAbsolute(file)) return existsSync(file);
+  const bases = /^\.\.?\//.test(file) ? [projectDir] : [projectDir, ...searchPaths];
+  return bases.some((base) => base !== undefined && existsSync(resolve(join(base, file))));
 }
