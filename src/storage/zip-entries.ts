@@ -1,0 +1,128 @@
+/**
+ * The files of a zip archive a client sent, unpacked within limits. The central directory is read
+ * here rather than trusted to an unzip library: each entry is inflated with zlib's
+ * `maxOutputLength` set to the size it declares, so an archive whose entries claim small sizes and
+ * unpack to gigabytes stops at the first byte past its claim, and the declared sizes together must
+ * fit the limit before anything is inflated. Entry names that would leave the folder they are
+ * unpacked in (absolute, `..`, backslashes, drive letters, control characters) refuse the archive.
+ */
+import { inflateRawSync } from 'node:zlib';
+
+import { BadRequest } from '../errors.js';
+
+export interface ZipLimits {
+  /** Most entries (files and folders) an archive may hold. */
+  entries: number;
+  /** Most bytes its files may unpack to, together. */
+  bytes: number;
+}
+
+const END_OF_DIRECTORY = 0x06054b50;
+const DIRECTORY_ENTRY = 0x02014b50;
+const LOCAL_HEADER = 0x04034b50;
+const END_RECORD_SIZE = 22;
+const MAX_COMMENT = 0xffff;
+const STORED = 0;
+const DEFLATED = 8;
+const ENCRYPTED_FLAG = 1;
+
+interface DirectoryEntry {
+  name: string;
+  flags: number;
+  method: number;
+  compressedSize: number;
+  size: number;
+  localOffset: number;
+}
+
+function refuse(reason: string): never {
+  throw new BadRequest(`the package is not a zip archive Steward unpacks: ${reason}`);
+}
+
+function endOfDirectory(bytes: Buffer): number {
+  const lowest = Math.max(0, bytes.length - END_RECORD_SIZE - MAX_COMMENT);
+  for (let at = bytes.length - END_RECORD_SIZE; at >= lowest; at--) {
+    if (bytes.readUInt32LE(at) === END_OF_DIRECTORY) return at;
+  }
+  return refuse('it has no end of central directory record');
+}
+
+/** Refuses a name that would not stay inside the folder the archive is unpacked in. */
+function checkEntryName(name: string): void {
+  const unsafe =
+    name === '' ||
+    name.startsWith('/') ||
+    name.includes('\\') ||
+    /^[a-z]:/i.test(name) ||
+    /[\u0000-\u001f\u007f]/.test(name) ||
+    name
+      .replace(/\/$/, '')
+      .split('/')
+      .some((segment) => segment === '' || segment === '.' || segment === '..');
+  if (unsafe) refuse(`entry ${JSON.stringify(name)} would leave the package's folder`);
+}
+
+function directory(bytes: Buffer, limits: ZipLimits): DirectoryEntry[] {
+  const end = endOfDirectory(bytes);
+  const count = bytes.readUInt16LE(end + 10);
+  let at = bytes.readUInt32LE(end + 16);
+  if (count === 0xffff || at === 0xffffffff) refuse('ZIP64 archives are not taken');
+  if (count > limits.entries) refuse(`it holds ${count} entries, more than ${limits.entries}`);
+  const entries: DirectoryEntry[] = [];
+  for (let index = 0; index < count; index++) {
+    if (bytes.readUInt32LE(at) !== DIRECTORY_ENTRY) refuse('its central directory is damaged');
+    const nameLength = bytes.readUInt16LE(at + 28);
+    const name = bytes.toString('utf8', at + 46, at + 46 + nameLength);
+    checkEntryName(name);
+    entries.push({
+      name,
+      flags: bytes.readUInt16LE(at + 8),
+      method: bytes.readUInt16LE(at + 10),
+      compressedSize: bytes.readUInt32LE(at + 20),
+      size: bytes.readUInt32LE(at + 24),
+      localOffset: bytes.readUInt32LE(at + 42),
+    });
+    at += 46 + nameLength + bytes.readUInt16LE(at + 30) + bytes.readUInt16LE(at + 32);
+  }
+  return entries;
+}
+
+function unpack(bytes: Buffer, entry: DirectoryEntry): Buffer {
+  const at = entry.localOffset;
+  if (bytes.readUInt32LE(at) !== LOCAL_HEADER) refuse(`entry "${entry.name}" has no local header`);
+  if (entry.flags & ENCRYPTED_FLAG) refuse(`entry "${entry.name}" is encrypted`);
+  const start = at + 30 + bytes.readUInt16LE(at + 26) + bytes.readUInt16LE(at + 28);
+  const compressed = bytes.subarray(start, start + entry.compressedSize);
+  if (compressed.length !== entry.compressedSize) refuse(`entry "${entry.name}" is cut short`);
+  let data: Buffer;
+  if (entry.method === STORED) data = compressed;
+  else if (entry.method !== DEFLATED) refuse(`entry "${entry.name}" uses compression method ${entry.method}`);
+  else {
+    try {
+      data = inflateRawSync(compressed, { maxOutputLength: Math.max(1, entry.size) });
+    } catch {
+      refuse(`entry "${entry.name}" does not unpack to the ${entry.size} bytes it declares`);
+    }
+  }
+  if (data.length !== entry.size)
+    refuse(`entry "${entry.name}" does not unpack to the ${entry.size} bytes it declares`);
+  return data;
+}
+
+/** The archive's files by name (folders left out); BadRequest for anything unsafe or beyond the limits. */
+export function unzipEntries(bytes: Buffer, limits: ZipLimits): Map<string, Buffer> {
+  try {
+    const entries = directory(bytes, limits).filter((entry) => !entry.name.endsWith('/'));
+    const total = entries.reduce((sum, entry) => sum + entry.size, 0);
+    if (total > limits.bytes) refuse(`its files unpack to ${total} bytes, more than ${limits.bytes}`);
+    const files = new Map<string, Buffer>();
+    for (const entry of entries) {
+      if (files.has(entry.name)) refuse(`it holds "${entry.name}" twice`);
+      files.set(entry.name, unpack(bytes, entry));
+    }
+    return files;
+  } catch (error) {
+    if (error instanceof RangeError) refuse('it is cut short');
+    throw error;
+  }
+}
