@@ -15,6 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import fc from 'fast-check';
+import { strToU8, zipSync } from 'fflate';
 
 import { FilesystemJobStore } from '../src/jobs/filesystem-jobs.js';
 import { freePort } from '../src/runtime/ports.js';
@@ -66,9 +67,16 @@ async function listedOperations(baseUrl: string): Promise<Operation[]> {
 interface ValidBody {
   example: unknown;
   arbitrary: fc.Arbitrary<unknown>;
-  /** A body sent as it is under this type instead of as JSON: `example` and `arbitrary` give strings. */
+  /** A body sent as it is under this type instead of as JSON: `example` and `arbitrary` give strings or bytes. */
   contentType?: string;
 }
+
+/** A document body as sent: bytes as they are, anything else as text. */
+const documentBody = (body: unknown): string | Buffer => (Buffer.isBuffer(body) ? body : String(body));
+
+/** A zip of these files, the texts in UTF-8. */
+const zipOf = (files: Record<string, string>): Buffer =>
+  Buffer.from(zipSync(Object.fromEntries(Object.entries(files).map(([name, text]) => [name, strToU8(text)]))));
 
 /** A polygon style as QGIS Desktop saves it, cut down to what QGIS needs to read it. */
 const FILL_QML = `<!DOCTYPE qgis PUBLIC 'http://mrcc.com/qgis.dtd' 'SYSTEM'>
@@ -249,6 +257,16 @@ function validBodies(data: Fixtures, tokens: readonly string[]): Record<string, 
         fc
           .tuple(fc.constantFrom('singleSymbol', '51,102,204,255', 'qgis', '2'), fc.constantFrom(...tokens))
           .map(([word, token]) => FILL_QML.replaceAll(word, escapeXml(token))),
+      ),
+    },
+    'PUT /api/projects/{project}/styles/{style}/package': {
+      contentType: 'application/zip',
+      example: zipOf({ 'fill.qml': FILL_QML }),
+      arbitrary: fc.oneof(
+        fc.constant(zipOf({ 'fill.qml': FILL_QML })),
+        fc.nat({ max: 200 }).map((end) => zipOf({ 'fill.qml': FILL_QML }).subarray(0, end)),
+        fc.constantFrom(...tokens).map((token) => zipOf({ 'fill.qml': FILL_QML, [token]: '<svg/>' })),
+        fc.constantFrom(...tokens).map((token) => zipOf({ [`${token}.qml`]: FILL_QML.replace('solid', token) })),
       ),
     },
     'POST /api/processing/raster/calculator/{project}': {
@@ -467,7 +485,7 @@ describe('hostile requests to every route', () => {
   function bodyOf(valid: ValidBody | undefined): fc.Arbitrary<BodySpec> {
     const { contentType } = valid ?? {};
     if (valid === undefined || contentType === undefined) return requestBody(valid?.arbitrary, tokens);
-    const documents = valid.arbitrary.map((body): BodySpec => ({ contentType, body: String(body) }));
+    const documents = valid.arbitrary.map((body): BodySpec => ({ contentType, body: documentBody(body) }));
     return fc.oneof({ weight: 1, arbitrary: requestBody(undefined, tokens) }, { weight: 3, arbitrary: documents });
   }
 
@@ -488,7 +506,7 @@ describe('hostile requests to every route', () => {
         ? {}
         : valid.contentType === undefined
           ? { contentType: 'application/json', body: JSON.stringify(valid.example) }
-          : { contentType: valid.contentType, body: String(valid.example) };
+          : { contentType: valid.contentType, body: documentBody(valid.example) };
     return { segments, query: canonicalQueries[key(operation)]?.() ?? '', body };
   }
 

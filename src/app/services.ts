@@ -14,6 +14,7 @@ import { PostgresJobStore } from '../jobs/postgres-jobs.js';
 import { JobService } from '../jobs/service.js';
 import { InstanceRegistry } from '../monitor/registry.js';
 import { loadSymbologyCatalogue, type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
+import { installedFontFamilies } from '../runtime/fonts.js';
 import { localQgisVersion } from '../runtime/qgis-version.js';
 import { DataRoots } from '../services/data-roots.js';
 import { DatasourceBrowser } from '../services/datasources.js';
@@ -25,6 +26,7 @@ import { DEFAULT_SCHEMA, ProjectService } from '../services/projects.js';
 import { ProjectRepository } from '../services/repository.js';
 import { StyleDocuments } from '../services/style-documents.js';
 import { StyleFiles } from '../services/style-files.js';
+import { StylePackages } from '../services/style-packages.js';
 import { StyleService } from '../services/styles.js';
 import { FilesystemStore } from '../storage/filesystem-store.js';
 import { type PostgresStore } from '../storage/postgres-store.js';
@@ -99,6 +101,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const catalogue = await symbologyCatalogue(logger);
   const styles = new StyleService(repository, layers, inspector, styleFiles, catalogue, cache);
   const styleDocuments = new StyleDocuments(maps, layers);
+  const stylePackages = new StylePackages(repository, styles, styleFiles, config.styleBodyLimit, installedFontFamilies);
   if (registry && config.monitoringPort !== undefined) {
     await registry.start(config.monitoringPort, config.listen.host);
     logger.info(`monitoring port listening on ${config.listen.host}:${registry.port}`);
@@ -135,6 +138,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     maps,
     styles,
     styleDocuments,
+    stylePackages,
     styleBodyLimit: config.styleBodyLimit,
     catalogue,
     processing,

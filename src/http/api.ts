@@ -11,6 +11,7 @@ import { type MapService } from '../services/maps.js';
 import { type ProcessingService } from '../services/processing.js';
 import { type ProjectService } from '../services/projects.js';
 import { type StyleDocuments } from '../services/style-documents.js';
+import { type StylePackages } from '../services/style-packages.js';
 import { type StyleService } from '../services/styles.js';
 import { consoleRoutes } from './console.js';
 import { type RouteModule } from './route-module.js';
@@ -35,6 +36,7 @@ export interface ApiServices {
   maps: MapService;
   styles: StyleService;
   styleDocuments: StyleDocuments;
+  stylePackages: StylePackages;
   /** Bytes a style upload may have (the other routes keep the app's limit). */
   styleBodyLimit: number;
   catalogue: SymbologyCatalogue;
@@ -56,7 +58,7 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     projectRoutes(services.projects),
     layerRoutes(services.layers, services.maps),
     projectMapRoutes(services.maps),
-    styleRoutes(services.styles, services.styleDocuments, services.styleBodyLimit),
+    styleRoutes(services),
     symbologyRoutes(services.catalogue),
     processingRoutes(services.processing),
     instanceRoutes(services.registry),

@@ -31,6 +31,15 @@ export class StyleFiles {
     return join(this.store.dataDir(ref), `${checkName('style', name)}.qml`);
   }
 
+  /**
+   * The folder of the images a style package brought: `images/<style>/` in the project's data
+   * folder, each image named by its SHA-256 so that a replaced package never rewrites a file a
+   * stored style still names.
+   */
+  imagesDir(ref: ProjectRef, name: string): string {
+    return join(this.store.dataDir(ref), 'images', checkName('style', name));
+  }
+
   async read(ref: ProjectRef, name: string): Promise<string> {
     try {
       return await readFile(this.path(ref, name), 'utf8');

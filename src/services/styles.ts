@@ -164,6 +164,7 @@ export class StyleService {
       document.invalidate();
     });
     await rm(path, { force: true });
+    await rm(this.files.imagesDir(ref, name), { recursive: true, force: true });
   }
 
   async defaults(ref: ProjectRef): Promise<Record<Geometry, string>> {

@@ -320,7 +320,8 @@ function mutated(valid: fc.Arbitrary<unknown>, tokens: readonly string[]): fc.Ar
 
 export interface BodySpec {
   contentType?: string;
-  body?: string;
+  /** Text, or bytes for a binary body (a zip). */
+  body?: string | Buffer;
 }
 
 const asJson = (value: unknown): BodySpec => ({ contentType: 'application/json', body: JSON.stringify(value) });

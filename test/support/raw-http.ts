@@ -5,7 +5,7 @@ export interface RawRequest {
   /** Path and query sent as written: no URL parser resolves `..` or re-encodes anything. */
   target: string;
   contentType?: string;
-  body?: string;
+  body?: string | Buffer;
 }
 
 export interface RawReply {

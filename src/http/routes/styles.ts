@@ -4,6 +4,7 @@ import { type FastifyPluginAsync } from 'fastify';
 
 import { UnsupportedMediaType } from '../../errors.js';
 import { type StyleDocuments } from '../../services/style-documents.js';
+import { type StylePackages } from '../../services/style-packages.js';
 import { type StyleService } from '../../services/styles.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses, LayerParams, ProjectParams, SchemaQuery } from '../schemas.js';
@@ -26,13 +27,35 @@ const LayerStyle = Type.Object(
 
 const Defaults = Type.Object({ point: Type.String(), line: Type.String(), polygon: Type.String() });
 
+const PackageAnswer = Type.Object({
+  created: Type.Boolean(),
+  images: Type.Array(Type.String(), {
+    description: "the package's images the style draws with, kept with the project",
+  }),
+  warnings: Type.Array(Type.String(), { description: 'fonts not installed here, entries of the package not used' }),
+});
+
 const XML_TYPES = ['application/xml', 'text/xml'];
+const ZIP_TYPES = ['application/zip', 'application/x-zip-compressed'];
+
+function mediaType(contentType: string | undefined): string {
+  return (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+}
 
 /** The body of a request that must be XML; 415 for any other content type. */
 function xmlBody(contentType: string | undefined, body: unknown): string {
-  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  const type = mediaType(contentType);
   if (!XML_TYPES.includes(type) || typeof body !== 'string') {
     throw new UnsupportedMediaType(`a QML style is sent as ${XML_TYPES.join(' or ')}, not "${type || 'no type'}"`);
+  }
+  return body;
+}
+
+/** The body of a request that must be a zip archive; 415 for any other content type. */
+function zipBody(contentType: string | undefined, body: unknown): Buffer {
+  const type = mediaType(contentType);
+  if (!ZIP_TYPES.includes(type) || !Buffer.isBuffer(body)) {
+    throw new UnsupportedMediaType(`a style package is sent as ${ZIP_TYPES.join(' or ')}, not "${type || 'no type'}"`);
   }
   return body;
 }
@@ -41,10 +64,11 @@ function xmlBody(contentType: string | undefined, body: unknown): string {
  * The style upload routes, in a context of their own: only they parse XML bodies, and only they
  * take bodies up to `bodyLimit`.
  */
-function uploadRoutes(styles: StyleService, bodyLimit: number): FastifyPluginAsync {
+function uploadRoutes(styles: StyleService, packages: StylePackages, bodyLimit: number): FastifyPluginAsync {
   return async (app) => {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
     app.addContentTypeParser(XML_TYPES, { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body));
+    app.addContentTypeParser(ZIP_TYPES, { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
     // Any other type reaches the route, which names the types it takes.
     app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, _body, done) => done(null, undefined));
     api.put(
@@ -70,12 +94,47 @@ function uploadRoutes(styles: StyleService, bodyLimit: number): FastifyPluginAsy
         return reply.status(created ? 201 : 200).send(true);
       },
     );
+    api.put(
+      '/styles/:style/package',
+      {
+        bodyLimit,
+        schema: {
+          tags: ['styles'],
+          summary: 'Add or replace a style from a zip of its QML and the SVG and raster images it uses',
+          description:
+            'The body is a zip (application/zip) holding one .qml and the images it names. The images are kept ' +
+            "with the project and the style's paths rewritten to them. 201 when the style is new, 200 when it " +
+            'replaced one; 400 for an archive that is unsafe, too large unpacked or holds no single .qml, or a ' +
+            'document that is not a QGIS style; 422 naming the images that are neither in the package nor on the ' +
+            'server, or when a layer using the style cannot draw with it. Fonts not installed here are warnings.',
+          params: StyleParams,
+          querystring: SchemaQuery,
+          body: Type.Unknown({ description: 'the zip archive' }),
+          response: { 200: PackageAnswer, 201: PackageAnswer, ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const zip = zipBody(request.headers['content-type'], request.body);
+        const answer = await packages.put(request.project, request.params.style, zip);
+        return reply.status(answer.created ? 201 : 200).send(answer);
+      },
+    );
   };
 }
 
-export function styleRoutes(styles: StyleService, documents: StyleDocuments, bodyLimit: number): RouteModule {
+/** What the style routes use of the API's services. */
+export interface StyleRouteServices {
+  styles: StyleService;
+  styleDocuments: StyleDocuments;
+  stylePackages: StylePackages;
+  /** Bytes a style upload may have (the other routes keep the app's limit). */
+  styleBodyLimit: number;
+}
+
+export function styleRoutes(services: StyleRouteServices): RouteModule {
+  const { styles, styleDocuments: documents, stylePackages, styleBodyLimit } = services;
   const routes: FastifyPluginAsync = async (app) => {
-    await app.register(uploadRoutes(styles, bodyLimit));
+    await app.register(uploadRoutes(styles, stylePackages, styleBodyLimit));
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['styles'];
     const created = { 201: Type.Boolean(), ...errorResponses };

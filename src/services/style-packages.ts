@@ -1,0 +1,183 @@
+/**
+ * Style packages: a zip of a QML as QGIS wrote it and the SVG and raster images it draws with. The
+ * images are kept in the project's data folder and the style's paths rewritten to them, so QGIS
+ * Server draws what QGIS Desktop drew.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname, extname, isAbsolute, join, posix } from 'node:path';
+
+import { BadRequest, Unprocessable } from '../errors.js';
+import { qmlFacts } from '../qgis/style/qml-document.js';
+import { QGIS_SVG_PATHS, rewriteStyleFiles, styleFileFound, styleReferences } from '../qgis/style-references.js';
+import { parseXml } from '../qgis/xml/parse.js';
+import { serializeXml } from '../qgis/xml/serialize.js';
+import { writeFileAtomic } from '../storage/atomic-file.js';
+import { type ProjectRef } from '../storage/project-store.js';
+import { unzipEntries, type ZipLimits } from '../storage/zip-entries.js';
+import { checkName } from './names.js';
+import { type ProjectRepository } from './repository.js';
+import { type StyleFiles } from './style-files.js';
+import { type StyleService } from './styles.js';
+
+export interface PackageAnswer {
+  /** Whether the style is new. */
+  created: boolean;
+  /** The package's images the style draws with, now kept with the project. */
+  images: string[];
+  /** What QGIS Server will draw otherwise than QGIS Desktop did, and what of the package was not kept. */
+  warnings: string[];
+}
+
+/** A file the style names, as a path of segments, whatever separator QGIS Desktop's system used. */
+function segments(file: string): string[] {
+  return file
+    .replace(/^file:\/\//i, '')
+    .split(/[/\\]/)
+    .filter((segment) => segment !== '' && segment !== '.');
+}
+
+/**
+ * The package entry a file named by the style is: the entry whose path ends the file's path, the
+ * longest such; else the one entry with the file's name.
+ */
+function packagedEntry(file: string, entries: string[]): string | undefined {
+  const wanted = segments(file);
+  const endsWanted = (entry: string): boolean => {
+    const parts = entry.split('/');
+    return (
+      parts.length <= wanted.length &&
+      parts.every((part, index) => part === wanted[wanted.length - parts.length + index])
+    );
+  };
+  const suffixes = entries.filter(endsWanted).sort((a, b) => b.split('/').length - a.split('/').length);
+  if (suffixes[0] !== undefined) return suffixes[0];
+  const named = entries.filter((entry) => posix.basename(entry) === wanted[wanted.length - 1]);
+  return named.length === 1 ? named[0] : undefined;
+}
+
+/** Most entries a package may hold. */
+const MAX_ENTRIES = 1000;
+/** A package may unpack to this many times the bytes a style upload may have. */
+const UNPACKED_FACTOR = 4;
+
+export class StylePackages {
+  private readonly limits: ZipLimits;
+
+  /** `bodyLimit`: the bytes a style upload may have; `fonts`: the font families installed here, lower-cased. */
+  constructor(
+    private readonly repository: ProjectRepository,
+    private readonly styles: StyleService,
+    private readonly files: StyleFiles,
+    bodyLimit: number,
+    private readonly fonts: () => Promise<Set<string>>,
+  ) {
+    this.limits = { entries: MAX_ENTRIES, bytes: UNPACKED_FACTOR * bodyLimit };
+  }
+
+  /**
+   * Stores (or replaces) style `name` from a package. BadRequest for an archive Steward does not
+   * unpack or one without exactly one QML; Unprocessable, naming them, when the style names images
+   * that are neither in the package nor on the server.
+   */
+  async put(ref: ProjectRef, name: string, zip: Buffer): Promise<PackageAnswer> {
+    checkName('style', name);
+    await this.repository.read(ref);
+    const entries = unzipEntries(zip, this.limits);
+    const qmlEntry = this.qmlEntry([...entries.keys()]);
+    const qml = (entries.get(qmlEntry) ?? Buffer.alloc(0)).toString('utf8');
+    qmlFacts(qml);
+    const document = parseXml(qml);
+    const references = styleReferences(document.root);
+    const images = [...entries.keys()].filter((entry) => entry !== qmlEntry);
+    const projectDir = await this.projectDir(ref);
+    const used = new Map<string, string>();
+    const missing: string[] = [];
+    for (const [files, searchPaths] of [
+      [references.svg, QGIS_SVG_PATHS],
+      [references.images, []],
+    ] as const) {
+      for (const file of files) {
+        const entry = packagedEntry(file, images);
+        if (entry !== undefined) used.set(file, entry);
+        else if (!styleFileFound(file, projectDir, [...searchPaths])) missing.push(file);
+      }
+    }
+    if (missing.length > 0) {
+      throw new Unprocessable(
+        `the style names images that are neither in the package nor on the server: ${missing.join(', ')}`,
+      );
+    }
+    const kept = await this.keep(ref, name, new Set(used.values()), entries);
+    rewriteStyleFiles(document.root, (file) => {
+      const entry = used.get(file);
+      return entry === undefined ? undefined : kept.get(entry);
+    });
+    const created = await this.store(ref, name, serializeXml(document));
+    const unused = images.filter((entry) => !kept.has(entry));
+    return {
+      created,
+      images: [...kept.keys()].sort(),
+      warnings: [
+        ...unused.map((entry) => `"${entry}" is not used by the style and was not kept`),
+        ...(await this.fontWarnings(references.fonts)),
+      ],
+    };
+  }
+
+  private qmlEntry(names: string[]): string {
+    const qmls = names.filter((entry) => entry.toLowerCase().endsWith('.qml'));
+    if (qmls.length !== 1 || qmls[0] === undefined) {
+      throw new BadRequest(`a style package holds exactly one .qml file, this one ${qmls.length}`);
+    }
+    return qmls[0];
+  }
+
+  /** The folder of the project file, against which QGIS resolves relative paths; none for a database project. */
+  private async projectDir(ref: ProjectRef): Promise<string | undefined> {
+    const file = await this.repository.store.mapParameter(ref);
+    return isAbsolute(file) ? dirname(file) : undefined;
+  }
+
+  /** Writes the used entries into the style's image folder; answers each entry's path there. */
+  private async keep(
+    ref: ProjectRef,
+    name: string,
+    used: Set<string>,
+    entries: Map<string, Buffer>,
+  ): Promise<Map<string, string>> {
+    const dir = this.files.imagesDir(ref, name);
+    const kept = new Map<string, string>();
+    if (used.size > 0) await mkdir(dir, { recursive: true });
+    for (const entry of used) {
+      const bytes = entries.get(entry) ?? Buffer.alloc(0);
+      const extension = /^\.[a-z0-9]{1,8}$/i.test(extname(entry)) ? extname(entry).toLowerCase() : '';
+      const path = join(dir, createHash('sha256').update(bytes).digest('hex') + extension);
+      await writeFileAtomic(path, bytes);
+      kept.set(entry, path);
+    }
+    return kept;
+  }
+
+  /** Stores the rewritten style; when a new style is refused, its image folder goes with it. */
+  private async store(ref: ProjectRef, name: string, qml: string): Promise<boolean> {
+    try {
+      return await this.styles.putQml(ref, name, qml);
+    } catch (error) {
+      if (!this.files.names(ref).includes(name))
+        await rm(this.files.imagesDir(ref, name), { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  private async fontWarnings(families: string[]): Promise<string[]> {
+    if (families.length === 0) return [];
+    const installed = await this.fonts().catch(() => undefined);
+    if (installed === undefined) return [`the fonts ${families.join(', ')} could not be looked for on this server`];
+    return families
+      .filter((family) => !installed.has(family.toLowerCase()))
+      .map(
+        (family) => `font "${family}" is not installed on this server; QGIS Server draws its text with another font`,
+      );
+  }
+}

@@ -1,0 +1,184 @@
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+import { zipSync } from 'fflate';
+
+import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { decodePng, type Image } from './support/png.js';
+import { type Stack, startStack } from './support/stack.js';
+
+/** The colour of the package's SVG marker, a filled square. */
+const MARKER = [0, 200, 0];
+const MARKER_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100" viewBox="0 0 100 100">
+<rect x="0" y="0" width="100" height="100" fill="rgb(${MARKER.join(',')})"/></svg>`;
+const MISSING_FONT = 'Steward Nonexistent Sans';
+
+/** A point style as QGIS Desktop 3.22 saves it: an SVG marker named by the path it had there, and labels. */
+function svgMarkerQml(svgPath: string): string {
+  return `<!DOCTYPE qgis PUBLIC 'http://mrcc.com/qgis.dtd' 'SYSTEM'>
+<qgis version="3.22.16-Białowieża" styleCategories="AllStyleCategories">
+ <renderer-v2 type="singleSymbol" symbollevels="0" enableorderby="0" forceraster="0">
+  <symbols>
+   <symbol type="marker" name="0" alpha="1" clip_to_extent="1" force_rhr="0">
+    <layer class="SvgMarker" enabled="1" locked="0" pass="0">
+     <Option type="Map">
+      <Option type="QString" name="name" value="${svgPath}"/>
+      <Option type="QString" name="size" value="10"/>
+      <Option type="QString" name="size_unit" value="MM"/>
+      <Option type="QString" name="color" value="255,0,0,255"/>
+     </Option>
+     <prop k="name" v="${svgPath}"/>
+     <prop k="size" v="10"/>
+     <prop k="size_unit" v="MM"/>
+     <prop k="color" v="255,0,0,255"/>
+    </layer>
+   </symbol>
+  </symbols>
+ </renderer-v2>
+ <labeling type="simple">
+  <settings calloutType="simple">
+   <text-style fontFamily="${MISSING_FONT}" fontSize="1" fieldName="'x'" isExpression="1" textColor="0,0,0,0"/>
+  </settings>
+ </labeling>
+ <layerGeometryType>0</layerGeometryType>
+</qgis>
+`;
+}
+
+/** The pixels of a drawing in exactly this colour. */
+function pixelsOf(image: Image, [r, g, b]: number[]): number {
+  let count = 0;
+  for (let y = 0; y < image.height; y++) {
+    for (let x = 0; x < image.width; x++) {
+      const p = image.pixel(x, y);
+      if (p[0] === r && p[1] === g && p[2] === b && p[3] === 255) count++;
+    }
+  }
+  return count;
+}
+
+const zip = (files: Record<string, string | Uint8Array>): Buffer =>
+  Buffer.from(
+    zipSync(
+      Object.fromEntries(
+        Object.entries(files).map(([name, content]) => [
+          name,
+          typeof content === 'string' ? new TextEncoder().encode(content) : content,
+        ]),
+      ),
+    ),
+  );
+
+describe('style packages: a QML with the images it draws with', () => {
+  let stack: Stack;
+  let data: Fixtures;
+  const project = '/api/projects/pack';
+  const put = async (style: string, body: Buffer, type = 'application/zip'): Promise<Response> =>
+    fetch(`${stack.api.url}${project}/styles/${style}/package`, {
+      method: 'PUT',
+      headers: { 'content-type': type },
+      body: new Uint8Array(body),
+    });
+  const error = async (response: Response): Promise<string> => ((await response.json()) as { error: string }).error;
+
+  before(async () => {
+    data = makeFixtures();
+    stack = await startStack();
+    await stack.call('POST', '/api/projects/', { name: 'pack', author: 'test' });
+    const layer = { type: 'vector', name: 'points', datasource: `${data.geopackage}|layername=points` };
+    assert.equal((await stack.call('POST', `${project}/layers`, layer)).status, 201);
+  });
+  after(async () => {
+    await stack.stop();
+    rmSync(data.dir, { recursive: true, force: true });
+  });
+
+  it('keeps the SVG with the project and draws the marker, not QGIS\'s "?"', async () => {
+    const body = zip({
+      'trees/trees.qml': svgMarkerQml('C:\\Users\\me\\icons\\tree.svg'),
+      'trees/icons/tree.svg': MARKER_SVG,
+      'trees/notes.txt': 'not an image',
+    });
+    const response = await put('trees', body);
+    assert.equal(response.status, 201);
+    const answer = (await response.json()) as { created: boolean; images: string[]; warnings: string[] };
+    assert.deepEqual(answer.images, ['trees/icons/tree.svg']);
+    assert.ok(
+      answer.warnings.some((warning) => warning.includes(`"${MISSING_FONT}"`)),
+      answer.warnings.join('; '),
+    );
+    assert.ok(
+      answer.warnings.some((warning) => warning.includes('trees/notes.txt')),
+      answer.warnings.join('; '),
+    );
+    const imagesDir = join(stack.projectsDir, 'pack', 'images', 'trees');
+    const [kept] = readdirSync(imagesDir);
+    assert.equal(readFileSync(join(imagesDir, kept ?? ''), 'utf8'), MARKER_SVG);
+    const qml = await (await fetch(`${stack.api.url}${project}/styles/trees/qml`)).text();
+    assert.ok(qml.includes(`value="${join(imagesDir, kept ?? '')}"`), 'the style names the kept SVG');
+    assert.ok(!qml.includes('tree.svg'), 'the path of QGIS Desktop is gone');
+
+    const apply = await stack.call('POST', `${project}/layers/points/style`, { name: 'trees', current: true });
+    assert.equal(apply.status, 200);
+    const map = await fetch(`${stack.api.url}${project}/layers/points/map`);
+    assert.equal(map.status, 200);
+    const drawn = pixelsOf(decodePng(Buffer.from(await map.arrayBuffer())), MARKER);
+    // Three points, each a square of the marker's colour, where a missing SVG draws a grey "?".
+    assert.ok(drawn > 1000, `the SVG marker is drawn in its colour (${drawn} pixels)`);
+
+    assert.equal((await put('trees', body)).status, 200, 'a package replaces its style');
+  });
+
+  it('refuses a style naming an image that is neither in the package nor on the server, with its name', async () => {
+    const response = await put('lost', zip({ 'lost.qml': svgMarkerQml('/home/me/icons/lost-tree.svg') }));
+    assert.equal(response.status, 422);
+    assert.match(await error(response), /\/home\/me\/icons\/lost-tree\.svg/);
+    assert.equal((await stack.call('GET', `${project}/styles`)).body instanceof Array, true);
+    assert.ok(!((await stack.call('GET', `${project}/styles`)).body as string[]).includes('lost'));
+    assert.ok(!existsSync(join(stack.projectsDir, 'pack', 'images', 'lost')));
+    const builtIn = await put('plane', zip({ 'plane.qml': svgMarkerQml('gpsicons/plane.svg') }));
+    assert.equal(builtIn.status, 201, "an SVG of QGIS's own library is found on the server");
+  });
+
+  it('refuses path traversal, zip bombs, damaged archives and other types with 400 or 415', async () => {
+    const qml = svgMarkerQml('icons/tree.svg');
+    const bodies: Array<[string, Buffer, RegExp]> = [
+      ['parent', zip({ 'a.qml': qml, '../icons/tree.svg': MARKER_SVG }), /"\.\.\/icons\/tree\.svg" would leave/],
+      ['absolute', zip({ 'a.qml': qml, '/etc/icons/tree.svg': MARKER_SVG }), /would leave/],
+      ['backslash', zip({ 'a.qml': qml, '..\\icons\\tree.svg': MARKER_SVG }), /would leave/],
+      ['bomb', zip({ 'a.qml': qml, 'icons/tree.svg': new Uint8Array(80 * 1024 * 1024) }), /more than/],
+      ['no qml', zip({ 'icons/tree.svg': MARKER_SVG }), /exactly one \.qml/],
+      ['two qml', zip({ 'a.qml': qml, 'b.qml': qml }), /exactly one \.qml/],
+      ['not qgis', zip({ 'a.qml': '<sld/>' }), /not a QGIS style/],
+      ['not zip', Buffer.from('hello'), /not a zip archive/],
+      ['cut', zip({ 'a.qml': qml }).subarray(0, 60), /not a zip archive/],
+    ];
+    for (const [what, body, reason] of bodies) {
+      const response = await put('refused', body);
+      assert.equal(response.status, 400, what);
+      assert.match(await error(response), reason, what);
+    }
+    // An entry that claims 10 bytes and inflates to a mebibyte stops at its claim.
+    const lying = zip({ 'a.qml': qml, 'icons/tree.svg': new Uint8Array(1024 * 1024) });
+    const directoryEntry = lying.lastIndexOf(Buffer.from('icons/tree.svg')) - 46;
+    assert.equal(lying.readUInt32LE(directoryEntry), 0x02014b50);
+    lying.writeUInt32LE(10, directoryEntry + 24);
+    const liar = await put('refused', lying);
+    assert.equal(liar.status, 400);
+    assert.match(await error(liar), /does not unpack to the 10 bytes it declares/);
+    assert.equal((await put('refused', zip({ 'a.qml': qml }), 'application/xml')).status, 415);
+    assert.ok(!((await stack.call('GET', `${project}/styles`)).body as string[]).includes('refused'));
+    assert.ok(!existsSync(join(stack.projectsDir, 'icons')));
+  });
+
+  it('removes the kept images with their style', async () => {
+    assert.equal(
+      (await stack.call('POST', `${project}/layers/points/style`, { name: 'default', current: true })).status,
+      200,
+    );
+    assert.equal((await stack.call('DELETE', `${project}/styles/trees`)).status, 200);
+    assert.ok(!existsSync(join(stack.projectsDir, 'pack', 'images', 'trees')));
+  });
+});
