@@ -2196,6 +2196,99 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project}/styles/{style}/package": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add or replace a style from a zip of its QML and the SVG and raster images it uses
+         * @description The body is a zip (application/zip) holding one .qml and the images it names. The images are kept with the project and the style's paths rewritten to them. 201 when the style is new, 200 when it replaced one; 400 for an archive that is unsafe, too large unpacked or holds no single .qml, or a document that is not a QGIS style; 422 naming the images that are neither in the package nor on the server, or when a layer using the style cannot draw with it. Fonts not installed here are warnings.
+         */
+        put: {
+            parameters: {
+                query?: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                    style: string;
+                };
+                cookie?: never;
+            };
+            /** @description the zip archive */
+            requestBody: {
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created: boolean;
+                            /** @description the package's images the style draws with, kept with the project */
+                            images: string[];
+                            /** @description fonts not installed here, entries of the package not used */
+                            warnings: string[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created: boolean;
+                            /** @description the package's images the style draws with, kept with the project */
+                            images: string[];
+                            /** @description fonts not installed here, entries of the package not used */
+                            warnings: string[];
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project}/styles/{style}/qml": {
         parameters: {
             query?: never;
