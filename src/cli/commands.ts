@@ -101,7 +101,10 @@ const stats: Command = {
   options: { ...JSON_OPTION, watch: `refresh every ${WATCH_INTERVAL_MS / 1000} seconds until interrupted` },
   async run(api, { flags }, io) {
     const render = (rows: StatsRow[]) => (flags['json'] ? json(rows) : statsTable(rows));
-    if (!flags['watch']) return io.out(render(await statsRows(api)));
+    if (!flags['watch']) {
+      io.out(render(await statsRows(api)));
+      return;
+    }
     while (!io.signal.aborted) {
       const text = render(await statsRows(api));
       io.out(io.isTTY ? CLEAR_SCREEN + text : `${text}\n`);
