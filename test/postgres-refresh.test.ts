@@ -18,7 +18,7 @@ import { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { readS3Settings } from '../src/s3-settings.js';
 import { apiCall } from './support/http.js';
 import { decodePng, type Image } from './support/png.js';
-import { startTestDatabase, type TestDatabase } from './support/postgres.js';
+import { createParcels, startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { ows, projectProblems, publishedLayers } from './support/qgis.js';
 import { fillStyle } from './support/write-bodies.js';
 
@@ -92,14 +92,11 @@ describe('a database project changed through the API, served by a running QGIS S
 
   before(async () => {
     db = await startTestDatabase();
+    await createParcels(db);
     await db.sql(`
-      CREATE SCHEMA geodata;
-      CREATE TABLE geodata.parcels (id serial PRIMARY KEY, geom geometry(MultiPolygon, 4326));
-      INSERT INTO geodata.parcels (geom) VALUES (ST_GeomFromText('MULTIPOLYGON(((1 44,3 44,3 46,1 46,1 44)))', 4326));
       CREATE TABLE geodata.roads (id serial PRIMARY KEY, geom geometry(LineString, 4326));
       INSERT INTO geodata.roads (geom) VALUES (ST_GeomFromText('LINESTRING(1 44,3 46)', 4326));
-      GRANT USAGE ON SCHEMA geodata TO ${db.user};
-      GRANT SELECT ON geodata.parcels, geodata.roads TO ${db.user};
+      GRANT SELECT ON geodata.roads TO ${db.user};
     `);
     projectsDir = mkdtempSync(join(tmpdir(), 'steward-refresh-'));
     [qgisPort, monitoringPort] = [await freePort(), await freePort()];

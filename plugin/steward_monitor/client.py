@@ -34,38 +34,69 @@ def _skip_rest_of_line(stream):
             return
 
 
+def parse_addresses(hosts, port):
+    """`host[:port]` entries of a comma-separated STEWARD_HOST, each without a port taking `port`."""
+    addresses = []
+    for entry in hosts.split(","):
+        entry = entry.strip()
+        if not entry:
+            continue
+        host, separator, own_port = entry.rpartition(":")
+        if separator and own_port.isdigit() and "]" not in own_port:
+            addresses.append((host.strip("[]"), int(own_port)))
+        elif port is not None:
+            addresses.append((entry.strip("[]"), port))
+    return addresses
+
+
 def encode(message):
     return (json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8")
 
 
 class StewardClient(threading.Thread):
-    """Connects to host:port, retrying every 5 seconds, and serves `handlers` by method name.
+    """Connects to one of `addresses` ((host, port) pairs of Steward processes) and serves `handlers`.
+
+    After a connection is lost (or when none of them answers) it waits 5 seconds, then tries the
+    addresses in turn, starting after the one last connected to: when its Steward process dies the
+    instance registers with another one.
 
     Each handler takes the request's `params` object ({} when the request has none).
     `on_connected` is called each time a connection is made, before any request is served.
     """
 
-    def __init__(self, host, port, token, handlers, log, on_connected=lambda: None):
+    def __init__(self, addresses, token, handlers, log, on_connected=lambda: None):
         super().__init__(name="steward-monitor", daemon=True)
-        self._address = (host, port)
+        self._addresses = list(addresses)
         self._token = token
         self._handlers = handlers
         self._log = log
         self._on_connected = on_connected
 
     def run(self):
+        last = -1
         while True:
             self._log("Try to connect...")
-            try:
-                sock = socket.create_connection(self._address, timeout=RETRY_SECONDS)
-            except OSError:
+            connected = self._connect(last)
+            if connected is None:
                 time.sleep(RETRY_SECONDS)
                 continue
+            last, sock = connected
             self._log("Connected with Steward server")
             self._on_connected()
             self._serve(sock)
             self._log("Connection with Steward server lost")
             time.sleep(RETRY_SECONDS)
+
+    def _connect(self, last):
+        """(index, socket) of the first address after `last` that accepts a connection, else None."""
+        count = len(self._addresses)
+        for step in range(1, count + 1):
+            index = (last + step) % count
+            try:
+                return index, socket.create_connection(self._addresses[index], timeout=RETRY_SECONDS)
+            except OSError:
+                continue
+        return None
 
     def _serve(self, sock):
         try:

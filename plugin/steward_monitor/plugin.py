@@ -6,7 +6,7 @@ from qgis.core import Qgis, QgsApplication, QgsMessageLog
 from qgis.PyQt.QtCore import Qt
 
 from . import info
-from .client import StewardClient
+from .client import StewardClient, parse_addresses
 from .invalidation import PendingInvalidations
 from .logbuffer import LogBuffer
 from .stats import RequestStats, StatsFilter
@@ -48,10 +48,10 @@ class StewardMonitor:
         self._client = self._start_client()
 
     def _start_client(self):
-        host = os.environ.get("STEWARD_HOST")
-        port = os.environ.get("STEWARD_PORT")
-        if not host or not port or not port.isdigit():
-            _log("STEWARD_HOST and STEWARD_PORT must be set for the Steward monitor to connect")
+        port = os.environ.get("STEWARD_PORT", "")
+        addresses = parse_addresses(os.environ.get("STEWARD_HOST", ""), int(port) if port.isdigit() else None)
+        if not addresses:
+            _log("STEWARD_HOST (host[:port],... of the Steward processes) and STEWARD_PORT must be set to connect")
             return None
         handlers = {
             "metadata": lambda _params: info.metadata(self._stats),
@@ -60,7 +60,7 @@ class StewardMonitor:
             "invalidate": self._invalidations.request,
         }
         token = os.environ.get("STEWARD_MONITORING_TOKEN", "")
-        client = StewardClient(host, int(port), token, handlers, _log, self._forget_database_projects)
+        client = StewardClient(addresses, token, handlers, _log, self._forget_database_projects)
         client.start()
         return client
 

@@ -12,7 +12,8 @@ import { Metrics } from '../insight/metrics.js';
 import { FilesystemJobStore } from '../jobs/filesystem-jobs.js';
 import { PostgresJobStore } from '../jobs/postgres-jobs.js';
 import { JobService } from '../jobs/service.js';
-import { InstanceRegistry } from '../monitor/registry.js';
+import { InstanceFleet } from '../monitor/fleet.js';
+import { InstanceRegistry, type MonitorLogger } from '../monitor/registry.js';
 import { loadSymbologyCatalogue, type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
 import { installedFontFamilies } from '../runtime/fonts.js';
 import { localQgisVersion } from '../runtime/qgis-version.js';
@@ -41,8 +42,12 @@ function monitoringRegistry(config: Config, logger: FastifyBaseLogger): Instance
   if (config.monitoringPort === undefined) return undefined;
   return new InstanceRegistry({
     token: config.monitoringToken,
-    log: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
+    log: monitorLog(logger),
   });
+}
+
+function monitorLog(logger: FastifyBaseLogger): MonitorLogger {
+  return { info: (message) => logger.info(message), warn: (message) => logger.warn(message) };
 }
 
 /** Loaded only with database support: the PostgreSQL client is a large part of the API's memory. */
@@ -69,11 +74,14 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const registry = monitoringRegistry(config, logger);
   const postgres = config.psqlService === undefined ? undefined : await openPostgresStore(config, config.psqlService);
   const store = postgres ?? new FilesystemStore(config.projectsDir);
+  // Steward processes sharing the database share their instances; without one, a process has its own.
+  const fleet = registry && postgres && (await InstanceFleet.join(postgres.database, registry, monitorLog(logger)));
+  const instances = fleet ?? registry;
   const cleared = await store.clearLeftovers();
   if (cleared > 0) logger.info(`cleared ${cleared} leftovers of writes interrupted by a stopped process`);
   // QGIS Server keeps a database project cached until its plugin is told the project changed.
   const repository = new ProjectRepository(store, {
-    onChanged: postgres && (async (ref) => registry?.invalidateProject(await postgres.mapParameter(ref))),
+    onChanged: postgres && (async (ref) => instances?.invalidateProject(await postgres.mapParameter(ref))),
   });
   const tileCache = await createTileCache(config, repository, (ref) =>
     qgisProjectUrl(config.qgisServerUrl, store, ref),
@@ -142,7 +150,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     styleBodyLimit: config.styleBodyLimit,
     catalogue,
     processing,
-    registry,
+    registry: instances,
     cache,
     datasources: new DatasourceBrowser(dataRoots, crs),
     jobs,
@@ -155,6 +163,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     },
     close: async () => {
       await jobs.close();
+      await fleet?.close();
       await registry?.close();
       await postgres?.close();
       tileCache?.close();

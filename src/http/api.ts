@@ -3,7 +3,7 @@ import { type ProjectChecker } from '../insight/checks.js';
 import { type HealthChecks } from '../insight/health.js';
 import { type Metrics } from '../insight/metrics.js';
 import { type JobService } from '../jobs/service.js';
-import { type InstanceRegistry } from '../monitor/registry.js';
+import { type InstanceDirectory } from '../monitor/registry.js';
 import { type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
 import { type DatasourceBrowser } from '../services/datasources.js';
 import { type LayerService } from '../services/layers.js';
@@ -41,7 +41,8 @@ export interface ApiServices {
   styleBodyLimit: number;
   catalogue: SymbologyCatalogue;
   processing: ProcessingService;
-  registry: InstanceRegistry | undefined;
+  /** The instances of this process, or of every process of the fleet when they share a database. */
+  registry: InstanceDirectory | undefined;
   cache: TileCacheService | undefined;
   datasources: DatasourceBrowser;
   checker: ProjectChecker;

@@ -9,7 +9,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { NotFound } from '../errors.js';
 import { PluginConnection, REPLY_TIMEOUT_MS } from './connection.js';
 import { LineDecoder } from './lines.js';
-import { Hello, type MethodResult, parseMessage, parseReply, PROTOCOL_VERSION } from './protocol.js';
+import { Hello, type Method, type MethodResult, parseMessage, parseReply, PROTOCOL_VERSION } from './protocol.js';
 
 export interface MonitorLogger {
   info(message: string): void;
@@ -31,9 +31,23 @@ export interface InstanceSummary {
   binded: number;
 }
 
+/** What another part of Steward does when an instance comes and goes (the fleet records it). */
+export interface RegistryListener {
+  registered(instance: InstanceSummary, hello: Hello): void;
+  forgotten(id: string): void;
+}
+
+/** Where the instances are read: this process's registry, or the fleet of every Steward process. */
+export interface InstanceDirectory {
+  list(): InstanceSummary[] | Promise<InstanceSummary[]>;
+  /** Sends `method` to the instance and waits for its result. */
+  request<M extends Method>(id: string, method: M): Promise<MethodResult<M>>;
+}
+
 const silent: MonitorLogger = { info: () => {}, warn: () => {} };
 
-export class InstanceRegistry {
+export class InstanceRegistry implements InstanceDirectory {
+  private listener: RegistryListener | undefined;
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
   private readonly instances = new Map<string, PluginConnection>();
@@ -73,20 +87,35 @@ export class InstanceRegistry {
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
+  /** Tells `listener` of every instance that registers or disconnects from now on. */
+  watch(listener: RegistryListener): void {
+    this.listener = listener;
+  }
+
+  /** Whether the instance is connected to this process. */
+  has(id: string): boolean {
+    return this.instances.has(id);
+  }
+
+  /** Sends `method` to an instance connected to this process and waits for its result. */
+  request<M extends Method>(id: string, method: M): Promise<MethodResult<M>> {
+    return this.instance(id).request(method);
+  }
+
   list(): InstanceSummary[] {
     return [...this.instances.values()].map(({ id, ip, binded }) => ({ id, ip, binded }));
   }
 
   metadata(id: string): Promise<MethodResult<'metadata'>> {
-    return this.instance(id).request('metadata');
+    return this.request(id, 'metadata');
   }
 
   logs(id: string): Promise<MethodResult<'logs'>> {
-    return this.instance(id).request('logs');
+    return this.request(id, 'logs');
   }
 
   stats(id: string): Promise<MethodResult<'stats'>> {
-    return this.instance(id).request('stats');
+    return this.request(id, 'stats');
   }
 
   /**
@@ -150,6 +179,7 @@ export class InstanceRegistry {
     if (!tokenMatches(this.options.token, hello.token)) return this.refuse(socket, ip, 'wrong token');
     const connection = new PluginConnection(this.newId(), ip, socket, this.options.replyTimeoutMs ?? REPLY_TIMEOUT_MS);
     this.instances.set(connection.id, connection);
+    this.listener?.registered({ id: connection.id, ip, binded: 0 }, hello);
     this.log.info(
       `instance ${connection.id} registered from ${ip} (${hello.hostname ?? '?'}, pid ${hello.pid ?? '?'})`,
     );
@@ -166,6 +196,7 @@ export class InstanceRegistry {
     connection.closed();
     if (this.instances.get(connection.id) !== connection) return;
     this.instances.delete(connection.id);
+    this.listener?.forgotten(connection.id);
     this.log.info(`instance ${connection.id} disconnected`);
   }
 

@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto';
 
-import { type ClientConfig, DatabaseError, Pool, type PoolClient, type QueryResultRow } from 'pg';
+import {
+  Client,
+  type ClientConfig,
+  DatabaseError,
+  escapeIdentifier,
+  Pool,
+  type PoolClient,
+  type QueryResultRow,
+} from 'pg';
 
 import { ConfigError } from '../config.js';
 import { StewardError } from '../errors.js';
@@ -10,6 +18,8 @@ const CONNECT_TIMEOUT_MS = 5_000;
 const STATEMENT_TIMEOUT_MS = 30_000;
 /** How long a writer waits for another process's lock on the same project. */
 const LOCK_WAIT_MS = 60_000;
+/** How long a lost LISTEN session waits before connecting again. */
+const LISTEN_RETRY_MS = 1_000;
 
 /** The database is down, refuses us or is too slow: the request may succeed later. */
 export class DatabaseUnavailable extends StewardError {
@@ -50,6 +60,7 @@ export class PostgresDatabase {
     private readonly name: string,
     private readonly pool: Pool,
     private readonly lockPool: Pool,
+    private readonly settings: ClientConfig,
   ) {}
 
   /** Connects to the named service; throws ConfigError when it is unknown or cannot be reached. */
@@ -62,6 +73,7 @@ export class PostgresDatabase {
       `PostgreSQL service "${service}" (${describeConnection(settings)})`,
       pool,
       lockPool,
+      common,
     );
     for (const each of [pool, lockPool]) each.on('error', () => undefined); // an idle client lost: the pool replaces it
     try {
@@ -136,6 +148,49 @@ export class PostgresDatabase {
   /** Takes an advisory lock held until the transaction that `query` runs in ends. */
   static async lockForTransaction(query: Query, key: string): Promise<void> {
     await query('SELECT pg_advisory_xact_lock($1::bigint)', [advisoryKey(key)]);
+  }
+
+  /**
+   * Hears every NOTIFY on `channel` on a session of its own, opened again after it is lost (what is
+   * notified in between is missed). `stop` closes it for good.
+   */
+  async listen(channel: string, onMessage: (payload: string) => void): Promise<{ stop(): Promise<void> }> {
+    let client: Client | undefined;
+    let stopped = false;
+    let retrying = false;
+    const retry = (): void => {
+      if (stopped || retrying) return;
+      retrying = true;
+      setTimeout(() => {
+        retrying = false;
+        open().catch(retry);
+      }, LISTEN_RETRY_MS);
+    };
+    const open = async (): Promise<void> => {
+      const session = new Client(this.settings);
+      session.on('notification', (message) => {
+        if (message.channel === channel) onMessage(message.payload ?? '');
+      });
+      session.on('error', () => {
+        session.end().catch(() => undefined);
+        retry();
+      });
+      await session.connect();
+      await session.query(`LISTEN ${escapeIdentifier(channel)}`);
+      client = session;
+      if (stopped) await session.end();
+    };
+    try {
+      await open();
+    } catch (error) {
+      throw this.translate(error);
+    }
+    return {
+      async stop() {
+        stopped = true;
+        await client?.end().catch(() => undefined);
+      },
+    };
   }
 
   private async checkout(pool: Pool): Promise<Session> {

@@ -49,10 +49,20 @@ def receive(stream):
     return json.loads(stream.readline())
 
 
-class StewardClientTest(unittest.TestCase):
+class FastRetryTest(unittest.TestCase):
+    """Retries after 0.1 s rather than 5 s."""
+
     def setUp(self):
         self._retry = client.RETRY_SECONDS
         client.RETRY_SECONDS = 0.1
+
+    def tearDown(self):
+        client.RETRY_SECONDS = self._retry
+
+
+class StewardClientTest(FastRetryTest):
+    def setUp(self):
+        super().setUp()
         self.log = []
         self.steward = FakeSteward()
 
@@ -66,11 +76,11 @@ class StewardClientTest(unittest.TestCase):
         def connected():
             self.connections += 1
 
-        self.client = client.StewardClient("127.0.0.1", self.steward.port, "tok", handlers, self.log.append, connected)
+        self.client = client.StewardClient([("127.0.0.1", self.steward.port)], "tok", handlers, self.log.append, connected)
         self.client.start()
 
     def tearDown(self):
-        client.RETRY_SECONDS = self._retry
+        super().tearDown()
         self.steward.close()
 
     def test_says_hello_then_answers_requests(self):
@@ -108,6 +118,30 @@ class StewardClientTest(unittest.TestCase):
             self.assertEqual(receive(second_stream)["type"], "hello")
         self.assertEqual(self.log.count("Connected with Steward server"), 2)
         self.assertEqual(self.connections, 2, "on_connected runs on each connection")
+
+
+class FailoverTest(FastRetryTest):
+    def test_parses_comma_separated_hosts_with_or_without_a_port(self):
+        self.assertEqual(
+            client.parse_addresses("a, b:7001,,[::1]:7002,[fe80::1]", 7000),
+            [("a", 7000), ("b", 7001), ("::1", 7002), ("fe80::1", 7000)],
+        )
+        self.assertEqual(client.parse_addresses("a,b:7001", None), [("b", 7001)])
+
+    def test_registers_with_the_next_steward_when_its_own_dies(self):
+        first, second = FakeSteward(), FakeSteward()
+        addresses = [("127.0.0.1", first.port), ("127.0.0.1", second.port)]
+        steward_client = client.StewardClient(addresses, "", {}, lambda _message: None)
+        steward_client.start()
+        connection, stream = first.accept()
+        receive(stream)
+        stream.close()
+        connection.close()
+        first.close()  # the first Steward is gone: nothing listens on its port any more
+        connection, stream = second.accept()
+        with connection:
+            self.assertEqual(receive(stream)["type"], "hello")
+        second.close()
 
 
 class FakeServerInterface:

@@ -33,9 +33,16 @@ async function gone(child: ChildProcess): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
 }
 
-/** Starts the API on a loopback port of its own choosing with `env` added to this process's environment. */
-export async function startApiProcess(env: Record<string, string>): Promise<ApiProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+/**
+ * Starts the API on a loopback port of its own choosing with `env` added to this process's
+ * environment; `prefix` is a command that runs it elsewhere (`ip netns exec <host>`).
+ */
+export async function startApiProcess(
+  env: Record<string, string>,
+  prefix: readonly string[] = [],
+): Promise<ApiProcess> {
+  const [program = process.execPath, ...args] = [...prefix, process.execPath, '--import', 'tsx', MAIN];
+  const child = spawn(program, args, {
     env: { ...process.env, STEWARD_LISTEN: '127.0.0.1:0', STEWARD_LOGLEVEL: 'INFO', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

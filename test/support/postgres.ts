@@ -106,3 +106,14 @@ export async function startTestDatabase(): Promise<TestDatabase> {
     },
   };
 }
+
+/** A table `geodata.parcels` with one square parcel (1..3 E, 44..46 N) that the test user may read. */
+export async function createParcels(db: TestDatabase): Promise<void> {
+  await db.sql(`
+    CREATE SCHEMA geodata;
+    CREATE TABLE geodata.parcels (id serial PRIMARY KEY, geom geometry(MultiPolygon, 4326));
+    INSERT INTO geodata.parcels (geom) VALUES (ST_GeomFromText('MULTIPOLYGON(((1 44,3 44,3 46,1 46,1 44)))', 4326));
+    GRANT USAGE ON SCHEMA geodata TO ${db.user};
+    GRANT SELECT ON geodata.parcels TO ${db.user};
+  `);
+}

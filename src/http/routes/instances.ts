@@ -5,7 +5,7 @@ import type { FastifyPluginAsync } from 'fastify';
 
 import { NotFound } from '../../errors.js';
 import { InstanceLogs, InstanceMetadata, InstanceStats } from '../../monitor/protocol.js';
-import type { InstanceRegistry } from '../../monitor/registry.js';
+import type { InstanceDirectory } from '../../monitor/registry.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses } from '../schemas.js';
 
@@ -17,20 +17,20 @@ const InstanceList = Type.Object({
 
 const DISABLED = 'Monitoring is not enabled: set STEWARD_QGISSERVER_MONITORING_PORT.';
 
-type InstanceRead = (registry: InstanceRegistry, id: string) => Promise<unknown>;
+type InstanceRead = (registry: InstanceDirectory, id: string) => Promise<unknown>;
 
 const perInstance: [suffix: string, summary: string, result: TSchema, read: InstanceRead][] = [
-  ['', 'Metadata of an instance', InstanceMetadata, (registry, id) => registry.metadata(id)],
-  ['/logs', 'Log lines of an instance, newest last', InstanceLogs, (registry, id) => registry.logs(id)],
-  ['/stats', 'Request statistics of an instance', InstanceStats, (registry, id) => registry.stats(id)],
+  ['', 'Metadata of an instance', InstanceMetadata, (registry, id) => registry.request(id, 'metadata')],
+  ['/logs', 'Log lines of an instance, newest last', InstanceLogs, (registry, id) => registry.request(id, 'logs')],
+  ['/stats', 'Request statistics of an instance', InstanceStats, (registry, id) => registry.request(id, 'stats')],
 ];
 
 /**
  * `registry` is undefined when monitoring is disabled; every route then answers 404. Trailing
  * slashes are left to the app (`ignoreTrailingSlash`), like every other route.
  */
-export function instanceRoutes(registry: InstanceRegistry | undefined): RouteModule {
-  const enabled = (): InstanceRegistry => {
+export function instanceRoutes(registry: InstanceDirectory | undefined): RouteModule {
+  const enabled = (): InstanceDirectory => {
     if (!registry) throw new NotFound(DISABLED);
     return registry;
   };
@@ -45,7 +45,7 @@ export function instanceRoutes(registry: InstanceRegistry | undefined): RouteMod
           response: { 200: InstanceList, ...errorResponses },
         },
       },
-      async () => ({ servers: enabled().list() }),
+      async () => ({ servers: await enabled().list() }),
     );
     for (const [suffix, summary, result, read] of perInstance) {
       const schema = {
