@@ -142,6 +142,35 @@ describe('web console administration', () => {
     assert.deepEqual(errors, []);
   });
 
+  test('keyboard: the skip link, the sections, a link in a table and a form, without a mouse', async () => {
+    await page.goto('/');
+    await page.getByRole('row', { name: /terrain/ }).waitFor();
+    await page.keyboard.press('Tab');
+    assert.equal(await focusedName(page), 'Skip to content');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'main');
+
+    await tabTo(page, 'Instances');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Instances' }).waitFor();
+    const [{ id }] = ((await call('GET', '/api/instances')).body as { servers: { id: string }[] }).servers as [
+      { id: string },
+    ];
+    await page.getByRole('link', { name: id }).waitFor();
+    await tabTo(page, id);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: `Instance ${id}` }).waitFor();
+
+    await page.goto('/projects/terrain/processing');
+    await page.getByRole('button', { name: 'Draw the histogram' }).waitFor();
+    await tabTo(page, 'Bins');
+    await page.keyboard.press('ControlOrMeta+a');
+    await page.keyboard.type('16');
+    await page.keyboard.press('Enter');
+    await page.getByText(/pixels from .* in 16 bins/).waitFor();
+    assert.deepEqual(errors, []);
+  });
+
   test('tile cache: its state, a reset, and its jobs', async () => {
     await page.getByRole('link', { name: 'Tile cache' }).click();
     await page.getByRole('heading', { name: 'terrain: tile cache' }).waitFor();
@@ -174,3 +203,25 @@ describe('web console administration', () => {
     assert.deepEqual(errors, []);
   });
 });
+
+/** What a screen reader would call the focused element: its label, or else its text. */
+function focusedName(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const element = document.activeElement as HTMLElement | null;
+    if (!element) return '';
+    const labelled = (element as HTMLInputElement).labels?.[0]?.firstChild?.textContent;
+    return (element.getAttribute('aria-label') ?? labelled ?? element.textContent ?? '').trim();
+  });
+}
+
+/** Presses Tab until the control named `name` has the focus. */
+async function tabTo(page: Page, name: string): Promise<void> {
+  const seen: string[] = [];
+  for (let press = 0; press < 60; press++) {
+    await page.keyboard.press('Tab');
+    const focused = await focusedName(page);
+    if (focused === name) return;
+    seen.push(focused);
+  }
+  throw new Error(`Tab never reached “${name}”; it went through ${seen.join(' | ')}`);
+}
