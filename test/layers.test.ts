@@ -373,7 +373,7 @@ describe('GET .../map when QGIS Server cannot draw', () => {
   });
   after(() => stack.stop());
 
-  it('answers 502 with what QGIS Server said when the layer cannot be drawn', async () => {
+  it('answers 502 naming the layer when QGIS Server cannot draw it (its answer goes to the log)', async () => {
     const vanishing = join(data.dir, 'vanishing.tif');
     copyFileSync(data.rgbTiff, vanishing);
     await stack.call('POST', '/api/projects/broken/layers', { type: 'raster', name: 'gone', datasource: vanishing });

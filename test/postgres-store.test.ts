@@ -174,7 +174,7 @@ describe('PostgresStore on a real database', () => {
     for (const ref of refs) assert.deepEqual(readdirSync(store.dataDir(ref)), ['red.qml']);
   });
 
-  it('answers 503 with the reason while the database refuses connections, and recovers', async () => {
+  it('fails with 503, the reason in the message for the log, while the database refuses connections, and recovers', async () => {
     const store = await open();
     await db.sql(`ALTER ROLE ${db.user} NOLOGIN`);
     await db.sql('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [db.user]);

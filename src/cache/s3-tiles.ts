@@ -96,9 +96,10 @@ export class S3Tiles implements TileStore {
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token !== undefined);
     } catch (error) {
-      throw new BadGateway(
-        `the cached tiles under s3://${Bucket}/${prefix} could not be deleted: ${(error as Error).message}`,
-      );
+      const failed = `the cached tiles under s3://${Bucket}/${prefix} could not be deleted`;
+      throw new BadGateway(`${failed}: ${(error as Error).message}`, {
+        clientMessage: `${failed}; Steward's log says why`,
+      });
     }
   }
 }

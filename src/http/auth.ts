@@ -2,6 +2,9 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 
 import { type FastifyInstance } from 'fastify';
 
+import { Unauthorized } from '../errors.js';
+import { sendError } from './errors.js';
+
 /** Whether an `Authorization` header opens the API. */
 export type BearerCheck = (authorization: string | undefined) => boolean;
 
@@ -35,9 +38,7 @@ export function installBearerAuth(app: FastifyInstance, authorized: BearerCheck 
   app.addHook('onRequest', async (request, reply) => {
     if (!isProtected(request.url)) return;
     if (authorized(request.headers.authorization)) return;
-    return reply
-      .status(401)
-      .header('www-authenticate', 'Bearer realm="steward"')
-      .send({ error: 'this API needs Authorization: Bearer <STEWARD_API_TOKEN>' });
+    void reply.header('www-authenticate', 'Bearer realm="steward"');
+    return sendError(reply, new Unauthorized('this API needs Authorization: Bearer <STEWARD_API_TOKEN>'));
   });
 }

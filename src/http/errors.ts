@@ -1,47 +1,70 @@
-import { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 
-import { StewardError } from '../errors.js';
-import { ProjectFormatError } from '../qgis/project.js';
-import { XmlSyntaxError } from '../qgis/xml/parse.js';
+import { DocumentFormatError, NotFound, StewardError, UriTooLong } from '../errors.js';
 
 /** The longest path parameter the router takes; a longer one is answered 414. */
 export const MAX_PATH_SEGMENT_LENGTH = 1000;
+
+export interface ErrorReply {
+  status: number;
+  body: { error: string };
+}
+
+function logged(error: StewardError): boolean {
+  return error.status >= 500 || error instanceof DocumentFormatError;
+}
+
+/**
+ * The one mapping from a failure to its reply (docs/errors.md): the errors of `src/errors.ts` with
+ * their status and client message, Fastify's own refusals (validation 400, 413, 415) with theirs,
+ * anything else 500. What the client cannot act on goes to the log with its detail.
+ */
+export function errorReply(error: unknown, log: FastifyBaseLogger): ErrorReply {
+  if (error instanceof StewardError) {
+    if (logged(error)) log.error({ err: error }, error.message);
+    return { status: error.status, body: { error: error.clientMessage } };
+  }
+  const framework = error as Partial<FastifyError>;
+  if (framework.validation) {
+    return {
+      status: 400,
+      body: { error: `invalid ${framework.validationContext ?? 'request'}: ${framework.message}` },
+    };
+  }
+  const status = framework.statusCode ?? 500;
+  if (status >= 400 && status < 500) return { status, body: { error: framework.message ?? 'bad request' } };
+  log.error({ err: error }, 'unexpected failure');
+  return { status: 500, body: { error: 'internal error; the server log has the details' } };
+}
+
+export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
+  const { status, body } = errorReply(error, reply.log);
+  return reply.status(status).send(body);
+}
 
 /**
  * Fastify's `frameworkErrors`: the router's own refusals (a path that is not valid percent-encoded
  * UTF-8, a parameter over maxParamLength) never reach the error handler, so they are shaped here.
  */
 export function frameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
-  void reply.status(error.statusCode ?? 400).send({ error: error.message });
+  void sendError(reply, error);
 }
 
-/** Maps every failure to `{"error": "..."}` with the status of DESIGN.md section 4. */
+/** Every failure of a route, and every path no route takes, answered by `errorReply`. */
 export function installErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof StewardError) {
-      return reply.status(error.status).send({ error: error.message });
-    }
-    if (error.validation) {
-      const where = error.validationContext ?? 'request';
-      return reply.status(400).send({ error: `invalid ${where}: ${error.message}` });
-    }
-    if (error instanceof XmlSyntaxError || error instanceof ProjectFormatError) {
-      request.log.error({ err: error }, 'a stored project cannot be read');
-      return reply.status(422).send({ error: `the stored project cannot be read: ${error.message}` });
-    }
-    const status = error.statusCode ?? 500;
-    if (status >= 400 && status < 500) {
-      return reply.status(status).send({ error: error.message });
-    }
-    request.log.error({ err: error }, 'unexpected failure');
-    return reply.status(500).send({ error: 'internal error; the server log has the details' });
-  });
+  app.setErrorHandler((error, _request, reply) => sendError(reply, error));
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
     // The console's catch-all route takes what the router refused for an over-long parameter.
     if (path.split('/').some((segment) => segment.length > MAX_PATH_SEGMENT_LENGTH)) {
-      return reply.status(414).send({ error: `a path segment is longer than ${MAX_PATH_SEGMENT_LENGTH} characters` });
+      return sendError(reply, new UriTooLong(`a path segment is longer than ${MAX_PATH_SEGMENT_LENGTH} characters`));
     }
-    return reply.status(404).send({ error: `no route ${request.method} ${path}` });
+    return sendError(reply, new NotFound(`no route ${request.method} ${path}`));
   });
 }

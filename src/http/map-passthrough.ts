@@ -6,6 +6,7 @@ import { BadGateway, GatewayTimeout, StewardError } from '../errors.js';
 import { type MapService, type RenderedMap } from '../services/maps.js';
 import { projectRef } from '../services/projects.js';
 import { type EarlyHandler, type RequestObserver } from './app.js';
+import { errorReply } from './errors.js';
 
 /** The route pattern the passthrough answers for, as metrics label it. */
 export const MAP_ROUTE = '/api/projects/:project/layers/:layer/map';
@@ -72,9 +73,8 @@ export function mapPassthrough(maps: MapService, log: FastifyBaseLogger, observe
       );
     });
     if (map instanceof StewardError) {
-      response
-        .writeHead(map.status, { 'content-type': 'application/json; charset=utf-8' })
-        .end(JSON.stringify({ error: map.message }));
+      const { status, body } = errorReply(map, log);
+      response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
       return;
     }
     // A QGIS Server that fails mid-image ends the reply, and a client that leaves ends the GetMap.

@@ -53,7 +53,10 @@ export class PluginConnection {
     if (!waiting) return;
     this.settle(reply.id, waiting);
     if ('error' in reply) {
-      waiting.reject(new BadGateway(`Instance ${this.id} failed to answer "${waiting.method}": ${reply.error}`));
+      const failed = `Instance ${this.id} failed to answer "${waiting.method}"`;
+      waiting.reject(
+        new BadGateway(`${failed}: ${reply.error}`, { clientMessage: `${failed}; Steward's log says why` }),
+      );
     } else {
       waiting.resolve(reply.result);
     }

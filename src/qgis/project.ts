@@ -1,3 +1,4 @@
+import { DocumentFormatError } from '../errors.js';
 import { authidOf } from './crs.js';
 import { type Extent, layerTreeElement, type LayerType, type MapLayerDefinition, mapLayerElement } from './layer.js';
 import { addSnapping, fieldsOf, removeLayerReferences, removeProjectReferences } from './layer-references.js';
@@ -44,7 +45,7 @@ export interface LayerEntry {
   styles: string[];
 }
 
-export class ProjectFormatError extends Error {}
+export class ProjectFormatError extends DocumentFormatError {}
 
 function numberOf(container: XmlElement | undefined, name: string): number {
   return container ? Number(childText(container, name)) : Number.NaN;

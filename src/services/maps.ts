@@ -169,7 +169,8 @@ async function mapOf(response: IncomingMessage, name: string): Promise<RenderedM
   const contentType = response.headers['content-type'] ?? '';
   if (response.statusCode !== 200 || !contentType.startsWith('image/')) {
     const detail = (await text(response)).replace(/\s+/g, ' ').slice(0, 500);
-    throw new BadGateway(`QGIS Server could not draw layer "${name}" (HTTP ${response.statusCode}): ${detail}`);
+    const failed = `QGIS Server could not draw layer "${name}" (HTTP ${response.statusCode})`;
+    throw new BadGateway(`${failed}: ${detail}`, { clientMessage: `${failed}: its answer is in Steward's log` });
   }
   const length = response.headers['content-length'];
   return {
@@ -188,7 +189,11 @@ export function requestMap(url: string, agent: Agent): Promise<IncomingMessage> 
     request.on('timeout', () => request.destroy(new GatewayTimeout('QGIS Server did not answer in time')));
     request.on('error', (error) =>
       reject(
-        error instanceof GatewayTimeout ? error : new BadGateway(`QGIS Server cannot be reached: ${error.message}`),
+        error instanceof GatewayTimeout
+          ? error
+          : new BadGateway(`QGIS Server cannot be reached: ${error.message}`, {
+              clientMessage: "QGIS Server cannot be reached: Steward's log says why",
+            }),
       ),
     );
   });

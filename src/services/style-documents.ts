@@ -36,7 +36,8 @@ export class StyleDocuments {
     const contentType = response.headers['content-type'] ?? '';
     if (response.statusCode !== 200 || contentType.includes('ServiceExceptionReport') || body.length === 0) {
       const detail = body.toString('utf8').replace(/\s+/g, ' ').slice(0, 500);
-      throw new BadGateway(`QGIS Server could not answer ${parameters['REQUEST']} for layer "${layer}": ${detail}`);
+      const failed = `QGIS Server could not answer ${parameters['REQUEST']} for layer "${layer}"`;
+      throw new BadGateway(`${failed}: ${detail}`, { clientMessage: `${failed}; its answer is in Steward's log` });
     }
     return { contentType, body };
   }
@@ -46,7 +47,8 @@ export class StyleDocuments {
     const answer = await this.ask(ref, layer, { REQUEST: 'GetStyles', LAYERS: '{layer}' });
     const sld = answer.body.toString('utf8');
     if (!sld.includes('StyledLayerDescriptor')) {
-      throw new BadGateway(`QGIS Server's GetStyles for layer "${layer}" is not an SLD: ${sld.slice(0, 300)}`);
+      const failed = `QGIS Server's GetStyles for layer "${layer}" is not an SLD`;
+      throw new BadGateway(`${failed}: ${sld.slice(0, 300)}`, { clientMessage: failed });
     }
     return sld;
   }
@@ -61,7 +63,8 @@ export class StyleDocuments {
     });
     if (!answer.contentType.startsWith('image/')) {
       const detail = answer.body.toString('utf8').replace(/\s+/g, ' ').slice(0, 300);
-      throw new BadGateway(`QGIS Server drew no legend for layer "${layer}": ${detail}`);
+      const failed = `QGIS Server drew no legend for layer "${layer}"`;
+      throw new BadGateway(`${failed}: ${detail}`, { clientMessage: `${failed}; its answer is in Steward's log` });
     }
     return answer;
   }

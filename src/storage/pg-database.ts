@@ -11,7 +11,7 @@ import {
 } from 'pg';
 
 import { ConfigError } from '../config.js';
-import { StewardError } from '../errors.js';
+import { ServiceUnavailable } from '../errors.js';
 import { describeConnection, resolveService } from './pg-service.js';
 
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -22,9 +22,9 @@ const LOCK_WAIT_MS = 60_000;
 const LISTEN_RETRY_MS = 1_000;
 
 /** The database is down, refuses us or is too slow: the request may succeed later. */
-export class DatabaseUnavailable extends StewardError {
+export class DatabaseUnavailable extends ServiceUnavailable {
   constructor(message: string) {
-    super(503, message);
+    super(message, { clientMessage: 'the project database is not available now; try again later' });
   }
 }
 

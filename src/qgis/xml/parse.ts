@@ -1,6 +1,7 @@
+import { DocumentFormatError } from '../../errors.js';
 import { type XmlDocument, type XmlElement, type XmlNode } from './node.js';
 
-export class XmlSyntaxError extends Error {}
+export class XmlSyntaxError extends DocumentFormatError {}
 
 const NAMED_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 
