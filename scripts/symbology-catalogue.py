@@ -42,7 +42,7 @@ from qgis.core import (
 from qgis.PyQt.QtCore import Qt
 
 # Steward's names for the contrast enhancement limits it supports, keyed by QGIS's limitsString().
-# QGIS calls user-given limits "None"; the SPEC calls them "UserDefined".
+# QGIS calls user-given limits "None"; the API calls them "UserDefined".
 LIMITS = {"MinMax": "MinMax", "None": "UserDefined"}
 ALGORITHMS = ("StretchToMinimumMaximum", "NoEnhancement")
 # QGIS 3.22 proposes no colour ramp for a new pseudocolor renderer; Steward proposes this one.

@@ -11,7 +11,7 @@ const REQUIRED = {
 };
 
 describe('configuration', () => {
-  it('reads the defaults of DESIGN.md section 1', () => {
+  it('reads the documented defaults', () => {
     const config = loadConfig(REQUIRED);
     assert.equal(config.logLevel, 'info');
     assert.deepEqual(config.listen, { host: '0.0.0.0', port: 5000 });

@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   env['STEWARD_QGISSERVER_MONITORING_PORT'] ??= String(await freePort());
   const ownQgisPort = env['STEWARD_QGISSERVER_URL'] ? undefined : await freePort();
   if (ownQgisPort !== undefined) env['STEWARD_QGISSERVER_URL'] = `http://127.0.0.1:${ownQgisPort}/ows/`;
-  // Tile cache (issue 5): on by default, served by a MapProxy of our own unless a folder is given.
+  // Tile cache: on by default, served by a MapProxy of our own unless a folder is given.
   const ownMapproxyDir = env['STEWARD_MAPPROXY_PROJECTS_DIR'] ? undefined : join(checkout, 'data', 'mapproxy');
   if (ownMapproxyDir !== undefined) env['STEWARD_MAPPROXY_PROJECTS_DIR'] = ownMapproxyDir;
   const ownMapproxyPort = ownMapproxyDir === undefined ? undefined : await freePort();

@@ -1,5 +1,5 @@
 /**
- * Property-based hardening (issue 8): every route the app lists in /api/openapi.json, with every
+ * Property-based hardening: every route the app lists in /api/openapi.json, with every
  * method, gets random and hostile path segments, query strings and bodies. No reply may be a 5xx,
  * every error must be `{"error": string}`, no file may appear outside the configured folders, and
  * every project must still load in QGIS Server afterwards.
@@ -297,7 +297,7 @@ function describeRequest(sent: RawRequest): string {
   return `${sent.method} ${sent.target.slice(0, 300)}${body}`;
 }
 
-/** The contract of DESIGN.md section 4 for any reply: no 5xx, errors as `{"error": "<sentence>"}`. */
+/** The error contract (docs/errors.md) for any reply: no 5xx, errors as `{"error": "<sentence>"}`. */
 function checkReply(sent: RawRequest, reply: RawReply): void {
   const where = `${describeRequest(sent)}\n  -> ${reply.status} ${reply.text.slice(0, 500)}`;
   assert.ok(reply.status < 500, `server error: ${where}`);

@@ -1,6 +1,6 @@
 """The connection to Steward: a daemon thread that registers the instance and answers requests.
 
-Wire format (DESIGN.md section 5): JSON, one UTF-8 message per `\n`-terminated line, at most
+Wire format (docs/monitoring-protocol.md): JSON, one UTF-8 message per `\n`-terminated line, at most
 1 MiB a line. Everything here runs on the client's own thread, never on the rendering path.
 """
 

@@ -80,7 +80,7 @@ export class TileCacheService implements ProjectLifecycle, LayerLifecycle {
     });
   }
 
-  /** A project made without Steward has no cache until it is reset (SPEC core concept 7). */
+  /** A project made without Steward has no cache until it is reset (`POST .../cache/reset`). */
   async layerAdded(ref: ProjectRef): Promise<void> {
     await this.locked(ref, async () => {
       if (await this.hasConfig(ref)) await this.writeConfig(ref);

@@ -1,5 +1,5 @@
 /**
- * Datasource strings as SPEC.md and QGIS write them, split into what GDAL needs to open them.
+ * Datasource strings as the API takes them and QGIS writes them, split into what GDAL needs to open them.
  */
 import { type LayerType } from '../qgis/layer.js';
 

@@ -1,4 +1,4 @@
-/** Messages of the monitoring protocol (DESIGN.md section 5) and the shapes of their results. */
+/** Messages of the monitoring protocol (docs/monitoring-protocol.md) and the shapes of their results. */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 

@@ -1,7 +1,6 @@
 /**
- * Raster processing on a project's layers (SPEC.md, Processing; DESIGN.md section 6): exact
- * histograms and the raster calculator. Layers are named as the project names them; the lookup
- * turns a name into the datasource GDAL opens.
+ * Raster processing on a project's layers: exact histograms and the raster calculator. Layers are
+ * named as the project names them; the lookup turns a name into the datasource GDAL opens.
  */
 import { BadRequest } from '../errors.js';
 import { bandReferences } from '../gdal/calculator/ast.js';

@@ -6,7 +6,7 @@ import { type RouteModule } from '../route-module.js';
 const RAMP = '/raster/singlebandpseudocolor/ramp/:name/properties';
 
 /**
- * The symbology description endpoints of the SPEC: read-only answers from the QGIS catalogue.
+ * The symbology description endpoints: read-only answers from the QGIS catalogue.
  * Each path is registered once; the app's ignoreTrailingSlash serves the form with a slash too.
  */
 export function symbologyRoutes(catalogue: SymbologyCatalogue): RouteModule {

@@ -1,5 +1,5 @@
 /**
- * The style bodies of the SPEC as TypeBox schemas.
+ * The style bodies of the API as TypeBox schemas.
  *
  * Where user-defined limits go: a singlebandgray style has one band, so its `min`/`max` sit in
  * `contrast_enhancement`; a multibandcolor style gives them per band (`red.min`, `red.max`...).

@@ -53,7 +53,7 @@ describe('parseStyle', () => {
       (error: unknown) => error instanceof BadRequest && pattern.test(error.message),
     );
 
-  test('accepts the styles of the SPEC', () => {
+  test('accepts the documented styles', () => {
     const vector = fill({ color: '#00BBBB', style: 'solid', outline_width: 0.5, outline_color: '#FFFFFF' });
     assert.deepEqual(parseStyle(vector, catalogue), vector);
     const minimal = { type: 'vector', name: 'm', symbology: { type: 'single_symbol', symbol: 'marker' } };

@@ -113,7 +113,7 @@ function checkRaster(style: RasterStyle, catalogue: SymbologyCatalogue): void {
   checkLimits(limits as Limits, bands);
 }
 
-/** Checks a style body against the SPEC and the catalogue; throws BadRequest naming what is wrong. */
+/** Checks a style body against the style schema and the catalogue; throws BadRequest naming what is wrong. */
 export function parseStyle(body: unknown, catalogue: SymbologyCatalogue): Style {
   const type = member(body, 'type');
   if (type === 'vector') {

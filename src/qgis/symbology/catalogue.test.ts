@@ -24,7 +24,7 @@ const FILL_KEYS = [
   'style',
 ];
 
-test('the 3.22 fill description has exactly the eleven keys of the SPEC', async () => {
+test('the 3.22 fill description has exactly the eleven keys of the API', async () => {
   const catalogue = await loadSymbologyCatalogue('3.22.16');
   assert.equal(catalogue.fellBack, false);
   assert.match(catalogue.qgisVersion, /^3\.22\./);
