@@ -2009,7 +2009,7 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            /** @description a vector or raster style (SPEC.md), checked by the style codec */
+            /** @description a vector or raster style, checked by the style codec */
             requestBody: {
                 content: {
                     "application/json": unknown;
@@ -2102,7 +2102,7 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            /** @description a vector or raster style (SPEC.md), checked by the style codec */
+            /** @description a vector or raster style, checked by the style codec */
             requestBody: {
                 content: {
                     "application/json": unknown;
