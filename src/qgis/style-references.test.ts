@@ -5,10 +5,11 @@ import { rewriteStyleFiles, styleReferences } from './style-references.js';
 import { parseXml } from './xml/parse.js';
 import { serializeXml } from './xml/serialize.js';
 
-/** What QGIS 3.22 writes for an SVG marker, a raster marker, a font marker and labels on an SVG background. */
+/** What QGIS 3.22 writes (its data-defined collection named "name" too) for an SVG marker, a raster marker, a font marker and labels on an SVG background. */
 const QML = `<qgis>
  <renderer-v2 type="singleSymbol"><symbols><symbol type="marker" name="0">
-  <layer class="SvgMarker"><Option type="Map"><Option type="QString" value="/home/me/tree.svg" name="name"/></Option><prop v="/home/me/tree.svg" k="name"/></layer>
+  <layer class="SvgMarker"><Option type="Map"><Option type="QString" value="/home/me/tree.svg" name="name"/></Option><prop v="/home/me/tree.svg" k="name"/>
+   <data_defined_properties><Option type="Map"><Option type="QString" value="" name="name"/></Option></data_defined_properties></layer>
   <layer class="RasterMarker"><Option type="Map"><Option type="QString" value="pic.png" name="imageFile"/></Option><prop v="pic.png" k="imageFile"/></layer>
   <layer class="FontMarker"><Option type="Map"><Option type="QString" value="Comic Sans MS" name="font"/></Option></layer>
   <layer class="SvgMarker"><Option type="Map"><Option type="QString" value="base64:PHN2Zy8+" name="name"/></Option></layer>

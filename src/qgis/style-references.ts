@@ -28,17 +28,20 @@ export interface StyleReferences {
   fonts: string[];
 }
 
-/** The elements holding a symbol layer's property, with the attribute that holds its value. */
+/**
+ * The elements holding a symbol layer's property, with the attribute that holds its value: the
+ * `<Option>`s of its own `<Option type="Map">` and its `<prop>`s, never those of its
+ * `<data_defined_properties>` (whose collection is also called "name") or of a nested symbol.
+ */
 function propertyHolders(symbolLayer: XmlElement, name: string): Array<[XmlElement, string]> {
   const holders: Array<[XmlElement, string]> = [];
-  const stack = [...childElements(symbolLayer)];
-  for (let node = stack.pop(); node; node = stack.pop()) {
-    if (node.name === 'Option' && node.attributes.get('name') === name && node.attributes.has('value')) {
-      holders.push([node, 'value']);
+  for (const map of childElements(symbolLayer, 'Option')) {
+    for (const option of childElements(map, 'Option')) {
+      if (option.attributes.get('name') === name && option.attributes.has('value')) holders.push([option, 'value']);
     }
-    if (node.name === 'prop' && node.attributes.get('k') === name) holders.push([node, 'v']);
-    // Nested symbols (a marker line's marker) are separate symbol layers, visited on their own.
-    if (node.name !== 'layer') stack.push(...childElements(node));
+  }
+  for (const prop of childElements(symbolLayer, 'prop')) {
+    if (prop.attributes.get('k') === name) holders.push([prop, 'v']);
   }
   return holders;
 }
