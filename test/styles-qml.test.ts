@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
+import { zipSync } from 'fflate';
+
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { decodePng, type Image } from './support/png.js';
 import { type Stack, startStack } from './support/stack.js';
@@ -85,6 +87,21 @@ describe('styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them'
       headers: { 'content-type': type },
       body,
     });
+  /** A style that draws with files of its own goes up as a package: its QML and those files, zipped. */
+  const upload = async ({ style, package: files }: CorpusStyle): Promise<number> => {
+    if (files.length === 0) return (await put(style, qml(style))).status;
+    const entries = Object.fromEntries(
+      [`${style}.qml`, ...files].map((file) => [file, readFileSync(join(scratch, file))]),
+    );
+    const response = await fetch(`${stack.api.url}${project}/styles/${style}/package`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/zip' },
+      body: zipSync(entries),
+    });
+    const answer = (await response.json()) as { images?: string[] };
+    assert.deepEqual(answer.images, files, `${style}: the package's files are kept`);
+    return response.status;
+  };
   const map = async (layer: string): Promise<Buffer> => {
     const response = await fetch(`${stack.api.url}${project}/layers/${layer}/map`);
     assert.equal(response.status, 200);
@@ -121,7 +138,7 @@ describe('styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them'
   });
 
   it('takes a QML as QGIS wrote it: 201 when new, 200 when replaced, and gives it back as it was', async () => {
-    assert.ok(corpus.length >= 18, `QGIS wrote ${corpus.length} styles`);
+    assert.ok(corpus.length >= 21, `QGIS wrote ${corpus.length} styles`);
     assert.equal((await put('categorized', qml('categorized'))).status, 201);
     assert.equal((await put('categorized', qml('categorized'), 'text/xml; charset=utf-8')).status, 200);
     const back = await fetch(`${stack.api.url}${project}/styles/categorized/qml`);
@@ -207,8 +224,9 @@ describe('styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them'
   it('draws every renderer QGIS wrote as QGIS itself draws it', async () => {
     const jobs: Array<RenderJob & { style: string }> = [];
     const served = new Map<string, Buffer>();
-    for (const { style, layer, kind } of corpus) {
-      const status = (await put(style, qml(style))).status;
+    for (const entry of corpus) {
+      const { style, layer, kind } = entry;
+      const status = await upload(entry);
       assert.ok(status === 201 || status === 200, `${style}: ${status}`);
       await apply(layer, style);
       const { url } = (await stack.call('GET', `${project}/layers/${layer}/map/url`)).body as { url: string };
@@ -257,6 +275,8 @@ describe('styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them'
     assert.ok(labels.has('192,0,0'), 'the labels are drawn in their colour');
     const pies = distinctColours(drawn.get('diagrams') as Image);
     assert.ok(pies.has('255,0,0') && pies.has('0,0,255'), 'the pie diagram is drawn with its two colours');
+    const stars = distinctColours(drawn.get('svg-marker-package') as Image);
+    assert.ok(stars.has('255,140,0'), 'the package\'s SVG is drawn in its colour, not QGIS\'s "?"');
   });
 
   it('gives the current style as the SLD QGIS Server writes, which QGIS reads back', async () => {

@@ -21,6 +21,8 @@ export interface CorpusStyle {
   style: string;
   layer: keyof CorpusSources;
   kind: 'vector' | 'raster';
+  /** The files (relative to the corpus folder) the style draws with, uploaded with it as a package. */
+  package: string[];
 }
 
 /** The corpus's data: the fixtures' vectors and RGB raster, and a DEM and a classified raster beside them. */

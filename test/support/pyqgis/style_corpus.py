@@ -3,7 +3,8 @@
   style_corpus.py write <sources.json> <out_dir>
       sources.json: {"points": ..., "lines": ..., "polygons": ..., "rgb": ..., "dem": ..., "classes": ...}
       (OGR/GDAL sources). Sets up a layer per renderer, saves its QML with saveNamedStyle as
-      <out_dir>/<style>.qml and prints [{"style", "layer", "kind"}] (layer: the key of its source).
+      <out_dir>/<style>.qml and prints [{"style", "layer", "kind", "package"}] (layer: the key of
+      its source; package: the files, relative to out_dir, the style draws with and is uploaded with).
   style_corpus.py render <jobs.json>
       jobs.json: [{"kind", "source", "qml", "crs", "extent": [xmin, ymin, xmax, ymax], "size", "dpi", "out"}]
       Draws each layer with its QML with QgsMapRendererParallelJob and writes a PNG to "out".
@@ -56,6 +57,8 @@ from qgis.core import (
     QgsSingleBandPseudoColorRenderer,
     QgsSingleCategoryDiagramRenderer,
     QgsSingleSymbolRenderer,
+    QgsFontMarkerSymbolLayer,
+    QgsSvgMarkerSymbolLayer,
     QgsTextFormat,
     QgsVectorLayer,
     QgsVectorLayerSimpleLabeling,
@@ -64,6 +67,11 @@ from qgis.PyQt.QtCore import QSize, QSizeF
 from qgis.PyQt.QtGui import QColor, QFont
 
 CATEGORIES = QgsMapLayer.AllStyleCategories
+# An SVG of the designer's own, drawn from the folder QGIS Desktop had it in.
+STAR_SVG = """<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100" viewBox="0 0 100 100">
+<polygon points="50,2 63,38 98,38 69,60 80,95 50,73 20,95 31,60 2,38 37,38" fill="#ff8c00" stroke="#402000" stroke-width="4"/>
+</svg>
+"""
 
 
 def text_format(size, colour):
@@ -82,7 +90,13 @@ def simple_labels(field, colour):
     return settings
 
 
-def vector_styles(sources):
+def marker_style(symbol_layer):
+    symbol = QgsMarkerSymbol()
+    symbol.changeSymbolLayer(0, symbol_layer)
+    return QgsSingleSymbolRenderer(symbol)
+
+
+def vector_styles(sources, out_dir):
     def layer(key):
         made = QgsVectorLayer(sources[key], key, "ogr")
         if not made.isValid():
@@ -91,8 +105,8 @@ def vector_styles(sources):
 
     styles = []
 
-    def add(style, key, made):
-        styles.append((style, key, made))
+    def add(style, key, made, package=()):
+        styles.append((style, key, made, list(package)))
 
     made = layer("polygons")
     made.setRenderer(QgsSingleSymbolRenderer(QgsFillSymbol.createSimple({"color": "30,144,255", "outline_width": "1"})))
@@ -189,6 +203,22 @@ def vector_styles(sources):
     placement.setPlacement(QgsDiagramLayerSettings.OverPoint)
     made.setDiagramLayerSettings(placement)
     add("diagrams", "polygons", made)
+
+    made = layer("points")
+    made.setRenderer(marker_style(QgsSvgMarkerSymbolLayer("/usr/share/qgis/svg/gpsicons/plane.svg", 8)))
+    add("svg-marker-library", "points", made)
+
+    os.makedirs(os.path.join(out_dir, "icons"), exist_ok=True)
+    with open(os.path.join(out_dir, "icons", "star.svg"), "w") as handle:
+        handle.write(STAR_SVG)
+    made = layer("points")
+    made.setRenderer(marker_style(QgsSvgMarkerSymbolLayer(os.path.join(out_dir, "icons", "star.svg"), 8)))
+    add("svg-marker-package", "points", made, ["icons/star.svg"])
+
+    made = layer("points")
+    font_marker = QgsFontMarkerSymbolLayer("DejaVu Sans", "#", 8, QColor(0, 0, 160))
+    made.setRenderer(marker_style(font_marker))
+    add("font-marker", "points", made)
     return styles
 
 
@@ -250,13 +280,13 @@ def write(sources_file, out_dir):
     with open(sources_file) as handle:
         sources = json.load(handle)
     written = []
-    for kind, styles in (("vector", vector_styles(sources)), ("raster", raster_styles(sources))):
-        for style, key, made in styles:
+    for kind, styles in (("vector", vector_styles(sources, out_dir)), ("raster", raster_styles(sources))):
+        for style, key, made, *package in styles:
             path = os.path.join(out_dir, style + ".qml")
             message, ok = made.saveNamedStyle(path, CATEGORIES)
             if not ok:
                 raise RuntimeError(f"saveNamedStyle {style}: {message}")
-            written.append({"style": style, "layer": key, "kind": kind})
+            written.append({"style": style, "layer": key, "kind": kind, "package": package[0] if package else []})
     return written
 
 
