@@ -18,6 +18,8 @@ describe('configuration', () => {
     assert.equal(config.cacheS3Dir, '/mapproxy/cache');
     assert.equal(config.monitoringPort, undefined);
     assert.equal(config.psqlService, undefined);
+    assert.equal(config.projectCacheBytes, 128 * 1024 * 1024);
+    assert.equal(loadConfig({ ...REQUIRED, STEWARD_PROJECT_CACHE_MB: '512' }).projectCacheBytes, 512 * 1024 * 1024);
   });
 
   it('names the missing or malformed variable', () => {
@@ -35,6 +37,13 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ ...REQUIRED, STEWARD_LOGLEVEL: 'LOUD' }), /STEWARD_LOGLEVEL/);
     assert.throws(() => loadConfig({ ...REQUIRED, STEWARD_QGISSERVER_MONITORING_PORT: 'x' }), ConfigError);
     assert.throws(() => loadConfig({ ...REQUIRED, STEWARD_DATA_ROOTS: 'relative/dir' }), /absolute/);
+    for (const size of ['0', '1.5', 'big', '-3']) {
+      assert.throws(
+        () => loadConfig({ ...REQUIRED, STEWARD_PROJECT_CACHE_MB: size }),
+        /STEWARD_PROJECT_CACHE_MB/,
+        size,
+      );
+    }
   });
 
   it('parses listen addresses', () => {

@@ -34,6 +34,8 @@ export interface Config {
   styleBodyLimit: number;
   /** How many jobs (seeding, processing) run at once. */
   jobsConcurrency: number;
+  /** Estimated bytes of parsed projects kept in memory, the least recently read dropped first. */
+  projectCacheBytes: number;
 }
 
 export class ConfigError extends Error {}
@@ -129,6 +131,16 @@ export function childEnvironment(overrides: Env = {}, defaults: Env = {}): NodeJ
   return { ...defaults, ...process.env, ...overrides };
 }
 
+/** `STEWARD_PROJECT_CACHE_MB`: MiB of parsed projects kept in memory, 128 by default. */
+function projectCacheBytes(env: Env): number {
+  const text = optional(env, 'STEWARD_PROJECT_CACHE_MB') ?? '128';
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1 || value > 1024 * 1024) {
+    throw new ConfigError(`STEWARD_PROJECT_CACHE_MB must be a whole number of MiB from 1 to 1048576, not "${text}"`);
+  }
+  return value * MIB;
+}
+
 /** Splits `host:port` (IPv6 as `[::1]:5000`); a bare port listens on all interfaces. */
 export function parseListen(text: string): { host: string; port: number } {
   const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text) ?? /^()()(\d+)$/.exec(text);
@@ -158,5 +170,6 @@ export function loadConfig(env: Env = process.env): Config {
     dataRoots: dataRoots(env),
     styleBodyLimit: styleBodyLimit(env),
     jobsConcurrency: jobsConcurrency(env),
+    projectCacheBytes: projectCacheBytes(env),
   };
 }

@@ -56,6 +56,7 @@ describe('a database project changed through the API, served by a running QGIS S
       dataRoots: undefined,
       styleBodyLimit: 16 * 1024 * 1024,
       jobsConcurrency: 2,
+      projectCacheBytes: 128 * 1024 * 1024,
     });
   }
 

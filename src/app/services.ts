@@ -81,6 +81,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   if (cleared > 0) logger.info(`cleared ${cleared} leftovers of writes interrupted by a stopped process`);
   // QGIS Server keeps a database project cached until its plugin is told the project changed.
   const repository = new ProjectRepository(store, {
+    cacheBytes: config.projectCacheBytes,
     onChanged: postgres && (async (ref) => instances?.invalidateProject(await postgres.mapParameter(ref))),
   });
   const tileCache = await createTileCache(config, repository, (ref) =>

@@ -1,33 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { type CrsDefinition } from './crs.js';
-import { type MapLayerDefinition } from './layer.js';
+import { raster, WGS84 } from '../../test/support/sample-layers.js';
 import { ProjectDocument } from './project.js';
-
-const WGS84: CrsDefinition = {
-  wkt: 'GEOGCRS["WGS 84"]',
-  proj4: '+proj=longlat +datum=WGS84 +no_defs',
-  srsid: 3452,
-  srid: 4326,
-  authid: 'EPSG:4326',
-  description: 'WGS 84',
-  projectionAcronym: 'longlat',
-  ellipsoidAcronym: 'EPSG:7030',
-  geographic: true,
-};
-
-const raster = (name: string): MapLayerDefinition => ({
-  id: `${name}_id`,
-  name,
-  type: 'raster',
-  provider: 'gdal',
-  datasource: `/data/${name}.tif`,
-  crs: WGS84,
-  extent: [1, 44, 3, 46],
-  wgs84Extent: [1, 44, 3, 46],
-  styleElements: [],
-});
 
 const mapLayers = (text: string): string[] => text.match(/<maplayer[\s\S]*?<\/maplayer>/g) ?? [];
 

@@ -3,8 +3,14 @@ import { createHash } from 'node:crypto';
 import { NotFound } from '../errors.js';
 import { ProjectDocument } from '../qgis/project.js';
 import { type ProjectRef, type ProjectStore } from '../storage/project-store.js';
+import { estimatedBytes, LruCache } from './project-cache.js';
+
+/** The parsed projects kept when no bound is given. */
+export const DEFAULT_PROJECT_CACHE_BYTES = 128 * 1024 * 1024;
 
 export interface RepositoryOptions {
+  /** Estimated bytes of parsed projects kept, the least recently read dropped first. */
+  cacheBytes?: number;
   /** Called after each write of `update()` and each removal, outside the project's lock; awaited by them. */
   onChanged?: (ref: ProjectRef) => Promise<void>;
 }
@@ -23,19 +29,29 @@ interface CachedProject {
   /** Digest of the text the document was parsed from or written as. */
   digest: string;
   document: ProjectDocument;
+  /** Estimated memory of the document. */
+  bytes: number;
+}
+
+function cacheEntry(identity: string, text: string, document: ProjectDocument, digest = digestOf(text)): CachedProject {
+  return { identity, digest, document, bytes: estimatedBytes(text.length) };
 }
 
 /**
  * Reads and writes projects as documents. Parsed projects are cached by the stored project's
- * identity, so reads do not parse again until the project changes (here or in another process).
+ * identity, so reads do not parse again until the project changes (here or in another process);
+ * the cache is bounded by the estimated memory of its documents, and the projects read least
+ * recently are dropped first (a later read parses them again).
  */
 export class ProjectRepository {
-  private readonly cache = new Map<string, CachedProject>();
+  private readonly cache: LruCache<CachedProject>;
 
   constructor(
     readonly store: ProjectStore,
     private readonly options: RepositoryOptions = {},
-  ) {}
+  ) {
+    this.cache = new LruCache(options.cacheBytes ?? DEFAULT_PROJECT_CACHE_BYTES);
+  }
 
   /** The parsed project; throws NotFound when there is none. */
   async read(ref: ProjectRef): Promise<ProjectDocument> {
@@ -55,15 +71,15 @@ export class ProjectRepository {
       );
     }
     const digest = digestOf(stored.text);
-    const cached = this.cache.get(projectKey(ref));
-    const document = cached?.digest === digest ? cached.document : ProjectDocument.parse(stored.text);
-    this.cache.set(projectKey(ref), { identity: stored.identity, digest, document });
+    const previous = this.cache.peek(projectKey(ref));
+    const document = previous?.digest === digest ? previous.document : ProjectDocument.parse(stored.text);
+    this.cache.set(projectKey(ref), cacheEntry(stored.identity, stored.text, document, digest));
     return document;
   }
 
   /** The identity the project had when this process last read or wrote it; the store is not asked. */
   lastSeenIdentity(ref: ProjectRef): string | undefined {
-    return this.cache.get(projectKey(ref))?.identity;
+    return this.cache.peek(projectKey(ref))?.identity;
   }
 
   async exists(ref: ProjectRef): Promise<boolean> {
@@ -85,7 +101,7 @@ export class ProjectRepository {
         const result = await change(document);
         const text = document.serialize();
         const identity = await this.store.write(ref, text);
-        this.cache.set(projectKey(ref), { identity, digest: digestOf(text), document });
+        this.cache.set(projectKey(ref), cacheEntry(identity, text, document));
         return result;
       } catch (error) {
         this.cache.delete(projectKey(ref));
