@@ -194,6 +194,12 @@ function validBodies(data: Fixtures, tokens: readonly string[]): Record<string, 
     'elevation@1 > 10 AND elevation@1 < 100',
     'sqrt(abs(elevation@1)) - -1',
   ];
+  const selection = {
+    min_zoom: fc.integer({ min: -1, max: 20 }),
+    max_zoom: fc.integer({ min: -1, max: 20 }),
+    layers: fc.subarray(['elevation', 'rgb', 'polygons', 'missing'], { minLength: 1 }),
+    extent: fc.tuple(fc.double(), fc.double(), fc.double(), fc.double()),
+  };
   return {
     'POST /api/projects': {
       example: { name: 'canonical', author: 'a' },
@@ -268,6 +274,14 @@ function validBodies(data: Fixtures, tokens: readonly string[]): Record<string, 
         fc.constantFrom(...tokens).map((token) => zipOf({ 'fill.qml': FILL_QML, [token]: '<svg/>' })),
         fc.constantFrom(...tokens).map((token) => zipOf({ [`${token}.qml`]: FILL_QML.replace('solid', token) })),
       ),
+    },
+    'POST /api/projects/{project}/cache/seed': {
+      example: { min_zoom: 0, max_zoom: 1 },
+      arbitrary: fc.record({ ...selection, refresh: fc.boolean() }, { requiredKeys: ['min_zoom', 'max_zoom'] }),
+    },
+    'POST /api/projects/{project}/cache/truncate': {
+      example: { min_zoom: 0, max_zoom: 1 },
+      arbitrary: fc.record(selection, { requiredKeys: ['min_zoom', 'max_zoom'] }),
     },
     'POST /api/processing/raster/calculator/{project}': {
       example: { expression: 'elevation@1 * 2', output: join(data.dir, 'canonical.tif') },

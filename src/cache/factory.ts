@@ -25,6 +25,7 @@ export async function createTileCache(
   projectUrl: (ref: ProjectRef) => Promise<URL>,
 ): Promise<TileCache | undefined> {
   if (config.mapproxyProjectsDir === undefined) return undefined;
+  const env = s3Environment(config.s3);
   const layout = new CacheLayout(config.mapproxyProjectsDir);
   const s3 =
     config.cacheS3Bucket === undefined
@@ -40,7 +41,8 @@ export async function createTileCache(
     tiles: s3 ?? new FilesystemTiles(layout),
     repository,
     projectUrl,
-    validate: (file) => validateWithMapProxy(file, s3Environment(config.s3)),
+    validate: (file) => validateWithMapProxy(file, env),
+    env,
   });
   return { service, close: () => s3?.close() };
 }

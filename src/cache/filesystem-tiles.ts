@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+
 import { type CacheLayout } from './layout.js';
 import { removeDir } from './remove-dir.js';
 import { type TileStore } from './tile-store.js';
@@ -20,6 +22,10 @@ export class FilesystemTiles implements TileStore {
 
   clearLayer(app: string, layer: string): Promise<void> {
     return removeDir(this.layout.layerDir(app, layer));
+  }
+
+  clearLevel(app: string, layer: string, level: number): Promise<void> {
+    return removeDir(join(this.layout.layerDir(app, layer), String(level)));
   }
 
   clearProject(app: string): Promise<void> {

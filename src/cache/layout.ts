@@ -58,6 +58,11 @@ export class CacheLayout {
     return join(this.mapproxyDir(app), 'legends');
   }
 
+  /** A seed configuration for `mapproxy-seed`, in a hidden folder MapProxy's server does not read. */
+  seedFile(app: string, id: string): string {
+    return join(this.configDir, '.seeds', `${pathSegment(app)}-${id}.yaml`);
+  }
+
   lockFile(app: string): string {
     return join(this.configDir, '.locks', `${pathSegment(app)}.lock`);
   }

@@ -25,7 +25,7 @@ export interface ProjectCache {
 }
 
 /** The layer's coverage, when its extent is a real box in a CRS MapProxy can name. */
-function coverage(layer: CacheLayer): YamlMapping | undefined {
+export function coverage(layer: CacheLayer): YamlMapping | undefined {
   const [xmin, ymin, xmax, ymax] = layer.extent;
   const isBox = layer.extent.every(Number.isFinite) && xmax > xmin && ymax > ymin;
   if (!isBox || !/^[A-Z]+:\d+$/i.test(layer.authid)) return undefined;
@@ -48,7 +48,7 @@ function timeDimension(time: TimeDimension): YamlMapping {
 }
 
 /** A layer with the name MapProxy's sources and caches know it by. */
-interface NamedLayer {
+export interface NamedLayer {
   layer: CacheLayer;
   /** Letters, digits and `_.-` only: MapProxy reads `:` and `,` in source references as layer selections. */
   id: string;
@@ -58,7 +58,7 @@ interface NamedLayer {
  * The layers MapProxy serves: a layer name repeated in a project made with QGIS is served once (the
  * first), and internal names made alike from different layer names get a number.
  */
-function namedLayers(layers: readonly CacheLayer[]): NamedLayer[] {
+export function namedLayers(layers: readonly CacheLayer[]): NamedLayer[] {
   const names = new Set<string>();
   const ids = new Set<string>();
   const named: NamedLayer[] = [];
@@ -74,6 +74,11 @@ function namedLayers(layers: readonly CacheLayer[]): NamedLayer[] {
   return named;
 }
 
+/** The name of the layer's cache in the configuration. */
+export function cacheName(id: string): string {
+  return `${id}_cache`;
+}
+
 function cache({ layer, id }: NamedLayer, project: ProjectCache): YamlMapping {
   return {
     grids: [TILE_GRID],
@@ -84,7 +89,7 @@ function cache({ layer, id }: NamedLayer, project: ProjectCache): YamlMapping {
 }
 
 function mapproxyLayer({ layer, id }: NamedLayer, time: TimeDimension | undefined): YamlMapping {
-  const entry = { name: layer.name, title: layer.name, sources: [`${id}_cache`] };
+  const entry = { name: layer.name, title: layer.name, sources: [cacheName(id)] };
   return time === undefined ? entry : { ...entry, dimensions: timeDimension(time) };
 }
 
@@ -131,7 +136,7 @@ export function mapproxyConfig(project: ProjectCache): YamlMapping {
     sources: Object.fromEntries(
       layers.map((named) => [`${named.id}_wms`, source(named.layer, project.projectUrl, time(named) !== undefined)]),
     ),
-    caches: Object.fromEntries(layers.map((named) => [`${named.id}_cache`, cache(named, project)])),
+    caches: Object.fromEntries(layers.map((named) => [cacheName(named.id), cache(named, project)])),
     ...(layers.length > 0 ? { layers: layers.map((named) => mapproxyLayer(named, time(named))) } : {}),
   };
 }

@@ -74,6 +74,7 @@ test('MapProxy names: one entry per layer name, internal names without `:` or `,
     cacheOptions: (app, layer) => ({ type: 'file', directory: `/tiles/${app}/${layer}` }),
     globalCacheOptions: () => ({}),
     clearLayer: async () => undefined,
+    clearLevel: async () => undefined,
     clearProject: async () => undefined,
   };
   const layer = (name: string): { name: string; authid: string; extent: [number, number, number, number] } => ({

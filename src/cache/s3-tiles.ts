@@ -67,6 +67,10 @@ export class S3Tiles implements TileStore {
     return this.deletePrefix(`${this.prefix(app, layer)}/`);
   }
 
+  clearLevel(app: string, layer: string, level: number): Promise<void> {
+    return this.deletePrefix(`${this.prefix(app, layer)}/${level}/`);
+  }
+
   clearProject(app: string): Promise<void> {
     return this.deletePrefix(`${this.prefix(app)}/`);
   }

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { access, mkdir, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 
-import { BadRequest } from '../errors.js';
+import { BadRequest, Conflict, NotFound } from '../errors.js';
 import { type LayerEntry } from '../qgis/project.js';
 import { type LayerLifecycle, type PlannedLayer } from '../services/layers.js';
 import { type ProjectLifecycle } from '../services/projects.js';
@@ -9,8 +11,10 @@ import { writeFileAtomic } from '../storage/atomic-file.js';
 import { KeyedMutex, withFileLock } from '../storage/lock.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { type CacheLayout } from './layout.js';
-import { mapproxyConfig } from './mapproxy-config.js';
+import { mapproxyConfig, type NamedLayer, namedLayers } from './mapproxy-config.js';
 import { removeDir } from './remove-dir.js';
+import { type CacheSelection, seedConfig, type SeedKind } from './seed-config.js';
+import { runMapProxySeed, type SeedRun } from './seed-process.js';
 import { type TileStore } from './tile-store.js';
 import { type Validation } from './validate.js';
 import { toYaml } from './yaml.js';
@@ -28,6 +32,20 @@ export interface TileCacheOptions {
   /** The project's QGIS Server URL with `MAP=` (MapService.projectUrl). */
   projectUrl(ref: ProjectRef): Promise<URL>;
   validate(file: string): Promise<Validation>;
+  /** Added to the environment of `mapproxy-seed`: MapProxy's S3 caches read their endpoint and keys there. */
+  env: Readonly<Record<string, string>>;
+}
+
+/** Seeding or truncating the cache, ready to run as a job; it resolves to the job's result. */
+export type SeedWork = (run: SeedRun) => Promise<Record<string, unknown>>;
+
+function selectLayers(project: string, layers: readonly NamedLayer[], names: string[] | undefined): NamedLayer[] {
+  if (names === undefined) return [...layers];
+  const unknown = names.filter((name) => !layers.some(({ layer }) => layer.name === name));
+  if (unknown.length > 0) {
+    throw new NotFound(`project "${project}" has no layer ${unknown.map((name) => `"${name}"`).join(', ')}`);
+  }
+  return layers.filter(({ layer }) => names.includes(layer.name));
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -121,6 +139,71 @@ export class TileCacheService implements ProjectLifecycle, LayerLifecycle {
       await this.clearProject(ref);
       await this.writeConfig(ref);
     });
+  }
+
+  /**
+   * Checks a seed or a truncation of the project's cache (the project, its configuration, the
+   * layers, the levels) and returns the work: `mapproxy-seed` on the configuration Steward wrote,
+   * with a seed configuration written beside it for the run.
+   */
+  async planSeed(ref: ProjectRef, kind: SeedKind, selection: CacheSelection): Promise<SeedWork> {
+    const project = await this.options.repository.read(ref);
+    if (!(await this.hasConfig(ref))) {
+      throw new Conflict(`project "${ref.name}" has no cache configuration yet: reset the cache to create it`);
+    }
+    if (selection.minZoom > selection.maxZoom) throw new BadRequest('min_zoom must not be above max_zoom');
+    const [xmin = 0, ymin = 0, xmax = 0, ymax = 0] = selection.extent ?? [0, 0, 1, 1];
+    if (!(xmin < xmax && ymin < ymax))
+      throw new BadRequest('extent must be [xmin, ymin, xmax, ymax] with xmin < xmax and ymin < ymax');
+    const layers = selectLayers(ref.name, namedLayers(project.layers()), selection.layers);
+    if (layers.length === 0) throw new Conflict(`project "${ref.name}" has no layers to ${kind}`);
+    const names = layers.map(({ layer }) => layer.name);
+    if (kind === 'truncate' && selection.extent === undefined) {
+      return async (run) => ({ ...(await this.clearLevels(ref, names, selection, run)), layers: names });
+    }
+    const app = this.appName(ref);
+    const { layout } = this.options;
+    const text = toYaml(seedConfig(kind, selection, layers), [
+      `What one ${kind} of the project "${ref.name}" covers, written by Steward for mapproxy-seed.`,
+    ]);
+    return async (run) => {
+      const file = layout.seedFile(app, randomUUID());
+      await mkdir(dirname(file), { recursive: true });
+      await writeFileAtomic(file, text);
+      try {
+        const seeded = await runMapProxySeed(
+          { proxy: layout.configFile(app), seed: file, kind },
+          run,
+          this.options.env,
+        );
+        return { ...seeded, layers: names };
+      } finally {
+        await rm(file, { force: true });
+      }
+    };
+  }
+
+  /**
+   * Removes whole levels of the layers: every tile there, wherever it lies. (MapProxy 1.15's own
+   * level removal looks for `tms` levels under zero-padded names and removes nothing.)
+   */
+  private async clearLevels(
+    ref: ProjectRef,
+    layers: string[],
+    { minZoom, maxZoom }: CacheSelection,
+    run: SeedRun,
+  ): Promise<{ levels: number }> {
+    const app = this.appName(ref);
+    const total = layers.length * (maxZoom - minZoom + 1);
+    let done = 0;
+    for (const layer of layers) {
+      for (let level = minZoom; level <= maxZoom; level += 1) {
+        if (run.signal.aborted) throw run.signal.reason as Error;
+        await this.options.tiles.clearLevel(app, layer, level);
+        run.progress((done += 1), total);
+      }
+    }
+    return { levels: maxZoom - minZoom + 1 };
   }
 
   private locked<T>(ref: ProjectRef, work: () => Promise<T>): Promise<T> {

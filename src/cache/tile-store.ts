@@ -11,6 +11,8 @@ export interface TileStore {
   globalCacheOptions(): YamlMapping;
   /** Deletes every cached tile of the layer. */
   clearLayer(app: string, layer: string): Promise<void>;
+  /** Deletes the cached tiles of one level of the layer. */
+  clearLevel(app: string, layer: string, level: number): Promise<void>;
   /** Deletes every cached tile of the project. */
   clearProject(app: string): Promise<void>;
 }

@@ -63,7 +63,7 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     symbologyRoutes(services.catalogue),
     processingRoutes(services.processing),
     instanceRoutes(services.registry),
-    cacheRoutes(services.cache),
+    cacheRoutes(services.cache, services.jobs),
     datasourceRoutes(services.datasources),
     jobRoutes(services.jobs),
     serverRoutes(services.server),

@@ -1,12 +1,15 @@
-/** The tile cache of a project: its state, and its reset. */
+/** The tile cache of a project: its state, its reset, its seeding and truncation as jobs. */
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { type FastifyPluginAsync } from 'fastify';
 
+import { type CacheSelection, MAX_ZOOM, type SeedKind } from '../../cache/seed-config.js';
 import { type TileCacheService } from '../../cache/service.js';
 import { NotFound } from '../../errors.js';
+import { type JobService } from '../../jobs/service.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses, ProjectParams, SchemaQuery } from '../schemas.js';
+import { Job, publicJob } from './jobs.js';
 
 const CacheStatus = Type.Object({
   valid: Type.Boolean({ description: 'The configuration exists and MapProxy loads it' }),
@@ -14,14 +17,65 @@ const CacheStatus = Type.Object({
   reason: Type.Optional(Type.String({ description: 'Why the configuration is not valid' })),
 });
 
+const Zoom = Type.Integer({ minimum: 0, maximum: MAX_ZOOM, description: 'A level of the web mercator grid' });
+
+const selectionFields = {
+  layers: Type.Optional(
+    Type.Array(Type.String({ minLength: 1 }), {
+      minItems: 1,
+      description: "Layer names; all the project's layers when missing",
+    }),
+  ),
+  min_zoom: Zoom,
+  max_zoom: Zoom,
+  extent: Type.Optional(
+    Type.Tuple([Type.Number(), Type.Number(), Type.Number(), Type.Number()], {
+      description: "[xmin, ymin, xmax, ymax] in extent_crs; each layer's extent when missing",
+    }),
+  ),
+  extent_crs: Type.Optional(Type.String({ pattern: '^EPSG:[0-9]{1,9}$', description: 'Default EPSG:4326' })),
+};
+
+const SeedBody = Type.Object(
+  {
+    ...selectionFields,
+    refresh: Type.Optional(Type.Boolean({ description: 'Draw tiles already cached again (default false)' })),
+  },
+  { additionalProperties: false },
+);
+const TruncateBody = Type.Object(selectionFields, { additionalProperties: false });
+
+type SelectionBody = Static<typeof SeedBody>;
+
+function selection(body: SelectionBody): CacheSelection {
+  return {
+    ...(body.layers && { layers: body.layers }),
+    minZoom: body.min_zoom,
+    maxZoom: body.max_zoom,
+    ...(body.extent && { extent: body.extent }),
+    ...(body.extent_crs !== undefined && { extentCrs: body.extent_crs }),
+    ...(body.refresh !== undefined && { refresh: body.refresh }),
+  };
+}
+
 const DISABLED = 'the tile cache is not enabled: set STEWARD_MAPPROXY_PROJECTS_DIR';
 
-/** `cache` is undefined when the cache is disabled; both routes then answer 404. */
-export function cacheRoutes(cache: TileCacheService | undefined): RouteModule {
+/** `cache` is undefined when the cache is disabled; every route then answers 404. */
+export function cacheRoutes(cache: TileCacheService | undefined, jobs: JobService): RouteModule {
   const enabled = (): TileCacheService => {
     if (!cache) throw new NotFound(DISABLED);
     return cache;
   };
+  const seedRoute = (kind: SeedKind, body: typeof SeedBody | typeof TruncateBody, summary: string) => ({
+    schema: {
+      tags: ['cache', 'jobs'],
+      summary,
+      params: ProjectParams,
+      querystring: SchemaQuery,
+      body,
+      response: { 202: Job, ...errorResponses },
+    },
+  });
   const routes: FastifyPluginAsync = async (app) => {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['cache'];
@@ -55,6 +109,16 @@ export function cacheRoutes(cache: TileCacheService | undefined): RouteModule {
         return true;
       },
     );
+    for (const [kind, body, summary] of [
+      ['seed', SeedBody, "Fill the cache of the project's layers on the selected levels: 202 with the job"],
+      ['truncate', TruncateBody, 'Remove the cached tiles of the selected layers and levels: 202 with the job'],
+    ] as const) {
+      api.post(`/${kind}`, seedRoute(kind, body, summary), async (request, reply) => {
+        const work = await enabled().planSeed(request.project, kind, selection(request.body));
+        const job = await jobs.submit({ kind, project: request.project, params: request.body }, work);
+        return reply.code(202).header('location', `/api/jobs/${job.id}`).send(publicJob(job));
+      });
+    }
   };
   return { prefix: '/api/projects/:project/cache', routes };
 }

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { readFileSync, rmSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { type CacheStack, polygonsLayer, startCacheStack } from './support/cache-stack.js';
+import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { filesUnder } from './support/mapproxy.js';
+import { decodePng } from './support/png.js';
+import { type Call, type JobReply, seededTiles, waitForJob } from './support/seeding.js';
+
+/** The extent of the polygons fixture. */
+const POLYGONS: [number, number, number, number] = [1, 44, 3, 46];
+
+describe('seeding and truncating the tile cache on disk with mapproxy-seed', () => {
+  let cs: CacheStack;
+  let data: Fixtures;
+  /** The cached tiles of a layer as `z/x/y`. */
+  const cached = (project: string, layer: string): string[] => {
+    const dir = join(cs.configDir, 'cache_data', project, layer);
+    return filesUnder(dir, '.png')
+      .map((file) => relative(dir, file).replace(/\.png$/, ''))
+      .sort();
+  };
+
+  before(async () => {
+    [data, cs] = [makeFixtures(), await startCacheStack()];
+  });
+  after(async () => {
+    await cs.stop();
+    rmSync(data.dir, { recursive: true, force: true });
+  });
+
+  const levels = (from: number, to: number): string[] =>
+    Array.from({ length: to - from + 1 }, (_, index) => seededTiles(POLYGONS, from + index))
+      .flat()
+      .sort();
+  const call: Call = (method, path, body) => cs.stack.call(method, path, body);
+  const getMaps = (): number => cs.stack.qgis.log.filter((line) => line.includes('REQUEST:GetMap')).length;
+  const submit = async (project: string, kind: string, body: unknown): Promise<JobReply> => {
+    const reply = await fetch(`${cs.stack.api.url}/api/projects/${project}/cache/${kind}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const job = (await reply.json()) as JobReply;
+    assert.equal(reply.status, 202, JSON.stringify(job));
+    assert.equal(reply.headers.get('location'), `/api/jobs/${job.id}`);
+    return job;
+  };
+
+  it('seeds exactly the grid tiles over the layer extent, which MapProxy then serves without QGIS Server', async () => {
+    await cs.stack.call('POST', '/api/projects/', { name: 'seeded', author: 'test' });
+    await cs.stack.call('POST', '/api/projects/seeded/layers', polygonsLayer(data));
+    const job = await submit('seeded', 'seed', { min_zoom: 0, max_zoom: 6 });
+    assert.equal(job.state, 'queued');
+    const done = await waitForJob(call, job.id);
+    assert.equal(done.state, 'succeeded', done.error ?? '');
+    assert.deepEqual([done.progress, done.done, done.total], [1, 100, 100]);
+    assert.deepEqual(done.result?.['layers'], ['polygons']);
+    assert.deepEqual(cached('seeded', 'polygons'), levels(0, 6));
+
+    await sleep(300); // QGIS Server's log arrives on its own pipe
+    const before = getMaps();
+    for (const tile of levels(0, 6)) {
+      const [z = 0, x = 0, y = 0] = tile.split('/').map(Number);
+      const image = await cs.tile('seeded', 'polygons', { z, x, y });
+      assert.equal(image.width, 256);
+    }
+    await sleep(300);
+    assert.equal(getMaps(), before, 'no GetMap reached QGIS Server');
+
+    const truncation = await submit('seeded', 'truncate', { min_zoom: 5, max_zoom: 6 });
+    assert.equal((await waitForJob(call, truncation.id)).state, 'succeeded');
+    assert.deepEqual(cached('seeded', 'polygons'), levels(0, 4), 'levels 5 and 6 are gone, the others kept');
+  });
+
+  it('refuses what it cannot seed with a clear error before making a job', async () => {
+    await cs.stack.call('POST', '/api/projects/', { name: 'refusing', author: 'test' });
+    await cs.stack.call('POST', '/api/projects/refusing/layers', polygonsLayer(data));
+    const refused = async (body: unknown, status: number, pattern: RegExp): Promise<void> => {
+      const reply = await cs.stack.call('POST', '/api/projects/refusing/cache/seed', body);
+      assert.equal(reply.status, status, JSON.stringify(reply.body));
+      assert.match((reply.body as { error: string }).error, pattern);
+    };
+    await refused({ min_zoom: 4, max_zoom: 2 }, 400, /min_zoom/);
+    await refused({ min_zoom: 0, max_zoom: 20 }, 400, /max_zoom/);
+    await refused({ min_zoom: 0, max_zoom: 2, layers: ['nowhere'] }, 404, /"nowhere"/);
+    await refused({ min_zoom: 0, max_zoom: 2, extent: [3, 44, 1, 46] }, 400, /extent/);
+    assert.equal(
+      (await cs.stack.call('POST', '/api/projects/missing/cache/seed', { min_zoom: 0, max_zoom: 1 })).status,
+      404,
+    );
+    assert.deepEqual((await cs.stack.call('GET', '/api/jobs?project=refusing')).body, []);
+  });
+
+  it('stops a cancelled seed at once and leaves every cached tile whole', async () => {
+    await cs.stack.call('POST', '/api/projects/', { name: 'cancelled', author: 'test' });
+    await cs.stack.call('POST', '/api/projects/cancelled/layers', polygonsLayer(data));
+    const job = await submit('cancelled', 'seed', { min_zoom: 0, max_zoom: 14 });
+    await waitForJob(call, job.id, () => cached('cancelled', 'polygons').length > 0);
+    const cancelled = await cs.stack.call('DELETE', `/api/jobs/${job.id}`);
+    assert.equal((cancelled.body as JobReply).state, 'cancelled');
+    const tiles = cached('cancelled', 'polygons');
+    assert.ok(tiles.length > 0 && tiles.length < levels(0, 14).length, `${tiles.length} tiles`);
+    await sleep(1000);
+    assert.deepEqual(cached('cancelled', 'polygons'), tiles, 'no tile was written after the cancel');
+    const dir = join(cs.configDir, 'cache_data', 'cancelled', 'polygons');
+    for (const tile of tiles) assert.equal(decodePng(readFileSync(join(dir, `${tile}.png`))).width, 256, tile);
+    assert.deepEqual((await cs.stack.call('GET', '/api/projects/cancelled/cache')).body, {
+      valid: true,
+      storage: 'filesystem',
+    });
+    assert.equal((await cs.stack.call('DELETE', `/api/jobs/${job.id}`)).status, 409);
+  });
+});
