@@ -1354,6 +1354,236 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project}/cache/seed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Fill the cache of the project's layers on the selected levels: 202 with the job */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description [xmin, ymin, xmax, ymax] in extent_crs; each layer's extent when missing */
+                        extent?: [
+                            number,
+                            number,
+                            number,
+                            number
+                        ];
+                        /** @description Default EPSG:4326 */
+                        extent_crs?: string;
+                        /** @description Layer names; all the project's layers when missing */
+                        layers?: string[];
+                        /** @description A level of the web mercator grid */
+                        max_zoom: number;
+                        /** @description A level of the web mercator grid */
+                        min_zoom: number;
+                        /** @description Draw tiles already cached again (default false) */
+                        refresh?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            created: string;
+                            /** @description Units done (tiles, percent of a GDAL step) */
+                            done: number;
+                            /** @description Why the job failed */
+                            error: string | null;
+                            /** Format: date-time */
+                            finished: string | null;
+                            /** @description UUID of the job */
+                            id: string;
+                            /** @description seed, truncate, calculator or overviews */
+                            kind: string;
+                            /** @description What the job was asked to do */
+                            params: {
+                                [key: string]: unknown;
+                            };
+                            progress: number;
+                            project: string;
+                            /** @description What the job produced */
+                            result?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The project's database schema, with projects in PostgreSQL */
+                            schema?: string;
+                            /** Format: date-time */
+                            started: string | null;
+                            /** @description queued, then running, then one of succeeded, failed, cancelled */
+                            state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                            /** @description Units in all; 0 while not known */
+                            total: number;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project}/cache/truncate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Remove the cached tiles of the selected layers and levels: 202 with the job */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description [xmin, ymin, xmax, ymax] in extent_crs; each layer's extent when missing */
+                        extent?: [
+                            number,
+                            number,
+                            number,
+                            number
+                        ];
+                        /** @description Default EPSG:4326 */
+                        extent_crs?: string;
+                        /** @description Layer names; all the project's layers when missing */
+                        layers?: string[];
+                        /** @description A level of the web mercator grid */
+                        max_zoom: number;
+                        /** @description A level of the web mercator grid */
+                        min_zoom: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            created: string;
+                            /** @description Units done (tiles, percent of a GDAL step) */
+                            done: number;
+                            /** @description Why the job failed */
+                            error: string | null;
+                            /** Format: date-time */
+                            finished: string | null;
+                            /** @description UUID of the job */
+                            id: string;
+                            /** @description seed, truncate, calculator or overviews */
+                            kind: string;
+                            /** @description What the job was asked to do */
+                            params: {
+                                [key: string]: unknown;
+                            };
+                            progress: number;
+                            project: string;
+                            /** @description What the job produced */
+                            result?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The project's database schema, with projects in PostgreSQL */
+                            schema?: string;
+                            /** Format: date-time */
+                            started: string | null;
+                            /** @description queued, then running, then one of succeeded, failed, cancelled */
+                            state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                            /** @description Units in all; 0 while not known */
+                            total: number;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project}/check": {
         parameters: {
             query?: never;
