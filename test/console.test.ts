@@ -174,4 +174,11 @@ describe('web console', () => {
     await screenshot(page, 'style-editor');
     assert.deepEqual(errors, []);
   });
+
+  test('instances: without monitoring the page says how to turn it on', async () => {
+    await page.getByRole('link', { name: 'Instances' }).click();
+    await page.getByText('Monitoring is not enabled on this Steward').waitFor();
+    await checkAccessibility(page, 'the instances page without monitoring');
+    assert.deepEqual(errors, []);
+  });
 });

@@ -10,15 +10,30 @@ import { Link } from '../router';
 export const REFRESH_MS = 2000;
 
 export default function InstancesPage(): JSX.Element {
-  const instances = useApi((signal) => api.get('/api/instances', { signal }), []);
-  useInterval(instances.reload, REFRESH_MS);
-  const servers = instances.data?.servers;
+  const server = useApi((signal) => api.get('/api/server', { signal }), []);
   return (
     <Page title="Instances">
       <p class="muted">
         QGIS Server processes that loaded the steward_monitor plugin and registered with this Steward. The table
         refreshes every {REFRESH_MS / 1000} seconds.
       </p>
+      <ErrorMessage error={server.error} />
+      {server.data?.monitoring === false && (
+        <p class="card muted">
+          Monitoring is not enabled on this Steward: set STEWARD_QGISSERVER_MONITORING_PORT for instances to register.
+        </p>
+      )}
+      {server.data?.monitoring && <InstanceTable />}
+    </Page>
+  );
+}
+
+function InstanceTable(): JSX.Element {
+  const instances = useApi((signal) => api.get('/api/instances', { signal }), []);
+  useInterval(instances.reload, REFRESH_MS);
+  const servers = instances.data?.servers;
+  return (
+    <>
       <ErrorMessage error={instances.error} />
       {!servers && instances.loading && <Loading what="instances" />}
       {servers && servers.length === 0 && (
@@ -50,6 +65,6 @@ export default function InstancesPage(): JSX.Element {
           </tbody>
         </table>
       )}
-    </Page>
+    </>
   );
 }
