@@ -279,7 +279,7 @@ describe('styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them'
     assert.ok(stars.has('255,140,0'), 'the package\'s SVG is drawn in its colour, not QGIS\'s "?"');
   });
 
-  it('gives the current style as the SLD QGIS Server writes, which QGIS reads back', async () => {
+  it('gives the current style, from QML or JSON, as the SLD QGIS Server writes, which QGIS reads back', async () => {
     await apply('points', 'categorized');
     const response = await fetch(`${stack.api.url}${project}/layers/points/style.sld`);
     assert.equal(response.status, 200);
@@ -291,6 +291,16 @@ describe('styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them'
     const read = readSldWithQgis(file, 'vector', sources.points);
     assert.equal(read.ok, true, read.message);
     assert.equal(read.renderer, 'RuleRenderer');
+    // A style made from Steward's JSON, as QGIS Server writes it, is read back too.
+    await apply('polygons', 'teal');
+    const fill = await fetch(`${stack.api.url}${project}/layers/polygons/style.sld`);
+    assert.equal(fill.status, 200);
+    const fillFile = join(scratch, 'polygons.sld');
+    const fillSld = await fill.text();
+    assert.match(fillSld, /#00bbbb/i, "the SLD fills with the style's colour");
+    writeFileSync(fillFile, fillSld);
+    const fillRead = readSldWithQgis(fillFile, 'vector', sources.polygons);
+    assert.equal(fillRead.ok, true, fillRead.message);
     assert.equal((await fetch(`${stack.api.url}${project}/layers/nope/style.sld`)).status, 404);
   });
 
