@@ -1,10 +1,10 @@
+import { type GeometryClass, geometryClass } from './geometry.js';
 import { formatNumber } from './layer.js';
 import { element, textElement, type XmlElement } from './xml/node.js';
 
-/** The symbol layer class and properties of the `default` style of each geometry class. */
-const DEFAULT_SYMBOLS: Record<string, { symbol: string; layerClass: string; properties: Record<string, string> }> = {
-  Point: {
-    symbol: 'marker',
+/** The symbol layer class and properties of the `default` style, by the kind of symbol. */
+const DEFAULT_SYMBOLS: Record<GeometryClass['symbol'], { layerClass: string; properties: Record<string, string> }> = {
+  marker: {
     layerClass: 'SimpleMarker',
     properties: {
       name: 'circle',
@@ -14,13 +14,11 @@ const DEFAULT_SYMBOLS: Record<string, { symbol: string; layerClass: string; prop
       size: '2',
     },
   },
-  Line: {
-    symbol: 'line',
+  line: {
     layerClass: 'SimpleLine',
     properties: { line_color: '213,23,125,255', line_style: 'solid', line_width: '0.26' },
   },
-  Polygon: {
-    symbol: 'fill',
+  fill: {
     layerClass: 'SimpleFill',
     properties: {
       color: '229,182,54,255',
@@ -42,8 +40,8 @@ function optionMap(properties: Record<string, string>): XmlElement {
 
 /** The renderer QGIS draws a vector layer with before any style is applied. */
 export function defaultVectorStyle(geometry: string): XmlElement[] {
-  const symbol = DEFAULT_SYMBOLS[geometry] ?? DEFAULT_SYMBOLS['Polygon'];
-  if (!symbol) return [];
+  const kind = geometryClass('layer', geometry)?.symbol ?? 'fill';
+  const symbol = DEFAULT_SYMBOLS[kind];
   const symbolLayer = element('layer', { class: symbol.layerClass, enabled: '1', locked: '0', pass: '0' }, [
     optionMap(symbol.properties),
   ]);
@@ -52,9 +50,7 @@ export function defaultVectorStyle(geometry: string): XmlElement[] {
     { type: 'singleSymbol', symbollevels: '0', forceraster: '0', enableorderby: '0', referencescale: '-1' },
     [
       element('symbols', {}, [
-        element('symbol', { type: symbol.symbol, name: '0', alpha: '1', clip_to_extent: '1', force_rhr: '0' }, [
-          symbolLayer,
-        ]),
+        element('symbol', { type: kind, name: '0', alpha: '1', clip_to_extent: '1', force_rhr: '0' }, [symbolLayer]),
       ]),
       element('rotation'),
       element('sizescale'),

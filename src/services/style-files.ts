@@ -4,14 +4,13 @@ import { join } from 'node:path';
 
 import { NotFound } from '../errors.js';
 import { type Probed } from '../gdal/probe.js';
-import { GEOMETRIES, type Geometry, InternalDatabase } from '../storage/internal-db.js';
+import { GEOMETRIES, type Geometry, geometryClass } from '../qgis/geometry.js';
+import { InternalDatabase } from '../storage/internal-db.js';
 import { type ProjectRef, type ProjectStore } from '../storage/project-store.js';
 import { checkName } from './names.js';
 
 /** The style every layer starts with: QGIS's own default symbology, not a QML file. */
 export const BUILT_IN_STYLE = 'default';
-
-const LAYER_GEOMETRY: Record<string, Geometry> = { Point: 'point', Line: 'line', Polygon: 'polygon' };
 
 export { GEOMETRIES, type Geometry };
 
@@ -67,7 +66,7 @@ export class StyleFiles {
 
   /** The default style for a new vector layer's geometry; undefined for the built-in one. */
   async defaultStyleFor(ref: ProjectRef, probed: Probed): Promise<{ name: string; qml: string } | undefined> {
-    const geometry = probed.type === 'vector' ? LAYER_GEOMETRY[probed.geometry] : undefined;
+    const geometry = probed.type === 'vector' ? geometryClass('layer', probed.geometry)?.geometry : undefined;
     if (!geometry) return undefined;
     const name = this.defaults(ref)[geometry];
     if (name === BUILT_IN_STYLE) return undefined;

@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 
 import { BadRequest, Conflict, NotFound } from '../errors.js';
+import { geometryClass } from '../qgis/geometry.js';
 import { type LayerEntry } from '../qgis/project.js';
 import {
   currentLayerStyleName,
@@ -21,8 +22,6 @@ import { type LayerService } from './layers.js';
 import { checkName } from './names.js';
 import { type ProjectRepository } from './repository.js';
 import { BUILT_IN_STYLE, GEOMETRIES, type Geometry, type StyleFiles } from './style-files.js';
-
-const SYMBOL_GEOMETRY: Record<string, Geometry> = { marker: 'point', line: 'line', fill: 'polygon' };
 
 /** Told when a layer's current style changes, e.g. to clear its cached tiles. */
 export interface StyleLifecycle {
@@ -183,7 +182,8 @@ export class StyleService {
       const stored = await this.load(ref, name);
       const draws =
         stored.origin === 'json'
-          ? stored.style.type === 'vector' && SYMBOL_GEOMETRY[stored.style.symbology.symbol] === geometry
+          ? stored.style.type === 'vector' &&
+            geometryClass('symbol', stored.style.symbology.symbol)?.geometry === geometry
           : stored.facts.kind === 'vector' && stored.facts.geometry === geometry;
       if (!draws) throw new BadRequest(`style "${name}" cannot draw ${geometry} layers`);
     }

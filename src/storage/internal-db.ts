@@ -3,8 +3,7 @@ import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
 
-export const GEOMETRIES = ['point', 'line', 'polygon'] as const;
-export type Geometry = (typeof GEOMETRIES)[number];
+import { type Geometry } from '../qgis/geometry.js';
 
 export const INTERNAL_DB_NAME = 'steward.db';
 /** The rollback journal SQLite keeps beside the database while a transaction is under way. */

@@ -4,6 +4,7 @@
  * other style is a `<map-layer-style name="y">` holding a whole `<qgis>` style document.
  */
 import { Conflict, NotFound, Unprocessable } from '../../errors.js';
+import { geometryClass } from '../geometry.js';
 import {
   appendChild,
   childElements,
@@ -47,8 +48,6 @@ const RENDERING_ATTRIBUTES = [
 ];
 /** `<maplayer>` attributes that belong to the current style (QGIS reads them with its elements). */
 const STYLE_ATTRIBUTES: Record<string, Record<string, string>> = { vector: { labelsEnabled: '0' }, raster: {} };
-/** QgsWkbTypes::GeometryType by the `geometry` attribute of a vector `<maplayer>`. */
-const GEOMETRY_TYPES: Record<string, string> = { Point: '0', Line: '1', Polygon: '2' };
 /** Depth of `<maplayer>` in a .qgs: qgis > projectlayers > maplayer. */
 const MAPLAYER_DEPTH = 2;
 
@@ -145,7 +144,7 @@ function currentStyleDocument(mapLayer: XmlElement, version: string): XmlElement
     if (value !== undefined) attributes[name] = value;
   }
   const children = styleChildren(mapLayer, styleNamesOf(mapLayer));
-  const geometry = GEOMETRY_TYPES[mapLayer.attributes.get('geometry') ?? ''];
+  const geometry = geometryClass('layer', mapLayer.attributes.get('geometry'))?.code;
   if (geometry !== undefined) children.push(element('layerGeometryType', {}, [text(geometry)]));
   return element('qgis', attributes, children);
 }
@@ -164,9 +163,9 @@ function checkFits(mapLayer: XmlElement, qml: XmlElement, name: string): void {
   if (layerType !== styleType)
     throw new Unprocessable(`the style "${name}" is a ${styleType} style and the layer is ${layerType}`);
   const styleGeometry = textContent(firstChild(qml, 'layerGeometryType'));
-  const layerGeometry = GEOMETRY_TYPES[mapLayer.attributes.get('geometry') ?? ''];
+  const layerGeometry = geometryClass('layer', mapLayer.attributes.get('geometry'))?.code;
   if (styleGeometry !== '' && layerGeometry !== undefined && styleGeometry !== layerGeometry) {
-    const kind = Object.keys(GEOMETRY_TYPES).find((key) => GEOMETRY_TYPES[key] === styleGeometry) ?? styleGeometry;
+    const kind = geometryClass('code', styleGeometry)?.layer ?? styleGeometry;
     throw new Unprocessable(
       `the style "${name}" draws ${kind} geometries and the layer has ${mapLayer.attributes.get('geometry')} geometries`,
     );

@@ -1,5 +1,6 @@
 /** QML documents as QGIS Desktop writes them (saveNamedStyle), checked before Steward stores one. */
 import { BadRequest } from '../../errors.js';
+import { geometryClass } from '../geometry.js';
 import { childElements, firstChild, textContent, type XmlElement } from '../xml/node.js';
 import { parseXml, XmlSyntaxError } from '../xml/parse.js';
 
@@ -28,8 +29,6 @@ const RASTER_RENDERERS = [
   'contour',
   'singlebandcolordata',
 ];
-/** QgsWkbTypes::GeometryType values of `<layerGeometryType>`. */
-const GEOMETRY_NAMES: Record<string, string> = { '0': 'point', '1': 'line', '2': 'polygon' };
 
 export interface QmlFacts {
   kind: 'vector' | 'raster';
@@ -66,7 +65,7 @@ export function qmlFacts(qml: string): QmlFacts {
     const type = renderer.attributes.get('type') ?? '';
     if (!VECTOR_RENDERERS.includes(type))
       refuse(`renderer-v2 type "${type}" is not one of ${VECTOR_RENDERERS.join(', ')}`);
-    const geometry = GEOMETRY_NAMES[textContent(firstChild(root, 'layerGeometryType')).trim()];
+    const geometry = geometryClass('code', textContent(firstChild(root, 'layerGeometryType')).trim())?.geometry;
     return { kind: 'vector', renderer: type, geometry };
   }
   if (pipe) {
