@@ -9,7 +9,7 @@ export interface JobOwner {
   host: string;
 }
 
-/** One unit of long work and how far it got, as the API reports it and the store keeps it. */
+/** One unit of long work and how far it got, as the API reports it and the store keeps it (docs/storage.md). */
 export interface JobRecord {
   id: string;
   kind: string;

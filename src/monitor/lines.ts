@@ -1,4 +1,4 @@
-/** Framing of the monitoring protocol: JSON messages, one per `\n`-terminated UTF-8 line. */
+/** Framing of the monitoring protocol (docs/monitoring-protocol.md): JSON messages, one per `\n`-terminated UTF-8 line. */
 
 export const MAX_LINE_BYTES = 1024 * 1024;
 

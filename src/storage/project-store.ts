@@ -1,3 +1,5 @@
+// The layouts of both stores, their locks and leftovers: docs/storage.md.
+
 /** Where a project lives: its name, and its schema when projects are stored in PostgreSQL. */
 export interface ProjectRef {
   name: string;
