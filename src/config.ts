@@ -36,6 +36,8 @@ export interface Config {
   jobsConcurrency: number;
   /** Estimated bytes of parsed projects kept in memory, the least recently read dropped first. */
   projectCacheBytes: number;
+  /** Projects (schema public) every QGIS Server instance loads as soon as it registers. */
+  pinnedProjects?: string[];
 }
 
 export class ConfigError extends Error {}
@@ -141,6 +143,14 @@ function projectCacheBytes(env: Env): number {
   return value * MIB;
 }
 
+/** STEWARD_PINNED_PROJECTS: project names separated by commas; each must be a valid name. */
+function pinnedProjects(env: Env): string[] {
+  return (optional(env, 'STEWARD_PINNED_PROJECTS') ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+}
+
 /** Splits `host:port` (IPv6 as `[::1]:5000`); a bare port listens on all interfaces. */
 export function parseListen(text: string): { host: string; port: number } {
   const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text) ?? /^()()(\d+)$/.exec(text);
@@ -171,5 +181,6 @@ export function loadConfig(env: Env = process.env): Config {
     styleBodyLimit: styleBodyLimit(env),
     jobsConcurrency: jobsConcurrency(env),
     projectCacheBytes: projectCacheBytes(env),
+    pinnedProjects: pinnedProjects(env),
   };
 }

@@ -334,6 +334,22 @@ const PLUGIN_ANSWERS: Record<string, unknown> = {
   },
   logs: { lines: ['a <line> & more'] },
   stats: { count: 1, service: 'WMS', request: 'GetMap', project: META_PROJECT, duration: 3 },
+  projects: {
+    projects: [{ map: '/p/<a>.qgs', title: '', loaded: '2026-01-01T00:00:00+00:00', layers: 1, invalid_layers: ['x'] }],
+  },
+  about: {
+    settings: { ini_file: '', values: [{ name: 'QGIS_SERVER_MAX_THREADS', value: -1, source: 'default' }] },
+    fonts: ['DejaVu Sans'],
+    process: {
+      pid: 1,
+      memory_bytes: 1,
+      peak_memory_bytes: 1,
+      uptime_seconds: 1,
+      load: { '1m': 0, '5m': 0, '15m': 0 },
+      cpus: 1,
+    },
+  },
+  reload: { map: '/p.qgs', status: 'pending' },
 };
 
 /** Statuses that mean the request was turned away before the route's service did its work. */

@@ -14,9 +14,10 @@ import threading
 class PendingInvalidations:
     """A set of MAP values shared by the socket thread (adds) and the request thread (drains)."""
 
-    def __init__(self):
+    def __init__(self, on_removed=lambda _map: None):
         self._maps = set()
         self._lock = threading.Lock()
+        self._on_removed = on_removed
 
     def request(self, params):
         """The `invalidate` handler: queues params["map"] and answers at once."""
@@ -29,6 +30,10 @@ class PendingInvalidations:
     def queue(self, maps):
         with self._lock:
             self._maps.update(maps)
+
+    def discard(self, value):
+        with self._lock:
+            self._maps.discard(value)
 
     def take(self):
         """Empties the queue and returns what it held."""
@@ -44,6 +49,7 @@ class PendingInvalidations:
         for value in self.take():
             try:
                 server_iface.removeConfigCacheEntry(value)
+                self._on_removed(value)
             except Exception:  # one bad entry must not keep the others cached
                 failed.append(value)
         return failed

@@ -5,10 +5,12 @@ import os
 from qgis.core import Qgis, QgsApplication, QgsMessageLog
 from qgis.PyQt.QtCore import Qt
 
-from . import info
+from . import about, info
 from .client import StewardClient, parse_addresses
 from .invalidation import PendingInvalidations
 from .logbuffer import LogBuffer
+from .projects import CachedProjects, CachedProjectsFilter
+from .reload import ProjectReloader
 from .stats import RequestStats, StatsFilter
 
 LOG_TAG = "Steward"
@@ -35,7 +37,8 @@ class StewardMonitor:
     def __init__(self, server_iface):
         self._logs = LogBuffer()
         self._stats = RequestStats()
-        self._invalidations = PendingInvalidations()
+        self._projects = CachedProjects()
+        self._invalidations = PendingInvalidations(self._projects.forget)
         # Direct connection: messages logged on other threads are captured there, without
         # depending on the main thread's event loop.
         QgsApplication.messageLog().messageReceived[str, str, Qgis.MessageLevel].connect(
@@ -45,6 +48,9 @@ class StewardMonitor:
             server_iface, self._stats, os.environ.get("QGIS_PROJECT_FILE", ""), self._invalidations, _log
         )
         server_iface.registerFilter(self._filter, 100)
+        self._projects_filter = CachedProjectsFilter(server_iface, self._projects)
+        server_iface.registerFilter(self._projects_filter, 101)
+        self._reloader = ProjectReloader(server_iface, self._invalidations, self._projects)
         self._client = self._start_client()
 
     def _start_client(self):
@@ -58,6 +64,9 @@ class StewardMonitor:
             "logs": lambda _params: {"lines": _fit(self._logs.lines())},
             "stats": lambda _params: self._stats.snapshot(),
             "invalidate": self._invalidations.request,
+            "projects": lambda _params: self._projects.snapshot(),
+            "about": lambda _params: about.about(),
+            "reload": self._reloader.request,
         }
         token = os.environ.get("STEWARD_MONITORING_TOKEN", "")
         client = StewardClient(addresses, token, handlers, _log, self._forget_database_projects)

@@ -7,6 +7,7 @@ import { configureGdalMemory } from '../gdal/gdal-memory.js';
 import { configureObjectStorage } from '../gdal/s3.js';
 import { type ApiServices } from '../http/api.js';
 import { ProjectChecker } from '../insight/checks.js';
+import { ProjectFleet } from '../insight/fleet.js';
 import { HealthChecks } from '../insight/health.js';
 import { Metrics } from '../insight/metrics.js';
 import { FilesystemJobStore } from '../jobs/filesystem-jobs.js';
@@ -23,7 +24,7 @@ import { LayerInspector } from '../services/layer-inspector.js';
 import { LayerService } from '../services/layers.js';
 import { MapService, qgisProjectUrl } from '../services/maps.js';
 import { ProcessingService } from '../services/processing.js';
-import { DEFAULT_SCHEMA, ProjectService } from '../services/projects.js';
+import { DEFAULT_SCHEMA, projectRef, ProjectService } from '../services/projects.js';
 import { ProjectRepository } from '../services/repository.js';
 import { StyleDocuments } from '../services/style-documents.js';
 import { StyleFiles } from '../services/style-files.js';
@@ -111,6 +112,14 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const styles = new StyleService(repository, layers, inspector, styleFiles, catalogue, cache);
   const styleDocuments = new StyleDocuments(maps, layers);
   const stylePackages = new StylePackages(repository, styles, styleFiles, config.styleBodyLimit, installedFontFamilies);
+  // Before the registry listens, so that the first instance to register loads the pinned projects.
+  const projectFleet = new ProjectFleet({
+    instances,
+    registry,
+    repository,
+    pinned: (config.pinnedProjects ?? []).map((name) => projectRef(name)),
+    log: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
+  });
   if (registry && config.monitoringPort !== undefined) {
     await registry.start(config.monitoringPort, config.listen.host);
     logger.info(`monitoring port listening on ${config.listen.host}:${registry.port}`);
@@ -142,6 +151,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     projects,
     layers,
     checker,
+    projectFleet,
     health,
     metrics,
     maps,

@@ -1,5 +1,6 @@
 import { type TileCacheService } from '../cache/service.js';
 import { type ProjectChecker } from '../insight/checks.js';
+import { type ProjectFleet } from '../insight/fleet.js';
 import { type HealthChecks } from '../insight/health.js';
 import { type Metrics } from '../insight/metrics.js';
 import { type JobService } from '../jobs/service.js';
@@ -18,6 +19,7 @@ import { type RouteModule } from './route-module.js';
 import { cacheRoutes } from './routes/cache.js';
 import { checkRoutes } from './routes/checks.js';
 import { datasourceRoutes } from './routes/datasources.js';
+import { fleetRoutes } from './routes/fleet.js';
 import { healthRoutes } from './routes/health.js';
 import { instanceRoutes } from './routes/instances.js';
 import { jobRoutes } from './routes/jobs.js';
@@ -46,6 +48,7 @@ export interface ApiServices {
   cache: TileCacheService | undefined;
   datasources: DatasourceBrowser;
   checker: ProjectChecker;
+  projectFleet: ProjectFleet;
   health: HealthChecks;
   metrics: Metrics;
   jobs: JobService;
@@ -69,6 +72,7 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     serverRoutes(services.server),
     healthRoutes(services.health, services.metrics),
     checkRoutes(services.checker, services.projects),
+    fleetRoutes(services.projectFleet),
     consoleRoutes(consoleDir),
   ];
 }

@@ -47,7 +47,12 @@ CREATE UNLOGGED TABLE IF NOT EXISTS steward.fleet_replies (
 const FRESH = `last_seen > now() - make_interval(secs => ${STALE_SECONDS})`;
 
 const Question = Type.Union([
-  Type.Object({ op: Type.Literal('request'), instance: Type.String(), method: Type.String() }),
+  Type.Object({
+    op: Type.Literal('request'),
+    instance: Type.String(),
+    method: Type.String(),
+    params: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  }),
   Type.Object({ op: Type.Literal('invalidate'), map: Type.String() }),
 ]);
 type Question = Static<typeof Question>;
@@ -143,14 +148,14 @@ export class InstanceFleet implements InstanceDirectory {
     ]);
   }
 
-  async request<M extends Method>(id: string, method: M): Promise<MethodResult<M>> {
-    if (this.registry.has(id)) return this.registry.request(id, method);
+  async request<M extends Method>(id: string, method: M, params?: Record<string, unknown>): Promise<MethodResult<M>> {
+    if (this.registry.has(id)) return this.registry.request(id, method, params);
     const [row] = await this.db.query<{ node: string }>(
       `SELECT node FROM steward.instances WHERE id = $1 AND ${FRESH}`,
       [id],
     );
     if (!row) throw new NotFound(`No QGIS Server instance with id ${id} is registered.`);
-    const result = await this.ask(row.node, { op: 'request', instance: id, method });
+    const result = await this.ask(row.node, { op: 'request', instance: id, method, ...(params && { params }) });
     if (isResultOf(method, result)) return result;
     throw new BadGateway(`Instance ${id} sent a malformed "${method}" result.`);
   }
@@ -197,7 +202,7 @@ export class InstanceFleet implements InstanceDirectory {
         return { result: true };
       }
       if (!isMethod(question.method)) return { status: 400, error: `no method "${question.method}"` };
-      return { result: await this.registry.request(question.instance, question.method) };
+      return { result: await this.registry.request(question.instance, question.method, question.params) };
     } catch (error) {
       if (error instanceof StewardError) return { status: error.status, error: error.message };
       return { status: 502, error: String(error) };

@@ -52,11 +52,65 @@ export type InstanceStats = Static<typeof InstanceStats>;
 /** `invalidate` (params `{map}`): the instance queued the project to drop from its cache. */
 export const InvalidateResult = Type.Literal(true);
 
+export const CachedProject = Type.Object({
+  map: Type.String({ description: 'The MAP value: a .qgs path or a postgresql: URI' }),
+  title: Type.String(),
+  loaded: Type.String({ description: 'When the instance loaded it (ISO 8601, UTC)' }),
+  layers: Type.Integer(),
+  invalid_layers: Type.Array(Type.String(), { description: 'Names of the layers QGIS Server holds as not valid' }),
+});
+export type CachedProject = Static<typeof CachedProject>;
+
+export const InstanceProjects = Type.Object({ projects: Type.Array(CachedProject) });
+export type InstanceProjects = Static<typeof InstanceProjects>;
+
+const SettingSource = Type.Union([Type.Literal('environment'), Type.Literal('ini'), Type.Literal('default')]);
+
+export const InstanceAbout = Type.Object({
+  settings: Type.Object({
+    ini_file: Type.String({ description: "QGIS's ini file the instance reads settings from" }),
+    values: Type.Array(
+      Type.Object({
+        name: Type.String({ description: 'The environment variable of the setting' }),
+        value: Type.Union([Type.Boolean(), Type.Number(), Type.String()]),
+        source: SettingSource,
+      }),
+    ),
+  }),
+  fonts: Type.Array(Type.String(), { description: 'Font families QGIS Server can draw with' }),
+  process: Type.Object({
+    pid: Type.Integer(),
+    memory_bytes: Type.Integer({ description: 'Resident memory' }),
+    peak_memory_bytes: Type.Integer(),
+    uptime_seconds: Type.Integer(),
+    load: Type.Object({ '1m': Type.Number(), '5m': Type.Number(), '15m': Type.Number() }),
+    cpus: Type.Integer(),
+  }),
+});
+export type InstanceAbout = Static<typeof InstanceAbout>;
+
+/** `reload` (params `{map}`): the instance dropped the project and loaded it again, or will. */
+export const ReloadResult = Type.Object({
+  map: Type.String(),
+  status: Type.Union([
+    Type.Literal('reloaded'),
+    Type.Literal('refused'),
+    Type.Literal('pending'),
+    Type.Literal('failed'),
+  ]),
+  project: Type.Optional(Type.Union([CachedProject, Type.Null()])),
+  error: Type.Optional(Type.String()),
+});
+export type ReloadResult = Static<typeof ReloadResult>;
+
 export const methodResults = {
   metadata: InstanceMetadata,
   logs: InstanceLogs,
   stats: InstanceStats,
   invalidate: InvalidateResult,
+  projects: InstanceProjects,
+  about: InstanceAbout,
+  reload: ReloadResult,
 } as const;
 export type Method = keyof typeof methodResults;
 export type MethodResult<M extends Method> = Static<(typeof methodResults)[M]>;

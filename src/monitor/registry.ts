@@ -41,13 +41,13 @@ export interface RegistryListener {
 export interface InstanceDirectory {
   list(): InstanceSummary[] | Promise<InstanceSummary[]>;
   /** Sends `method` to the instance and waits for its result. */
-  request<M extends Method>(id: string, method: M): Promise<MethodResult<M>>;
+  request<M extends Method>(id: string, method: M, params?: Record<string, unknown>): Promise<MethodResult<M>>;
 }
 
 const silent: MonitorLogger = { info: () => {}, warn: () => {} };
 
 export class InstanceRegistry implements InstanceDirectory {
-  private listener: RegistryListener | undefined;
+  private readonly listeners: RegistryListener[] = [];
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
   private readonly instances = new Map<string, PluginConnection>();
@@ -89,7 +89,7 @@ export class InstanceRegistry implements InstanceDirectory {
 
   /** Tells `listener` of every instance that registers or disconnects from now on. */
   watch(listener: RegistryListener): void {
-    this.listener = listener;
+    this.listeners.push(listener);
   }
 
   /** Whether the instance is connected to this process. */
@@ -98,8 +98,8 @@ export class InstanceRegistry implements InstanceDirectory {
   }
 
   /** Sends `method` to an instance connected to this process and waits for its result. */
-  request<M extends Method>(id: string, method: M): Promise<MethodResult<M>> {
-    return this.instance(id).request(method);
+  request<M extends Method>(id: string, method: M, params?: Record<string, unknown>): Promise<MethodResult<M>> {
+    return this.instance(id).request(method, params);
   }
 
   list(): InstanceSummary[] {
@@ -179,7 +179,7 @@ export class InstanceRegistry implements InstanceDirectory {
     if (!tokenMatches(this.options.token, hello.token)) return this.refuse(socket, ip, 'wrong token');
     const connection = new PluginConnection(this.newId(), ip, socket, this.options.replyTimeoutMs ?? REPLY_TIMEOUT_MS);
     this.instances.set(connection.id, connection);
-    this.listener?.registered({ id: connection.id, ip, binded: 0 }, hello);
+    for (const listener of this.listeners) listener.registered({ id: connection.id, ip, binded: 0 }, hello);
     this.log.info(
       `instance ${connection.id} registered from ${ip} (${hello.hostname ?? '?'}, pid ${hello.pid ?? '?'})`,
     );
@@ -196,7 +196,7 @@ export class InstanceRegistry implements InstanceDirectory {
     connection.closed();
     if (this.instances.get(connection.id) !== connection) return;
     this.instances.delete(connection.id);
-    this.listener?.forgotten(connection.id);
+    for (const listener of this.listeners) listener.forgotten(connection.id);
     this.log.info(`instance ${connection.id} disconnected`);
   }
 

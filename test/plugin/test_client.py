@@ -184,6 +184,15 @@ class PendingInvalidationsTest(unittest.TestCase):
         self.assertEqual(iface.removed, ["good"])
         self.assertEqual(pending.take(), set())
 
+    def test_reports_each_removed_map_and_forgets_a_discarded_one(self):
+        removed = []
+        pending = PendingInvalidations(removed.append)
+        for name in ("bad", "good", "reloaded"):
+            pending.request({"map": name})
+        pending.discard("reloaded")
+        self.assertEqual(pending.apply(FakeServerInterface(failing=("bad",))), ["bad"])
+        self.assertEqual(removed, ["good"])
+
     def test_refuses_a_missing_or_empty_map(self):
         pending = PendingInvalidations()
         for params in ({}, {"map": ""}, {"map": 3}, None):

@@ -4,7 +4,13 @@ import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 
 import { NotFound } from '../../errors.js';
-import { InstanceLogs, InstanceMetadata, InstanceStats } from '../../monitor/protocol.js';
+import {
+  InstanceAbout,
+  InstanceLogs,
+  InstanceMetadata,
+  InstanceProjects,
+  InstanceStats,
+} from '../../monitor/protocol.js';
 import type { InstanceDirectory } from '../../monitor/registry.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses } from '../schemas.js';
@@ -23,6 +29,18 @@ const perInstance: [suffix: string, summary: string, result: TSchema, read: Inst
   ['', 'Metadata of an instance', InstanceMetadata, (registry, id) => registry.request(id, 'metadata')],
   ['/logs', 'Log lines of an instance, newest last', InstanceLogs, (registry, id) => registry.request(id, 'logs')],
   ['/stats', 'Request statistics of an instance', InstanceStats, (registry, id) => registry.request(id, 'stats')],
+  [
+    '/projects',
+    'Projects in the cache of an instance',
+    InstanceProjects,
+    (registry, id) => registry.request(id, 'projects'),
+  ],
+  [
+    '/about',
+    'Settings (with their sources), fonts, memory, uptime and load of an instance',
+    InstanceAbout,
+    (registry, id) => registry.request(id, 'about'),
+  ],
 ];
 
 /**

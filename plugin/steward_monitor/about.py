@@ -1,0 +1,90 @@
+"""What the instance reports in reply to `about`: its server settings and where each came from,
+the fonts it can draw labels with, and its process's memory and uptime and the machine's load.
+
+Versions, data providers and plugins are in `metadata` (info.py). Runs on the client's thread.
+"""
+
+import os
+
+from qgis.PyQt.QtCore import QSettings
+from qgis.PyQt.QtGui import QFontDatabase
+from qgis.server import QgsServerSettings
+
+# (environment variable, QgsServerSettings getter, key of QGIS's ini file QGIS Server 3.22 also reads)
+SETTINGS = (
+    ("QGIS_PROJECT_FILE", "projectFile", None),
+    ("QGIS_SERVER_PARALLEL_RENDERING", "parallelRendering", "qgis/parallel_rendering"),
+    ("QGIS_SERVER_MAX_THREADS", "maxThreads", "qgis/max_threads"),
+    ("QGIS_SERVER_IGNORE_BAD_LAYERS", "ignoreBadLayers", None),
+    ("QGIS_SERVER_TRUST_LAYER_METADATA", "trustLayerMetadata", None),
+    ("QGIS_SERVER_DISABLE_GETPRINT", "getPrintDisabled", None),
+    ("QGIS_SERVER_CACHE_DIRECTORY", "cacheDirectory", "cache/directory"),
+    ("QGIS_SERVER_CACHE_SIZE", "cacheSize", "cache/size"),
+    ("QGIS_SERVER_WMS_MAX_WIDTH", "wmsMaxWidth", "qgis/max_wms_width"),
+    ("QGIS_SERVER_WMS_MAX_HEIGHT", "wmsMaxHeight", "qgis/max_wms_height"),
+    ("QGIS_SERVER_OVERRIDE_SYSTEM_LOCALE", "overrideSystemLocale", "locale/userLocale"),
+    ("QGIS_SERVER_SHOW_GROUP_SEPARATOR", "showGroupSeparator", "locale/showGroupSeparator"),
+    ("QGIS_SERVER_LOG_LEVEL", "logLevel", None),
+    ("QGIS_SERVER_LOG_FILE", "logFile", None),
+    ("QGIS_SERVER_LOG_STDERR", "logStderr", None),
+    ("QGIS_SERVER_LOG_PROFILE", "logProfile", None),
+    ("QGIS_SERVER_API_RESOURCES_DIRECTORY", "apiResourcesDirectory", None),
+    ("QGIS_SERVER_API_WFS3_MAX_LIMIT", "apiWfs3MaxLimit", None),
+    ("QGIS_SERVER_LANDING_PAGE_PROJECTS_DIRECTORIES", "landingPageProjectsDirectories", None),
+    ("QGIS_SERVER_LANDING_PAGE_PROJECTS_PG_CONNECTIONS", "landingPageProjectsPgConnections", None),
+    ("QGIS_SERVER_LANDING_PAGE_PREFIX", "landingPageBaseUrlPrefix", None),
+)
+
+
+def _json_value(value):
+    return value if isinstance(value, (bool, int, float, str)) else str(value)
+
+
+def settings():
+    """Each setting as QGIS Server reads it at start: environment first, then the ini file, then its default."""
+    loaded = QgsServerSettings()
+    loaded.load()
+    ini = QSettings()
+    result = []
+    for variable, getter, ini_key in SETTINGS:
+        if variable in os.environ:
+            source = "environment"
+        elif ini_key is not None and ini.contains(ini_key):
+            source = "ini"
+        else:
+            source = "default"
+        result.append({"name": variable, "value": _json_value(getattr(loaded, getter)()), "source": source})
+    return {"ini_file": loaded.iniFile(), "values": result}
+
+
+def _status_kib(field):
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _uptime_seconds():
+    """Seconds since the process started, from its start time in clock ticks since boot."""
+    with open("/proc/self/stat", encoding="ascii") as stat:
+        started_ticks = int(stat.read().rsplit(")", 1)[1].split()[19])
+    with open("/proc/uptime", encoding="ascii") as uptime:
+        since_boot = float(uptime.read().split()[0])
+    return round(since_boot - started_ticks / os.sysconf("SC_CLK_TCK"))
+
+
+def process():
+    load = os.getloadavg()
+    return {
+        "pid": os.getpid(),
+        "memory_bytes": _status_kib("VmRSS"),
+        "peak_memory_bytes": _status_kib("VmHWM"),
+        "uptime_seconds": _uptime_seconds(),
+        "load": {"1m": load[0], "5m": load[1], "15m": load[2]},
+        "cpus": os.cpu_count() or 1,
+    }
+
+
+def about():
+    return {"settings": settings(), "fonts": sorted(set(QFontDatabase().families())), "process": process()}
