@@ -397,6 +397,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/instances/{instance}/about": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Settings (with their sources), fonts, memory, uptime and load of an instance */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    instance: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Font families QGIS Server can draw with */
+                            fonts: string[];
+                            process: {
+                                cpus: number;
+                                load: {
+                                    "1m": number;
+                                    "5m": number;
+                                    "15m": number;
+                                };
+                                /** @description Resident memory */
+                                memory_bytes: number;
+                                peak_memory_bytes: number;
+                                pid: number;
+                                uptime_seconds: number;
+                            };
+                            settings: {
+                                /** @description QGIS's ini file the instance reads settings from */
+                                ini_file: string;
+                                values: {
+                                    /** @description The environment variable of the setting */
+                                    name: string;
+                                    source: "environment" | "ini" | "default";
+                                    value: boolean | number | string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/instances/{instance}/logs": {
         parameters: {
             query?: never;
@@ -446,6 +532,77 @@ export interface paths {
                     content: {
                         "application/json": {
                             lines: string[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/instances/{instance}/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Projects in the cache of an instance */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    instance: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            projects: {
+                                /** @description Names of the layers QGIS Server holds as not valid */
+                                invalid_layers: string[];
+                                layers: number;
+                                /** @description When the instance loaded it (ISO 8601, UTC) */
+                                loaded: string;
+                                /** @description The MAP value: a .qgs path or a postgresql: URI */
+                                map: string;
+                                title: string;
+                            }[];
                         };
                     };
                 };
@@ -2164,6 +2321,88 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project}/reload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Have every connected QGIS Server instance drop the project from its cache and load it again */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description One answer per connected instance */
+                            instances: ({
+                                instance: string;
+                            } & {
+                                error?: string;
+                                map: string;
+                                project?: {
+                                    /** @description Names of the layers QGIS Server holds as not valid */
+                                    invalid_layers: string[];
+                                    layers: number;
+                                    /** @description When the instance loaded it (ISO 8601, UTC) */
+                                    loaded: string;
+                                    /** @description The MAP value: a .qgs path or a postgresql: URI */
+                                    map: string;
+                                    title: string;
+                                } | null;
+                                status: "reloaded" | "refused" | "pending" | "failed";
+                            })[];
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
