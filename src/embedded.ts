@@ -2,9 +2,12 @@
 /**
  * `npm start`: the embedded default. Starts what the environment does not point elsewhere (a
  * loopback QGIS Server with the monitoring plugin, a projects folder in the checkout, MapProxy with
- * the tile cache in the checkout), then the API, and says where each listens.
+ * the tile cache in the checkout), then the API, and says where each listens. QGIS Server and
+ * MapProxy run the production way, from the files of deploy/ (a pool of qgis_mapserv.fcgi behind
+ * nginx, MapProxy under gunicorn); STEWARD_DEV_SERVERS=1 runs their development servers instead.
  */
 import { mkdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -12,9 +15,40 @@ import { startServer } from './app/server.js';
 import { ConfigError, loadConfig } from './config.js';
 import { MapProxyProcess } from './runtime/mapproxy.js';
 import { freePort } from './runtime/ports.js';
+import { QgisFcgiPool } from './runtime/qgis-fcgi-pool.js';
 import { QgisServerProcess } from './runtime/qgis-server.js';
 
 const checkout = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const deploy = join(checkout, 'deploy');
+
+/** How many qgis_mapserv.fcgi processes: STEWARD_QGIS_PROCESSES, by default one per core. */
+function qgisProcesses(env: NodeJS.ProcessEnv): number {
+  const text = env['STEWARD_QGIS_PROCESSES'];
+  if (text === undefined || text === '') return availableParallelism();
+  const count = Number(text);
+  if (!Number.isInteger(count) || count < 1 || count > 256) {
+    throw new ConfigError(`STEWARD_QGIS_PROCESSES must be a whole number from 1 to 256, not "${text}"`);
+  }
+  return count;
+}
+
+/** QGIS Server on `port` with the monitoring plugin: the FastCGI pool, or the development server. */
+async function startQgisServer(env: NodeJS.ProcessEnv, port: number): Promise<{ stop(): Promise<void> }> {
+  const pluginEnv = {
+    QGIS_PLUGINPATH: join(checkout, 'plugin'),
+    STEWARD_HOST: '127.0.0.1',
+    STEWARD_PORT: env['STEWARD_QGISSERVER_MONITORING_PORT'],
+    STEWARD_MONITORING_TOKEN: env['STEWARD_MONITORING_TOKEN'] ?? '',
+  };
+  if (env['STEWARD_DEV_SERVERS'] === '1') return QgisServerProcess.start({ port, env: pluginEnv });
+  return QgisFcgiPool.start({
+    nginxTemplate: join(deploy, 'nginx.conf'),
+    runDir: join(checkout, 'data', 'run'),
+    processes: qgisProcesses(env),
+    port,
+    env: pluginEnv,
+  });
+}
 
 async function main(): Promise<void> {
   const env = { ...process.env };
@@ -39,21 +73,17 @@ async function main(): Promise<void> {
   let mapproxy: MapProxyProcess | undefined;
   if (ownMapproxyDir !== undefined) {
     mkdirSync(ownMapproxyDir, { recursive: true });
-    const started = await MapProxyProcess.start(ownMapproxyDir, { env, port: ownMapproxyPort });
+    const started = await MapProxyProcess.start(ownMapproxyDir, {
+      env,
+      port: ownMapproxyPort,
+      ...(env['STEWARD_DEV_SERVERS'] !== '1' && { gunicornConfig: join(deploy, 'gunicorn.conf.py') }),
+    });
     stops.unshift(() => started.stop());
     mapproxy = started;
   }
   if (ownQgisPort !== undefined) {
     // Started after the API, so that the plugin's first connection attempt succeeds.
-    const qgis = await QgisServerProcess.start({
-      port: ownQgisPort,
-      env: {
-        QGIS_PLUGINPATH: join(checkout, 'plugin'),
-        STEWARD_HOST: '127.0.0.1',
-        STEWARD_PORT: env['STEWARD_QGISSERVER_MONITORING_PORT'],
-        STEWARD_MONITORING_TOKEN: env['STEWARD_MONITORING_TOKEN'] ?? '',
-      },
-    });
+    const qgis = await startQgisServer(env, ownQgisPort);
     stops.unshift(() => qgis.stop());
   }
   console.log(`QGIS Server     ${env['STEWARD_QGISSERVER_URL']}`);

@@ -9,12 +9,33 @@ import { type QgisServerOptions } from './qgis-server.js';
 const START_TIMEOUT_MS = 30_000;
 
 /** Where to listen, extra environment (the AWS variables its S3 caches need), a log listener. */
-export type MapProxyOptions = QgisServerOptions;
+export interface MapProxyOptions extends QgisServerOptions {
+  /** deploy/gunicorn.conf.py: serve with gunicorn, the production way, rather than the development server. */
+  gunicornConfig?: string;
+}
+
+/** The command serving `configDir` on host:port, and its environment. */
+function serverCommand(
+  configDir: string,
+  listen: string,
+  options: MapProxyOptions,
+): [string, string[], NodeJS.ProcessEnv] {
+  const env = childEnvironment(options.env);
+  if (options.gunicornConfig === undefined) {
+    return ['mapproxy-util', ['serve-multiapp-develop', '--bind', listen, configDir], env];
+  }
+  return [
+    'gunicorn',
+    ['-c', options.gunicornConfig],
+    { ...env, MAPPROXY_PROJECTS_DIR: configDir, MAPPROXY_LISTEN: listen },
+  ];
+}
 
 /**
- * `mapproxy-util serve-multiapp-develop <dir>`: serves every `<dir>/<app>.yaml` at `/<app>/` and
- * reloads a configuration when its file changes. Its reloader runs the server in a child process,
- * so it is started as its own process group and stopped as one.
+ * MapProxy serving every `<dir>/<app>.yaml` at `/<app>/`, reloading a configuration when its file
+ * changes: under gunicorn (deploy/gunicorn.conf.py) or `mapproxy-util serve-multiapp-develop`. Both
+ * run the server in child processes (workers, or the reloader's child), so it is started as its
+ * own process group and stopped as one.
  */
 export class MapProxyProcess {
   private readonly childLog: ChildLog;
@@ -32,8 +53,9 @@ export class MapProxyProcess {
   static async start(configDir: string, options: MapProxyOptions = {}): Promise<MapProxyProcess> {
     const host = options.host ?? '127.0.0.1';
     const port = options.port ?? (await freePort(host));
-    const child = spawn('mapproxy-util', ['serve-multiapp-develop', '--bind', `${host}:${port}`, configDir], {
-      env: childEnvironment(options.env),
+    const [program, args, env] = serverCommand(configDir, `${host}:${port}`, options);
+    const child = spawn(program, args, {
+      env,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -56,7 +78,7 @@ export class MapProxyProcess {
   private async waitUntilReady(): Promise<void> {
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (Date.now() < deadline) {
-      if (!this.running) throw new Error(`mapproxy-util exited with ${this.child.exitCode}: ${this.log.join('\n')}`);
+      if (!this.running) throw new Error(`MapProxy exited with ${this.child.exitCode}: ${this.log.join('\n')}`);
       try {
         if ((await fetch(`${this.url}/`)).ok) return;
       } catch {
@@ -65,7 +87,7 @@ export class MapProxyProcess {
       await sleep(100);
     }
     await this.stop();
-    throw new Error(`mapproxy-util did not answer within ${START_TIMEOUT_MS / 1000} seconds`);
+    throw new Error(`MapProxy did not answer within ${START_TIMEOUT_MS / 1000} seconds`);
   }
 
   private signal(name: NodeJS.Signals): void {

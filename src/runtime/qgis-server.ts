@@ -16,6 +16,20 @@ export interface QgisServerOptions {
   command?: readonly string[];
 }
 
+/** The environment of a QGIS Server process: offscreen, logging to stderr, with `extra` added. */
+export function qgisServerEnvironment(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return childEnvironment(
+    {
+      QT_QPA_PLATFORM: 'offscreen',
+      QGIS_SERVER_LOG_LEVEL: '0',
+      QGIS_SERVER_LOG_STDERR: '1',
+      PYTHONDONTWRITEBYTECODE: '1',
+      ...extra,
+    },
+    { XDG_RUNTIME_DIR: '/tmp' },
+  );
+}
+
 /** A `qgis_mapserver` child process listening on a loopback port. */
 export class QgisServerProcess {
   private readonly childLog: ChildLog;
@@ -38,16 +52,7 @@ export class QgisServerProcess {
     const port = options.port ?? (await freePort(host));
     const [program = 'qgis_mapserver', ...programArgs] = options.command ?? [];
     const child = spawn(program, [...programArgs, `${host}:${port}`], {
-      env: childEnvironment(
-        {
-          QT_QPA_PLATFORM: 'offscreen',
-          QGIS_SERVER_LOG_LEVEL: '0',
-          QGIS_SERVER_LOG_STDERR: '1',
-          PYTHONDONTWRITEBYTECODE: '1',
-          ...options.env,
-        },
-        { XDG_RUNTIME_DIR: '/tmp' },
-      ),
+      env: qgisServerEnvironment(options.env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const server = new QgisServerProcess(host, port, child, options.onLog);

@@ -1,0 +1,157 @@
+/**
+ * QGIS Server the production way: `processes` qgis_mapserv.fcgi processes, each started by
+ * spawn-fcgi on a loopback FastCGI port of its own, behind nginx configured from the repository's
+ * deploy/nginx.conf. Each process loads the server plugins at start, so each registers with Steward
+ * as an instance of its own. A process that exits is started again.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { ChildLog } from './child-log.js';
+import { accepts, freePort } from './ports.js';
+import { qgisServerEnvironment } from './qgis-server.js';
+
+const FCGI_PROGRAM = '/usr/lib/cgi-bin/qgis_mapserv.fcgi';
+const START_TIMEOUT_MS = 30_000;
+const RESTART_DELAY_MS = 1_000;
+
+export interface QgisFcgiPoolOptions {
+  /** deploy/nginx.conf of the checkout. */
+  nginxTemplate: string;
+  /** Where the rendered configuration, nginx's pid and temporary files go. */
+  runDir: string;
+  processes: number;
+  host?: string;
+  port?: number;
+  /** Extra environment of the QGIS Server processes (the plugin's settings). */
+  env?: NodeJS.ProcessEnv;
+  onLog?: (line: string) => void;
+}
+
+/** `${NAME}` in `template` replaced by `values[NAME]`, as envsubst does; an unknown name is an error. */
+export function renderTemplate(template: string, values: Readonly<Record<string, string>>): string {
+  return template.replace(/\$\{([A-Z_]+)\}/g, (_, name: string) => {
+    const value = values[name];
+    if (value === undefined) throw new Error(`no value for \${${name}} in the configuration template`);
+    return value;
+  });
+}
+
+/** One qgis_mapserv.fcgi process, started again whenever it exits until the pool stops. */
+class FcgiProcess {
+  private child: ChildProcess | undefined;
+  private childLog: ChildLog | undefined;
+  private stopping = false;
+
+  constructor(
+    private readonly port: number,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly onLog?: (line: string) => void,
+  ) {}
+
+  start(): void {
+    const child = spawn('spawn-fcgi', ['-n', '-a', '127.0.0.1', '-p', String(this.port), '--', FCGI_PROGRAM], {
+      env: this.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.childLog = new ChildLog(child, this.onLog);
+    child.once('exit', () => {
+      if (!this.stopping) setTimeout(() => this.stopping || this.start(), RESTART_DELAY_MS);
+    });
+    this.child = child;
+  }
+
+  get log(): readonly string[] {
+    return this.childLog?.lines ?? [];
+  }
+
+  ready(): Promise<boolean> {
+    return accepts('127.0.0.1', this.port);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.child) await stopChild(this.child);
+  }
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export class QgisFcgiPool {
+  private constructor(
+    readonly url: string,
+    private readonly processes: FcgiProcess[],
+    private readonly nginx: ChildProcess,
+    private readonly nginxLog: ChildLog,
+  ) {}
+
+  static async start(options: QgisFcgiPoolOptions): Promise<QgisFcgiPool> {
+    const host = options.host ?? '127.0.0.1';
+    const port = options.port ?? (await freePort(host));
+    const env = qgisServerEnvironment(options.env);
+    const ports = await distinctFreePorts(options.processes);
+    const processes = ports.map((fcgiPort) => new FcgiProcess(fcgiPort, env, options.onLog));
+    for (const each of processes) each.start();
+    mkdirSync(options.runDir, { recursive: true });
+    const config = join(options.runDir, 'nginx.conf');
+    writeFileSync(
+      config,
+      renderTemplate(readFileSync(options.nginxTemplate, 'utf8'), {
+        NGINX_USER: userInfo().username,
+        STEWARD_RUN_DIR: options.runDir,
+        QGIS_LISTEN: `${host}:${port}`,
+        QGIS_FCGI_SERVERS: ports.map((fcgiPort) => `server 127.0.0.1:${fcgiPort};`).join(' '),
+      }),
+    );
+    const nginx = spawn('nginx', ['-e', 'stderr', '-p', options.runDir, '-c', config], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const pool = new QgisFcgiPool(`http://${host}:${port}/ows/`, processes, nginx, new ChildLog(nginx, options.onLog));
+    try {
+      await pool.waitUntilReady(host, port);
+    } catch (error) {
+      await pool.stop();
+      throw error;
+    }
+    return pool;
+  }
+
+  /** What nginx and the QGIS Server processes have logged recently (see ChildLog). */
+  get log(): readonly string[] {
+    return [...this.nginxLog.lines, ...this.processes.flatMap((each) => each.log)];
+  }
+
+  private async waitUntilReady(host: string, port: number): Promise<void> {
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    while (Date.now() < deadline) {
+      if (this.nginx.exitCode !== null) {
+        throw new Error(`nginx exited with ${this.nginx.exitCode}: ${this.log.join('\n')}`);
+      }
+      const ready = await Promise.all([accepts(host, port), ...this.processes.map((each) => each.ready())]);
+      if (ready.every(Boolean)) return;
+      await sleep(100);
+    }
+    throw new Error(`the QGIS Server pool did not answer within ${START_TIMEOUT_MS / 1000} seconds`);
+  }
+
+  async stop(): Promise<void> {
+    await stopChild(this.nginx);
+    await Promise.all(this.processes.map((each) => each.stop()));
+  }
+}
+
+async function distinctFreePorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < count) ports.add(await freePort());
+  return [...ports];
+}
