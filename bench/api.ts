@@ -3,9 +3,9 @@
  * and against QGIS Server answering the same GetMap directly.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 import autocannon from 'autocannon';
 
@@ -21,18 +21,21 @@ const READ_RUNS = 100;
 const WRITE_RUNS = 15;
 const MAP_RUNS = 150;
 
-async function created(stack: Stack, path: string, body: unknown): Promise<void> {
+/** Whatever sends requests to the API: the in-process stack or an API process. */
+export type Caller = Pick<Stack, 'call'>;
+
+export async function created(stack: Caller, path: string, body: unknown): Promise<void> {
   const reply = await stack.call('POST', path, body);
   if (reply.status !== 201) throw new Error(`POST ${path}: ${reply.status} ${JSON.stringify(reply.body)}`);
 }
 
-function layerBody(data: Fixtures, index: number, name = `layer${index}`): unknown {
+export function layerBody(data: Fixtures, index: number, name = `layer${index}`): unknown {
   return index % 2
     ? { type: 'raster', name, datasource: data.rgbTiff }
     : { type: 'vector', name, datasource: `${data.geopackage}|layername=polygons` };
 }
 
-async function fillProject(stack: Stack, data: Fixtures, name: string, size: number): Promise<void> {
+export async function fillProject(stack: Caller, data: Fixtures, name: string, size: number): Promise<void> {
   await created(stack, '/api/projects/', { name, author: 'bench' });
   for (let index = 0; index < size; index++)
     await created(stack, `/api/projects/${name}/layers`, layerBody(data, index));
@@ -40,7 +43,7 @@ async function fillProject(stack: Stack, data: Fixtures, name: string, size: num
   await created(stack, `/api/projects/${name}/styles`, fillStyle('orange', '#FF8000'));
 }
 
-function pyqgisRead(projectFile: string, runs: number): { unresolved: Timing; resolved: Timing } {
+export function pyqgisRead(projectFile: string, runs: number): { unresolved: Timing; resolved: Timing } {
   const output = execFileSync(
     '/usr/bin/python3',
     [join(import.meta.dirname, 'pyqgis_read.py'), projectFile, String(runs)],
@@ -52,6 +55,30 @@ function pyqgisRead(projectFile: string, runs: number): { unresolved: Timing; re
   );
   const timings = JSON.parse(output) as { unresolved: number[]; resolved: number[] };
   return { unresolved: summarise(timings.unresolved), resolved: summarise(timings.resolved) };
+}
+
+/** Adding a layer, changing a layer's current style and removing a layer, over HTTP, WRITE_RUNS times each. */
+export async function timeWrites(
+  stack: Caller,
+  apiUrl: string,
+  data: Fixtures,
+  project: string,
+): Promise<Record<string, Timing>> {
+  let extra = 0;
+  const post = await time(WRITE_RUNS, () =>
+    created(stack, `/api/projects/${project}/layers`, layerBody(data, 1, `extra${extra++}`)),
+  );
+  let applied = 0;
+  const style = await time(WRITE_RUNS, async () => {
+    const name = applied++ % 2 ? 'teal' : 'orange';
+    const reply = await stack.call('POST', `/api/projects/${project}/layers/layer0/style`, { name, current: true });
+    if (reply.status !== 200) throw new Error(JSON.stringify(reply.body));
+  });
+  let removed = 0;
+  const remove = await time(WRITE_RUNS, () =>
+    send(`${apiUrl}/api/projects/${project}/layers/extra${removed++}`, 'DELETE'),
+  );
+  return { 'POST layer': post, 'POST layer style': style, 'DELETE layer': remove };
 }
 
 interface SizeResult {
@@ -71,23 +98,11 @@ async function measureSize(stack: Stack, data: Fixtures, size: number): Promise<
     'GET layer': await time(READ_RUNS, () => send(`${base}/layers/layer${Math.floor(size / 2)}`)),
     'GET styles': await time(READ_RUNS, () => send(`${base}/styles`)),
   };
-  let extra = 0;
-  const post = await time(WRITE_RUNS, () =>
-    created(stack, `/api/projects/${project}/layers`, layerBody(data, 1, `extra${extra++}`)),
-  );
-  let applied = 0;
-  const style = await time(WRITE_RUNS, async () => {
-    const name = applied++ % 2 ? 'teal' : 'orange';
-    const reply = await stack.call('POST', `/api/projects/${project}/layers/layer0/style`, { name, current: true });
-    if (reply.status !== 200) throw new Error(JSON.stringify(reply.body));
-  });
-  let removed = 0;
-  const remove = await time(WRITE_RUNS, () => send(`${base}/layers/extra${removed++}`, 'DELETE'));
   const projectFile = join(stack.projectsDir, project, `${project}.qgs`);
   return {
     size,
     reads,
-    writes: { 'POST layer': post, 'POST layer style': style, 'DELETE layer': remove },
+    writes: await timeWrites(stack, stack.api.url, data, project),
     pyqgis: pyqgisRead(projectFile, size >= 500 ? 3 : 5),
   };
 }
@@ -173,22 +188,38 @@ async function mapAgainstQgis(stack: Stack, data: Fixtures): Promise<MapComparis
   return comparisons;
 }
 
-/** Peak RSS of a fresh API process after reading 100 projects of 100 layers each. */
-async function peakMemory(stack: Stack): Promise<number> {
+/** What a fresh API process measured after reading every project of a folder once. */
+export interface ProjectsMemory {
+  /** Peak RSS, KiB. */
+  peak: number;
+  /** Median time of GET /api/projects, ms. */
+  list: number;
+  /** Median time of a project's first GET .../layers, which parses it, ms. */
+  firstRead: number;
+}
+
+/** Copies of the project folder `source` (named like its .qgs), `count` of them, in a fresh folder. */
+export function copiesOf(source: string, count: number): string {
   const projectsDir = mkdtempSync(join(tmpdir(), 'steward-bench-memory-'));
-  for (let copy = 0; copy < 100; copy++) {
-    cpSync(join(stack.projectsDir, 'bench_100'), join(projectsDir, `p${copy}`), { recursive: true });
-    cpSync(join(stack.projectsDir, 'bench_100', 'bench_100.qgs'), join(projectsDir, `p${copy}`, `p${copy}.qgs`));
+  const name = basename(source);
+  for (let copy = 0; copy < count; copy++) {
+    cpSync(source, join(projectsDir, `p${copy}`), { recursive: true });
+    renameSync(join(projectsDir, `p${copy}`, `${name}.qgs`), join(projectsDir, `p${copy}`, `p${copy}.qgs`));
   }
+  return projectsDir;
+}
+
+/** Runs a fresh API process on `projectsDir`, which reads every project once. */
+export async function projectsMemory(projectsDir: string, qgisUrl: string): Promise<ProjectsMemory> {
   // The compiled child, as the service runs in production (tsx alone adds ~50 MB of its own).
   const compiledChild = join(import.meta.dirname, '..', 'dist', 'bench', 'memory-child.js');
-  const child = spawn(process.execPath, [compiledChild, projectsDir, stack.qgis.url], {
+  const child = spawn(process.execPath, [compiledChild, projectsDir, qgisUrl], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   await new Promise((resolve) => child.on('exit', resolve));
-  return Number(output.trim());
+  return JSON.parse(output) as ProjectsMemory;
 }
 
 export async function runApiBench(): Promise<string> {
@@ -220,7 +251,9 @@ export async function runApiBench(): Promise<string> {
     const large = results[results.length - 1]?.reads['GET layer']?.median ?? Number.NaN;
     const rps = await throughput(stack, 500);
     const maps = await mapAgainstQgis(stack, data);
-    const rss = await peakMemory(stack);
+    const copies = copiesOf(join(stack.projectsDir, 'bench_100'), 100);
+    const rss = (await projectsMemory(copies, stack.qgis.url)).peak;
+    rmSync(copies, { recursive: true, force: true });
     return [
       '## API latency (ms) against PyQGIS reading the same project',
       table(['layers', 'request', 'median', 'p95', 'reference'], rows),

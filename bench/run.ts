@@ -13,6 +13,7 @@ import { runApiBench } from './api.js';
 import { runConsoleBench } from './console.js';
 import { runPluginBench } from './plugin.js';
 import { runProcessingBench } from './processing.js';
+import { runScaleBench } from './scale.js';
 
 async function machine(): Promise<string> {
   return [
@@ -27,6 +28,7 @@ const suites: Array<[string, string, () => Promise<string>]> = [
   ['api', 'API', runApiBench],
   ['processing', 'raster processing', runProcessingBench],
   ['plugin', 'monitoring plugin', runPluginBench],
+  ['scale', 'writes, reads under writes and many projects', runScaleBench],
   ['console', 'web console', runConsoleBench],
 ];
 const selected = process.argv.slice(2);

@@ -13,6 +13,7 @@ import { freePort } from '../src/runtime/ports.js';
 import { DatabaseUnavailable } from '../src/storage/pg-database.js';
 import { parseServiceFile, resolveService } from '../src/storage/pg-service.js';
 import { PostgresStore } from '../src/storage/postgres-store.js';
+import { storedText } from '../src/storage/project-store.js';
 import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 
 const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts');
@@ -102,14 +103,15 @@ describe('PostgresStore on a real database', () => {
     await store.create(ref, '<qgis version="3.22.16"/>');
     const first = await store.identity(ref);
     assert.equal(await store.identity(ref), first, 'stable while the row is unchanged');
-    const written = await store.write(ref, '<qgis version="3.22.16"><title>two</title></qgis>');
+    const written = await store.write(ref, Buffer.from('<qgis version="3.22.16"><title>two</title></qgis>'));
     assert.notEqual(written, first);
     assert.equal(await store.identity(ref), written, 'write returns the identity that identity() reports');
     // Another writer (QGIS Desktop) replaces the row: the identity moves on and the new text is read.
     const other = await open();
-    await other.write(ref, '<qgis version="3.22.16"><title>three</title></qgis>');
+    await other.write(ref, Buffer.from('<qgis version="3.22.16"><title>three</title></qgis>'));
     assert.notEqual(await store.identity(ref), written);
-    assert.match((await store.read(ref))?.text ?? '', /three/);
+    const stored = await store.read(ref);
+    assert.match(stored ? storedText(stored) : '', /three/);
     assert.equal(await store.identity({ schema: 'ident', name: 'none' }), undefined);
     assert.equal(await store.read({ schema: 'no_such_schema', name: 'p' }), undefined);
   });

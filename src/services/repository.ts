@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 
 import { NotFound } from '../errors.js';
 import { ProjectDocument } from '../qgis/project.js';
-import { type ProjectRef, type ProjectStore } from '../storage/project-store.js';
+import { type ProjectRef, type ProjectStore, storedText } from '../storage/project-store.js';
 import { estimatedBytes, LruCache } from './project-cache.js';
 
 /** The parsed projects kept when no bound is given. */
@@ -20,21 +20,27 @@ export function projectKey(ref: ProjectRef): string {
   return `${ref.schema}\u0000${ref.name}`;
 }
 
-function digestOf(text: string): string {
-  return createHash('sha1').update(text).digest('hex');
+/** Digests the bytes rather than the text: a large project is then neither decoded nor encoded again to be compared. */
+function digestOf(content: Uint8Array): string {
+  return createHash('sha1').update(content).digest('hex');
 }
 
 interface CachedProject {
   identity: string;
-  /** Digest of the text the document was parsed from or written as. */
+  /** Digest of the bytes the document was parsed from or written as. */
   digest: string;
   document: ProjectDocument;
   /** Estimated memory of the document. */
   bytes: number;
 }
 
-function cacheEntry(identity: string, text: string, document: ProjectDocument, digest = digestOf(text)): CachedProject {
-  return { identity, digest, document, bytes: estimatedBytes(text.length) };
+function cacheEntry(
+  identity: string,
+  content: Uint8Array,
+  document: ProjectDocument,
+  digest = digestOf(content),
+): CachedProject {
+  return { identity, digest, document, bytes: estimatedBytes(content.byteLength) };
 }
 
 /**
@@ -61,7 +67,7 @@ export class ProjectRepository {
     return this.load(ref);
   }
 
-  /** Reads the stored project; it is parsed again only when its text differs from the cached one's. */
+  /** Reads the stored project; it is decoded and parsed again only when it differs from the cached one. */
   private async load(ref: ProjectRef): Promise<ProjectDocument> {
     const stored = await this.store.read(ref);
     if (!stored) {
@@ -70,10 +76,10 @@ export class ProjectRepository {
         `project "${ref.name}" does not exist${ref.schema === 'public' ? '' : ` in schema "${ref.schema}"`}`,
       );
     }
-    const digest = digestOf(stored.text);
+    const digest = digestOf(stored.content);
     const previous = this.cache.peek(projectKey(ref));
-    const document = previous?.digest === digest ? previous.document : ProjectDocument.parse(stored.text);
-    this.cache.set(projectKey(ref), cacheEntry(stored.identity, stored.text, document, digest));
+    const document = previous?.digest === digest ? previous.document : ProjectDocument.parse(storedText(stored));
+    this.cache.set(projectKey(ref), cacheEntry(stored.identity, stored.content, document, digest));
     return document;
   }
 
@@ -99,9 +105,9 @@ export class ProjectRepository {
       const document = await this.load(ref);
       try {
         const result = await change(document);
-        const text = document.serialize();
-        const identity = await this.store.write(ref, text);
-        this.cache.set(projectKey(ref), cacheEntry(identity, text, document));
+        const content = Buffer.from(document.serialize(), 'utf8');
+        const identity = await this.store.write(ref, content);
+        this.cache.set(projectKey(ref), cacheEntry(identity, content, document));
         return result;
       } catch (error) {
         this.cache.delete(projectKey(ref));

@@ -104,8 +104,8 @@ export class FilesystemStore implements ProjectStore {
     const file = await this.projectFile(ref);
     if (!file) return undefined;
     const bytes = await readFile(file.path);
-    const text = file.path.endsWith('.qgz') ? ProjectArchive.open(bytes).text : bytes.toString('utf8');
-    return { text, identity: file.identity };
+    const content = file.path.endsWith('.qgz') ? ProjectArchive.open(bytes).content : bytes;
+    return { content, identity: file.identity };
   }
 
   async create(ref: ProjectRef, text: string): Promise<void> {
@@ -126,16 +126,16 @@ export class FilesystemStore implements ProjectStore {
     }
   }
 
-  async write(ref: ProjectRef, text: string): Promise<string> {
+  async write(ref: ProjectRef, content: Uint8Array): Promise<string> {
     const file = await this.projectFile(ref);
     const path = file?.path ?? this.newProjectPath(ref);
     if (path.endsWith('.qgz')) {
       // Other archive members (the auxiliary storage database) are kept as they were.
       const archive = ProjectArchive.open(await readFile(path));
-      archive.text = text;
+      archive.content = content;
       await writeFileAtomic(path, archive.bytes());
     } else {
-      await writeFileAtomic(path, text);
+      await writeFileAtomic(path, content);
     }
     const written = await this.projectFile(ref);
     if (!written) throw new Error(`project "${ref.name}" vanished while being written`);

@@ -117,7 +117,7 @@ export class PostgresStore implements ProjectStore {
 
   async read(ref: ProjectRef): Promise<StoredProject | undefined> {
     const row = await this.row<IdentityRow & { content: Buffer }>(ref, `content, ${IDENTITY_COLUMNS}`);
-    return row && { text: ProjectArchive.open(row.content).text, identity: identityOf(row) };
+    return row && { content: ProjectArchive.open(row.content).content, identity: identityOf(row) };
   }
 
   async create(ref: ProjectRef, text: string): Promise<void> {
@@ -187,7 +187,7 @@ export class PostgresStore implements ProjectStore {
     }
   }
 
-  async write(ref: ProjectRef, text: string): Promise<string> {
+  async write(ref: ProjectRef, content: Uint8Array): Promise<string> {
     const table = this.table(ref.schema);
     const written = this.db.transaction(async (query) => {
       // The archive is rebuilt from the stored one, so entries QGIS added (auxiliary storage) are kept.
@@ -195,8 +195,8 @@ export class PostgresStore implements ProjectStore {
         `SELECT content FROM ${table} WHERE name = $1 FOR UPDATE`,
         [ref.name],
       );
-      const archive = current?.content ? ProjectArchive.open(current.content) : ProjectArchive.create(ref.name, text);
-      archive.text = text;
+      const archive = current?.content ? ProjectArchive.open(current.content) : ProjectArchive.create(ref.name, '');
+      archive.content = content;
       const [row] = await query<IdentityRow>(
         `INSERT INTO ${table} (name, metadata, content) VALUES ($1, ${METADATA}, $2)
            ON CONFLICT (name) DO UPDATE SET content = EXCLUDED.content, metadata = EXCLUDED.metadata

@@ -15,7 +15,7 @@ export class ProjectArchive {
   /** A new archive holding only `<name>.qgs`. */
   static create(name: string, text: string): ProjectArchive {
     const archive = new ProjectArchive({}, `${name}.qgs`);
-    archive.text = text;
+    archive.content = new TextEncoder().encode(text);
     return archive;
   }
 
@@ -31,12 +31,13 @@ export class ProjectArchive {
     return new ProjectArchive(entries, qgsName);
   }
 
-  get text(): string {
-    return new TextDecoder().decode(this.entries[this.qgsName]);
+  /** The .qgs entry, XML in UTF-8. */
+  get content(): Uint8Array {
+    return this.entries[this.qgsName] as Uint8Array;
   }
 
-  set text(text: string) {
-    this.entries[this.qgsName] = new TextEncoder().encode(text);
+  set content(content: Uint8Array) {
+    this.entries[this.qgsName] = content;
   }
 
   bytes(): Uint8Array {

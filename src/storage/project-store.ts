@@ -7,10 +7,15 @@ export interface ProjectRef {
 }
 
 export interface StoredProject {
-  /** The project XML (.qgs content, unzipped when stored as .qgz). */
-  text: string;
+  /** The project XML in UTF-8 (.qgs content, unzipped when stored as .qgz). */
+  content: Uint8Array;
   /** Changes whenever the stored project changes; used to cache parsed projects. */
   identity: string;
+}
+
+/** The project XML of a stored project. */
+export function storedText(stored: StoredProject): string {
+  return Buffer.from(stored.content.buffer, stored.content.byteOffset, stored.content.byteLength).toString('utf8');
 }
 
 /** Storage of QGIS projects: a folder of .qgs/.qgz files, or QGIS's `qgis_projects` table. */
@@ -22,8 +27,8 @@ export interface ProjectStore {
   read(ref: ProjectRef): Promise<StoredProject | undefined>;
   /** Stores a new project; throws Conflict when the name is taken. */
   create(ref: ProjectRef, text: string): Promise<void>;
-  /** Replaces the project atomically and returns its new identity. */
-  write(ref: ProjectRef, text: string): Promise<string>;
+  /** Replaces the project atomically with `content` (its XML in UTF-8) and returns its new identity. */
+  write(ref: ProjectRef, content: Uint8Array): Promise<string>;
   /** Removes the project and its data folder; false when there was none. */
   remove(ref: ProjectRef): Promise<boolean>;
   /** Runs `work` holding the project's write lock, across processes too. */

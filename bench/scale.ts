@@ -1,0 +1,156 @@
+/**
+ * How the API scales with the size and the number of projects: writes at 10 and 1000 layers, reads
+ * while a client writes, memory and listing with many projects on disk. The API runs in a process
+ * of its own, so that the clients measuring it do not share its event loop.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import autocannon from 'autocannon';
+
+import { type ApiProcess, startApiProcess } from '../test/support/api-process.js';
+import { type Fixtures, makeFixtures } from '../test/support/fixtures.js';
+import { copiesOf, created, fillProject, layerBody, projectsMemory, pyqgisRead, timeWrites } from './api.js';
+import { closeClient, send } from './http-client.js';
+import { ms, table, type Timing } from './stats.js';
+
+/** Projects of 100 layers on disk, each read once, for the memory figure (10,000 takes too long here). */
+const MANY_PROJECTS = 2000;
+const READ_SECONDS = 8;
+/** No QGIS Server is needed: these routes never draw. */
+const NO_QGIS_SERVER = 'http://127.0.0.1:9/ows/';
+
+const verdict = (met: boolean): string => (met ? 'met' : 'not met');
+
+async function writesAt(api: ApiProcess, data: Fixtures, size: number): Promise<Record<string, Timing>> {
+  const project = `writes_${size}`;
+  await fillProject(api, data, project, size);
+  return timeWrites(api, api.url, data, project);
+}
+
+interface ReadRun {
+  requests: number;
+  p99: number;
+  max: number;
+  writes: number;
+}
+
+/** 16 connections reading one layer; with `writing`, one client adds and removes a layer meanwhile. */
+async function readRun(api: ApiProcess, data: Fixtures, project: string, writing: boolean): Promise<ReadRun> {
+  let writes = 0;
+  let done = false;
+  const writer = (async () => {
+    while (writing && !done) {
+      await created(api, `/api/projects/${project}/layers`, layerBody(data, 1, 'churn'));
+      await send(`${api.url}/api/projects/${project}/layers/churn`, 'DELETE');
+      writes += 2;
+    }
+  })();
+  const result = await autocannon({
+    url: `${api.url}/api/projects/${project}/layers/layer50`,
+    connections: 16,
+    duration: READ_SECONDS,
+  });
+  done = true;
+  await writer;
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`read run had ${result.non2xx} non-2xx and ${result.errors} errors`);
+  return { requests: result.requests.average, p99: result.latency.p99, max: result.latency.max, writes };
+}
+
+function writesSection(small: Record<string, Timing>, large: Record<string, Timing>): string {
+  const rows = Object.entries(large).map(([name, timing]) => {
+    const base = small[name]?.median ?? Number.NaN;
+    const ratio = timing.median / base;
+    return [
+      name,
+      ms(base),
+      ms(timing.median),
+      ms(timing.p95),
+      ratio.toFixed(2),
+      `median <= 10 ms and <= 1.5x: ${verdict(timing.median <= 10 && ratio <= 1.5)}`,
+    ];
+  });
+  return [
+    '## Writes from an HTTP client, 10 against 1000 layers (ms, datasource probe included)',
+    table(['request', '10 layers, median', '1000 layers, median', '1000 layers, p95', 'ratio', 'target'], rows),
+  ].join('\n');
+}
+
+function readsSection(alone: ReadRun, underWrites: ReadRun): string {
+  const share = underWrites.requests / alone.requests;
+  const row = (label: string, run: ReadRun): string[] => [
+    label,
+    run.requests.toFixed(0),
+    String(run.p99),
+    String(run.max),
+    String(run.writes),
+  ];
+  return [
+    '## Reads under writes (GET layer of a 100-layer project, 16 connections, 8 s)',
+    table(
+      ['run', 'requests/s', 'p99 ms', 'max ms', 'writes'],
+      [row('reads alone', alone), row('one client adding and removing a layer meanwhile', underWrites)],
+    ),
+    '',
+    `Under writes: p99 ${underWrites.p99} ms (target < 5 ms: ${verdict(underWrites.p99 < 5)}), ` +
+      `${(share * 100).toFixed(0)}% of the read-only throughput (target >= 80%: ${verdict(share >= 0.8)})`,
+  ].join('\n');
+}
+
+async function memorySection(projectsDir: string): Promise<string> {
+  const copies = copiesOf(join(projectsDir, 'reads'), MANY_PROJECTS);
+  try {
+    const measured = await projectsMemory(copies, NO_QGIS_SERVER);
+    const pyqgis = pyqgisRead(join(projectsDir, 'reads', 'reads.qgs'), 5);
+    const rss = measured.peak / 1024;
+    return [
+      `## ${MANY_PROJECTS} projects of 100 layers on disk, each read once by a fresh API process (default cache bound)`,
+      `${MANY_PROJECTS} rather than 10,000 projects: copying and reading 10,000 takes too long for one bench run on this machine.`,
+      '',
+      table(
+        ['measure', 'value', 'target'],
+        [
+          ['peak RSS', `${rss.toFixed(0)} MB`, `< 512 MB: ${verdict(rss < 512)}`],
+          ['GET /api/projects, median', `${ms(measured.list)} ms`, `< 50 ms: ${verdict(measured.list < 50)}`],
+          [
+            "a project's first read (cache miss: read and parse), median",
+            `${ms(measured.firstRead)} ms`,
+            `PyQGIS reads the same file in ${ms(pyqgis.unresolved.median)} ms (layers unresolved)`,
+          ],
+        ],
+      ),
+    ].join('\n');
+  } finally {
+    rmSync(copies, { recursive: true, force: true });
+  }
+}
+
+export async function runScaleBench(): Promise<string> {
+  const data = makeFixtures();
+  const projectsDir = mkdtempSync(join(tmpdir(), 'steward-bench-scale-'));
+  const api = await startApiProcess({
+    STEWARD_QGISSERVER_URL: NO_QGIS_SERVER,
+    STEWARD_QGISSERVER_PROJECTS_DIR: projectsDir,
+    STEWARD_LOGLEVEL: 'ERROR',
+  });
+  try {
+    const small = await writesAt(api, data, 10);
+    const large = await writesAt(api, data, 1000);
+    await fillProject(api, data, 'reads', 100);
+    const alone = await readRun(api, data, 'reads', false);
+    const underWrites = await readRun(api, data, 'reads', true);
+    return [
+      writesSection(small, large),
+      '',
+      readsSection(alone, underWrites),
+      '',
+      await memorySection(projectsDir),
+    ].join('\n');
+  } finally {
+    closeClient();
+    await api.kill();
+    rmSync(projectsDir, { recursive: true, force: true });
+  }
+}
