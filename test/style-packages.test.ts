@@ -7,6 +7,7 @@ import { zipSync } from 'fflate';
 
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { decodePng, type Image } from './support/png.js';
+import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { type Stack, startStack } from './support/stack.js';
 
 /** The colour of the package's SVG marker, a filled square. */
@@ -71,16 +72,33 @@ const zip = (files: Record<string, string | Uint8Array>): Buffer =>
     ),
   );
 
+/** PUT of a package to `<api><project>/styles/<style>/package<query>`. */
+async function putPackage(
+  target: { api: string; project: string; query?: string },
+  style: string,
+  body: Buffer,
+  type = 'application/zip',
+): Promise<Response> {
+  return fetch(`${target.api}${target.project}/styles/${style}/package${target.query ?? ''}`, {
+    method: 'PUT',
+    headers: { 'content-type': type },
+    body: new Uint8Array(body),
+  });
+}
+
+/** The pixels of the package's marker colour in a map answered by `url`. */
+async function markerPixels(url: string): Promise<number> {
+  const map = await fetch(url);
+  assert.equal(map.status, 200);
+  return pixelsOf(decodePng(Buffer.from(await map.arrayBuffer())), MARKER);
+}
+
 describe('style packages: a QML with the images it draws with', () => {
   let stack: Stack;
   let data: Fixtures;
   const project = '/api/projects/pack';
   const put = async (style: string, body: Buffer, type = 'application/zip'): Promise<Response> =>
-    fetch(`${stack.api.url}${project}/styles/${style}/package`, {
-      method: 'PUT',
-      headers: { 'content-type': type },
-      body: new Uint8Array(body),
-    });
+    putPackage({ api: stack.api.url, project }, style, body, type);
   const error = async (response: Response): Promise<string> => ((await response.json()) as { error: string }).error;
 
   before(async () => {
@@ -122,9 +140,7 @@ describe('style packages: a QML with the images it draws with', () => {
 
     const apply = await stack.call('POST', `${project}/layers/points/style`, { name: 'trees', current: true });
     assert.equal(apply.status, 200);
-    const map = await fetch(`${stack.api.url}${project}/layers/points/map`);
-    assert.equal(map.status, 200);
-    const drawn = pixelsOf(decodePng(Buffer.from(await map.arrayBuffer())), MARKER);
+    const drawn = await markerPixels(`${stack.api.url}${project}/layers/points/map`);
     // Three points, each a square of the marker's colour, where a missing SVG draws a grey "?".
     assert.ok(drawn > 1000, `the SVG marker is drawn in its colour (${drawn} pixels)`);
 
@@ -180,5 +196,40 @@ describe('style packages: a QML with the images it draws with', () => {
     );
     assert.equal((await stack.call('DELETE', `${project}/styles/trees`)).status, 200);
     assert.ok(!existsSync(join(stack.projectsDir, 'pack', 'images', 'trees')));
+  });
+});
+
+describe('style packages of a project stored in PostgreSQL', () => {
+  let db: TestDatabase;
+  let stack: Stack;
+  let data: Fixtures;
+  const project = '/api/projects/packed';
+  const query = '?schema=styled';
+
+  before(async () => {
+    db = await startTestDatabase();
+    data = makeFixtures();
+    stack = await startStack({ psqlService: db.service });
+    const created = await stack.call('POST', '/api/projects/', { name: 'packed', author: 'test', schema: 'styled' });
+    assert.equal(created.status, 201);
+    const layer = { type: 'vector', name: 'points', datasource: `${data.geopackage}|layername=points` };
+    assert.equal((await stack.call('POST', `${project}/layers${query}`, layer)).status, 201);
+  });
+  after(async () => {
+    await stack?.stop();
+    await db?.stop();
+    rmSync(data.dir, { recursive: true, force: true });
+  });
+
+  it("keeps the images in the project's data folder, where QGIS Server finds them", async () => {
+    const body = zip({ 'trees.qml': svgMarkerQml('/home/me/tree.svg'), 'tree.svg': MARKER_SVG });
+    const response = await putPackage({ api: stack.api.url, project, query }, 'trees', body);
+    assert.equal(response.status, 201, await response.clone().text());
+    const imagesDir = join(stack.projectsDir, 'steward', 'styled_packed', 'images', 'trees');
+    assert.equal(readdirSync(imagesDir).length, 1);
+    const apply = await stack.call('POST', `${project}/layers/points/style${query}`, { name: 'trees', current: true });
+    assert.equal(apply.status, 200);
+    const drawn = await markerPixels(`${stack.api.url}${project}/layers/points/map${query}`);
+    assert.ok(drawn > 1000, `the SVG marker is drawn in its colour (${drawn} pixels)`);
   });
 });
