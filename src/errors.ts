@@ -27,62 +27,41 @@ export class StewardError extends Error {
   }
 }
 
-export class BadRequest extends StewardError {
-  constructor(message: string, options?: StewardErrorOptions) {
-    super(400, message, options);
-  }
+/** The base of the errors of one status: constructed from their message alone. */
+function withStatus(status: number) {
+  return class extends StewardError {
+    constructor(message: string, options?: StewardErrorOptions) {
+      super(status, message, options);
+    }
+  };
 }
 
-export class Forbidden extends StewardError {
-  constructor(message: string, options?: StewardErrorOptions) {
-    super(403, message, options);
-  }
-}
+export class BadRequest extends withStatus(400) {}
 
-export class NotFound extends StewardError {
-  constructor(message: string, options?: StewardErrorOptions) {
-    super(404, message, options);
-  }
-}
+/** A request without the API token, or with a wrong one. */
+export class Unauthorized extends withStatus(401) {}
 
-export class Conflict extends StewardError {
-  constructor(message: string, options?: StewardErrorOptions) {
-    super(409, message, options);
-  }
-}
+export class Forbidden extends withStatus(403) {}
 
-export class UnsupportedMediaType extends StewardError {
-  constructor(message: string, options?: StewardErrorOptions) {
-    super(415, message, options);
-  }
-}
+export class NotFound extends withStatus(404) {}
 
-export class Unprocessable extends StewardError {
-  constructor(message: string, options?: StewardErrorOptions) {
-    super(422, message, options);
-  }
-}
+export class Conflict extends withStatus(409) {}
+
+/** A path with a segment longer than the router takes. */
+export class UriTooLong extends withStatus(414) {}
+
+export class UnsupportedMediaType extends withStatus(415) {}
+
+export class Unprocessable extends withStatus(422) {}
 
 /** An engine answered with a failure, or could not be reached. */
-export class BadGateway extends StewardError {
-  constructor(message: string, options?: StewardErrorOptions) {
-    super(502, message, options);
-  }
-}
+export class BadGateway extends withStatus(502) {}
 
 /** Something Steward depends on (the project database) is down or refuses it for now. */
-export class ServiceUnavailable extends StewardError {
-  constructor(message: string, options?: StewardErrorOptions) {
-    super(503, message, options);
-  }
-}
+export class ServiceUnavailable extends withStatus(503) {}
 
 /** An engine did not answer in time. */
-export class GatewayTimeout extends StewardError {
-  constructor(message: string, options?: StewardErrorOptions) {
-    super(504, message, options);
-  }
-}
+export class GatewayTimeout extends withStatus(504) {}
 
 /**
  * A QGIS document that cannot be read: XML that is not well-formed, or a project of a shape QGIS
@@ -92,19 +71,5 @@ export class GatewayTimeout extends StewardError {
 export class DocumentFormatError extends Unprocessable {
   constructor(message: string) {
     super(message, { clientMessage: `the stored project cannot be read: ${message}` });
-  }
-}
-
-/** A request without the API token, or with a wrong one. */
-export class Unauthorized extends StewardError {
-  constructor(message: string) {
-    super(401, message);
-  }
-}
-
-/** A path with a segment longer than the router takes. */
-export class UriTooLong extends StewardError {
-  constructor(message: string) {
-    super(414, message);
   }
 }
