@@ -1,5 +1,6 @@
 import { type GeometryClass, geometryClass } from './geometry.js';
 import { formatNumber } from './layer.js';
+import { rasterFilters } from './style/raster-qml.js';
 import { element, textElement, type XmlElement } from './xml/node.js';
 
 /** The symbol layer class and properties of the `default` style, by the kind of symbol. */
@@ -108,17 +109,7 @@ export function defaultRasterStyle(dataType: string, bandRanges: Array<{ min: nu
   return [
     element('pipe', {}, [
       renderer,
-      element('brightnesscontrast', { brightness: '0', contrast: '0', gamma: '1' }),
-      element('huesaturation', {
-        saturation: '0',
-        grayscaleMode: '0',
-        invertColors: '0',
-        colorizeOn: '0',
-        colorizeRed: '255',
-        colorizeGreen: '128',
-        colorizeBlue: '128',
-        colorizeStrength: '100',
-      }),
+      ...rasterFilters({ brightness: 0, contrast: 0, gamma: 1, saturation: 0 }),
       element('rasterresampler', { maxOversampling: '2' }),
       textElement('resamplingStage', 'resamplingFilter'),
     ]),

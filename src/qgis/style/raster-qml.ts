@@ -135,7 +135,8 @@ function colourRenderer(style: MultiBandColorStyle, enhancement: Enhancement, fa
   ]);
 }
 
-function filters(rendering: Required<RasterRendering>): XmlElement[] {
+/** The pipe's brightness, contrast, gamma and saturation filters. */
+export function rasterFilters(rendering: Required<RasterRendering>): XmlElement[] {
   return [
     element('brightnesscontrast', {
       brightness: formatNumber(rendering.brightness),
@@ -175,7 +176,7 @@ export function rasterStyleElements(
   const pipe = element('pipe', {}, [
     element('provider', {}, [element('resampling', resampling)]),
     renderer,
-    ...filters({ ...catalogue.rasterRendering, ...style.rendering }),
+    ...rasterFilters({ ...catalogue.rasterRendering, ...style.rendering }),
     element('rasterresampler', { maxOversampling: '2' }),
     textElement('resamplingStage', 'resamplingFilter'),
   ]);
