@@ -1,7 +1,8 @@
 /**
  * End to end: QGIS Server 3.22 keeps a project stored in PostgreSQL cached until it restarts. With
  * monitoring on, Steward tells the steward_monitor plugin of a running qgis_mapserver to drop a
- * database project it changed, so the next request reads the project again.
+ * database project it changed, so the next request reads the project again; a change made in the
+ * database behind Steward's back shows in the instance's cache until the project is reloaded.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,7 +13,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { type RunningServer, startServer } from '../src/app/server.js';
 import { serviceFiles } from '../src/config.js';
-import type { InstanceMetadata } from '../src/monitor/protocol.js';
+import { type InstanceReload } from '../src/insight/fleet.js';
+import type { InstanceMetadata, InstanceProjects } from '../src/monitor/protocol.js';
 import { freePort } from '../src/runtime/ports.js';
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { readS3Settings } from '../src/s3-settings.js';
@@ -182,6 +184,40 @@ describe('a database project changed through the API, served by a running QGIS S
     api = await startApi(monitoringPort);
     await waitForOneInstance();
     assert.deepEqual((await getMap('parcels')).pixel(32, 32), [255, 128, 0, 255]);
+  });
+
+  it("shows a project edited in the database behind the instance's back as cached until it is reloaded", async () => {
+    const [{ id = '' } = {}] = await instances();
+    const cachedLayers = async () => {
+      const { projects } = (await call('GET', `/api/instances/${id}/projects`)).body as InstanceProjects;
+      return projects.find((entry) => entry.map === map)?.layers;
+    };
+    assert.equal(await cachedLayers(), 2);
+    const other = '/api/projects/other?schema=refresh';
+    assert.equal(
+      (await call('POST', '/api/projects/', { name: 'other', author: 'test', schema: 'refresh' })).status,
+      201,
+    );
+    const parcels = {
+      type: 'vector',
+      name: 'parcels',
+      datasource: `service=${db.service} table="geodata"."parcels" (geom)`,
+    };
+    assert.equal((await call('POST', other.replace('?', '/layers?'), parcels)).status, 201);
+    await db.sql(
+      `UPDATE refresh.qgis_projects SET content = (SELECT content FROM refresh.qgis_projects WHERE name = 'other')
+        WHERE name = 'live'`,
+    );
+    assert.deepEqual(await publishedLayers(qgis, map), ['parcels', 'roads'], 'the instance still serves its copy');
+    assert.equal(await cachedLayers(), 2);
+    const reload = (await call('POST', project('/reload'))).body as { instances: InstanceReload[] };
+    assert.deepEqual(
+      reload.instances.map(({ instance, status, project: loaded }) => [instance, status, loaded?.layers]),
+      [[id, 'reloaded', 1]],
+    );
+    assert.equal(await cachedLayers(), 1);
+    assert.deepEqual(await publishedLayers(qgis, map), ['parcels']);
+    assert.equal((await call('DELETE', other)).status, 200);
   });
 
   it('stops serving a database project once it is deleted', async () => {
