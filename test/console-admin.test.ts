@@ -172,13 +172,38 @@ describe('web console administration', () => {
   });
 
   test('tile cache: its state, a reset, and its jobs', async () => {
+    assert.equal((await call('POST', '/api/projects', { name: 'tiles', author: 'Ada' })).status, 201);
+    const districts = {
+      datasource: `${join(demo, 'town.gpkg')}|layername=districts`,
+      name: 'districts',
+      type: 'vector',
+    };
+    assert.equal((await call('POST', '/api/projects/tiles/layers', districts)).status, 201);
+    await page.goto('/projects/tiles');
     await page.getByRole('link', { name: 'Tile cache' }).click();
-    await page.getByRole('heading', { name: 'terrain: tile cache' }).waitFor();
+    await page.getByRole('heading', { name: 'tiles: tile cache' }).waitFor();
     await page.getByText('valid', { exact: true }).waitFor();
     await page.getByText('the filesystem').waitFor();
     await page.getByText('No seed or truncate job yet').waitFor();
+    const form = page.getByRole('form', { name: 'Seed or truncate the cache' });
+    await form.getByLabel('To zoom level').fill('12');
+    await form.getByRole('button', { name: 'Seed' }).click();
+    await form.getByText(/The seed job of levels 0 to 12 is (queued|running)/).waitFor();
+    const seeded = page.getByRole('row', { name: /^seed/ });
+    await seeded.getByRole('progressbar').waitFor();
+    await seeded.getByRole('button', { name: 'Cancel the seed job' }).click();
+    await seeded.getByText('cancelled').waitFor();
+    await form.getByRole('button', { name: 'Truncate' }).click();
+    const truncated = page.getByRole('row', { name: /^truncate/ });
+    await truncated.getByText('succeeded').waitFor({ timeout: 30_000 });
+    assert.match(await truncated.innerText(), /100%/);
+    const jobs = (await call('GET', '/api/jobs?project=tiles')).body as { kind: string; state: string }[];
+    assert.deepEqual(jobs.map(({ kind, state }) => `${kind} ${state}`).sort(), [
+      'seed cancelled',
+      'truncate succeeded',
+    ]);
     await page.getByRole('button', { name: 'Reset the cache' }).click();
-    await page.getByText('The cached tiles of terrain were cleared').waitFor();
+    await page.getByText('The cached tiles of tiles were cleared').waitFor();
     await checkAccessibility(page, 'the tile cache page');
     await screenshot(page, 'cache');
     assert.deepEqual(errors, []);
@@ -191,9 +216,9 @@ describe('web console administration', () => {
     assert.equal((await call('POST', '/api/projects/terrain/layers', layer)).status, 201);
     renameSync(copy, `${copy}.away`);
 
-    await page.getByRole('link', { name: 'Map and layers' }).click();
+    await page.goto('/projects/terrain');
     const problems = page.getByRole('list', { name: 'Layers with problems' });
-    const broken = problems.getByRole('listitem').filter({ hasText: 'moving' }).first();
+    const broken = problems.getByRole('listitem').filter({ has: page.getByText('moving', { exact: true }) });
     await broken.waitFor({ timeout: 20_000 });
     assert.match(await broken.innerText(), /moving\s+broken[\s\S]*datasource: .+/);
     const card = page.locator('.layer-list > li.card').filter({ hasText: 'moving' });

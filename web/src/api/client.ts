@@ -22,7 +22,9 @@ type Success<O> = O extends { responses: infer R }
     ? Json<R[200]>
     : 201 extends keyof R
       ? Json<R[201]>
-      : unknown
+      : 202 extends keyof R
+        ? Json<R[202]>
+        : unknown
   : unknown;
 
 export interface RequestOptions<O> {

@@ -4,7 +4,7 @@ import type { JSX } from 'preact';
 import { api } from '../api/client';
 import { type ProjectRef, schemaQuery } from '../api/projects';
 import { ErrorMessage } from './messages';
-import { useApi, useInterval } from './use-api';
+import { useAction, useApi, useInterval } from './use-api';
 
 const REFRESH_MS = 1000;
 
@@ -14,10 +14,14 @@ export function JobList({ project, kinds }: { project: ProjectRef; kinds: string
     [project.project, project.schema],
   );
   useInterval(jobs.reload, REFRESH_MS);
+  const cancel = useAction(async (id: string) => {
+    await api.delete('/api/jobs/{id}', { path: { id } });
+    jobs.reload();
+  });
   const shown = (jobs.data ?? []).filter((job) => kinds.includes(job.kind));
   return (
     <>
-      <ErrorMessage error={jobs.error} />
+      <ErrorMessage error={jobs.error ?? cancel.error} />
       {jobs.data && shown.length === 0 && <p class="muted">No {kinds.join(' or ')} job yet.</p>}
       {shown.length > 0 && (
         <table class="table">
@@ -28,6 +32,9 @@ export function JobList({ project, kinds }: { project: ProjectRef; kinds: string
               <th scope="col">State</th>
               <th scope="col">Progress</th>
               <th scope="col">Created</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -43,6 +50,18 @@ export function JobList({ project, kinds }: { project: ProjectRef; kinds: string
                   {Math.round(job.progress * 100)}%{job.total > 0 && ` (${job.done} of ${job.total})`}
                 </td>
                 <td>{new Date(job.created).toLocaleString()}</td>
+                <td>
+                  {(job.state === 'queued' || job.state === 'running') && (
+                    <button
+                      type="button"
+                      disabled={cancel.busy}
+                      onClick={() => void cancel.run(job.id)}
+                      aria-label={`Cancel the ${job.kind} job`}
+                    >
+                      Cancel
+                    </button>
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>

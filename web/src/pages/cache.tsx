@@ -6,6 +6,7 @@ import { api } from '../api/client';
 import { projectRef, schemaQuery } from '../api/projects';
 import { JobList } from '../components/jobs';
 import { ErrorMessage, Loading } from '../components/messages';
+import { NumberField } from '../components/number-field';
 import { Page } from '../components/page';
 import { ProjectTabs } from '../components/project-tabs';
 import { useAction, useApi } from '../components/use-api';
@@ -75,8 +76,61 @@ function CacheState(props: { project: string; schema: string | undefined }): JSX
       </section>
       <section class="card" aria-labelledby="jobs-title">
         <h2 id="jobs-title">Seeding and truncation</h2>
+        <SeedForm project={props.project} schema={props.schema} />
         <JobList project={ref} kinds={['seed', 'truncate']} />
       </section>
     </div>
+  );
+}
+
+/** Starts a seeding or truncation job of all the project's layers on a range of zoom levels. */
+function SeedForm(props: { project: string; schema: string | undefined }): JSX.Element {
+  const ref = { project: props.project, schema: props.schema };
+  const [minZoom, setMinZoom] = useState('0');
+  const [maxZoom, setMaxZoom] = useState('4');
+  const [refresh, setRefresh] = useState(false);
+  const [message, setMessage] = useState<string | undefined>(undefined);
+  const levels = { min_zoom: Number(minZoom), max_zoom: Number(maxZoom) };
+  const options = { path: { project: props.project }, query: schemaQuery(ref) };
+  const start = useAction(async (kind: 'seed' | 'truncate') => {
+    setMessage(undefined);
+    const job =
+      kind === 'seed'
+        ? await api.post('/api/projects/{project}/cache/seed', { ...options, body: { ...levels, refresh } })
+        : await api.post('/api/projects/{project}/cache/truncate', { ...options, body: levels });
+    setMessage(`The ${kind} job of levels ${minZoom} to ${maxZoom} is ${job.state}; its progress shows below.`);
+  });
+  return (
+    <form
+      class="form"
+      aria-label="Seed or truncate the cache"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void start.run('seed');
+      }}
+    >
+      <div class="fields">
+        <NumberField label="From zoom level" min={0} max={19} value={minZoom} onInput={setMinZoom} />
+        <NumberField label="To zoom level" min={0} max={19} value={maxZoom} onInput={setMaxZoom} />
+      </div>
+      <label class="check">
+        <input type="checkbox" checked={refresh} onChange={(event) => setRefresh(event.currentTarget.checked)} />
+        Draw again the tiles already cached
+      </label>
+      <div class="actions">
+        <button type="submit" class="primary" disabled={start.busy}>
+          Seed
+        </button>
+        <button type="button" disabled={start.busy} onClick={() => void start.run('truncate')}>
+          Truncate
+        </button>
+      </div>
+      <ErrorMessage error={start.error} />
+      {message && (
+        <p role="status" class="muted">
+          {message}
+        </p>
+      )}
+    </form>
   );
 }

@@ -10,6 +10,7 @@ import { type LayerInfo, layerInfo, loadLayers } from '../api/layers';
 import { type ProjectRef, projectRef, schemaQuery } from '../api/projects';
 import { Chart } from '../components/chart';
 import { ErrorMessage, Loading } from '../components/messages';
+import { NumberField } from '../components/number-field';
 import { Page } from '../components/page';
 import { ProjectMap } from '../components/project-map';
 import { ProjectTabs } from '../components/project-tabs';
@@ -80,17 +81,7 @@ function HistogramPanel({ project, rasters }: { project: ProjectRef; rasters: st
               ))}
             </select>
           </label>
-          <label>
-            Bins
-            <input
-              type="number"
-              min="1"
-              max="10000"
-              required
-              value={bins}
-              onInput={(event) => setBins(event.currentTarget.value)}
-            />
-          </label>
+          <NumberField label="Bins" min={1} max={10000} value={bins} onInput={setBins} />
         </div>
         <button type="submit" class="primary" disabled={compute.busy}>
           {compute.busy ? 'Counting pixels…' : 'Draw the histogram'}
