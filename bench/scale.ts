@@ -1,7 +1,6 @@
 /**
  * How the API scales with the size and the number of projects: writes at 10 and 1000 layers, reads
- * while a client writes, memory and listing with many projects on disk. The API runs in a process
- * of its own, so that the clients measuring it do not share its event loop.
+ * while a client writes, memory and listing with many projects on disk.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,9 +8,20 @@ import { join } from 'node:path';
 
 import autocannon from 'autocannon';
 
-import { type ApiProcess, startApiProcess } from '../test/support/api-process.js';
+import { startServer } from '../src/app/server.js';
+import { loadConfig } from '../src/config.js';
 import { type Fixtures, makeFixtures } from '../test/support/fixtures.js';
-import { copiesOf, created, fillProject, layerBody, projectsMemory, pyqgisRead, timeWrites } from './api.js';
+import { apiCall } from '../test/support/http.js';
+import {
+  type Caller,
+  copiesOf,
+  created,
+  fillProject,
+  layerBody,
+  projectsMemory,
+  pyqgisRead,
+  timeWrites,
+} from './api.js';
 import { closeClient, send } from './http-client.js';
 import { ms, table, type Timing } from './stats.js';
 
@@ -21,9 +31,12 @@ const READ_SECONDS = 8;
 /** No QGIS Server is needed: these routes never draw. */
 const NO_QGIS_SERVER = 'http://127.0.0.1:9/ows/';
 
+/** The API in this process, and how to call it. */
+type Api = Caller & { url: string };
+
 const verdict = (met: boolean): string => (met ? 'met' : 'not met');
 
-async function writesAt(api: ApiProcess, data: Fixtures, size: number): Promise<Record<string, Timing>> {
+async function writesAt(api: Api, data: Fixtures, size: number): Promise<Record<string, Timing>> {
   const project = `writes_${size}`;
   await fillProject(api, data, project, size);
   return timeWrites(api, api.url, data, project);
@@ -37,7 +50,7 @@ interface ReadRun {
 }
 
 /** 16 connections reading one layer; with `writing`, one client adds and removes a layer meanwhile. */
-async function readRun(api: ApiProcess, data: Fixtures, project: string, writing: boolean): Promise<ReadRun> {
+async function readRun(api: Api, data: Fixtures, project: string, writing: boolean): Promise<ReadRun> {
   let writes = 0;
   let done = false;
   const writer = (async () => {
@@ -130,11 +143,18 @@ async function memorySection(projectsDir: string): Promise<string> {
 export async function runScaleBench(): Promise<string> {
   const data = makeFixtures();
   const projectsDir = mkdtempSync(join(tmpdir(), 'steward-bench-scale-'));
-  const api = await startApiProcess({
-    STEWARD_QGISSERVER_URL: NO_QGIS_SERVER,
-    STEWARD_QGISSERVER_PROJECTS_DIR: projectsDir,
-    STEWARD_LOGLEVEL: 'ERROR',
-  });
+  const server = await startServer(
+    loadConfig({
+      STEWARD_QGISSERVER_URL: NO_QGIS_SERVER,
+      STEWARD_QGISSERVER_PROJECTS_DIR: projectsDir,
+      STEWARD_LOGLEVEL: 'ERROR',
+      STEWARD_LISTEN: '127.0.0.1:0',
+    }),
+  );
+  const api: Api = {
+    url: server.url,
+    call: (method: string, path: string, body?: unknown) => apiCall(server.url, method, path, body),
+  };
   try {
     const small = await writesAt(api, data, 10);
     const large = await writesAt(api, data, 1000);
@@ -150,7 +170,7 @@ export async function runScaleBench(): Promise<string> {
     ].join('\n');
   } finally {
     closeClient();
-    await api.kill();
+    await server.close();
     rmSync(projectsDir, { recursive: true, force: true });
   }
 }
