@@ -209,11 +209,15 @@ export function copiesOf(source: string, count: number): string {
   return projectsDir;
 }
 
-/** Runs a fresh API process on `projectsDir`, which reads every project once. */
-export async function projectsMemory(projectsDir: string, qgisUrl: string): Promise<ProjectsMemory> {
+/** Runs a fresh API process on `projectsDir`, which reads every project once; `nodeFlags` go to Node. */
+export async function projectsMemory(
+  projectsDir: string,
+  qgisUrl: string,
+  nodeFlags: string[] = [],
+): Promise<ProjectsMemory> {
   // The compiled child, as the service runs in production (tsx alone adds ~50 MB of its own).
   const compiledChild = join(import.meta.dirname, '..', 'dist', 'bench', 'memory-child.js');
-  const child = spawn(process.execPath, [compiledChild, projectsDir, qgisUrl], {
+  const child = spawn(process.execPath, [...nodeFlags, compiledChild, projectsDir, qgisUrl], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let output = '';
