@@ -118,6 +118,9 @@ describe('style packages: a QML with the images it draws with', () => {
       'trees/trees.qml': svgMarkerQml('C:\\Users\\me\\icons\\tree.svg'),
       'trees/icons/tree.svg': MARKER_SVG,
       'trees/notes.txt': 'not an image',
+      // What macOS's Finder adds when it zips a folder.
+      '__MACOSX/trees/._trees.qml': 'resource fork',
+      'trees/.DS_Store': 'folder settings',
     });
     const response = await put('trees', body);
     assert.equal(response.status, 201);
@@ -131,6 +134,7 @@ describe('style packages: a QML with the images it draws with', () => {
       answer.warnings.some((warning) => warning.includes('trees/notes.txt')),
       answer.warnings.join('; '),
     );
+    assert.equal(answer.warnings.length, 2, 'files the system added are left without a word');
     const imagesDir = join(stack.projectsDir, 'pack', 'images', 'trees');
     const [kept] = readdirSync(imagesDir);
     assert.equal(readFileSync(join(imagesDir, kept ?? ''), 'utf8'), MARKER_SVG);

@@ -61,6 +61,16 @@ const MAX_ENTRIES = 1000;
 /** A package may unpack to this many times the bytes a style upload may have. */
 const UNPACKED_FACTOR = 4;
 
+/** What the systems that zip folders add of their own: macOS's `__MACOSX/` and `._*` forks, `.DS_Store`, `Thumbs.db`. */
+function isSystemFile(entry: string): boolean {
+  const name = posix.basename(entry);
+  return entry.startsWith('__MACOSX/') || name.startsWith('._') || name === '.DS_Store' || name === 'Thumbs.db';
+}
+
+function withoutSystemFiles(entries: Map<string, Buffer>): Map<string, Buffer> {
+  return new Map([...entries].filter(([entry]) => !isSystemFile(entry)));
+}
+
 export class StylePackages {
   private readonly limits: ZipLimits;
 
@@ -83,7 +93,7 @@ export class StylePackages {
   async put(ref: ProjectRef, name: string, zip: Buffer): Promise<PackageAnswer> {
     checkName('style', name);
     await this.repository.read(ref);
-    const entries = unzipEntries(zip, this.limits);
+    const entries = withoutSystemFiles(unzipEntries(zip, this.limits));
     const qmlEntry = this.qmlEntry([...entries.keys()]);
     const qml = (entries.get(qmlEntry) ?? Buffer.alloc(0)).toString('utf8');
     qmlFacts(qml);
