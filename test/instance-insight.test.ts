@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { type RunningServer, startServer } from '../src/app/server.js';
 import { loadConfig } from '../src/config.js';
+import { type ProjectCheck } from '../src/insight/checks.js';
 import { type InstanceReload } from '../src/insight/fleet.js';
 import type { InstanceAbout, InstanceMetadata, InstanceProjects, InstanceStats } from '../src/monitor/protocol.js';
 import { installedFontFamilies } from '../src/runtime/fonts.js';
@@ -150,9 +151,15 @@ describe('instance insight through the plugin', () => {
     assert.equal(reload?.status, 'reloaded');
     assert.deepEqual(reload?.project?.invalid_layers, ['polygons']);
     assert.deepEqual((await cachedProject('beta'))?.invalid_layers, ['polygons']);
+    const check = (await get<ProjectCheck>('/api/projects/beta/check')).body;
+    const server = (findings: ProjectCheck['findings']) => findings.filter(({ kind }) => kind === 'server');
+    assert.deepEqual(server(check.layers[0]?.findings ?? []), [
+      { kind: 'server', message: `instance ${id} holds layer "polygons" as not valid` },
+    ]);
     copyFileSync(data.geopackage, join(workDir, 'beta.gpkg'));
     await call('POST', '/api/projects/beta/reload');
     assert.deepEqual((await cachedProject('beta'))?.invalid_layers, []);
+    assert.deepEqual(server((await get<ProjectCheck>('/api/projects/beta/check')).body.layers[0]?.findings ?? []), []);
   });
 
   it('reloads a project on every instance, which then holds its new layers', async () => {

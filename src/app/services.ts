@@ -146,7 +146,13 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
       return { projects: names.length, layers: counts.reduce((sum, count) => sum + count, 0) };
     },
   });
-  const checker = new ProjectChecker({ repository, layers, crs, projectUrl: (ref) => maps.projectUrl(ref) });
+  const checker = new ProjectChecker({
+    repository,
+    layers,
+    crs,
+    projectUrl: (ref) => maps.projectUrl(ref),
+    instances,
+  });
   return {
     projects,
     layers,

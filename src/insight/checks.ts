@@ -10,6 +10,7 @@ import { DOMParser } from '@xmldom/xmldom';
 
 import { type CrsResolver } from '../gdal/crs.js';
 import { probeDatasource } from '../gdal/probe.js';
+import { type InstanceDirectory } from '../monitor/registry.js';
 import { type LayerEntry } from '../qgis/project.js';
 import { QGIS_SVG_PATHS, styleFileFound, styleReferences } from '../qgis/style-references.js';
 import { installedFontFamilies } from '../runtime/fonts.js';
@@ -49,6 +50,8 @@ export interface CheckerOptions {
   crs: CrsResolver;
   /** The project's URL at QGIS Server (`...?MAP=...`). */
   projectUrl(ref: ProjectRef): Promise<URL>;
+  /** The connected instances, asked which layers of their cached copy are not valid. */
+  instances?: InstanceDirectory | undefined;
 }
 
 interface ServerAnswer {
@@ -68,7 +71,11 @@ export class ProjectChecker {
     const document = await this.options.repository.read(ref);
     const projectFile = await this.options.repository.store.mapParameter(ref);
     const projectDir = isAbsolute(projectFile) ? dirname(projectFile) : undefined;
-    const [server, fonts] = await Promise.all([this.askServer(ref), installedFontFamilies().catch(() => undefined)]);
+    const [server, fonts, invalid] = await Promise.all([
+      this.askServer(ref),
+      installedFontFamilies().catch(() => undefined),
+      this.invalidOnInstances(projectFile),
+    ]);
     const layers = await Promise.all(
       document.layers().map(async (entry) => {
         const element = document.mapLayerElement(entry.name);
@@ -80,12 +87,31 @@ export class ProjectChecker {
         if (server.published && !server.published.has(entry.name)) {
           findings.push({ kind: 'server', message: `QGIS Server does not publish layer "${entry.name}"` });
         }
+        for (const id of invalid.get(entry.name) ?? []) {
+          findings.push({ kind: 'server', message: `instance ${id} holds layer "${entry.name}" as not valid` });
+        }
         return { name: entry.name, status: layerStatus(findings), findings };
       }),
     );
     const status =
       server.published === undefined ? 'broken' : layers.some((layer) => layer.status !== 'ok') ? 'degraded' : 'ok';
     return { status, layers, findings: server.findings };
+  }
+
+  /** Layer name -> the instances whose cached copy of the project (MAP `map`) holds it as not valid. */
+  private async invalidOnInstances(map: string): Promise<Map<string, string[]>> {
+    const invalid = new Map<string, string[]>();
+    const instances = this.options.instances;
+    if (!instances) return invalid;
+    const listed = await Promise.resolve(instances.list()).catch(() => []);
+    await Promise.all(
+      listed.map(async ({ id }) => {
+        const cached = await instances.request(id, 'projects').catch(() => undefined);
+        const project = cached?.projects.find((entry) => entry.map === map);
+        for (const layer of project?.invalid_layers ?? []) invalid.set(layer, [...(invalid.get(layer) ?? []), id]);
+      }),
+    );
+    return invalid;
   }
 
   private async datasource(ref: ProjectRef, entry: LayerEntry): Promise<Finding[]> {
