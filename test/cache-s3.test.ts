@@ -16,6 +16,7 @@ import {
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { filesUnder } from './support/mapproxy.js';
 import { type LocalS3, startLocalS3 } from './support/s3.js';
+import { type Call, type JobReply, POLYGONS, seededLevels, waitForJob } from './support/seeding.js';
 
 const TIME_REFUSED = 'time dimension caching is not supported with the S3 cache: add the layer without "datetime"';
 
@@ -129,5 +130,25 @@ describe('tile cache on S3 (a local S3-compatible server), served by a real MapP
       'the layer itself is welcome',
     );
     await assertLoads(cs.configFile('timeless'));
+  });
+
+  it('seeds exactly the metatiles over the layer extent into the bucket; truncation removes the selected levels', async () => {
+    await cs.stack.call('POST', '/api/projects/', { name: 'warm', author: 'test' });
+    await cs.stack.call('POST', '/api/projects/warm/layers', polygonsLayer(data));
+    const call: Call = (method, path, body) => cs.stack.call(method, path, body);
+    const runJob = async (kind: string, body: unknown): Promise<void> => {
+      const reply = await call('POST', `/api/projects/warm/cache/${kind}`, body);
+      assert.equal(reply.status, 202, JSON.stringify(reply.body));
+      const job = await waitForJob(call, (reply.body as JobReply).id);
+      assert.equal(job.state, 'succeeded', job.error ?? '');
+    };
+    const tiles = async (): Promise<string[]> =>
+      (await s3.keys(prefix('warm', 'polygons')))
+        .map((key) => key.slice(prefix('warm', 'polygons').length).replace(/\.png$/, ''))
+        .sort();
+    await runJob('seed', { min_zoom: 0, max_zoom: 5 });
+    assert.deepEqual(await tiles(), seededLevels(POLYGONS, 0, 5));
+    await runJob('truncate', { min_zoom: 4, max_zoom: 5 });
+    assert.deepEqual(await tiles(), seededLevels(POLYGONS, 0, 3));
   });
 });

@@ -4,14 +4,12 @@ import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { startApiProcess } from './support/api-process.js';
 import { type CacheStack, polygonsLayer, startCacheStack } from './support/cache-stack.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { filesUnder } from './support/mapproxy.js';
 import { decodePng } from './support/png.js';
-import { type Call, type JobReply, seededTiles, waitForJob } from './support/seeding.js';
-
-/** The extent of the polygons fixture. */
-const POLYGONS: [number, number, number, number] = [1, 44, 3, 46];
+import { type Call, type JobReply, POLYGONS, seededLevels, waitForJob } from './support/seeding.js';
 
 describe('seeding and truncating the tile cache on disk with mapproxy-seed', () => {
   let cs: CacheStack;
@@ -32,10 +30,7 @@ describe('seeding and truncating the tile cache on disk with mapproxy-seed', () 
     rmSync(data.dir, { recursive: true, force: true });
   });
 
-  const levels = (from: number, to: number): string[] =>
-    Array.from({ length: to - from + 1 }, (_, index) => seededTiles(POLYGONS, from + index))
-      .flat()
-      .sort();
+  const levels = (from: number, to: number): string[] => seededLevels(POLYGONS, from, to);
   const call: Call = (method, path, body) => cs.stack.call(method, path, body);
   const getMaps = (): number => cs.stack.qgis.log.filter((line) => line.includes('REQUEST:GetMap')).length;
   const submit = async (project: string, kind: string, body: unknown): Promise<JobReply> => {
@@ -113,5 +108,38 @@ describe('seeding and truncating the tile cache on disk with mapproxy-seed', () 
       storage: 'filesystem',
     });
     assert.equal((await cs.stack.call('DELETE', `/api/jobs/${job.id}`)).status, 409);
+  });
+
+  it('reports a seed whose API was killed as failed after a restart, and runs a new one', async () => {
+    await cs.stack.call('POST', '/api/projects/', { name: 'restarted', author: 'test' });
+    await cs.stack.call('POST', '/api/projects/restarted/layers', polygonsLayer(data));
+    const env = {
+      STEWARD_QGISSERVER_URL: cs.stack.qgis.url,
+      STEWARD_QGISSERVER_PROJECTS_DIR: cs.stack.projectsDir,
+      STEWARD_MAPPROXY_PROJECTS_DIR: cs.configDir,
+    };
+    const first = await startApiProcess(env);
+    const killed = (await first.call('POST', '/api/projects/restarted/cache/seed', { min_zoom: 0, max_zoom: 14 }))
+      .body as JobReply;
+    await waitForJob(
+      (...args) => first.call(...args),
+      killed.id,
+      () => cached('restarted', 'polygons').length > 0,
+    );
+    await first.kill();
+    const second = await startApiProcess(env);
+    try {
+      const failed = await waitForJob((...args) => second.call(...args), killed.id);
+      assert.equal(failed.state, 'failed');
+      assert.match(failed.error ?? '', /stopped before the job ended/);
+      const tiles = cached('restarted', 'polygons');
+      await sleep(1000);
+      assert.deepEqual(cached('restarted', 'polygons'), tiles, 'the seed of the killed API stopped with it');
+      const next = (await second.call('POST', '/api/projects/restarted/cache/seed', { min_zoom: 0, max_zoom: 2 }))
+        .body as JobReply;
+      assert.equal((await waitForJob((...args) => second.call(...args), next.id)).state, 'succeeded');
+    } finally {
+      await second.kill();
+    }
   });
 });

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 
 import { childEnvironment } from '../config.js';
 import { SeedProgress } from './seed-progress.js';
+import { MAPPROXY_PYTHON } from './validate.js';
 
 /** What a seed run is given: a signal that stops it, and where its progress goes. */
 export interface SeedRun {
@@ -16,6 +17,20 @@ export interface SeedFiles {
   seed: string;
   kind: 'seed' | 'truncate';
 }
+
+/**
+ * Runs `mapproxy-seed` under a Python parent that the kernel signals when this process dies, even
+ * by SIGKILL (`PR_SET_PDEATHSIG`), and that then kills its whole process group: a seed whose API
+ * is gone, its worker processes too, writes nothing more.
+ */
+const DIE_WITH_PARENT = `
+import ctypes, os, signal, subprocess, sys
+signal.signal(signal.SIGTERM, lambda *_: os.killpg(0, signal.SIGKILL))
+ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+if os.getppid() == 1:
+    os.killpg(0, signal.SIGKILL)
+sys.exit(subprocess.call(['mapproxy-seed'] + sys.argv[1:]))
+`;
 
 /** Seeding processes; MapProxy's default. */
 const SEED_CONCURRENCY = '2';
@@ -41,7 +56,8 @@ export function runMapProxySeed(
 ): Promise<{ tiles: number }> {
   return new Promise((resolve, reject) => {
     const task = files.kind === 'seed' ? '--seed=ALL' : '--cleanup=ALL';
-    const child = spawn('mapproxy-seed', ['-f', files.proxy, '-s', files.seed, '-c', SEED_CONCURRENCY, task], {
+    const args = ['-f', files.proxy, '-s', files.seed, '-c', SEED_CONCURRENCY, task];
+    const child = spawn(MAPPROXY_PYTHON, ['-c', DIE_WITH_PARENT, ...args], {
       env: childEnvironment({ ...env, PYTHONUNBUFFERED: '1' }),
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,

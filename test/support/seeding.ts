@@ -9,6 +9,9 @@ function mercator(lon: number, lat: number): [number, number] {
   return [(lon * HALF) / 180, (Math.log(Math.tan(Math.PI / 4 + radians / 2)) * HALF) / Math.PI];
 }
 
+/** The extent of the polygons fixture. */
+export const POLYGONS: [number, number, number, number] = [1, 44, 3, 46];
+
 /** MapProxy draws and stores tiles in blocks of 4 x 4 (its default `meta_size`). */
 const META = 4;
 
@@ -30,6 +33,13 @@ export function seededTiles(box: [number, number, number, number], z: number): s
     for (let y = first(HALF - maxy); y <= last(HALF - miny); y += 1) tiles.push(`${z}/${x}/${y}`);
   }
   return tiles;
+}
+
+/** The tiles seeding the box stores on levels `from` to `to`, sorted. */
+export function seededLevels(box: [number, number, number, number], from: number, to: number): string[] {
+  return Array.from({ length: to - from + 1 }, (_, index) => seededTiles(box, from + index))
+    .flat()
+    .sort();
 }
 
 export interface JobReply {
