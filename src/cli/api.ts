@@ -27,6 +27,20 @@ export interface ProjectCheck {
   findings: { kind: string; message: string }[];
 }
 
+/** A job as GET /api/jobs/{id} answers it, as far as the command prints it. */
+export interface Job {
+  id: string;
+  kind: string;
+  project: string;
+  state: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+  progress: number;
+  done: number;
+  total: number;
+  created: string;
+  started: string | null;
+  error: string | null;
+}
+
 export class StewardApi {
   private constructor(
     private readonly baseUrl: URL,
@@ -64,19 +78,43 @@ export class StewardApi {
     return this.get(project === undefined ? 'api/checks' : `api/projects/${encodeURIComponent(project)}/check`);
   }
 
-  private async get<T>(path: string): Promise<T> {
-    const url = new URL(path, this.baseUrl);
-    const response = await this.fetch(url);
-    const body: unknown = await response.json().catch(() => undefined);
-    if (response.ok) return body as T;
-    throw new HttpError(response.status, errorMessage(body) ?? `${url.href} answered HTTP ${response.status}`);
+  jobs(): Promise<Job[]> {
+    return this.get('api/jobs');
   }
 
-  private async fetch(url: URL): Promise<Response> {
+  job(id: string): Promise<Job> {
+    return this.get(`api/jobs/${encodeURIComponent(id)}`);
+  }
+
+  /** Starts seeding the project's cache (POST .../cache/seed); resolves to the new job. */
+  seed(project: string, body: { min_zoom: number; max_zoom: number }): Promise<Job> {
+    return this.send(`api/projects/${encodeURIComponent(project)}/cache/seed`, body);
+  }
+
+  private get<T>(path: string): Promise<T> {
+    return this.request<T>(path);
+  }
+
+  private send<T>(path: string, body: unknown): Promise<T> {
+    return this.request<T>(path, body);
+  }
+
+  /** GET, or POST of a JSON body when there is one. */
+  private async request<T>(path: string, body?: unknown): Promise<T> {
+    const url = new URL(path, this.baseUrl);
+    const response = await this.fetch(url, body);
+    const answer: unknown = await response.json().catch(() => undefined);
+    if (response.ok) return answer as T;
+    throw new HttpError(response.status, errorMessage(answer) ?? `${url.href} answered HTTP ${response.status}`);
+  }
+
+  private async fetch(url: URL, body: unknown): Promise<Response> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.token) headers['authorization'] = `Bearer ${this.token}`;
+    const post = body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) };
+    if (body !== undefined) headers['content-type'] = 'application/json';
     try {
-      return await fetch(url, { headers, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      return await fetch(url, { headers, ...post, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
     } catch (error) {
       throw new Unreachable(`Cannot reach the Steward server at ${this.baseUrl.href}: ${reason(error)}`);
     }

@@ -3,39 +3,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { InstanceStats } from '../monitor/protocol.js';
 import { HttpError, type ProjectCheck, type StewardApi } from './api.js';
+import { type Command, json, JSON_OPTION } from './command.js';
+import { job, jobs, seed } from './job-commands.js';
 import { formatTable } from './table.js';
 
 export const WATCH_INTERVAL_MS = 2000;
 const CLEAR_SCREEN = '\x1b[H\x1b[2J';
-
-export interface Io {
-  out(text: string): void;
-  err(text: string): void;
-  env: NodeJS.ProcessEnv;
-  /** Whether stdout is a terminal, where `--watch` redraws in place. */
-  isTTY: boolean;
-  /** Ends `--watch`. */
-  signal: AbortSignal;
-}
-
-export interface Invocation {
-  ids: string[];
-  flags: Record<string, boolean>;
-}
-
-export interface Command {
-  summary: string;
-  arguments: string[];
-  options: Record<string, string>;
-  /** Resolves to the exit code when it is not 0. */
-  run(api: StewardApi, invocation: Invocation, io: Io): Promise<void | number>;
-}
-
-const JSON_OPTION = { json: 'print JSON instead of text' };
-
-function json(value: unknown): string {
-  return `${JSON.stringify(value, null, 2)}\n`;
-}
 
 const ps: Command = {
   summary: 'List the QGIS Server instances registered with Steward',
@@ -137,4 +110,4 @@ const check: Command = {
   },
 };
 
-export const commands: Record<string, Command> = { ps, inspect, logs, stats, check };
+export const commands: Record<string, Command> = { ps, inspect, logs, stats, check, jobs, job, seed };

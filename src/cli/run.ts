@@ -2,7 +2,8 @@
 import { parseArgs } from 'node:util';
 
 import { CliError, StewardApi } from './api.js';
-import { type Command, commands, type Invocation, type Io } from './commands.js';
+import { type Command, type Invocation, type Io } from './command.js';
+import { commands } from './commands.js';
 
 class UsageError extends Error {}
 
@@ -33,8 +34,9 @@ function commandLine(name: string, command: Command): string {
 }
 
 function commandUsage(name: string, command: Command): string {
-  const options = Object.entries({ ...command.options, ...HELP_OPTION });
-  const width = Math.max(...options.map(([option]) => option.length)) + 2;
+  const valued = Object.entries(command.valueOptions ?? {}).map(([option, text]) => [`${option} <value>`, text]);
+  const options = [...valued, ...Object.entries({ ...command.options, ...HELP_OPTION })];
+  const width = Math.max(...options.map(([option = '']) => option.length)) + 2;
   const flags = options.map(([option]) => `[--${option}]`).join(' ');
   return [
     `Usage: steward ${commandLine(name, command)} ${flags}`,
@@ -48,18 +50,27 @@ function commandUsage(name: string, command: Command): string {
 }
 
 function parse(name: string, command: Command, args: string[]): Invocation {
-  const known = { ...command.options, ...HELP_OPTION };
-  const options = Object.fromEntries(Object.keys(known).map((option) => [option, { type: 'boolean' as const }]));
+  const valued = command.valueOptions ?? {};
+  const known = { ...command.options, ...HELP_OPTION, ...valued };
+  const options = Object.fromEntries(
+    Object.keys(known).map((option) => [
+      option,
+      { type: option in valued ? ('string' as const) : ('boolean' as const) },
+    ]),
+  );
   const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: false });
   const unknown = Object.keys(values).find((option) => !(option in known));
   if (unknown) throw new UsageError(`steward ${name}: unknown option --${unknown}`);
   const flags = Object.fromEntries(Object.entries(values).map(([option, value]) => [option, value === true]));
+  const given = Object.fromEntries(
+    Object.keys(valued).map((option) => [option, typeof values[option] === 'string' ? values[option] : undefined]),
+  );
   const required = command.arguments.filter((argument) => !argument.startsWith('[')).length;
   if (!flags['help'] && (positionals.length < required || positionals.length > command.arguments.length)) {
     const expected = command.arguments.length === 0 ? 'no arguments' : command.arguments.join(' ');
     throw new UsageError(`steward ${name}: expected ${expected}`);
   }
-  return { ids: positionals, flags };
+  return { ids: positionals, flags, values: given };
 }
 
 export async function run(argv: string[], io: Io): Promise<number> {
