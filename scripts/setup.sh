@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs everything Steward needs on a fresh Debian machine, then builds. Idempotent: each step
 # is skipped when its result is already there, so `npm start` and `npm test` can call it every time.
+# With --qgis-roots (as `npm test` runs it) it also makes the Debian trixie roots holding QGIS Server
+# 3.40 and 3.44 that the version-dependent tests run against (scripts/qgis-roots.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES=(
   qgis-server python3-qgis gdal-bin libgdal-dev python3-gdal python3-numpy
   mapproxy python3-boto3 postgresql postgresql-15-postgis-3 sqlite3 build-essential python3
-  chromium fonts-dejavu-core fontconfig prometheus nginx spawn-fcgi gunicorn
+  chromium fonts-dejavu-core fontconfig prometheus nginx spawn-fcgi gunicorn debootstrap
 )
 
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -74,6 +76,7 @@ demo_data() {
 }
 
 install_debian_packages
+if [ "${1:-}" = --qgis-roots ]; then scripts/qgis-roots.sh; fi
 install_npm_packages
 demo_data
 build
