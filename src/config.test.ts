@@ -46,6 +46,15 @@ describe('configuration', () => {
     }
   });
 
+  it('takes the administered QGIS Server version, refusing what is not one', () => {
+    assert.equal(loadConfig(REQUIRED).qgisServerVersion, undefined);
+    assert.equal(loadConfig({ ...REQUIRED, STEWARD_QGISSERVER_VERSION: '3.44.15' }).qgisServerVersion, '3.44.15');
+    assert.throws(
+      () => loadConfig({ ...REQUIRED, STEWARD_QGISSERVER_VERSION: 'latest' }),
+      (error: unknown) => error instanceof ConfigError && /STEWARD_QGISSERVER_VERSION/.test(error.message),
+    );
+  });
+
   it('parses listen addresses', () => {
     assert.deepEqual(parseListen('127.0.0.1:5001'), { host: '127.0.0.1', port: 5001 });
     assert.deepEqual(parseListen('[::1]:80'), { host: '::1', port: 80 });

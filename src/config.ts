@@ -38,6 +38,8 @@ export interface Config {
   projectCacheBytes: number;
   /** Projects (schema public) every QGIS Server instance loads as soon as it registers. */
   pinnedProjects?: string[];
+  /** The administered QGIS Server's version when no instance's plugin reports it (`3.40`, `3.44.15`). */
+  qgisServerVersion?: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -151,6 +153,14 @@ function pinnedProjects(env: Env): string[] {
     .filter((name) => name !== '');
 }
 
+function qgisServerVersion(env: Env): string | undefined {
+  const text = optional(env, 'STEWARD_QGISSERVER_VERSION');
+  if (text !== undefined && !/^\d+\.\d+(\.\d+)?([-.\w ']*)$/u.test(text)) {
+    throw new ConfigError(`STEWARD_QGISSERVER_VERSION must be a QGIS version such as 3.40 or 3.44.15, not "${text}"`);
+  }
+  return text;
+}
+
 /** Splits `host:port` (IPv6 as `[::1]:5000`); a bare port listens on all interfaces. */
 export function parseListen(text: string): { host: string; port: number } {
   const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text) ?? /^()()(\d+)$/.exec(text);
@@ -182,5 +192,6 @@ export function loadConfig(env: Env = process.env): Config {
     jobsConcurrency: jobsConcurrency(env),
     projectCacheBytes: projectCacheBytes(env),
     pinnedProjects: pinnedProjects(env),
+    qgisServerVersion: qgisServerVersion(env),
   };
 }

@@ -62,15 +62,18 @@ class StewardClient(threading.Thread):
 
     Each handler takes the request's `params` object ({} when the request has none).
     `on_connected` is called each time a connection is made, before any request is served.
+    `qgis_version` (Qgis.QGIS_VERSION) goes in the hello: Steward learns from it which QGIS
+    Server it administers.
     """
 
-    def __init__(self, addresses, token, handlers, log, on_connected=lambda: None):
+    def __init__(self, addresses, token, handlers, log, on_connected=lambda: None, qgis_version=""):
         super().__init__(name="steward-monitor", daemon=True)
         self._addresses = list(addresses)
         self._token = token
         self._handlers = handlers
         self._log = log
         self._on_connected = on_connected
+        self._qgis_version = qgis_version
 
     def run(self):
         last = -1
@@ -122,6 +125,7 @@ class StewardClient(threading.Thread):
             "token": self._token,
             "hostname": socket.gethostname(),
             "pid": os.getpid(),
+            "qgis_version": self._qgis_version,
         }
 
     def _answer(self, line):

@@ -69,7 +69,9 @@ class StewardMonitor:
             "reload": self._reloader.request,
         }
         token = os.environ.get("STEWARD_MONITORING_TOKEN", "")
-        client = StewardClient(addresses, token, handlers, _log, self._forget_database_projects)
+        client = StewardClient(
+            addresses, token, handlers, _log, self._forget_database_projects, Qgis.QGIS_VERSION
+        )
         client.start()
         return client
 

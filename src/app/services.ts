@@ -15,9 +15,10 @@ import { PostgresJobStore } from '../jobs/postgres-jobs.js';
 import { JobService } from '../jobs/service.js';
 import { InstanceFleet } from '../monitor/fleet.js';
 import { InstanceRegistry, type MonitorLogger } from '../monitor/registry.js';
-import { loadSymbologyCatalogue, type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
+import { SymbologyCatalogues } from '../qgis/symbology/catalogue.js';
 import { installedFontFamilies } from '../runtime/fonts.js';
 import { localQgisVersion } from '../runtime/qgis-version.js';
+import { AdministeredQgis } from '../services/administered-qgis.js';
 import { DataRoots } from '../services/data-roots.js';
 import { DatasourceBrowser } from '../services/datasources.js';
 import { LayerInspector } from '../services/layer-inspector.js';
@@ -57,13 +58,22 @@ async function openPostgresStore(config: Config, service: string): Promise<Postg
   return PostgresStore.open(service, config.projectsDir, config.pgServiceFiles);
 }
 
-async function symbologyCatalogue(logger: FastifyBaseLogger): Promise<SymbologyCatalogue> {
-  const version = (await localQgisVersion()) ?? 'unknown';
-  const catalogue = await loadSymbologyCatalogue(version);
-  if (catalogue.fellBack) {
-    logger.warn(`no symbology catalogue for QGIS ${version}: using the newest one, for QGIS ${catalogue.qgisVersion}`);
-  }
-  return catalogue;
+/** The administered QGIS Server version: from the instances' plugin, else the setting, else the local binary. */
+async function administeredQgis(
+  config: Config,
+  registry: InstanceRegistry | undefined,
+  logger: FastifyBaseLogger,
+): Promise<AdministeredQgis> {
+  const qgis = await AdministeredQgis.create(await SymbologyCatalogues.load(), {
+    instances: registry,
+    setting: config.qgisServerVersion,
+    local: localQgisVersion,
+  });
+  const { version, source, catalogueVersion, match } = qgis.symbology();
+  logger.info(
+    `QGIS Server ${version ?? 'version unknown'} (${source}): symbology catalogue of QGIS ${catalogueVersion} (${match})`,
+  );
+  return qgis;
 }
 
 /** Builds every service from the configuration, each from the ones it needs, in that order. */
@@ -108,8 +118,8 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     dataRoots,
   );
   const maps = new MapService(config.qgisServerUrl, repository, layers);
-  const catalogue = await symbologyCatalogue(logger);
-  const styles = new StyleService(repository, layers, inspector, styleFiles, catalogue, cache);
+  const qgis = await administeredQgis(config, registry, logger);
+  const styles = new StyleService(repository, layers, inspector, styleFiles, () => qgis.catalogue(), cache);
   const styleDocuments = new StyleDocuments(maps, layers);
   const stylePackages = new StylePackages(repository, styles, styleFiles, config.styleBodyLimit, installedFontFamilies);
   // Before the registry listens, so that the first instance to register loads the pinned projects.
@@ -165,7 +175,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     styleDocuments,
     stylePackages,
     styleBodyLimit: config.styleBodyLimit,
-    catalogue,
+    qgis,
     processing,
     registry: instances,
     cache,

@@ -5,7 +5,7 @@ import { type HealthChecks } from '../insight/health.js';
 import { type Metrics } from '../insight/metrics.js';
 import { type JobService } from '../jobs/service.js';
 import { type InstanceDirectory } from '../monitor/registry.js';
-import { type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
+import { type AdministeredQgis } from '../services/administered-qgis.js';
 import { type DatasourceBrowser } from '../services/datasources.js';
 import { type LayerService } from '../services/layers.js';
 import { type MapService } from '../services/maps.js';
@@ -41,7 +41,8 @@ export interface ApiServices {
   stylePackages: StylePackages;
   /** Bytes a style upload may have (the other routes keep the app's limit). */
   styleBodyLimit: number;
-  catalogue: SymbologyCatalogue;
+  /** The administered QGIS Server version and its symbology catalogue. */
+  qgis: AdministeredQgis;
   processing: ProcessingService;
   /** The instances of this process, or of every process of the fleet when they share a database. */
   registry: InstanceDirectory | undefined;
@@ -63,9 +64,9 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     layerRoutes(services.layers, services.maps),
     projectMapRoutes(services.maps),
     styleRoutes(services),
-    symbologyRoutes(services.catalogue),
+    symbologyRoutes(() => services.qgis.symbology()),
     processingRoutes(services.processing),
-    instanceRoutes(services.registry),
+    instanceRoutes(services.registry, () => services.qgis.symbology()),
     cacheRoutes(services.cache, services.jobs),
     datasourceRoutes(services.datasources),
     jobRoutes(services.jobs),

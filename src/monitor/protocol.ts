@@ -10,6 +10,8 @@ export const Hello = Type.Object({
   token: Type.Optional(Type.String()),
   hostname: Type.Optional(Type.String()),
   pid: Type.Optional(Type.Integer()),
+  /** Qgis.QGIS_VERSION of the instance, e.g. `3.40.6-Bratislava`. */
+  qgis_version: Type.Optional(Type.String({ maxLength: 200 })),
 });
 export type Hello = Static<typeof Hello>;
 

@@ -51,6 +51,8 @@ export class InstanceRegistry implements InstanceDirectory {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
   private readonly instances = new Map<string, PluginConnection>();
+  /** The QGIS version each instance gave in its hello, by instance id. */
+  private readonly versions = new Map<string, string>();
   private readonly log: MonitorLogger;
 
   constructor(private readonly options: RegistryOptions = {}) {
@@ -83,6 +85,7 @@ export class InstanceRegistry implements InstanceDirectory {
     this.server = undefined;
     for (const connection of this.instances.values()) connection.closed();
     this.instances.clear();
+    this.versions.clear();
     for (const socket of this.sockets) socket.destroy();
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
@@ -104,6 +107,11 @@ export class InstanceRegistry implements InstanceDirectory {
 
   list(): InstanceSummary[] {
     return [...this.instances.values()].map(({ id, ip, binded }) => ({ id, ip, binded }));
+  }
+
+  /** The QGIS versions of the registered instances, oldest registration first. */
+  qgisVersions(): string[] {
+    return [...this.versions.values()];
   }
 
   metadata(id: string): Promise<MethodResult<'metadata'>> {
@@ -180,6 +188,7 @@ export class InstanceRegistry implements InstanceDirectory {
     const connection = new PluginConnection(this.newId(), ip, socket, this.options.replyTimeoutMs ?? REPLY_TIMEOUT_MS);
     this.instances.set(connection.id, connection);
     for (const listener of this.listeners) listener.registered({ id: connection.id, ip, binded: 0 }, hello);
+    if (hello.qgis_version) this.versions.set(connection.id, hello.qgis_version);
     this.log.info(
       `instance ${connection.id} registered from ${ip} (${hello.hostname ?? '?'}, pid ${hello.pid ?? '?'})`,
     );
@@ -197,6 +206,7 @@ export class InstanceRegistry implements InstanceDirectory {
     if (this.instances.get(connection.id) !== connection) return;
     this.instances.delete(connection.id);
     for (const listener of this.listeners) listener.forgotten(connection.id);
+    this.versions.delete(connection.id);
     this.log.info(`instance ${connection.id} disconnected`);
   }
 

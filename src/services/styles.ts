@@ -43,7 +43,8 @@ export class StyleService {
     private readonly layers: LayerService,
     private readonly inspector: LayerInspector,
     private readonly files: StyleFiles,
-    private readonly catalogue: SymbologyCatalogue,
+    /** The symbology catalogue of the administered QGIS Server version, as it is now. */
+    private readonly catalogue: () => SymbologyCatalogue,
     private readonly lifecycle: StyleLifecycle = {},
   ) {}
 
@@ -72,8 +73,8 @@ export class StyleService {
   /** A QML that Steward's own writer gives back unchanged from its JSON reading was made from JSON. */
   private stored(qml: string, name: string): StoredStyle {
     try {
-      const style = qmlToStyle(qml, name, this.catalogue);
-      if (styleToQml(style, { catalogue: this.catalogue }) === qml) return { origin: 'json', style, qml };
+      const style = qmlToStyle(qml, name, this.catalogue());
+      if (styleToQml(style, { catalogue: this.catalogue() }) === qml) return { origin: 'json', style, qml };
     } catch {
       // Not a style the JSON codec describes: a QML from QGIS.
     }
@@ -118,7 +119,7 @@ export class StyleService {
   /** Stores a new style as `<name>.qml`; the name comes from the path when given there. */
   async add(ref: ProjectRef, body: unknown, pathName?: string): Promise<void> {
     const named = pathName === undefined ? body : this.nameFromPath(body, pathName);
-    const style = parseStyle(named, this.catalogue);
+    const style = parseStyle(named, this.catalogue());
     checkName('style', style.name);
     if (style.name === BUILT_IN_STYLE) throw new Conflict(`"${BUILT_IN_STYLE}" is the built-in style`);
     await this.repository.store.withLock(ref, async () => {
@@ -126,7 +127,7 @@ export class StyleService {
       if (this.files.names(ref).includes(style.name)) {
         throw new Conflict(`project "${ref.name}" already has a style "${style.name}"`);
       }
-      await writeFileAtomic(this.files.path(ref, style.name), styleToQml(style, { catalogue: this.catalogue }));
+      await writeFileAtomic(this.files.path(ref, style.name), styleToQml(style, { catalogue: this.catalogue() }));
     });
   }
 
@@ -195,11 +196,11 @@ export class StyleService {
   private async qmlForLayer(ref: ProjectRef, layer: LayerEntry, stored: StoredStyle): Promise<string> {
     if (stored.origin === 'qml') return stored.qml;
     const style = stored.style;
-    if (style.type === 'vector') return styleToQml(style, { catalogue: this.catalogue });
+    if (style.type === 'vector') return styleToQml(style, { catalogue: this.catalogue() });
     const inspection = await this.inspector.inspect(await this.layers.gdalSource(ref, layer), 'raster');
     const ranges = inspection.probed?.type === 'raster' ? inspection.probed.bandRanges : [];
     return styleToQml(style, {
-      catalogue: this.catalogue,
+      catalogue: this.catalogue(),
       bandStatistics: new Map(ranges.map((range, index) => [index + 1, range])),
     });
   }

@@ -76,7 +76,9 @@ class StewardClientTest(FastRetryTest):
         def connected():
             self.connections += 1
 
-        self.client = client.StewardClient([("127.0.0.1", self.steward.port)], "tok", handlers, self.log.append, connected)
+        self.client = client.StewardClient(
+            [("127.0.0.1", self.steward.port)], "tok", handlers, self.log.append, connected, "3.40.6-Bratislava"
+        )
         self.client.start()
 
     def tearDown(self):
@@ -89,6 +91,7 @@ class StewardClientTest(FastRetryTest):
             hello = receive(stream)
             self.assertEqual({k: hello[k] for k in ("type", "version", "token")}, {"type": "hello", "version": 1, "token": "tok"})
             self.assertIsInstance(hello["pid"], int)
+            self.assertEqual(hello["qgis_version"], "3.40.6-Bratislava")
             connection.sendall(b"not json\n" + b'{"id":"x"}\n' + b'{"id":1,"method":"stats"}\n')
             self.assertEqual(receive(stream), {"id": 1, "result": {"count": 1}})
             connection.sendall(b'{"id":2,"method":"logs"}\n{"id":3,"method":"nope"}\n')

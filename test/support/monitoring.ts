@@ -10,6 +10,8 @@ import { buildApp } from '../../src/http/app.js';
 import { instanceRoutes } from '../../src/http/routes/instances.js';
 import { encodeLine, LineDecoder } from '../../src/monitor/lines.js';
 import type { InstanceRegistry } from '../../src/monitor/registry.js';
+import { SymbologyCatalogues } from '../../src/qgis/symbology/catalogue.js';
+import { AdministeredQgis } from '../../src/services/administered-qgis.js';
 
 interface Request {
   id: number;
@@ -56,8 +58,8 @@ export class FakePlugin {
   }
 }
 
-export function hello(token = ''): object {
-  return { type: 'hello', version: 1, token, hostname: 'fake', pid: process.pid };
+export function hello(token = '', qgisVersion?: string): object {
+  return { type: 'hello', version: 1, token, hostname: 'fake', pid: process.pid, qgis_version: qgisVersion };
 }
 
 /** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
@@ -75,9 +77,22 @@ export async function waitFor<T>(
   }
 }
 
-/** The instance routes in the real HTTP app (its error mapping, trailing slashes), logging nothing. */
-export async function instancesApp(registry: InstanceRegistry | undefined): Promise<FastifyInstance> {
-  const app = await buildApp(pino({ level: 'silent' }), [instanceRoutes(registry)], { apiToken: undefined });
+/**
+ * The instance routes in the real HTTP app (its error mapping, trailing slashes), logging nothing.
+ * The administered version comes from the registry's plugins, else from `setting`.
+ */
+export async function instancesApp(
+  registry: InstanceRegistry | undefined,
+  setting = '3.22.16',
+): Promise<FastifyInstance> {
+  const qgis = await AdministeredQgis.create(await SymbologyCatalogues.load(), {
+    instances: registry,
+    setting,
+    local: () => Promise.resolve(undefined),
+  });
+  const app = await buildApp(pino({ level: 'silent' }), [instanceRoutes(registry, () => qgis.symbology())], {
+    apiToken: undefined,
+  });
   await app.ready();
   return app;
 }

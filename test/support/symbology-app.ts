@@ -4,10 +4,12 @@ import { pino } from 'pino';
 
 import { buildApp } from '../../src/http/app.js';
 import { symbologyRoutes } from '../../src/http/routes/symbology.js';
-import type { SymbologyCatalogue } from '../../src/qgis/symbology/catalogue.js';
+import type { AdministeredQgis } from '../../src/services/administered-qgis.js';
 
-export async function symbologyApp(catalogue: SymbologyCatalogue): Promise<FastifyInstance> {
-  const app = await buildApp(pino({ level: 'silent' }), [symbologyRoutes(catalogue)], { apiToken: undefined });
+export async function symbologyApp(qgis: AdministeredQgis): Promise<FastifyInstance> {
+  const app = await buildApp(pino({ level: 'silent' }), [symbologyRoutes(() => qgis.symbology())], {
+    apiToken: undefined,
+  });
   await app.ready();
   return app;
 }

@@ -26,7 +26,7 @@ describe('instance routes', () => {
   before(async () => {
     await registry.start(0, '127.0.0.1');
     registering = Date.now();
-    plugin = await FakePlugin.connect(registry.port, hello(), answering);
+    plugin = await FakePlugin.connect(registry.port, hello('', '3.40.6-Bratislava'), answering);
     id = await waitFor('registration', () => registry.list()[0]?.id);
     app = await instancesApp(registry);
   });
@@ -51,8 +51,14 @@ describe('instance routes', () => {
   });
 
   test('answers metadata, logs and stats of an instance', async () => {
+    const administered = {
+      version: '3.40.6-Bratislava',
+      source: 'plugin',
+      symbology_catalogue: '3.40',
+      catalogue_match: 'exact',
+    };
     for (const [suffix, expected] of [
-      ['', metadata],
+      ['', { ...metadata, administered_qgis_server: administered }],
       ['/logs', results['logs']],
       ['/stats', stats],
     ] as const) {

@@ -12,6 +12,7 @@ import {
   InstanceStats,
 } from '../../monitor/protocol.js';
 import type { InstanceDirectory } from '../../monitor/registry.js';
+import { type SymbologyChoice } from '../../services/administered-qgis.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses } from '../schemas.js';
 
@@ -23,10 +24,48 @@ const InstanceList = Type.Object({
 
 const DISABLED = 'Monitoring is not enabled: set STEWARD_QGISSERVER_MONITORING_PORT.';
 
-type InstanceRead = (registry: InstanceDirectory, id: string) => Promise<unknown>;
+const AdministeredQgisServer = Type.Object(
+  {
+    version: Type.Union([Type.String(), Type.Null()], { description: 'The version Steward writes for' }),
+    source: Type.Union(
+      [Type.Literal('plugin'), Type.Literal('setting'), Type.Literal('local binary'), Type.Literal('unknown')],
+      {
+        description:
+          "Where it comes from: the instances' plugin, STEWARD_QGISSERVER_VERSION, or the local qgis_mapserver",
+      },
+    ),
+    symbology_catalogue: Type.String({ description: 'The QGIS major.minor whose symbology catalogue answers' }),
+    catalogue_match: Type.String({ description: 'exact, nearest below, oldest or newest' }),
+  },
+  { description: 'The QGIS Server version Steward administers, whichever instance is asked' },
+);
+
+const InstanceDetail = Type.Intersect([
+  InstanceMetadata,
+  Type.Object({ administered_qgis_server: AdministeredQgisServer }),
+]);
+
+function administered(choice: SymbologyChoice) {
+  return {
+    version: choice.version ?? null,
+    source: choice.source,
+    symbology_catalogue: choice.catalogueVersion,
+    catalogue_match: choice.match,
+  };
+}
+
+type InstanceRead = (registry: InstanceDirectory, id: string, symbology: () => SymbologyChoice) => Promise<unknown>;
 
 const perInstance: [suffix: string, summary: string, result: TSchema, read: InstanceRead][] = [
-  ['', 'Metadata of an instance', InstanceMetadata, (registry, id) => registry.request(id, 'metadata')],
+  [
+    '',
+    'Metadata of an instance, and the QGIS Server version Steward administers',
+    InstanceDetail,
+    async (registry, id, symbology) => ({
+      ...(await registry.request(id, 'metadata')),
+      administered_qgis_server: administered(symbology()),
+    }),
+  ],
   ['/logs', 'Log lines of an instance, newest last', InstanceLogs, (registry, id) => registry.request(id, 'logs')],
   ['/stats', 'Request statistics of an instance', InstanceStats, (registry, id) => registry.request(id, 'stats')],
   [
@@ -47,7 +86,7 @@ const perInstance: [suffix: string, summary: string, result: TSchema, read: Inst
  * `registry` is undefined when monitoring is disabled; every route then answers 404. Trailing
  * slashes are left to the app (`ignoreTrailingSlash`), like every other route.
  */
-export function instanceRoutes(registry: InstanceDirectory | undefined): RouteModule {
+export function instanceRoutes(registry: InstanceDirectory | undefined, symbology: () => SymbologyChoice): RouteModule {
   const enabled = (): InstanceDirectory => {
     if (!registry) throw new NotFound(DISABLED);
     return registry;
@@ -72,7 +111,9 @@ export function instanceRoutes(registry: InstanceDirectory | undefined): RouteMo
         params: InstanceParams,
         response: { 200: result, ...errorResponses },
       };
-      api.get(`/:instance${suffix}`, { schema }, async (request) => read(enabled(), request.params.instance));
+      api.get(`/:instance${suffix}`, { schema }, async (request) =>
+        read(enabled(), request.params.instance, symbology),
+      );
     }
   };
   return { prefix: '/api/instances', routes };

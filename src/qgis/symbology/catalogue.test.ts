@@ -5,8 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
+import { TEST_QGIS } from '../../../test/support/qgis-runtime.js';
 import { NotFound } from '../../errors.js';
-import { defaultCatalogueDirectory, loadSymbologyCatalogue, SYMBOLOGY_ENDPOINTS } from './catalogue.js';
+import {
+  defaultCatalogueDirectory,
+  loadSymbologyCatalogue,
+  SYMBOLOGY_ENDPOINTS,
+  SymbologyCatalogues,
+} from './catalogue.js';
 
 const GENERATOR = join(defaultCatalogueDirectory(), '..', '..', '..', 'scripts', 'symbology-catalogue.py');
 
@@ -26,7 +32,6 @@ const FILL_KEYS = [
 
 test('the 3.22 fill description has exactly the eleven keys of the API', async () => {
   const catalogue = await loadSymbologyCatalogue('3.22.16');
-  assert.equal(catalogue.fellBack, false);
   assert.match(catalogue.qgisVersion, /^3\.22\./);
   const fill = catalogue.description('vector/polygon/single_symbol/fill');
   assert.deepEqual(Object.keys(fill).sort(), FILL_KEYS);
@@ -62,26 +67,33 @@ test('ramps are looked up by name and an unknown ramp is NotFound', async () => 
   assert.throws(() => catalogue.ramp('constructor'), NotFound);
 });
 
-test('an unknown version falls back to the newest catalogue and says so', async () => {
+test('a version takes its own catalogue, else the nearest one below, and says which', async () => {
   const directory = await mkdtemp(join(tmpdir(), 'catalogue-'));
   try {
     const source = join(defaultCatalogueDirectory(), 'catalogue-3.22.json');
-    await copyFile(source, join(directory, 'catalogue-3.10.json'));
-    await copyFile(source, join(directory, 'catalogue-3.9.json'));
-    const exact = await loadSymbologyCatalogue('3.9.1', directory);
-    assert.equal(exact.fellBack, false);
-    const fallback = await loadSymbologyCatalogue('3.40.2-Bratislava', directory);
-    assert.equal(fallback.fellBack, true);
-    assert.equal(fallback.requestedVersion, '3.40.2-Bratislava');
+    for (const version of ['3.9', '3.10', '3.40']) await copyFile(source, join(directory, `catalogue-${version}.json`));
+    const catalogues = await SymbologyCatalogues.load(directory);
+    const picked = (version: string | undefined) => {
+      const { catalogueVersion, match } = catalogues.select(version);
+      return `${catalogueVersion} ${match}`;
+    };
+    assert.equal(picked('3.9.1'), '3.9 exact');
+    assert.equal(picked('3.40.6-Bratislava'), '3.40 exact');
+    assert.equal(picked('3.22.16'), '3.10 nearest below');
+    assert.equal(picked('3.44.15-Solothurn'), '3.40 nearest below');
+    assert.equal(picked('4.0.0'), '3.40 nearest below');
+    assert.equal(picked('3.4.2'), '3.9 oldest');
+    assert.equal(picked(undefined), '3.40 newest');
+    assert.equal(picked('unknown'), '3.40 newest');
   } finally {
     await rm(directory, { recursive: true, force: true });
   }
 });
-
-test('the generator run again with this PyQGIS writes the committed file', async () => {
+test(`the generator run again with the PyQGIS of ${TEST_QGIS.name} writes the committed file`, async () => {
   const directory = await mkdtemp(join(tmpdir(), 'catalogue-'));
   try {
-    const run = spawnSync('/usr/bin/python3', [GENERATOR, '--output-dir', directory], {
+    const { command, args } = TEST_QGIS.python(GENERATOR, ['--output-dir', directory]);
+    const run = spawnSync(command, args, {
       encoding: 'utf8',
       env: { ...process.env, QT_QPA_PLATFORM: 'offscreen', XDG_RUNTIME_DIR: tmpdir() },
     });

@@ -73,13 +73,7 @@ export type RasterRenderingDefaults = CatalogueFile['rendering']['raster'];
 
 /** What QGIS of one version says about symbology: served descriptions and the style codec's defaults. */
 export class SymbologyCatalogue {
-  constructor(
-    private readonly file: CatalogueFile,
-    /** The QGIS version asked for. */
-    readonly requestedVersion: string,
-    /** True when no catalogue matched that version and the newest one was taken instead. */
-    readonly fellBack: boolean,
-  ) {}
+  constructor(private readonly file: CatalogueFile) {}
 
   /** The full QGIS version the catalogue was generated with, e.g. `3.22.16-Białowieża`. */
   get qgisVersion(): string {
@@ -127,13 +121,67 @@ function majorMinor(version: string): [number, number] | undefined {
 
 const FILE_NAME = /^catalogue-(\d+)\.(\d+)\.json$/;
 
-async function availableVersions(directory: string): Promise<Array<[number, number]>> {
-  const versions: Array<[number, number]> = [];
-  for (const entry of await readdir(directory)) {
-    const match = FILE_NAME.exec(entry);
-    if (match) versions.push([Number(match[1]), Number(match[2])]);
+/**
+ * How the catalogue answering for a QGIS version was found: made by that very major.minor
+ * (`exact`), by the nearest older one (`nearest below`), by the oldest there is for a version older
+ * than all of them (`oldest`), or the newest one when the version is not known (`newest`).
+ */
+export type CatalogueMatch = 'exact' | 'nearest below' | 'oldest' | 'newest';
+
+export interface CatalogueChoice {
+  catalogue: SymbologyCatalogue;
+  /** The major.minor of the QGIS that generated the catalogue, e.g. `3.40`. */
+  catalogueVersion: string;
+  match: CatalogueMatch;
+}
+
+/** Every shipped catalogue, each loaded once, and the choice of one for a QGIS version. */
+export class SymbologyCatalogues {
+  /** Ordered oldest first; never empty. */
+  private constructor(
+    private readonly shelf: ReadonlyArray<{ version: [number, number]; catalogue: SymbologyCatalogue }>,
+  ) {}
+
+  static async load(directory: string = defaultCatalogueDirectory()): Promise<SymbologyCatalogues> {
+    const versions: Array<[number, number]> = [];
+    for (const entry of await readdir(directory)) {
+      const match = FILE_NAME.exec(entry);
+      if (match) versions.push([Number(match[1]), Number(match[2])]);
+    }
+    if (versions.length === 0) throw new Error(`no symbology catalogue in ${directory}`);
+    versions.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    const shelf = await Promise.all(
+      versions.map(async (version) => ({
+        version,
+        catalogue: new SymbologyCatalogue(
+          await readCatalogueFile(join(directory, `catalogue-${version.join('.')}.json`)),
+        ),
+      })),
+    );
+    return new SymbologyCatalogues(shelf);
   }
-  return versions.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+
+  /** The catalogue for a QGIS version (`3.40.6-Bratislava`), or for an unknown one (undefined). */
+  select(qgisVersion: string | undefined): CatalogueChoice {
+    const wanted = qgisVersion === undefined ? undefined : majorMinor(qgisVersion);
+    const oldest = this.shelf[0]!;
+    const newest = this.shelf[this.shelf.length - 1]!;
+    if (wanted === undefined) return choice(newest, 'newest');
+    const below = this.shelf.filter(
+      ({ version }) => version[0] < wanted[0] || (version[0] === wanted[0] && version[1] <= wanted[1]),
+    );
+    const nearest = below[below.length - 1];
+    if (nearest === undefined) return choice(oldest, 'oldest');
+    const exact = nearest.version[0] === wanted[0] && nearest.version[1] === wanted[1];
+    return choice(nearest, exact ? 'exact' : 'nearest below');
+  }
+}
+
+function choice(
+  entry: { version: [number, number]; catalogue: SymbologyCatalogue },
+  match: CatalogueMatch,
+): CatalogueChoice {
+  return { catalogue: entry.catalogue, catalogueVersion: entry.version.join('.'), match };
 }
 
 /**
@@ -159,20 +207,10 @@ async function readCatalogueFile(path: string): Promise<CatalogueFile> {
   return content;
 }
 
-/**
- * Loads the catalogue of a QGIS version (`3.22.16` -> catalogue-3.22.json). When there is none for
- * that version, the newest catalogue is loaded and `fellBack` is set, for the caller to log.
- */
+/** The catalogue answering for a QGIS version (`3.22.16` -> catalogue-3.22.json), as `select` chooses it. */
 export async function loadSymbologyCatalogue(
   qgisVersion: string,
   directory: string = defaultCatalogueDirectory(),
 ): Promise<SymbologyCatalogue> {
-  const versions = await availableVersions(directory);
-  const newest = versions[versions.length - 1];
-  if (newest === undefined) throw new Error(`no symbology catalogue in ${directory}`);
-  const wanted = majorMinor(qgisVersion);
-  const exact = versions.find(([major, minor]) => wanted?.[0] === major && wanted[1] === minor);
-  const [major, minor] = exact ?? newest;
-  const file = await readCatalogueFile(join(directory, `catalogue-${major}.${minor}.json`));
-  return new SymbologyCatalogue(file, qgisVersion, exact === undefined);
+  return (await SymbologyCatalogues.load(directory)).select(qgisVersion).catalogue;
 }
