@@ -113,8 +113,11 @@ def enumerations():
 
 
 def is_colour(value):
+    """`r,g,b,a` as QGIS 3.22 writes a colour; from 3.28 on followed by `,rgb:` and its floats."""
     parts = value.split(",")
-    return len(parts) == 4 and all(p.isdigit() for p in parts)
+    spec = ",".join(parts[4:])
+    exact = spec == "" or spec.split(":")[0] in ("rgb", "hsv", "hsl", "cmyk")
+    return len(parts) >= 4 and all(p.isdigit() for p in parts[:4]) and exact
 
 
 def symbol_layer(layer_class, symbol_type, geometry_type):
