@@ -16,8 +16,9 @@ import type { FastifyInstance } from 'fastify';
 import type { InstanceLogs, InstanceMetadata, InstanceStats } from '../src/monitor/protocol.js';
 import { InstanceRegistry, type InstanceSummary } from '../src/monitor/registry.js';
 import { freePort } from '../src/runtime/ports.js';
-import { QgisServerProcess } from '../src/runtime/qgis-server.js';
+import { type QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { FakePlugin, hello, instancesApp, waitFor } from './support/monitoring.js';
+import { startTestQgis } from './support/qgis-runtime.js';
 import { writeSampleProject } from './support/sample-project.js';
 
 const repo = resolve(import.meta.dirname, '..');
@@ -71,11 +72,7 @@ describe('monitoring real QGIS Server instances', () => {
       STEWARD_MONITORING_TOKEN: TOKEN,
       PYTHONDONTWRITEBYTECODE: '1',
     };
-    const started = await Promise.all([
-      writeSampleProject(workDir),
-      QgisServerProcess.start({ env }),
-      QgisServerProcess.start({ env }),
-    ]);
+    const started = await Promise.all([writeSampleProject(workDir), startTestQgis({ env }), startTestQgis({ env })]);
     [project] = started;
     servers.push(started[1], started[2]);
     await waitFor('two registered instances', () => registry.list().length === 2, 15_000);

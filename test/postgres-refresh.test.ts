@@ -16,12 +16,13 @@ import { serviceFiles } from '../src/config.js';
 import { type InstanceReload } from '../src/insight/fleet.js';
 import type { InstanceMetadata, InstanceProjects } from '../src/monitor/protocol.js';
 import { freePort } from '../src/runtime/ports.js';
-import { QgisServerProcess } from '../src/runtime/qgis-server.js';
+import { type QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { readS3Settings } from '../src/s3-settings.js';
 import { apiCall } from './support/http.js';
 import { decodePng, type Image } from './support/png.js';
 import { createParcels, startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { ows, projectProblems, publishedLayers } from './support/qgis.js';
+import { startTestQgis } from './support/qgis-runtime.js';
 import { fillStyle } from './support/write-bodies.js';
 
 const repo = resolve(import.meta.dirname, '..');
@@ -105,7 +106,7 @@ describe('a database project changed through the API, served by a running QGIS S
     [qgisPort, monitoringPort] = [await freePort(), await freePort()];
     api = await startApi(monitoringPort);
     // PGSERVICEFILE (set by startTestDatabase) is inherited, so QGIS Server finds the service too.
-    qgis = await QgisServerProcess.start({
+    qgis = await startTestQgis({
       port: qgisPort,
       env: {
         QGIS_PLUGINPATH: join(repo, 'plugin'),

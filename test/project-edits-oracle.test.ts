@@ -9,7 +9,7 @@ import { unzipSync, zipSync } from 'fflate';
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { ows } from './support/qgis.js';
-import { type QgisRuntime, runPyqgis, SYSTEM_QGIS } from './support/qgis-runtime.js';
+import { type QgisRuntime, runPyqgis, TEST_QGIS } from './support/qgis-runtime.js';
 import { type Stack, startStack } from './support/stack.js';
 
 /**
@@ -27,7 +27,7 @@ import { type Stack, startStack } from './support/stack.js';
  *   labels; Steward keeps them on purpose (docs/project-edits.md).
  */
 
-const RUNTIMES: QgisRuntime[] = [SYSTEM_QGIS];
+const RUNTIMES: QgisRuntime[] = [TEST_QGIS];
 const EXTRA_ENTRY = 'attachments/readme.txt';
 
 const POLYGON_STYLE = {

@@ -8,7 +8,10 @@ import { type QgisServerOptions } from './qgis-server.js';
 
 const START_TIMEOUT_MS = 30_000;
 
-/** Where to listen, extra environment (the AWS variables its S3 caches need), a log listener. */
+/**
+ * Where to listen, extra environment (the AWS variables its S3 caches need), a log listener, and
+ * (`command`) the program with its first arguments when not `mapproxy-util` on the PATH.
+ */
 export interface MapProxyOptions extends QgisServerOptions {
   /** deploy/gunicorn.conf.py: serve with gunicorn, the production way, rather than the development server. */
   gunicornConfig?: string;
@@ -22,7 +25,8 @@ function serverCommand(
 ): [string, string[], NodeJS.ProcessEnv] {
   const env = childEnvironment(options.env);
   if (options.gunicornConfig === undefined) {
-    return ['mapproxy-util', ['serve-multiapp-develop', '--bind', listen, configDir], env];
+    const [program = 'mapproxy-util', ...programArgs] = options.command ?? [];
+    return [program, [...programArgs, 'serve-multiapp-develop', '--bind', listen, configDir], env];
   }
   return [
     'gunicorn',

@@ -15,6 +15,7 @@ import { type ProjectRef } from '../../src/storage/project-store.js';
 import { type Fixtures } from './fixtures.js';
 import { eventually, loadWithMapProxy, setFillColour, tileAt } from './mapproxy.js';
 import { decodePng, type Image } from './png.js';
+import { TEST_QGIS } from './qgis-runtime.js';
 import { type Stack, startStack } from './stack.js';
 import { fillStyle } from './write-bodies.js';
 
@@ -50,7 +51,7 @@ export async function startCacheStack(
     ...overrides,
   };
   const stack = await startStack(config, qgisOptions);
-  const mapproxy = await MapProxyProcess.start(configDir, { env, port: mapproxyPort });
+  const mapproxy = await MapProxyProcess.start(configDir, { env, port: mapproxyPort, command: TEST_QGIS.mapproxyUtil });
   const repository = new ProjectRepository(new FilesystemStore(stack.projectsDir));
   const projectUrl = async (ref: ProjectRef): Promise<URL> => {
     const url = new URL(stack.qgis.url);

@@ -3,16 +3,17 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { MAPPROXY_PYTHON } from '../../src/cache/validate.js';
+import { TEST_QGIS } from './qgis-runtime.js';
 
 /**
- * Loads a configuration file with MapProxy's own loader, exactly as
+ * Loads a configuration file with MapProxy's own loader (the tested release's MapProxy), exactly as
  * `load_configuration('<file>')`; resolves to what it wrote on stderr (its warnings) when it loads.
  */
 export function loadWithMapProxy(file: string): Promise<{ loaded: boolean; warnings: string[] }> {
   const script = 'import sys\nfrom mapproxy.config.loader import load_configuration\nload_configuration(sys.argv[1])';
+  const { command, args } = TEST_QGIS.python('-c', [script, file]);
   return new Promise((resolve) => {
-    execFile(MAPPROXY_PYTHON, ['-c', script, file], (error, _stdout, stderr) => {
+    execFile(command, args, (error, _stdout, stderr) => {
       resolve({ loaded: error === null, warnings: stderr.split('\n').filter((line) => line.trim() !== '') });
     });
   });

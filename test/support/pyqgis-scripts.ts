@@ -1,8 +1,8 @@
-import { runPyqgis, SYSTEM_QGIS } from './qgis-runtime.js';
+import { runPyqgis, TEST_QGIS } from './qgis-runtime.js';
 
-/** Runs one of the PyQGIS scripts of `test/support/pyqgis` and returns what it printed. */
+/** Runs one of the PyQGIS scripts of `test/support/pyqgis` with the tested release's PyQGIS. */
 export function runPyqgisScript(script: string, ...args: string[]): string {
-  return runPyqgis(SYSTEM_QGIS, script, ...args);
+  return runPyqgis(TEST_QGIS, script, ...args);
 }
 
 /** A layer's active temporal properties as QGIS read them: its mode and range, UTC. */

@@ -4,9 +4,10 @@ import { join } from 'node:path';
 
 import { type RunningServer, startServer } from '../../src/app/server.js';
 import { type Config, loadConfig, serviceFiles } from '../../src/config.js';
-import { type QgisServerOptions, QgisServerProcess } from '../../src/runtime/qgis-server.js';
+import { type QgisServerOptions, type QgisServerProcess } from '../../src/runtime/qgis-server.js';
 import { readS3Settings } from '../../src/s3-settings.js';
 import { apiCall } from './http.js';
+import { startTestQgis, TEST_QGIS } from './qgis-runtime.js';
 
 export interface Stack {
   qgis: QgisServerProcess;
@@ -17,16 +18,20 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** Starts a real QGIS Server and the API on loopback ports with a fresh projects folder. */
+/**
+ * Starts a real QGIS Server of the tested release (TEST_QGIS) and the API, told that release's
+ * version, on loopback ports with a fresh projects folder.
+ */
 export async function startStack(overrides: Partial<Config> = {}, qgisOptions: QgisServerOptions = {}): Promise<Stack> {
   const projectsDir = mkdtempSync(join(tmpdir(), 'steward-projects-'));
-  const qgis = await QgisServerProcess.start(qgisOptions);
+  const qgis = await startTestQgis(qgisOptions);
   const api = await startServer({
     ...loadConfig({
       STEWARD_QGISSERVER_URL: qgis.url,
       STEWARD_QGISSERVER_PROJECTS_DIR: projectsDir,
       STEWARD_LOGLEVEL: 'ERROR',
       STEWARD_LISTEN: '127.0.0.1:0',
+      STEWARD_QGISSERVER_VERSION: TEST_QGIS.version,
     }),
     // Tests set up S3 and PostgreSQL in this process's environment, as an operator would.
     s3: readS3Settings(process.env),

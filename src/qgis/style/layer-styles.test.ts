@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
+import { startTestQgis } from '../../../test/support/qgis-runtime.js';
 import { makeData, pyqgis, type Rgba } from '../../../test/support/style-oracle.js';
 import { Conflict, NotFound, Unprocessable } from '../../errors.js';
-import { QgisServerProcess } from '../../runtime/qgis-server.js';
 import { loadSymbologyCatalogue, type SymbologyCatalogue } from '../symbology/catalogue.js';
 import { childElements, childText, firstChild, path, type XmlDocument, type XmlElement } from '../xml/node.js';
 import { parseXml } from '../xml/parse.js';
@@ -193,7 +193,7 @@ describe('layer styles in a project', () => {
     });
 
     test('QGIS Server draws the current style without STYLES and another one by name', async () => {
-      const server = await QgisServerProcess.start();
+      const server = await startTestQgis();
       // Its readiness probe, sent without a project, leaves an error of its own in the log.
       const logStart = server.log.length;
       try {
