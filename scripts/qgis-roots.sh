@@ -42,7 +42,7 @@ make_root() {
   url=$(mirror)
   say "making the QGIS Server $version root in $dir (a few minutes, about 2 GB)"
   # An interrupted debootstrap may leave /proc or /sys mounted in the root: never delete through them.
-  findmnt -rn -o TARGET | grep "^$dir/" | sort -r | xargs -r umount -l
+  findmnt -rn -o TARGET | { grep "^$dir/" || true; } | sort -r | xargs -r umount -l
   rm -rf --one-file-system "$dir"
   mkdir -p "$ROOTS"
   debootstrap --variant=minbase "$SUITE" "$dir" "$url" >"$ROOTS/trixie-$version.log" 2>&1 \
