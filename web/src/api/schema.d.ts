@@ -332,7 +332,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Metadata of an instance */
+        /** Metadata of an instance, and the QGIS Server version Steward administers */
         get: {
             parameters: {
                 query?: never;
@@ -383,6 +383,18 @@ export interface paths {
                                 python: string;
                                 qgis: string;
                                 qt: string;
+                            };
+                        } & {
+                            /** @description The QGIS Server version Steward administers, whichever instance is asked */
+                            administered_qgis_server: {
+                                /** @description exact, nearest below, oldest or newest */
+                                catalogue_match: string;
+                                /** @description Where it comes from: the instances' plugin, STEWARD_QGISSERVER_VERSION, or the local qgis_mapserver */
+                                source: "plugin" | "setting" | "local binary" | "unknown";
+                                /** @description The QGIS major.minor whose symbology catalogue answers */
+                                symbology_catalogue: string;
+                                /** @description The version Steward writes for */
+                                version: string | null;
                             };
                         };
                     };
