@@ -84,7 +84,13 @@ describe('steward against an API with two instances', () => {
   test('inspect prints the metadata as indented JSON', async () => {
     const { code, out } = await steward(['inspect', answeringId], env);
     assert.equal(code, 0);
-    assert.deepEqual(JSON.parse(out), metadata);
+    const administered = {
+      version: '3.22.16',
+      source: 'setting',
+      symbology_catalogue: '3.22',
+      catalogue_match: 'exact',
+    };
+    assert.deepEqual(JSON.parse(out), { ...metadata, administered_qgis_server: administered });
     assert.match(out, /^\{\n {2}"cache"/);
   });
 

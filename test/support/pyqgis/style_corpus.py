@@ -86,7 +86,9 @@ def simple_labels(field, colour):
     settings = QgsPalLayerSettings()
     settings.fieldName = field
     settings.setFormat(text_format(12, colour))
-    settings.placement = QgsPalLayerSettings.OverPoint
+    # QGIS 3.22 has the placement on QgsPalLayerSettings only; 3.40 and later on Qgis.LabelPlacement.
+    placement = getattr(Qgis, "LabelPlacement", QgsPalLayerSettings)
+    settings.placement = placement.OverPoint
     return settings
 
 
