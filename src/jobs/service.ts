@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import { Conflict, NotFound } from '../errors.js';
+import { Conflict, NotFound, StewardError } from '../errors.js';
 import { KeyedMutex } from '../storage/lock.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { isEnded, type JobFilter, type JobRecord, ownerGone, thisProcess } from './record.js';
@@ -56,6 +56,11 @@ const CANCEL_WAIT_MS = 5_000;
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** What a failed job's record tells clients: an engine's own text stays in the log (docs/errors.md). */
+function clientMessage(error: unknown): string {
+  return error instanceof StewardError ? error.clientMessage : errorMessage(error);
 }
 
 /**
@@ -266,7 +271,8 @@ export class JobService {
       await progress.flush();
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : error;
       const cancelled = errorMessage(reason) === 'cancelled';
-      await this.finish(id, cancelled ? 'cancelled' : 'failed', cancelled ? null : errorMessage(reason));
+      if (!cancelled) this.options.log?.warn(`job ${id} failed: ${errorMessage(reason)}`);
+      await this.finish(id, cancelled ? 'cancelled' : 'failed', cancelled ? null : clientMessage(reason));
     }
   }
 
