@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark of the project, printed and written to bench/results/.
- * `npm run bench -- api` (or `processing`, `plugin`, `console`) runs the named suites only.
+ * `npm run bench -- api` (or `processing`, `plugin`, `scale`, `pool`, `console`) runs the named suites only.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -12,6 +12,7 @@ import { localQgisVersion } from '../src/runtime/qgis-version.js';
 import { runApiBench } from './api.js';
 import { runConsoleBench } from './console.js';
 import { runPluginBench } from './plugin.js';
+import { runPoolBench } from './pool.js';
 import { runProcessingBench } from './processing.js';
 import { runScaleBench } from './scale.js';
 
@@ -29,6 +30,7 @@ const suites: Array<[string, string, () => Promise<string>]> = [
   ['processing', 'raster processing', runProcessingBench],
   ['plugin', 'monitoring plugin', runPluginBench],
   ['scale', 'writes, reads under writes and many projects', runScaleBench],
+  ['pool', 'QGIS Server FastCGI pool', runPoolBench],
   ['console', 'web console', runConsoleBench],
 ];
 const selected = process.argv.slice(2);
