@@ -24,7 +24,10 @@ export const VECTOR_RENDERING_ATTRIBUTES = {
 function symbolLayerProperties(style: VectorStyle, catalogue: SymbologyCatalogue): Record<string, string> {
   const known = catalogue.symbolLayer(style.symbology.symbol).properties;
   const values: Record<string, string> = {};
-  for (const [key, property] of Object.entries(known)) values[key] = property.default;
+  // Colours in the r,g,b,a form every release reads, whatever form the catalogue's QGIS wrote.
+  for (const [key, property] of Object.entries(known)) {
+    values[key] = property.colour ? qgisColour(property.default, key) : property.default;
+  }
   for (const [key, value] of Object.entries(style.symbology.properties ?? {})) {
     const text = typeof value === 'number' ? formatNumber(value) : value;
     values[key] = known[key]?.colour ? qgisColour(text, key) : text;
