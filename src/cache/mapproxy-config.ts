@@ -128,7 +128,7 @@ export function mapproxyConfig(project: ProjectCache): YamlMapping {
       image: { paletted: false },
     },
     services: {
-      demo: {},
+      demo: null,
       tms: { use_grid_names: true, origin: 'nw' },
       wmts: wmtsService(layers.some((named) => time(named) !== undefined)),
       ...(layers.length > 0 ? { wms: { md: { title: project.title } } } : {}),
