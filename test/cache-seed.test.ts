@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+
+import gdal from 'gdal-async';
 
 import { startApiProcess } from './support/api-process.js';
 import { type CacheStack, polygonsLayer, startCacheStack } from './support/cache-stack.js';
@@ -88,6 +90,51 @@ describe('seeding and truncating the tile cache on disk with mapproxy-seed', () 
       404,
     );
     assert.deepEqual((await cs.stack.call('GET', '/api/jobs?project=refusing')).body, []);
+  });
+
+  it('seeds a layer smaller than a pixel at the low levels, whose tiles MapProxy then serves', async () => {
+    // A square of 0.01 degrees: under a pixel and a half of a tile up to level 7.
+    const tiny: [number, number, number, number] = [1.4, 43.6, 1.41, 43.61];
+    const file = join(data.dir, 'tiny.gpkg');
+    const dataset = gdal.open(file, 'w', 'GPKG');
+    const layer = dataset.layers.create('tiny', gdal.SpatialReference.fromEPSG(4326), gdal.wkbPolygon);
+    const feature = new gdal.Feature(layer);
+    const [xmin, ymin, xmax, ymax] = tiny;
+    feature.setGeometry(
+      gdal.Geometry.fromWKT(
+        `POLYGON((${xmin} ${ymin},${xmax} ${ymin},${xmax} ${ymax},${xmin} ${ymax},${xmin} ${ymin}))`,
+      ),
+    );
+    layer.features.add(feature);
+    dataset.close();
+    await cs.stack.call('POST', '/api/projects/', { name: 'tiny', author: 'test' });
+    const added = await call('POST', '/api/projects/tiny/layers', {
+      type: 'vector',
+      name: 'tiny',
+      datasource: `${file}|layername=tiny`,
+    });
+    assert.equal(added.status, 201, JSON.stringify(added.body));
+    const job = await submit('tiny', 'seed', { min_zoom: 0, max_zoom: 3 });
+    const ended = await waitForJob(call, job.id);
+    assert.equal(ended.state, 'succeeded', JSON.stringify(ended));
+    assert.deepEqual(cached('tiny', 'tiny'), seededLevels(tiny, 0, 3));
+    const before = getMaps();
+    const image = await cs.tile('tiny', 'tiny', { z: 0, x: 0, y: 0 });
+    assert.equal(image.width, 256);
+    assert.equal(getMaps(), before, 'the seeded tile came from the cache');
+  });
+
+  it('fails a seed whose tiles QGIS Server refuses, with the reason, instead of retrying for an hour', async () => {
+    const file = join(data.dir, 'vanishing.gpkg');
+    cpSync(data.geopackage, file);
+    await cs.stack.call('POST', '/api/projects/', { name: 'vanishing', author: 'test' });
+    const layer = { type: 'vector', name: 'polygons', datasource: `${file}|layername=polygons` };
+    assert.equal((await call('POST', '/api/projects/vanishing/layers', layer)).status, 201);
+    rmSync(file);
+    const job = await submit('vanishing', 'seed', { min_zoom: 0, max_zoom: 2 });
+    const ended = await waitForJob(call, job.id);
+    assert.equal(ended.state, 'failed');
+    assert.match(ended.error ?? '', /^QGIS Server did not draw the tiles MapProxy asked for/);
   });
 
   it('stops a cancelled seed at once and leaves every cached tile whole', async () => {

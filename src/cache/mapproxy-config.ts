@@ -24,21 +24,16 @@ export interface ProjectCache {
   mapproxyDir: string;
 }
 
-/** The layer's coverage, when its extent is a real box in a CRS MapProxy can name. */
-export function coverage(layer: CacheLayer): YamlMapping | undefined {
-  const [xmin, ymin, xmax, ymax] = layer.extent;
-  const isBox = layer.extent.every(Number.isFinite) && xmax > xmin && ymax > ymin;
-  if (!isBox || !/^[A-Z]+:\d+$/i.test(layer.authid)) return undefined;
-  return { bbox: [xmin, ymin, xmax, ymax], srs: layer.authid };
-}
-
+/**
+ * A layer's WMS source, without a coverage: MapProxy asks a source with one only for the part of a
+ * tile inside it, which for a layer under a pixel and a half at the low levels is a 1 x 1 GetMap,
+ * and QGIS Server refuses WIDTH=1 with HEIGHT=1 (400); such tiles could neither be served nor seeded.
+ */
 function source(layer: CacheLayer, projectUrl: URL, withTime: boolean): YamlMapping {
-  const bounds = coverage(layer);
   return {
     type: 'wms',
     req: { url: projectUrl.toString(), layers: layer.name, transparent: true },
     wms_opts: { version: '1.3.0', legendgraphic: true },
-    ...(bounds ? { coverage: bounds } : {}),
     ...(withTime ? { forward_req_params: ['time'] } : {}),
   };
 }

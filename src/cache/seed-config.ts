@@ -1,5 +1,13 @@
-import { cacheName, coverage, type NamedLayer, TILE_GRID } from './mapproxy-config.js';
+import { type CacheLayer, cacheName, type NamedLayer, TILE_GRID } from './mapproxy-config.js';
 import { type YamlMapping } from './yaml.js';
+
+/** The layer's extent as a seed coverage, when it is a real box in a CRS MapProxy can name. */
+function coverage(layer: CacheLayer): YamlMapping | undefined {
+  const [xmin, ymin, xmax, ymax] = layer.extent;
+  const isBox = layer.extent.every(Number.isFinite) && xmax > xmin && ymax > ymin;
+  if (!isBox || !/^[A-Z]+:\d+$/i.test(layer.authid)) return undefined;
+  return { bbox: [xmin, ymin, xmax, ymax], srs: layer.authid };
+}
 
 /** Levels of MapProxy's GLOBAL_WEBMERCATOR grid: 0 to 19. */
 export const MAX_ZOOM = 19;

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 
 import { childEnvironment } from '../config.js';
-import { SeedProgress } from './seed-progress.js';
+import { SeedProgress, SeedRetries } from './seed-progress.js';
 import { MAPPROXY_PYTHON } from './validate.js';
 
 /** What a seed run is given: a signal that stops it, and where its progress goes. */
@@ -86,7 +86,11 @@ export function runMapProxySeed(
       keep(chunk);
       if (progress.feed(chunk)) run.progress(progress.done, progress.total);
     });
-    child.stderr.setEncoding('utf8').on('data', keep);
+    const retries = new SeedRetries();
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      keep(chunk);
+      if (retries.feed(chunk)) kill();
+    });
     child.once('error', (error) => {
       process.off('exit', kill);
       reject(new Error(`mapproxy-seed could not start: ${error.message}`));
@@ -95,6 +99,7 @@ export function runMapProxySeed(
       process.off('exit', kill);
       run.signal.removeEventListener('abort', onAbort);
       if (run.signal.aborted) reject(run.signal.reason as Error);
+      else if (retries.failure) reject(retries.failure);
       else if (code === 0) resolve({ tiles: progress.tiles });
       else reject(new Error(reason(code, signal, last)));
     });

@@ -1,3 +1,5 @@
+import { BadGateway } from '../errors.js';
+
 /**
  * Reads `mapproxy-seed`'s output as it comes: the number of tasks it starts with, the start of
  * each task, the percentage of the current task and the tiles it has handled. Lines end with a
@@ -54,5 +56,45 @@ export class SeedProgress {
   /** Tiles (of metatiles, as MapProxy counts them) the tasks handled. */
   get tiles(): number {
     return this.tilesBefore + this.tilesOfTask;
+  }
+}
+
+/**
+ * Retries of a failed tile request before a seed is given up: MapProxy retries a hundred times
+ * with a growing wait (an hour and a half), so a source QGIS Server refuses would hold the job that
+ * long. Three retries (14 s) let a passing failure heal.
+ */
+const MAX_SOURCE_RETRIES = 3;
+/** How MapProxy announces that it waits to retry a failed request (later releases spell it right). */
+const RETRY_LINE = /^An error occurr?ed\. Retry in \d+ seconds/;
+/** MapProxy's log line of the request that failed. */
+const SOURCE_FAILURE = /could not retrieve (?:WMS map|tile): (.*)$/;
+
+/** Reads `mapproxy-seed`'s error output for retries of failed tile requests. */
+export class SeedRetries {
+  private retries = 0;
+  private lastFailure = '';
+  private rest = '';
+  /** Set once the seed should be given up: why. */
+  failure: BadGateway | undefined;
+
+  /** Feeds a chunk of error output; returns true when the seed is to be given up now. */
+  feed(chunk: string): boolean {
+    const lines = (this.rest + chunk).split(/[\r\n]/);
+    this.rest = lines.pop() ?? '';
+    const before = this.failure;
+    for (const line of lines) this.line(line);
+    return before === undefined && this.failure !== undefined;
+  }
+
+  private line(line: string): void {
+    this.lastFailure = SOURCE_FAILURE.exec(line)?.[1] ?? this.lastFailure;
+    if (!RETRY_LINE.test(line) || ++this.retries <= MAX_SOURCE_RETRIES || this.failure) return;
+    this.failure = new BadGateway(
+      `mapproxy-seed gave up after ${MAX_SOURCE_RETRIES} retries: ${this.lastFailure || line}`,
+      {
+        clientMessage: `QGIS Server did not draw the tiles MapProxy asked for, ${MAX_SOURCE_RETRIES} times; its answer is in Steward's log`,
+      },
+    );
   }
 }
