@@ -9,7 +9,7 @@ import { unzipSync, zipSync } from 'fflate';
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { ows } from './support/qgis.js';
-import { type QgisRuntime, runPyqgis, TEST_QGIS } from './support/qgis-runtime.js';
+import { type QgisRuntime, runPyqgis, SYSTEM_QGIS, TEST_QGIS } from './support/qgis-runtime.js';
 import { type Stack, startStack } from './support/stack.js';
 
 /**
@@ -52,7 +52,7 @@ const METADATA = {
 };
 
 interface Summary {
-  layers: Record<string, { styles: { styles: Record<string, unknown> }; labels?: unknown }>;
+  layers: Record<string, { styles: { styles: Record<string, unknown> }; labels?: unknown; elevation?: unknown }>;
   messages: string[];
   [key: string]: unknown;
 }
@@ -231,6 +231,11 @@ for (const runtime of RUNTIMES) {
       // QGIS 3.40 and later add the project's styles database (<random>_styles.db) to the .qgz.
       const written = zipEntries(join(corpus, 'corpus', 'corpus.qgz')).filter((name) => !name.endsWith('_styles.db'));
       assert.deepEqual(written, ['corpus.qgd', 'corpus.qgs']);
+      if (runtime.version !== SYSTEM_QGIS.version) {
+        // QGIS 3.26 and later keep elevation properties, which every edit must carry through.
+        assert.deepEqual(summary.layers['points']?.elevation, { zOffset: 12.5, zScale: 2 });
+        assert.equal(summary['terrainOffset'], 3);
+      }
       // The report's body map is what the removal of polygons and points must edit.
       assert.deepEqual(
         (summary['reports'] as Array<{ sections: Array<{ body: { maps: Array<{ layers: string[] }> } }> }>).map(

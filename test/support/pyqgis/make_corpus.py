@@ -6,7 +6,7 @@ FOLDER/corpus/corpus.qgz: layers polygons, lines, points, rgb, a virtual layer; 
 group; an embedded group; two map themes; a layout with a map (fixed layer set) and a legend (own
 model); a report with a legend in its header and a map in its body; a relation points -> polygons; a join of lines to polygons; snapping with individual layer
 settings; an auxiliary field on points (the .qgd inside the .qgz); labels; an expression field;
-temporal properties; a second style in the style manager of polygons; a project variable;
+temporal properties; elevation properties where the release has them (3.26 and later); a second style in the style manager of polygons; a project variable;
 transaction and evaluation settings.
 """
 import os
@@ -116,6 +116,14 @@ labels.fieldName = "name"
 lines.setLabeling(QgsVectorLayerSimpleLabeling(labels))
 lines.setLabelsEnabled(True)
 points.addExpressionField("upper(name)", QgsField("shout", QVariant.String))
+# Elevation: a z offset and scale on points, and the project's terrain offset (QGIS 3.26 and later).
+elevation = points.elevationProperties()
+if elevation is not None and hasattr(elevation, "setZOffset"):
+    elevation.setZOffset(12.5)
+    elevation.setZScale(2)
+if hasattr(project, "elevationProperties"):
+    project.elevationProperties().terrainProvider().setOffset(3)
+
 temporal = rgb.temporalProperties()
 temporal.setIsActive(True)
 temporal.setFixedTemporalRange(

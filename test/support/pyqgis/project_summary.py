@@ -94,6 +94,13 @@ def vector_of(layer):
     }
 
 
+def elevation_of(layer):
+    properties = layer.elevationProperties()
+    if properties is None or not hasattr(properties, "zOffset"):
+        return None
+    return {"zOffset": properties.zOffset(), "zScale": properties.zScale()}
+
+
 def layer_of(layer):
     entry = {
         "type": int(layer.type()),
@@ -102,6 +109,7 @@ def layer_of(layer):
         "valid": layer.isValid(),
         "crs": layer.crs().authid(),
         "temporal": bool(layer.temporalProperties() and layer.temporalProperties().isActive()),
+        "elevation": elevation_of(layer),
         "styles": styles_of(layer),
         "embedded": project.layerIsEmbedded(layer.id()) != "",
         "dependencies": sorted(name_of(dependency.layerId()) for dependency in layer.dependencies()),
@@ -190,6 +198,9 @@ summary = {
     "wmsTitle": project.readEntry("WMSServiceTitle", "/")[0],
     "wmsAbstract": project.readEntry("WMSServiceAbstract", "/")[0],
     "crs": project.crs().authid(),
+    "terrainOffset": (
+        project.elevationProperties().terrainProvider().offset() if hasattr(project, "elevationProperties") else None
+    ),
     "variables": QgsExpressionContextUtils.projectScope(project).variable("region"),
     "autoTransaction": project.autoTransaction(),
     "evaluateDefaultValues": project.evaluateDefaultValues(),
