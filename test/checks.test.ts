@@ -116,7 +116,8 @@ describe('project checks', () => {
     editLayer('points', (xml) =>
       xml
         .replace('class="SimpleMarker"', 'class="SvgMarker"')
-        .replace('name="name" value="circle"', `name="name" value="${svgFile}"`),
+        .replace(/(name="name"[^>]*value=")circle"/, `$1${svgFile}"`)
+        .replace('k="name" v="circle"', `k="name" v="${svgFile}"`),
     );
     editLayer('lines', (xml) =>
       xml.replace(

@@ -15,7 +15,7 @@ import { PostgresJobStore } from '../jobs/postgres-jobs.js';
 import { JobService } from '../jobs/service.js';
 import { InstanceFleet } from '../monitor/fleet.js';
 import { InstanceRegistry, type MonitorLogger } from '../monitor/registry.js';
-import { SymbologyCatalogues } from '../qgis/symbology/catalogue.js';
+import { type SymbologyCatalogue, SymbologyCatalogues } from '../qgis/symbology/catalogue.js';
 import { installedFontFamilies } from '../runtime/fonts.js';
 import { localQgisVersion } from '../runtime/qgis-version.js';
 import { AdministeredQgis } from '../services/administered-qgis.js';
@@ -112,14 +112,15 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const inspector = new LayerInspector(crs);
   const styleFiles = new StyleFiles(repository.store);
   const dataRoots = await DataRoots.create(config.dataRoots);
-  const layers = new LayerService(repository, crs, inspector, dataRoots, styleFiles, cache);
+  const qgis = await administeredQgis(config, registry, logger);
+  const catalogue = (): SymbologyCatalogue => qgis.catalogue();
+  const layers = new LayerService(repository, crs, inspector, dataRoots, styleFiles, catalogue, cache);
   const processing = new ProcessingService(
     { findLayer: (ref, layer) => layers.source(ref, layer), listLayers: (ref) => layers.sources(ref) },
     dataRoots,
   );
   const maps = new MapService(config.qgisServerUrl, repository, layers);
-  const qgis = await administeredQgis(config, registry, logger);
-  const styles = new StyleService(repository, layers, inspector, styleFiles, () => qgis.catalogue(), cache);
+  const styles = new StyleService(repository, layers, inspector, styleFiles, catalogue, cache);
   const styleDocuments = new StyleDocuments(maps, layers);
   const stylePackages = new StylePackages(repository, styles, styleFiles, config.styleBodyLimit, installedFontFamilies);
   // Before the registry listens, so that the first instance to register loads the pinned projects.

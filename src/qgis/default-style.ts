@@ -1,117 +1,69 @@
-import { type GeometryClass, geometryClass } from './geometry.js';
-import { formatNumber } from './layer.js';
-import { rasterFilters } from './style/raster-qml.js';
-import { element, textElement, type XmlElement } from './xml/node.js';
+/**
+ * The `default` style of a new layer, as a style of the codec (`style/`), so a default layer's
+ * elements are written exactly as any other style's: a single symbol in QGIS's default colours for
+ * vectors; for rasters, RGB from bands 1-3 when there are three or more, grey otherwise.
+ */
+import { geometryClass } from './geometry.js';
+import type { MultiBandColorStyle, SingleBandGrayStyle, Style, VectorStyle } from './style/schema.js';
 
-/** The symbol layer class and properties of the `default` style, by the kind of symbol. */
-const DEFAULT_SYMBOLS: Record<GeometryClass['symbol'], { layerClass: string; properties: Record<string, string> }> = {
-  marker: {
-    layerClass: 'SimpleMarker',
-    properties: {
-      name: 'circle',
-      color: '232,113,141,255',
-      outline_color: '35,35,35,255',
-      outline_width: '0',
-      size: '2',
-    },
-  },
-  line: {
-    layerClass: 'SimpleLine',
-    properties: { line_color: '213,23,125,255', line_style: 'solid', line_width: '0.26' },
-  },
+const DEFAULT_STYLE_NAME = 'default';
+
+/** The symbol properties of the default style that differ from QGIS's symbol layer defaults. */
+const DEFAULT_SYMBOL_PROPERTIES: Record<VectorStyle['symbology']['symbol'], Record<string, string>> = {
+  marker: { name: 'circle', color: '232,113,141,255', outline_color: '35,35,35,255', outline_width: '0', size: '2' },
+  line: { line_color: '213,23,125,255', line_style: 'solid', line_width: '0.26' },
   fill: {
-    layerClass: 'SimpleFill',
-    properties: {
-      color: '229,182,54,255',
-      style: 'solid',
-      outline_color: '35,35,35,255',
-      outline_style: 'solid',
-      outline_width: '0.26',
-    },
+    color: '229,182,54,255',
+    style: 'solid',
+    outline_color: '35,35,35,255',
+    outline_style: 'solid',
+    outline_width: '0.26',
   },
 };
 
-function optionMap(properties: Record<string, string>): XmlElement {
-  return element(
-    'Option',
-    { type: 'Map' },
-    Object.entries(properties).map(([name, value]) => element('Option', { type: 'QString', name, value })),
-  );
+/** The renderer QGIS draws a vector layer of this geometry with before any style is applied. */
+export function defaultVectorStyle(geometry: string): VectorStyle {
+  const symbol = geometryClass('layer', geometry)?.symbol ?? 'fill';
+  return {
+    name: DEFAULT_STYLE_NAME,
+    type: 'vector',
+    rendering: {},
+    symbology: { type: 'single_symbol', symbol, properties: DEFAULT_SYMBOL_PROPERTIES[symbol] },
+  };
 }
 
-/** The renderer QGIS draws a vector layer with before any style is applied. */
-export function defaultVectorStyle(geometry: string): XmlElement[] {
-  const kind = geometryClass('layer', geometry)?.symbol ?? 'fill';
-  const symbol = DEFAULT_SYMBOLS[kind];
-  const symbolLayer = element('layer', { class: symbol.layerClass, enabled: '1', locked: '0', pass: '0' }, [
-    optionMap(symbol.properties),
-  ]);
-  const renderer = element(
-    'renderer-v2',
-    { type: 'singleSymbol', symbollevels: '0', forceraster: '0', enableorderby: '0', referencescale: '-1' },
-    [
-      element('symbols', {}, [
-        element('symbol', { type: kind, name: '0', alpha: '1', clip_to_extent: '1', force_rhr: '0' }, [symbolLayer]),
-      ]),
-      element('rotation'),
-      element('sizescale'),
-    ],
-  );
-  return [renderer, textElement('layerOpacity', '1')];
-}
+type BandRange = { min: number; max: number };
 
-function contrastEnhancement(name: string, range: { min: number; max: number }, stretch: boolean): XmlElement {
-  const algorithm = stretch ? 'StretchToMinimumMaximum' : 'NoEnhancement';
-  return element(name, {}, [
-    textElement('minValue', formatNumber(range.min)),
-    textElement('maxValue', formatNumber(range.max)),
-    textElement('algorithm', algorithm),
-  ]);
-}
-
-/** The pipe QGIS builds for a raster: RGB from bands 1-3 when there are three or more, grey otherwise. */
-export function defaultRasterStyle(dataType: string, bandRanges: Array<{ min: number; max: number }>): XmlElement[] {
-  const range = (band: number): { min: number; max: number } => bandRanges[band - 1] ?? { min: 0, max: 255 };
-  // As QGIS does: RGB Byte rasters are drawn as they are, everything else is stretched over its range.
-  const stretchColours = dataType !== 'Byte';
-  const renderer =
-    bandRanges.length >= 3
-      ? element(
-          'rasterrenderer',
-          {
-            type: 'multibandcolor',
-            opacity: '1',
-            alphaBand: '-1',
-            redBand: '1',
-            greenBand: '2',
-            blueBand: '3',
-            nodataColor: '',
-          },
-          [
-            element('rasterTransparency'),
-            contrastEnhancement('redContrastEnhancement', range(1), stretchColours),
-            contrastEnhancement('greenContrastEnhancement', range(2), stretchColours),
-            contrastEnhancement('blueContrastEnhancement', range(3), stretchColours),
-          ],
-        )
-      : element(
-          'rasterrenderer',
-          {
-            type: 'singlebandgray',
-            opacity: '1',
-            alphaBand: '-1',
-            grayBand: '1',
-            gradient: 'BlackToWhite',
-            nodataColor: '',
-          },
-          [element('rasterTransparency'), contrastEnhancement('contrastEnhancement', range(1), true)],
-        );
-  return [
-    element('pipe', {}, [
-      renderer,
-      ...rasterFilters({ brightness: 0, contrast: 0, gamma: 1, saturation: 0 }),
-      element('rasterresampler', { maxOversampling: '2' }),
-      textElement('resamplingStage', 'resamplingFilter'),
-    ]),
-  ];
+/** The pipe QGIS builds for a raster: RGB Byte rasters drawn as they are, everything else stretched over its range. */
+export function defaultRasterStyle(dataType: string, bandRanges: readonly BandRange[]): Style {
+  const range = (band: number): BandRange => bandRanges[band - 1] ?? { min: 0, max: 255 };
+  if (bandRanges.length < 3) {
+    const gray: SingleBandGrayStyle = {
+      name: DEFAULT_STYLE_NAME,
+      type: 'raster',
+      symbology: {
+        type: 'singlebandgray',
+        properties: {
+          gray: { band: 1 },
+          contrast_enhancement: { algorithm: 'StretchToMinimumMaximum', limits_min_max: 'UserDefined', ...range(1) },
+        },
+      },
+    };
+    return gray;
+  }
+  const algorithm = dataType === 'Byte' ? 'NoEnhancement' : 'StretchToMinimumMaximum';
+  const colour: MultiBandColorStyle = {
+    name: DEFAULT_STYLE_NAME,
+    type: 'raster',
+    symbology: {
+      type: 'multibandcolor',
+      properties: {
+        red: { band: 1, ...range(1) },
+        green: { band: 2, ...range(2) },
+        blue: { band: 3, ...range(3) },
+        contrast_enhancement: { algorithm, limits_min_max: 'UserDefined' },
+      },
+    },
+  };
+  return colour;
 }

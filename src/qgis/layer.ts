@@ -23,7 +23,7 @@ export interface MapLayerDefinition {
   geometry?: string;
   /** Raster only: the instant of its fixed temporal range [instant, instant], as `utcInstant` gives it. */
   temporalInstant?: string;
-  /** The style elements of the current style (`renderer-v2`… for vectors, `pipe`… for rasters). */
+  /** The elements of the current style as the style codec writes them (`styleElements`), blend mode included. */
   styleElements: XmlElement[];
 }
 
@@ -105,7 +105,6 @@ export function mapLayerElement(definition: MapLayerDefinition): XmlElement {
     flagsElement(),
     ...(definition.temporalInstant === undefined ? [] : [fixedInstantElement(definition.temporalInstant)]),
     ...definition.styleElements,
-    textElement('blendMode', '0'),
   ]);
 }
 

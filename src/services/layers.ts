@@ -11,6 +11,8 @@ import { defaultRasterStyle, defaultVectorStyle } from '../qgis/default-style.js
 import { type Extent, formatNumber, type LayerType, type MapLayerDefinition, newLayerId } from '../qgis/layer.js';
 import { type LayerEntry } from '../qgis/project.js';
 import { putLayerStyle } from '../qgis/style/layer-styles.js';
+import { styleElements } from '../qgis/style/qml.js';
+import { type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
 import { instantDimension, utcInstant } from '../qgis/temporal.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { type DataRoots } from './data-roots.js';
@@ -77,6 +79,8 @@ export class LayerService {
     private readonly inspector: LayerInspector,
     private readonly dataRoots: DataRoots,
     private readonly styleFiles: StyleFiles,
+    /** The symbology catalogue of the administered QGIS, which the default style is written for. */
+    private readonly catalogue: () => SymbologyCatalogue,
     private readonly lifecycle: LayerLifecycle = {},
   ) {}
 
@@ -242,10 +246,12 @@ export class LayerService {
       extent: probed.extent,
       wgs84Extent: wgs84Extent(probed.extent, crs),
       temporalInstant,
-      styleElements:
+      styleElements: styleElements(
         probed.type === 'vector'
           ? defaultVectorStyle(probed.geometry)
           : defaultRasterStyle(probed.dataType, probed.bandRanges),
+        { catalogue: this.catalogue() },
+      ),
     };
     const defaultStyle = await this.styleFiles.defaultStyleFor(ref, probed);
     if (probed.type === 'vector') {

@@ -48,10 +48,12 @@ export function filesUnder(dir: string, extension: string): string[] {
 export function setFillColour(qgsFile: string, layer: string, rgba: string): void {
   const text = readFileSync(qgsFile, 'utf8');
   const layerAt = text.indexOf(`<layername>${layer}</layername>`);
-  const option = '<Option type="QString" name="color" value="';
-  const optionAt = layerAt < 0 ? -1 : text.indexOf(option, layerAt);
-  if (optionAt < 0) throw new Error(`${qgsFile} has no fill colour for layer ${layer}`);
-  const valueAt = optionAt + option.length;
+  // The symbol layer's `color` option, whatever order its attributes are written in.
+  const option = /<Option\b(?=[^>]*\bname="color")[^>]*\bvalue="/g;
+  option.lastIndex = Math.max(layerAt, 0);
+  const found = layerAt < 0 ? null : option.exec(text);
+  if (!found) throw new Error(`${qgsFile} has no fill colour for layer ${layer}`);
+  const valueAt = found.index + found[0].length;
   writeFileSync(qgsFile, text.slice(0, valueAt) + rgba + text.slice(text.indexOf('"', valueAt)));
 }
 
