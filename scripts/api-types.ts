@@ -11,8 +11,8 @@ import { pathToFileURL } from 'node:url';
 import openapiTS, { astToString, COMMENT_HEADER, type OpenAPI3 } from 'openapi-typescript';
 
 import { startServer } from '../src/app/server.js';
+import { checkoutDir } from '../src/checkout.js';
 import { loadConfig } from '../src/config.js';
-import { checkoutDir } from '../src/runtime/checkout.js';
 
 export const API_TYPES_FILE = join(checkoutDir(), 'web', 'src', 'api', 'schema.d.ts');
 

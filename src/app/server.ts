@@ -1,11 +1,11 @@
 import { type FastifyInstance } from 'fastify';
 
+import { consoleBuildDir } from '../checkout.js';
 import { type Config } from '../config.js';
 import { apiRoutes } from '../http/api.js';
 import { buildApp } from '../http/app.js';
 import { mapPassthrough } from '../http/map-passthrough.js';
 import { createLogger } from '../log.js';
-import { consoleBuildDir } from '../runtime/checkout.js';
 import { createServices } from './services.js';
 
 export interface RunningServer {

@@ -6,15 +6,11 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { TEST_QGIS } from '../../../test/support/qgis-runtime.js';
+import { catalogueDir } from '../../checkout.js';
 import { NotFound } from '../../errors.js';
-import {
-  defaultCatalogueDirectory,
-  loadSymbologyCatalogue,
-  SYMBOLOGY_ENDPOINTS,
-  SymbologyCatalogues,
-} from './catalogue.js';
+import { loadSymbologyCatalogue, SYMBOLOGY_ENDPOINTS, SymbologyCatalogues } from './catalogue.js';
 
-const GENERATOR = join(defaultCatalogueDirectory(), '..', '..', '..', 'scripts', 'symbology-catalogue.py');
+const GENERATOR = join(catalogueDir(), '..', '..', '..', 'scripts', 'symbology-catalogue.py');
 
 const FILL_KEYS = [
   'border_width_map_unit_scale',
@@ -70,7 +66,7 @@ test('ramps are looked up by name and an unknown ramp is NotFound', async () => 
 test('a version takes its own catalogue, else the nearest one below, and says which', async () => {
   const directory = await mkdtemp(join(tmpdir(), 'catalogue-'));
   try {
-    const source = join(defaultCatalogueDirectory(), 'catalogue-3.22.json');
+    const source = join(catalogueDir(), 'catalogue-3.22.json');
     for (const version of ['3.9', '3.10', '3.40']) await copyFile(source, join(directory, `catalogue-${version}.json`));
     const catalogues = await SymbologyCatalogues.load(directory);
     const picked = (version: string | undefined) => {
@@ -100,7 +96,7 @@ test(`the generator run again with the PyQGIS of ${TEST_QGIS.name} writes the co
     assert.equal(run.status, 0, run.stderr);
     const written = run.stdout.trim().split('\n').at(-1) ?? '';
     const name = written.slice(written.lastIndexOf('/') + 1);
-    const committed = await readFile(join(defaultCatalogueDirectory(), name), 'utf8');
+    const committed = await readFile(join(catalogueDir(), name), 'utf8');
     assert.equal(await readFile(written, 'utf8'), committed);
   } finally {
     await rm(directory, { recursive: true, force: true });

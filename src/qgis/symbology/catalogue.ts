@@ -1,11 +1,10 @@
-import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 
+import { catalogueDir } from '../../checkout.js';
 import { NotFound } from '../../errors.js';
 
 /** The description endpoints, as `/api/symbology/<endpoint>/properties`. */
@@ -142,7 +141,7 @@ export class SymbologyCatalogues {
     private readonly shelf: ReadonlyArray<{ version: [number, number]; catalogue: SymbologyCatalogue }>,
   ) {}
 
-  static async load(directory: string = defaultCatalogueDirectory()): Promise<SymbologyCatalogues> {
+  static async load(directory: string = catalogueDir()): Promise<SymbologyCatalogues> {
     const versions: Array<[number, number]> = [];
     for (const entry of await readdir(directory)) {
       const match = FILE_NAME.exec(entry);
@@ -184,20 +183,6 @@ function choice(
   return { catalogue: entry.catalogue, catalogueVersion: entry.version.join('.'), match };
 }
 
-/**
- * The folder holding the catalogue files: src/qgis/symbology of the package, found from this module
- * whether it runs from src (tsx) or from the compiled dist (which does not copy JSON files).
- */
-export function defaultCatalogueDirectory(): string {
-  let directory = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(directory, 'package.json'))) {
-    const parent = dirname(directory);
-    if (parent === directory) throw new Error('cannot find the package root holding the symbology catalogues');
-    directory = parent;
-  }
-  return join(directory, 'src', 'qgis', 'symbology');
-}
-
 async function readCatalogueFile(path: string): Promise<CatalogueFile> {
   const content: unknown = JSON.parse(await readFile(path, 'utf8'));
   if (!Value.Check(CatalogueFile, content)) {
@@ -210,7 +195,7 @@ async function readCatalogueFile(path: string): Promise<CatalogueFile> {
 /** The catalogue answering for a QGIS version (`3.22.16` -> catalogue-3.22.json), as `select` chooses it. */
 export async function loadSymbologyCatalogue(
   qgisVersion: string,
-  directory: string = defaultCatalogueDirectory(),
+  directory: string = catalogueDir(),
 ): Promise<SymbologyCatalogue> {
   return (await SymbologyCatalogues.load(directory)).select(qgisVersion).catalogue;
 }

@@ -20,3 +20,8 @@ export function checkoutDir(): string {
 export function consoleBuildDir(): string {
   return join(checkoutDir(), 'web', 'dist');
 }
+
+/** The symbology catalogues of each QGIS release, kept as JSON files in the sources (the build does not copy them). */
+export function catalogueDir(): string {
+  return join(checkoutDir(), 'src', 'qgis', 'symbology');
+}
