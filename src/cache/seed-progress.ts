@@ -5,6 +5,17 @@ import { BadGateway } from '../errors.js';
  * each task, the percentage of the current task and the tiles it has handled. Lines end with a
  * newline or, for the percentage it rewrites in place, a carriage return.
  */
+/** Whole lines of a process's output read in chunks; a line ends with a newline or a carriage return. */
+class Lines {
+  private rest = '';
+
+  of(chunk: string): string[] {
+    const lines = (this.rest + chunk).split(/[\r\n]/);
+    this.rest = lines.pop() ?? '';
+    return lines;
+  }
+}
+
 export class SeedProgress {
   private tasks = 0;
   /** Tasks started, the current one included. */
@@ -12,14 +23,12 @@ export class SeedProgress {
   private percent = 0;
   private tilesBefore = 0;
   private tilesOfTask = 0;
-  private rest = '';
+  private readonly lines = new Lines();
 
   /** Feeds a chunk of output; returns whether the progress changed. */
   feed(chunk: string): boolean {
-    const lines = (this.rest + chunk).split(/[\r\n]/);
-    this.rest = lines.pop() ?? '';
     let changed = false;
-    for (const line of lines) changed = this.line(line) || changed;
+    for (const line of this.lines.of(chunk)) changed = this.line(line) || changed;
     return changed;
   }
 
@@ -74,16 +83,14 @@ const SOURCE_FAILURE = /could not retrieve (?:WMS map|tile): (.*)$/;
 export class SeedRetries {
   private retries = 0;
   private lastFailure = '';
-  private rest = '';
+  private readonly lines = new Lines();
   /** Set once the seed should be given up: why. */
   failure: BadGateway | undefined;
 
   /** Feeds a chunk of error output; returns true when the seed is to be given up now. */
   feed(chunk: string): boolean {
-    const lines = (this.rest + chunk).split(/[\r\n]/);
-    this.rest = lines.pop() ?? '';
     const before = this.failure;
-    for (const line of lines) this.line(line);
+    for (const line of this.lines.of(chunk)) this.line(line);
     return before === undefined && this.failure !== undefined;
   }
 
