@@ -18,6 +18,7 @@ import fc from 'fast-check';
 import { strToU8, zipSync } from 'fflate';
 
 import { FilesystemJobStore } from '../src/jobs/filesystem-jobs.js';
+import { queuedJob } from '../src/jobs/record.js';
 import { freePort } from '../src/runtime/ports.js';
 import { type CacheStack, startCacheStack } from './support/cache-stack.js';
 import { fileTree, leftovers, treeChanges } from './support/file-tree.js';
@@ -417,25 +418,10 @@ describe('hostile requests to every route', () => {
 
   /** A queued job a process that is gone left in the store, so the job routes have a real id to act on. */
   async function leftJob(): Promise<string> {
-    const id = randomUUID();
-    const now = new Date().toISOString();
-    await new FilesystemJobStore(cs.stack.projectsDir).insert({
-      id,
-      kind: 'seed',
-      project: 'alpha',
-      state: 'queued',
-      progress: 0,
-      done: 0,
-      total: 0,
-      created: now,
-      started: null,
-      finished: null,
-      error: null,
-      params: {},
-      owner: { pid: 2 ** 22 + 1, host: hostname() },
-      heartbeat: now,
-    });
-    return id;
+    const gone = { pid: 2 ** 22 + 1, host: hostname() };
+    const job = queuedJob('seed', { name: 'alpha', schema: 'public' }, {}, gone, false);
+    await new FilesystemJobStore(cs.stack.projectsDir).insert(job);
+    return job.id;
   }
 
   before(async () => {

@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+
+import { type ProjectRef } from '../storage/project-store.js';
 
 export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type JobState = (typeof JOB_STATES)[number];
@@ -78,4 +81,32 @@ export function ownerGone(job: JobRecord, now: number, leaseMs: number): boolean
   if (job.owner.host === self.host && job.owner.pid === self.pid) return false;
   if (job.owner.host === self.host && !processAlive(job.owner.pid)) return true;
   return now - Date.parse(job.heartbeat) > leaseMs;
+}
+
+/** A new job of `owner`, queued; `withSchema` when projects are in PostgreSQL, whose records name the schema. */
+export function queuedJob(
+  kind: string,
+  project: ProjectRef,
+  params: Record<string, unknown>,
+  owner: JobOwner,
+  withSchema: boolean,
+): JobRecord {
+  const now = new Date().toISOString();
+  return {
+    id: randomUUID(),
+    kind,
+    project: project.name,
+    ...(withSchema && { schema: project.schema }),
+    state: 'queued',
+    progress: 0,
+    done: 0,
+    total: 0,
+    created: now,
+    started: null,
+    finished: null,
+    error: null,
+    params,
+    owner,
+    heartbeat: now,
+  };
 }

@@ -1,9 +1,7 @@
-import { randomUUID } from 'node:crypto';
-
 import { Conflict, NotFound, StewardError } from '../errors.js';
 import { KeyedMutex } from '../storage/lock.js';
-import { type ProjectRef } from '../storage/project-store.js';
-import { isEnded, type JobFilter, type JobRecord, ownerGone, thisProcess } from './record.js';
+import { projectKey, type ProjectRef } from '../storage/project-store.js';
+import { isEnded, type JobFilter, type JobRecord, ownerGone, queuedJob, thisProcess } from './record.js';
 import { type JobStore } from './store.js';
 
 /** What running work is given: a signal that fires on cancel, and a way to report progress. */
@@ -122,26 +120,9 @@ export class JobService {
 
   async submit(request: JobRequest, work: JobWork): Promise<JobRecord> {
     if (this.closed) throw new Conflict('Steward is stopping: no new jobs are taken');
-    const now = new Date().toISOString();
-    const job: JobRecord = {
-      id: randomUUID(),
-      kind: request.kind,
-      project: request.project.name,
-      ...(this.options.withSchema && { schema: request.project.schema }),
-      state: 'queued',
-      progress: 0,
-      done: 0,
-      total: 0,
-      created: now,
-      started: null,
-      finished: null,
-      error: null,
-      params: request.params,
-      owner: this.owner,
-      heartbeat: now,
-    };
+    const job = queuedJob(request.kind, request.project, request.params, this.owner, this.options.withSchema);
     await this.store.insert(job);
-    const key = `${request.project.schema}\u0000${request.project.name}`;
+    const key = projectKey(request.project);
     const queue = this.queues.get(key);
     if (queue) queue.push({ id: job.id, key, work });
     else {

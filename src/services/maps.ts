@@ -5,10 +5,10 @@ import { BadGateway, GatewayTimeout } from '../errors.js';
 import { CrsResolver } from '../gdal/crs.js';
 import { type Extent } from '../qgis/layer.js';
 import { type LayerEntry } from '../qgis/project.js';
-import { type ProjectRef, type ProjectStore } from '../storage/project-store.js';
+import { projectKey, type ProjectRef, type ProjectStore } from '../storage/project-store.js';
 import { type LayerService } from './layers.js';
 import { PreconnectingAgent } from './preconnecting-agent.js';
-import { projectKey, type ProjectRepository } from './repository.js';
+import { type ProjectRepository } from './repository.js';
 
 export const MAP_SIZE = 400;
 const QGIS_SERVER_TIMEOUT_MS = 60_000;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 
 import { NotFound } from '../errors.js';
 import { ProjectDocument } from '../qgis/project.js';
-import { type ProjectRef, type ProjectStore, storedText } from '../storage/project-store.js';
+import { projectKey, type ProjectRef, type ProjectStore, storedText } from '../storage/project-store.js';
 import { estimatedBytes, LruCache } from './project-cache.js';
 
 /** The parsed projects kept when no bound is given. */
@@ -13,11 +13,6 @@ export interface RepositoryOptions {
   cacheBytes?: number;
   /** Called after each write of `update()` and each removal, outside the project's lock; awaited by them. */
   onChanged?: (ref: ProjectRef) => Promise<void>;
-}
-
-/** A project's key in per-project caches: schema and name cannot contain NUL. */
-export function projectKey(ref: ProjectRef): string {
-  return `${ref.schema}\u0000${ref.name}`;
 }
 
 /** Digests the bytes rather than the text: a large project is then neither decoded nor encoded again to be compared. */

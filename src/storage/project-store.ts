@@ -6,6 +6,11 @@ export interface ProjectRef {
   schema: string;
 }
 
+/** A project's key in per-project maps and queues: schema and name cannot contain NUL. */
+export function projectKey(ref: ProjectRef): string {
+  return `${ref.schema}\u0000${ref.name}`;
+}
+
 export interface StoredProject {
   /** The project XML in UTF-8 (.qgs content, unzipped when stored as .qgz). */
   content: Uint8Array;
