@@ -9,6 +9,7 @@ import { type ApiServices } from '../http/api.js';
 import { ProjectChecker } from '../insight/checks.js';
 import { ProjectFleet } from '../insight/fleet.js';
 import { HealthChecks } from '../insight/health.js';
+import { InstanceFonts } from '../insight/instance-fonts.js';
 import { Metrics } from '../insight/metrics.js';
 import { FilesystemJobStore } from '../jobs/filesystem-jobs.js';
 import { PostgresJobStore } from '../jobs/postgres-jobs.js';
@@ -122,7 +123,8 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const maps = new MapService(config.qgisServerUrl, repository, layers);
   const styles = new StyleService(repository, layers, inspector, styleFiles, catalogue, cache);
   const styleDocuments = new StyleDocuments(maps, layers);
-  const stylePackages = new StylePackages(repository, styles, styleFiles, config.styleBodyLimit, installedFontFamilies);
+  const fonts = new InstanceFonts(instances, installedFontFamilies);
+  const stylePackages = new StylePackages(repository, styles, styleFiles, config.styleBodyLimit, fonts);
   // Before the registry listens, so that the first instance to register loads the pinned projects.
   const projectFleet = new ProjectFleet({
     instances,
@@ -163,6 +165,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     crs,
     projectUrl: (ref) => maps.projectUrl(ref),
     instances,
+    fonts,
   });
   return {
     projects,

@@ -11,9 +11,9 @@ import { DOMParser } from '@xmldom/xmldom';
 import { type CrsResolver } from '../gdal/crs.js';
 import { probeDatasource } from '../gdal/probe.js';
 import { type InstanceDirectory } from '../monitor/registry.js';
+import { fontAbsences, type FontHosts, type InstanceFonts } from './instance-fonts.js';
 import { type LayerEntry } from '../qgis/project.js';
 import { QGIS_SVG_PATHS, styleFileFound, styleReferences } from '../qgis/style-references.js';
-import { installedFontFamilies } from '../runtime/fonts.js';
 import { type LayerService } from '../services/layers.js';
 import { type ProjectRepository } from '../services/repository.js';
 import { type ProjectRef } from '../storage/project-store.js';
@@ -52,6 +52,8 @@ export interface CheckerOptions {
   projectUrl(ref: ProjectRef): Promise<URL>;
   /** The connected instances, asked which layers of their cached copy are not valid. */
   instances?: InstanceDirectory | undefined;
+  /** The fonts of those instances (of this machine without them). */
+  fonts: InstanceFonts;
 }
 
 interface ServerAnswer {
@@ -73,7 +75,7 @@ export class ProjectChecker {
     const projectDir = isAbsolute(projectFile) ? dirname(projectFile) : undefined;
     const [server, fonts, invalid] = await Promise.all([
       this.askServer(ref),
-      installedFontFamilies().catch(() => undefined),
+      this.options.fonts.hosts(),
       this.invalidOnInstances(projectFile),
     ]);
     const layers = await Promise.all(
@@ -137,7 +139,7 @@ export class ProjectChecker {
   private styles(
     references: ReturnType<typeof styleReferences>,
     projectDir: string | undefined,
-    fonts: Set<string> | undefined,
+    fonts: FontHosts,
   ): Finding[] {
     const findings: Finding[] = [];
     for (const file of references.svg) {
@@ -148,11 +150,7 @@ export class ProjectChecker {
       if (!styleFileFound(file, projectDir, []))
         findings.push({ kind: 'image', message: `image file ${file} is missing` });
     }
-    for (const family of references.fonts) {
-      if (fonts && !fonts.has(family.toLowerCase())) {
-        findings.push({ kind: 'font', message: `font "${family}" is not installed; QGIS Server draws another one` });
-      }
-    }
+    for (const absence of fontAbsences(fonts, references.fonts)) findings.push({ kind: 'font', message: absence.message });
     return findings;
   }
 

@@ -8,6 +8,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, join, posix } from 'node:path';
 
 import { BadRequest, Unprocessable } from '../errors.js';
+import { fontAbsences, type InstanceFonts } from '../insight/instance-fonts.js';
 import { qmlFacts } from '../qgis/style/qml-document.js';
 import { QGIS_SVG_PATHS, rewriteStyleFiles, styleFileFound, styleReferences } from '../qgis/style-references.js';
 import { parseXml } from '../qgis/xml/parse.js';
@@ -74,13 +75,13 @@ function withoutSystemFiles(entries: Map<string, Buffer>): Map<string, Buffer> {
 export class StylePackages {
   private readonly limits: ZipLimits;
 
-  /** `bodyLimit`: the bytes a style upload may have; `fonts`: the font families installed here, lower-cased. */
+  /** `bodyLimit`: the bytes a style upload may have; `fonts`: the fonts of QGIS Server's instances. */
   constructor(
     private readonly repository: ProjectRepository,
     private readonly styles: StyleService,
     private readonly files: StyleFiles,
     bodyLimit: number,
-    private readonly fonts: () => Promise<Set<string>>,
+    private readonly fonts: InstanceFonts,
   ) {
     this.limits = { entries: MAX_ENTRIES, bytes: UNPACKED_FACTOR * bodyLimit };
   }
@@ -180,14 +181,10 @@ export class StylePackages {
     }
   }
 
+  /** The fonts the style uses that no instance of QGIS Server has. */
   private async fontWarnings(families: string[]): Promise<string[]> {
     if (families.length === 0) return [];
-    const installed = await this.fonts().catch(() => undefined);
-    if (installed === undefined) return [`the fonts ${families.join(', ')} could not be looked for on this server`];
-    return families
-      .filter((family) => !installed.has(family.toLowerCase()))
-      .map(
-        (family) => `font "${family}" is not installed on this server; QGIS Server draws its text with another font`,
-      );
+    const absences = fontAbsences(await this.fonts.hosts(), families);
+    return absences.filter((absence) => absence.nowhere).map((absence) => absence.message);
   }
 }
