@@ -32,7 +32,9 @@ const PackageAnswer = Type.Object({
   images: Type.Array(Type.String(), {
     description: "the package's images the style draws with, kept with the project",
   }),
-  warnings: Type.Array(Type.String(), { description: 'fonts not installed here, entries of the package not used' }),
+  warnings: Type.Array(Type.String(), {
+    description: 'fonts no QGIS Server instance has, entries of the package not used',
+  }),
 });
 
 const XML_TYPES = ['application/xml', 'text/xml'];
@@ -106,7 +108,7 @@ function uploadRoutes(styles: StyleService, packages: StylePackages, bodyLimit: 
             "with the project and the style's paths rewritten to them. 201 when the style is new, 200 when it " +
             'replaced one; 400 for an archive that is unsafe, too large unpacked or holds no single .qml, or a ' +
             'document that is not a QGIS style; 422 naming the images that are neither in the package nor on the ' +
-            'server, or when a layer using the style cannot draw with it. Fonts not installed here are warnings.',
+            'server, or when a layer using the style cannot draw with it. Fonts no QGIS Server instance has are warnings.',
           params: StyleParams,
           querystring: SchemaQuery,
           body: Type.Unknown({ description: 'the zip archive' }),
