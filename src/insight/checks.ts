@@ -11,12 +11,12 @@ import { DOMParser } from '@xmldom/xmldom';
 import { type CrsResolver } from '../gdal/crs.js';
 import { probeDatasource } from '../gdal/probe.js';
 import { type InstanceDirectory } from '../monitor/registry.js';
-import { fontAbsences, type FontHosts, type InstanceFonts } from './instance-fonts.js';
 import { type LayerEntry } from '../qgis/project.js';
 import { QGIS_SVG_PATHS, styleFileFound, styleReferences } from '../qgis/style-references.js';
 import { type LayerService } from '../services/layers.js';
 import { type ProjectRepository } from '../services/repository.js';
 import { type ProjectRef } from '../storage/project-store.js';
+import { fontAbsences, type FontHosts, type InstanceFonts } from './instance-fonts.js';
 
 export type FindingKind = 'datasource' | 'server' | 'svg' | 'image' | 'font' | 'crs';
 
@@ -150,7 +150,8 @@ export class ProjectChecker {
       if (!styleFileFound(file, projectDir, []))
         findings.push({ kind: 'image', message: `image file ${file} is missing` });
     }
-    for (const absence of fontAbsences(fonts, references.fonts)) findings.push({ kind: 'font', message: absence.message });
+    for (const absence of fontAbsences(fonts, references.fonts))
+      findings.push({ kind: 'font', message: absence.message });
     return findings;
   }
 

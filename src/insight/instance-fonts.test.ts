@@ -12,7 +12,7 @@ function directory(fonts: Record<string, string[] | undefined>): InstanceDirecto
     request: async (id) => {
       const families = fonts[id];
       if (!families) throw new Error(`instance ${id} is gone`);
-      return { fonts: families } as InstanceAbout as never;
+      return { fonts: families } as InstanceAbout;
     },
   };
 }
@@ -52,6 +52,9 @@ describe('fonts of the instances', () => {
     }
     const failing = new InstanceFonts(undefined, () => Promise.reject(new Error('fc-list: not found')));
     const [unknown] = fontAbsences(await failing.hosts(), ['Any']);
-    assert.match(unknown?.message ?? '', /^font "Any" could not be looked for: monitoring is off, .*fc-list: not found/);
+    assert.match(
+      unknown?.message ?? '',
+      /^font "Any" could not be looked for: monitoring is off, .*fc-list: not found/,
+    );
   });
 });
