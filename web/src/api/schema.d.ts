@@ -2687,7 +2687,7 @@ export interface paths {
         get?: never;
         /**
          * Add or replace a style from a zip of its QML and the SVG and raster images it uses
-         * @description The body is a zip (application/zip) holding one .qml and the images it names. The images are kept with the project and the style's paths rewritten to them. 201 when the style is new, 200 when it replaced one; 400 for an archive that is unsafe, too large unpacked or holds no single .qml, or a document that is not a QGIS style; 422 naming the images that are neither in the package nor on the server, or when a layer using the style cannot draw with it. Fonts not installed here are warnings.
+         * @description The body is a zip (application/zip) holding one .qml and the images it names. The images are kept with the project and the style's paths rewritten to them. 201 when the style is new, 200 when it replaced one; 400 for an archive that is unsafe, too large unpacked or holds no single .qml, or a document that is not a QGIS style; 422 naming the images that are neither in the package nor on the server, or when a layer using the style cannot draw with it. Fonts no QGIS Server instance has are warnings.
          */
         put: {
             parameters: {
@@ -2741,7 +2741,7 @@ export interface paths {
                             created: boolean;
                             /** @description the package's images the style draws with, kept with the project */
                             images: string[];
-                            /** @description fonts not installed here, entries of the package not used */
+                            /** @description fonts no QGIS Server instance has, entries of the package not used */
                             warnings: string[];
                         };
                     };
@@ -2756,7 +2756,7 @@ export interface paths {
                             created: boolean;
                             /** @description the package's images the style draws with, kept with the project */
                             images: string[];
-                            /** @description fonts not installed here, entries of the package not used */
+                            /** @description fonts no QGIS Server instance has, entries of the package not used */
                             warnings: string[];
                         };
                     };
