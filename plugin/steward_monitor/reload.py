@@ -44,12 +44,26 @@ class ProjectReloader(QObject):
             self._invalidations.discard(value)
             self._server_iface.removeConfigCacheEntry(value)
             self._cached.forget(value)
-            project = QgsConfigCache.instance().project(value, self._settings)
+            project, refusal = self._load(value)
             if project is None:
-                outcome["result"] = {"map": value, "status": "refused"}
+                outcome["result"] = {"map": value, "status": "refused", **refusal}
             else:
                 self._cached.seen(value, project)
                 outcome["result"] = {"map": value, "status": "reloaded", "project": self._cached.summary(value)}
         except Exception as error:
             outcome["result"] = {"map": value, "status": "failed", "error": str(error) or type(error).__name__}
         outcome["done"].set()
+
+    def _load(self, value):
+        """The project QGIS Server loads for `value`, or None and why it refused it.
+
+        QGIS Server throws QgsServerException for a project with bad layers (unless
+        QGIS_SERVER_IGNORE_BAD_LAYERS), which sip cannot raise as a Python exception: it arrives as
+        a SystemError naming the class. A project it cannot read at all is None.
+        """
+        try:
+            return QgsConfigCache.instance().project(value, self._settings), {}
+        except SystemError as error:
+            if "QgsServerException" not in str(error):
+                raise
+            return None, {"error": "QGIS Server threw QgsServerException loading it (its log says which layers)"}
