@@ -2,22 +2,10 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 
-import { run } from '../src/cli/run.js';
 import { type CacheStack, polygonsLayer, startCacheStack } from './support/cache-stack.js';
+import { steward } from './support/cli.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { type JobReply, waitForJob } from './support/seeding.js';
-
-async function steward(argv: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string; err: string }> {
-  const outcome = { code: -1, out: '', err: '' };
-  outcome.code = await run(argv, {
-    out: (text) => void (outcome.out += text),
-    err: (text) => void (outcome.err += text),
-    env,
-    isTTY: false,
-    signal: new AbortController().signal,
-  });
-  return outcome;
-}
 
 describe('steward seed, jobs and job against the real API', () => {
   let cs: CacheStack;

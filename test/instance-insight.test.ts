@@ -6,61 +6,41 @@
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { type RunningServer, startServer } from '../src/app/server.js';
-import { loadConfig } from '../src/config.js';
 import { type ProjectCheck } from '../src/insight/checks.js';
 import { type InstanceReload } from '../src/insight/fleet.js';
 import type { InstanceAbout, InstanceMetadata, InstanceProjects, InstanceStats } from '../src/monitor/protocol.js';
 import { installedFontFamilies } from '../src/runtime/fonts.js';
-import { freePort } from '../src/runtime/ports.js';
-import { QgisServerProcess } from '../src/runtime/qgis-server.js';
+import type { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { type InsightStack, startInsightStack } from './support/insight-stack.js';
 import { waitFor } from './support/monitoring.js';
 
-const repo = resolve(import.meta.dirname, '..');
 const CACHE_SIZE_IN_INI = 123456789;
 
 describe('instance insight through the plugin', () => {
   let data: Fixtures;
+  let stack: InsightStack;
   let workDir = '';
-  let api: RunningServer;
   let qgis: QgisServerProcess;
   let id = '';
 
-  async function call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-    const response = await fetch(api.url + path, {
-      method,
-      ...(body !== undefined && { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-    });
-    return { status: response.status, body: (await response.json()) as T };
-  }
+  const call = async <T>(method: string, path: string, body?: unknown) =>
+    (await stack.call(method, path, body)) as { status: number; body: T };
   const get = <T>(path: string) => call<T>('GET', path);
   const cached = async () => (await get<InstanceProjects>(`/api/instances/${id}/projects`)).body.projects;
   const cachedProject = async (name: string) => (await cached()).find(({ map }) => map.endsWith(`/${name}.qgs`));
 
   before(async () => {
     data = makeFixtures();
-    workDir = mkdtempSync(join(tmpdir(), 'steward-insight-'));
+    stack = await startInsightStack({ STEWARD_PINNED_PROJECTS: 'alpha' });
+    workDir = stack.workDir;
     const optionsDir = join(workDir, 'options');
     mkdirSync(join(optionsDir, 'QGIS'), { recursive: true });
     writeFileSync(join(optionsDir, 'QGIS', 'QGIS3.ini'), `[cache]\nsize=${CACHE_SIZE_IN_INI}\n`);
-    const monitoringPort = await freePort();
-    const qgisPort = await freePort();
-    api = await startServer(
-      loadConfig({
-        STEWARD_QGISSERVER_URL: `http://127.0.0.1:${qgisPort}/ows/`,
-        STEWARD_QGISSERVER_PROJECTS_DIR: join(workDir, 'projects'),
-        STEWARD_LOGLEVEL: 'ERROR',
-        STEWARD_LISTEN: '127.0.0.1:0',
-        STEWARD_QGISSERVER_MONITORING_PORT: String(monitoringPort),
-        STEWARD_PINNED_PROJECTS: 'alpha',
-      }),
-    );
     const beta = join(workDir, 'beta.gpkg');
     copyFileSync(data.geopackage, beta);
     for (const [name, geopackage] of [
@@ -71,27 +51,14 @@ describe('instance insight through the plugin', () => {
       const layer = { type: 'vector', name: 'polygons', datasource: `${geopackage}|layername=polygons` };
       assert.equal((await call('POST', `/api/projects/${name}/layers`, layer)).status, 201);
     }
-    qgis = await QgisServerProcess.start({
-      port: qgisPort,
-      env: {
-        QGIS_PLUGINPATH: join(repo, 'plugin'),
-        STEWARD_HOST: '127.0.0.1',
-        STEWARD_PORT: String(monitoringPort),
-        QGIS_OPTIONS_PATH: optionsDir,
-        QGIS_SERVER_IGNORE_BAD_LAYERS: 'true',
-      },
-    });
-    id = await waitFor(
-      'the instance to register',
-      async () => (await get<{ servers: { id: string }[] }>('/api/instances')).body.servers[0]?.id,
-      15_000,
-    );
+    ({ qgis, id } = await stack.startQgis(
+      { QGIS_OPTIONS_PATH: optionsDir, QGIS_SERVER_IGNORE_BAD_LAYERS: 'true' },
+      stack.qgisPort,
+    ));
   });
 
   after(async () => {
-    await qgis?.stop();
-    await api?.close();
-    rmSync(workDir, { recursive: true, force: true });
+    await stack?.stop();
     rmSync(data.dir, { recursive: true, force: true });
   });
 
@@ -140,7 +107,7 @@ describe('instance insight through the plugin', () => {
   });
 
   it('lists a project once a client asked for it, and its invalid layer once its GeoPackage is gone', async () => {
-    const map = await fetch(`${api.url}/api/projects/beta/layers/polygons/map`);
+    const map = await fetch(`${stack.api.url}/api/projects/beta/layers/polygons/map`);
     assert.equal(map.headers.get('content-type'), 'image/png');
     await map.arrayBuffer();
     const beta = await waitFor('beta in the cache', () => cachedProject('beta'));

@@ -1,5 +1,12 @@
 /** The few calls the `steward` command makes to the Steward API, with errors as one readable line. */
-import type { InstanceLogs, InstanceMetadata, InstanceStats } from '../monitor/protocol.js';
+import type { InstanceReload } from '../insight/fleet.js';
+import type {
+  InstanceAbout,
+  InstanceLogs,
+  InstanceMetadata,
+  InstanceProjects,
+  InstanceStats,
+} from '../monitor/protocol.js';
 import type { InstanceSummary } from '../monitor/registry.js';
 
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -69,6 +76,20 @@ export class StewardApi {
 
   stats(id: string): Promise<InstanceStats> {
     return this.get(`api/instances/${encodeURIComponent(id)}/stats`);
+  }
+
+  projects(id: string): Promise<InstanceProjects> {
+    return this.get(`api/instances/${encodeURIComponent(id)}/projects`);
+  }
+
+  about(id: string): Promise<InstanceAbout> {
+    return this.get(`api/instances/${encodeURIComponent(id)}/about`);
+  }
+
+  /** Has every connected instance load the project again; one answer per instance. */
+  async reload(project: string): Promise<InstanceReload[]> {
+    const path = `api/projects/${encodeURIComponent(project)}/reload`;
+    return (await this.send<{ instances: InstanceReload[] }>(path, {})).instances;
   }
 
   /** The check of one project, or of every project by name. */

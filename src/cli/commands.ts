@@ -2,8 +2,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { InstanceStats } from '../monitor/protocol.js';
-import { HttpError, type ProjectCheck, type StewardApi } from './api.js';
+import { type ProjectCheck, type StewardApi } from './api.js';
 import { type Command, json, JSON_OPTION } from './command.js';
+import { askEveryInstance, instance, instances, reload } from './instance-commands.js';
 import { job, jobs, seed } from './job-commands.js';
 import { formatTable } from './table.js';
 
@@ -45,18 +46,8 @@ type StatsRow = { id: string } & (InstanceStats | { error: string });
 
 /** Stats of every instance still registered; one that fails to answer gets a row with its error. */
 async function statsRows(api: StewardApi): Promise<StatsRow[]> {
-  const servers = await api.instances();
-  const rows = await Promise.all(servers.map(({ id }) => statsRow(api, id)));
-  return rows.filter((row) => row !== undefined);
-}
-
-async function statsRow(api: StewardApi, id: string): Promise<StatsRow | undefined> {
-  try {
-    return { id, ...(await api.stats(id)) };
-  } catch (error) {
-    if (!(error instanceof HttpError)) throw error;
-    return error.status === 404 ? undefined : { id, error: error.message }; // 404: gone since the listing
-  }
+  const answers = await askEveryInstance(api, ({ id }) => api.stats(id));
+  return answers.map((row) => ('error' in row ? row : { id: row.id, ...row.answer }));
 }
 
 function statsTable(rows: StatsRow[]): string {
@@ -110,4 +101,16 @@ const check: Command = {
   },
 };
 
-export const commands: Record<string, Command> = { ps, inspect, logs, stats, check, jobs, job, seed };
+export const commands: Record<string, Command> = {
+  ps,
+  inspect,
+  logs,
+  stats,
+  instances,
+  instance,
+  reload,
+  check,
+  jobs,
+  job,
+  seed,
+};

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { CliError, type Job, type StewardApi } from './api.js';
 import { type Command, type Io, json, JSON_OPTION } from './command.js';
+import { duration } from './format.js';
 import { formatTable } from './table.js';
 
 /** How often `--watch` asks for the job. */
@@ -11,12 +12,6 @@ const BAR_WIDTH = 30;
 
 function percent(job: Job): string {
   return `${Math.floor(job.progress * 100)}%`;
-}
-
-function duration(ms: number): string {
-  const seconds = Math.max(0, Math.round(ms / 1000));
-  const minutes = Math.floor(seconds / 60);
-  return minutes > 0 ? `${minutes}m${String(seconds % 60).padStart(2, '0')}s` : `${seconds}s`;
 }
 
 /** What is left, from the pace so far; unknown before any progress. */

@@ -1,0 +1,20 @@
+/** Runs the `steward` command in this process, as a terminal would but capturing what it prints. */
+import { run } from '../../src/cli/run.js';
+
+export interface CliOutcome {
+  code: number;
+  out: string;
+  err: string;
+}
+
+export async function steward(argv: string[], env: NodeJS.ProcessEnv): Promise<CliOutcome> {
+  const outcome = { code: -1, out: '', err: '' };
+  outcome.code = await run(argv, {
+    out: (text) => void (outcome.out += text),
+    err: (text) => void (outcome.err += text),
+    env,
+    isTTY: false,
+    signal: new AbortController().signal,
+  });
+  return outcome;
+}
