@@ -7,11 +7,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import gdal from 'gdal-async';
 
 import { startApiProcess } from './support/api-process.js';
-import { type CacheStack, polygonsLayer, startCacheStack } from './support/cache-stack.js';
+import { type CacheStack, POLYGON_TILE, polygonsLayer, startCacheStack } from './support/cache-stack.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { filesUnder } from './support/mapproxy.js';
 import { decodePng } from './support/png.js';
 import { type Call, type JobReply, POLYGONS, seededLevels, waitForJob } from './support/seeding.js';
+import { fillStyle } from './support/write-bodies.js';
 
 describe('seeding and truncating the tile cache on disk with mapproxy-seed', () => {
   let cs: CacheStack;
@@ -71,6 +72,38 @@ describe('seeding and truncating the tile cache on disk with mapproxy-seed', () 
     const truncation = await submit('seeded', 'truncate', { min_zoom: 5, max_zoom: 6 });
     assert.equal((await waitForJob(call, truncation.id)).state, 'succeeded');
     assert.deepEqual(cached('seeded', 'polygons'), levels(0, 4), 'levels 5 and 6 are gone, the others kept');
+  });
+
+  it('seeds a restyled layer again on the levels of its last seed when the style change asks', async () => {
+    await cs.stack.call('POST', '/api/projects/', { name: 'restyled', author: 'test' });
+    await cs.stack.call('POST', '/api/projects/restyled/layers', polygonsLayer(data));
+    await cs.stack.call('POST', '/api/projects/restyled/layers', { ...polygonsLayer(data), name: 'unseeded' });
+    const seed = await submit('restyled', 'seed', { layers: ['polygons'], min_zoom: 7, max_zoom: 8 });
+    assert.equal((await waitForJob(call, seed.id)).state, 'succeeded');
+    const tileFile = join(cs.configDir, 'cache_data', 'restyled', 'polygons', `${POLYGON_TILE.z}`, `${POLYGON_TILE.x}`);
+    const centre = (): number[] => decodePng(readFileSync(join(tileFile, `${POLYGON_TILE.y}.png`))).pixel(128, 128);
+    assert.deepEqual(centre(), [229, 182, 54, 255], 'the seeded tile has the default fill');
+    assert.equal((await call('POST', '/api/projects/restyled/styles', fillStyle('blue', '#1E3CC8'))).status, 201);
+
+    const restyle = (layer: string): Promise<Response> =>
+      fetch(`${cs.stack.api.url}/api/projects/restyled/layers/${layer}/style?reseed=true`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'blue', current: true }),
+      });
+    const restyled = await restyle('polygons');
+    assert.equal(restyled.status, 200, await restyled.text());
+    const [, id] = /^<\/api\/jobs\/([^>]+)>; rel="monitor"$/.exec(restyled.headers.get('link') ?? '') ?? [];
+    assert.ok(id, `a Link to the job: ${restyled.headers.get('link')}`);
+    const reseeded = await waitForJob(call, id);
+    assert.equal(reseeded.state, 'succeeded', reseeded.error ?? '');
+    assert.deepEqual(reseeded.params, { layers: ['polygons'], min_zoom: 7, max_zoom: 8, refresh: true });
+    assert.deepEqual(cached('restyled', 'polygons'), levels(7, 8), 'the same tiles are cached again');
+    assert.deepEqual(centre(), [30, 60, 200, 255], 'drawn with the new style');
+
+    const never = await restyle('unseeded');
+    assert.equal(never.status, 200);
+    assert.equal(never.headers.get('link'), null, 'a layer never seeded is not seeded now');
   });
 
   it('refuses what it cannot seed with a clear error before making a job', async () => {

@@ -1,6 +1,7 @@
 import { type FastifyBaseLogger } from 'fastify';
 
 import { createTileCache } from '../cache/factory.js';
+import { Reseeder } from '../cache/reseed.js';
 import { type Config } from '../config.js';
 import { CrsResolver } from '../gdal/crs.js';
 import { configureGdalMemory } from '../gdal/gdal-memory.js';
@@ -183,6 +184,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     processing,
     registry: instances,
     cache,
+    reseeder: cache && new Reseeder(cache, jobs),
     datasources: new DatasourceBrowser(dataRoots, crs),
     jobs,
     server: {

@@ -29,6 +29,27 @@ export interface CacheSelection {
 
 export const DEFAULT_EXTENT_CRS = 'EPSG:4326';
 
+/** A selection as the API takes it and a seed job keeps it in its `params`. */
+export interface SelectionParams {
+  layers?: string[];
+  min_zoom: number;
+  max_zoom: number;
+  extent?: [number, number, number, number];
+  extent_crs?: string;
+  refresh?: boolean;
+}
+
+export function selectionOf(params: SelectionParams): CacheSelection {
+  return {
+    ...(params.layers && { layers: params.layers }),
+    minZoom: params.min_zoom,
+    maxZoom: params.max_zoom,
+    ...(params.extent && { extent: params.extent }),
+    ...(params.extent_crs !== undefined && { extentCrs: params.extent_crs }),
+    ...(params.refresh !== undefined && { refresh: params.refresh }),
+  };
+}
+
 /** Where a task works: the asked extent, or the layer's extent. */
 function taskCoverage(selection: CacheSelection, named: NamedLayer): YamlMapping | undefined {
   if (selection.extent) return { bbox: selection.extent, srs: selection.extentCrs ?? DEFAULT_EXTENT_CRS };

@@ -146,11 +146,16 @@ export class TileCacheService implements ProjectLifecycle, LayerLifecycle {
    * layers, the levels) and returns the work: `mapproxy-seed` on the configuration Steward wrote,
    * with a seed configuration written beside it for the run.
    */
-  async planSeed(ref: ProjectRef, kind: SeedKind, selection: CacheSelection): Promise<SeedWork> {
-    const project = await this.options.repository.read(ref);
+  /** Conflict unless the project has a cache configuration to seed with. */
+  async assertSeedable(ref: ProjectRef): Promise<void> {
     if (!(await this.hasConfig(ref))) {
       throw new Conflict(`project "${ref.name}" has no cache configuration yet: reset the cache to create it`);
     }
+  }
+
+  async planSeed(ref: ProjectRef, kind: SeedKind, selection: CacheSelection): Promise<SeedWork> {
+    const project = await this.options.repository.read(ref);
+    await this.assertSeedable(ref);
     if (selection.minZoom > selection.maxZoom) throw new BadRequest('min_zoom must not be above max_zoom');
     const [xmin = 0, ymin = 0, xmax = 0, ymax = 0] = selection.extent ?? [0, 0, 1, 1];
     if (!(xmin < xmax && ymin < ymax))

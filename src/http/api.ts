@@ -1,4 +1,5 @@
 import { type TileCacheService } from '../cache/service.js';
+import { type Reseeder } from '../cache/reseed.js';
 import { type ProjectChecker } from '../insight/checks.js';
 import { type ProjectFleet } from '../insight/fleet.js';
 import { type HealthChecks } from '../insight/health.js';
@@ -47,6 +48,8 @@ export interface ApiServices {
   /** The instances of this process, or of every process of the fleet when they share a database. */
   registry: InstanceDirectory | undefined;
   cache: TileCacheService | undefined;
+  /** Seeds layers again after their style changed, when the tile cache is on. */
+  reseeder: Reseeder | undefined;
   datasources: DatasourceBrowser;
   checker: ProjectChecker;
   projectFleet: ProjectFleet;

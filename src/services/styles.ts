@@ -116,6 +116,15 @@ export class StyleService {
     return false;
   }
 
+  /** The layers QGIS Server draws with the style: those whose current style it is. */
+  async layersDrawing(ref: ProjectRef, name: string): Promise<string[]> {
+    const project = await this.repository.read(ref);
+    return project
+      .layers()
+      .filter((layer) => layer.currentStyle === name)
+      .map((layer) => layer.name);
+  }
+
   /** Stores a new style as `<name>.qml`; the name comes from the path when given there. */
   async add(ref: ProjectRef, body: unknown, pathName?: string): Promise<void> {
     const named = pathName === undefined ? body : this.nameFromPath(body, pathName);

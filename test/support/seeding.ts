@@ -49,6 +49,7 @@ export interface JobReply {
   done: number;
   total: number;
   error: string | null;
+  params: Record<string, unknown>;
   result?: Record<string, unknown>;
 }
 

@@ -1,9 +1,9 @@
 /** The tile cache of a project: its state, its reset, its seeding and truncation as jobs. */
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { type Static, Type } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { type FastifyPluginAsync } from 'fastify';
 
-import { type CacheSelection, MAX_ZOOM, type SeedKind } from '../../cache/seed-config.js';
+import { MAX_ZOOM, type SeedKind, selectionOf } from '../../cache/seed-config.js';
 import { type TileCacheService } from '../../cache/service.js';
 import { NotFound } from '../../errors.js';
 import { type JobService } from '../../jobs/service.js';
@@ -44,19 +44,6 @@ const SeedBody = Type.Object(
   { additionalProperties: false },
 );
 const TruncateBody = Type.Object(selectionFields, { additionalProperties: false });
-
-type SelectionBody = Static<typeof SeedBody>;
-
-function selection(body: SelectionBody): CacheSelection {
-  return {
-    ...(body.layers && { layers: body.layers }),
-    minZoom: body.min_zoom,
-    maxZoom: body.max_zoom,
-    ...(body.extent && { extent: body.extent }),
-    ...(body.extent_crs !== undefined && { extentCrs: body.extent_crs }),
-    ...(body.refresh !== undefined && { refresh: body.refresh }),
-  };
-}
 
 const DISABLED = 'the tile cache is not enabled: set STEWARD_MAPPROXY_PROJECTS_DIR';
 
@@ -114,7 +101,7 @@ export function cacheRoutes(cache: TileCacheService | undefined, jobs: JobServic
       ['truncate', TruncateBody, 'Remove the cached tiles of the selected layers and levels: 202 with the job'],
     ] as const) {
       api.post(`/${kind}`, seedRoute(kind, body, summary), async (request, reply) => {
-        const work = await enabled().planSeed(request.project, kind, selection(request.body));
+        const work = await enabled().planSeed(request.project, kind, selectionOf(request.body));
         const job = await jobs.submit({ kind, project: request.project, params: request.body }, work);
         return reply.code(202).header('location', `/api/jobs/${job.id}`).send(publicJob(job));
       });

@@ -2,12 +2,14 @@ import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { type FastifyPluginAsync } from 'fastify';
 
+import { type Reseeder } from '../../cache/reseed.js';
 import { UnsupportedMediaType } from '../../errors.js';
 import { type StyleDocuments } from '../../services/style-documents.js';
 import { type StylePackages } from '../../services/style-packages.js';
 import { type StyleService } from '../../services/styles.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses, LayerParams, ProjectParams, SchemaQuery } from '../schemas.js';
+import { ReseedQuery, withReseed } from './reseed.js';
 
 const StyleParams = Type.Object({ project: Type.String(), style: Type.String() });
 
@@ -66,7 +68,8 @@ function zipBody(contentType: string | undefined, body: unknown): Buffer {
  * The style upload routes, in a context of their own: only they parse XML bodies, and only they
  * take bodies up to `bodyLimit`.
  */
-function uploadRoutes(styles: StyleService, packages: StylePackages, bodyLimit: number): FastifyPluginAsync {
+function uploadRoutes(services: StyleRouteServices): FastifyPluginAsync {
+  const { styles, stylePackages: packages, styleBodyLimit: bodyLimit, reseeder } = services;
   return async (app) => {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
     app.addContentTypeParser(XML_TYPES, { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body));
@@ -85,14 +88,19 @@ function uploadRoutes(styles: StyleService, packages: StylePackages, bodyLimit: 
             'one (in every layer that has it); 400 for a document that is not a QGIS style, 422 when a layer ' +
             'using the style cannot draw with it.',
           params: StyleParams,
-          querystring: SchemaQuery,
+          querystring: ReseedQuery,
           body: Type.Unknown({ description: 'the QML document' }),
           response: { 200: Type.Boolean(), 201: Type.Boolean(), ...errorResponses },
         },
       },
       async (request, reply) => {
         const qml = xmlBody(request.headers['content-type'], request.body);
-        const created = await styles.putQml(request.project, request.params.style, qml);
+        const { project, params } = request;
+        const created = await withReseed(
+          { reseeder, asked: request.query.reseed, reply, ref: project },
+          () => styles.putQml(project, params.style, qml),
+          async (isNew) => (isNew ? [] : styles.layersDrawing(project, params.style)),
+        );
         return reply.status(created ? 201 : 200).send(true);
       },
     );
@@ -110,14 +118,19 @@ function uploadRoutes(styles: StyleService, packages: StylePackages, bodyLimit: 
             'document that is not a QGIS style; 422 naming the images that are neither in the package nor on the ' +
             'server, or when a layer using the style cannot draw with it. Fonts no QGIS Server instance has are warnings.',
           params: StyleParams,
-          querystring: SchemaQuery,
+          querystring: ReseedQuery,
           body: Type.Unknown({ description: 'the zip archive' }),
           response: { 200: PackageAnswer, 201: PackageAnswer, ...errorResponses },
         },
       },
       async (request, reply) => {
         const zip = zipBody(request.headers['content-type'], request.body);
-        const answer = await packages.put(request.project, request.params.style, zip);
+        const { project, params } = request;
+        const answer = await withReseed(
+          { reseeder, asked: request.query.reseed, reply, ref: project },
+          () => packages.put(project, params.style, zip),
+          async ({ created }) => (created ? [] : styles.layersDrawing(project, params.style)),
+        );
         return reply.status(answer.created ? 201 : 200).send(answer);
       },
     );
@@ -131,12 +144,13 @@ export interface StyleRouteServices {
   stylePackages: StylePackages;
   /** Bytes a style upload may have (the other routes keep the app's limit). */
   styleBodyLimit: number;
+  reseeder: Reseeder | undefined;
 }
 
 export function styleRoutes(services: StyleRouteServices): RouteModule {
-  const { styles, styleDocuments: documents, stylePackages, styleBodyLimit } = services;
+  const { styles, styleDocuments: documents, reseeder } = services;
   const routes: FastifyPluginAsync = async (app) => {
-    await app.register(uploadRoutes(styles, stylePackages, styleBodyLimit));
+    await app.register(uploadRoutes(services));
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['styles'];
     const created = { 201: Type.Boolean(), ...errorResponses };
@@ -269,13 +283,18 @@ export function styleRoutes(services: StyleRouteServices): RouteModule {
           tags,
           summary: "Add a style to a layer's style manager, optionally as its current style",
           params: LayerParams,
-          querystring: SchemaQuery,
+          querystring: ReseedQuery,
           body: LayerStyle,
           response: { 200: Type.Boolean(), ...errorResponses },
         },
       },
-      async (request) => {
-        await styles.applyToLayer(request.project, request.params.layer, request.body);
+      async (request, reply) => {
+        const { project, params, body } = request;
+        await withReseed(
+          { reseeder, asked: request.query.reseed, reply, ref: project },
+          () => styles.applyToLayer(project, params.layer, body),
+          async () => (await styles.layersDrawing(project, body.name)).filter((layer) => layer === params.layer),
+        );
         return true;
       },
     );
