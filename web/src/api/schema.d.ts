@@ -2241,6 +2241,8 @@ export interface paths {
         post: {
             parameters: {
                 query?: {
+                    /** @description Seed the layers that now draw differently again, on the levels and extent of their last successful seed: a seed job each set of levels, named by `Link: </api/jobs/{id}>; rel="monitor"` */
+                    reseed?: "true" | "false";
                     /** @description Database schema of the project (default public) */
                     schema?: string;
                 };
@@ -2692,6 +2694,8 @@ export interface paths {
         put: {
             parameters: {
                 query?: {
+                    /** @description Seed the layers that now draw differently again, on the levels and extent of their last successful seed: a seed job each set of levels, named by `Link: </api/jobs/{id}>; rel="monitor"` */
+                    reseed?: "true" | "false";
                     /** @description Database schema of the project (default public) */
                     schema?: string;
                 };
@@ -2809,6 +2813,8 @@ export interface paths {
         put: {
             parameters: {
                 query?: {
+                    /** @description Seed the layers that now draw differently again, on the levels and extent of their last successful seed: a seed job each set of levels, named by `Link: </api/jobs/{id}>; rel="monitor"` */
+                    reseed?: "true" | "false";
                     /** @description Database schema of the project (default public) */
                     schema?: string;
                 };
