@@ -1,5 +1,5 @@
-import { type TileCacheService } from '../cache/service.js';
 import { type Reseeder } from '../cache/reseed.js';
+import { type TileCacheService } from '../cache/service.js';
 import { type ProjectChecker } from '../insight/checks.js';
 import { type ProjectFleet } from '../insight/fleet.js';
 import { type HealthChecks } from '../insight/health.js';
