@@ -5,7 +5,7 @@
 import { type JobRecord } from '../jobs/record.js';
 import { type JobService } from '../jobs/service.js';
 import { type ProjectRef } from '../storage/project-store.js';
-import { selectionOf,type SelectionParams } from './seed-config.js';
+import { selectionOf, type SelectionParams } from './seed-config.js';
 import { type TileCacheService } from './service.js';
 
 /** The part of a seed's selection that a re-seed repeats: the levels and the extent, not the layers. */
