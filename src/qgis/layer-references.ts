@@ -147,6 +147,17 @@ function removeFieldConfiguration(mapLayer: XmlElement, fields: ReadonlySet<stri
   removeWhere(firstChild(mapLayer, 'constraintExpressions'), 'constraint', byName('field'));
 }
 
+/** Whether the layer holds joins or relations, the only places it names other layers by id. */
+export function namesOtherLayers(mapLayer: XmlElement): boolean {
+  const holds = (container: string, name: string): boolean => {
+    const parent = firstChild(mapLayer, container);
+    return parent !== undefined && firstChild(parent, name) !== undefined;
+  };
+  return (
+    holds('vectorjoins', 'join') || holds('referencedLayers', 'relation') || holds('referencingLayers', 'relation')
+  );
+}
+
 /**
  * What another layer holds of the removed one: its joins to it with the fields they added
  * (QgsVectorLayerJoinBuffer), and the relations to it it records for itself. Returns whether

@@ -1,7 +1,13 @@
 import { DocumentFormatError } from '../errors.js';
 import { authidOf } from './crs.js';
 import { type Extent, layerTreeElement, type LayerType, type MapLayerDefinition, mapLayerElement } from './layer.js';
-import { addSnapping, fieldsOf, removeLayerReferences, removeProjectReferences } from './layer-references.js';
+import {
+  addSnapping,
+  fieldsOf,
+  namesOtherLayers,
+  removeLayerReferences,
+  removeProjectReferences,
+} from './layer-references.js';
 import { type MetadataChange, type ProjectMetadata, readMetadata, writeMetadata } from './project-metadata.js';
 import { emptyProject, type NewProject } from './project-template.js';
 import { readTimeDimension, type TimeDimension } from './temporal.js';
@@ -9,6 +15,7 @@ import {
   appendChild,
   childElements,
   childText,
+  deferredMarkup,
   element,
   ensureChild,
   firstChild,
@@ -20,12 +27,21 @@ import {
   type XmlElement,
 } from './xml/node.js';
 import { parseXml } from './xml/parse.js';
-import { serializeElement, serializeXml } from './xml/serialize.js';
+import { serializeElement, serializeXml, serializeXmlBytes, type WrittenElements } from './xml/serialize.js';
 
 /** Layers stay text until a change needs their elements, which keeps big projects small in memory. */
 const DEFERRED_ELEMENTS: ReadonlySet<string> = new Set(['maplayer']);
 
 type MapLayerNode = XmlElement | XmlDeferred;
+
+/**
+ * The per-layer records outside `<projectlayers>`, by their container's path: Steward adds and
+ * removes them but never changes one in place, so each is written once and its text reused.
+ */
+const RECORDS: ReadonlyArray<{ path: string[]; record: string }> = [
+  { path: ['layerorder'], record: 'layer' },
+  { path: ['snapping-settings', 'individual-layer-settings'], record: 'layer-setting' },
+];
 
 /** What Steward reads of a layer from the project itself. */
 export interface LayerEntry {
@@ -92,6 +108,23 @@ function readLayer(layer: XmlElement): LayerEntry {
   return entry;
 }
 
+/** Reads a layer, or undefined for kinds Steward does not manage (mesh, vector tiles...). */
+function managedEntry(layer: XmlElement): LayerEntry | undefined {
+  const type = layer.attributes.get('type');
+  return type === 'vector' || type === 'raster' ? readLayer(layer) : undefined;
+}
+
+/** What a layer kept as text says of itself. */
+interface DeferredLayerFacts {
+  entry: LayerEntry | undefined;
+  /** Whether it joins or relates to other layers, which their removal changes. */
+  linked: boolean;
+}
+
+function layerFacts(layer: XmlElement): DeferredLayerFacts {
+  return { entry: managedEntry(layer), linked: namesOtherLayers(layer) };
+}
+
 function removeMatching(parent: XmlElement, name: string, matches: (child: XmlElement) => boolean): void {
   for (const child of childElements(parent, name)) if (matches(child)) removeChild(parent, child);
 }
@@ -124,7 +157,9 @@ function findTreeLayer(group: XmlElement, id: string): { parent: XmlElement; nod
 export class ProjectDocument {
   private entries: Map<string, LayerEntry> | undefined;
   /** What each unexpanded layer says of itself, read once: deferred layers never change. */
-  private readonly deferredEntries = new WeakMap<XmlDeferred, LayerEntry | null>();
+  private readonly deferredFacts = new WeakMap<XmlDeferred, DeferredLayerFacts>();
+  /** The text of the layer records written before (RECORDS, and the layer tree's layers). */
+  private readonly writtenRecords: WrittenElements = new WeakMap();
 
   private constructor(private readonly document: XmlDocument) {
     if (document.root.name !== 'qgis') {
@@ -147,15 +182,48 @@ export class ProjectDocument {
    */
   serialize(): string {
     this.collapseLayers();
-    return serializeXml(this.document);
+    this.rememberRecords();
+    return serializeXml(this.document, this.writtenRecords);
+  }
+
+  /**
+   * The project's text in UTF-8, as it is stored: the layers' bytes are copied as they are and the
+   * per-layer records' text reused, so a write of a large project costs little more than the copy.
+   */
+  encode(): Buffer {
+    this.collapseLayers();
+    this.rememberRecords();
+    return serializeXmlBytes(this.document, this.writtenRecords);
+  }
+
+  private rememberRecords(): void {
+    const remember = (record: XmlElement): void => {
+      if (!this.writtenRecords.has(record)) this.writtenRecords.set(record, serializeElement(record));
+    };
+    for (const { path: names, record } of RECORDS) {
+      const container = path(this.document.root, ...names);
+      if (container) childElements(container, record).forEach(remember);
+    }
+    const rememberTree = (group: XmlElement): void => {
+      for (const child of childElements(group)) {
+        if (child.name === 'layer-tree-layer') remember(child);
+        else if (child.name === 'layer-tree-group') rememberTree(child);
+      }
+    };
+    const tree = firstChild(this.document.root, 'layer-tree-group');
+    if (tree) rememberTree(tree);
   }
 
   private collapseLayers(): void {
     const children = firstChild(this.document.root, 'projectlayers')?.children ?? [];
     children.forEach((node, index) => {
       if (node.kind !== 'element' || node.name !== 'maplayer') return;
-      const collapsed: XmlDeferred = { kind: 'deferred', name: node.name, markup: serializeElement(node) };
-      this.deferredEntries.set(collapsed, this.entryOf(node) ?? null);
+      const collapsed: XmlDeferred = {
+        kind: 'deferred',
+        name: node.name,
+        utf8: Buffer.from(serializeElement(node), 'utf8'),
+      };
+      this.deferredFacts.set(collapsed, layerFacts(node));
       children[index] = collapsed;
     });
   }
@@ -182,16 +250,16 @@ export class ProjectDocument {
 
   /** Reads a layer, or undefined for kinds Steward does not manage (mesh, vector tiles...). */
   private entryOf(node: MapLayerNode): LayerEntry | undefined {
-    if (node.kind === 'element') {
-      const type = node.attributes.get('type');
-      return type === 'vector' || type === 'raster' ? readLayer(node) : undefined;
+    return node.kind === 'element' ? managedEntry(node) : this.factsOf(node).entry;
+  }
+
+  private factsOf(node: XmlDeferred): DeferredLayerFacts {
+    let facts = this.deferredFacts.get(node);
+    if (facts === undefined) {
+      facts = layerFacts(parseXml(deferredMarkup(node)).root);
+      this.deferredFacts.set(node, facts);
     }
-    let entry = this.deferredEntries.get(node);
-    if (entry === undefined) {
-      entry = this.entryOf(parseXml(node.markup).root) ?? null;
-      this.deferredEntries.set(node, entry);
-    }
-    return entry ?? undefined;
+    return facts;
   }
 
   private mapLayerNodes(): MapLayerNode[] {
@@ -234,7 +302,7 @@ export class ProjectDocument {
     const entry = this.layer(name);
     const node = entry && this.mapLayerNode(entry.id);
     if (!node || node.kind === 'element') return node;
-    const expanded = parseXml(node.markup).root;
+    const expanded = parseXml(deferredMarkup(node)).root;
     const children = this.projectLayers.children;
     children[children.indexOf(node)] = expanded;
     return expanded;
@@ -267,14 +335,14 @@ export class ProjectDocument {
     const entry = this.layer(name);
     if (!entry) return false;
     const layer = this.mapLayerNode(entry.id);
-    const fields = layer ? fieldsOf(layer.kind === 'element' ? layer : parseXml(layer.markup).root) : [];
+    const fields = layer ? fieldsOf(layer.kind === 'element' ? layer : parseXml(deferredMarkup(layer)).root) : [];
     if (layer) removeChild(this.projectLayers, layer);
     const relations = removeProjectReferences(this.document.root, entry.id);
     const removed = { id: entry.id, name: entry.name, fields, relations };
     const children = this.projectLayers.children;
     children.forEach((node, index) => {
-      if (node.kind === 'deferred' && node.name === 'maplayer' && node.markup.includes(entry.id)) {
-        const expanded = parseXml(node.markup).root;
+      if (node.kind === 'deferred' && node.name === 'maplayer' && this.factsOf(node).linked) {
+        const expanded = parseXml(deferredMarkup(node)).root;
         if (removeLayerReferences(expanded, removed)) children[index] = expanded;
       } else if (node.kind === 'element' && node.name === 'maplayer') {
         removeLayerReferences(node, removed);

@@ -100,7 +100,7 @@ export class ProjectRepository {
       const document = await this.load(ref);
       try {
         const result = await change(document);
-        const content = Buffer.from(document.serialize(), 'utf8');
+        const content = document.encode();
         const identity = await this.store.write(ref, content);
         this.cache.set(projectKey(ref), cacheEntry(identity, content, document));
         return result;

@@ -22,13 +22,19 @@ export interface XmlRaw {
 }
 
 /**
- * An element kept as its source text until someone needs its inside: large repeated subtrees
- * (a project's `<maplayer>`s) cost only their text, and are written back unchanged.
+ * An element kept as its source text, in UTF-8, until someone needs its inside: large repeated
+ * subtrees (a project's `<maplayer>`s) cost only their text, and are written back unchanged, the
+ * bytes as they are when a whole document is written in UTF-8.
  */
 export interface XmlDeferred {
   kind: 'deferred';
   name: string;
-  markup: string;
+  utf8: Buffer;
+}
+
+/** A deferred element's source text. */
+export function deferredMarkup(node: XmlDeferred): string {
+  return node.utf8.toString('utf8');
 }
 
 export type XmlNode = XmlElement | XmlText | XmlRaw | XmlDeferred;

@@ -152,7 +152,7 @@ export function parseXml(source: string, options: ParseOptions = {}): XmlDocumen
       if (!selfClosing && stack.length > 0 && options.deferred?.has(name)) {
         const markupEnd = closingEnd(source, name, end + 1);
         if (markupEnd < 0) throw new XmlSyntaxError(`<${name}> at offset ${open} is never closed`);
-        append({ kind: 'deferred', name: keep(name), markup: keep(source.slice(open, markupEnd)) });
+        append({ kind: 'deferred', name: keep(name), utf8: Buffer.from(source.slice(open, markupEnd), 'utf8') });
         position = markupEnd;
         continue;
       }

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { childText, firstChild } from './node.js';
+import { childText, deferredMarkup, firstChild } from './node.js';
 import { parseXml, XmlSyntaxError } from './parse.js';
-import { serializeXml } from './serialize.js';
+import { serializeXml, serializeXmlBytes } from './serialize.js';
 
 const DOCUMENT = `<!DOCTYPE qgis PUBLIC 'http://mrcc.com/qgis.dtd' 'SYSTEM'>
 <qgis version="3.22.16-Białowieża" projectname="a &amp; b 🌍">
@@ -26,6 +26,12 @@ describe('the XML tree', () => {
     assert.equal(serializeXml(parseXml(DOCUMENT, { deferred: new Set(['maplayer']) })), DOCUMENT);
   });
 
+  it('writes back exactly the UTF-8 it read, deferred elements included', () => {
+    const expected = Buffer.from(DOCUMENT, 'utf8');
+    assert.deepEqual(serializeXmlBytes(parseXml(DOCUMENT)), expected);
+    assert.deepEqual(serializeXmlBytes(parseXml(DOCUMENT, { deferred: new Set(['maplayer', 'title']) })), expected);
+  });
+
   it('decodes entities in text and attributes', () => {
     const { root } = parseXml(DOCUMENT);
     assert.equal(root.attributes.get('projectname'), 'a & b 🌍');
@@ -40,7 +46,7 @@ describe('the XML tree', () => {
     const { root } = parseXml(DOCUMENT, { deferred: new Set(['maplayer']) });
     const layers = firstChild(root, 'projectlayers')?.children.filter((node) => node.kind === 'deferred') ?? [];
     assert.deepEqual(
-      layers.map((node) => (node.kind === 'deferred' ? node.markup : '')),
+      layers.map((node) => (node.kind === 'deferred' ? deferredMarkup(node) : '')),
       [
         '<maplayer type="vector"><id>one</id><inner><maplayer-like/></inner></maplayer>',
         '<maplayer type="raster"><id>two</id></maplayer>',
