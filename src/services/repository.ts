@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-
 import { NotFound } from '../errors.js';
 import { ProjectDocument } from '../qgis/project.js';
 import { projectKey, type ProjectRef, type ProjectStore, storedText } from '../storage/project-store.js';
@@ -15,27 +13,15 @@ export interface RepositoryOptions {
   onChanged?: (ref: ProjectRef) => Promise<void>;
 }
 
-/** Digests the bytes rather than the text: a large project is then neither decoded nor encoded again to be compared. */
-function digestOf(content: Uint8Array): string {
-  return createHash('sha1').update(content).digest('hex');
-}
-
 interface CachedProject {
   identity: string;
-  /** Digest of the bytes the document was parsed from or written as. */
-  digest: string;
   document: ProjectDocument;
   /** Estimated memory of the document. */
   bytes: number;
 }
 
-function cacheEntry(
-  identity: string,
-  content: Uint8Array,
-  document: ProjectDocument,
-  digest = digestOf(content),
-): CachedProject {
-  return { identity, digest, document, bytes: estimatedBytes(content.byteLength) };
+function cacheEntry(identity: string, content: Uint8Array, document: ProjectDocument): CachedProject {
+  return { identity, document, bytes: estimatedBytes(content.byteLength) };
 }
 
 /**
@@ -46,6 +32,8 @@ function cacheEntry(
  */
 export class ProjectRepository {
   private readonly cache: LruCache<CachedProject>;
+  /** Keys of the projects this process is replacing in their store now. */
+  private readonly writing = new Set<string>();
 
   constructor(
     readonly store: ProjectStore,
@@ -54,15 +42,26 @@ export class ProjectRepository {
     this.cache = new LruCache(options.cacheBytes ?? DEFAULT_PROJECT_CACHE_BYTES);
   }
 
-  /** The parsed project; throws NotFound when there is none. */
-  async read(ref: ProjectRef): Promise<ProjectDocument> {
+  /**
+   * The parsed project; throws NotFound when there is none. While this process writes the project,
+   * its document, already changed, is the project: readers do not parse the file being replaced.
+   */
+  read(ref: ProjectRef): Promise<ProjectDocument> {
+    return this.current(ref, true);
+  }
+
+  /** The cached document when the stored project is still the one it was parsed from or written as. */
+  private async current(ref: ProjectRef, forReaders: boolean): Promise<ProjectDocument> {
+    const key = projectKey(ref);
     const identity = await this.store.identity(ref);
-    const cached = this.cache.get(projectKey(ref));
-    if (identity !== undefined && cached?.identity === identity) return cached.document;
+    const cached = this.cache.get(key);
+    if (identity !== undefined && cached && (cached.identity === identity || (forReaders && this.writing.has(key)))) {
+      return cached.document;
+    }
     return this.load(ref);
   }
 
-  /** Reads the stored project; it is decoded and parsed again only when it differs from the cached one. */
+  /** Reads and parses the stored project. */
   private async load(ref: ProjectRef): Promise<ProjectDocument> {
     const stored = await this.store.read(ref);
     if (!stored) {
@@ -71,10 +70,8 @@ export class ProjectRepository {
         `project "${ref.name}" does not exist${ref.schema === 'public' ? '' : ` in schema "${ref.schema}"`}`,
       );
     }
-    const digest = digestOf(stored.content);
-    const previous = this.cache.peek(projectKey(ref));
-    const document = previous?.digest === digest ? previous.document : ProjectDocument.parse(storedText(stored));
-    this.cache.set(projectKey(ref), cacheEntry(stored.identity, stored.content, document, digest));
+    const document = ProjectDocument.parse(storedText(stored));
+    this.cache.set(projectKey(ref), cacheEntry(stored.identity, stored.content, document));
     return document;
   }
 
@@ -93,20 +90,23 @@ export class ProjectRepository {
    * write, and once the lock is released, the `onChanged` listener is awaited.
    */
   async update<T>(ref: ProjectRef, change: (document: ProjectDocument) => T | Promise<T>): Promise<T> {
+    const key = projectKey(ref);
     const changed = await this.store.withLock(ref, async () => {
-      // The stored text, not its identity, tells whether the cached document is current: another
-      // process's write of equal size, on a reused inode within one timestamp tick (or behind an
-      // NFS attribute cache), leaves the file's identity as it was, and its change would be lost.
-      const document = await this.load(ref);
+      // Under the lock the identity tells whether the cached document is current: the stores give
+      // every write a new one (FilesystemStore: nextModified; PostgresStore: the row's xmin).
+      const document = await this.current(ref, false);
       try {
         const result = await change(document);
         const content = document.encode();
+        this.writing.add(key);
         const identity = await this.store.write(ref, content);
-        this.cache.set(projectKey(ref), cacheEntry(identity, content, document));
+        this.cache.set(key, cacheEntry(identity, content, document));
         return result;
       } catch (error) {
-        this.cache.delete(projectKey(ref));
+        this.cache.delete(key);
         throw error;
+      } finally {
+        this.writing.delete(key);
       }
     });
     await this.options.onChanged?.(ref);

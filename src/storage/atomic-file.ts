@@ -25,14 +25,16 @@ async function syncDirectory(path: string): Promise<void> {
 
 /**
  * Writes `data` to a new file beside `path`, flushes it and renames it over `path`, so readers see
- * the old content or the new, never a mix, and a crash leaves the old file intact.
+ * the old content or the new, never a mix, and a crash leaves the old file intact. `modified`, when
+ * given, is the new file's modification time (seconds since the epoch).
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+export async function writeFileAtomic(path: string, data: string | Uint8Array, modified?: number): Promise<void> {
   const temporary = temporarySibling(path);
   try {
     const handle = await open(temporary, 'wx');
     try {
       await handle.writeFile(data);
+      if (modified !== undefined) await handle.utimes(modified, modified);
       await handle.sync();
     } finally {
       await handle.close();

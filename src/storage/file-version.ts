@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { type BigIntStats, statSync } from 'node:fs';
 
 /**
  * A regular file's version (inode, size, modification time), or undefined when there is none.
@@ -6,9 +6,15 @@ import { statSync } from 'node:fs';
  * and the asynchronous one costs two hand-offs to libuv's thread pool, the larger part of a read.
  */
 export function fileVersion(path: string): string | undefined {
+  const info = fileStats(path);
+  return info && `${info.ino}:${info.size}:${info.mtimeNs}`;
+}
+
+/** A regular file's stats, or undefined when there is none. */
+export function fileStats(path: string): BigIntStats | undefined {
   try {
     const info = statSync(path, { bigint: true, throwIfNoEntry: false });
-    return info?.isFile() ? `${info.ino}:${info.size}:${info.mtimeNs}` : undefined;
+    return info?.isFile() ? info : undefined;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
     throw error;

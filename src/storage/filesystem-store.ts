@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 import { Conflict } from '../errors.js';
 import { writeFileAtomic } from './atomic-file.js';
-import { fileVersion } from './file-version.js';
+import { fileStats, fileVersion } from './file-version.js';
 import { clearDataDirLeftovers } from './leftovers.js';
 import { KeyedMutex, withFileLock } from './lock.js';
 import { ProjectArchive } from './project-archive.js';
@@ -18,6 +18,19 @@ const PROJECT_EXTENSIONS = ['.qgs', '.qgz'] as const;
  */
 const STAGING_PREFIXES = ['.creating-', '.deleting-'] as const;
 type StagingPrefix = (typeof STAGING_PREFIXES)[number];
+
+/**
+ * The modification time (seconds) of a project's next version: now, or just after the current
+ * version's when the clock has not passed it. Each write under the project's lock then changes the
+ * file's identity, even a write of equal size, on a reused inode, within one timestamp tick of the
+ * file system, so that a parse cached by one process is never taken for another process's write.
+ */
+function nextModified(currentNs: bigint | undefined): number {
+  const nowNs = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000)) * 1000n;
+  // 10 µs apart: well beyond the rounding of a time given in seconds as a double (about 0.24 µs).
+  const next = currentNs !== undefined && currentNs + 10_000n > nowNs ? currentNs + 10_000n : nowNs;
+  return Number(next) / 1e9;
+}
 
 function isMissing(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
@@ -129,13 +142,14 @@ export class FilesystemStore implements ProjectStore {
   async write(ref: ProjectRef, content: Uint8Array): Promise<string> {
     const file = await this.projectFile(ref);
     const path = file?.path ?? this.newProjectPath(ref);
+    const modified = nextModified(fileStats(path)?.mtimeNs);
     if (path.endsWith('.qgz')) {
       // Other archive members (the auxiliary storage database) are kept as they were.
       const archive = ProjectArchive.open(await readFile(path));
       archive.content = content;
-      await writeFileAtomic(path, archive.bytes());
+      await writeFileAtomic(path, archive.bytes(), modified);
     } else {
-      await writeFileAtomic(path, content);
+      await writeFileAtomic(path, content, modified);
     }
     const written = await this.projectFile(ref);
     if (!written) throw new Error(`project "${ref.name}" vanished while being written`);
