@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { startServer } from '../src/app/server.js';
 import { loadConfig } from '../src/config.js';
 import { type CatalogLayer } from '../src/gdal/catalog.js';
-import { uploadGeoTiff } from '../src/gdal/object-storage.js';
+import { copyToObjectStorage } from '../src/gdal/object-storage.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { apiCall } from './support/http.js';
 import { startTestDatabase, type TestDatabase } from './support/postgres.js';
@@ -55,7 +55,7 @@ describe('datasource browser', () => {
     [s3, database] = await Promise.all([startS3Process(BUCKET), startTestDatabase()]);
     Object.assign(process.env, s3.env);
     stack = await startStack({ dataRoots: [fixtures.dir] });
-    uploadGeoTiff(fixtures.rgbTiff, `/vsis3/${BUCKET}/scenes/rgb.tif`);
+    copyToObjectStorage(fixtures.rgbTiff, `/vsis3/${BUCKET}/scenes/rgb.tif`);
     await database.sql('CREATE TABLE public.parcels (id serial PRIMARY KEY, geom geometry(Polygon, 2154))');
     await database.sql('CREATE SCHEMA survey');
     await database.sql('CREATE TABLE survey.wells (id serial PRIMARY KEY, location geometry(Point, 4326))');

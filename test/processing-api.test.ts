@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 
 import gdal from 'gdal-async';
 
-import { uploadGeoTiff } from '../src/gdal/object-storage.js';
+import { copyToObjectStorage } from '../src/gdal/object-storage.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { type S3Process, startS3Process } from './support/s3-process.js';
 import { type Stack, startStack } from './support/stack.js';
@@ -103,7 +103,7 @@ describe('processing and overviews through the API', () => {
       new Uint8Array(size * size).map((_, index) => index % 251),
     );
     dataset.close();
-    uploadGeoTiff(local, '/vsis3/rasters/large.tif');
+    copyToObjectStorage(local, '/vsis3/rasters/large.tif');
     const reply = await stack.call('POST', '/api/projects/proc/layers', {
       type: 'raster',
       name: 'large',

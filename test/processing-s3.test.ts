@@ -14,7 +14,7 @@ import { OUTPUT_NO_DATA } from '../src/gdal/calculator/output.js';
 import { parseExpression } from '../src/gdal/calculator/parser.js';
 import { configureGdalMemory } from '../src/gdal/gdal-memory.js';
 import { computeHistogram } from '../src/gdal/histogram.js';
-import { uploadGeoTiff } from '../src/gdal/object-storage.js';
+import { copyToObjectStorage } from '../src/gdal/object-storage.js';
 import { buildOverviews } from '../src/gdal/overviews.js';
 import { configureObjectStorage, gdalS3Options } from '../src/gdal/s3.js';
 import { readS3Settings } from '../src/s3-settings.js';
@@ -72,7 +72,7 @@ describe('raster processing on object storage', () => {
     );
     for (const [name, path] of local) {
       const target = `/vsis3/${BUCKET}/inputs/${name}.tif`;
-      uploadGeoTiff(path, target);
+      copyToObjectStorage(path, target);
       remote.set(name, target);
     }
   });

@@ -1,6 +1,8 @@
 /** Paths on S3-compatible object storage as GDAL names them: `/vsis3/<bucket>/<key>`. */
 import gdal from 'gdal-async';
 
+import { runGdalTask, type TaskRun } from './gdal-child.js';
+
 export interface ObjectPath {
   bucket: string;
   key: string;
@@ -23,12 +25,19 @@ export function parseObjectPath(path: string): ObjectPath | undefined {
 
 /**
  * Copies a local GeoTIFF (or .ovr) to a `/vsis3/` path through GDAL, as one streamed multipart
- * upload: the object appears only once the upload is complete. Going through GDAL rather than an
- * S3 client keeps GDAL's cache of bucket listings true in this process (an object put there by
- * another client stays invisible to GDAL until restart once GDAL has listed its folder), so the
- * new object can be opened at once. gdal-async offers this copy only synchronously: it holds the
- * event loop for the length of the upload.
+ * upload: the object appears only once the upload is complete. gdal-async offers this copy only
+ * synchronously, so it runs in a process of its own (`copyToObjectStorage` there): a cancel kills
+ * that process, and an upload it did not complete leaves no object.
  */
-export function uploadGeoTiff(localPath: string, target: string): void {
+export async function uploadGeoTiff(localPath: string, target: string, run: TaskRun = {}): Promise<void> {
+  await runGdalTask({ kind: 'upload', localPath, target }, run);
+}
+
+/**
+ * The copy itself, through GDAL rather than an S3 client so that GDAL's own view of the bucket
+ * is the one written to. It holds the thread for the length of the upload: only the worker
+ * process of `gdal-child.ts` calls it.
+ */
+export function copyToObjectStorage(localPath: string, target: string): void {
   gdal.drivers.get('GTiff').copyFiles(target, localPath);
 }

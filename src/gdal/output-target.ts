@@ -11,13 +11,14 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 
 import { BadRequest, Unprocessable } from '../errors.js';
+import { type TaskRun } from './gdal-child.js';
 import { isObjectStoragePath, parseObjectPath, uploadGeoTiff } from './object-storage.js';
 
 export interface OutputTarget {
   /** The local file the raster is written to. */
   workPath: string;
-  /** Moves the finished file to the requested path. */
-  publish(): Promise<void>;
+  /** Moves the finished file to the requested path; `run` stops an upload and follows it. */
+  publish(run?: TaskRun): Promise<void>;
   /** Removes the work file; the requested path is left as it was. */
   discard(): Promise<void>;
 }
@@ -87,10 +88,11 @@ async function objectStorageTarget(path: string): Promise<OutputTarget> {
   const discard = () => rm(folder, { recursive: true, force: true });
   return {
     workPath,
-    publish: async () => {
+    publish: async (run) => {
       try {
-        uploadGeoTiff(workPath, path);
+        await uploadGeoTiff(workPath, path, { signal: run?.signal });
       } catch (error) {
+        if (run?.signal?.aborted) throw error;
         throw new Unprocessable(`Output ${path} cannot be written to object storage: ${(error as Error).message}`);
       } finally {
         await discard();

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import gdal from 'gdal-async';
 
 import { Unprocessable } from '../errors.js';
+import { runGdalTask, type TaskRun } from './gdal-child.js';
 import { isObjectStoragePath, uploadGeoTiff } from './object-storage.js';
 import { openRaster } from './open-raster.js';
 
@@ -47,51 +48,97 @@ function existingFactors(dataset: gdal.Dataset): number[] {
   return band.overviews.map((overview) => Math.round(width / overview.size.x));
 }
 
-/** Builds external overviews of a raster opened read-only: GDAL writes them to `<file>.ovr`. */
-async function buildExternal(path: string, factors: number[], resampling: string): Promise<void> {
+/** Fraction of the work done, from 0 to 1. */
+export type OverviewProgress = (fraction: number) => void;
+
+/**
+ * Builds external overviews of a raster opened read-only: GDAL writes them to `<file>.ovr`. It
+ * holds GDAL until done (GDAL's build cannot be stopped): only the worker process of
+ * `gdal-child.ts` calls it.
+ */
+export async function buildExternalOverviews(
+  path: string,
+  factors: number[],
+  resampling: string,
+  progress?: OverviewProgress,
+): Promise<void> {
   for (const [key, value] of Object.entries(OVR_SETTINGS)) gdal.config.set(key, value);
   const dataset = await gdal.openAsync(path, 'r');
   try {
-    await dataset.buildOverviewsAsync(resampling, factors);
+    await dataset.buildOverviewsAsync(resampling, factors, undefined, progress && { progress_cb: progress });
   } finally {
     dataset.close();
   }
 }
 
+/** The task of `gdal-child.ts` that builds `<path>.ovr`; `share` is the part of the job's progress it takes. */
+function buildInChild(path: string, factors: number[], resampling: string, run: TaskRun, share = 1): Promise<unknown> {
+  return runGdalTask(
+    { kind: 'overviews', path, factors, resampling },
+    { ...run, progress: (done, total) => run.progress?.(Math.round(done * share), Math.round(total)) },
+  );
+}
+
 /** Computes the .ovr of a remote raster through a local VRT pointing at it, then uploads it. */
-async function buildForObjectStorage(path: string, factors: number[], resampling: string): Promise<void> {
+async function buildForObjectStorage(path: string, factors: number[], resampling: string, run: TaskRun): Promise<void> {
   const folder = await mkdtemp(join(tmpdir(), 'steward-overviews-'));
   try {
     const vrt = join(folder, 'source.vrt');
     (await gdal.buildVRTAsync(vrt, [path])).close();
-    await buildExternal(vrt, factors, resampling);
-    uploadGeoTiff(`${vrt}.ovr`, `${path}.ovr`);
+    // Building takes nine tenths of the progress, the upload the rest.
+    await buildInChild(vrt, factors, resampling, run, 0.9);
+    await uploadGeoTiff(`${vrt}.ovr`, `${path}.ovr`, { signal: run.signal });
+    run.progress?.(100, 100);
   } catch (error) {
-    if (error instanceof Unprocessable) throw error;
+    if (error instanceof Unprocessable || run.signal?.aborted) throw error;
     throw new Unprocessable(`The overviews of ${path} could not be built: ${(error as Error).message}`);
   } finally {
     await rm(folder, { recursive: true, force: true });
   }
 }
 
+/** Builds `<file>.ovr` beside a local raster; a build that fails or is stopped leaves no `.ovr`. */
+async function buildLocal(path: string, factors: number[], resampling: string, run: TaskRun): Promise<void> {
+  try {
+    await buildInChild(path, factors, resampling, run);
+  } catch (error) {
+    await rm(`${path}.ovr`, { force: true });
+    if (run.signal?.aborted) throw error;
+    throw new Unprocessable(`The overviews of ${path} could not be built: ${(error as Error).message}`);
+  }
+}
+
+/** What overview building plans: the factors it will add, none when the raster has some already. */
+export interface OverviewPlan {
+  existing: number[];
+  factors: number[];
+  resampling: string;
+}
+
+/** Looks at the raster at `datasource`: the overviews it has, those it would get. */
+export async function planOverviews(datasource: string): Promise<OverviewPlan> {
+  const dataset = await openRaster(datasource);
+  try {
+    const existing = existingFactors(dataset);
+    const { x: width, y: height } = dataset.rasterSize;
+    const factors = existing.length > 0 ? [] : overviewFactors(width, height);
+    return { existing, factors, resampling: resamplingFor(dataset.bands.get(1)) };
+  } finally {
+    dataset.close();
+  }
+}
+
 /**
  * Gives the raster at `datasource` overviews unless it already has some, and returns the factors
  * it has afterwards. Local files get an external `<file>.ovr` as well; the file itself is not
- * modified.
+ * modified. The build runs in a worker process, which `run.signal` stops; nothing is left of a
+ * build that did not finish. Progress is in percent.
  */
-export async function buildOverviews(datasource: string): Promise<number[]> {
-  const dataset = await openRaster(datasource);
-  const existing = existingFactors(dataset);
-  const { x: width, y: height } = dataset.rasterSize;
-  const resampling = resamplingFor(dataset.bands.get(1));
-  dataset.close();
+export async function buildOverviews(datasource: string, run: TaskRun = {}, plan?: OverviewPlan): Promise<number[]> {
+  const { existing, factors, resampling } = plan ?? (await planOverviews(datasource));
   if (existing.length > 0) return existing;
-  const factors = overviewFactors(width, height);
   if (factors.length === 0) return [];
-  if (isObjectStoragePath(datasource)) await buildForObjectStorage(datasource, factors, resampling);
-  else
-    await buildExternal(datasource, factors, resampling).catch((error: Error) => {
-      throw new Unprocessable(`The overviews of ${datasource} could not be built: ${error.message}`);
-    });
+  if (isObjectStoragePath(datasource)) await buildForObjectStorage(datasource, factors, resampling, run);
+  else await buildLocal(datasource, factors, resampling, run);
   return factors;
 }

@@ -5,6 +5,7 @@
 import gdal from 'gdal-async';
 
 import { type S3Settings } from '../s3-settings.js';
+import { shareWithChildren } from './gdal-child.js';
 
 function endpointOptions(settings: S3Settings): Record<string, string> {
   const { url } = settings.endpoint;
@@ -27,9 +28,10 @@ export function gdalS3Options(settings: S3Settings): Record<string, string> {
   };
 }
 
-/** Applies the settings to GDAL and returns the names set (not the values: some are secrets). */
+/** Applies the settings to GDAL, here and in its worker processes, and returns the names set (not the values: some are secrets). */
 export function configureObjectStorage(settings: S3Settings): string[] {
   const options = gdalS3Options(settings);
   for (const [name, value] of Object.entries(options)) gdal.config.set(name, value);
+  shareWithChildren(options);
   return Object.keys(options);
 }

@@ -4,10 +4,12 @@
  */
 import { BadRequest } from '../errors.js';
 import { bandReferences } from '../gdal/calculator/ast.js';
-import { calculateRaster } from '../gdal/calculator/calculate.js';
+import { type CalculationResult, planCalculation } from '../gdal/calculator/calculate.js';
 import { minusHint } from '../gdal/calculator/lexer.js';
 import { parseExpression } from '../gdal/calculator/parser.js';
+import { type TaskRun } from '../gdal/gdal-child.js';
 import { type BandHistogram, computeHistogram, type HistogramOptions } from '../gdal/histogram.js';
+import { buildOverviews, planOverviews } from '../gdal/overviews.js';
 import { type ProjectRef } from '../storage/project-store.js';
 
 export interface ProcessingLayer {
@@ -28,6 +30,17 @@ export interface CalculationRequest {
   /** Local path or `/vsis3/<bucket>/<key>` of the GeoTIFF to create. */
   output: string;
 }
+
+/** What overview building did: the raster's factors afterwards, and the `.ovr` it wrote, if it wrote one. */
+export type OverviewResult = {
+  layer: string;
+  datasource: string;
+  factors: number[];
+  file?: string;
+};
+
+/** Checked work, run now or as a job: `run` stops it and follows its progress. */
+export type PlannedWork<T> = (run?: TaskRun) => Promise<T>;
 
 /** Refuses outputs Steward may not write (STEWARD_DATA_ROOTS). */
 export interface OutputGuard {
@@ -52,8 +65,11 @@ export class ProcessingService {
     return computeHistogram(found.source, options);
   }
 
-  /** Evaluates a raster calculator expression over the project's raster layers into `output`. */
-  async calculate(project: ProjectRef, request: CalculationRequest): Promise<void> {
+  /**
+   * Checks a raster calculator expression over the project's raster layers and returns its
+   * calculation into `request.output`, to run now or as a job.
+   */
+  async planCalculation(project: ProjectRef, request: CalculationRequest): Promise<PlannedWork<CalculationResult>> {
     const tree = parseExpression(request.expression);
     await this.outputs?.check(request.output);
     const named = new Set(bandReferences(tree).map(({ ref }) => ref.layer));
@@ -71,6 +87,29 @@ export class ProcessingService {
         );
       sources.set(name, layer.source);
     }
-    await calculateRaster(tree, sources, request.output);
+    return planCalculation(tree, sources, request.output);
+  }
+
+  /** Evaluates a raster calculator expression over the project's raster layers into `output`. */
+  async calculate(project: ProjectRef, request: CalculationRequest): Promise<CalculationResult> {
+    return (await this.planCalculation(project, request))();
+  }
+
+  /**
+   * Checks that a raster layer can be given overviews and returns the build: an external
+   * `<file>.ovr` beside a local raster, `<key>.ovr` beside one on object storage. A raster that
+   * has overviews already is left as it is.
+   */
+  async planOverviews(project: ProjectRef, layer: string): Promise<PlannedWork<OverviewResult>> {
+    const found = await this.layers.findLayer(project, layer);
+    if (found.type !== 'raster')
+      throw new BadRequest(`Layer "${layer}" is a vector layer; overviews are built for raster layers.`);
+    await this.outputs?.check(`${found.source}.ovr`);
+    const plan = await planOverviews(found.source);
+    return async (run) => {
+      const factors = await buildOverviews(found.source, run, plan);
+      const built = plan.existing.length === 0 && factors.length > 0;
+      return { layer, datasource: found.source, factors, ...(built && { file: `${found.source}.ovr` }) };
+    };
   }
 }

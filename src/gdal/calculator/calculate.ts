@@ -1,16 +1,24 @@
 /**
  * The raster calculator: evaluates a parsed expression over the rasters it names and writes the
- * result as a Float32 GeoTIFF (see output.ts) to a local path or `/vsis3/<bucket>/<key>`.
+ * result as a Float32 GeoTIFF (see output.ts) to a local path or `/vsis3/<bucket>/<key>`. The
+ * computation and the upload run in worker processes (`gdal-child.ts`), off this process's event
+ * loop; this process prepares the output and moves it into place.
  */
 import { BadRequest } from '../../errors.js';
+import { runGdalTask, type TaskRun } from '../gdal-child.js';
 import { prepareOutputTarget } from '../output-target.js';
 import { bandReferences, type ExpressionNode } from './ast.js';
 import { compileExpression } from './compiler.js';
-import { type OpenedInputs, openInputs } from './inputs.js';
+import { type Grid, type OpenedInputs, openInputs } from './inputs.js';
 import { createOutputRaster, OUTPUT_NO_DATA, type OutputRaster } from './output.js';
-import { runCalculation } from './runner.js';
+import { runCalculation, type WindowProgress } from './runner.js';
 
-async function compute(inputs: OpenedInputs, tree: ExpressionNode, workPath: string): Promise<void> {
+async function compute(
+  inputs: OpenedInputs,
+  tree: ExpressionNode,
+  workPath: string,
+  progress?: WindowProgress,
+): Promise<void> {
   const kernel = compileExpression(
     tree,
     inputs.bands.map((input) => ({ key: input.key, storage: input.type.storage, noData: input.noData })),
@@ -19,34 +27,93 @@ async function compute(inputs: OpenedInputs, tree: ExpressionNode, workPath: str
   let output: OutputRaster | undefined;
   try {
     output = await createOutputRaster(workPath, inputs.grid);
-    await runCalculation(kernel, inputs.bands, output);
+    await runCalculation(kernel, inputs.bands, output, progress);
   } finally {
     output?.dataset.close();
   }
 }
 
 /**
- * Computes `tree` and writes it to `outputPath`. `sources` maps each layer name the expression
- * uses to its GDAL datasource. Nothing appears at `outputPath` unless the whole run succeeds.
+ * Computes `tree` over `sources` into the local GeoTIFF `workPath`, in this process: the task the
+ * worker process of `gdal-child.ts` runs. `progress` is told of each window written.
  */
+export async function computeRaster(
+  tree: ExpressionNode,
+  sources: ReadonlyMap<string, string>,
+  workPath: string,
+  progress?: WindowProgress,
+): Promise<void> {
+  let inputs: OpenedInputs | undefined;
+  try {
+    inputs = await openInputs(bandReferences(tree), sources);
+    await compute(inputs, tree, workPath, progress);
+  } finally {
+    inputs?.close();
+  }
+}
+
+/** Opens the inputs as the computation will, so that a missing band or raster fails the request itself. */
+async function checkInputs(tree: ExpressionNode, sources: ReadonlyMap<string, string>): Promise<Grid> {
+  const inputs = await openInputs(bandReferences(tree), sources);
+  const { grid } = inputs;
+  inputs.close();
+  return grid;
+}
+
+/** What a calculation made: the output and its size. */
+export type CalculationResult = {
+  output: string;
+  width: number;
+  height: number;
+};
+
+/** A calculation checked and ready to run; `run` stops it (nothing is left at the output) and follows its windows. */
+export type PlannedCalculation = (run?: TaskRun) => Promise<CalculationResult>;
+
+/**
+ * Checks that `tree` can be computed over `sources` (layer name to GDAL datasource) into
+ * `outputPath`, and returns the calculation. Nothing appears at `outputPath` unless the whole run
+ * succeeds.
+ */
+export async function planCalculation(
+  tree: ExpressionNode,
+  sources: ReadonlyMap<string, string>,
+  outputPath: string,
+): Promise<PlannedCalculation> {
+  if (bandReferences(tree).length === 0)
+    throw new BadRequest('The expression must use at least one raster band, for example "dem@1".');
+  const target = await prepareOutputTarget(outputPath);
+  let grid: Grid;
+  try {
+    grid = await checkInputs(tree, sources);
+  } catch (error) {
+    await target.discard();
+    throw error;
+  }
+  return async (run = {}) => {
+    try {
+      const task = {
+        kind: 'calculate' as const,
+        tree,
+        sources: Object.fromEntries(sources),
+        workPath: target.workPath,
+      };
+      await runGdalTask(task, run);
+      await target.publish(run);
+    } catch (error) {
+      await target.discard();
+      throw error;
+    }
+    return { output: outputPath, width: grid.width, height: grid.height };
+  };
+}
+
+/** Computes `tree` and writes it to `outputPath` (see planCalculation). */
 export async function calculateRaster(
   tree: ExpressionNode,
   sources: ReadonlyMap<string, string>,
   outputPath: string,
-): Promise<void> {
-  const references = bandReferences(tree);
-  if (references.length === 0)
-    throw new BadRequest('The expression must use at least one raster band, for example "dem@1".');
-  const target = await prepareOutputTarget(outputPath);
-  let inputs: OpenedInputs | undefined;
-  try {
-    inputs = await openInputs(references, sources);
-    await compute(inputs, tree, target.workPath);
-    await target.publish();
-  } catch (error) {
-    await target.discard();
-    throw error;
-  } finally {
-    inputs?.close();
-  }
+  run?: TaskRun,
+): Promise<CalculationResult> {
+  return (await planCalculation(tree, sources, outputPath))(run);
 }

@@ -39,10 +39,14 @@ function writeWindow(output: OutputRaster, w: Window, pixels: Float32Array, piec
   return Promise.all([output.band.pixels.writeAsync(w.x, w.y, w.width, w.height, pixels), ...writes]);
 }
 
+/** Told after each window is computed: `done` windows of `total`. */
+export type WindowProgress = (done: number, total: number) => void;
+
 export async function runCalculation(
   kernel: Kernel,
   inputs: readonly InputBand[],
   output: OutputRaster,
+  progress?: WindowProgress,
 ): Promise<void> {
   const { x: width, y: height } = output.band.size;
   // Windows cover whole tiles, and start on multiples of every overview factor.
@@ -70,6 +74,7 @@ export async function runCalculation(
       const out = buffers.outputs[slot] as Float32Array;
       kernel(w.width * w.height, out, pixels);
       writes[slot] = writeWindow(output, w, out, pyramid.reduce(out, w.width, w.height, slot));
+      progress?.(i + 1, windows.length);
     }
     await Promise.all(writes);
     await output.dataset.flushAsync();

@@ -1,0 +1,122 @@
+/**
+ * Heavy GDAL work off the event loop: each task runs in a Node child process of its own
+ * (`gdal-child-main.ts`), which reports progress and its result over IPC. A task is stopped at
+ * once by killing its process, whatever GDAL call it is in (GDAL's own calls cannot be cancelled
+ * from JavaScript); the caller then removes what the task had written, which it always knows,
+ * since it chooses the paths. The child ends with this process (it exits when the IPC channel
+ * closes). This is the only module that starts or talks to these processes.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import gdal from 'gdal-async';
+
+import { childEnvironment } from '../config.js';
+import { BadGateway, BadRequest, Conflict, NotFound, StewardError, Unprocessable } from '../errors.js';
+import { type ExpressionNode } from './calculator/ast.js';
+
+/** What a child process can be asked to do. */
+export type GdalTask =
+  /** Computes `tree` over `sources` (layer name to datasource) into the local GeoTIFF `workPath`. */
+  | { kind: 'calculate'; tree: ExpressionNode; sources: Record<string, string>; workPath: string }
+  /** Builds the external overviews (`<path>.ovr`) of the raster at `path`. */
+  | { kind: 'overviews'; path: string; factors: number[]; resampling: string }
+  /** Copies the local file `localPath` to the `/vsis3/` path `target`. */
+  | { kind: 'upload'; localPath: string; target: string };
+
+export interface TaskRun {
+  /** Kills the task's process. */
+  signal?: AbortSignal;
+  /** `done` of `total` units of the task. */
+  progress?: (done: number, total: number) => void;
+}
+
+/** Messages from the child to this process. */
+export type ChildMessage =
+  | { type: 'progress'; done: number; total: number }
+  | { type: 'done'; result: unknown }
+  | { type: 'error'; status: number | null; message: string; clientMessage: string };
+
+/** GDAL configuration options set in this process that children must have too (object storage). */
+const shared: Record<string, string> = {};
+
+/** Options set in this process with gdal.config that every child process gets as well. */
+export function shareWithChildren(options: Record<string, string>): void {
+  Object.assign(shared, options);
+}
+
+const here = fileURLToPath(import.meta.url);
+/** The child's module, compiled (.js) or run through tsx (.ts) like this one. */
+const CHILD_MAIN = here.replace(/gdal-child\.[cm]?[jt]s$/, `gdal-child-main${extname(here)}`);
+
+const ERRORS: Record<number, new (message: string, options?: { clientMessage?: string }) => StewardError> = {
+  400: BadRequest,
+  404: NotFound,
+  409: Conflict,
+  422: Unprocessable,
+  502: BadGateway,
+};
+
+/** The child's failure as the error class it was thrown as, or a plain Error for an engine's own. */
+function childError(message: Extract<ChildMessage, { type: 'error' }>): Error {
+  if (message.status === null) return new Error(message.message);
+  const Known = ERRORS[message.status];
+  if (Known) return new Known(message.message, { clientMessage: message.clientMessage });
+  return new StewardError(message.status, message.message, { clientMessage: message.clientMessage });
+}
+
+let uploads = 0;
+
+/**
+ * After another process wrote to object storage, GDAL here must forget what it listed or learnt
+ * of the bucket, or the new object stays invisible to it. Setting any `AWS_` option makes GDAL
+ * drop its cached listings and file properties (it takes them as made with other credentials).
+ */
+export function forgetObjectStorageListings(): void {
+  uploads += 1;
+  gdal.config.set('AWS_STEWARD_UPLOADS', String(uploads));
+}
+
+function settle(child: ChildProcess, run: TaskRun): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    let outcome: { ok: true; value: unknown } | { ok: false; error: Error } | undefined;
+    const abort = (): void => {
+      const reason: unknown = run.signal?.reason;
+      outcome ??= { ok: false, error: reason instanceof Error ? reason : new Error(String(reason)) };
+      child.kill('SIGKILL');
+    };
+    child.on('message', (message: ChildMessage) => {
+      if (message.type === 'progress') run.progress?.(message.done, message.total);
+      else if (message.type === 'done') outcome ??= { ok: true, value: message.result };
+      else outcome ??= { ok: false, error: childError(message) };
+    });
+    child.once('error', (error) => {
+      outcome ??= { ok: false, error };
+    });
+    child.once('exit', (code, signal) => {
+      run.signal?.removeEventListener('abort', abort);
+      if (outcome?.ok) resolve(outcome.value);
+      else reject(outcome?.error ?? new Error(`the GDAL worker process ended (${signal ?? code}) without a result`));
+    });
+    if (run.signal?.aborted) abort();
+    else run.signal?.addEventListener('abort', abort, { once: true });
+  });
+}
+
+/** Runs `task` in a child process of its own and returns its result. */
+export async function runGdalTask(task: GdalTask, run: TaskRun = {}): Promise<unknown> {
+  run.signal?.throwIfAborted();
+  const child = fork(CHILD_MAIN, [], {
+    env: childEnvironment(shared),
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    serialization: 'advanced',
+  });
+  const result = settle(child, run);
+  child.send(task);
+  try {
+    return await result;
+  } finally {
+    if (task.kind === 'upload') forgetObjectStorageListings();
+  }
+}
