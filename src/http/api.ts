@@ -68,7 +68,7 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     projectMapRoutes(services.maps),
     styleRoutes(services),
     symbologyRoutes(() => services.qgis.symbology()),
-    processingRoutes(services.processing),
+    processingRoutes(services.processing, services.jobs),
     instanceRoutes(services.registry, () => services.qgis.symbology()),
     cacheRoutes(services.cache, services.jobs),
     datasourceRoutes(services.datasources),

@@ -9,7 +9,7 @@ import { NotFound } from '../../errors.js';
 import { type JobService } from '../../jobs/service.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses, ProjectParams, SchemaQuery } from '../schemas.js';
-import { Job, publicJob } from './jobs.js';
+import { acceptedJob, Job } from './jobs.js';
 
 const CacheStatus = Type.Object({
   valid: Type.Boolean({ description: 'The configuration exists and MapProxy loads it' }),
@@ -103,7 +103,7 @@ export function cacheRoutes(cache: TileCacheService | undefined, jobs: JobServic
       api.post(`/${kind}`, seedRoute(kind, body, summary), async (request, reply) => {
         const work = await enabled().planSeed(request.project, kind, selectionOf(request.body));
         const job = await jobs.submit({ kind, project: request.project, params: request.body }, work);
-        return reply.code(202).header('location', `/api/jobs/${job.id}`).send(publicJob(job));
+        return acceptedJob(reply, job);
       });
     }
   };

@@ -1,7 +1,7 @@
 /** Long work and its progress: seeding, truncation, processing run as jobs. */
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { type FastifyPluginAsync } from 'fastify';
+import { type FastifyPluginAsync, type FastifyReply } from 'fastify';
 
 import { type JobRecord } from '../../jobs/record.js';
 import { type JobService } from '../../jobs/service.js';
@@ -54,6 +54,11 @@ const JobQuery = Type.Object({
 export function publicJob(job: JobRecord): Omit<JobRecord, 'owner' | 'heartbeat'> {
   const { owner: _owner, heartbeat: _heartbeat, ...shown } = job;
   return shown;
+}
+
+/** The answer to a request whose work became a job: 202, the job, and where to follow it. */
+export function acceptedJob(reply: FastifyReply, job: JobRecord): FastifyReply {
+  return reply.code(202).header('location', `/api/jobs/${job.id}`).send(publicJob(job));
 }
 
 export function jobRoutes(jobs: JobService): RouteModule {

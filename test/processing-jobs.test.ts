@@ -1,0 +1,301 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { copyFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+
+import type { FastifyInstance } from 'fastify';
+import gdal from 'gdal-async';
+
+import { Conflict } from '../src/errors.js';
+import { configureGdalMemory } from '../src/gdal/gdal-memory.js';
+import { processingRoutes } from '../src/http/routes/processing.js';
+import { FilesystemJobStore } from '../src/jobs/filesystem-jobs.js';
+import { type JobRecord } from '../src/jobs/record.js';
+import { JobService } from '../src/jobs/service.js';
+import { ProcessingService } from '../src/services/processing.js';
+import { startApiProcess } from './support/api-process.js';
+import { bareApp, MemoryLayers } from './support/processing-app.js';
+import { scratchFolder, seededRandom, writeRaster } from './support/rasters.js';
+import { type JobReply, waitForJob } from './support/seeding.js';
+
+configureGdalMemory();
+const run = promisify(execFile);
+
+/** The job store, keeping every progress it was asked to save. */
+class RecordingStore extends FilesystemJobStore {
+  readonly progress = new Map<string, Array<[number, number]>>();
+
+  override async update(id: string, change: (job: JobRecord) => JobRecord | undefined): Promise<JobRecord | undefined> {
+    const updated = await super.update(id, change);
+    if (updated?.state === 'running') {
+      const seen = this.progress.get(id) ?? [];
+      seen.push([updated.done, updated.total]);
+      this.progress.set(id, seen);
+    }
+    return updated;
+  }
+}
+
+/** Every band's pixels of a raster, or of one of its overview levels. */
+function pixels(path: string, overview?: number): Float64Array {
+  const dataset = gdal.open(path);
+  try {
+    const full = dataset.bands.get(1);
+    const band = overview === undefined ? full : full.overviews.get(overview);
+    const { x, y } = band.size;
+    return Float64Array.from(band.pixels.read(0, 0, x, y) as ArrayLike<number>);
+  } finally {
+    dataset.close();
+  }
+}
+
+function assertMoved(progress: Array<[number, number]> | undefined): void {
+  assert.ok(progress && progress.length > 0, 'progress was saved');
+  const between = progress.filter(([done, total]) => total > 0 && done > 0 && done < total);
+  assert.ok(between.length >= 2, `progress moved through the work: ${JSON.stringify(progress)}`);
+  for (let i = 1; i < progress.length; i++) {
+    assert.ok((progress[i]?.[0] ?? 0) >= (progress[i - 1]?.[0] ?? 0), 'progress never goes back');
+  }
+}
+
+describe('processing with Prefer: respond-async', () => {
+  let folder: Awaited<ReturnType<typeof scratchFolder>>;
+  let app: FastifyInstance;
+  let store: RecordingStore;
+  let jobs: JobService;
+  const path = (name: string): string => join(folder.dir, name);
+
+  const post = (url: string, payload: unknown, prefer?: string) =>
+    app.inject({
+      method: 'POST',
+      url,
+      payload: payload as object,
+      headers: prefer === undefined ? {} : { prefer },
+    });
+  const waitFor = async (id: string, until: (job: JobRecord) => boolean): Promise<JobRecord> => {
+    for (let tries = 0; tries < 1200; tries++) {
+      const job = await jobs.get(id);
+      if (until(job)) return job;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    throw new Error(`job ${id} did not get there`);
+  };
+  const ended = (job: JobRecord): boolean => ['succeeded', 'failed', 'cancelled'].includes(job.state);
+
+  before(async () => {
+    folder = await scratchFolder('steward-proc-jobs-');
+    const random = seededRandom(5);
+    // 2048 x 4096 pixels: four windows of the calculator.
+    const grid = { width: 2048, height: 4096 };
+    writeRaster(path('a.tif'), { ...grid, type: 'Float32', noData: -9999, tile: 256, value: () => random() * 100 });
+    writeRaster(path('b.tif'), { ...grid, type: 'Int16', value: (x, y) => (x + y) % 500 });
+    // Large enough that a cancel comes while it is computed.
+    const big = { width: 6144, height: 6144 };
+    writeRaster(path('big.tif'), { ...big, type: 'Float32', tile: 256, value: (x, y) => (x * y) % 1000 });
+    writeRaster(path('photo.tif'), { ...big, type: 'Byte', tile: 256, value: (x, y) => (x ^ y) & 255 });
+    await copyFile(path('photo.tif'), path('photo-cancel.tif'));
+    await copyFile(path('photo.tif'), path('photo-reference.tif'));
+    const layers = new MemoryLayers({
+      'public/site': [
+        { name: 'a', type: 'raster', source: path('a.tif') },
+        { name: 'b', type: 'raster', source: path('b.tif') },
+        { name: 'big', type: 'raster', source: path('big.tif') },
+        { name: 'photo', type: 'raster', source: path('photo.tif') },
+        { name: 'photo-cancel', type: 'raster', source: path('photo-cancel.tif') },
+        { name: 'roads', type: 'vector', source: path('roads.gpkg') },
+      ],
+    });
+    store = new RecordingStore(folder.dir);
+    jobs = new JobService(store, { concurrency: 2, withSchema: false, progressWriteMs: 1 });
+    await jobs.start();
+    app = await bareApp(processingRoutes(new ProcessingService(layers), jobs));
+  });
+  after(async () => {
+    await jobs.close();
+    await app.close();
+    await folder.remove();
+  });
+
+  test('answers 202 with the calculator job, whose progress moves and whose output equals the one made at once', async () => {
+    const expression = 'a@1 * 2 + b@1';
+    const now = await post('/api/processing/raster/calculator/site', { expression, output: path('now.tif') });
+    assert.equal(now.statusCode, 201, now.body);
+    assert.equal(now.headers['preference-applied'], undefined);
+    const reply = await post(
+      '/api/processing/raster/calculator/site',
+      { expression, output: path('later.tif') },
+      'wait=10, respond-async',
+    );
+    assert.equal(reply.statusCode, 202, reply.body);
+    const job = reply.json<JobReply & { kind: string }>();
+    assert.equal(reply.headers['location'], `/api/jobs/${job.id}`);
+    assert.equal(reply.headers['preference-applied'], 'respond-async');
+    assert.equal(job.kind, 'calculator');
+    const done = await waitFor(job.id, ended);
+    assert.equal(done.state, 'succeeded', done.error ?? '');
+    assert.deepEqual(done.result, { output: path('later.tif'), width: 2048, height: 4096 });
+    assert.deepEqual([done.progress, done.done, done.total], [1, 4, 4]);
+    assertMoved(store.progress.get(job.id));
+    const [made, expected] = [pixels(path('later.tif')), pixels(path('now.tif'))];
+    assert.ok(
+      Buffer.from(made.buffer).equals(Buffer.from(expected.buffer)),
+      'the same pixels as the request answered at once',
+    );
+    const a = pixels(path('a.tif'));
+    const b = pixels(path('b.tif'));
+    for (const i of [0, 1, 4097, 2048 * 4096 - 1])
+      assert.ok(Math.abs((made[i] ?? 0) - ((a[i] ?? 0) * 2 + (b[i] ?? 0))) < 1e-3, `pixel ${i}`);
+  });
+
+  test('checks the request before making a job: a bad expression is 400 at once, with no job', async () => {
+    const before = (await jobs.list({})).length;
+    const reply = await post(
+      '/api/processing/raster/calculator/site',
+      { expression: 'a@1 + nowhere@1', output: path('never.tif') },
+      'respond-async',
+    );
+    assert.equal(reply.statusCode, 400, reply.body);
+    assert.equal((await jobs.list({})).length, before);
+  });
+
+  test('a cancelled calculator job stops and leaves no output, nor any work file', async () => {
+    const files = (await readdir(folder.dir)).sort();
+    const output = path('cancelled.tif');
+    const reply = await post(
+      '/api/processing/raster/calculator/site',
+      { expression: 'sqrt(big@1) * 3', output },
+      'respond-async',
+    );
+    assert.equal(reply.statusCode, 202, reply.body);
+    const { id } = reply.json<JobReply>();
+    await waitFor(id, (job) => job.done >= 1 || ended(job));
+    const cancelled = await jobs.cancel(id);
+    assert.equal(cancelled.state, 'cancelled');
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const after = (await readdir(folder.dir)).filter((name) => name !== '.jobs').sort();
+    assert.deepEqual(
+      after,
+      files.filter((name) => name !== '.jobs'),
+      'nothing was left beside the inputs',
+    );
+    await assert.rejects(jobs.cancel(id), Conflict);
+  });
+
+  test('builds overviews as a job, with GDAL progress, equal to gdaladdo', async () => {
+    const reply = await post('/api/processing/raster/overviews/site/photo', undefined, 'respond-async');
+    assert.equal(reply.statusCode, 202, reply.body);
+    const job = reply.json<JobReply & { kind: string }>();
+    assert.equal(job.kind, 'overviews');
+    const done = await waitFor(job.id, ended);
+    assert.equal(done.state, 'succeeded', done.error ?? '');
+    assert.deepEqual(done.result, {
+      layer: 'photo',
+      datasource: path('photo.tif'),
+      factors: [2, 4, 8, 16, 32],
+      file: `${path('photo.tif')}.ovr`,
+    });
+    assertMoved(store.progress.get(job.id));
+    await run('gdaladdo', ['-ro', '-r', 'average', path('photo-reference.tif'), '2', '4', '8', '16', '32']);
+    for (let level = 0; level < 5; level++) {
+      const [made, expected] = [pixels(path('photo.tif'), level), pixels(path('photo-reference.tif'), level)];
+      assert.ok(Buffer.from(made.buffer).equals(Buffer.from(expected.buffer)), `overview level ${level}`);
+    }
+    const again = await post('/api/processing/raster/overviews/site/photo', undefined);
+    assert.equal(again.statusCode, 200, again.body);
+    assert.deepEqual(again.json(), { layer: 'photo', datasource: path('photo.tif'), factors: [2, 4, 8, 16, 32] });
+  });
+
+  test('a cancelled overview job leaves no .ovr, and the raster has no overviews', async () => {
+    const reply = await post('/api/processing/raster/overviews/site/photo-cancel', undefined, 'respond-async');
+    assert.equal(reply.statusCode, 202, reply.body);
+    const { id } = reply.json<JobReply>();
+    await waitFor(id, (job) => job.state !== 'queued');
+    const cancelled = await jobs.cancel(id);
+    assert.equal(cancelled.state, 'cancelled');
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.ok(!(await readdir(folder.dir)).includes('photo-cancel.tif.ovr'));
+    const dataset = gdal.open(path('photo-cancel.tif'));
+    assert.equal(dataset.bands.get(1).overviews.count(), 0);
+    dataset.close();
+  });
+
+  test('refuses overviews of a vector layer (400) and of an unknown layer (404), with no job', async () => {
+    const before = (await jobs.list({})).length;
+    assert.equal(
+      (await post('/api/processing/raster/overviews/site/roads', undefined, 'respond-async')).statusCode,
+      400,
+    );
+    assert.equal(
+      (await post('/api/processing/raster/overviews/site/nope', undefined, 'respond-async')).statusCode,
+      404,
+    );
+    assert.equal((await jobs.list({})).length, before);
+  });
+});
+
+describe('a processing job whose API was killed', () => {
+  let folder: Awaited<ReturnType<typeof scratchFolder>>;
+
+  before(async () => {
+    folder = await scratchFolder('steward-proc-restart-');
+  });
+  after(async () => {
+    await folder.remove();
+  });
+
+  test('is reported failed after a restart, and a new one runs', async () => {
+    const projects = join(folder.dir, 'projects');
+    const source = writeRaster(join(folder.dir, 'big.tif'), {
+      type: 'Float32',
+      width: 6144,
+      height: 6144,
+      tile: 256,
+      value: (x, y) => (x + y) % 777,
+    });
+    const env = {
+      STEWARD_QGISSERVER_URL: 'http://127.0.0.1:9/',
+      STEWARD_QGISSERVER_PROJECTS_DIR: projects,
+    };
+    const prefer = async (base: string, output: string): Promise<JobReply> => {
+      const reply = await fetch(`${base}/api/processing/raster/calculator/site`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+        body: JSON.stringify({ expression: 'big@1 / 2', output }),
+      });
+      assert.equal(reply.status, 202);
+      return (await reply.json()) as JobReply;
+    };
+    const first = await startApiProcess(env);
+    let second: Awaited<ReturnType<typeof startApiProcess>> | undefined;
+    try {
+      assert.equal((await first.call('POST', '/api/projects/', { name: 'site', author: 'test' })).status, 201);
+      const layer = await first.call('POST', '/api/projects/site/layers', {
+        type: 'raster',
+        name: 'big',
+        datasource: source,
+      });
+      assert.ok(layer.status < 300, JSON.stringify(layer.body));
+      const killed = await prefer(first.url, join(folder.dir, 'killed.tif'));
+      await waitForJob(
+        (...args) => first.call(...args),
+        killed.id,
+        (job) => job.done >= 1 || job.state !== 'running',
+      );
+      await first.kill();
+      second = await startApiProcess(env);
+      const failed = await waitForJob((...args) => second.call(...args), killed.id);
+      assert.equal(failed.state, 'failed');
+      assert.match(failed.error ?? '', /stopped before the job ended/);
+      assert.ok(!(await readdir(folder.dir)).includes('killed.tif'));
+      const next = await prefer(second.url, join(folder.dir, 'next.tif'));
+      const done = await waitForJob((...args) => second.call(...args), next.id);
+      assert.equal(done.state, 'succeeded', done.error ?? '');
+      assert.ok((await readdir(folder.dir)).includes('next.tif'));
+    } finally {
+      await first.kill();
+      await second?.kill();
+    }
+  });
+});
