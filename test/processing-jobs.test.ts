@@ -284,13 +284,14 @@ describe('a processing job whose API was killed', () => {
         (job) => job.done >= 1 || job.state !== 'running',
       );
       await first.kill();
-      second = await startApiProcess(env);
-      const failed = await waitForJob((...args) => second.call(...args), killed.id);
+      const restarted = await startApiProcess(env);
+      second = restarted;
+      const failed = await waitForJob((...args) => restarted.call(...args), killed.id);
       assert.equal(failed.state, 'failed');
       assert.match(failed.error ?? '', /stopped before the job ended/);
       assert.ok(!(await readdir(folder.dir)).includes('killed.tif'));
       const next = await prefer(second.url, join(folder.dir, 'next.tif'));
-      const done = await waitForJob((...args) => second.call(...args), next.id);
+      const done = await waitForJob((...args) => restarted.call(...args), next.id);
       assert.equal(done.state, 'succeeded', done.error ?? '');
       assert.ok((await readdir(folder.dir)).includes('next.tif'));
     } finally {

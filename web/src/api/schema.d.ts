@@ -951,7 +951,10 @@ export interface paths {
                     /** @description Database schema of the project (default public) */
                     schema?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description "respond-async" (RFC 7240): answer 202 with a job at once, instead of when done */
+                    prefer?: string;
+                };
                 path: {
                     project: string;
                 };
@@ -997,6 +1000,46 @@ export interface paths {
                     };
                     content: {
                         "application/json": boolean;
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            created: string;
+                            /** @description Units done (tiles, percent of a GDAL step) */
+                            done: number;
+                            /** @description Why the job failed */
+                            error: string | null;
+                            /** Format: date-time */
+                            finished: string | null;
+                            /** @description UUID of the job */
+                            id: string;
+                            /** @description seed, truncate, calculator or overviews */
+                            kind: string;
+                            /** @description What the job was asked to do */
+                            params: {
+                                [key: string]: unknown;
+                            };
+                            progress: number;
+                            project: string;
+                            /** @description What the job produced */
+                            result?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The project's database schema, with projects in PostgreSQL */
+                            schema?: string;
+                            /** Format: date-time */
+                            started: string | null;
+                            /** @description queued, then running, then one of succeeded, failed, cancelled */
+                            state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                            /** @description Units in all; 0 while not known */
+                            total: number;
+                        };
                     };
                 };
             };
@@ -1078,6 +1121,120 @@ export interface paths {
                                 /** @description Pixel counts per bin, each bin half-open except the last, which includes max */
                                 values: number[];
                             };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/processing/raster/overviews/{project}/{layer}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Build the overviews of a raster layer, unless it has some already */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: {
+                    /** @description "respond-async" (RFC 7240): answer 202 with a job at once, instead of when done */
+                    prefer?: string;
+                };
+                path: {
+                    layer: string;
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            datasource: string;
+                            /** @description Reduction factors of the overviews the raster has now */
+                            factors: number[];
+                            /** @description The .ovr written, when the raster had no overviews before */
+                            file?: string;
+                            layer: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            created: string;
+                            /** @description Units done (tiles, percent of a GDAL step) */
+                            done: number;
+                            /** @description Why the job failed */
+                            error: string | null;
+                            /** Format: date-time */
+                            finished: string | null;
+                            /** @description UUID of the job */
+                            id: string;
+                            /** @description seed, truncate, calculator or overviews */
+                            kind: string;
+                            /** @description What the job was asked to do */
+                            params: {
+                                [key: string]: unknown;
+                            };
+                            progress: number;
+                            project: string;
+                            /** @description What the job produced */
+                            result?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The project's database schema, with projects in PostgreSQL */
+                            schema?: string;
+                            /** Format: date-time */
+                            started: string | null;
+                            /** @description queued, then running, then one of succeeded, failed, cancelled */
+                            state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                            /** @description Units in all; 0 while not known */
+                            total: number;
                         };
                     };
                 };
