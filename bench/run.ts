@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark of the project, printed and written to bench/results/.
- * `npm run bench -- api` (or `processing`, `plugin`, `scale`, `pool`, `console`) runs the named suites only.
+ * `npm run bench -- api` (or `processing`, `jobs`, `plugin`, `scale`, `pool`, `console`) runs the named suites only.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -11,6 +11,7 @@ import gdal from 'gdal-async';
 import { localQgisVersion } from '../src/runtime/qgis-version.js';
 import { runApiBench } from './api.js';
 import { runConsoleBench } from './console.js';
+import { runJobsBench } from './jobs.js';
 import { runPluginBench } from './plugin.js';
 import { runPoolBench } from './pool.js';
 import { runProcessingBench } from './processing.js';
@@ -28,6 +29,7 @@ const sections = [`# Steward benchmarks\n\n${await machine()}`];
 const suites: Array<[string, string, () => Promise<string>]> = [
   ['api', 'API', runApiBench],
   ['processing', 'raster processing', runProcessingBench],
+  ['jobs', 'reads during a job', runJobsBench],
   ['plugin', 'monitoring plugin', runPluginBench],
   ['scale', 'writes, reads under writes and many projects', runScaleBench],
   ['pool', 'QGIS Server FastCGI pool', runPoolBench],
