@@ -42,7 +42,7 @@ async function startQgisServer(env: NodeJS.ProcessEnv, port: number): Promise<{ 
   };
   if (env['STEWARD_DEV_SERVERS'] === '1') return QgisServerProcess.start({ port, env: pluginEnv });
   return QgisFcgiPool.start({
-    nginxTemplate: join(deploy, 'nginx.conf'),
+    deployDir: deploy,
     runDir: join(checkout, 'data', 'run'),
     processes: qgisProcesses(env),
     port,

@@ -30,7 +30,7 @@ describe('the FastCGI pool of deploy/', () => {
     await registry.start(monitoringPort, '127.0.0.1');
     project = await writeSampleProject(workDir);
     pool = await QgisFcgiPool.start({
-      nginxTemplate: join(repo, 'deploy', 'nginx.conf'),
+      deployDir: join(repo, 'deploy'),
       runDir: join(workDir, 'run'),
       processes: PROCESSES,
       env: { QGIS_PLUGINPATH: join(repo, 'plugin'), STEWARD_HOST: '127.0.0.1', STEWARD_PORT: String(monitoringPort) },

@@ -17,8 +17,8 @@ export interface MapProxyOptions extends QgisServerOptions {
   gunicornConfig?: string;
 }
 
-/** The command serving `configDir` on host:port, and its environment. */
-function serverCommand(
+/** The command serving `configDir` on host:port, and its environment (deploy/systemd/steward-mapproxy.service runs it too). */
+export function serverCommand(
   configDir: string,
   listen: string,
   options: MapProxyOptions,

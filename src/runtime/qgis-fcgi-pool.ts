@@ -1,7 +1,7 @@
 /**
  * QGIS Server the production way: `processes` qgis_mapserv.fcgi processes, each started by
  * spawn-fcgi on a loopback FastCGI port of its own, behind nginx configured from the repository's
- * deploy/nginx.conf. Each process loads the server plugins at start, so each registers with Steward
+ * deploy/nginx.conf and deploy/nginx-qgis-server.conf. Each process loads the server plugins at start, so each registers with Steward
  * as an instance of its own. A process that exits is started again.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -19,8 +19,8 @@ const START_TIMEOUT_MS = 30_000;
 const RESTART_DELAY_MS = 1_000;
 
 export interface QgisFcgiPoolOptions {
-  /** deploy/nginx.conf of the checkout. */
-  nginxTemplate: string;
+  /** deploy/ of the checkout: nginx.conf and nginx-qgis-server.conf. */
+  deployDir: string;
   /** Where the rendered configuration, nginx's pid and temporary files go. */
   runDir: string;
   processes: number;
@@ -40,6 +40,11 @@ export function renderTemplate(template: string, values: Readonly<Record<string,
   });
 }
 
+/** The command of one process of the pool, as deploy/systemd/steward-qgis-fcgi@.service runs it too. */
+export function fcgiCommand(port: number | string): [string, string[]] {
+  return ['spawn-fcgi', ['-n', '-a', '127.0.0.1', '-p', String(port), '--', FCGI_PROGRAM]];
+}
+
 /** One qgis_mapserv.fcgi process, started again whenever it exits until the pool stops. */
 class FcgiProcess {
   private child: ChildProcess | undefined;
@@ -53,7 +58,8 @@ class FcgiProcess {
   ) {}
 
   start(): void {
-    const child = spawn('spawn-fcgi', ['-n', '-a', '127.0.0.1', '-p', String(this.port), '--', FCGI_PROGRAM], {
+    const [program, args] = fcgiCommand(this.port);
+    const child = spawn(program, args, {
       env: this.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -87,6 +93,15 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
+/** deploy/'s nginx.conf and nginx-qgis-server.conf rendered into `runDir`; returns the main file. */
+function writeNginxConfig(deployDir: string, runDir: string, values: Readonly<Record<string, string>>): string {
+  mkdirSync(runDir, { recursive: true });
+  for (const name of ['nginx.conf', 'nginx-qgis-server.conf']) {
+    writeFileSync(join(runDir, name), renderTemplate(readFileSync(join(deployDir, name), 'utf8'), values));
+  }
+  return join(runDir, 'nginx.conf');
+}
+
 export class QgisFcgiPool {
   private constructor(
     readonly url: string,
@@ -102,17 +117,12 @@ export class QgisFcgiPool {
     const ports = await distinctFreePorts(options.processes);
     const processes = ports.map((fcgiPort) => new FcgiProcess(fcgiPort, env, options.onLog));
     for (const each of processes) each.start();
-    mkdirSync(options.runDir, { recursive: true });
-    const config = join(options.runDir, 'nginx.conf');
-    writeFileSync(
-      config,
-      renderTemplate(readFileSync(options.nginxTemplate, 'utf8'), {
-        NGINX_USER: userInfo().username,
-        STEWARD_RUN_DIR: options.runDir,
-        QGIS_LISTEN: `${host}:${port}`,
-        QGIS_FCGI_SERVERS: ports.map((fcgiPort) => `server 127.0.0.1:${fcgiPort};`).join(' '),
-      }),
-    );
+    const config = writeNginxConfig(options.deployDir, options.runDir, {
+      NGINX_USER: userInfo().username,
+      STEWARD_RUN_DIR: options.runDir,
+      QGIS_LISTEN: `${host}:${port}`,
+      QGIS_FCGI_SERVERS: ports.map((fcgiPort) => `server 127.0.0.1:${fcgiPort};`).join(' '),
+    });
     const nginx = spawn('nginx', ['-e', 'stderr', '-p', options.runDir, '-c', config], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });

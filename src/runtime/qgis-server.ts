@@ -16,18 +16,17 @@ export interface QgisServerOptions {
   command?: readonly string[];
 }
 
-/** The environment of a QGIS Server process: offscreen, logging to stderr, with `extra` added. */
+/** What every QGIS Server process runs with: offscreen, logging to stderr (the systemd unit too). */
+export const QGIS_SERVER_SETTINGS: Readonly<Record<string, string>> = {
+  QT_QPA_PLATFORM: 'offscreen',
+  QGIS_SERVER_LOG_LEVEL: '0',
+  QGIS_SERVER_LOG_STDERR: '1',
+  PYTHONDONTWRITEBYTECODE: '1',
+};
+
+/** The environment of a QGIS Server process: QGIS_SERVER_SETTINGS with `extra` added. */
 export function qgisServerEnvironment(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return childEnvironment(
-    {
-      QT_QPA_PLATFORM: 'offscreen',
-      QGIS_SERVER_LOG_LEVEL: '0',
-      QGIS_SERVER_LOG_STDERR: '1',
-      PYTHONDONTWRITEBYTECODE: '1',
-      ...extra,
-    },
-    { XDG_RUNTIME_DIR: '/tmp' },
-  );
+  return childEnvironment({ ...QGIS_SERVER_SETTINGS, ...extra }, { XDG_RUNTIME_DIR: '/tmp' });
 }
 
 /** A `qgis_mapserver` child process listening on a loopback port. */
