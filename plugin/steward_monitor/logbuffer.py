@@ -1,6 +1,6 @@
 """Bounded capture of the instance's QgsMessageLog messages."""
 
-import threading
+import time
 from collections import deque
 from datetime import datetime
 
@@ -17,23 +17,31 @@ _LEVELS = {
 }
 
 
-class LogBuffer:
-    """Ring buffer of formatted log lines, newest last.
+def _format(entry):
+    stamp, message, tag, level = entry
+    when = datetime.fromtimestamp(stamp).isoformat(timespec="seconds")
+    return "{} {} [{}] {}".format(when, _LEVELS.get(level, "INFO"), tag or "-", message)[:MAX_LINE_CHARS]
 
-    Messages arrive from whichever thread logged them (rendering threads included), so appends
-    and snapshots share a lock; both are short and never wait on I/O.
+
+class LogBuffer:
+    """Ring buffer of log messages, newest last.
+
+    Messages arrive from whichever thread logged them, rendering threads included, so taking one
+    costs a clock reading and a deque append, which CPython makes atomic: no lock, no formatting.
+    The socket thread formats the lines when Steward asks for them.
     """
 
     def __init__(self, max_lines=MAX_LINES):
-        self._lines = deque(maxlen=max_lines)
-        self._lock = threading.Lock()
+        self._entries = deque(maxlen=max_lines)
 
     def on_message(self, message, tag, level):
-        stamp = datetime.now().isoformat(timespec="seconds")
-        line = "{} {} [{}] {}".format(stamp, _LEVELS.get(level, "INFO"), tag or "-", message)
-        with self._lock:
-            self._lines.append(line[:MAX_LINE_CHARS])
+        self._entries.append((time.time(), message, tag, level))
 
     def lines(self):
-        with self._lock:
-            return list(self._lines)
+        while True:
+            try:
+                entries = list(self._entries)
+                break
+            except RuntimeError:  # appended to while copied: copy again
+                continue
+        return [_format(entry) for entry in entries]
