@@ -1,25 +1,42 @@
 /**
  * The server install of deploy/: systemd accepts its units, they run the commands `npm start` and
- * `npm run serve` run, and Debian's nginx, as its own unit starts it, accepts the QGIS Server
- * configuration `npm start` uses.
+ * `npm run serve` run, gunicorn serves MapProxy with deploy/'s settings, and Debian's nginx, as its
+ * own unit starts it, accepts the QGIS Server configuration `npm start` uses.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 
-import { serverCommand } from '../src/runtime/mapproxy.js';
+import { MapProxyProcess, serverCommand } from '../src/runtime/mapproxy.js';
 import { fcgiCommand, renderTemplate } from '../src/runtime/qgis-fcgi-pool.js';
 import { QGIS_SERVER_SETTINGS } from '../src/runtime/qgis-server.js';
+import { decodePng } from './support/png.js';
 
 const run = promisify(execFile);
 const repo = resolve(import.meta.dirname, '..');
 const units = join(repo, 'deploy', 'systemd');
 /** Where the units expect the checkout. */
 const INSTALLED = '/opt/steward';
+/** A MapProxy configuration whose tiles MapProxy draws itself (its debug source), uncached. */
+const DEBUG_TILES = `services:
+  wmts:
+layers:
+  - name: grid
+    title: tile numbers
+    sources: [grid_tiles]
+caches:
+  grid_tiles:
+    grids: [GLOBAL_WEBMERCATOR]
+    sources: [numbers]
+    disable_storage: true
+sources:
+  numbers:
+    type: debug
+`;
 
 /** The values of `key=` in a unit file (of deploy/systemd/ unless a path), in order. */
 function entries(unit: string, key: string): string[] {
@@ -72,6 +89,24 @@ describe('the server install of deploy/', () => {
     const installed = args.map((arg) => arg.replace(`${repo}/`, ''));
     assert.deepEqual(execStart('steward-mapproxy.service'), [program, ...installed]);
     assert.deepEqual(entries('steward-mapproxy.service', 'WorkingDirectory'), [INSTALLED]);
+  });
+
+  it('serves MapProxy under gunicorn with deploy/gunicorn.conf.py', async () => {
+    const projects = join(dir, 'mapproxy');
+    mkdirSync(projects);
+    writeFileSync(join(projects, 'demo.yaml'), DEBUG_TILES);
+    const mapproxy = await MapProxyProcess.start(projects, {
+      gunicornConfig: join(repo, 'deploy', 'gunicorn.conf.py'),
+    });
+    try {
+      const response = await fetch(`${mapproxy.url}/demo/wmts/grid/GLOBAL_WEBMERCATOR/1/0/1.png`);
+      const body = Buffer.from(await response.arrayBuffer());
+      assert.equal(response.status, 200, body.toString('utf8').slice(0, 500));
+      const tile = decodePng(body);
+      assert.deepEqual([tile.width, tile.height], [256, 256]);
+    } finally {
+      await mapproxy.stop();
+    }
   });
 
   it("gives Debian's nginx, started as nginx.service starts it, a QGIS Server configuration it accepts", async () => {
