@@ -6,10 +6,10 @@ import { Agent, request } from 'node:http';
 
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
-/** Sends a request and reads the whole reply; throws unless it is a 2xx. */
-export function send(url: string, method = 'GET'): Promise<Buffer> {
+/** Sends a request and reads the whole reply; throws unless it is a 2xx. `via`: a connection of the caller's. */
+export function send(url: string, method = 'GET', via: Agent = agent): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const outgoing = request(url, { method, agent }, (response) => {
+    const outgoing = request(url, { method, agent: via }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('error', reject);

@@ -74,6 +74,11 @@ class FcgiProcess {
     return this.childLog?.lines ?? [];
   }
 
+  /** The running process's id (spawn-fcgi -n becomes qgis_mapserv.fcgi). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   ready(): Promise<boolean> {
     return accepts('127.0.0.1', this.port);
   }
@@ -139,6 +144,11 @@ export class QgisFcgiPool {
   /** What nginx and the QGIS Server processes have logged recently (see ChildLog). */
   get log(): readonly string[] {
     return [...this.nginxLog.lines, ...this.processes.flatMap((each) => each.log)];
+  }
+
+  /** The process ids of the QGIS Server processes now running. */
+  get pids(): number[] {
+    return this.processes.flatMap((each) => (each.pid === undefined ? [] : [each.pid]));
   }
 
   private async waitUntilReady(host: string, port: number): Promise<void> {
