@@ -1,19 +1,31 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { zipSync } from 'fflate';
 
+import { freePort } from '../src/runtime/ports.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { waitFor } from './support/monitoring.js';
 import { decodePng, type Image } from './support/png.js';
 import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { type Stack, startStack } from './support/stack.js';
 
-/** The colour of the package's SVG marker, a filled square. */
+const repo = resolve(import.meta.dirname, '..');
+
+/** An SVG marker: a square filled with `colour`. */
+const squareSvg = (colour: number[]): string =>
+  `<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100" viewBox="0 0 100 100">
+<rect x="0" y="0" width="100" height="100" fill="rgb(${colour.join(',')})"/></svg>`;
+/** The colour of the package's SVG marker, and of another package's. */
 const MARKER = [0, 200, 0];
-const MARKER_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100" viewBox="0 0 100 100">
-<rect x="0" y="0" width="100" height="100" fill="rgb(${MARKER.join(',')})"/></svg>`;
+const OTHER = [0, 0, 200];
+const MARKER_SVG = squareSvg(MARKER);
+const OTHER_SVG = squareSvg(OTHER);
+/** The name a package's image is kept under. */
+const keptName = (svg: string): string => `${createHash('sha256').update(svg).digest('hex')}.svg`;
 const MISSING_FONT = 'Steward Nonexistent Sans';
 
 /** A point style as QGIS Desktop 3.22 saves it: an SVG marker named by the path it had there, and labels. */
@@ -86,11 +98,20 @@ async function putPackage(
   });
 }
 
-/** The pixels of the package's marker colour in a map answered by `url`. */
-async function markerPixels(url: string): Promise<number> {
+/** The pixels of the package's marker colour (or `colour`) in a map answered by `url`. */
+async function markerPixels(url: string, colour = MARKER): Promise<number> {
   const map = await fetch(url);
   assert.equal(map.status, 200);
-  return pixelsOf(decodePng(Buffer.from(await map.arrayBuffer())), MARKER);
+  return pixelsOf(decodePng(Buffer.from(await map.arrayBuffer())), colour);
+}
+
+/** PUT of a QML document to `<api><project>/styles/<style>/qml<query>`. */
+async function putQml(target: { api: string; project: string; query?: string }, style: string, qml: string) {
+  return fetch(`${target.api}${target.project}/styles/${style}/qml${target.query ?? ''}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/xml' },
+    body: qml,
+  });
 }
 
 describe('style packages: a QML with the images it draws with', () => {
@@ -201,6 +222,55 @@ describe('style packages: a QML with the images it draws with', () => {
     assert.equal((await stack.call('DELETE', `${project}/styles/trees`)).status, 200);
     assert.ok(!existsSync(join(stack.projectsDir, 'pack', 'images', 'trees')));
   });
+
+  it("checks the images of a QML upload as a package's, and answers its font warnings the same way", async () => {
+    const target = { api: stack.api.url, project };
+    const lostQml = await putQml(target, 'lost', svgMarkerQml('/home/me/icons/lost-tree.svg'));
+    const lostPackage = await put('lost', zip({ 'lost.qml': svgMarkerQml('/home/me/icons/lost-tree.svg') }));
+    assert.equal(lostQml.status, 422);
+    const [qmlError, packageError] = [await lostQml.json(), await lostPackage.json()] as Array<{ error: string }>;
+    assert.deepEqual(Object.keys(qmlError ?? {}), Object.keys(packageError ?? {}), 'the same error shape');
+    assert.match(
+      qmlError?.error ?? '',
+      /images that are neither with the project nor on the server: \/home\/me\/icons\/lost-tree\.svg$/,
+    );
+    assert.ok(!((await stack.call('GET', `${project}/styles`)).body as string[]).includes('lost'));
+
+    const fontWarning = `font "${MISSING_FONT}" is not installed on Steward's machine (monitoring is off, so its fonts were looked at); QGIS Server draws its text with another font`;
+    const library = await putQml(target, 'found', svgMarkerQml('gpsicons/plane.svg'));
+    assert.equal(library.status, 201, "an SVG of QGIS's own library is on the server");
+    assert.deepEqual(await library.json(), { created: true, warnings: [fontWarning] });
+    const absolute = await putQml(target, 'found', svgMarkerQml('/usr/share/qgis/svg/gpsicons/plane.svg'));
+    assert.equal(absolute.status, 200, 'an absolute path on the server');
+    assert.deepEqual(await absolute.json(), { created: false, warnings: [fontWarning] });
+    const beside = join(stack.projectsDir, 'pack', 'symbols');
+    mkdirSync(beside);
+    writeFileSync(join(beside, 'mine.svg'), MARKER_SVG);
+    assert.equal((await putQml(target, 'found', svgMarkerQml('symbols/mine.svg'))).status, 200, 'beside the project');
+    rmSync(beside, { recursive: true });
+  });
+
+  it('replacing a package removes the images only the old one drew with, not those another style names', async () => {
+    const imagesDir = join(stack.projectsDir, 'pack', 'images', 'swap');
+    const first = await put('swap', zip({ 'swap.qml': svgMarkerQml('/home/me/a.svg'), 'a.svg': MARKER_SVG }));
+    assert.equal(first.status, 201);
+    assert.deepEqual(readdirSync(imagesDir), [keptName(MARKER_SVG)]);
+    // The style as Steward gives it, uploaded as another style: it names the kept a.svg.
+    const copy = await (await fetch(`${stack.api.url}${project}/styles/swap/qml`)).text();
+    assert.equal((await putQml({ api: stack.api.url, project }, 'copy', copy)).status, 201);
+
+    const second = await put('swap', zip({ 'swap.qml': svgMarkerQml('/home/me/b.svg'), 'b.svg': OTHER_SVG }));
+    assert.equal(second.status, 200);
+    assert.deepEqual(readdirSync(imagesDir).sort(), [keptName(MARKER_SVG), keptName(OTHER_SVG)].sort());
+    assert.equal((await stack.call('DELETE', `${project}/styles/copy`)).status, 200);
+    assert.deepEqual(readdirSync(imagesDir), [keptName(OTHER_SVG)], 'a.svg went with the last style naming it');
+
+    const apply = await stack.call('POST', `${project}/layers/points/style`, { name: 'swap', current: true });
+    assert.equal(apply.status, 200);
+    const url = `${stack.api.url}${project}/layers/points/map`;
+    assert.ok((await markerPixels(url, OTHER)) > 1000, 'b.svg is drawn');
+    assert.equal(await markerPixels(url, MARKER), 0, 'a.svg is not');
+  });
 });
 
 describe('style packages of a project stored in PostgreSQL', () => {
@@ -213,7 +283,19 @@ describe('style packages of a project stored in PostgreSQL', () => {
   before(async () => {
     db = await startTestDatabase();
     data = makeFixtures();
-    stack = await startStack({ psqlService: db.service });
+    // QGIS Server keeps a database project cached until its plugin is told the project changed.
+    const monitoringPort = await freePort();
+    const plugin = {
+      QGIS_PLUGINPATH: join(repo, 'plugin'),
+      STEWARD_HOST: '127.0.0.1',
+      STEWARD_PORT: `${monitoringPort}`,
+    };
+    stack = await startStack({ psqlService: db.service, monitoringPort }, { env: plugin });
+    await waitFor(
+      'the instance to register',
+      async () => ((await stack.call('GET', '/api/instances')).body as { servers: unknown[] }).servers.length > 0,
+      20_000,
+    );
     const created = await stack.call('POST', '/api/projects/', { name: 'packed', author: 'test', schema: 'styled' });
     assert.equal(created.status, 201);
     const layer = { type: 'vector', name: 'points', datasource: `${data.geopackage}|layername=points` };
@@ -235,5 +317,16 @@ describe('style packages of a project stored in PostgreSQL', () => {
     assert.equal(apply.status, 200);
     const drawn = await markerPixels(`${stack.api.url}${project}/layers/points/map${query}`);
     assert.ok(drawn > 1000, `the SVG marker is drawn in its colour (${drawn} pixels)`);
+  });
+
+  it('replacing the package removes the image the old one drew with', async () => {
+    const body = zip({ 'trees.qml': svgMarkerQml('/home/me/other.svg'), 'other.svg': OTHER_SVG });
+    const response = await putPackage({ api: stack.api.url, project, query }, 'trees', body);
+    assert.equal(response.status, 200, await response.clone().text());
+    const imagesDir = join(stack.projectsDir, 'steward', 'styled_packed', 'images', 'trees');
+    assert.deepEqual(readdirSync(imagesDir), [keptName(OTHER_SVG)]);
+    const url = `${stack.api.url}${project}/layers/points/map${query}`;
+    assert.ok((await markerPixels(url, OTHER)) > 1000, 'the new SVG is drawn');
+    assert.equal(await markerPixels(url, MARKER), 0, 'the old one is not');
   });
 });

@@ -39,6 +39,12 @@ export class StyleFiles {
     return join(this.store.dataDir(ref), 'images', checkName('style', name));
   }
 
+  /** The image folders of the project's styles (of styles removed too, until they are pruned). */
+  imageFolders(ref: ProjectRef): string[] {
+    const root = join(this.store.dataDir(ref), 'images');
+    return listing(root).map((entry) => join(root, entry));
+  }
+
   async read(ref: ProjectRef, name: string): Promise<string> {
     try {
       return await readFile(this.path(ref, name), 'utf8');

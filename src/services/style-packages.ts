@@ -1,16 +1,25 @@
 /**
- * Style packages: a zip of a QML as QGIS wrote it and the SVG and raster images it draws with. The
- * images are kept in the project's data folder and the style's paths rewritten to them, so QGIS
- * Server draws what QGIS Desktop drew.
+ * Styles uploaded as QGIS Desktop made them, checked for what QGIS Server needs to draw them: a QML
+ * document, whose images must be on the server, or a style package, a zip of a QML and the SVG and
+ * raster images it draws with. A package's images are kept in the project's data folder and the
+ * style's paths rewritten to them, so QGIS Server draws what QGIS Desktop drew. Fonts the style
+ * uses that no QGIS Server instance has are warnings.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, join, posix } from 'node:path';
 
 import { BadRequest, Unprocessable } from '../errors.js';
 import { fontAbsences, type InstanceFonts } from '../insight/instance-fonts.js';
 import { qmlFacts } from '../qgis/style/qml-document.js';
-import { QGIS_SVG_PATHS, rewriteStyleFiles, styleFileFound, styleReferences } from '../qgis/style-references.js';
+import {
+  QGIS_SVG_PATHS,
+  rewriteStyleFiles,
+  styleFileFound,
+  type StyleReferences,
+  styleReferences,
+} from '../qgis/style-references.js';
 import { parseXml } from '../qgis/xml/parse.js';
 import { serializeXml } from '../qgis/xml/serialize.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
@@ -21,13 +30,16 @@ import { type ProjectRepository } from './repository.js';
 import { type StyleFiles } from './style-files.js';
 import { type StyleService } from './styles.js';
 
-export interface PackageAnswer {
+export interface StyleAnswer {
   /** Whether the style is new. */
   created: boolean;
+  /** What QGIS Server will draw otherwise than QGIS Desktop did, and what of a package was not kept. */
+  warnings: string[];
+}
+
+export interface PackageAnswer extends StyleAnswer {
   /** The package's images the style draws with, now kept with the project. */
   images: string[];
-  /** What QGIS Server will draw otherwise than QGIS Desktop did, and what of the package was not kept. */
-  warnings: string[];
 }
 
 /** A file the style names, as a path of segments, whatever separator QGIS Desktop's system used. */
@@ -87,6 +99,21 @@ export class StylePackages {
   }
 
   /**
+   * Stores (or replaces) style `name` from a QML document as QGIS wrote it, like
+   * StyleService.putQml, once every image it names is found on the server: Unprocessable, naming
+   * them, for those that are not.
+   */
+  async putDocument(ref: ProjectRef, name: string, qml: string): Promise<StyleAnswer> {
+    checkName('style', name);
+    qmlFacts(qml);
+    await this.repository.read(ref);
+    const references = styleReferences(parseXml(qml).root);
+    await this.locate(ref, references, [], 'neither with the project nor on the server');
+    const created = await this.store(ref, name, qml);
+    return { created, warnings: await this.fontWarnings(references.fonts) };
+  }
+
+  /**
    * Stores (or replaces) style `name` from a package. BadRequest for an archive Steward does not
    * unpack or one without exactly one QML; Unprocessable, naming them, when the style names images
    * that are neither in the package nor on the server.
@@ -101,6 +128,37 @@ export class StylePackages {
     const document = parseXml(qml);
     const references = styleReferences(document.root);
     const images = [...entries.keys()].filter((entry) => entry !== qmlEntry);
+    const used = await this.locate(ref, references, images, 'neither in the package nor on the server');
+    const kept = await this.keep(ref, name, new Set(used.values()), entries);
+    rewriteStyleFiles(document.root, (file) => {
+      const entry = used.get(file);
+      return entry === undefined ? undefined : kept.get(entry);
+    });
+    const created = await this.store(ref, name, serializeXml(document));
+    // A package of the same style stored meanwhile may have pruned these images before this style named them.
+    if ([...kept.values()].some((path) => !existsSync(path))) await this.keep(ref, name, new Set(kept.keys()), entries);
+    const unused = images.filter((entry) => !kept.has(entry));
+    return {
+      created,
+      images: [...kept.keys()].sort(),
+      warnings: [
+        ...unused.map((entry) => `"${entry}" is not used by the style and was not kept`),
+        ...(await this.fontWarnings(references.fonts)),
+      ],
+    };
+  }
+
+  /**
+   * The package entry (of `images`) each image the style names is; Unprocessable, naming them, for
+   * the images found neither there nor on the server, as QGIS Server looks for them (`where` says
+   * where they were looked for).
+   */
+  private async locate(
+    ref: ProjectRef,
+    references: StyleReferences,
+    images: string[],
+    where: string,
+  ): Promise<Map<string, string>> {
     const projectDir = await this.projectDir(ref);
     const used = new Map<string, string>();
     const missing: string[] = [];
@@ -114,26 +172,8 @@ export class StylePackages {
         else if (!styleFileFound(file, projectDir, [...searchPaths])) missing.push(file);
       }
     }
-    if (missing.length > 0) {
-      throw new Unprocessable(
-        `the style names images that are neither in the package nor on the server: ${missing.join(', ')}`,
-      );
-    }
-    const kept = await this.keep(ref, name, new Set(used.values()), entries);
-    rewriteStyleFiles(document.root, (file) => {
-      const entry = used.get(file);
-      return entry === undefined ? undefined : kept.get(entry);
-    });
-    const created = await this.store(ref, name, serializeXml(document));
-    const unused = images.filter((entry) => !kept.has(entry));
-    return {
-      created,
-      images: [...kept.keys()].sort(),
-      warnings: [
-        ...unused.map((entry) => `"${entry}" is not used by the style and was not kept`),
-        ...(await this.fontWarnings(references.fonts)),
-      ],
-    };
+    if (missing.length > 0) throw new Unprocessable(`the style names images that are ${where}: ${missing.join(', ')}`);
+    return used;
   }
 
   private qmlEntry(names: string[]): string {
@@ -170,14 +210,15 @@ export class StylePackages {
     return kept;
   }
 
-  /** Stores the rewritten style; when a new style is refused, its image folder goes with it. */
+  /**
+   * Stores the style, then removes the images of its folder that nothing names any more: those of
+   * the package it replaced, or those just kept when the style is refused.
+   */
   private async store(ref: ProjectRef, name: string, qml: string): Promise<boolean> {
     try {
       return await this.styles.putQml(ref, name, qml);
-    } catch (error) {
-      if (!this.files.names(ref).includes(name))
-        await rm(this.files.imagesDir(ref, name), { recursive: true, force: true });
-      throw error;
+    } finally {
+      await this.styles.pruneImages(ref);
     }
   }
 

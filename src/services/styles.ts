@@ -1,4 +1,5 @@
-import { rm } from 'node:fs/promises';
+import { readdir, rm, rmdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 
 import { BadRequest, Conflict, NotFound } from '../errors.js';
 import { geometryClass } from '../qgis/geometry.js';
@@ -14,7 +15,10 @@ import { qmlToStyle, styleToQml } from '../qgis/style/qml.js';
 import { type QmlFacts, qmlFacts } from '../qgis/style/qml-document.js';
 import { type Style } from '../qgis/style/schema.js';
 import { parseStyle } from '../qgis/style/validate.js';
+import { styleReferences } from '../qgis/style-references.js';
 import { type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
+import { type XmlElement } from '../qgis/xml/node.js';
+import { parseXml } from '../qgis/xml/parse.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { type LayerInspector } from './layer-inspector.js';
@@ -35,6 +39,14 @@ export interface DefaultStyleRequest {
   name?: string;
   style?: string;
   geometry: string;
+}
+
+function tryParse(qml: string): XmlElement | undefined {
+  try {
+    return parseXml(qml).root;
+  } catch {
+    return undefined;
+  }
 }
 
 export class StyleService {
@@ -173,7 +185,44 @@ export class StyleService {
       document.invalidate();
     });
     await rm(path, { force: true });
-    await rm(this.files.imagesDir(ref, name), { recursive: true, force: true });
+    await this.pruneImages(ref);
+  }
+
+  /**
+   * Removes the images packages brought that nothing names any more: no style of the project and
+   * no layer (its current style and the copies in its style manager). An image another style names
+   * (a QML downloaded from a package's style and uploaded as another) stays. Holds the project's
+   * lock, so that no style is stored while the names are gathered and the files removed.
+   */
+  async pruneImages(ref: ProjectRef): Promise<void> {
+    const folders = this.files.imageFolders(ref);
+    if (folders.length === 0) return;
+    await this.repository.store.withLock(ref, async () => {
+      const named = await this.namedFiles(ref);
+      for (const dir of folders) {
+        for (const file of await readdir(dir).catch(() => [])) {
+          if (!named.has(join(dir, file))) await rm(join(dir, file), { force: true });
+        }
+        await rmdir(dir).catch(() => undefined);
+      }
+    });
+  }
+
+  /** Every file the project's styles and layers name, as absolute paths. */
+  private async namedFiles(ref: ProjectRef): Promise<Set<string>> {
+    const document = await this.repository.read(ref);
+    const elements = document.layers().flatMap((layer) => document.mapLayerElement(layer.name) ?? []);
+    for (const style of this.files.names(ref)) {
+      const qml = await this.files.read(ref, style).catch(() => undefined);
+      const root = qml === undefined ? undefined : tryParse(qml);
+      if (root) elements.push(root);
+    }
+    const named = new Set<string>();
+    for (const element of elements) {
+      const { svg, images } = styleReferences(element);
+      for (const file of [...svg, ...images]) named.add(resolve(file));
+    }
+    return named;
   }
 
   async defaults(ref: ProjectRef): Promise<Record<Geometry, string>> {

@@ -29,6 +29,11 @@ const LayerStyle = Type.Object(
 
 const Defaults = Type.Object({ point: Type.String(), line: Type.String(), polygon: Type.String() });
 
+const StyleAnswer = Type.Object({
+  created: Type.Boolean(),
+  warnings: Type.Array(Type.String(), { description: 'fonts no QGIS Server instance has' }),
+});
+
 const PackageAnswer = Type.Object({
   created: Type.Boolean(),
   images: Type.Array(Type.String(), {
@@ -85,23 +90,24 @@ function uploadRoutes(services: StyleRouteServices): FastifyPluginAsync {
           summary: 'Add or replace a style from a QML document as QGIS writes it',
           description:
             'The body is the QML (application/xml or text/xml). 201 when the style is new, 200 when it replaced ' +
-            'one (in every layer that has it); 400 for a document that is not a QGIS style, 422 when a layer ' +
-            'using the style cannot draw with it.',
+            'one (in every layer that has it); 400 for a document that is not a QGIS style, 422 naming the ' +
+            'images it names that are neither with the project nor on the server, or when a layer using the ' +
+            'style cannot draw with it. Fonts no QGIS Server instance has are warnings.',
           params: StyleParams,
           querystring: ReseedQuery,
           body: Type.Unknown({ description: 'the QML document' }),
-          response: { 200: Type.Boolean(), 201: Type.Boolean(), ...errorResponses },
+          response: { 200: StyleAnswer, 201: StyleAnswer, ...errorResponses },
         },
       },
       async (request, reply) => {
         const qml = xmlBody(request.headers['content-type'], request.body);
         const { project, params } = request;
-        const created = await withReseed(
+        const answer = await withReseed(
           { reseeder, asked: request.query.reseed, reply, ref: project },
-          () => styles.putQml(project, params.style, qml),
-          async (isNew) => (isNew ? [] : styles.layersDrawing(project, params.style)),
+          () => packages.putDocument(project, params.style, qml),
+          async ({ created }) => (created ? [] : styles.layersDrawing(project, params.style)),
         );
-        return reply.status(created ? 201 : 200).send(true);
+        return reply.status(answer.created ? 201 : 200).send(answer);
       },
     );
     api.put(
