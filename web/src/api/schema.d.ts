@@ -2965,7 +2965,7 @@ export interface paths {
         };
         /**
          * Add or replace a style from a QML document as QGIS writes it
-         * @description The body is the QML (application/xml or text/xml). 201 when the style is new, 200 when it replaced one (in every layer that has it); 400 for a document that is not a QGIS style, 422 when a layer using the style cannot draw with it.
+         * @description The body is the QML (application/xml or text/xml). 201 when the style is new, 200 when it replaced one (in every layer that has it); 400 for a document that is not a QGIS style, 422 naming the images it names that are neither with the project nor on the server, or when a layer using the style cannot draw with it. Fonts no QGIS Server instance has are warnings.
          */
         put: {
             parameters: {
@@ -3017,7 +3017,11 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": boolean;
+                        "application/json": {
+                            created: boolean;
+                            /** @description fonts no QGIS Server instance has */
+                            warnings: string[];
+                        };
                     };
                 };
                 /** @description Default Response */
@@ -3026,7 +3030,11 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": boolean;
+                        "application/json": {
+                            created: boolean;
+                            /** @description fonts no QGIS Server instance has */
+                            warnings: string[];
+                        };
                     };
                 };
             };
