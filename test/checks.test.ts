@@ -1,7 +1,9 @@
 /**
- * Project checks against real faults: a GeoPackage deleted after its layer was added, an SVG marker
- * whose file is removed, a label font that is not installed, a PostgreSQL table dropped. Each shows
- * in the check, through the API and the `steward check` command, and goes away once repaired.
+ * Project checks against real faults: a GeoPackage deleted after its layer was added (then the
+ * project refused once QGIS Server reads it again), an SVG marker whose file is removed, a fill
+ * image missing, a label font that is not installed, a PostgreSQL table dropped, a user-defined
+ * and an unknown CRS. Each shows in the check, through the API and the `steward check` command, and
+ * goes away once repaired.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -29,6 +31,8 @@ interface Check {
 
 const SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><circle cx="5" cy="5" r="4"/></svg>';
 const MISSING_FONT = 'Steward Missing Sans';
+/** A 1 x 1 grey PNG. */
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNoAAAAggCBd81ytgAAAABJRU5ErkJggg==';
 
 describe('project checks', () => {
   let data: Fixtures;
@@ -144,7 +148,7 @@ describe('project checks', () => {
     renameSync(gpkgCopy, `${gpkgCopy}.away`);
     try {
       const result = await check();
-      assert.notEqual(result.status, 'ok');
+      assert.equal(result.status, 'degraded', 'QGIS Server still serves the copy it loaded');
       const polygons = layer(result, 'polygons');
       assert.equal(polygons.status, 'broken');
       assert.ok(
@@ -155,9 +159,18 @@ describe('project checks', () => {
       const cli = await steward('check', 'alpha');
       assert.notEqual(cli.code, 0, 'steward check fails');
       assert.match(cli.stdout, /polygons.*datasource/);
+      writeFileSync(qgsFile(), readFileSync(qgsFile())); // QGIS Server reads a rewritten .qgs again
+      const reloaded = await check();
+      assert.equal(reloaded.status, 'broken', 'QGIS Server refuses the project it reads again');
+      assert.deepEqual(
+        reloaded.findings.map(({ kind, message }) => [kind, /^QGIS Server refuses the project: /.test(message)]),
+        [['server', true]],
+        JSON.stringify(reloaded.findings),
+      );
     } finally {
       renameSync(`${gpkgCopy}.away`, gpkgCopy);
     }
+    writeFileSync(qgsFile(), readFileSync(qgsFile()));
     await assertAllOk();
   });
 
@@ -211,6 +224,45 @@ describe('project checks', () => {
     }
     await assertAllOk();
     assert.equal((await steward('check')).code, 0);
+  });
+
+  it('reports a fill image whose file is missing, until it is there', async () => {
+    const image = join(data.dir, 'hatch.png');
+    const rasterFill = `<layer class="RasterFill" enabled="1" locked="0" pass="0"><Option type="Map"><Option type="QString" name="imageFile" value="${image}"/></Option><prop k="imageFile" v="${image}"/></layer>`;
+    editLayer('polygons', (xml) => xml.replace('</symbol>', `${rasterFill}</symbol>`));
+    try {
+      const result = await check();
+      assert.equal(result.status, 'degraded');
+      assert.deepEqual(layer(result, 'polygons'), {
+        name: 'polygons',
+        status: 'degraded',
+        findings: [{ kind: 'image', message: `image file ${image} is missing` }],
+      });
+      writeFileSync(image, Buffer.from(PNG, 'base64'));
+      await assertAllOk();
+    } finally {
+      editLayer('polygons', (xml) => xml.replace(rasterFill, ''));
+    }
+    await assertAllOk();
+  });
+
+  it('reports a user-defined CRS and one QGIS does not know, until the layer has its own again', async () => {
+    const crsFindings = async () => layer(await check(), 'lines').findings.filter(({ kind }) => kind === 'crs');
+    const authid = (from: string, to: string) =>
+      editLayer('lines', (xml) => xml.replace(`<authid>${from}</authid>`, `<authid>${to}</authid>`));
+    authid('EPSG:4326', 'USER:100000');
+    try {
+      assert.deepEqual(await crsFindings(), [
+        { kind: 'crs', message: 'USER:100000 is a user-defined CRS of one QGIS Desktop, unknown elsewhere' },
+      ]);
+      authid('USER:100000', 'EPSG:999999');
+      assert.deepEqual(await crsFindings(), [{ kind: 'crs', message: 'EPSG:999999 is not a CRS QGIS knows' }]);
+      assert.equal(layer(await check(), 'lines').status, 'degraded');
+    } finally {
+      authid('USER:100000', 'EPSG:4326');
+      authid('EPSG:999999', 'EPSG:4326');
+    }
+    await assertAllOk();
   });
 
   it('answers 404 for an unknown project and 400 for an empty schema', async () => {
