@@ -35,6 +35,7 @@ describe('seeding and truncating the tile cache on disk with mapproxy-seed', () 
 
   const levels = (from: number, to: number): string[] => seededLevels(POLYGONS, from, to);
   const call: Call = (method, path, body) => cs.stack.call(method, path, body);
+  const metrics = async (): Promise<string> => (await fetch(`${cs.stack.api.url}/metrics`)).text();
   const getMaps = (): number => cs.stack.qgis.log.filter((line) => line.includes('REQUEST:GetMap')).length;
   const submit = async (project: string, kind: string, body: unknown): Promise<JobReply> => {
     const reply = await fetch(`${cs.stack.api.url}/api/projects/${project}/cache/${kind}`, {
@@ -175,8 +176,18 @@ describe('seeding and truncating the tile cache on disk with mapproxy-seed', () 
     await cs.stack.call('POST', '/api/projects/cancelled/layers', polygonsLayer(data));
     const job = await submit('cancelled', 'seed', { min_zoom: 0, max_zoom: 14 });
     await waitForJob(call, job.id, () => cached('cancelled', 'polygons').length > 0);
+    const running = (await call('GET', `/api/jobs/${job.id}`)).body as JobReply;
+    const progress = new RegExp(
+      `^steward_job_progress\\{job="${job.id}",kind="seed",project="cancelled"\\} (\\S+)$`,
+      'm',
+    );
+    const shown = Number(progress.exec(await metrics())?.[1]);
+    assert.ok(shown >= running.progress && shown < 1, `progress ${shown} in /metrics, ${running.progress} before`);
     const cancelled = await cs.stack.call('DELETE', `/api/jobs/${job.id}`);
     assert.equal((cancelled.body as JobReply).state, 'cancelled');
+    const ended = await metrics();
+    assert.doesNotMatch(ended, progress, 'a cancelled job has no progress');
+    assert.match(ended, /^steward_jobs\{kind="seed",state="cancelled"\} 1$/m);
     const tiles = cached('cancelled', 'polygons');
     assert.ok(tiles.length > 0 && tiles.length < levels(0, 14).length, `${tiles.length} tiles`);
     await sleep(1000);

@@ -159,6 +159,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
       );
       return { projects: names.length, layers: counts.reduce((sum, count) => sum + count, 0) };
     },
+    jobs: () => jobs.list({}),
   });
   const checker = new ProjectChecker({
     repository,

@@ -6,6 +6,7 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+import { type JobRecord } from '../jobs/record.js';
 import { type MethodResult } from '../monitor/protocol.js';
 import { type InstanceRegistry } from '../monitor/registry.js';
 
@@ -13,15 +14,22 @@ export interface MetricsSources {
   registry: InstanceRegistry | undefined;
   /** The number of projects and of their layers, counted at each scrape. */
   inventory(): Promise<{ projects: number; layers: number }>;
+  /** The jobs recorded (seeding, truncation), read at each scrape. */
+  jobs(): Promise<JobSummary[]>;
 }
+
+export type JobSummary = Pick<JobRecord, 'id' | 'kind' | 'project' | 'state' | 'progress'>;
 
 export class Metrics {
   readonly registry = new Registry();
   private readonly requests: Counter<'method' | 'route' | 'status'>;
   private readonly latency: Histogram<'method' | 'route' | 'status'>;
+  /** Counts the scrapes, so that each reads its sources afresh. */
+  private scrapes = 0;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
+    const perScrape = oncePerScrape(() => this.scrapes);
     this.requests = new Counter({
       name: 'steward_http_requests_total',
       help: 'API requests answered, by route pattern and status',
@@ -35,7 +43,7 @@ export class Metrics {
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     });
-    const inventory = oncePerScrape(() => sources.inventory());
+    const inventory = perScrape(() => sources.inventory());
     new Gauge({
       name: 'steward_projects',
       help: 'Projects stored',
@@ -52,7 +60,11 @@ export class Metrics {
         this.set((await inventory()).layers);
       },
     });
-    if (sources.registry) registerInstanceMetrics(sources.registry, registers);
+    registerJobMetrics(
+      perScrape(() => sources.jobs()),
+      registers,
+    );
+    if (sources.registry) registerInstanceMetrics(sources.registry, registers, perScrape);
   }
 
   /** Counts one answered request; `route` is the pattern (`/api/projects/:project`), never the raw URL. */
@@ -67,26 +79,60 @@ export class Metrics {
   }
 
   text(): Promise<string> {
+    this.scrapes += 1;
     return this.registry.metrics();
   }
 }
 
+/** Reads a source once per scrape, however many gauges ask for it. */
+type PerScrape = <T>(read: () => Promise<T>) => () => Promise<T>;
+
 /**
  * prom-client collects the metrics of a scrape concurrently, each gauge on its own: those fed by
- * one source share its answer for the scrape rather than each asking for it.
+ * one source share its answer for the scrape rather than each asking for it. `scrape` tells which
+ * scrape is being collected; the next one reads the source again.
  */
-function oncePerScrape<T>(read: () => Promise<T>, reuseMs = 1000): () => Promise<T> {
-  let last: { at: number; value: Promise<T> } | undefined;
-  return () => {
-    if (last === undefined || Date.now() - last.at > reuseMs) last = { at: Date.now(), value: read() };
-    return last.value;
+function oncePerScrape(scrape: () => number): PerScrape {
+  return <T>(read: () => Promise<T>) => {
+    let last: { scrape: number; value: Promise<T> } | undefined;
+    return () => {
+      if (last === undefined || last.scrape !== scrape()) last = { scrape: scrape(), value: read() };
+      return last.value;
+    };
   };
+}
+
+function registerJobMetrics(jobs: () => Promise<JobSummary[]>, registers: Registry[]): void {
+  new Gauge({
+    name: 'steward_jobs',
+    help: 'Jobs recorded, by kind and state',
+    labelNames: ['kind', 'state'],
+    registers,
+    async collect() {
+      this.reset();
+      for (const job of await jobs()) this.inc({ kind: job.kind, state: job.state });
+    },
+  });
+  new Gauge({
+    name: 'steward_job_progress',
+    help: 'Progress from 0 to 1 of each job queued or running',
+    labelNames: ['job', 'kind', 'project'],
+    registers,
+    async collect() {
+      this.reset();
+      for (const job of await jobs()) {
+        if (job.state === 'queued' || job.state === 'running') {
+          this.set({ job: job.id, kind: job.kind, project: job.project }, job.progress);
+        }
+      }
+    },
+  });
 }
 
 type StatsOf = { id: string; stats: MethodResult<'stats'> | undefined }[];
 
-function registerInstanceMetrics(instances: InstanceRegistry, registers: Registry[]): void {
-  const snapshot = oncePerScrape<StatsOf>(() =>
+function registerInstanceMetrics(instances: InstanceRegistry, registers: Registry[], perScrape: PerScrape): void {
+  const snapshot = perScrape<StatsOf>(() =>
     Promise.all(
       instances.list().map(({ id }) =>
         instances.stats(id).then(
