@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
-import { ConfigError, loadConfig, parseListen } from './config.js';
+import { ConfigError, heapBoundMb, loadConfig, parseListen } from './config.js';
 
 const REQUIRED = {
   STEWARD_QGISSERVER_URL: 'http://127.0.0.1:8080/ows/',
@@ -44,6 +44,16 @@ describe('configuration', () => {
         size,
       );
     }
+  });
+
+  it('bounds the heap to the project cache and some headroom, unless told otherwise', () => {
+    assert.equal(heapBoundMb({}), 128 + 256);
+    assert.equal(heapBoundMb({ STEWARD_PROJECT_CACHE_MB: '512' }), 512 + 256);
+    assert.equal(heapBoundMb({ STEWARD_HEAP_MB: '1024' }), 1024);
+    assert.equal(heapBoundMb({ STEWARD_HEAP_MB: '0' }), undefined);
+    for (const size of ['-1', '1.5', 'lots'])
+      assert.throws(() => heapBoundMb({ STEWARD_HEAP_MB: size }), /STEWARD_HEAP_MB/);
+    assert.throws(() => heapBoundMb({ STEWARD_HEAP_MB: '100' }), /leave room for STEWARD_PROJECT_CACHE_MB \(128\)/);
   });
 
   it('takes the administered QGIS Server version, refusing what is not one', () => {

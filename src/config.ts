@@ -145,6 +145,30 @@ function projectCacheBytes(env: Env): number {
   return value * MIB;
 }
 
+/** The V8 heap the service allows itself beyond its cache of parsed projects, by default. */
+export const HEAP_HEADROOM_MB = 256;
+
+/**
+ * `STEWARD_HEAP_MB`: MiB of V8 old generation the API process bounds itself to; by default
+ * `STEWARD_PROJECT_CACHE_MB` plus HEAP_HEADROOM_MB. `0` leaves Node's own bound (a quarter of the
+ * machine's memory, up to 4 GiB), which V8 fills with garbage long before it collects it.
+ * Undefined when Node's bound is kept.
+ */
+export function heapBoundMb(env: Env = process.env): number | undefined {
+  const cacheMb = projectCacheBytes(env) / MIB;
+  const text = optional(env, 'STEWARD_HEAP_MB') ?? String(cacheMb + HEAP_HEADROOM_MB);
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0 || value > 1024 * 1024) {
+    throw new ConfigError(`STEWARD_HEAP_MB must be a whole number of MiB from 0 to 1048576, not "${text}"`);
+  }
+  if (value > 0 && value < cacheMb) {
+    throw new ConfigError(
+      `STEWARD_HEAP_MB (${value}) must leave room for STEWARD_PROJECT_CACHE_MB (${cacheMb}), or be 0 for Node's own bound`,
+    );
+  }
+  return value === 0 ? undefined : value;
+}
+
 /** STEWARD_PINNED_PROJECTS: project names separated by commas; each must be a valid name. */
 function pinnedProjects(env: Env): string[] {
   return (optional(env, 'STEWARD_PINNED_PROJECTS') ?? '')

@@ -11,8 +11,8 @@ import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { startServer } from './app/server.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, heapBoundMb, loadConfig } from './config.js';
+import { runBounded } from './runtime/heap-bound.js';
 import { MapProxyProcess } from './runtime/mapproxy.js';
 import { freePort } from './runtime/ports.js';
 import { QgisFcgiPool } from './runtime/qgis-fcgi-pool.js';
@@ -68,6 +68,7 @@ async function main(): Promise<void> {
   const ownMapproxyPort = ownMapproxyDir === undefined ? undefined : await freePort();
   if (ownMapproxyPort !== undefined) env['STEWARD_MAPPROXY_URL'] = `http://127.0.0.1:${ownMapproxyPort}/`;
 
+  const { startServer } = await import('./app/server.js');
   const server = await startServer(loadConfig(env));
   stops.push(() => server.close());
   let mapproxy: MapProxyProcess | undefined;
@@ -98,15 +99,23 @@ async function main(): Promise<void> {
     console.log(
       `MapProxy        ${mapproxy.url}/<project>/wmts/1.0.0/WMTSCapabilities.xml (cache in ${ownMapproxyDir})`,
     );
+  let stopping: Promise<void> | undefined;
   const stop = async (): Promise<void> => {
     for (const step of stops) await step().catch(() => undefined);
     process.exit(0);
   };
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
+  // Repeated signals (a terminal's Ctrl-C reaches the launcher too, which passes it on) stop once.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void (stopping ??= stop()));
 }
 
-main().catch((error: unknown) => {
+/** Bounds the heap first (see runtime/heap-bound.ts); the bounded process starts everything. */
+async function launch(): Promise<void> {
+  const exitCode = await runBounded(heapBoundMb(process.env), process.env);
+  if (exitCode === undefined) await main();
+  else process.exit(exitCode);
+}
+
+launch().catch((error: unknown) => {
   console.error(`steward: ${error instanceof ConfigError ? error.message : String(error)}`);
   process.exit(error instanceof ConfigError ? 2 : 1);
 });

@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, describe, it } from 'node:test';
+
+import { heapBounded } from './heap-bound.js';
+
+const MIB = 1024 * 1024;
+const folder = mkdtempSync(join(tmpdir(), 'steward-heap-bound-'));
+after(() => rmSync(folder, { recursive: true, force: true }));
+
+/** An entry point that bounds itself to 100 MiB, reports its heap limit and process, then waits or exits. */
+const SCRIPT = join(folder, 'entry.mts');
+writeFileSync(
+  SCRIPT,
+  `import { getHeapStatistics } from 'node:v8';
+import { runBounded } from ${JSON.stringify(join(import.meta.dirname, 'heap-bound.ts'))};
+const exitCode = await runBounded(100, process.env);
+if (exitCode !== undefined) process.exit(exitCode);
+console.log(JSON.stringify({ limit: getHeapStatistics().heap_size_limit, pid: process.pid }));
+if (process.argv[2] === 'exit') process.exit(7);
+setInterval(() => undefined, 1000);
+`,
+);
+
+function start(argument: string, env: NodeJS.ProcessEnv = {}): ReturnType<typeof spawn> {
+  return spawn(process.execPath, ['--import', 'tsx', SCRIPT, argument], {
+    env: { ...process.env, NODE_OPTIONS: '', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+}
+
+async function report(child: ReturnType<typeof spawn>): Promise<{ limit: number; pid: number }> {
+  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  return JSON.parse(line) as { limit: number; pid: number };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('heap bound', () => {
+  it('finds a bound given in the arguments or NODE_OPTIONS', () => {
+    assert.equal(heapBounded(['--max-old-space-size=300']), true);
+    assert.equal(heapBounded(['--import', 'tsx'], '--max_old_space_size=300 --trace-gc'), true);
+    assert.equal(heapBounded(['--import', 'tsx'], '--max-semi-space-size=8'), false);
+    assert.equal(heapBounded([]), false);
+  });
+
+  it('runs the script again with the bound, and exits with its code', async () => {
+    const launcher = start('exit');
+    const { limit, pid } = await report(launcher);
+    const [code] = (await once(launcher, 'exit')) as [number];
+    assert.notEqual(pid, launcher.pid);
+    // The old generation's 100 MiB and the young generation's semi-spaces.
+    assert.ok(limit > 100 * MIB && limit < 200 * MIB, `heap limit ${limit / MIB} MiB`);
+    assert.equal(code, 7);
+  });
+
+  it('keeps a bound Node already has, in one process', async () => {
+    const child = start('exit', { NODE_OPTIONS: '--max-old-space-size=150' });
+    const { limit, pid } = await report(child);
+    await once(child, 'exit');
+    assert.equal(pid, child.pid);
+    assert.ok(limit > 150 * MIB && limit < 250 * MIB, `heap limit ${limit / MIB} MiB`);
+  });
+
+  it('passes SIGTERM on, and ends the child when the launcher is killed', async () => {
+    const terminated = start('wait');
+    const first = await report(terminated);
+    terminated.kill('SIGTERM');
+    const [, signalCode] = (await once(terminated, 'exit')) as [number | null, string | null];
+    assert.equal(signalCode, null, 'the launcher exits with a code, not by the signal');
+    assert.equal(terminated.exitCode, 128 + 15);
+    assert.equal(alive(first.pid), false);
+
+    const killed = start('wait');
+    const second = await report(killed);
+    killed.kill('SIGKILL');
+    await once(killed, 'exit');
+    const deadline = Date.now() + 5000;
+    while (alive(second.pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(alive(second.pid), false, 'the child outlived its launcher');
+  });
+});
