@@ -3,7 +3,7 @@
  * and against QGIS Server answering the same GetMap directly.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { linkSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 
@@ -20,6 +20,8 @@ const SIZES = [10, 100, 500, 1000];
 const READ_RUNS = 100;
 const WRITE_RUNS = 15;
 const MAP_RUNS = 150;
+/** The share of QGIS Server's own time a map may add (the target counts the smallest map). */
+const MAP_COST = 0.02;
 
 /** Whatever sends requests to the API: the in-process stack or an API process. */
 export type Caller = Pick<Stack, 'call'>;
@@ -190,40 +192,64 @@ async function mapAgainstQgis(stack: Stack, data: Fixtures): Promise<MapComparis
 
 /** What a fresh API process measured after reading every project of a folder once. */
 export interface ProjectsMemory {
-  /** Peak RSS, KiB. */
+  /** Peak RSS of the process that serves, KiB. */
   peak: number;
+  /** Peak RSS of the launcher that bounded its heap (0 without one), KiB. */
+  launcherPeak: number;
   /** Median time of GET /api/projects, ms. */
   list: number;
   /** Median time of a project's first GET .../layers, which parses it, ms. */
   firstRead: number;
 }
 
-/** Copies of the project folder `source` (named like its .qgs), `count` of them, in a fresh folder. */
+/** `source`'s files linked into `target` (made), folder by folder; `rename` names each file there. */
+function linkTree(source: string, target: string, rename: (file: string) => string): void {
+  mkdirSync(target);
+  for (const entry of readdirSync(source, { withFileTypes: true })) {
+    const from = join(source, entry.name);
+    if (entry.isDirectory()) linkTree(from, join(target, entry.name), (file) => file);
+    else linkSync(from, join(target, rename(entry.name)));
+  }
+}
+
+/**
+ * Copies of the project folder `source` (named like its .qgs), `count` of them, in a fresh folder
+ * of the same file system: each file is a hard link, so that 10,000 copies take seconds. A copy
+ * written to is replaced by a new file, never written through its link.
+ */
 export function copiesOf(source: string, count: number): string {
   const projectsDir = mkdtempSync(join(tmpdir(), 'steward-bench-memory-'));
-  const name = basename(source);
+  const project = `${basename(source)}.qgs`;
   for (let copy = 0; copy < count; copy++) {
-    cpSync(source, join(projectsDir, `p${copy}`), { recursive: true });
-    renameSync(join(projectsDir, `p${copy}`, `${name}.qgs`), join(projectsDir, `p${copy}`, `p${copy}.qgs`));
+    linkTree(source, join(projectsDir, `p${copy}`), (file) => (file === project ? `p${copy}.qgs` : file));
   }
   return projectsDir;
 }
 
-/** Runs a fresh API process on `projectsDir`, which reads every project once; `nodeFlags` go to Node. */
+/**
+ * Runs a fresh API process on `projectsDir`, which reads every project once; `env` is added to its
+ * environment. It is started as the service is, bounding its own heap unless told otherwise.
+ */
 export async function projectsMemory(
   projectsDir: string,
   qgisUrl: string,
-  nodeFlags: string[] = [],
+  env: Record<string, string> = {},
 ): Promise<ProjectsMemory> {
   // The compiled child, as the service runs in production (tsx alone adds ~50 MB of its own).
   const compiledChild = join(import.meta.dirname, '..', 'dist', 'bench', 'memory-child.js');
-  const child = spawn(process.execPath, [...nodeFlags, compiledChild, projectsDir, qgisUrl], {
+  const child = spawn(process.execPath, [compiledChild, projectsDir, qgisUrl], {
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
   });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await new Promise((resolve) => child.on('exit', resolve));
-  return JSON.parse(output) as ProjectsMemory;
+  const code = await new Promise((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`the memory bench's API process ended with ${String(code)}`);
+  const lines = output
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Partial<ProjectsMemory>);
+  return Object.assign({ launcherPeak: 0 }, ...lines) as ProjectsMemory;
 }
 
 export async function runApiBench(): Promise<string> {
@@ -256,7 +282,8 @@ export async function runApiBench(): Promise<string> {
     const rps = await throughput(stack, 500);
     const maps = await mapAgainstQgis(stack, data);
     const copies = copiesOf(join(stack.projectsDir, 'bench_100'), 100);
-    const rss = (await projectsMemory(copies, stack.qgis.url)).peak;
+    const memory = await projectsMemory(copies, stack.qgis.url);
+    const rss = memory.peak + memory.launcherPeak;
     rmSync(copies, { recursive: true, force: true });
     return [
       '## API latency (ms) against PyQGIS reading the same project',
@@ -282,14 +309,20 @@ export async function runApiBench(): Promise<string> {
           ms(map.api.p95),
           ms(map.direct.p95),
           `+${ms(map.added.median)} ms (${((map.added.median / map.direct.median) * 100).toFixed(1)}%)`,
-          map.added.median <= map.direct.median * 0.05 ? 'within 5%: met' : 'within 5%: not met',
+          `within ${MAP_COST * 100}%: ${map.added.median <= map.direct.median * MAP_COST ? 'met' : 'not met'}`,
         ]),
       ),
       '',
       '## Memory',
       table(
         ['measure', 'MB', 'target'],
-        [['peak RSS after reading 100 projects of 100 layers', (rss / 1024).toFixed(0), '< 300']],
+        [
+          [
+            'peak RSS after reading 100 projects of 100 layers (API and its launcher)',
+            (rss / 1024).toFixed(0),
+            '< 300',
+          ],
+        ],
       ),
     ].join('\n');
   } finally {

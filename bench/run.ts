@@ -15,6 +15,7 @@ import { runJobsBench } from './jobs.js';
 import { runPluginBench } from './plugin.js';
 import { runPoolBench } from './pool.js';
 import { runProcessingBench } from './processing.js';
+import { RESULTS, suiteMark, updateReadme } from './readme-performance.js';
 import { runScaleBench } from './scale.js';
 
 async function machine(): Promise<string> {
@@ -36,15 +37,17 @@ const suites: Array<[string, string, () => Promise<string>]> = [
   ['console', 'web console', runConsoleBench],
 ];
 const selected = process.argv.slice(2);
-for (const [, name, suite] of suites.filter(([key]) => selected.length === 0 || selected.includes(key))) {
+for (const [key, name, suite] of suites.filter(([key]) => selected.length === 0 || selected.includes(key))) {
   console.error(`bench: running ${name}...`);
   const report = await suite();
   console.log(report + '\n');
-  sections.push(report);
+  sections.push(`${suiteMark(key)}\n${report}`);
 }
-const directory = join(import.meta.dirname, 'results');
+const directory = RESULTS;
 mkdirSync(directory, { recursive: true });
 const subset = selected.length > 0 ? `-${selected.join('-')}` : '';
 const file = join(directory, `bench-${new Date().toISOString().slice(0, 10)}${subset}.md`);
 writeFileSync(file, sections.join('\n\n') + '\n');
 console.error(`bench: report written to ${file}`);
+await updateReadme();
+console.error("bench: README's performance section regenerated from bench/results/");

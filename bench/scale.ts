@@ -25,11 +25,9 @@ import {
 import { closeClient, send } from './http-client.js';
 import { ms, table, type Timing } from './stats.js';
 
-/** Projects of 100 layers on disk, each read once, for the memory figure (10,000 takes too long here). */
-const MANY_PROJECTS = 2000;
+/** Projects of 100 layers on disk, each read once, for the memory figure (hard links of one project). */
+const MANY_PROJECTS = 10_000;
 const READ_SECONDS = 8;
-/** A heap bound for the service's Node: without one, V8 lets parsing's garbage grow far past the cache. */
-const OLD_SPACE_MB = 384;
 /** No QGIS Server is needed: these routes never draw. */
 const NO_QGIS_SERVER = 'http://127.0.0.1:9/ows/';
 
@@ -118,28 +116,27 @@ async function memorySection(projectsDir: string): Promise<string> {
   const copies = copiesOf(join(projectsDir, 'reads'), MANY_PROJECTS);
   try {
     const measured = await projectsMemory(copies, NO_QGIS_SERVER);
-    const capped = await projectsMemory(copies, NO_QGIS_SERVER, [`--max-old-space-size=${OLD_SPACE_MB}`]);
-    const cappedRss = capped.peak / 1024;
     const pyqgis = pyqgisRead(join(projectsDir, 'reads', 'reads.qgs'), 5);
-    const rss = measured.peak / 1024;
+    const rss = (measured.peak + measured.launcherPeak) / 1024;
     return [
-      `## ${MANY_PROJECTS} projects of 100 layers on disk, each read once by a fresh API process (default cache bound)`,
-      `${MANY_PROJECTS} rather than 10,000 projects: copying and reading 10,000 takes too long for one bench run on this machine.`,
+      `## ${MANY_PROJECTS.toLocaleString('en')} projects of 100 layers on disk, each read once by a fresh API process (default settings)`,
+      'The API started as `npm run serve` starts it: no Node flag, the default cache bound; it bounds its own heap ' +
+        '(`STEWARD_HEAP_MB`, by default the cache bound plus 256 MiB) by running itself again under a small launcher, ' +
+        'whose memory is counted in.',
       '',
       table(
         ['measure', 'value', 'target'],
         [
-          ['peak RSS', `${rss.toFixed(0)} MB`, `< 512 MB: ${verdict(rss < 512)}`],
           [
-            `peak RSS, Node run with --max-old-space-size=${OLD_SPACE_MB}`,
-            `${cappedRss.toFixed(0)} MB`,
-            `< 512 MB: ${verdict(cappedRss < 512)}`,
+            'peak RSS, API and launcher',
+            `${rss.toFixed(0)} MB (API ${(measured.peak / 1024).toFixed(0)} MB, launcher ${(measured.launcherPeak / 1024).toFixed(0)} MB)`,
+            `< 512 MB: ${verdict(rss < 512)}`,
           ],
           ['GET /api/projects, median', `${ms(measured.list)} ms`, `< 50 ms: ${verdict(measured.list < 50)}`],
           [
             "a project's first read (cache miss: read and parse), median",
             `${ms(measured.firstRead)} ms`,
-            `PyQGIS reads the same file in ${ms(pyqgis.unresolved.median)} ms (layers unresolved)`,
+            `reported beside PyQGIS's read of the same file: ${ms(pyqgis.unresolved.median)} ms (layers unresolved)`,
           ],
         ],
       ),
