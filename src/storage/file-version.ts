@@ -20,3 +20,9 @@ export function fileStats(path: string): BigIntStats | undefined {
     throw error;
   }
 }
+
+/** A folder's version (inode, modification time): it changes when an entry is added, removed or renamed. */
+export function folderVersion(path: string): string | undefined {
+  const info = statSync(path, { bigint: true, throwIfNoEntry: false });
+  return info?.isDirectory() ? `${info.ino}:${info.mtimeNs}` : undefined;
+}

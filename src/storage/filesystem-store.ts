@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 import { Conflict } from '../errors.js';
 import { writeFileAtomic } from './atomic-file.js';
-import { fileStats, fileVersion } from './file-version.js';
+import { fileStats, fileVersion, folderVersion } from './file-version.js';
 import { clearDataDirLeftovers } from './leftovers.js';
 import { KeyedMutex, withFileLock } from './lock.js';
 import { ProjectArchive } from './project-archive.js';
@@ -32,6 +32,22 @@ function nextModified(currentNs: bigint | undefined): number {
   return Number(next) / 1e9;
 }
 
+/**
+ * How long a listing is reused while the projects folder itself is unchanged. Creating and removing
+ * a project renames a folder there, which changes it at once; a project file removed from its
+ * folder by hand is only seen when the listing is this old.
+ */
+const LISTING_MAX_AGE_MS = 5_000;
+
+interface Listing {
+  /** The projects folder's version when it was listed. */
+  version: string;
+  at: number;
+  names: string[];
+  /** Entries that held no project file: a folder copied in is made before the files in it. */
+  others: string[];
+}
+
 function isMissing(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
   return code === 'ENOENT' || code === 'ENOTDIR';
@@ -55,6 +71,7 @@ async function removeFolder(path: string): Promise<number> {
 export class FilesystemStore implements ProjectStore {
   readonly kind = 'filesystem' as const;
   private readonly mutex = new KeyedMutex();
+  private listing: Listing | undefined;
 
   constructor(private readonly projectsDir: string) {}
 
@@ -73,6 +90,10 @@ export class FilesystemStore implements ProjectStore {
 
   /** The project file that exists, .qgs first; undefined when neither does. */
   private async projectFile(ref: ProjectRef): Promise<{ path: string; identity: string } | undefined> {
+    return this.projectFileNow(ref);
+  }
+
+  private projectFileNow(ref: ProjectRef): { path: string; identity: string } | undefined {
     for (const extension of PROJECT_EXTENSIONS) {
       const path = join(this.dataDir(ref), ref.name + extension);
       const identity = fileVersion(path);
@@ -101,12 +122,26 @@ export class FilesystemStore implements ProjectStore {
     await rm(file, { force: true });
   }
 
+  /**
+   * The projects, by name. Each needs a look at its folder (thousands of them take tens of
+   * milliseconds), so a listing is reused while the projects folder is unchanged, for at most
+   * LISTING_MAX_AGE_MS, once the entries that held no project have been looked at again.
+   */
   async list(): Promise<string[]> {
-    const names: string[] = [];
+    const version = folderVersion(this.projectsDir);
+    const kept = this.listing;
+    const fresh = kept !== undefined && kept.version === version && Date.now() - kept.at < LISTING_MAX_AGE_MS;
+    if (fresh && !kept.others.some((entry) => this.holdsProject(entry))) return [...kept.names];
+    const listing: Listing = { version: version ?? '', at: Date.now(), names: [], others: [] };
     for (const entry of (await this.entries()).filter((name) => !name.startsWith('.')).sort()) {
-      if (await this.projectFile({ name: entry, schema: 'public' })) names.push(entry);
+      (this.holdsProject(entry) ? listing.names : listing.others).push(entry);
     }
-    return names;
+    this.listing = version === undefined ? undefined : listing;
+    return [...listing.names];
+  }
+
+  private holdsProject(entry: string): boolean {
+    return this.projectFileNow({ name: entry, schema: 'public' }) !== undefined;
   }
 
   async identity(ref: ProjectRef): Promise<string | undefined> {
