@@ -10,7 +10,7 @@ import type { PixelArray } from './pixels.js';
 
 /** state: [min so far, max so far, no-data]. NaN pixels fail both comparisons, so they are skipped. */
 export type ScanLoop = (pixels: PixelArray, n: number, state: Float64Array) => void;
-/** state: [lowest edge, highest edge, bins per unit, no-data]. */
+/** state: [lowest edge, highest edge, bins per unit, no-data]; counts: BIN_LANES tables of the bins, one after the other. */
 export type BinLoop = (
   pixels: PixelArray,
   n: number,
@@ -19,34 +19,66 @@ export type BinLoop = (
   counts: Float64Array,
 ) => void;
 
-const SCAN = (skip: string): string => `
+/** The test that leaves a pixel out when it is the no-data value, or none. */
+type Skip = (v: string) => string;
+
+const SCAN_ONE = (v: string, skip: Skip): string => `
+      if (${v} < min${skip(v)}) min = ${v};
+      if (${v} > max${skip(v)}) max = ${v};`;
+
+// Four pixels at a time: once the range has settled, most quads lie inside it and take one test.
+const SCAN = (skip: Skip): string => `
   let min = state[0], max = state[1];
   const noData = state[2];
-  for (let i = 0; i < n; i++) {
-    const v = pixels[i];
-    ${skip}
-    if (v < min) min = v;
-    if (v > max) max = v;
+  let i = 0;
+  for (; i + 3 < n; i += 4) {
+    const a = pixels[i], b = pixels[i + 1], c = pixels[i + 2], d = pixels[i + 3];
+    if (a >= min && a <= max && b >= min && b <= max && c >= min && c <= max && d >= min && d <= max) continue;
+    ${['a', 'b', 'c', 'd'].map((v) => SCAN_ONE(v, skip)).join('')}
+  }
+  for (; i < n; i++) {
+    const v = pixels[i];${SCAN_ONE('v', skip)}
   }
   state[0] = min;
   state[1] = max;`;
 
+/**
+ * Counts go to BIN_LANES interleaved tables, pixel i to table i % BIN_LANES: neighbouring pixels
+ * of a smooth raster fall in one bin, and a single table makes each increment wait for the
+ * previous one's store (measured on a smooth Float32 band: a quarter less time than one table).
+ */
+export const BIN_LANES = 4;
+
 // The first guess is refined against the edges exactly as numpy does; the last bin takes the top edge.
-const BIN = (skip: string): string => `
+const BIN_ONE = (index: string, lane: string, skip: Skip): string => `
+    v = pixels[${index}];
+    if (v >= low && v <= high${skip('v')}) {
+      k = ((v - low) * norm) | 0;
+      if (k > last) k = last;
+      if (v < edges[k]) k--;
+      else if (k !== last && v >= edges[k + 1]) k++;
+      counts[k${lane}]++;
+    }`;
+
+const BIN = (skip: Skip): string => `
   const low = state[0], high = state[1], norm = state[2], noData = state[3];
-  const last = counts.length - 1;
-  for (let i = 0; i < n; i++) {
-    const v = pixels[i];
-    if (!(v >= low && v <= high)) continue;
-    ${skip}
-    let k = ((v - low) * norm) | 0;
-    if (k > last) k = last;
-    if (v < edges[k]) k--;
-    else if (k !== last && v >= edges[k + 1]) k++;
-    counts[k]++;
+  const lane = (counts.length / ${BIN_LANES}) | 0, last = lane - 1;
+  let v = 0, k = 0, i = 0;
+  for (; i + ${BIN_LANES - 1} < n; i += ${BIN_LANES}) {
+    ${Array.from({ length: BIN_LANES }, (_, j) => BIN_ONE(j === 0 ? 'i' : `i + ${j}`, j === 0 ? '' : ` + ${j} * lane`, skip)).join('')}
+  }
+  for (; i < n; i++) {${BIN_ONE('i', '', skip)}
   }`;
 
-const SKIP_NO_DATA = 'if (v === noData) continue;';
+/** Adds the BIN_LANES tables of `counts` into one of `count` bins. */
+export function foldLanes(counts: Float64Array, count: number): number[] {
+  const folded = new Array<number>(count).fill(0);
+  for (let i = 0; i < counts.length; i++) folded[i % count] = (folded[i % count] as number) + (counts[i] as number);
+  return folded;
+}
+
+const NOT_NO_DATA: Skip = (v) => ` && ${v} !== noData`;
+const KEEP_ALL: Skip = () => '';
 
 const cache = new Map<string, ScanLoop | BinLoop>();
 
@@ -62,10 +94,10 @@ function generated<T extends ScanLoop | BinLoop>(key: string, params: string[], 
 
 export function scanLoop(pixels: PixelArray, skipNoData: boolean): ScanLoop {
   const key = `scan:${pixels.constructor.name}:${skipNoData}`;
-  return generated<ScanLoop>(key, ['pixels', 'n', 'state'], SCAN(skipNoData ? SKIP_NO_DATA : ''));
+  return generated<ScanLoop>(key, ['pixels', 'n', 'state'], SCAN(skipNoData ? NOT_NO_DATA : KEEP_ALL));
 }
 
 export function binLoop(pixels: PixelArray, skipNoData: boolean): BinLoop {
   const key = `bin:${pixels.constructor.name}:${skipNoData}`;
-  return generated<BinLoop>(key, ['pixels', 'n', 'state', 'edges', 'counts'], BIN(skipNoData ? SKIP_NO_DATA : ''));
+  return generated<BinLoop>(key, ['pixels', 'n', 'state', 'edges', 'counts'], BIN(skipNoData ? NOT_NO_DATA : KEEP_ALL));
 }

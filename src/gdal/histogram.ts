@@ -8,7 +8,7 @@
 import type gdal from 'gdal-async';
 
 import { BinEdges, type RequestedRange, resolveRange, type ValueRange } from './histogram-bins.js';
-import { binLoop, scanLoop } from './histogram-loops.js';
+import { BIN_LANES, binLoop, foldLanes, scanLoop } from './histogram-loops.js';
 import { openRaster } from './open-raster.js';
 import { comparableNoData, forEachWindow, type PixelArray, type PixelType, pixelType } from './pixels.js';
 import { planWindows, type Window } from './windows.js';
@@ -67,11 +67,11 @@ async function binnedHistogram(source: BandSource, options: HistogramOptions, co
   const state = Float64Array.of(low, high, bins.norm, source.noData);
   // The no-data test is only needed when the no-data value falls inside the bins.
   const skip = source.noData >= low && source.noData <= high;
-  const counts = new Float64Array(count);
+  const counts = new Float64Array(count * BIN_LANES);
   await forEachWindow(source.band, source.windows, source.type, (pixels, w) =>
     binLoop(pixels, skip)(pixels, w.width * w.height, state, bins.edges, counts),
   );
-  return { ...range, values: Array.from(counts) };
+  return { ...range, values: foldLanes(counts, count) };
 }
 
 /** Smallest and largest value with a non-zero count. */
