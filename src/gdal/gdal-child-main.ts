@@ -1,7 +1,10 @@
 /**
  * The child process of `gdal-child.ts`: takes one task over IPC, runs it with GDAL, reports its
- * progress and its result, and exits. It exits as well when its parent is gone.
+ * progress and its result, and exits. It exits as well when its parent is gone. It runs at a
+ * lower priority than the API, so that the API's answers come first when the cores are busy.
  */
+import { setPriority } from 'node:os';
+
 import { StewardError } from '../errors.js';
 import { computeRaster } from './calculator/calculate.js';
 import { type ChildMessage, type GdalTask } from './gdal-child.js';
@@ -52,6 +55,15 @@ async function answer(task: GdalTask): Promise<void> {
   process.exit(0);
 }
 
+/** Niceness of the work: background, behind the requests the API answers. */
+const BACKGROUND_NICENESS = 10;
+
+// Threads inherit the niceness of the thread that starts them: set it before GDAL starts any.
+try {
+  setPriority(BACKGROUND_NICENESS);
+} catch {
+  // Not allowed here: the work runs at the API's priority.
+}
 configureGdalMemory();
 process.on('disconnect', () => process.exit(1));
 process.once('message', (task: GdalTask) => void answer(task));
