@@ -20,6 +20,7 @@ import { freePort } from '../src/runtime/ports.js';
 import { type QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { waitFor } from './support/monitoring.js';
+import { labelledPointQml } from './support/point-style.js';
 import { startTestQgis } from './support/qgis-runtime.js';
 import { type Stack, startStack } from './support/stack.js';
 
@@ -29,26 +30,13 @@ const MISSING_FONT = 'Steward Nowhere Sans';
 
 /** A point style with labels in `family`, as QGIS Desktop saves it. */
 function labelledQml(family: string): string {
-  return `<!DOCTYPE qgis PUBLIC 'http://mrcc.com/qgis.dtd' 'SYSTEM'>
-<qgis version="3.22.16-Białowieża" styleCategories="AllStyleCategories">
- <renderer-v2 type="singleSymbol" symbollevels="0" enableorderby="0" forceraster="0">
-  <symbols>
-   <symbol type="marker" name="0" alpha="1" clip_to_extent="1" force_rhr="0">
-    <layer class="SimpleMarker" enabled="1" locked="0" pass="0">
+  return labelledPointQml(
+    `<layer class="SimpleMarker" enabled="1" locked="0" pass="0">
      <Option type="Map"><Option type="QString" name="name" value="circle"/></Option>
      <prop k="name" v="circle"/>
-    </layer>
-   </symbol>
-  </symbols>
- </renderer-v2>
- <labeling type="simple">
-  <settings calloutType="simple">
-   <text-style fontFamily="${family}" fontSize="10" fieldName="'x'" isExpression="1" textColor="0,0,0,255"/>
-  </settings>
- </labeling>
- <layerGeometryType>0</layerGeometryType>
-</qgis>
-`;
+    </layer>`,
+    family,
+  );
 }
 
 /** A fontconfig setup that sees only `fonts` (files of DejaVu's folder), in a folder of its own. */

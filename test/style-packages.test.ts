@@ -10,6 +10,7 @@ import { freePort } from '../src/runtime/ports.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { waitFor } from './support/monitoring.js';
 import { decodePng, type Image } from './support/png.js';
+import { labelledPointQml } from './support/point-style.js';
 import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { type Stack, startStack } from './support/stack.js';
 
@@ -30,12 +31,8 @@ const MISSING_FONT = 'Steward Nonexistent Sans';
 
 /** A point style as QGIS Desktop 3.22 saves it: an SVG marker named by the path it had there, and labels. */
 function svgMarkerQml(svgPath: string): string {
-  return `<!DOCTYPE qgis PUBLIC 'http://mrcc.com/qgis.dtd' 'SYSTEM'>
-<qgis version="3.22.16-Białowieża" styleCategories="AllStyleCategories">
- <renderer-v2 type="singleSymbol" symbollevels="0" enableorderby="0" forceraster="0">
-  <symbols>
-   <symbol type="marker" name="0" alpha="1" clip_to_extent="1" force_rhr="0">
-    <layer class="SvgMarker" enabled="1" locked="0" pass="0">
+  return labelledPointQml(
+    `<layer class="SvgMarker" enabled="1" locked="0" pass="0">
      <Option type="Map">
       <Option type="QString" name="name" value="${svgPath}"/>
       <Option type="QString" name="size" value="10"/>
@@ -46,18 +43,9 @@ function svgMarkerQml(svgPath: string): string {
      <prop k="size" v="10"/>
      <prop k="size_unit" v="MM"/>
      <prop k="color" v="255,0,0,255"/>
-    </layer>
-   </symbol>
-  </symbols>
- </renderer-v2>
- <labeling type="simple">
-  <settings calloutType="simple">
-   <text-style fontFamily="${MISSING_FONT}" fontSize="1" fieldName="'x'" isExpression="1" textColor="0,0,0,0"/>
-  </settings>
- </labeling>
- <layerGeometryType>0</layerGeometryType>
-</qgis>
-`;
+    </layer>`,
+    MISSING_FONT,
+  );
 }
 
 /** The pixels of a drawing in exactly this colour. */
