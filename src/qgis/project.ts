@@ -27,7 +27,7 @@ import {
   type XmlElement,
 } from './xml/node.js';
 import { parseXml } from './xml/parse.js';
-import { serializeElement, serializeXml, serializeXmlBytes, type WrittenElements } from './xml/serialize.js';
+import { serializeElement, serializeXml, serializeXmlUtf8, type WrittenElements } from './xml/serialize.js';
 
 /** Layers stay text until a change needs their elements, which keeps big projects small in memory. */
 const DEFERRED_ELEMENTS: ReadonlySet<string> = new Set(['maplayer']);
@@ -187,13 +187,14 @@ export class ProjectDocument {
   }
 
   /**
-   * The project's text in UTF-8, as it is stored: the layers' bytes are copied as they are and the
-   * per-layer records' text reused, so a write of a large project costs little more than the copy.
+   * The project's text in UTF-8, as it is stored, in pieces that follow one another: the layers'
+   * bytes as they are and the per-layer records' text reused, so that writing a large project costs
+   * about what writing its file does.
    */
-  encode(): Buffer {
+  encode(): Buffer[] {
     this.collapseLayers();
     this.rememberRecords();
-    return serializeXmlBytes(this.document, this.writtenRecords);
+    return serializeXmlUtf8(this.document, this.writtenRecords);
   }
 
   private rememberRecords(): void {

@@ -1,6 +1,12 @@
 import { NotFound } from '../errors.js';
 import { ProjectDocument } from '../qgis/project.js';
-import { projectKey, type ProjectRef, type ProjectStore, storedText } from '../storage/project-store.js';
+import {
+  type ProjectContent,
+  projectKey,
+  type ProjectRef,
+  type ProjectStore,
+  storedText,
+} from '../storage/project-store.js';
 import { estimatedBytes, LruCache } from './project-cache.js';
 
 /** The parsed projects kept when no bound is given. */
@@ -20,8 +26,10 @@ interface CachedProject {
   bytes: number;
 }
 
-function cacheEntry(identity: string, content: Uint8Array, document: ProjectDocument): CachedProject {
-  return { identity, document, bytes: estimatedBytes(content.byteLength) };
+function cacheEntry(identity: string, content: ProjectContent, document: ProjectDocument): CachedProject {
+  const length =
+    content instanceof Uint8Array ? content.byteLength : content.reduce((sum, piece) => sum + piece.byteLength, 0);
+  return { identity, document, bytes: estimatedBytes(length) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { open, rename, rm } from 'node:fs/promises';
+import { type FileHandle, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 const TEMPORARY_SUFFIX = /\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/;
@@ -23,17 +23,40 @@ async function syncDirectory(path: string): Promise<void> {
   }
 }
 
+/** Most buffers one writev takes (Linux's IOV_MAX); libuv writes no more and reports a short write. */
+const MAX_BUFFERS = 1024;
+
+/** Writes the pieces in order, with as few system calls as the kernel allows. */
+async function writePieces(handle: FileHandle, pieces: readonly Uint8Array[]): Promise<void> {
+  let pending = pieces.filter((piece) => piece.byteLength > 0);
+  while (pending.length > 0) {
+    let { bytesWritten } = await handle.writev(pending.slice(0, MAX_BUFFERS));
+    let done = 0;
+    while (done < pending.length && bytesWritten >= (pending[done] as Uint8Array).byteLength) {
+      bytesWritten -= (pending[done] as Uint8Array).byteLength;
+      done++;
+    }
+    pending = pending.slice(done);
+    if (bytesWritten > 0) pending[0] = (pending[0] as Uint8Array).subarray(bytesWritten);
+  }
+}
+
 /**
- * Writes `data` to a new file beside `path`, flushes it and renames it over `path`, so readers see
+ * Writes `data` (or its pieces, one after the other) to a new file beside `path`, flushes it and renames it over `path`, so readers see
  * the old content or the new, never a mix, and a crash leaves the old file intact. `modified`, when
  * given, is the new file's modification time (seconds since the epoch).
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, modified?: number): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array | readonly Uint8Array[],
+  modified?: number,
+): Promise<void> {
   const temporary = temporarySibling(path);
   try {
     const handle = await open(temporary, 'wx');
     try {
-      await handle.writeFile(data);
+      if (Array.isArray(data)) await writePieces(handle, data);
+      else await handle.writeFile(data as string | Uint8Array);
       if (modified !== undefined) await handle.utimes(modified, modified);
       await handle.sync();
     } finally {

@@ -8,7 +8,13 @@ import { fileStats, fileVersion, folderVersion } from './file-version.js';
 import { clearDataDirLeftovers } from './leftovers.js';
 import { KeyedMutex, withFileLock } from './lock.js';
 import { ProjectArchive } from './project-archive.js';
-import { type ProjectRef, type ProjectStore, type StoredProject } from './project-store.js';
+import {
+  type ProjectContent,
+  type ProjectRef,
+  type ProjectStore,
+  type StoredProject,
+  wholeContent,
+} from './project-store.js';
 
 const PROJECT_EXTENSIONS = ['.qgs', '.qgz'] as const;
 
@@ -174,14 +180,14 @@ export class FilesystemStore implements ProjectStore {
     }
   }
 
-  async write(ref: ProjectRef, content: Uint8Array): Promise<string> {
+  async write(ref: ProjectRef, content: ProjectContent): Promise<string> {
     const file = await this.projectFile(ref);
     const path = file?.path ?? this.newProjectPath(ref);
     const modified = nextModified(fileStats(path)?.mtimeNs);
     if (path.endsWith('.qgz')) {
       // Other archive members (the auxiliary storage database) are kept as they were.
       const archive = ProjectArchive.open(await readFile(path));
-      archive.content = content;
+      archive.content = wholeContent(content);
       await writeFileAtomic(path, archive.bytes(), modified);
     } else {
       await writeFileAtomic(path, content, modified);

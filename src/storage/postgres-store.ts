@@ -8,7 +8,13 @@ import { clearDataDirLeftovers } from './leftovers.js';
 import { KeyedMutex } from './lock.js';
 import { PostgresDatabase, type Query } from './pg-database.js';
 import { ProjectArchive } from './project-archive.js';
-import { type ProjectRef, type ProjectStore, type StoredProject } from './project-store.js';
+import {
+  type ProjectContent,
+  type ProjectRef,
+  type ProjectStore,
+  type StoredProject,
+  wholeContent,
+} from './project-store.js';
 
 /** PostgreSQL truncates longer identifiers, which would make a schema silently another one. */
 const MAX_IDENTIFIER_BYTES = 63;
@@ -187,7 +193,7 @@ export class PostgresStore implements ProjectStore {
     }
   }
 
-  async write(ref: ProjectRef, content: Uint8Array): Promise<string> {
+  async write(ref: ProjectRef, content: ProjectContent): Promise<string> {
     const table = this.table(ref.schema);
     const written = this.db.transaction(async (query) => {
       // The archive is rebuilt from the stored one, so entries QGIS added (auxiliary storage) are kept.
@@ -196,7 +202,7 @@ export class PostgresStore implements ProjectStore {
         [ref.name],
       );
       const archive = current?.content ? ProjectArchive.open(current.content) : ProjectArchive.create(ref.name, '');
-      archive.content = content;
+      archive.content = wholeContent(content);
       const [row] = await query<IdentityRow>(
         `INSERT INTO ${table} (name, metadata, content) VALUES ($1, ${METADATA}, $2)
            ON CONFLICT (name) DO UPDATE SET content = EXCLUDED.content, metadata = EXCLUDED.metadata

@@ -18,6 +18,14 @@ export interface StoredProject {
   identity: string;
 }
 
+/** A project's XML in UTF-8: whole, or in pieces that follow one another. */
+export type ProjectContent = Uint8Array | readonly Uint8Array[];
+
+/** The content in one piece. */
+export function wholeContent(content: ProjectContent): Uint8Array {
+  return content instanceof Uint8Array ? content : Buffer.concat(content);
+}
+
 /** The project XML of a stored project. */
 export function storedText(stored: StoredProject): string {
   return Buffer.from(stored.content.buffer, stored.content.byteOffset, stored.content.byteLength).toString('utf8');
@@ -33,7 +41,7 @@ export interface ProjectStore {
   /** Stores a new project; throws Conflict when the name is taken. */
   create(ref: ProjectRef, text: string): Promise<void>;
   /** Replaces the project atomically with `content` (its XML in UTF-8) and returns its new identity. */
-  write(ref: ProjectRef, content: Uint8Array): Promise<string>;
+  write(ref: ProjectRef, content: ProjectContent): Promise<string>;
   /** Removes the project and its data folder; false when there was none. */
   remove(ref: ProjectRef): Promise<boolean>;
   /** Runs `work` holding the project's write lock, across processes too. */

@@ -94,7 +94,7 @@ function encodeText(text: string): Buffer {
 
 /** Collects UTF-8: text between deferred elements is encoded in one go, deferred elements are copied. */
 class BytesSink implements Sink {
-  private readonly chunks: Uint8Array[] = [];
+  private readonly chunks: Buffer[] = [];
   private pending: string[] = [];
 
   text(piece: string): void {
@@ -106,9 +106,9 @@ class BytesSink implements Sink {
     this.chunks.push(node.utf8);
   }
 
-  bytes(): Buffer {
+  pieces(): Buffer[] {
     this.flush();
-    return Buffer.concat(this.chunks);
+    return this.chunks;
   }
 
   private flush(): void {
@@ -133,11 +133,11 @@ export function serializeXml(document: XmlDocument, written?: WrittenElements): 
 }
 
 /**
- * The document's text in UTF-8, as `serializeXml` writes it: only the text around deferred elements
- * is encoded, so writing a large document costs little more than copying its layers' bytes.
+ * The document's text in UTF-8, as `serializeXml` writes it, in pieces to be written one after the
+ * other: only the text around deferred elements is encoded, and their bytes are not even copied.
  */
-export function serializeXmlBytes(document: XmlDocument, written?: WrittenElements): Buffer {
+export function serializeXmlUtf8(document: XmlDocument, written?: WrittenElements): Buffer[] {
   const sink = new BytesSink();
   new Writer(sink, written).document(document);
-  return sink.bytes();
+  return sink.pieces();
 }

@@ -1,0 +1,22 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+
+import { writeFileAtomic } from './atomic-file.js';
+
+const folder = mkdtempSync(join(tmpdir(), 'steward-atomic-'));
+after(() => rmSync(folder, { recursive: true, force: true }));
+
+describe('an atomic write', () => {
+  it('writes more pieces than one system call takes, in order, and the modification time given', async () => {
+    const pieces = Array.from({ length: 3000 }, (_, index) => Buffer.from(`${index},`));
+    pieces.splice(5, 0, Buffer.alloc(0));
+    const path = join(folder, 'pieces.txt');
+    await writeFileAtomic(path, pieces, 1_700_000_000.000123);
+    assert.equal(readFileSync(path, 'utf8'), Array.from({ length: 3000 }, (_, index) => `${index},`).join(''));
+    const modified = statSync(path, { bigint: true }).mtimeNs;
+    assert.ok(modified > 1_700_000_000_000_122_000n && modified < 1_700_000_000_000_124_000n, String(modified));
+  });
+});
