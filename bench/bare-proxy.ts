@@ -1,0 +1,45 @@
+/**
+ * The least a Node proxy adds to a GetMap: a bare node:http server that sends each request on to
+ * QGIS Server with the API's own connection agent and pipes the answer back, with no routing,
+ * authorisation, project check, metrics or logging. The map bench measures it beside the API, so
+ * that the API's cost reads against what the extra hop itself costs on the machine.
+ */
+import { createServer, get } from 'node:http';
+import { type AddressInfo } from 'node:net';
+
+import { PreconnectingAgent } from '../src/services/preconnecting-agent.js';
+
+export interface BareProxy {
+  /** `url`'s path and query, asked of this proxy instead of QGIS Server. */
+  through(url: string): string;
+  close(): Promise<void>;
+}
+
+/** A bare proxy to the server of `qgisUrl`, on a loopback port of its own. */
+export async function startBareProxy(qgisUrl: string): Promise<BareProxy> {
+  const upstream = new URL(qgisUrl).origin;
+  const agent = new PreconnectingAgent();
+  const server = createServer((request, response) => {
+    get(upstream + (request.url ?? '/'), { agent }, (answer) => {
+      const length = answer.headers['content-length'];
+      response.writeHead(answer.statusCode ?? 502, {
+        'content-type': answer.headers['content-type'] ?? 'application/octet-stream',
+        ...(length === undefined ? {} : { 'content-length': length }),
+      });
+      answer.pipe(response);
+    }).on('error', () => response.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    through: (url) => {
+      const parsed = new URL(url);
+      return origin + parsed.pathname + parsed.search;
+    },
+    close: () => {
+      agent.destroy();
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
