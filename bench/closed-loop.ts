@@ -27,6 +27,8 @@ export interface LoadRun {
   replies: number;
   /** Every reply, with those to the requests in flight when the time was up. */
   allReplies: number;
+  /** Wall time of the run, the requests in flight when the time was up included. */
+  seconds: number;
   /** CPU time of this process (client, child logs) over the wall time of the run, in cores. */
   clientCores: number;
 }
@@ -63,6 +65,7 @@ export async function closedLoop(
     perSecond: inTime.length / ((last - start) / 1000),
     replies: inTime.length,
     allReplies: completions.length,
+    seconds: wall / 1000,
     clientCores: (cpu.user + cpu.system) / 1000 / wall,
   };
 }

@@ -93,6 +93,8 @@ interface Measured {
   perSecond: Rounds;
   /** CPU seconds of the server's QGIS Server processes per map drawn. */
   cpuPerMap: Rounds;
+  /** Cores the server's QGIS Server processes kept busy during a run. */
+  cores: Rounds;
   clientCores: number[];
   singleMapMs: number;
 }
@@ -106,7 +108,7 @@ async function measure(servers: Record<string, Server>, project: string, clients
   const urls = Object.fromEntries(names.map((name) => [name, getMapUrl(servers[name] as Server, project)]));
   for (const name of names) await warmUp(urls[name] as string, clients, WARM_UP_REQUESTS, checkJpeg);
   const single = await time(5, async () => checkJpeg(await send(urls[ONE] as string)));
-  const measured: Measured = { perSecond: {}, cpuPerMap: {}, clientCores: [], singleMapMs: single.median };
+  const measured: Measured = { perSecond: {}, cpuPerMap: {}, cores: {}, clientCores: [], singleMapMs: single.median };
   for (let round = 0; round < ROUNDS; round++) {
     const order = names.map((_, index) => names[(index + round) % names.length] as string);
     for (const name of order) {
@@ -114,7 +116,9 @@ async function measure(servers: Record<string, Server>, project: string, clients
       const cpuBefore = cpuSeconds(pids);
       const run = await closedLoop(urls[name] as string, clients, SECONDS, checkJpeg);
       (measured.perSecond[name] ??= []).push(run.perSecond);
-      (measured.cpuPerMap[name] ??= []).push((cpuSeconds(pids) - cpuBefore) / run.allReplies);
+      const cpu = cpuSeconds(pids) - cpuBefore;
+      (measured.cpuPerMap[name] ??= []).push(cpu / run.allReplies);
+      (measured.cores[name] ??= []).push(cpu / run.seconds);
       measured.clientCores.push(run.clientCores);
     }
   }
@@ -128,15 +132,15 @@ function setup(measured: Measured, processes: number, clients: number, loadBefor
       `${GETMAP.WIDTH} x ${GETMAP.HEIGHT} ${GETMAP.FORMAT}: ${ms(measured.singleMapMs)} ms a map on one qgis_mapserver with one client`,
     `- every server: QGIS_SERVER_PARALLEL_RENDERING=false, QGIS_SERVER_MAX_THREADS=1 (one rendering thread a map)`,
     `- ${ROUNDS} rounds of ${SECONDS} s per server, in turn, after ${WARM_UP_REQUESTS} requests of each client; median, and lowest to highest round`,
-    `- CPU per map: user and system time of the server's QGIS Server processes over a run, per map drawn`,
+    `- CPU per map: user and system time of the server's QGIS Server processes over a run, per map drawn; cores busy: that time over the run's`,
     `- client and child logs (this process): median ${median(measured.clientCores).toFixed(3)} cores during a run`,
     `- load average of the machine before the bench: ${loadBefore.toFixed(2)}; on a shared machine throughput is noisy, CPU per map much less so`,
   ].join('\n');
 }
 
-function serverTable({ perSecond, cpuPerMap }: Measured): string {
+function serverTable({ perSecond, cpuPerMap, cores }: Measured): string {
   return table(
-    ['QGIS Server', 'GetMap/s, median', 'rounds', 'CPU ms per map, median', 'rounds'],
+    ['QGIS Server', 'GetMap/s, median', 'rounds', 'CPU ms per map, median', 'rounds', 'cores busy, median'],
     Object.keys(perSecond).map((name) => {
       const cpuMs = (cpuPerMap[name] ?? []).map((seconds) => seconds * 1000);
       return [
@@ -145,6 +149,7 @@ function serverTable({ perSecond, cpuPerMap }: Measured): string {
         spread(perSecond[name] ?? [], 2),
         ms(median(cpuMs)),
         spread(cpuMs, 0),
+        median(cores[name] ?? []).toFixed(2),
       ];
     }),
   );
@@ -155,31 +160,53 @@ function ratios(of: number[] = [], against: number[] = []): number[] {
   return of.map((value, round) => value / (against[round] ?? Number.NaN));
 }
 
-function targetTable({ perSecond, cpuPerMap }: Measured, processes: number): string {
+const verdict = (met: boolean): string => (met ? 'met' : 'not met');
+
+/** The pool's speedup, and whether the machine let the pool have its cores to show it. */
+function speedupRows({ perSecond, cpuPerMap, cores }: Measured, processes: number): string[][] {
   const speedups = ratios(perSecond[BARE], perSecond[ONE]);
+  const cpuRatios = ratios(cpuPerMap[BARE], cpuPerMap[ONE]);
+  const target = 0.9 * processes;
+  const poolCores = median(cores[BARE] ?? []);
+  const busy =
+    poolCores < target ? ` (the pool kept ${poolCores.toFixed(2)} of ${processes} cores busy: machine busy)` : '';
+  return [
+    [
+      `GetMap/s, pool of ${processes} / ${ONE}`,
+      `${median(speedups).toFixed(2)}x`,
+      spread(speedups, 2, 'x'),
+      `>= ${target.toFixed(1)}x`,
+      verdict(median(speedups) >= target) + busy,
+    ],
+    [
+      `CPU per map, pool / ${ONE} (at most ${(processes / target).toFixed(2)} for ${target.toFixed(1)}x on idle cores)`,
+      median(cpuRatios).toFixed(2),
+      spread(cpuRatios, 2),
+      `<= ${(processes / target).toFixed(2)}`,
+      verdict(median(cpuRatios) <= processes / target),
+    ],
+  ];
+}
+
+function pluginRows({ perSecond, cpuPerMap }: Measured): string[][] {
   const costs = ratios(perSecond[PLUGIN], perSecond[BARE]).map((ratio) => (1 - ratio) * 100);
   const cpuCosts = ratios(cpuPerMap[PLUGIN], cpuPerMap[BARE]).map((ratio) => (ratio - 1) * 100);
-  const speedupTarget = 0.9 * processes;
-  const verdict = (met: boolean): string => (met ? 'met' : 'not met');
   const percent = (values: number[]): string[] => [
     `${median(values).toFixed(1)}%`,
     spread(values, 1, '%'),
     '<= 5%',
     verdict(median(values) <= 5),
   ];
+  return [
+    ['plugin cost on the pool: GetMap/s lost', ...percent(costs)],
+    ['plugin cost on the pool: CPU per map added', ...percent(cpuCosts)],
+  ];
+}
+
+function targetTable(measured: Measured, processes: number): string {
   return table(
     ['measure', 'median', 'rounds', 'target', 'verdict'],
-    [
-      [
-        `GetMap/s, pool of ${processes} / ${ONE}`,
-        `${median(speedups).toFixed(2)}x`,
-        spread(speedups, 2, 'x'),
-        `>= ${speedupTarget.toFixed(1)}x`,
-        verdict(median(speedups) >= speedupTarget),
-      ],
-      ['plugin cost on the pool: GetMap/s lost', ...percent(costs)],
-      ['plugin cost on the pool: CPU per map added', ...percent(cpuCosts)],
-    ],
+    [...speedupRows(measured, processes), ...pluginRows(measured)],
   );
 }
 
