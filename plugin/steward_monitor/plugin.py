@@ -9,7 +9,7 @@ from . import about, info
 from .client import StewardClient, parse_addresses
 from .invalidation import PendingInvalidations
 from .logbuffer import LogBuffer
-from .projects import CachedProjects, CachedProjectsFilter
+from .projects import CachedProjects, record_served
 from .reload import ProjectReloader
 from .stats import RequestStats, StatsFilter
 
@@ -45,11 +45,14 @@ class StewardMonitor:
             self._logs.on_message, Qt.DirectConnection
         )
         self._filter = StatsFilter(
-            server_iface, self._stats, os.environ.get("QGIS_PROJECT_FILE", ""), self._invalidations, _log
+            server_iface,
+            self._stats,
+            os.environ.get("QGIS_PROJECT_FILE", ""),
+            self._invalidations,
+            _log,
+            lambda: record_served(self._projects),
         )
         server_iface.registerFilter(self._filter, 100)
-        self._projects_filter = CachedProjectsFilter(server_iface, self._projects)
-        server_iface.registerFilter(self._projects_filter, 101)
         self._reloader = ProjectReloader(server_iface, self._invalidations, self._projects)
         self._client = self._start_client()
 

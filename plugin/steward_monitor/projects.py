@@ -1,7 +1,8 @@
 """The projects in this instance's config cache, as the instance last served or loaded them.
 
 QGIS Server 3.22 offers no listing of its config cache, so the plugin records each project object
-the server hands a request (QgsProject.instance() once the response is complete): a new object
+the server hands a request (QgsProject.instance() once the response is complete, asked by the
+plugin's server filter in stats.py): a new object
 means the project was (re)loaded, and only then are its layers counted. On every other request
 the cost is one pointer comparison. The socket thread reads immutable summaries.
 """
@@ -10,7 +11,6 @@ from datetime import datetime, timezone
 
 from qgis.core import QgsProject
 from qgis.PyQt import sip
-from qgis.server import QgsServerFilter
 
 MAX_PROJECTS = 1000
 
@@ -51,18 +51,9 @@ class CachedProjects:
         return {"projects": [summary for _, summary in list(self._entries.values())]}
 
 
-class CachedProjectsFilter(QgsServerFilter):
-    """Records the project that served each request, after its response is complete."""
-
-    def __init__(self, server_iface, cached):
-        super().__init__(server_iface)
-        self._cached = cached
-
-    def responseComplete(self):  # noqa: N802 (QgsServerFilter hook)
-        try:
-            project = QgsProject.instance()
-            path = project.fileName() if project is not None else ""
-            if path:
-                self._cached.seen(path, project)
-        except Exception:  # a monitoring failure must never fail the request
-            pass
+def record_served(cached):
+    """Records in `cached` the project that served the request just completed (rendering thread)."""
+    project = QgsProject.instance()
+    path = project.fileName() if project is not None else ""
+    if path:
+        cached.seen(path, project)

@@ -70,18 +70,22 @@ def _parameter(parameters, name):
 
 
 class StatsFilter(QgsServerFilter):
-    """Counts requests; also drops the projects Steward invalidated from the config cache.
+    """The plugin's one server filter, so that each request pays for a single Python call per hook.
+
+    Counts requests; drops the projects Steward invalidated from the config cache; once the
+    response is complete, runs `on_complete` (the cached projects' record).
 
     requestReady() runs on the thread that handles the request, before QGIS Server looks the
     request's project up in its cache, so an invalidated project is read again by this request.
     """
 
-    def __init__(self, server_iface, stats, default_project, invalidations, log):
+    def __init__(self, server_iface, stats, default_project, invalidations, log, on_complete=lambda: None):
         super().__init__(server_iface)
         self._stats = stats
         self._default_project = default_project
         self._invalidations = invalidations
         self._log = log
+        self._on_complete = on_complete
 
     def requestReady(self):  # noqa: N802 (QgsServerFilter hook)
         try:
@@ -101,4 +105,8 @@ class StatsFilter(QgsServerFilter):
             handler = self.serverInterface().requestHandler()
             self._stats.end(handler.exceptionRaised() or handler.statusCode() >= 400)
         except Exception:
+            pass
+        try:
+            self._on_complete()
+        except Exception:  # a monitoring failure must never fail the request
             pass
