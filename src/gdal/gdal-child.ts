@@ -104,11 +104,32 @@ function settle(child: ChildProcess, run: TaskRun): Promise<unknown> {
   });
 }
 
+/** A module specifier Node resolves from the working folder: a package name, not a path or URL. */
+function isBareSpecifier(specifier: string): boolean {
+  return !/^(\.{0,2}\/|[a-z][a-z0-9+.-]*:)/i.test(specifier);
+}
+
+/**
+ * This process's Node flags for the child. A module preloaded by package name (`--import tsx`
+ * when run from the sources) is resolved from here, since Node would look for it from the
+ * working folder, which need not be the checkout.
+ */
+function childExecArgv(): string[] {
+  const flags = process.execArgv;
+  return flags.map((flag, index) => {
+    if (flags[index - 1] === '--import' && isBareSpecifier(flag)) return import.meta.resolve(flag);
+    const inline = /^--import=(.+)$/.exec(flag)?.[1];
+    if (inline !== undefined && isBareSpecifier(inline)) return `--import=${import.meta.resolve(inline)}`;
+    return flag;
+  });
+}
+
 /** Runs `task` in a child process of its own and returns its result. */
 export async function runGdalTask(task: GdalTask, run: TaskRun = {}): Promise<unknown> {
   run.signal?.throwIfAborted();
   const child = fork(CHILD_MAIN, [], {
     env: childEnvironment(shared),
+    execArgv: childExecArgv(),
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     serialization: 'advanced',
   });
