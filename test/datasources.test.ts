@@ -128,8 +128,8 @@ describe('datasource browser', () => {
       const info = (await stack.call('GET', `/api/projects/picked/layers/${layer.name}`)).body as Layer & {
         valid: boolean;
       };
-      assert.equal(info.valid, true);
-      assert.equal(info.crs, layer.crs);
+      assert.equal(info.valid, true, layer.name);
+      assert.equal(info.crs, layer.crs, `${layer.name}: ${JSON.stringify(info)}`);
     }
   });
 
