@@ -45,12 +45,13 @@ const SeedBody = Type.Object(
 );
 const TruncateBody = Type.Object(selectionFields, { additionalProperties: false });
 
-const DISABLED = 'the tile cache is not enabled: set STEWARD_MAPPROXY_PROJECTS_DIR';
+/** The answer of every cache route, and of a reseed asked for, while the cache is off. */
+export const CACHE_DISABLED = 'the tile cache is not enabled: set STEWARD_MAPPROXY_PROJECTS_DIR';
 
 /** `cache` is undefined when the cache is disabled; every route then answers 404. */
 export function cacheRoutes(cache: TileCacheService | undefined, jobs: JobService): RouteModule {
   const enabled = (): TileCacheService => {
-    if (!cache) throw new NotFound(DISABLED);
+    if (!cache) throw new NotFound(CACHE_DISABLED);
     return cache;
   };
   const seedRoute = (kind: SeedKind, body: typeof SeedBody | typeof TruncateBody, summary: string) => ({

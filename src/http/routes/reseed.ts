@@ -6,6 +6,7 @@ import { type Reseeder } from '../../cache/reseed.js';
 import { Conflict } from '../../errors.js';
 import { type ProjectRef } from '../../storage/project-store.js';
 import { SchemaQuery } from '../schemas.js';
+import { CACHE_DISABLED } from './cache.js';
 
 export const ReseedQuery = Type.Object({
   ...SchemaQuery.properties,
@@ -37,7 +38,7 @@ export async function withReseed<T>(
   redrawn: (result: T) => Promise<string[]>,
 ): Promise<T> {
   if (ask.asked !== 'true') return change();
-  if (!ask.reseeder) throw new Conflict('the tile cache is not enabled: set STEWARD_MAPPROXY_PROJECTS_DIR');
+  if (!ask.reseeder) throw new Conflict(CACHE_DISABLED);
   await ask.reseeder.assertReady(ask.ref);
   const result = await change();
   const jobs = await ask.reseeder.reseed(ask.ref, await redrawn(result));
