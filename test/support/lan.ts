@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
-import { connect, createServer, type Server } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -33,6 +33,7 @@ export async function createLan(hosts: readonly string[]): Promise<Lan> {
   const bridge = `stb${tag}`;
   const namespaces = new Map(hosts.map((host, index) => [host, { ns: `steward-${tag}-${host}`, index }]));
   const servers: Server[] = [];
+  const relayed = new Set<Socket>();
   const made: string[] = [];
   const lan: Lan = {
     gateway: `${subnet}.1`,
@@ -41,6 +42,10 @@ export async function createLan(hosts: readonly string[]): Promise<Lan> {
     async relay(target) {
       const server = createServer((socket) => {
         const upstream = connect(target.port, target.host);
+        for (const end of [socket, upstream]) {
+          relayed.add(end);
+          end.on('close', () => relayed.delete(end));
+        }
         socket.pipe(upstream).pipe(socket);
         socket.on('error', () => upstream.destroy());
         upstream.on('error', () => socket.destroy());
@@ -52,6 +57,8 @@ export async function createLan(hosts: readonly string[]): Promise<Lan> {
     },
     async close() {
       for (const server of servers) server.close();
+      // A host's namespace can go before its connections' FIN reaches us; an open relay would keep the test alive.
+      for (const end of relayed) end.destroy();
       for (const ns of made) await ip('netns', 'del', ns).catch(() => undefined);
       await ip('link', 'del', bridge).catch(() => undefined);
     },
