@@ -1,8 +1,9 @@
 /**
  * What a real QGIS Server instance reports through the plugin: the projects in its cache (a pinned
  * one loaded before any client asked, an invalid layer after its GeoPackage was deleted), its
- * settings and their sources, its fonts and its process; a project reloaded on every instance;
- * and an instance killed, as the instance views and /health/ready show it.
+ * settings and their sources, its fonts and its process; a project reloaded on every instance, or
+ * dropped by QGIS Server when its file changed; and an instance killed, as the instance views and
+ * /health/ready show it.
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
@@ -140,6 +141,17 @@ describe('instance insight through the plugin', () => {
     );
     assert.equal((await cachedProject('alpha'))?.layers, 2);
     assert.equal((await call('POST', '/api/projects/nowhere/reload')).status, 404);
+  });
+
+  it('forgets a project QGIS Server dropped on its own (its file changed) until it serves it again', async () => {
+    const getMap = async () => (await fetch(`${stack.api.url}/api/projects/alpha/layers/polygons/map`)).arrayBuffer();
+    await getMap();
+    assert.equal((await cachedProject('alpha'))?.layers, 2);
+    const layer = { type: 'vector', name: 'points', datasource: `${data.geopackage}|layername=points` };
+    assert.equal((await call('POST', '/api/projects/alpha/layers', layer)).status, 201);
+    await waitFor('alpha to leave the cache', async () => (await cachedProject('alpha')) === undefined);
+    await getMap();
+    assert.equal((await cachedProject('alpha'))?.layers, 3);
   });
 
   it('shows an instance killed: gone from the views, no reload answer, QGIS Server down in /health/ready', async () => {

@@ -1,4 +1,7 @@
-/** Runs the Python unit tests of the plugin's connection thread (test/plugin/test_client.py). */
+/**
+ * Runs the plugin's Python unit tests: its connection thread (test/plugin/test_client.py, stdlib
+ * only) and its record of cached projects (test/plugin/test_projects.py, with PyQGIS).
+ */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { join, resolve } from 'node:path';
@@ -7,9 +10,19 @@ import { promisify } from 'node:util';
 
 const repo = resolve(import.meta.dirname, '..');
 
-test('the plugin client frames, answers and reconnects (Python unittest)', async () => {
-  const { stderr } = await promisify(execFile)('/usr/bin/python3', [join(repo, 'test/plugin/test_client.py')], {
-    env: { ...process.env, PYTHONPATH: join(repo, 'plugin'), PYTHONDONTWRITEBYTECODE: '1' },
+async function pythonTests(file: string): Promise<void> {
+  const { stderr } = await promisify(execFile)('/usr/bin/python3', [join(repo, 'test/plugin', file)], {
+    env: {
+      ...process.env,
+      PYTHONPATH: join(repo, 'plugin'),
+      PYTHONDONTWRITEBYTECODE: '1',
+      QT_QPA_PLATFORM: 'offscreen',
+    },
   }).catch((error: Error & { stderr?: string }) => assert.fail(error.stderr ?? error.message));
   assert.match(stderr, /^Ran [1-9]\d* tests? in .*\n\nOK\n$/m);
-});
+}
+
+test('the plugin client frames, answers and reconnects (Python unittest)', () => pythonTests('test_client.py'));
+
+test('the plugin records each project object QGIS Server serves until it is deleted (Python unittest)', () =>
+  pythonTests('test_projects.py'));

@@ -2,15 +2,20 @@
 
 QGIS Server 3.22 offers no listing of its config cache, so the plugin records each project object
 the server hands a request (QgsProject.instance() once the response is complete, asked by the
-plugin's server filter in stats.py): a new object
-means the project was (re)loaded, and only then are its layers counted. On every other request
-the cost is one pointer comparison. The socket thread reads immutable summaries.
+plugin's server filter in stats.py): a new object means the project was (re)loaded, and only then
+are its layers counted. The record holds the Python wrapper of each project it lists, so that
+QgsProject.instance() finds that wrapper again instead of making a new one (which costs a search
+through every QObject class PyQt and PyQGIS know), and the check on every other request is one
+dictionary lookup. A project leaves the record when QGIS Server deletes it (its `destroyed`
+signal), so a later project at the same address is never taken for it. The socket thread reads
+immutable summaries.
 """
 
 from datetime import datetime, timezone
+from itertools import count
 
 from qgis.core import QgsProject
-from qgis.PyQt import sip
+from qgis.PyQt.QtCore import Qt
 
 MAX_PROJECTS = 1000
 
@@ -28,32 +33,50 @@ def _summary(path, project):
 
 class CachedProjects:
     def __init__(self):
-        self._entries = {}  # MAP value -> (address of the QgsProject, its summary)
+        self._entries = {}  # MAP value -> (the project's wrapper, its token, its summary)
+        self._listed = set()  # id() of each wrapper in _entries, alive while it is held there
+        self._tokens = count()
+
+    def knows(self, project):
+        """Whether `project` is the very object recorded already (the usual case on every request)."""
+        return id(project) in self._listed
 
     def seen(self, path, project):
         """Records `project` under `path` unless it is the object recorded already."""
-        address = sip.unwrapinstance(project)
-        entry = self._entries.get(path)
-        if entry is not None and entry[0] == address:
+        if self.knows(project):
             return
-        if entry is None and len(self._entries) >= MAX_PROJECTS:
+        if path not in self._entries and len(self._entries) >= MAX_PROJECTS:
             return
-        self._entries[path] = (address, _summary(path, project))
+        self.forget(path)
+        token = next(self._tokens)
+        # Direct: the slot runs inside the project's destructor, before its memory can be reused.
+        project.destroyed.connect(lambda _object=None: self._destroyed(path, token), Qt.DirectConnection)
+        self._entries[path] = (project, token, _summary(path, project))
+        self._listed.add(id(project))
 
     def summary(self, path):
         entry = self._entries.get(path)
-        return None if entry is None else entry[1]
+        return None if entry is None else entry[2]
 
     def forget(self, path):
-        self._entries.pop(path, None)
+        entry = self._entries.pop(path, None)
+        if entry is not None:
+            self._listed.discard(id(entry[0]))
+
+    def _destroyed(self, path, token):
+        entry = self._entries.get(path)
+        if entry is not None and entry[1] == token:
+            self.forget(path)
 
     def snapshot(self):
-        return {"projects": [summary for _, summary in list(self._entries.values())]}
+        return {"projects": [summary for _, _, summary in list(self._entries.values())]}
 
 
 def record_served(cached):
     """Records in `cached` the project that served the request just completed (rendering thread)."""
     project = QgsProject.instance()
-    path = project.fileName() if project is not None else ""
+    if project is None or cached.knows(project):
+        return
+    path = project.fileName()
     if path:
         cached.seen(path, project)

@@ -62,11 +62,14 @@ class RequestStats:
         return result
 
 
-def _parameter(parameters, name):
+def _service_request_map(parameters):
+    """SERVICE, REQUEST and MAP of a request's parameters, whatever the case of their names."""
+    found = {"SERVICE": "", "REQUEST": "", "MAP": ""}
     for key, value in parameters.items():
-        if key.upper() == name:
-            return value
-    return ""
+        name = key.upper()
+        if name in found:
+            found[name] = value
+    return found["SERVICE"], found["REQUEST"], found["MAP"]
 
 
 class StatsFilter(QgsServerFilter):
@@ -81,6 +84,7 @@ class StatsFilter(QgsServerFilter):
 
     def __init__(self, server_iface, stats, default_project, invalidations, log, on_complete=lambda: None):
         super().__init__(server_iface)
+        self._server_iface = server_iface
         self._stats = stats
         self._default_project = default_project
         self._invalidations = invalidations
@@ -89,20 +93,19 @@ class StatsFilter(QgsServerFilter):
 
     def requestReady(self):  # noqa: N802 (QgsServerFilter hook)
         try:
-            for value in self._invalidations.apply(self.serverInterface()):
+            for value in self._invalidations.apply(self._server_iface):
                 self._log("Could not remove {} from the project cache".format(value))
         except Exception:  # a monitoring failure must never fail the request
             pass
         try:
-            parameters = self.serverInterface().requestHandler().parameterMap()
-            project = _parameter(parameters, "MAP") or self._default_project
-            self._stats.begin(_parameter(parameters, "SERVICE"), _parameter(parameters, "REQUEST"), project)
+            service, request, project = _service_request_map(self._server_iface.requestHandler().parameterMap())
+            self._stats.begin(service, request, project or self._default_project)
         except Exception:  # a monitoring failure must never fail the request
             pass
 
     def responseComplete(self):  # noqa: N802 (QgsServerFilter hook)
         try:
-            handler = self.serverInterface().requestHandler()
+            handler = self._server_iface.requestHandler()
             self._stats.end(handler.exceptionRaised() or handler.statusCode() >= 400)
         except Exception:
             pass
