@@ -158,7 +158,7 @@ export class ProjectDocument {
   private entries: Map<string, LayerEntry> | undefined;
   /** What each unexpanded layer says of itself, read once: deferred layers never change. */
   private readonly deferredFacts = new WeakMap<XmlDeferred, DeferredLayerFacts>();
-  /** The text of the layer records written before (RECORDS, and the layer tree's layers). */
+  /** The UTF-8 of the layer records written before (RECORDS, and the layer tree's layers). */
   private readonly writtenRecords: WrittenElements = new WeakMap();
 
   private constructor(private readonly document: XmlDocument) {
@@ -188,7 +188,7 @@ export class ProjectDocument {
 
   /**
    * The project's text in UTF-8, as it is stored, in pieces that follow one another: the layers'
-   * bytes as they are and the per-layer records' text reused, so that writing a large project costs
+   * bytes as they are and the per-layer records' UTF-8 reused, so that writing a large project costs
    * about what writing its file does.
    */
   encode(): Buffer[] {
@@ -199,7 +199,8 @@ export class ProjectDocument {
 
   private rememberRecords(): void {
     const remember = (record: XmlElement): void => {
-      if (!this.writtenRecords.has(record)) this.writtenRecords.set(record, serializeElement(record));
+      if (!this.writtenRecords.has(record))
+        this.writtenRecords.set(record, Buffer.from(serializeElement(record), 'utf8'));
     };
     for (const { path: names, record } of RECORDS) {
       const container = path(this.document.root, ...names);

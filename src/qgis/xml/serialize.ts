@@ -1,4 +1,4 @@
-import { deferredMarkup, type XmlDeferred, type XmlDocument, type XmlElement, type XmlNode } from './node.js';
+import { type XmlDocument, type XmlElement, type XmlNode } from './node.js';
 
 const TEXT_ESCAPES: Record<string, string> = { '<': '&lt;', '>': '&gt;', '&': '&amp;' };
 const ATTRIBUTE_ESCAPES: Record<string, string> = {
@@ -17,13 +17,13 @@ function escapeAttribute(value: string): string {
   return /[<>&"\n\r\t]/.test(value) ? value.replace(/[<>&"\n\r\t]/g, (c) => ATTRIBUTE_ESCAPES[c] as string) : value;
 }
 
-/** Markup already written for elements that have not changed since, by element. */
-export type WrittenElements = WeakMap<XmlElement, string>;
+/** Markup already written, in UTF-8, for elements that have not changed since, by element. */
+export type WrittenElements = WeakMap<XmlElement, Buffer>;
 
-/** Where a document is written to: text, and deferred elements' UTF-8 source. */
+/** Where a document is written to: text, and markup already in UTF-8 (deferred and written elements). */
 interface Sink {
   text(piece: string): void;
-  deferred(node: XmlDeferred): void;
+  utf8(markup: Buffer): void;
 }
 
 /** Writes the pieces of a document to the sink, one element's markup at a time. */
@@ -36,14 +36,14 @@ class Writer {
   node(node: XmlNode): void {
     if (node.kind === 'text') this.sink.text(escapeText(node.value));
     else if (node.kind === 'raw') this.sink.text(node.markup);
-    else if (node.kind === 'deferred') this.sink.deferred(node);
+    else if (node.kind === 'deferred') this.sink.utf8(node.utf8);
     else this.element(node);
   }
 
   element(node: XmlElement): void {
     const markup = this.written?.get(node);
     if (markup !== undefined) {
-      this.sink.text(markup);
+      this.sink.utf8(markup);
       return;
     }
     const out = this.sink;
@@ -65,7 +65,7 @@ class Writer {
   }
 }
 
-/** Collects text; deferred elements are decoded. */
+/** Collects text; markup in UTF-8 is decoded. */
 class TextSink implements Sink {
   readonly pieces: string[] = [];
 
@@ -73,8 +73,8 @@ class TextSink implements Sink {
     this.pieces.push(piece);
   }
 
-  deferred(node: XmlDeferred): void {
-    this.pieces.push(deferredMarkup(node));
+  utf8(markup: Buffer): void {
+    this.pieces.push(markup.toString('utf8'));
   }
 }
 
@@ -92,7 +92,7 @@ function encodeText(text: string): Buffer {
   return encoded;
 }
 
-/** Collects UTF-8: text between deferred elements is encoded in one go, deferred elements are copied. */
+/** Collects UTF-8: text between pieces already in UTF-8 is encoded in one go, those pieces are not copied. */
 class BytesSink implements Sink {
   private readonly chunks: Buffer[] = [];
   private pending: string[] = [];
@@ -101,9 +101,9 @@ class BytesSink implements Sink {
     this.pending.push(piece);
   }
 
-  deferred(node: XmlDeferred): void {
+  utf8(markup: Buffer): void {
     this.flush();
-    this.chunks.push(node.utf8);
+    this.chunks.push(markup);
   }
 
   pieces(): Buffer[] {
@@ -134,7 +134,8 @@ export function serializeXml(document: XmlDocument, written?: WrittenElements): 
 
 /**
  * The document's text in UTF-8, as `serializeXml` writes it, in pieces to be written one after the
- * other: only the text around deferred elements is encoded, and their bytes are not even copied.
+ * other: only the text around deferred and already written elements is encoded, and their bytes
+ * are not even copied.
  */
 export function serializeXmlUtf8(document: XmlDocument, written?: WrittenElements): Buffer[] {
   const sink = new BytesSink();
