@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 
 import { raster, WGS84 } from '../../test/support/sample-layers.js';
 import { ProjectDocument } from './project.js';
+import { firstChild } from './xml/node.js';
 
 const mapLayers = (text: string): string[] => text.match(/<maplayer[\s\S]*?<\/maplayer>/g) ?? [];
 
@@ -25,5 +26,56 @@ describe('a project document written more than once', () => {
     const [first, second] = mapLayers(Buffer.concat(document.encode()).toString('utf8'));
     assert.deepEqual(first, mapLayers(written)[0]);
     assert.equal(second?.replace(' stewardTest="7"', ''), mapLayers(written)[1]);
+  });
+});
+
+describe("a project document's layer list", () => {
+  /** The layers as a fresh read of the document's text lists them. */
+  const reread = (document: ProjectDocument): unknown => ProjectDocument.parse(document.serialize()).layers();
+  const project = (): ProjectDocument =>
+    ProjectDocument.create({ title: 't', author: 'a', creation: '2026-01-01T00:00:00', crs: WGS84 });
+
+  it('follows additions, removals and a layer changed in place as a fresh read sees them', () => {
+    const document = project();
+    for (const name of ['a', 'b', 'c']) {
+      document.addLayer(raster(name));
+      assert.deepEqual(document.layers(), reread(document));
+    }
+    const manager = firstChild(document.mapLayerElement('b') ?? assert.fail('no layer b'), 'map-layer-style-manager');
+    manager?.attributes.set('current', 'other');
+    document.invalidate('b');
+    assert.equal(document.layer('b')?.currentStyle, 'other');
+    assert.deepEqual(document.layers(), reread(document));
+    document.removeLayer('a');
+    document.addLayer(raster('d'));
+    assert.deepEqual(document.layers(), reread(document));
+    assert.deepEqual(
+      document.layers().map((layer) => layer.name),
+      ['b', 'c', 'd'],
+    );
+  });
+
+  it('lists a layer the tree misses last, and uncovers a layer of the same name when the first goes', () => {
+    const document = project();
+    document.addLayer(raster('a'));
+    document.addLayer({ ...raster('a'), id: 'second_a' });
+    document.addLayer(raster('b'));
+    const text = document.serialize().replace(/<layer-tree-layer [^>]*id="b_id"[\s\S]*?<\/layer-tree-layer>/, '');
+    const edited = ProjectDocument.parse(text);
+    assert.deepEqual(
+      edited.layers().map((layer) => layer.id),
+      ['a_id', 'b_id'],
+    );
+    edited.addLayer(raster('c'));
+    assert.deepEqual(
+      edited.layers().map((layer) => layer.id),
+      ['a_id', 'c_id', 'b_id'],
+    );
+    edited.removeLayer('a');
+    assert.deepEqual(
+      edited.layers().map((layer) => layer.id),
+      ['second_a', 'c_id', 'b_id'],
+    );
+    assert.deepEqual(edited.layers(), reread(edited));
   });
 });

@@ -150,12 +150,23 @@ function findTreeLayer(group: XmlElement, id: string): { parent: XmlElement; nod
   return undefined;
 }
 
+/** The layers Steward manages, by name, as `layers()` lists them. */
+interface LayerIndex {
+  byName: Map<string, LayerEntry>;
+  /**
+   * Every layer is in the layer tree, under a name no other layer has: a layer added at the bottom
+   * of the tree then comes last, and a removed one uncovers no other of its name, so edits can keep
+   * the index rather than read every layer again.
+   */
+  simple: boolean;
+}
+
 /**
  * A QGIS project (.qgs XML) edited as a document: Steward changes the layers, the layer tree, the
  * layer order and the style managers, and writes every other element back as it was.
  */
 export class ProjectDocument {
-  private entries: Map<string, LayerEntry> | undefined;
+  private index: LayerIndex | undefined;
   /** What each unexpanded layer says of itself, read once: deferred layers never change. */
   private readonly deferredFacts = new WeakMap<XmlDeferred, DeferredLayerFacts>();
   /** The UTF-8 of the layer records written before (RECORDS, and the layer tree's layers). */
@@ -272,19 +283,22 @@ export class ProjectDocument {
 
   /** Layers in layer-tree order, then any layer the tree does not hold, keyed by name. */
   private layerEntries(): Map<string, LayerEntry> {
-    if (this.entries) return this.entries;
+    if (this.index) return this.index.byName;
     const byId = new Map<string, LayerEntry>();
     for (const node of this.mapLayerNodes()) {
       const entry = this.entryOf(node);
       if (entry) byId.set(entry.id, entry);
     }
-    const entries = new Map<string, LayerEntry>();
-    for (const id of new Set([...treeLayerIds(this.layerTree), ...byId.keys()])) {
+    const treeIds = treeLayerIds(this.layerTree);
+    const byName = new Map<string, LayerEntry>();
+    for (const id of new Set([...treeIds, ...byId.keys()])) {
       const entry = byId.get(id);
-      if (entry && !entries.has(entry.name)) entries.set(entry.name, entry);
+      if (entry && !byName.has(entry.name)) byName.set(entry.name, entry);
     }
-    this.entries = entries;
-    return entries;
+    const inTree = new Set(treeIds);
+    const simple = byName.size === byId.size && [...byId.keys()].every((id) => inTree.has(id));
+    this.index = { byName, simple };
+    return byName;
   }
 
   private mapLayerNode(id: string): MapLayerNode | undefined {
@@ -312,7 +326,8 @@ export class ProjectDocument {
 
   /** Adds the layer at the bottom of the layer tree and of the drawing order. */
   addLayer(definition: MapLayerDefinition): void {
-    appendChild(this.projectLayers, indent(mapLayerElement(definition), 2), 1);
+    const layer = indent(mapLayerElement(definition), 2);
+    appendChild(this.projectLayers, layer, 1);
     const tree = this.layerTree;
     const entry = indent(layerTreeElement(definition), 2);
     const customOrder = firstChild(tree, 'custom-order');
@@ -325,7 +340,9 @@ export class ProjectDocument {
     }
     appendChild(ensureChild(this.document.root, 'layerorder', 1), element('layer', { id: definition.id }), 1);
     if (definition.type === 'vector' && definition.geometry) addSnapping(this.document.root, definition.id);
-    this.entries = undefined;
+    const added = managedEntry(layer);
+    if (this.index?.simple && added && !this.index.byName.has(added.name)) this.index.byName.set(added.name, added);
+    else this.index = undefined;
   }
 
   /**
@@ -356,12 +373,20 @@ export class ProjectDocument {
     if (customOrder) removeMatching(customOrder, 'item', (item) => childText(item) === entry.id);
     const order = path(this.document.root, 'layerorder');
     if (order) removeMatching(order, 'layer', (item) => item.attributes.get('id') === entry.id);
-    this.entries = undefined;
+    if (this.index?.simple) this.index.byName.delete(entry.name);
+    else this.index = undefined;
     return true;
   }
 
-  /** Call after changing a layer element directly, so the next read sees the change. */
-  invalidate(): void {
-    this.entries = undefined;
+  /**
+   * Call after changing layer elements directly, so the next read sees the change: with a name,
+   * after changing that layer only (not its name), whose entry alone is then read again.
+   */
+  invalidate(name?: string): void {
+    const entry = name === undefined ? undefined : this.index?.byName.get(name);
+    const node = entry && this.mapLayerNode(entry.id);
+    const changed = node && this.entryOf(node);
+    if (this.index && entry && changed?.name === entry.name) this.index.byName.set(entry.name, changed);
+    else this.index = undefined;
   }
 }

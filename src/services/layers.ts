@@ -265,7 +265,7 @@ export class LayerService {
       const element = defaultStyle && document.mapLayerElement(request.name);
       if (defaultStyle && element) {
         putLayerStyle(element, defaultStyle.name, defaultStyle.qml, true);
-        document.invalidate();
+        document.invalidate(request.name);
       }
       return document.layer(request.name);
     });

@@ -274,7 +274,7 @@ export class StyleService {
       if (!element) throw new NotFound(`project "${ref.name}" has no layer "${layerName}"`);
       const wasCurrent = currentLayerStyleName(element);
       putLayerStyle(element, request.name, qml, current);
-      document.invalidate();
+      document.invalidate(layerName);
       return current || wasCurrent === request.name;
     });
     if (changed) await this.lifecycle.layerStyleChanged?.(ref, layerName);
@@ -290,7 +290,7 @@ export class StyleService {
       }
       const wasCurrent = currentLayerStyleName(element) === BUILT_IN_STYLE;
       if (current) setCurrentLayerStyle(element, BUILT_IN_STYLE);
-      document.invalidate();
+      document.invalidate(layerName);
       return current && !wasCurrent;
     });
     if (changed) await this.lifecycle.layerStyleChanged?.(ref, layerName);
