@@ -1,8 +1,19 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 
 import { writeFileAtomic } from './atomic-file.js';
 
@@ -14,9 +25,25 @@ describe('an atomic write', () => {
     const pieces = Array.from({ length: 3000 }, (_, index) => Buffer.from(`${index},`));
     pieces.splice(5, 0, Buffer.alloc(0));
     const path = join(folder, 'pieces.txt');
-    await writeFileAtomic(path, pieces, 1_700_000_000.000123);
+    await writeFileAtomic(path, pieces, { modified: 1_700_000_000.000123 });
     assert.equal(readFileSync(path, 'utf8'), Array.from({ length: 3000 }, (_, index) => `${index},`).join(''));
     const modified = statSync(path, { bigint: true }).mtimeNs;
     assert.ok(modified > 1_700_000_000_000_122_000n && modified < 1_700_000_000_000_124_000n, String(modified));
+  });
+
+  it('replaces a file whose release it leaves for later, and then removes the old one', async () => {
+    const dir = join(folder, 'release');
+    mkdirSync(dir);
+    const path = join(dir, 'project.qgs');
+    await writeFileAtomic(path, 'first');
+    const reader = openSync(path, 'r');
+    await writeFileAtomic(path, 'second', { releaseLater: true });
+    assert.equal(readFileSync(path, 'utf8'), 'second');
+    const old = Buffer.alloc(5);
+    readSync(reader, old, 0, 5, 0);
+    closeSync(reader);
+    assert.equal(old.toString(), 'first', 'a reader of the old file still reads it whole');
+    while (readdirSync(dir).length > 1) await nextTurn();
+    assert.deepEqual(readdirSync(dir), ['project.qgs']);
   });
 });

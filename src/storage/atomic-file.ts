@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type FileHandle, open, rename, rm } from 'node:fs/promises';
+import { type FileHandle, link, open, rename, rm, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 const TEMPORARY_SUFFIX = /\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/;
@@ -41,31 +41,61 @@ async function writePieces(handle: FileHandle, pieces: readonly Uint8Array[]): P
   }
 }
 
+export interface AtomicWriteOptions {
+  /** The new file's modification time (seconds since the epoch). */
+  modified?: number;
+  /**
+   * Frees the replaced file after the write resolves rather than during it: renaming a new file
+   * over one of megabytes frees the old one's blocks on the spot, a millisecond or more. The old
+   * file keeps a temporary name until then, which clearing leftovers removes if the process dies.
+   */
+  releaseLater?: boolean;
+}
+
 /**
- * Writes `data` (or its pieces, one after the other) to a new file beside `path`, flushes it and renames it over `path`, so readers see
- * the old content or the new, never a mix, and a crash leaves the old file intact. `modified`, when
- * given, is the new file's modification time (seconds since the epoch).
+ * Links the file at `path` under a temporary name; undefined when there is no such file, or when
+ * the file system has no hard links (the rename then frees the file as it replaces it).
+ */
+async function keepReplaced(path: string): Promise<string | undefined> {
+  const kept = temporarySibling(path);
+  try {
+    await link(path, kept);
+    return kept;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Writes `data` (or its pieces, one after the other) to a new file beside `path`, flushes it and
+ * renames it over `path`, so readers see the old content or the new, never a mix, and a crash
+ * leaves the old file intact.
  */
 export async function writeFileAtomic(
   path: string,
   data: string | Uint8Array | readonly Uint8Array[],
-  modified?: number,
+  options: AtomicWriteOptions = {},
 ): Promise<void> {
   const temporary = temporarySibling(path);
+  let replaced: string | undefined;
   try {
     const handle = await open(temporary, 'wx');
     try {
       if (Array.isArray(data)) await writePieces(handle, data);
       else await handle.writeFile(data as string | Uint8Array);
-      if (modified !== undefined) await handle.utimes(modified, modified);
+      if (options.modified !== undefined) await handle.utimes(options.modified, options.modified);
       await handle.sync();
     } finally {
       await handle.close();
     }
+    if (options.releaseLater) replaced = await keepReplaced(path);
     await rename(temporary, path);
   } catch (error) {
     await rm(temporary, { force: true });
+    if (replaced) await rm(replaced, { force: true });
     throw error;
   }
   await syncDirectory(dirname(path));
+  // Nothing waits on it: a name left behind is a leftover like any temporary file.
+  if (replaced) unlink(replaced).catch(() => undefined);
 }

@@ -188,9 +188,9 @@ export class FilesystemStore implements ProjectStore {
       // Other archive members (the auxiliary storage database) are kept as they were.
       const archive = ProjectArchive.open(await readFile(path));
       archive.content = wholeContent(content);
-      await writeFileAtomic(path, archive.bytes(), modified);
+      await writeFileAtomic(path, archive.bytes(), { modified, releaseLater: true });
     } else {
-      await writeFileAtomic(path, content, modified);
+      await writeFileAtomic(path, content, { modified, releaseLater: true });
     }
     const written = await this.projectFile(ref);
     if (!written) throw new Error(`project "${ref.name}" vanished while being written`);
