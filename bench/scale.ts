@@ -2,14 +2,15 @@
  * How the API scales with the size and the number of projects: writes at 10 and 1000 layers, reads
  * while a client writes, memory and listing with many projects on disk.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import autocannon from 'autocannon';
 
 import { startServer } from '../src/app/server.js';
 import { loadConfig } from '../src/config.js';
+import { writeFileAtomic } from '../src/storage/atomic-file.js';
 import { type Fixtures, makeFixtures } from '../test/support/fixtures.js';
 import { apiCall } from '../test/support/http.js';
 import {
@@ -23,11 +24,13 @@ import {
   timeWrites,
 } from './api.js';
 import { closeClient, send } from './http-client.js';
-import { ms, table, type Timing } from './stats.js';
+import { ms, summarise, table, type Timing } from './stats.js';
 
 /** Projects of 100 layers on disk, each read once, for the memory figure (hard links of one project). */
 const MANY_PROJECTS = 10_000;
 const READ_SECONDS = 8;
+/** Durable replaces of each project's file alone, in turn, for the floor of a write. */
+const REPLACE_RUNS = 15;
 /** No QGIS Server is needed: these routes never draw. */
 const NO_QGIS_SERVER = 'http://127.0.0.1:9/ows/';
 
@@ -40,6 +43,34 @@ async function writesAt(api: Api, data: Fixtures, size: number): Promise<Record<
   const project = `writes_${size}`;
   await fillProject(api, data, project, size);
   return timeWrites(api, api.url, data, project);
+}
+
+/** A project's file, and what replacing it durably costs alone (as the store writes it). */
+interface FileReplace {
+  bytes: number;
+  replace: Timing;
+}
+
+/**
+ * Durable replaces of copies of the projects' files (new file, flush, rename, folder flush), the
+ * sizes in turn: the part of a write no serialisation can save, which the disk decides.
+ */
+async function replaceFloor(projectsDir: string, sizes: readonly number[]): Promise<FileReplace[]> {
+  const scratch = mkdtempSync(join(projectsDir, '.replace-'));
+  try {
+    const files = sizes.map((size) => readFileSync(join(projectsDir, `writes_${size}`, `writes_${size}.qgs`)));
+    const samples = files.map((): number[] => []);
+    for (let run = 0; run < REPLACE_RUNS; run++) {
+      for (const [index, bytes] of files.entries()) {
+        const start = performance.now();
+        await writeFileAtomic(join(scratch, `${index}.qgs`), bytes, { releaseLater: true });
+        samples[index]?.push(performance.now() - start);
+      }
+    }
+    return files.map((bytes, index) => ({ bytes: bytes.byteLength, replace: summarise(samples[index] ?? []) }));
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 }
 
 interface ReadRun {
@@ -72,7 +103,12 @@ async function readRun(api: Api, data: Fixtures, project: string, writing: boole
   return { requests: result.requests.average, p99: result.latency.p99, max: result.latency.max, writes };
 }
 
-function writesSection(small: Record<string, Timing>, large: Record<string, Timing>): string {
+function writesSection(
+  small: Record<string, Timing>,
+  large: Record<string, Timing>,
+  [smallFile, largeFile]: FileReplace[],
+  load: number,
+): string {
   const rows = Object.entries(large).map(([name, timing]) => {
     const base = small[name]?.median ?? Number.NaN;
     const ratio = timing.median / base;
@@ -85,9 +121,21 @@ function writesSection(small: Record<string, Timing>, large: Record<string, Timi
       `median <= 10 ms and <= 1.5x: ${verdict(timing.median <= 10 && ratio <= 1.5)}`,
     ];
   });
+  const file = (label: string, replace: FileReplace | undefined): string[] => [
+    `durable replace of the project's file alone (${label})`,
+    ms(replace?.replace.median ?? Number.NaN),
+    `${((replace?.bytes ?? 0) / 1e6).toFixed(2)} MB`,
+  ];
   return [
     '## Writes from an HTTP client, 10 against 1000 layers (ms, datasource probe included)',
+    `Load average of the machine before the writes: ${load.toFixed(2)}.`,
+    '',
     table(['request', '10 layers, median', '1000 layers, median', '1000 layers, p95', 'ratio', 'target'], rows),
+    '',
+    'What the disk alone takes for each write: a new file, flushed, renamed over the old, the folder flushed, ' +
+      `${REPLACE_RUNS} times each, the two sizes in turn.`,
+    '',
+    table(['measure', 'median ms', 'file'], [file('10 layers', smallFile), file('1000 layers', largeFile)]),
   ].join('\n');
 }
 
@@ -162,13 +210,15 @@ export async function runScaleBench(): Promise<string> {
     call: (method: string, path: string, body?: unknown) => apiCall(server.url, method, path, body),
   };
   try {
+    const load = loadavg()[0] ?? Number.NaN;
     const small = await writesAt(api, data, 10);
     const large = await writesAt(api, data, 1000);
+    const files = await replaceFloor(projectsDir, [10, 1000]);
     await fillProject(api, data, 'reads', 100);
     const alone = await readRun(api, data, 'reads', false);
     const underWrites = await readRun(api, data, 'reads', true);
     return [
-      writesSection(small, large),
+      writesSection(small, large, files, load),
       '',
       readsSection(alone, underWrites),
       '',
