@@ -26,6 +26,7 @@ import { DatasourceBrowser } from '../services/datasources.js';
 import { LayerInspector } from '../services/layer-inspector.js';
 import { LayerService } from '../services/layers.js';
 import { MapService, qgisProjectUrl } from '../services/maps.js';
+import { ProjectPins } from '../services/pins.js';
 import { ProcessingService } from '../services/processing.js';
 import { DEFAULT_SCHEMA, projectRef, ProjectService } from '../services/projects.js';
 import { ProjectRepository } from '../services/repository.js';
@@ -110,7 +111,11 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     },
   );
   await jobs.start();
-  const projects = new ProjectService(repository, crs, { cacheEnabled: cache !== undefined, lifecycle: cache });
+  const pins = new ProjectPins(
+    repository,
+    (config.pinnedProjects ?? []).map((name) => projectRef(name)),
+  );
+  const projects = new ProjectService(repository, crs, pins, { cacheEnabled: cache !== undefined, lifecycle: cache });
   const inspector = new LayerInspector(crs);
   const styleFiles = new StyleFiles(repository.store);
   const dataRoots = await DataRoots.create(config.dataRoots);
@@ -127,13 +132,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const fonts = new InstanceFonts(instances, installedFontFamilies);
   const stylePackages = new StylePackages(repository, styles, styleFiles, config.styleBodyLimit, fonts);
   // Before the registry listens, so that the first instance to register loads the pinned projects.
-  const projectFleet = new ProjectFleet({
-    instances,
-    registry,
-    repository,
-    pinned: (config.pinnedProjects ?? []).map((name) => projectRef(name)),
-    log: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
-  });
+  const projectFleet = new ProjectFleet({ instances, registry, repository, pins, log: monitorLog(logger) });
   if (registry && config.monitoringPort !== undefined) {
     await registry.start(config.monitoringPort, config.listen.host);
     logger.info(`monitoring port listening on ${config.listen.host}:${registry.port}`);
@@ -174,6 +173,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     layers,
     checker,
     projectFleet,
+    pins,
     health,
     metrics,
     maps,

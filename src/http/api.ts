@@ -10,6 +10,7 @@ import { type AdministeredQgis } from '../services/administered-qgis.js';
 import { type DatasourceBrowser } from '../services/datasources.js';
 import { type LayerService } from '../services/layers.js';
 import { type MapService } from '../services/maps.js';
+import { type ProjectPins } from '../services/pins.js';
 import { type ProcessingService } from '../services/processing.js';
 import { type ProjectService } from '../services/projects.js';
 import { type StyleDocuments } from '../services/style-documents.js';
@@ -53,6 +54,7 @@ export interface ApiServices {
   datasources: DatasourceBrowser;
   checker: ProjectChecker;
   projectFleet: ProjectFleet;
+  pins: ProjectPins;
   health: HealthChecks;
   metrics: Metrics;
   jobs: JobService;
@@ -76,7 +78,7 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     serverRoutes(services.server),
     healthRoutes(services.health, services.metrics),
     checkRoutes(services.checker, services.projects),
-    fleetRoutes(services.projectFleet),
+    fleetRoutes(services.projectFleet, services.pins),
     consoleRoutes(consoleDir),
   ];
 }

@@ -1,10 +1,11 @@
 /**
- * Actions on every connected QGIS Server instance at once: reload a project everywhere, and load
- * the pinned projects into each instance as soon as it registers, before its first client asks.
+ * Actions on every connected QGIS Server instance at once: reload a project everywhere, and pin
+ * projects, which each instance loads as soon as it registers, before its first client asks.
  */
 import { NotFound } from '../errors.js';
 import { type ReloadResult } from '../monitor/protocol.js';
 import { type InstanceDirectory, type InstanceRegistry, type MonitorLogger } from '../monitor/registry.js';
+import { type Pin, type ProjectPins } from '../services/pins.js';
 import { type ProjectRepository } from '../services/repository.js';
 import { type ProjectRef } from '../storage/project-store.js';
 
@@ -16,8 +17,7 @@ export interface FleetOptions {
   /** The instances connected to this process: it loads the pinned projects into them. */
   registry: InstanceRegistry | undefined;
   repository: ProjectRepository;
-  /** Projects each instance loads as soon as it registers. */
-  pinned: readonly ProjectRef[];
+  pins: ProjectPins;
   log: MonitorLogger;
 }
 
@@ -37,6 +37,17 @@ export class ProjectFleet {
     const instances = this.options.instances;
     if (!instances) throw new NotFound(DISABLED);
     if (!(await this.options.repository.exists(ref))) throw new NotFound(`Project ${ref.name} does not exist.`);
+    return this.reloadEverywhere(instances, ref);
+  }
+
+  /** Pins the project, and has every registered instance load it now; one answer per instance. */
+  async pin(ref: ProjectRef): Promise<InstanceReload[]> {
+    await this.options.pins.set(ref, true);
+    const instances = this.options.instances;
+    return instances ? this.reloadEverywhere(instances, ref) : [];
+  }
+
+  private async reloadEverywhere(instances: InstanceDirectory, ref: ProjectRef): Promise<InstanceReload[]> {
     const map = await this.options.repository.store.mapParameter(ref);
     return Promise.all((await instances.list()).map(({ id }) => this.reloadOn(instances, id, map)));
   }
@@ -52,12 +63,16 @@ export class ProjectFleet {
   private async loadPinned(id: string): Promise<void> {
     const registry = this.options.registry;
     if (!registry) return;
-    for (const ref of this.options.pinned) {
-      const outcome = await this.options.repository.store.mapParameter(ref).then(
-        (map) => this.reloadOn(registry, id, map),
-        (error: unknown) => ({ status: 'failed', error: reason(error) }),
-      );
-      const message = `pinned project ${ref.name} on instance ${id}: ${outcome.status}`;
+    let pins: Pin[];
+    try {
+      pins = await this.options.pins.list();
+    } catch (error) {
+      this.options.log.warn(`cannot read the pinned projects for instance ${id}: ${reason(error)}`);
+      return;
+    }
+    for (const pin of pins) {
+      const outcome = await this.reloadOn(registry, id, pin.map);
+      const message = `pinned project ${pin.project} on instance ${id}: ${outcome.status}`;
       if (outcome.status === 'reloaded' || outcome.status === 'pending') this.options.log.info(message);
       else this.options.log.warn(`${message}${outcome.error ? ` (${outcome.error})` : ''}`);
     }

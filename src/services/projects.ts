@@ -5,6 +5,7 @@ import { InternalDatabase } from '../storage/internal-db.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { localDateTime } from './local-time.js';
 import { checkName, checkText } from './names.js';
+import { type ProjectPins } from './pins.js';
 import { type ProjectRepository } from './repository.js';
 
 export const DEFAULT_SCHEMA = 'public';
@@ -21,6 +22,8 @@ export interface ProjectInfo {
   storage: 'filesystem' | 'postgresql';
   schema?: string;
   cache: 'mapproxy' | 'disabled';
+  /** Whether every QGIS Server instance loads the project as soon as it connects. */
+  pinned: boolean;
 }
 
 /** A change of a project's metadata; absent fields stay as they are. */
@@ -58,6 +61,7 @@ export class ProjectService {
   constructor(
     private readonly repository: ProjectRepository,
     private readonly crs: CrsResolver,
+    private readonly pins: ProjectPins,
     private readonly options: { cacheEnabled: boolean; lifecycle?: ProjectLifecycle },
   ) {}
 
@@ -80,6 +84,7 @@ export class ProjectService {
       storage,
       ...(storage === 'postgresql' ? { schema: ref.schema } : {}),
       cache: this.options.cacheEnabled ? 'mapproxy' : 'disabled',
+      pinned: await this.pins.has(ref),
     };
   }
 

@@ -18,6 +18,9 @@ import {
 
 const PROJECT_EXTENSIONS = ['.qgs', '.qgz'] as const;
 
+/** The empty file in a project's folder that pins it: it goes wherever the folder goes. */
+const PIN_FILE = 'steward-pinned';
+
 /**
  * Hidden folders a project passes through while it is created or removed. They are named after the
  * project, so only the holder of its lock touches them, and one left by a killed process is known.
@@ -204,6 +207,28 @@ export class FilesystemStore implements ProjectStore {
     await rename(this.dataDir(ref), doomed);
     await rm(doomed, { recursive: true, force: true });
     return true;
+  }
+
+  async pinned(): Promise<ProjectRef[]> {
+    const names = await this.list();
+    return names.filter((name) => this.hasPin(name)).map((name) => ({ name, schema: 'public' }));
+  }
+
+  async isPinned(ref: ProjectRef): Promise<boolean> {
+    return this.hasPin(ref.name);
+  }
+
+  async setPinned(ref: ProjectRef, pinned: boolean): Promise<void> {
+    if (pinned) await writeFileAtomic(this.pinFile(ref.name), '');
+    else await rm(this.pinFile(ref.name), { force: true });
+  }
+
+  private hasPin(name: string): boolean {
+    return fileStats(this.pinFile(name)) !== undefined;
+  }
+
+  private pinFile(name: string): string {
+    return join(this.dataDir({ name, schema: 'public' }), PIN_FILE);
   }
 
   withLock<T>(ref: ProjectRef, work: () => Promise<T>): Promise<T> {

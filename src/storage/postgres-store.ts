@@ -22,6 +22,8 @@ const MAX_FILE_NAME_BYTES = 255;
 
 /** The row metadata QGIS writes on every save: UTC time of the save and the database user. */
 const METADATA = `jsonb_build_object('last_modified_time', (now() AT TIME ZONE 'utc')::text, 'last_modified_user', current_user::text)`;
+/** The table of a schema's pinned projects (pinned()). */
+const PIN_TABLE = 'steward_pinned_projects';
 const IDENTITY_COLUMNS = `xmin::text AS xmin, metadata->>'last_modified_time' AS modified`;
 
 interface IdentityRow {
@@ -96,10 +98,14 @@ export class PostgresStore implements ProjectStore {
   }
 
   private table(schema: string): string {
+    return `${this.schemaIdentifier(schema)}.qgis_projects`;
+  }
+
+  private schemaIdentifier(schema: string): string {
     if (Buffer.byteLength(schema) > MAX_IDENTIFIER_BYTES) {
       throw new BadRequest(`schema name "${schema.slice(0, 80)}" is longer than ${MAX_IDENTIFIER_BYTES} bytes`);
     }
-    return `${escapeIdentifier(schema)}.qgis_projects`;
+    return escapeIdentifier(schema);
   }
 
   async probe(): Promise<void> {
@@ -237,11 +243,58 @@ export class PostgresStore implements ProjectStore {
     return cleared;
   }
 
-  private async projectSchemas(): Promise<string[]> {
+  private async projectSchemas(table = 'qgis_projects'): Promise<string[]> {
     const rows = await this.db.query<{ schema: string }>(
       `SELECT n.nspname AS schema FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-         WHERE c.relname = 'qgis_projects' AND c.relkind = 'r' AND has_table_privilege(c.oid, 'SELECT')`,
+         WHERE c.relname = $1 AND c.relkind = 'r' AND has_table_privilege(c.oid, 'SELECT')
+         ORDER BY n.nspname`,
+      [table],
     );
     return rows.map((row) => row.schema);
+  }
+
+  /**
+   * A schema's pins: a table beside QGIS's whose rows reference its projects, so that deleting a
+   * project (through Steward, QGIS or SQL) deletes its pin and renaming it renames the pin.
+   */
+  private pinTable(schema: string): string {
+    return `${this.schemaIdentifier(schema)}.${PIN_TABLE}`;
+  }
+
+  async pinned(): Promise<ProjectRef[]> {
+    const pins: ProjectRef[] = [];
+    for (const schema of await this.projectSchemas(PIN_TABLE)) {
+      const rows = this.db.query<{ name: string }>(`SELECT name FROM ${this.pinTable(schema)} ORDER BY name`);
+      for (const { name } of await unlessMissing(rows, [])) pins.push({ schema, name });
+    }
+    return pins;
+  }
+
+  async isPinned(ref: ProjectRef): Promise<boolean> {
+    const rows = this.db.query(`SELECT 1 FROM ${this.pinTable(ref.schema)} WHERE name = $1`, [ref.name]);
+    return (await unlessMissing(rows, [])).length > 0;
+  }
+
+  async setPinned(ref: ProjectRef, pinned: boolean): Promise<void> {
+    const pins = this.pinTable(ref.schema);
+    if (!pinned) {
+      await unlessMissing(this.db.query(`DELETE FROM ${pins} WHERE name = $1`, [ref.name]), []);
+      return;
+    }
+    await this.db.transaction(async (query) => {
+      await PostgresDatabase.lockForTransaction(query, JSON.stringify(['steward pins', ref.schema]));
+      try {
+        await query(
+          `CREATE TABLE IF NOT EXISTS ${pins} (name TEXT PRIMARY KEY REFERENCES ${this.table(ref.schema)} (name) ON DELETE CASCADE ON UPDATE CASCADE)`,
+        );
+        await query(`INSERT INTO ${pins} (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [ref.name]);
+      } catch (error) {
+        if (error instanceof DatabaseError && error.code === '42501')
+          throw new Forbidden(`the database user may not create or write ${PIN_TABLE} in schema "${ref.schema}"`);
+        if (error instanceof DatabaseError && error.code === '23503')
+          throw new NotFound(`project "${ref.name}" does not exist in schema "${ref.schema}"`);
+        throw error;
+      }
+    });
   }
 }

@@ -57,4 +57,12 @@ export interface ProjectStore {
   clearLeftovers(): Promise<number>;
   /** Throws when projects cannot be stored now: the folder is not writable, the database not reachable. */
   probe(): Promise<void>;
+  /**
+   * The pinned projects of every schema, by schema then name. A pin is kept with its project:
+   * removing the project removes it, renaming the project (outside Steward) carries it along.
+   */
+  pinned(): Promise<ProjectRef[]>;
+  isPinned(ref: ProjectRef): Promise<boolean>;
+  /** Pins or unpins a stored project; the caller holds its lock and has made sure it exists. */
+  setPinned(ref: ProjectRef, pinned: boolean): Promise<void>;
 }

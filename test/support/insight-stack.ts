@@ -13,7 +13,7 @@ import { QgisServerProcess } from '../../src/runtime/qgis-server.js';
 import { apiCall } from './http.js';
 import { waitFor } from './monitoring.js';
 
-const PLUGIN_PATH = resolve(import.meta.dirname, '..', '..', 'plugin');
+export const PLUGIN_PATH = resolve(import.meta.dirname, '..', '..', 'plugin');
 
 export interface InsightStack {
   api: RunningServer;

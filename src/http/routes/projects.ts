@@ -27,6 +27,9 @@ const ProjectInfo = Type.Object({
   storage: Type.String(),
   schema: Type.Optional(Type.String()),
   cache: Type.String(),
+  pinned: Type.Boolean({
+    description: 'Every QGIS Server instance loads the project as soon as it connects (PUT/DELETE .../pin)',
+  }),
 });
 
 const MetadataChange = Type.Object(

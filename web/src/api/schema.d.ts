@@ -935,6 +935,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/pins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The pinned projects of every schema */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The pinned projects of every schema */
+                            pins: {
+                                /** @description The MAP value QGIS Server is given, as the instances list their cache */
+                                map: string;
+                                project: string;
+                                schema: string;
+                                /** @description environment: named by STEWARD_PINNED_PROJECTS, which the API cannot unpin */
+                                source: "api" | "environment";
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/processing/raster/calculator/{project}": {
         parameters: {
             query?: never;
@@ -1413,6 +1481,8 @@ export interface paths {
                             cache: string;
                             creation_datetime: string;
                             crs: string;
+                            /** @description Every QGIS Server instance loads the project as soon as it connects (PUT/DELETE .../pin) */
+                            pinned: boolean;
                             schema?: string;
                             storage: string;
                             title: string;
@@ -1535,6 +1605,8 @@ export interface paths {
                             cache: string;
                             creation_datetime: string;
                             crs: string;
+                            /** @description Every QGIS Server instance loads the project as soon as it connects (PUT/DELETE .../pin) */
+                            pinned: boolean;
                             schema?: string;
                             storage: string;
                             title: string;
@@ -2493,6 +2565,140 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project}/pin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Pin a project: every instance loads it now, and each instance as soon as it connects */
+        put: {
+            parameters: {
+                query?: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description One answer per connected instance */
+                            instances: ({
+                                instance: string;
+                            } & {
+                                error?: string;
+                                map: string;
+                                project?: {
+                                    /** @description Names of the layers QGIS Server holds as not valid */
+                                    invalid_layers: string[];
+                                    layers: number;
+                                    /** @description When the instance loaded it (ISO 8601, UTC) */
+                                    loaded: string;
+                                    /** @description The MAP value: a .qgs path or a postgresql: URI */
+                                    map: string;
+                                    title: string;
+                                } | null;
+                                status: "reloaded" | "refused" | "pending" | "failed";
+                            })[];
+                            /** @enum {boolean} */
+                            pinned: true;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Unpin a project; the instances keep it cached until QGIS Server drops it */
+        delete: {
+            parameters: {
+                query?: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            pinned: false;
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
