@@ -51,18 +51,18 @@ describe('steward instances, instance, reload and check against real QGIS Server
     rmSync(data.dir, { recursive: true, force: true });
   });
 
-  it('lists each instance with its host, version, cached projects, memory, uptime and load', async () => {
+  it('lists each instance with its host, version, cached and pinned projects, memory, uptime and load', async () => {
     for (const { id } of [tolerant, strict])
       await waitFor('the pinned project', async () => (await cachedCount(id)) === 1);
     const listed = await steward(['instances'], env);
     assert.equal(listed.code, 0, listed.err);
     const [header, ...rows] = listed.out.trimEnd().split('\n');
-    assert.match(header ?? '', /^INSTANCE ID\s+HOST\s+VERSION\s+PROJECTS\s+MEMORY\s+UPTIME\s+LOAD$/);
+    assert.match(header ?? '', /^INSTANCE ID\s+HOST\s+VERSION\s+PROJECTS\s+PINNED\s+MEMORY\s+UPTIME\s+LOAD$/);
     assert.equal(rows.length, 2);
     for (const { id } of [tolerant, strict]) {
       const version = (await get<InstanceMetadata>(`/api/instances/${id}`)).versions.qgis;
       const row = new RegExp(
-        `^${id}\\s+127\\.0\\.0\\.1\\s+${escape(version)}\\s+1\\s+\\d+ MiB\\s+\\d+(m\\d\\d)?s\\s+[\\d.]+ [\\d.]+ [\\d.]+$`,
+        `^${id}\\s+127\\.0\\.0\\.1\\s+${escape(version)}\\s+1\\s+1/1\\s+\\d+ MiB\\s+\\d+(m\\d\\d)?s\\s+[\\d.]+ [\\d.]+ [\\d.]+$`,
       );
       assert.ok(
         rows.some((line) => row.test(line)),
@@ -71,13 +71,18 @@ describe('steward instances, instance, reload and check against real QGIS Server
     }
     const json = JSON.parse((await steward(['instances', '--json'], env)).out) as {
       id: string;
-      answer: { projects_cached: number; memory_bytes: number };
+      answer: { projects_cached: number; pinned_cached: number; memory_bytes: number };
     }[];
     const pids = await Promise.all(
       json.map(async ({ id }) => (await get<InstanceAbout>(`/api/instances/${id}/about`)).process.pid),
     );
     assert.deepEqual(pids.sort(), [tolerant.qgis.child.pid, strict.qgis.child.pid].sort());
-    assert.ok(json.every(({ answer }) => answer.projects_cached === 1 && answer.memory_bytes > 10 * 1024 * 1024));
+    assert.ok(
+      json.every(
+        ({ answer }) =>
+          answer.projects_cached === 1 && answer.pinned_cached === 1 && answer.memory_bytes > 10 * 1024 * 1024,
+      ),
+    );
   });
 
   it('shows an instance: about (versions, providers, plugins, fonts), settings with their source', async () => {
@@ -118,9 +123,9 @@ describe('steward instances, instance, reload and check against real QGIS Server
       new RegExp(`^${strict.id}\\s+refused\\s+-\\s+-\\s+QGIS Server threw QgsServerException`, 'm'),
     );
     const cached = await steward(['instance', tolerant.id, 'projects'], env);
-    assert.match(cached.out, /^MAP\s+TITLE\s+LOADED\s+LAYERS\s+INVALID LAYERS$/m);
-    assert.match(cached.out, /^\S+\/beta\.qgs\s+.*\s1\s+polygons$/m);
-    assert.match(cached.out, /^\S+\/alpha\.qgs\s+.*\s1\s+-$/m);
+    assert.match(cached.out, /^MAP\s+TITLE\s+LOADED\s+LAYERS\s+INVALID LAYERS\s+PINNED$/m);
+    assert.match(cached.out, /^\S+\/beta\.qgs\s+.*\s1\s+polygons\s+no$/m);
+    assert.match(cached.out, /^\S+\/alpha\.qgs\s+.*\s1\s+-\s+yes$/m);
     assert.doesNotMatch((await steward(['instance', strict.id, 'projects'], env)).out, /beta\.qgs/);
     const checked = await steward(['check', 'beta'], env);
     assert.equal(checked.code, 1, checked.out);
@@ -135,7 +140,7 @@ describe('steward instances, instance, reload and check against real QGIS Server
     assert.equal(repaired.code, 0, repaired.out);
     for (const { id } of [tolerant, strict])
       assert.match(repaired.out, new RegExp(`^${id}\\s+reloaded\\s+1\\s+-$`, 'm'));
-    assert.match((await steward(['instance', tolerant.id, 'projects'], env)).out, /^\S+\/beta\.qgs\s+.*\s1\s+-$/m);
+    assert.match((await steward(['instance', tolerant.id, 'projects'], env)).out, /^\S+\/beta\.qgs\s+.*\s1\s+-\s+no$/m);
     const clear = await steward(['check'], env);
     assert.equal(clear.code, 0, clear.out);
     assert.match(clear.out, /^beta\s+ok$/m);

@@ -8,6 +8,7 @@ import type {
   InstanceStats,
 } from '../monitor/protocol.js';
 import type { InstanceSummary } from '../monitor/registry.js';
+import type { Pin } from '../services/pins.js';
 
 const REQUEST_TIMEOUT_MS = 10_000;
 
@@ -92,6 +93,23 @@ export class StewardApi {
     return (await this.send<{ instances: InstanceReload[] }>(path, {})).instances;
   }
 
+  /** Pins the project; every connected instance loads it now, one answer each. */
+  async pin(project: string): Promise<InstanceReload[]> {
+    return (await this.request<{ instances: InstanceReload[] }>(this.pinPath(project), { method: 'PUT' })).instances;
+  }
+
+  async unpin(project: string): Promise<void> {
+    await this.request(this.pinPath(project), { method: 'DELETE' });
+  }
+
+  async pins(): Promise<Pin[]> {
+    return (await this.get<{ pins: Pin[] }>('api/pins')).pins;
+  }
+
+  private pinPath(project: string): string {
+    return `api/projects/${encodeURIComponent(project)}/pin`;
+  }
+
   /** The check of one project, or of every project by name. */
   check(project: string): Promise<ProjectCheck>;
   check(): Promise<Record<string, ProjectCheck>>;
@@ -117,25 +135,25 @@ export class StewardApi {
   }
 
   private send<T>(path: string, body: unknown): Promise<T> {
-    return this.request<T>(path, body);
+    return this.request<T>(path, { method: 'POST', body });
   }
 
-  /** GET, or POST of a JSON body when there is one. */
-  private async request<T>(path: string, body?: unknown): Promise<T> {
+  /** GET by default; a JSON body when there is one. */
+  private async request<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
     const url = new URL(path, this.baseUrl);
-    const response = await this.fetch(url, body);
+    const response = await this.fetch(url, init);
     const answer: unknown = await response.json().catch(() => undefined);
     if (response.ok) return answer as T;
     throw new HttpError(response.status, errorMessage(answer) ?? `${url.href} answered HTTP ${response.status}`);
   }
 
-  private async fetch(url: URL, body: unknown): Promise<Response> {
+  private async fetch(url: URL, { method = 'GET', body }: { method?: string; body?: unknown }): Promise<Response> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.token) headers['authorization'] = `Bearer ${this.token}`;
-    const post = body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) };
     if (body !== undefined) headers['content-type'] = 'application/json';
+    const payload = body === undefined ? {} : { body: JSON.stringify(body) };
     try {
-      return await fetch(url, { headers, ...post, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      return await fetch(url, { method, headers, ...payload, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
     } catch (error) {
       throw new Unreachable(`Cannot reach the Steward server at ${this.baseUrl.href}: ${reason(error)}`);
     }

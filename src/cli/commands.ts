@@ -4,7 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { InstanceStats } from '../monitor/protocol.js';
 import { type ProjectCheck, type StewardApi } from './api.js';
 import { type Command, json, JSON_OPTION } from './command.js';
-import { askEveryInstance, instance, instances, reload } from './instance-commands.js';
+import { pin, pins, reload, unpin } from './fleet-commands.js';
+import { askEveryInstance, instance, instances } from './instance-commands.js';
 import { job, jobs, seed } from './job-commands.js';
 import { formatTable } from './table.js';
 
@@ -109,6 +110,9 @@ export const commands: Record<string, Command> = {
   instances,
   instance,
   reload,
+  pin,
+  unpin,
+  pins,
   check,
   jobs,
   job,

@@ -6,6 +6,7 @@ import type { InstanceAbout, InstanceMetadata, InstanceProjects } from '../monit
 import type { InstanceSummary } from '../monitor/registry.js';
 import { CliError, HttpError, type StewardApi } from './api.js';
 import { type Command, json, JSON_OPTION } from './command.js';
+import { pinnedMaps } from './fleet-commands.js';
 import { duration, loadAverage, mebibytes } from './format.js';
 import { formatTable } from './table.js';
 
@@ -38,54 +39,61 @@ interface InstanceOverview {
   host: string;
   qgis_version: string;
   projects_cached: number;
+  /** How many of the pinned projects the instance holds in its cache. */
+  pinned_cached: number;
   memory_bytes: number;
   uptime_seconds: number;
   load: InstanceAbout['process']['load'];
 }
 
-async function overview(api: StewardApi, { id, ip }: InstanceSummary): Promise<InstanceOverview> {
+async function overview(api: StewardApi, { id, ip }: InstanceSummary, pins: Set<string>): Promise<InstanceOverview> {
   const [metadata, cache, about] = await Promise.all([api.metadata(id), api.projects(id), api.about(id)]);
   const { memory_bytes, uptime_seconds, load } = about.process;
   const projects_cached = cache.projects.length;
-  return { host: ip, qgis_version: metadata.versions.qgis, projects_cached, memory_bytes, uptime_seconds, load };
+  const pinned_cached = cache.projects.filter(({ map }) => pins.has(map)).length;
+  const qgis_version = metadata.versions.qgis;
+  return { host: ip, qgis_version, projects_cached, pinned_cached, memory_bytes, uptime_seconds, load };
 }
 
-function overviewTable(answers: InstanceAnswer<InstanceOverview>[]): string {
+function overviewTable(answers: InstanceAnswer<InstanceOverview>[], pinned: number): string {
   const rows = answers.map((row) =>
     'error' in row
-      ? [row.id, '-', '-', '-', '-', '-', row.error]
+      ? [row.id, '-', '-', '-', '-', '-', '-', row.error]
       : [
           row.id,
           row.answer.host,
           row.answer.qgis_version,
           String(row.answer.projects_cached),
+          `${row.answer.pinned_cached}/${pinned}`,
           mebibytes(row.answer.memory_bytes),
           duration(row.answer.uptime_seconds * 1000),
           loadAverage(row.answer.load),
         ],
   );
-  return formatTable(['INSTANCE ID', 'HOST', 'VERSION', 'PROJECTS', 'MEMORY', 'UPTIME', 'LOAD'], rows);
+  return formatTable(['INSTANCE ID', 'HOST', 'VERSION', 'PROJECTS', 'PINNED', 'MEMORY', 'UPTIME', 'LOAD'], rows);
 }
 
 export const instances: Command = {
-  summary: 'List the instances with their QGIS version, cached projects, memory, uptime and load',
+  summary: 'List the instances with their QGIS version, cached and pinned projects, memory, uptime and load',
   arguments: [],
   options: JSON_OPTION,
   async run(api, { flags }, io) {
-    const answers = await askEveryInstance(api, (instance) => overview(api, instance));
-    io.out(flags['json'] ? json(answers) : overviewTable(answers));
+    const pins = await pinnedMaps(api);
+    const answers = await askEveryInstance(api, (instance) => overview(api, instance, pins));
+    io.out(flags['json'] ? json(answers) : overviewTable(answers, pins.size));
   },
 };
 
-function projectsText({ projects }: InstanceProjects): string {
+function projectsText({ projects }: InstanceProjects, pins: Set<string>): string {
   const rows = projects.map((project) => [
     project.map,
     project.title,
     project.loaded,
     String(project.layers),
     project.invalid_layers.join(', ') || '-',
+    pins.has(project.map) ? 'yes' : 'no',
   ]);
-  return formatTable(['MAP', 'TITLE', 'LOADED', 'LAYERS', 'INVALID LAYERS'], rows);
+  return formatTable(['MAP', 'TITLE', 'LOADED', 'LAYERS', 'INVALID LAYERS', 'PINNED'], rows);
 }
 
 function settingsText({ settings }: InstanceAbout): string {
@@ -114,8 +122,8 @@ function aboutText({ versions, providers, plugins, fonts, process }: About): str
 /** Each view of `steward instance`: what it asks, as JSON and as text. */
 const views: Record<string, (api: StewardApi, id: string) => Promise<{ value: unknown; text: string }>> = {
   async projects(api, id) {
-    const value = await api.projects(id);
-    return { value, text: projectsText(value) };
+    const [value, pins] = await Promise.all([api.projects(id), pinnedMaps(api)]);
+    return { value, text: projectsText(value, pins) };
   },
   async settings(api, id) {
     const value = await api.about(id);
@@ -137,27 +145,5 @@ export const instance: Command = {
     if (!show) throw new CliError(`steward instance: the view is projects, settings or about, not "${view}"`);
     const { value, text } = await show(api, id);
     io.out(flags['json'] ? json(value) : text);
-  },
-};
-
-export const reload: Command = {
-  summary: 'Have every instance load a project again: exits 1 when one failed or refused it',
-  arguments: ['<project>'],
-  options: JSON_OPTION,
-  async run(api, { ids: [project = ''], flags }, io) {
-    const answers = await api.reload(project);
-    if (flags['json']) io.out(json(answers));
-    else if (answers.length === 0) io.out('No instance is connected.\n');
-    else {
-      const rows = answers.map((answer) => [
-        answer.instance,
-        answer.status,
-        answer.project ? String(answer.project.layers) : '-',
-        answer.project?.invalid_layers.join(', ') || '-',
-        answer.error ?? '',
-      ]);
-      io.out(formatTable(['INSTANCE ID', 'STATUS', 'LAYERS', 'INVALID LAYERS', 'ERROR'], rows));
-    }
-    return answers.every(({ status }) => status === 'reloaded' || status === 'pending') ? 0 : 1;
   },
 };
