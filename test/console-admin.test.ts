@@ -13,10 +13,12 @@ import { after, before, describe, test } from 'node:test';
 
 import { type Browser, type Page } from 'playwright-core';
 
+import type { InstanceProjects } from '../src/monitor/protocol.js';
 import { freePort } from '../src/runtime/ports.js';
 import { centreWhen, checkAccessibility, launchBrowser, openPage, screenshot } from './support/browser.js';
 import { type CacheStack, startCacheStack } from './support/cache-stack.js';
 import { apiCall } from './support/http.js';
+import { waitFor } from './support/monitoring.js';
 
 const repo = resolve(import.meta.dirname, '..');
 const TOKEN = 'console-admin-secret';
@@ -225,6 +227,39 @@ describe('web console administration', () => {
     assert.match(await card.innerText(), /broken[\s\S]*Why broken/);
     await checkAccessibility(page, 'the project page with a broken layer');
     await screenshot(page, 'project-check');
+    assert.deepEqual(errors, []);
+  });
+
+  test('projects: the pin toggle pins a project, which the registered instance loads at once, and unpins it', async () => {
+    assert.equal((await call('POST', '/api/projects', { name: 'pinned', author: 'Ada' })).status, 201);
+    const layer = { datasource: `${join(demo, 'town.gpkg')}|layername=districts`, name: 'districts', type: 'vector' };
+    assert.equal((await call('POST', '/api/projects/pinned/layers', layer)).status, 201);
+    const [{ id }] = ((await call('GET', '/api/instances')).body as { servers: { id: string }[] }).servers as [
+      { id: string },
+    ];
+    const map = join(cs.stack.projectsDir, 'pinned', 'pinned.qgs');
+    const cached = async () =>
+      ((await call('GET', `/api/instances/${id}/projects`)).body as InstanceProjects).projects.some(
+        (project) => project.map === map,
+      );
+    const pinned = async () => ((await call('GET', '/api/projects/pinned')).body as { pinned: boolean }).pinned;
+    assert.equal(await cached(), false);
+
+    await page.goto('/');
+    const toggle = page.getByRole('checkbox', { name: 'Pin project pinned' });
+    assert.equal(await toggle.isChecked(), false);
+    await toggle.check();
+    await waitFor('the pin', pinned);
+    await waitFor('the instance to load the pinned project', cached);
+    await page.reload();
+    assert.equal(await toggle.isChecked(), true);
+    await checkAccessibility(page, 'the projects page with a pinned project');
+    await screenshot(page, 'projects-pinned');
+
+    await toggle.uncheck();
+    await waitFor('the pin to go', async () => !(await pinned()));
+    await page.reload();
+    assert.equal(await toggle.isChecked(), false);
     assert.deepEqual(errors, []);
   });
 });

@@ -6,7 +6,7 @@
 import type { paths } from './schema';
 import { authorization, tokenRefused } from './token';
 
-type Method = 'get' | 'post' | 'delete';
+type Method = 'get' | 'post' | 'put' | 'delete';
 type PathWith<M extends Method> = {
   [P in keyof paths]: paths[P][M] extends { responses: unknown } ? P : never;
 }[keyof paths];
@@ -105,6 +105,8 @@ export const api = {
     call<Operation<P, 'get'>>('get', path, options),
   post: <P extends PathWith<'post'>>(path: P, options?: RequestOptions<Operation<P, 'post'>>) =>
     call<Operation<P, 'post'>>('post', path, options),
+  put: <P extends PathWith<'put'>>(path: P, options?: RequestOptions<Operation<P, 'put'>>) =>
+    call<Operation<P, 'put'>>('put', path, options),
   delete: <P extends PathWith<'delete'>>(path: P, options?: RequestOptions<Operation<P, 'delete'>>) =>
     call<Operation<P, 'delete'>>('delete', path, options),
 };

@@ -1,5 +1,5 @@
 import type { JSX } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 
 import { api } from '../api/client';
 import { projectPath } from '../api/projects';
@@ -17,6 +17,7 @@ interface ProjectRow {
   layers: number | undefined;
   crs: string;
   author: string;
+  pinned: boolean;
   error?: string;
 }
 
@@ -38,9 +39,11 @@ async function loadProjects(schema: string | undefined, signal: AbortSignal): Pr
           layers: layers.length,
           crs: info.crs,
           author: info.author,
+          pinned: info.pinned,
         };
       } catch (error) {
-        return { name, storage: '', schema, layers: undefined, crs: '', author: '', error: (error as Error).message };
+        const failed = { storage: '', schema, layers: undefined, crs: '', author: '', pinned: false };
+        return { name, ...failed, error: (error as Error).message };
       }
     }),
   );
@@ -72,6 +75,7 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
               </th>
               <th scope="col">CRS</th>
               <th scope="col">Author</th>
+              <th scope="col">Pinned</th>
               <th scope="col">
                 <span class="visually-hidden">Actions</span>
               </th>
@@ -88,6 +92,9 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
                 <td class="number">{project.layers ?? '–'}</td>
                 <td>{project.crs}</td>
                 <td>{project.author}</td>
+                <td>
+                  <PinToggle project={project} schema={schema || undefined} onChanged={projects.reload} />
+                </td>
                 <td>
                   <button
                     type="button"
@@ -113,6 +120,41 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
         />
       )}
     </Page>
+  );
+}
+
+/**
+ * Pins or unpins a project: a pinned project is loaded by every QGIS Server instance as soon as it
+ * connects (and by the connected ones when it is pinned).
+ */
+function PinToggle(props: { project: ProjectRow; schema: string | undefined; onChanged: () => void }): JSX.Element {
+  const { name, pinned } = props.project;
+  // Shown at once on a change, and as stored once the list is read again (or the change failed).
+  const [checked, setChecked] = useState(pinned);
+  useEffect(() => setChecked(pinned), [pinned]);
+  const options = { path: { project: name }, query: props.schema ? { schema: props.schema } : {} };
+  const toggle = useAction(async (pin: boolean) => {
+    if (pin) await api.put('/api/projects/{project}/pin', options);
+    else await api.delete('/api/projects/{project}/pin', options);
+  });
+  const change = async (pin: boolean): Promise<void> => {
+    setChecked(pin);
+    if (await toggle.run(pin)) props.onChanged();
+    else setChecked(pinned);
+  };
+  return (
+    <>
+      <label class="check" title="A pinned project is loaded by every QGIS Server instance as soon as it connects">
+        <input
+          type="checkbox"
+          checked={checked}
+          disabled={toggle.busy || props.project.error !== undefined}
+          onChange={(event) => void change(event.currentTarget.checked)}
+        />
+        <span class="visually-hidden">Pin project {name}</span>
+      </label>
+      <ErrorMessage error={toggle.error} />
+    </>
   );
 }
 
