@@ -1,15 +1,31 @@
 /**
  * /health/live and /health/ready against real engines, with real faults: MapProxy and QGIS Server
- * stopped and started again, the projects folder taken away and put back.
+ * stopped and started again, the projects folder taken away and put back, the monitoring port
+ * closed and opened again, a QGIS Server instance with the plugin killed and started again.
  */
 import assert from 'node:assert/strict';
-import { renameSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
+import { type FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+
+import { buildApp } from '../src/http/app.js';
+import { healthRoutes } from '../src/http/routes/health.js';
+import { HealthChecks } from '../src/insight/health.js';
+import { Metrics } from '../src/insight/metrics.js';
+import { InstanceRegistry } from '../src/monitor/registry.js';
 import { MapProxyProcess } from '../src/runtime/mapproxy.js';
+import { freePort } from '../src/runtime/ports.js';
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
+import { FilesystemStore } from '../src/storage/filesystem-store.js';
 import { type CacheStack, polygonsLayer, startCacheStack } from './support/cache-stack.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { waitFor } from './support/monitoring.js';
+import { startTestQgis } from './support/qgis-runtime.js';
 
 const TOKEN = 'health-test-token';
 
@@ -113,5 +129,104 @@ describe('health checks', () => {
       renameSync(away, cs.stack.projectsDir);
     }
     await assertReady();
+  });
+});
+
+describe('readiness of the monitoring port, with a QGIS Server instance registered through it', () => {
+  const registry = new InstanceRegistry();
+  const projectsDir = mkdtempSync(join(tmpdir(), 'steward-health-monitoring-'));
+  let monitoringPort = 0;
+  let qgis: QgisServerProcess;
+  let app: FastifyInstance;
+  let url = '';
+
+  async function startInstance(port?: number): Promise<QgisServerProcess> {
+    const env = {
+      QGIS_PLUGINPATH: resolve(import.meta.dirname, '..', 'plugin'),
+      STEWARD_HOST: '127.0.0.1',
+      STEWARD_PORT: String(monitoringPort),
+    };
+    const started = await startTestQgis({ env, ...(port === undefined ? {} : { port }) });
+    await waitFor('the instance to register', () => registry.list().length === 1, 15_000);
+    return started;
+  }
+
+  async function ready(): Promise<{ status: number; body: Readiness }> {
+    const response = await fetch(`${url}/health/ready`);
+    return { status: response.status, body: (await response.json()) as Readiness };
+  }
+
+  before(async () => {
+    monitoringPort = await freePort();
+    await registry.start(monitoringPort, '127.0.0.1');
+    qgis = await startInstance();
+    const health = new HealthChecks({
+      store: new FilesystemStore(projectsDir),
+      qgisServerUrl: qgis.url,
+      schema: 'public',
+      registry,
+      monitoringHost: '127.0.0.1',
+    });
+    const metrics = new Metrics({
+      registry,
+      inventory: async () => ({ projects: 0, layers: 0 }),
+      jobs: async () => [],
+    });
+    app = await buildApp(pino({ level: 'silent' }), [healthRoutes(health, metrics)], { apiToken: undefined });
+    url = await app.listen({ host: '127.0.0.1', port: 0 });
+  });
+
+  after(async () => {
+    await app?.close();
+    await qgis?.stop();
+    await registry.close();
+    rmSync(projectsDir, { recursive: true, force: true });
+  });
+
+  it('is ready with the monitoring port listening, and counts the instance connected', async () => {
+    const { status, body } = await ready();
+    assert.equal(status, 200, JSON.stringify(body));
+    assert.deepEqual(body.checks['monitoring'], {
+      ok: true,
+      detail: `listening on port ${monitoringPort}, 1 instance(s) connected`,
+    });
+  });
+
+  it('names the monitoring port while it does not listen, and is ready again once it does', async () => {
+    await registry.close();
+    const down = await ready();
+    assert.equal(down.status, 503, JSON.stringify(down.body));
+    assert.deepEqual(
+      Object.entries(down.body.checks)
+        .filter(([, check]) => !check.ok)
+        .map(([name]) => name),
+      ['monitoring'],
+    );
+    assert.match(down.body.error ?? '', /monitoring port/);
+    await registry.start(monitoringPort, '127.0.0.1');
+    await waitFor('the instance to connect again', () => registry.list().length === 1, 15_000);
+    const back = await ready();
+    assert.equal(back.status, 200, JSON.stringify(back.body));
+    assert.match(back.body.checks['monitoring']?.detail ?? '', /1 instance\(s\) connected$/);
+  });
+
+  it('shows an instance killed: QGIS Server down, no instance connected, and ready once it is back', async () => {
+    const port = Number(new URL(qgis.url).port);
+    const exited = once(qgis.child, 'exit');
+    qgis.child.kill('SIGKILL');
+    await exited;
+    await waitFor('the instance to be forgotten', () => registry.list().length === 0);
+    const down = await ready();
+    assert.equal(down.status, 503, JSON.stringify(down.body));
+    assert.equal(down.body.checks['qgis_server']?.ok, false);
+    assert.match(down.body.error ?? '', /QGIS Server/);
+    assert.deepEqual(down.body.checks['monitoring'], {
+      ok: true,
+      detail: `listening on port ${monitoringPort}, 0 instance(s) connected`,
+    });
+    qgis = await startInstance(port);
+    const back = await ready();
+    assert.equal(back.status, 200, JSON.stringify(back.body));
+    assert.match(back.body.checks['monitoring']?.detail ?? '', /1 instance\(s\) connected$/);
   });
 });
