@@ -2,7 +2,7 @@
  * Project checks against real faults: a GeoPackage deleted after its layer was added (then the
  * project refused once QGIS Server reads it again), an SVG marker whose file is removed, a fill
  * image missing, a label font that is not installed, a PostgreSQL table dropped, a user-defined
- * and an unknown CRS. Each shows in the check, through the API and the `steward check` command, and
+ * and an unknown CRS, a layer excluded from QGIS Server's WMS. Each shows in the check, through the API and the `steward check` command, and
  * goes away once repaired.
  */
 import assert from 'node:assert/strict';
@@ -261,6 +261,28 @@ describe('project checks', () => {
     } finally {
       authid('USER:100000', 'EPSG:4326');
       authid('EPSG:999999', 'EPSG:4326');
+    }
+    await assertAllOk();
+  });
+
+  it('reports a layer QGIS Server does not publish (excluded from WMS in QGIS Desktop), until it is published again', async () => {
+    const capabilities = '<WMSServiceCapabilities type="bool">true</WMSServiceCapabilities>';
+    const restricted = '<WMSRestrictedLayers type="QStringList"><value>points</value></WMSRestrictedLayers>';
+    const text = readFileSync(qgsFile(), 'utf8');
+    assert.ok(text.includes(capabilities));
+    writeFileSync(qgsFile(), text.replace(capabilities, capabilities + restricted));
+    try {
+      const result = await check();
+      assert.equal(result.status, 'degraded', 'QGIS Server serves the project without the layer');
+      assert.deepEqual(layer(result, 'points'), {
+        name: 'points',
+        status: 'broken',
+        findings: [{ kind: 'server', message: 'QGIS Server does not publish layer "points"' }],
+      });
+      assert.equal(layer(result, 'lines').status, 'ok');
+      assert.deepEqual(result.findings, []);
+    } finally {
+      writeFileSync(qgsFile(), readFileSync(qgsFile(), 'utf8').replace(restricted, ''));
     }
     await assertAllOk();
   });
