@@ -28,15 +28,22 @@ function parseAttributes(source: string, keep: Keep): Map<string, string> {
 /** What the tree stores of a piece of the source. */
 type Keep = (piece: string) => string;
 
+/** V8 copies a slice shorter than this (SlicedString::kMinLength); a longer one is a view of the whole. */
+const SLICE_MIN_LENGTH = 13;
+
 /**
- * V8 keeps a piece sliced from a string as a view of the whole, in the whole's representation: one
- * character beyond U+00FF (QGIS writes its release name, "Białowieża", in every project) makes the
- * whole source two bytes per character. The tree then stores copies, one byte per character where
- * they can be, so that a parsed project does not hold its source at twice its size.
+ * A piece the tree stores must not be such a view: it would keep the whole source alive, and a
+ * parsed project keeps its layers as bytes of their own (and the facts read from them outlive the
+ * layer's text), so the source kept besides would double its size. One character beyond U+00FF
+ * (QGIS writes its release name, "Białowieża", in every project) also makes the whole source two
+ * bytes per character; copies are one byte per character where they can be.
  */
 function keeper(source: string): Keep {
-  if (!/[^\u0000-\u00ff]/.test(source)) return (piece) => piece;
-  return (piece) => Buffer.from(piece, 'utf8').toString('utf8');
+  if (/[^\u0000-\u00ff]/.test(source)) {
+    return (piece) => (piece.length < SLICE_MIN_LENGTH ? piece : Buffer.from(piece, 'utf8').toString('utf8'));
+  }
+  // Flattening the concatenation copies the piece; the slice then views the copy, not the source.
+  return (piece) => (piece.length < SLICE_MIN_LENGTH ? piece : ` ${piece}`.slice(1));
 }
 
 /** Index of the `>` closing the tag that starts at `from`, skipping `>` inside quoted values. */
