@@ -1,8 +1,8 @@
 /**
  * Runs the API on a projects folder and reads every project and its layers once; prints, as JSON,
  * its peak RSS in KiB, the median time of GET /api/projects and of a project's first (parsing) read.
- * It starts as the service's entry point does, bounding its heap by running itself again
- * (src/runtime/heap-bound.ts); the launcher then prints its own peak on a line of its own.
+ * It starts as the service's entry point does (src/main.ts): started without a heap bound, it
+ * would run itself again under one, and the launcher would print its own peak on a line of its own.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 

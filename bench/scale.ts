@@ -18,6 +18,7 @@ import {
   copiesOf,
   created,
   fillProject,
+  launcher,
   layerBody,
   projectsMemory,
   pyqgisRead,
@@ -168,16 +169,16 @@ async function memorySection(projectsDir: string): Promise<string> {
     const rss = (measured.peak + measured.launcherPeak) / 1024;
     return [
       `## ${MANY_PROJECTS.toLocaleString('en')} projects of 100 layers on disk, each read once by a fresh API process (default settings)`,
-      'The API started as `npm run serve` starts it: no Node flag, the default cache bound; it bounds its own heap ' +
-        '(`STEWARD_HEAP_MB`, by default the cache bound plus 256 MiB) by running itself again under a small launcher, ' +
-        'whose memory is counted in.',
+      'The API started as `npm run serve` starts it (scripts/bounded-node.sh): the default cache bound, and the heap ' +
+        'bound of `STEWARD_HEAP_MB` (by default the cache bound plus 256 MiB) given to Node as it starts; a launcher ' +
+        'process, had the API needed one to bound its heap, would be counted in.',
       '',
       table(
         ['measure', 'value', 'target'],
         [
           [
-            'peak RSS, API and launcher',
-            `${rss.toFixed(0)} MB (API ${(measured.peak / 1024).toFixed(0)} MB, launcher ${(measured.launcherPeak / 1024).toFixed(0)} MB)`,
+            'peak RSS, API and any launcher',
+            `${rss.toFixed(0)} MB (${launcher(measured)})`,
             `< 512 MB: ${verdict(rss < 512)}`,
           ],
           ['GET /api/projects, median', `${ms(measured.list)} ms`, `< 50 ms: ${verdict(measured.list < 50)}`],
