@@ -287,6 +287,23 @@ describe('project checks', () => {
     await assertAllOk();
   });
 
+  it('finds a layer published under its short name, or its id, as QGIS Server names it', async () => {
+    editLayer('points', (xml) => xml.replace('</layername>', '</layername><shortname>pts</shortname>'));
+    try {
+      await assertAllOk();
+    } finally {
+      editLayer('points', (xml) => xml.replace('<shortname>pts</shortname>', ''));
+    }
+    const capabilities = '<WMSServiceCapabilities type="bool">true</WMSServiceCapabilities>';
+    const byIds = '<WMSUseLayerIDs type="bool">true</WMSUseLayerIDs>';
+    writeFileSync(qgsFile(), readFileSync(qgsFile(), 'utf8').replace(capabilities, capabilities + byIds));
+    try {
+      await assertAllOk();
+    } finally {
+      writeFileSync(qgsFile(), readFileSync(qgsFile(), 'utf8').replace(byIds, ''));
+    }
+  });
+
   it('answers 404 for an unknown project and 400 for an empty schema', async () => {
     assert.equal((await stack.call('GET', '/api/projects/nothing/check')).status, 404);
     assert.equal((await stack.call('GET', '/api/projects/alpha/check?schema=')).status, 400);

@@ -86,7 +86,7 @@ export class ProjectChecker {
           ...this.crs(entry),
           ...(element ? this.styles(styleReferences(element), projectDir, fonts) : []),
         ];
-        if (server.published && !server.published.has(entry.name)) {
+        if (server.published && !server.published.has(document.wmsName(entry))) {
           findings.push({ kind: 'server', message: `QGIS Server does not publish layer "${entry.name}"` });
         }
         for (const id of invalid.get(entry.name) ?? []) {

@@ -324,6 +324,16 @@ export class ProjectDocument {
     return expanded;
   }
 
+  /**
+   * The name QGIS Server gives the layer in WMS: its id when the project's `WMSUseLayerIDs` is on,
+   * else its short name when it has one, else its name.
+   */
+  wmsName(entry: LayerEntry): string {
+    if (childText(this.root, 'properties', 'WMSUseLayerIDs') === 'true') return entry.id;
+    const element = this.mapLayerElement(entry.name);
+    return (element && childText(element, 'shortname')) || entry.name;
+  }
+
   /** Adds the layer at the bottom of the layer tree and of the drawing order. */
   addLayer(definition: MapLayerDefinition): void {
     const layer = indent(mapLayerElement(definition), 2);
