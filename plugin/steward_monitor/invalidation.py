@@ -15,7 +15,8 @@ class PendingInvalidations:
     """A set of MAP values shared by the socket thread (adds) and the request thread (drains)."""
 
     def __init__(self, on_removed=lambda _map: None):
-        self._maps = set()
+        # Always the same set, so that the request thread can test it without a call.
+        self.queued = set()
         self._lock = threading.Lock()
         self._on_removed = on_removed
 
@@ -29,18 +30,19 @@ class PendingInvalidations:
 
     def queue(self, maps):
         with self._lock:
-            self._maps.update(maps)
+            self.queued.update(maps)
 
     def discard(self, value):
         with self._lock:
-            self._maps.discard(value)
+            self.queued.discard(value)
 
     def take(self):
         """Empties the queue and returns what it held."""
-        if not self._maps:  # unlocked fast path: the usual case on every request
+        if not self.queued:  # unlocked fast path
             return set()
         with self._lock:
-            maps, self._maps = self._maps, set()
+            maps = set(self.queued)
+            self.queued.clear()
         return maps
 
     def apply(self, server_iface):

@@ -9,7 +9,7 @@ from . import about, info
 from .client import StewardClient, parse_addresses
 from .invalidation import PendingInvalidations
 from .logbuffer import LogBuffer
-from .projects import CachedProjects, record_served
+from .projects import CachedProjects
 from .reload import ProjectReloader
 from .stats import RequestStats, StatsFilter
 
@@ -50,7 +50,7 @@ class StewardMonitor:
             os.environ.get("QGIS_PROJECT_FILE", ""),
             self._invalidations,
             _log,
-            lambda: record_served(self._projects),
+            self._projects.record_served,
         )
         server_iface.registerFilter(self._filter, 100)
         self._reloader = ProjectReloader(server_iface, self._invalidations, self._projects)

@@ -3,12 +3,12 @@
 QGIS Server 3.22 offers no listing of its config cache, so the plugin records each project object
 the server hands a request (QgsProject.instance() once the response is complete, asked by the
 plugin's server filter in stats.py): a new object means the project was (re)loaded, and only then
-are its layers counted. The record holds the Python wrapper of each project it lists, so that
-QgsProject.instance() finds that wrapper again instead of making a new one (which costs a search
-through every QObject class PyQt and PyQGIS know), and the check on every other request is one
-dictionary lookup. A project leaves the record when QGIS Server deletes it (its `destroyed`
-signal), so a later project at the same address is never taken for it. The socket thread reads
-immutable summaries.
+are its layers counted. A project leaves the record when QGIS Server deletes it (its `destroyed`
+signal), so a project listed under a request's MAP value is the one that served it, and the check
+on most requests is one dictionary lookup. Otherwise the record holds the Python wrapper of each
+project it lists, so that QgsProject.instance() finds that wrapper again instead of making a new
+one (which costs a search through every QObject class PyQt and PyQGIS know). The socket thread
+reads immutable summaries.
 """
 
 from datetime import datetime, timezone
@@ -71,12 +71,17 @@ class CachedProjects:
     def snapshot(self):
         return {"projects": [summary for _, _, summary in list(self._entries.values())]}
 
+    def record_served(self, map_value):
+        """Records the project that served the request just completed for `map_value` (rendering thread).
 
-def record_served(cached):
-    """Records in `cached` the project that served the request just completed (rendering thread)."""
-    project = QgsProject.instance()
-    if project is None or cached.knows(project):
-        return
-    path = project.fileName()
-    if path:
-        cached.seen(path, project)
+        A project listed under `map_value` is still the one QGIS Server holds for it: had QGIS
+        Server dropped it, it would have deleted it, and so left the list.
+        """
+        if map_value in self._entries:
+            return
+        project = QgsProject.instance()
+        if project is None or id(project) in self._listed:
+            return
+        path = project.fileName()
+        if path:
+            self.seen(path, project)

@@ -62,44 +62,46 @@ class RequestStats:
         return result
 
 
-def _service_request_map(parameters):
-    """SERVICE, REQUEST and MAP of a request's parameters, whatever the case of their names."""
-    found = {"SERVICE": "", "REQUEST": "", "MAP": ""}
-    for key, value in parameters.items():
-        name = key.upper()
-        if name in found:
-            found[name] = value
-    return found["SERVICE"], found["REQUEST"], found["MAP"]
-
-
 class StatsFilter(QgsServerFilter):
     """The plugin's one server filter, so that each request pays for a single Python call per hook.
 
     Counts requests; drops the projects Steward invalidated from the config cache; once the
-    response is complete, runs `on_complete` (the cached projects' record).
+    response is complete, runs `on_complete` with the request's MAP value (the cached projects'
+    record).
 
     requestReady() runs on the thread that handles the request, before QGIS Server looks the
     request's project up in its cache, so an invalidated project is read again by this request.
+    The hooks run on the rendering path and between maps the CPU caches hold the map's data, so
+    every object Python touches there costs: they make as few calls as they can.
     """
 
-    def __init__(self, server_iface, stats, default_project, invalidations, log, on_complete=lambda: None):
+    def __init__(self, server_iface, stats, default_project, invalidations, log, on_complete=lambda _map: None):
         super().__init__(server_iface)
         self._server_iface = server_iface
         self._stats = stats
         self._default_project = default_project
         self._invalidations = invalidations
+        self._queued = invalidations.queued
         self._log = log
         self._on_complete = on_complete
+        self._map = ""
 
     def requestReady(self):  # noqa: N802 (QgsServerFilter hook)
+        if self._queued:
+            self._drop_invalidated()
+        try:
+            # Three lookups rather than parameterMap(), which copies every parameter into a dict.
+            # QGIS Server knows these three by name, whatever their case in the request.
+            parameter = self._server_iface.requestHandler().parameter
+            self._map = parameter("MAP") or self._default_project
+            self._stats.begin(parameter("SERVICE"), parameter("REQUEST"), self._map)
+        except Exception:  # a monitoring failure must never fail the request
+            pass
+
+    def _drop_invalidated(self):
         try:
             for value in self._invalidations.apply(self._server_iface):
                 self._log("Could not remove {} from the project cache".format(value))
-        except Exception:  # a monitoring failure must never fail the request
-            pass
-        try:
-            service, request, project = _service_request_map(self._server_iface.requestHandler().parameterMap())
-            self._stats.begin(service, request, project or self._default_project)
         except Exception:  # a monitoring failure must never fail the request
             pass
 
@@ -110,6 +112,6 @@ class StatsFilter(QgsServerFilter):
         except Exception:
             pass
         try:
-            self._on_complete()
+            self._on_complete(self._map)
         except Exception:  # a monitoring failure must never fail the request
             pass

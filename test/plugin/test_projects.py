@@ -44,6 +44,15 @@ class CachedProjectsTest(unittest.TestCase):
         self.assertEqual(cached.summary("/p/a.qgs")["layers"], 3)
         self.assertTrue(cached.knows(new))
 
+    def test_records_the_current_project_under_its_file_name(self):
+        cached, current = CachedProjects(), QgsProject.instance()
+        current.setFileName("/p/current.qgs")
+        cached.record_served("/p/current.qgs")
+        self.assertTrue(cached.knows(current))
+        self.assertEqual(cached.summary("/p/current.qgs")["map"], "/p/current.qgs")
+        cached.record_served("current.qgs")  # another spelling of the same project: known by its object
+        self.assertEqual([entry["map"] for entry in cached.snapshot()["projects"]], ["/p/current.qgs"])
+
     def test_forget_drops_the_project(self):
         cached, project = CachedProjects(), project_with_layers()
         cached.seen("postgresql:?project=a", project)
