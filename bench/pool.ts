@@ -24,7 +24,7 @@ import { closedLoop, warmUp } from './closed-loop.js';
 import { cpuSeconds } from './cpu.js';
 import { closeClient, send } from './http-client.js';
 import { makeMapData } from './map-data.js';
-import { ms, table, time } from './stats.js';
+import { median, ms, ratios, spread, table, time } from './stats.js';
 
 const REPO = join(import.meta.dirname, '..');
 const ROUNDS = 5;
@@ -74,16 +74,6 @@ function getMapUrl(server: Server, project: string): string {
   const url = new URL(server.url);
   for (const [key, value] of Object.entries({ MAP: project, ...GETMAP })) url.searchParams.set(key, value);
   return url.toString();
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
-}
-
-function spread(values: number[], digits: number, unit = ''): string {
-  return `${Math.min(...values).toFixed(digits)}${unit} to ${Math.max(...values).toFixed(digits)}${unit}`;
 }
 
 /** Per server, one figure a round. */
@@ -156,10 +146,6 @@ function serverTable({ perSecond, cpuPerMap, cores }: Measured): string {
 }
 
 /** `of` over `against` round by round (both measured in the same round). */
-function ratios(of: number[] = [], against: number[] = []): number[] {
-  return of.map((value, round) => value / (against[round] ?? Number.NaN));
-}
-
 const verdict = (met: boolean): string => (met ? 'met' : 'not met');
 
 /** The pool's speedup, and whether the machine let the pool have its cores to show it. */

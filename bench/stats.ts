@@ -30,3 +30,20 @@ export function table(header: string[], rows: string[][]): string {
   const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
 }
+
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
+/** "lowest to highest" of one figure over the rounds. */
+export function spread(values: number[], digits: number, unit = ''): string {
+  return `${Math.min(...values).toFixed(digits)}${unit} to ${Math.max(...values).toFixed(digits)}${unit}`;
+}
+
+/** Round by round, `of` divided by `against` (the figures of two servers measured in the same rounds). */
+export function ratios(of: number[] = [], against: number[] = []): number[] {
+  return of.map((value, round) => value / (against[round] ?? Number.NaN));
+}
