@@ -24,6 +24,7 @@ import { type ProjectRef } from '../storage/project-store.js';
 import { type LayerInspector } from './layer-inspector.js';
 import { type LayerService } from './layers.js';
 import { checkName } from './names.js';
+import { estimatedBytes, LruCache } from './project-cache.js';
 import { type ProjectRepository } from './repository.js';
 import { BUILT_IN_STYLE, GEOMETRIES, type Geometry, type StyleFiles } from './style-files.js';
 
@@ -34,6 +35,9 @@ export interface StyleLifecycle {
 
 /** A stored style: made from a JSON body (and read back as one), or a QML document as QGIS wrote it. */
 type StoredStyle = { origin: 'json'; style: Style; qml: string } | { origin: 'qml'; facts: QmlFacts; qml: string };
+
+/** Estimated bytes of the styles kept read, by their QML: a few milliseconds of parsing each. */
+const READ_STYLES_BYTES = 4 * 1024 * 1024;
 
 export interface DefaultStyleRequest {
   name?: string;
@@ -50,6 +54,9 @@ function tryParse(qml: string): XmlElement | undefined {
 }
 
 export class StyleService {
+  /** Styles as read from their QML, for each catalogue they were read with. */
+  private readonly readStyles = new WeakMap<SymbologyCatalogue, LruCache<{ bytes: number; stored: StoredStyle }>>();
+
   constructor(
     private readonly repository: ProjectRepository,
     private readonly layers: LayerService,
@@ -79,14 +86,22 @@ export class StyleService {
   private async load(ref: ProjectRef, name: string): Promise<StoredStyle> {
     await this.repository.read(ref);
     const qml = await this.files.read(ref, name);
-    return this.stored(qml, name);
+    const catalogue = this.catalogue();
+    let read = this.readStyles.get(catalogue);
+    if (!read) this.readStyles.set(catalogue, (read = new LruCache(READ_STYLES_BYTES)));
+    const key = `${name}\u0000${qml}`;
+    const known = read.get(key)?.stored;
+    if (known) return known;
+    const stored = this.stored(qml, name, catalogue);
+    read.set(key, { bytes: estimatedBytes(key.length), stored });
+    return stored;
   }
 
   /** A QML that Steward's own writer gives back unchanged from its JSON reading was made from JSON. */
-  private stored(qml: string, name: string): StoredStyle {
+  private stored(qml: string, name: string, catalogue: SymbologyCatalogue): StoredStyle {
     try {
-      const style = qmlToStyle(qml, name, this.catalogue());
-      if (styleToQml(style, { catalogue: this.catalogue() }) === qml) return { origin: 'json', style, qml };
+      const style = qmlToStyle(qml, name, catalogue);
+      if (styleToQml(style, { catalogue }) === qml) return { origin: 'json', style, qml };
     } catch {
       // Not a style the JSON codec describes: a QML from QGIS.
     }
@@ -252,9 +267,9 @@ export class StyleService {
 
   /** The style's QML for this layer: raster MinMax limits take the layer's own statistics. */
   private async qmlForLayer(ref: ProjectRef, layer: LayerEntry, stored: StoredStyle): Promise<string> {
-    if (stored.origin === 'qml') return stored.qml;
+    // A style read as JSON is one its QML gives back unchanged; only a raster's limits depend on the layer.
+    if (stored.origin === 'qml' || stored.style.type === 'vector') return stored.qml;
     const style = stored.style;
-    if (style.type === 'vector') return styleToQml(style, { catalogue: this.catalogue() });
     const inspection = await this.inspector.inspect(await this.layers.gdalSource(ref, layer), 'raster');
     const ranges = inspection.probed?.type === 'raster' ? inspection.probed.bandRanges : [];
     return styleToQml(style, {
