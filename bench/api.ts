@@ -225,6 +225,8 @@ export interface ProjectsMemory {
 function linkTree(source: string, target: string, rename: (file: string) => string): void {
   mkdirSync(target);
   for (const entry of readdirSync(source, { withFileTypes: true })) {
+    // Hidden files are no part of a project: temporary files of a write that just ended, for one.
+    if (entry.name.startsWith('.')) continue;
     const from = join(source, entry.name);
     if (entry.isDirectory()) linkTree(from, join(target, entry.name), (file) => file);
     else linkSync(from, join(target, rename(entry.name)));

@@ -35,7 +35,7 @@ async function readEveryProject(projectsDir: string, qgisServerUrl: string): Pro
     return performance.now() - start;
   };
   const firstReads: number[] = [];
-  for (const project of readdirSync(projectsDir)) {
+  for (const project of readdirSync(projectsDir).filter((entry) => !entry.startsWith('.'))) {
     firstReads.push(await timedGet(`/api/projects/${project}/layers`));
     await timedGet(`/api/projects/${project}`);
     await timedGet(`/api/projects/${project}/layers/layer50`);
