@@ -191,7 +191,7 @@ export class FilesystemStore implements ProjectStore {
       // Other archive members (the auxiliary storage database) are kept as they were.
       const archive = ProjectArchive.open(await readFile(path));
       archive.content = wholeContent(content);
-      await writeFileAtomic(path, archive.bytes(), { modified, releaseLater: true });
+      await writeFileAtomic(path, await archive.bytes(), { modified, releaseLater: true });
     } else {
       await writeFileAtomic(path, content, { modified, releaseLater: true });
     }

@@ -136,7 +136,7 @@ export class PostgresStore implements ProjectStore {
     this.checkAddressable(ref);
     if (await this.identity(ref)) throw new Conflict(`project "${ref.name}" already exists in schema "${ref.schema}"`);
     await this.claimDataDir(ref);
-    const content = Buffer.from(ProjectArchive.create(ref.name, text).bytes());
+    const content = await ProjectArchive.create(ref.name, text).bytes();
     await this.db.transaction(async (query) => {
       await this.ensureTable(query, ref.schema);
       const inserted = await query(
@@ -213,7 +213,7 @@ export class PostgresStore implements ProjectStore {
         `INSERT INTO ${table} (name, metadata, content) VALUES ($1, ${METADATA}, $2)
            ON CONFLICT (name) DO UPDATE SET content = EXCLUDED.content, metadata = EXCLUDED.metadata
            RETURNING ${IDENTITY_COLUMNS}`,
-        [ref.name, Buffer.from(archive.bytes())],
+        [ref.name, await archive.bytes()],
       );
       return identityOf(row as IdentityRow);
     });
