@@ -4,14 +4,11 @@ import { gzip } from 'node:zlib';
 import { unzipSync } from 'fflate';
 
 import { ProjectFormatError } from '../qgis/project.js';
+import { DEFLATED, DIRECTORY_ENTRY, END_OF_DIRECTORY, LOCAL_HEADER } from './zip-format.js';
 
 const compress = promisify(gzip);
 
-const LOCAL_HEADER = 0x04034b50;
-const DIRECTORY_ENTRY = 0x02014b50;
-const END_OF_DIRECTORY = 0x06054b50;
 const VERSION = 20;
-const DEFLATED = 8;
 /** General purpose flag bit 11: the entry's name is UTF-8. */
 const UTF8_NAME = 0x0800;
 /** gzip's header as zlib writes it (no name, no extra field) and its trailer (CRC-32, size). */

@@ -9,6 +9,7 @@
 import { inflateRawSync } from 'node:zlib';
 
 import { BadRequest } from '../errors.js';
+import { DEFLATED, DIRECTORY_ENTRY, END_OF_DIRECTORY, LOCAL_HEADER, STORED } from './zip-format.js';
 
 export interface ZipLimits {
   /** Most entries (files and folders) an archive may hold. */
@@ -17,13 +18,8 @@ export interface ZipLimits {
   bytes: number;
 }
 
-const END_OF_DIRECTORY = 0x06054b50;
-const DIRECTORY_ENTRY = 0x02014b50;
-const LOCAL_HEADER = 0x04034b50;
 const END_RECORD_SIZE = 22;
 const MAX_COMMENT = 0xffff;
-const STORED = 0;
-const DEFLATED = 8;
 const ENCRYPTED_FLAG = 1;
 
 interface DirectoryEntry {
