@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
@@ -12,9 +12,20 @@ import { ows, projectProblems, publishedLayers } from './support/qgis.js';
 import { type Stack, startStack } from './support/stack.js';
 
 const WRITER = join(import.meta.dirname, 'support', 'pyqgis', 'write_project.py');
+const SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><circle cx="5" cy="5" r="4"/></svg>';
+/** A 1 x 1 grey PNG. */
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNoAAAAggCBd81ytgAAAABJRU5ErkJggg==';
+
+/** The SVG and the image QGIS fills the polygons with, beside the fixtures. */
+function fillFiles(data: Fixtures): { svg: string; image: string } {
+  return { svg: join(data.dir, 'hatch.svg'), image: join(data.dir, 'texture.png') };
+}
 
 function writeWithQgis(path: string, data: Fixtures): void {
-  execFileSync('/usr/bin/python3', [WRITER, path, data.geopackage, data.rgbTiff], {
+  const { svg, image } = fillFiles(data);
+  writeFileSync(svg, SVG);
+  writeFileSync(image, Buffer.from(PNG, 'base64'));
+  execFileSync('/usr/bin/python3', [WRITER, path, data.geopackage, data.rgbTiff, svg, image], {
     env: { ...process.env, QT_QPA_PLATFORM: 'offscreen' },
     stdio: 'pipe',
   });
@@ -63,6 +74,34 @@ for (const extension of ['qgs', 'qgz'] as const) {
       const rgb = (await stack.call('GET', `/api/projects/${name}/layers/rgb`)).body as Record<string, unknown>;
       assert.equal(rgb['bands'], 3);
       assert.equal(rgb['valid'], true);
+    });
+
+    it('has a missing SVG and image of a style checked as QGIS wrote their paths, until they are back', async () => {
+      interface Check {
+        status: string;
+        layers: { name: string; status: string; findings: { kind: string; message: string }[] }[];
+      }
+      const polygons = async () => {
+        const { status, body } = await stack.call('GET', `/api/projects/${name}/check`);
+        assert.equal(status, 200, JSON.stringify(body));
+        return (body as Check).layers.find((layer) => layer.name === 'polygons');
+      };
+      assert.deepEqual(await polygons(), { name: 'polygons', status: 'ok', findings: [] });
+      const { svg, image } = fillFiles(data);
+      for (const path of [svg, image]) renameSync(path, `${path}.away`);
+      try {
+        const broken = await polygons();
+        assert.equal(broken?.status, 'degraded');
+        assert.deepEqual(
+          broken?.findings.map(({ kind }) => kind),
+          ['svg', 'image'],
+        );
+        assert.match(broken?.findings[0]?.message ?? '', /^SVG file \S*hatch\.svg is missing$/);
+        assert.match(broken?.findings[1]?.message ?? '', /^image file \S*texture\.png is missing$/);
+      } finally {
+        for (const path of [svg, image]) renameSync(`${path}.away`, path);
+      }
+      assert.deepEqual(await polygons(), { name: 'polygons', status: 'ok', findings: [] });
     });
 
     it('takes a new layer and loses one, and QGIS Server still draws the rest', async () => {

@@ -1,6 +1,9 @@
 """Writes a QGIS project with QGIS's own writer, for tests of projects made outside Steward.
 
-usage: write_project.py OUTPUT(.qgs|.qgz) GEOPACKAGE RASTER
+usage: write_project.py OUTPUT(.qgs|.qgz) GEOPACKAGE RASTER SVG IMAGE
+
+The polygons are filled with the SVG and the image besides their simple fill, as QGIS Desktop's
+style dock would add an SVG fill and a raster image fill.
 """
 import os
 import sys
@@ -12,13 +15,15 @@ from qgis.core import (  # noqa: E402
     QgsBookmark,
     QgsCoordinateReferenceSystem,
     QgsProject,
+    QgsRasterFillSymbolLayer,
     QgsRasterLayer,
     QgsReferencedRectangle,
     QgsRectangle,
+    QgsSVGFillSymbolLayer,
     QgsVectorLayer,
 )
 
-output, geopackage, raster = sys.argv[1:4]
+output, geopackage, raster, svg, image = sys.argv[1:6]
 app = QgsApplication([], False)
 app.initQgis()
 project = QgsProject.instance()
@@ -30,6 +35,10 @@ project.setMetadata(metadata)
 for name in ("polygons", "lines"):
     layer = QgsVectorLayer(f"{geopackage}|layername={name}", name, "ogr")
     assert layer.isValid(), name
+    if name == "polygons":
+        symbol = layer.renderer().symbol()
+        symbol.appendSymbolLayer(QgsSVGFillSymbolLayer(svg))
+        symbol.appendSymbolLayer(QgsRasterFillSymbolLayer(image))
     project.addMapLayer(layer)
 rgb = QgsRasterLayer(raster, "rgb", "gdal")
 assert rgb.isValid()
