@@ -106,6 +106,15 @@ describe('raster processing on object storage', () => {
     };
     assert.deepEqual(await read(output), await read(reference));
     assert.ok((await read(output)).includes(OUTPUT_NO_DATA));
+
+    const compression = async (path: string): Promise<string | undefined> => {
+      const dataset = await gdal.openAsync(path);
+      const structure = dataset.getMetadata('IMAGE_STRUCTURE') as Record<string, string>;
+      dataset.close();
+      return structure['COMPRESSION'];
+    };
+    assert.equal(await compression(output), 'ZSTD', 'an output uploaded to the bucket is compressed');
+    assert.equal(await compression(reference), undefined, 'a local output is not');
   });
 
   test('builds overviews of a bucket raster as <key>.ovr beside it, visible to GDAL', async () => {

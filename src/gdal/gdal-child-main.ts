@@ -8,7 +8,7 @@ import { setPriority } from 'node:os';
 import { StewardError } from '../errors.js';
 import { computeRaster } from './calculator/calculate.js';
 import { type ChildMessage, type GdalTask } from './gdal-child.js';
-import { configureGdalMemory } from './gdal-memory.js';
+import { CALCULATOR_CACHE_MB, configureGdalMemory } from './gdal-memory.js';
 import { copyToObjectStorage } from './object-storage.js';
 import { buildExternalOverviews } from './overviews.js';
 
@@ -26,7 +26,7 @@ function progress(done: number, total: number): void {
 async function runTask(task: GdalTask): Promise<unknown> {
   switch (task.kind) {
     case 'calculate':
-      await computeRaster(task.tree, new Map(Object.entries(task.sources)), task.workPath, progress);
+      await computeRaster(task.tree, new Map(Object.entries(task.sources)), task.workPath, task.format, progress);
       return undefined;
     case 'overviews':
       await buildExternalOverviews(task.path, task.factors, task.resampling, (fraction) =>
@@ -40,6 +40,7 @@ async function runTask(task: GdalTask): Promise<unknown> {
 }
 
 async function answer(task: GdalTask): Promise<void> {
+  configureGdalMemory(task.kind === 'calculate' ? CALCULATOR_CACHE_MB : undefined);
   try {
     await send({ type: 'done', result: await runTask(task) });
   } catch (error) {
@@ -64,6 +65,5 @@ try {
 } catch {
   // Not allowed here: the work runs at the API's priority.
 }
-configureGdalMemory();
 process.on('disconnect', () => process.exit(1));
 process.once('message', (task: GdalTask) => void answer(task));

@@ -9,8 +9,14 @@
 import gdal from 'gdal-async';
 
 export const BLOCK_CACHE_MB = 32;
+/**
+ * The calculator's worker process: its windows are 256 rows of whole 256-pixel tiles, so each
+ * input tile is decoded once with a cache this small, and the tiles it writes are flushed after
+ * every window.
+ */
+export const CALCULATOR_CACHE_MB = 4;
 
-export function configureGdalMemory(): void {
-  if (!gdal.config.get('GDAL_CACHEMAX')) gdal.config.set('GDAL_CACHEMAX', String(BLOCK_CACHE_MB));
+export function configureGdalMemory(cacheMb = BLOCK_CACHE_MB): void {
+  if (!gdal.config.get('GDAL_CACHEMAX')) gdal.config.set('GDAL_CACHEMAX', String(cacheMb));
   if (!gdal.config.get('GTIFF_DIRECT_IO')) gdal.config.set('GTIFF_DIRECT_IO', 'YES');
 }

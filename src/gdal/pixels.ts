@@ -11,20 +11,37 @@ export type PixelStorage = 'float32' | 'float64' | 'integer';
 export interface PixelType {
   storage: PixelStorage;
   create: (length: number) => PixelArray;
+  /** The same on a SharedArrayBuffer, which worker threads can read and write too. */
+  createShared: (length: number) => PixelArray;
+}
+
+type PixelArrayConstructor = { new (buffer: ArrayBufferLike): PixelArray; BYTES_PER_ELEMENT: number } & {
+  new (length: number): PixelArray;
+};
+
+function pixelArrays(storage: PixelStorage, Array: PixelArrayConstructor): PixelType {
+  return {
+    storage,
+    create: (n) => new Array(n),
+    createShared: (n) => new Array(new SharedArrayBuffer(n * Array.BYTES_PER_ELEMENT)),
+  };
 }
 
 const TYPES: Record<string, PixelType> = {
-  Byte: { storage: 'integer', create: (n) => new Uint8Array(n) },
-  Int16: { storage: 'integer', create: (n) => new Int16Array(n) },
-  UInt16: { storage: 'integer', create: (n) => new Uint16Array(n) },
-  Int32: { storage: 'integer', create: (n) => new Int32Array(n) },
-  UInt32: { storage: 'integer', create: (n) => new Uint32Array(n) },
-  Float32: { storage: 'float32', create: (n) => new Float32Array(n) },
-  Float64: { storage: 'float64', create: (n) => new Float64Array(n) },
+  Byte: pixelArrays('integer', Uint8Array),
+  Int16: pixelArrays('integer', Int16Array),
+  UInt16: pixelArrays('integer', Uint16Array),
+  Int32: pixelArrays('integer', Int32Array),
+  UInt32: pixelArrays('integer', Uint32Array),
+  Float32: pixelArrays('float32', Float32Array),
+  Float64: pixelArrays('float64', Float64Array),
   // 64-bit integers are read as doubles, as numpy converts them for a histogram.
-  Int64: { storage: 'float64', create: (n) => new Float64Array(n) },
-  UInt64: { storage: 'float64', create: (n) => new Float64Array(n) },
+  Int64: pixelArrays('float64', Float64Array),
+  UInt64: pixelArrays('float64', Float64Array),
 };
+
+/** Float32 pixels other threads can see: the calculator's output. */
+export const FLOAT32 = TYPES['Float32'] as PixelType;
 
 /** How pixels of a GDAL data type are held; complex types are refused. */
 export function pixelType(dataType: string | null, what: string): PixelType {

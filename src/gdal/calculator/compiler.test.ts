@@ -66,6 +66,24 @@ describe('raster calculator kernels', () => {
     assert.equal(evaluate('a@1 * 10', [a])[3], ND);
   });
 
+  test('write no-data exactly where the result rounds to an infinite Float32', () => {
+    const maxFloat = 3.4028234663852886e38;
+    const limit = 2 ** 128 - 2 ** 103;
+    // Just below the limit rounds down to FLT_MAX; the limit itself is a tie that rounds to Infinity.
+    const belowLimit = limit - 2 ** 75;
+    const a = {
+      key: 'a@1',
+      storage: 'float64' as const,
+      noData: null,
+      pixels: Float64Array.from([belowLimit, limit, -belowLimit, -limit]),
+    };
+    assert.deepEqual(evaluate('a@1', [a]), [maxFloat, ND, -maxFloat, ND]);
+    assert.deepEqual(
+      [belowLimit, limit].map((value) => Math.fround(value)),
+      [maxFloat, Number.POSITIVE_INFINITY],
+    );
+  });
+
   test('compare integer pixels with an integer no-data value only', () => {
     const counts = { key: 'c@1', storage: 'integer' as const, noData: 7, pixels: Int16Array.from([7, 8]) };
     assert.deepEqual(evaluate('c@1 * 2', [counts]), [ND, 16]);

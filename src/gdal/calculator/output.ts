@@ -1,11 +1,12 @@
 /**
- * The calculator's output raster: one Float32 band, tiled and compressed, with a no-data value and
+ * The calculator's output raster: one Float32 band, tiled (and compressed or not), with a no-data value and
  * empty internal overview levels that the runner fills as it goes.
  */
 import gdal from 'gdal-async';
 
 import { Unprocessable } from '../../errors.js';
 import { overviewFactors } from '../overviews.js';
+import type { OutputFormat } from './format.js';
 import type { Grid } from './inputs.js';
 
 /** -FLT_MAX, the no-data value QGIS's raster calculator writes; NaN is read poorly by many tools. */
@@ -15,17 +16,14 @@ export const OUTPUT_BLOCK = 256;
 /** Overviews are computed while writing up to this factor; windows are aligned to the largest one. */
 export const MAX_OVERVIEW_FACTOR = 512;
 
+const TILING = ['TILED=YES', `BLOCKXSIZE=${OUTPUT_BLOCK}`, `BLOCKYSIZE=${OUTPUT_BLOCK}`, 'BIGTIFF=IF_SAFER'];
+
 // ZSTD at level 1 compresses about as well as DEFLATE here at a third of the time; NUM_THREADS lets
 // GDAL compress tiles on other cores while the next window is computed.
-const CREATION_OPTIONS = [
-  'TILED=YES',
-  `BLOCKXSIZE=${OUTPUT_BLOCK}`,
-  `BLOCKYSIZE=${OUTPUT_BLOCK}`,
-  'COMPRESS=ZSTD',
-  'ZSTD_LEVEL=1',
-  'NUM_THREADS=ALL_CPUS',
-  'BIGTIFF=IF_SAFER',
-];
+const CREATION_OPTIONS: Record<OutputFormat, string[]> = {
+  uncompressed: TILING,
+  zstd: [...TILING, 'COMPRESS=ZSTD', 'ZSTD_LEVEL=1', 'NUM_THREADS=ALL_CPUS'],
+};
 
 export interface OutputRaster {
   dataset: gdal.Dataset;
@@ -35,16 +33,17 @@ export interface OutputRaster {
   factors: number[];
 }
 
-async function create(path: string, grid: Grid): Promise<gdal.Dataset> {
+async function create(path: string, grid: Grid, format: OutputFormat): Promise<gdal.Dataset> {
   try {
-    return await gdal.drivers.get('GTiff').createAsync(path, grid.width, grid.height, 1, 'Float32', CREATION_OPTIONS);
+    const options = CREATION_OPTIONS[format];
+    return await gdal.drivers.get('GTiff').createAsync(path, grid.width, grid.height, 1, 'Float32', options);
   } catch (error) {
     throw new Unprocessable(`The output raster cannot be created: ${(error as Error).message}`);
   }
 }
 
-export async function createOutputRaster(path: string, grid: Grid): Promise<OutputRaster> {
-  const dataset = await create(path, grid);
+export async function createOutputRaster(path: string, grid: Grid, format: OutputFormat): Promise<OutputRaster> {
+  const dataset = await create(path, grid, format);
   try {
     dataset.geoTransform = grid.geoTransform;
     if (grid.srs) dataset.srs = grid.srs;

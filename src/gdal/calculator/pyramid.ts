@@ -7,9 +7,7 @@
  * factor so each one maps onto whole overview pixels.
  */
 
-export interface OverviewPiece {
-  /** The level's pixels for this window, row-major, `width * height` of them. */
-  data: Float32Array;
+export interface LevelSize {
   width: number;
   height: number;
 }
@@ -17,14 +15,23 @@ export interface OverviewPiece {
 interface Level {
   sums: Float64Array;
   counts: Float64Array;
-  /** Output pixels, one array per slot so one can be written while the next window is reduced. */
-  values: [Float32Array, Float32Array];
 }
 
 const half = (n: number): number => Math.ceil(n / 2);
 
+/** The sizes of the overview pixels of a `width` x `height` window, finest level first. */
+export function levelSizes(width: number, height: number, levelCount: number): LevelSize[] {
+  const sizes: LevelSize[] = [];
+  for (let level = 0, [w, h] = [width, height]; level < levelCount; level++) {
+    [w, h] = [half(w), half(h)];
+    sizes.push({ width: w, height: h });
+  }
+  return sizes;
+}
+
+/** Sums and counts of one thread's windows; give each thread a pyramid of its own. */
 export class OverviewPyramid {
-  private readonly levels: Level[] = [];
+  private readonly levels: Level[];
 
   constructor(
     levelCount: number,
@@ -32,35 +39,29 @@ export class OverviewPyramid {
     maxHeight: number,
     private readonly noData: number,
   ) {
-    let [w, h] = [maxWidth, maxHeight];
-    for (let level = 0; level < levelCount; level++) {
-      [w, h] = [half(w), half(h)];
-      const size = w * h;
-      this.levels.push({
-        sums: new Float64Array(size),
-        counts: new Float64Array(size),
-        values: [new Float32Array(size), new Float32Array(size)],
-      });
-    }
+    this.levels = levelSizes(maxWidth, maxHeight, levelCount).map(({ width, height }) => ({
+      sums: new Float64Array(width * height),
+      counts: new Float64Array(width * height),
+    }));
   }
 
-  /** The overview pixels of a window of full-resolution values (no-data marked with `noData`). */
-  reduce(pixels: Float32Array, width: number, height: number, slot: 0 | 1): OverviewPiece[] {
-    const pieces: OverviewPiece[] = [];
+  /**
+   * Writes the overview pixels of a window of full-resolution values (no-data marked with
+   * `noData`) into `outputs`, one array per level, row-major with the widths of levelSizes.
+   */
+  reduce(pixels: Float32Array, width: number, height: number, outputs: readonly Float32Array[]): void {
     let [w, h] = [width, height];
     this.levels.forEach((level, i) => {
       const previous = this.levels[i - 1];
-      if (previous) this.fromLevel(previous, level, w, h, slot);
-      else this.fromPixels(pixels, level, w, h, slot);
+      const values = outputs[i] as Float32Array;
+      if (previous) this.fromLevel(previous, level, w, h, values);
+      else this.fromPixels(pixels, level, w, h, values);
       [w, h] = [half(w), half(h)];
-      pieces.push({ data: level.values[slot], width: w, height: h });
     });
-    return pieces;
   }
 
-  private fromPixels(pixels: Float32Array, level: Level, w: number, h: number, slot: 0 | 1): void {
+  private fromPixels(pixels: Float32Array, level: Level, w: number, h: number, values: Float32Array): void {
     const { sums, counts } = level;
-    const values = level.values[slot];
     const noData = this.noData;
     const ow = half(w);
     const evenW = w - (w % 2);
@@ -80,23 +81,35 @@ export class OverviewPyramid {
           counts[o] = 4;
           values[o] = sum * 0.25;
         } else {
+          // Written out rather than looped over an array, which kept V8 from optimising the fast path.
           let sum = 0;
           let count = 0;
-          for (const v of [a, b, c, d]) {
-            if (v !== noData) {
-              sum += v;
-              count++;
-            }
+          if (a !== noData) {
+            sum += a;
+            count++;
           }
-          this.store(level, slot, o, sum, count);
+          if (b !== noData) {
+            sum += b;
+            count++;
+          }
+          if (c !== noData) {
+            sum += c;
+            count++;
+          }
+          if (d !== noData) {
+            sum += d;
+            count++;
+          }
+          this.store(level, values, o, sum, count);
         }
       }
     }
     // The odd last column and row, when there are any, cover fewer pixels.
     if (evenW < w)
-      for (let y = 0; y < h; y += 2) this.block(pixels, w, h, evenW, y, (y >> 1) * ow + (evenW >> 1), level, slot);
+      for (let y = 0; y < h; y += 2) this.block(pixels, w, h, evenW, y, (y >> 1) * ow + (evenW >> 1), level, values);
     if (evenH < h)
-      for (let x = 0; x < evenW; x += 2) this.block(pixels, w, h, x, evenH, (evenH >> 1) * ow + (x >> 1), level, slot);
+      for (let x = 0; x < evenW; x += 2)
+        this.block(pixels, w, h, x, evenH, (evenH >> 1) * ow + (x >> 1), level, values);
   }
 
   /** One overview pixel from the up to 2 x 2 valid pixels at (x, y). */
@@ -108,7 +121,7 @@ export class OverviewPyramid {
     y: number,
     o: number,
     level: Level,
-    slot: 0 | 1,
+    values: Float32Array,
   ): void {
     let sum = 0;
     let count = 0;
@@ -121,38 +134,45 @@ export class OverviewPyramid {
         }
       }
     }
-    this.store(level, slot, o, sum, count);
+    this.store(level, values, o, sum, count);
   }
 
-  /** Adds each pixel's sum and count into the overview pixel covering it, then takes the means. */
-  private fromLevel(previous: Level, level: Level, w: number, h: number, slot: 0 | 1): void {
+  /** Sums each 2 x 2 block of the finer level's sums and counts (fewer at an odd edge), then takes the means. */
+  private fromLevel(previous: Level, level: Level, w: number, h: number, values: Float32Array): void {
     const { sums, counts } = level;
-    const ow = half(w);
-    const size = ow * half(h);
-    sums.fill(0, 0, size);
-    counts.fill(0, 0, size);
     const [inSums, inCounts] = [previous.sums, previous.counts];
-    for (let r = 0; r < h; r++) {
-      const from = r * w;
-      let o = (r >> 1) * ow;
-      for (let c = 0; c < w; c += 2, o++) {
-        // Past the last column of an odd width, the pair's second pixel adds nothing.
-        const next = c + 1 < w ? from + c + 1 : -1;
-        sums[o] = (sums[o] as number) + (inSums[from + c] as number) + (next < 0 ? 0 : (inSums[next] as number));
-        counts[o] =
-          (counts[o] as number) + (inCounts[from + c] as number) + (next < 0 ? 0 : (inCounts[next] as number));
+    const ow = half(w);
+    const evenW = w - (w % 2);
+    for (let y = 0; y < h; y += 2) {
+      const top = y * w;
+      // Past the last row of an odd height, the block's bottom row is its top row counted once.
+      const bottom = y + 1 < h ? top + w : -1;
+      let o = (y >> 1) * ow;
+      for (let x = 0; x < evenW; x += 2, o++) {
+        let sum = (inSums[top + x] as number) + (inSums[top + x + 1] as number);
+        let count = (inCounts[top + x] as number) + (inCounts[top + x + 1] as number);
+        if (bottom >= 0) {
+          sum += (inSums[bottom + x] as number) + (inSums[bottom + x + 1] as number);
+          count += (inCounts[bottom + x] as number) + (inCounts[bottom + x + 1] as number);
+        }
+        sums[o] = sum;
+        counts[o] = count;
+      }
+      if (evenW < w) {
+        sums[o] = (inSums[top + evenW] as number) + (bottom >= 0 ? (inSums[bottom + evenW] as number) : 0);
+        counts[o] = (inCounts[top + evenW] as number) + (bottom >= 0 ? (inCounts[bottom + evenW] as number) : 0);
       }
     }
-    const values = level.values[slot];
+    const size = ow * half(h);
     for (let o = 0; o < size; o++) {
       const count = counts[o] as number;
       values[o] = count > 0 ? (sums[o] as number) / count : this.noData;
     }
   }
 
-  private store(level: Level, slot: 0 | 1, o: number, sum: number, count: number): void {
+  private store(level: Level, values: Float32Array, o: number, sum: number, count: number): void {
     level.sums[o] = sum;
     level.counts[o] = count;
-    level.values[slot][o] = count > 0 ? sum / count : this.noData;
+    values[o] = count > 0 ? sum / count : this.noData;
   }
 }

@@ -1,49 +1,88 @@
 /**
- * Evaluates a compiled expression window by window: while one window is computed on the main
- * thread, the next one is read and the previous one is compressed and written by GDAL's threads.
- * Two sets of buffers are used in turn, so memory stays flat whatever the raster size.
+ * Evaluates a compiled expression window by window on every core: one computer per core (the
+ * main thread and worker threads), each with two lanes, so that while one lane's window is
+ * computed the other's is read or written by GDAL. A lane owns one slot of buffers, so memory
+ * stays flat whatever the raster size.
  */
-import { type PixelArray } from '../pixels.js';
+import { availableParallelism } from 'node:os';
+
 import { planWindows, type Window } from '../windows.js';
-import type { Kernel } from './compiler.js';
+import type { ExpressionNode } from './ast.js';
 import type { InputBand } from './inputs.js';
 import { OUTPUT_BLOCK, OUTPUT_NO_DATA, type OutputRaster } from './output.js';
-import { type OverviewPiece, OverviewPyramid } from './pyramid.js';
+import { levelSizes } from './pyramid.js';
+import {
+  type ComputeSetup,
+  createSlot,
+  inlineComputer,
+  threadComputer,
+  type WindowComputer,
+  type WindowSlot,
+} from './window-compute.js';
 
-/** Pixels per window: 2 Mi pixels is 256 rows of 8192 pixels. */
-const WINDOW_PIXELS = 1 << 21;
+/** Pixels per window: 256 Ki pixels keep the slots of every lane within about 14 MiB. */
+const WINDOW_PIXELS = 1 << 18;
+/** Lanes per computer: one computing while the other reads and writes. */
+const LANES_PER_COMPUTER = 2;
 
-type Slot = 0 | 1;
+/** Told after each window is written: `done` windows of `total`. */
+export type WindowProgress = (done: number, total: number) => void;
 
-class Buffers {
-  readonly inputs: PixelArray[][];
-  readonly outputs: Float32Array[];
+function readWindow(inputs: readonly InputBand[], w: Window, slot: WindowSlot): Promise<unknown> {
+  return Promise.all(
+    inputs.map((input, j) => input.band.pixels.readAsync(w.x, w.y, w.width, w.height, slot.inputs[j])),
+  );
+}
 
-  constructor(inputs: readonly InputBand[], pixels: number) {
-    this.inputs = [0, 1].map(() => inputs.map((input) => input.type.create(pixels)));
-    this.outputs = [new Float32Array(pixels), new Float32Array(pixels)];
+async function writeWindow(output: OutputRaster, w: Window, slot: WindowSlot): Promise<void> {
+  const writes = levelSizes(w.width, w.height, output.factors.length).map((size, level) => {
+    const factor = output.factors[level] as number;
+    const band = output.overviews[level] as OutputRaster['band'];
+    return band.pixels.writeAsync(w.x / factor, w.y / factor, size.width, size.height, slot.overviews[level]);
+  });
+  await Promise.all([output.band.pixels.writeAsync(w.x, w.y, w.width, w.height, slot.output), ...writes]);
+  // Written tiles go to the file now rather than fill GDAL's block cache.
+  await output.dataset.flushAsync();
+}
+
+/** The main thread and one worker thread per other core. */
+function startComputers(setup: ComputeSetup, count: number): WindowComputer[] {
+  return [inlineComputer(setup), ...Array.from({ length: count - 1 }, () => threadComputer(setup))];
+}
+
+/** Hands out windows in order to lanes until all are done or one lane fails; then waits for every lane. */
+class WindowQueue {
+  private next = 0;
+  private done = 0;
+  private failure: Error | undefined;
+
+  constructor(
+    readonly windows: readonly Window[],
+    private readonly progress?: WindowProgress,
+  ) {}
+
+  async lane(work: (w: Window) => Promise<void>): Promise<void> {
+    while (this.failure === undefined && this.next < this.windows.length) {
+      const w = this.windows[this.next++] as Window;
+      try {
+        await work(w);
+      } catch (error) {
+        this.failure ??= error instanceof Error ? error : new Error(String(error));
+        return;
+      }
+      this.done += 1;
+      this.progress?.(this.done, this.windows.length);
+    }
+  }
+
+  async run(lanes: Array<Promise<void>>): Promise<void> {
+    await Promise.all(lanes);
+    if (this.failure !== undefined) throw this.failure;
   }
 }
 
-function writeWindow(output: OutputRaster, w: Window, pixels: Float32Array, pieces: OverviewPiece[]): Promise<unknown> {
-  const writes = pieces.map((piece, level) => {
-    const factor = output.factors[level] as number;
-    return output.overviews[level]?.pixels.writeAsync(
-      w.x / factor,
-      w.y / factor,
-      piece.width,
-      piece.height,
-      piece.data,
-    );
-  });
-  return Promise.all([output.band.pixels.writeAsync(w.x, w.y, w.width, w.height, pixels), ...writes]);
-}
-
-/** Told after each window is computed: `done` windows of `total`. */
-export type WindowProgress = (done: number, total: number) => void;
-
 export async function runCalculation(
-  kernel: Kernel,
+  tree: ExpressionNode,
   inputs: readonly InputBand[],
   output: OutputRaster,
   progress?: WindowProgress,
@@ -53,33 +92,40 @@ export async function runCalculation(
   const align = Math.max(OUTPUT_BLOCK, output.factors.at(-1) ?? 1);
   const windows = planWindows(width, height, { x: align, y: align }, WINDOW_PIXELS);
   const first = windows[0] as Window;
-  const buffers = new Buffers(inputs, first.width * first.height);
-  const pyramid = new OverviewPyramid(output.factors.length, first.width, first.height, OUTPUT_NO_DATA);
-  const read = (i: number): Promise<PixelArray[]> | undefined => {
-    const w = windows[i];
-    const slot = buffers.inputs[i % 2] as PixelArray[];
-    return (
-      w && Promise.all(inputs.map((input, j) => input.band.pixels.readAsync(w.x, w.y, w.width, w.height, slot[j])))
-    );
-  };
-  const writes: Array<Promise<unknown>> = [Promise.resolve(), Promise.resolve()];
-  let pending = read(0);
+  const count = Math.max(1, Math.min(availableParallelism(), Math.ceil(windows.length / LANES_PER_COMPUTER)));
+  const levels = levelSizes(first.width, first.height, output.factors.length);
+  const slots = Array.from({ length: count * LANES_PER_COMPUTER }, () =>
+    createSlot(
+      inputs.map((input) => input.type),
+      first.width * first.height,
+      levels,
+    ),
+  );
+  const computers = startComputers(
+    {
+      tree,
+      inputs: inputs.map((input) => ({ key: input.key, storage: input.type.storage, noData: input.noData })),
+      noData: OUTPUT_NO_DATA,
+      levelCount: levels.length,
+      maxWidth: first.width,
+      maxHeight: first.height,
+      slots,
+    },
+    count,
+  );
+  const queue = new WindowQueue(windows, progress);
   try {
-    for (let i = 0; pending; i++) {
-      const w = windows[i] as Window;
-      const slot = (i % 2) as Slot;
-      const pixels = await pending;
-      pending = read(i + 1);
-      await writes[slot];
-      const out = buffers.outputs[slot] as Float32Array;
-      kernel(w.width * w.height, out, pixels);
-      writes[slot] = writeWindow(output, w, out, pyramid.reduce(out, w.width, w.height, slot));
-      progress?.(i + 1, windows.length);
-    }
-    await Promise.all(writes);
-    await output.dataset.flushAsync();
+    await queue.run(
+      slots.map((slot, index) => {
+        const computer = computers[index % count] as WindowComputer;
+        return queue.lane(async (w) => {
+          await readWindow(inputs, w, slot);
+          await computer.compute(index, w.width, w.height);
+          await writeWindow(output, w, slot);
+        });
+      }),
+    );
   } finally {
-    // After a failure, let reads and writes in flight settle before the datasets are closed.
-    await Promise.allSettled([pending, ...writes]);
+    await Promise.all(computers.map((computer) => computer.close()));
   }
 }

@@ -1,0 +1,120 @@
+/**
+ * The computation of one window: the compiled expression, then its overview pixels. Windows are
+ * independent (each maps onto whole overview pixels), so several are computed at once: one on the
+ * worker process's main thread, the others on worker threads (`compute-thread.ts`), each with its
+ * own kernel and pyramid, all on buffers shared with the main thread, so no pixel is copied
+ * between threads.
+ */
+import { extname } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+
+import { FLOAT32, type PixelArray } from '../pixels.js';
+import { type ExpressionNode } from './ast.js';
+import { compileExpression, type Kernel, type KernelInput } from './compiler.js';
+import { type LevelSize, OverviewPyramid } from './pyramid.js';
+
+/** The buffers of one window in flight, on SharedArrayBuffers. */
+export interface WindowSlot {
+  /** One array per input band, in the order of the kernel's inputs. */
+  inputs: PixelArray[];
+  output: Float32Array;
+  /** One array per overview level, finest first. */
+  overviews: Float32Array[];
+}
+
+/**
+ * What every computing thread is given once: the expression, its inputs, the output's no-data
+ * value, the largest window and the slots. (Threads import no GDAL: its binding loads once per process.)
+ */
+export interface ComputeSetup {
+  tree: ExpressionNode;
+  inputs: KernelInput[];
+  noData: number;
+  levelCount: number;
+  maxWidth: number;
+  maxHeight: number;
+  slots: WindowSlot[];
+}
+
+export function createSlot(
+  inputs: ReadonlyArray<{ createShared(length: number): PixelArray }>,
+  pixels: number,
+  levels: readonly LevelSize[],
+): WindowSlot {
+  return {
+    inputs: inputs.map((input) => input.createShared(pixels)),
+    output: FLOAT32.createShared(pixels) as Float32Array,
+    overviews: levels.map(({ width, height }) => FLOAT32.createShared(width * height) as Float32Array),
+  };
+}
+
+/** Computes windows into slots; `compute` resolves once the slot's output and overviews are filled. */
+export interface WindowComputer {
+  compute(slot: number, width: number, height: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Computes a slot's window with this thread's kernel and pyramid. */
+export type SlotComputation = (slot: number, width: number, height: number) => void;
+
+export function slotComputation(setup: ComputeSetup): SlotComputation {
+  const kernel: Kernel = compileExpression(setup.tree, setup.inputs, setup.noData);
+  const pyramid = new OverviewPyramid(setup.levelCount, setup.maxWidth, setup.maxHeight, setup.noData);
+  return (index, width, height) => {
+    const slot = setup.slots[index] as WindowSlot;
+    kernel(width * height, slot.output, slot.inputs);
+    pyramid.reduce(slot.output, width, height, slot.overviews);
+  };
+}
+
+/** Computes on the calling thread. */
+export function inlineComputer(setup: ComputeSetup): WindowComputer {
+  const compute = slotComputation(setup);
+  return {
+    compute: (slot, width, height) => Promise.resolve(compute(slot, width, height)),
+    close: () => Promise.resolve(),
+  };
+}
+
+const here = fileURLToPath(import.meta.url);
+/** The thread's module, compiled (.js) or run through tsx (.ts) like this one. */
+const THREAD_MAIN = here.replace(/window-compute\.[cm]?[jt]s$/, `compute-thread${extname(here)}`);
+
+/**
+ * Starts a thread on the thread's module. From the sources, the thread registers tsx first: Node 20
+ * carries neither `--import tsx` nor its hooks into worker threads.
+ */
+function startThread(setup: ComputeSetup): Worker {
+  if (extname(THREAD_MAIN) !== '.ts') return new Worker(THREAD_MAIN, { workerData: setup });
+  const [tsx, main] = [import.meta.resolve('tsx/esm/api'), pathToFileURL(THREAD_MAIN).href].map((url) =>
+    JSON.stringify(url),
+  );
+  const bootstrap = `import(${tsx}).then((api) => { api.register(); return import(${main}); })`;
+  return new Worker(bootstrap, { eval: true, workerData: setup });
+}
+
+/** A message from a compute thread: the slot it filled. */
+export type ThreadReply = { slot: number };
+
+/** Computes on a worker thread of its own, one window after another in the order asked. */
+export function threadComputer(setup: ComputeSetup): WindowComputer {
+  const worker = startThread(setup);
+  const waiting: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
+  const failAll = (error: Error): void => {
+    for (const pending of waiting.splice(0)) pending.reject(error);
+  };
+  worker.on('message', () => waiting.shift()?.resolve());
+  worker.on('error', failAll);
+  worker.on('exit', (code) => failAll(new Error(`the compute thread ended (${code})`)));
+  return {
+    compute: (slot, width, height) =>
+      new Promise((resolve, reject) => {
+        waiting.push({ resolve, reject });
+        worker.postMessage({ slot, width, height });
+      }),
+    close: async () => {
+      await worker.terminate();
+    },
+  };
+}
