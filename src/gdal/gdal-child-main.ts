@@ -7,7 +7,7 @@ import { setPriority } from 'node:os';
 
 import { StewardError } from '../errors.js';
 import { computeRaster } from './calculator/calculate.js';
-import { type ChildMessage, type GdalTask } from './gdal-child.js';
+import { BACKGROUND_NICENESS, type ChildMessage, type GdalTask } from './gdal-child.js';
 import { CALCULATOR_CACHE_MB, configureGdalMemory } from './gdal-memory.js';
 import { copyToObjectStorage } from './object-storage.js';
 import { buildExternalOverviews } from './overviews.js';
@@ -55,9 +55,6 @@ async function answer(task: GdalTask): Promise<void> {
   }
   process.exit(0);
 }
-
-/** Niceness of the work: background, behind the requests the API answers. */
-const BACKGROUND_NICENESS = 10;
 
 // Threads inherit the niceness of the thread that starts them: set it before GDAL starts any.
 try {

@@ -1,8 +1,8 @@
 /**
  * Evaluates a compiled expression window by window on every core: one computer per core (the
- * main thread and worker threads), each with two lanes, so that while one lane's window is
- * computed the other's is read or written by GDAL. A lane owns one slot of buffers, so memory
- * stays flat whatever the raster size.
+ * main thread and worker threads), and one lane more than computers, so that every computer has
+ * a window to compute while GDAL reads or writes the extra lane's. A lane owns one slot of
+ * buffers, so memory stays flat whatever the raster size.
  */
 import { availableParallelism } from 'node:os';
 
@@ -20,10 +20,8 @@ import {
   type WindowSlot,
 } from './window-compute.js';
 
-/** Pixels per window: 256 Ki pixels keep the slots of every lane within about 14 MiB. */
+/** Pixels per window: 256 Ki pixels keep the slots of three lanes within about 10 MiB. */
 const WINDOW_PIXELS = 1 << 18;
-/** Lanes per computer: one computing while the other reads and writes. */
-const LANES_PER_COMPUTER = 2;
 
 /** Told after each window is written: `done` windows of `total`. */
 export type WindowProgress = (done: number, total: number) => void;
@@ -92,9 +90,9 @@ export async function runCalculation(
   const align = Math.max(OUTPUT_BLOCK, output.factors.at(-1) ?? 1);
   const windows = planWindows(width, height, { x: align, y: align }, WINDOW_PIXELS);
   const first = windows[0] as Window;
-  const count = Math.max(1, Math.min(availableParallelism(), Math.ceil(windows.length / LANES_PER_COMPUTER)));
+  const count = Math.max(1, Math.min(availableParallelism(), windows.length - 1));
   const levels = levelSizes(first.width, first.height, output.factors.length);
-  const slots = Array.from({ length: count * LANES_PER_COMPUTER }, () =>
+  const slots = Array.from({ length: count + 1 }, () =>
     createSlot(
       inputs.map((input) => input.type),
       first.width * first.height,
