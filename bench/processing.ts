@@ -183,7 +183,7 @@ export async function runProcessingBench(): Promise<string> {
     return [
       '## Raster processing',
       '',
-      `Median of ${RUNS} runs after one warm-up, each job in a fresh process (Steward ${compiled}). "Steward" is the job as an API request runs it; "process" adds starting Node and loading GDAL. Both calculators write uncompressed Float32 GeoTIFFs; Steward's is tiled, with overviews and no-data, computed on every core in a worker process at niceness ${BACKGROUND_NICENESS}, and gdal_calc.py runs at the same niceness. The histogram is exact with 1000 bins over every pixel; gdalinfo -hist computes 256.`,
+      `Median of ${RUNS} runs after one warm-up, each job in a fresh process (Steward ${compiled}). "Steward" is the job as an API request runs it, with the worker process the API keeps ready; "process" adds starting Node and loading GDAL in the bench's process and the worker. Both calculators write uncompressed Float32 GeoTIFFs; Steward's is tiled, with overviews and no-data, computed on every core in a worker process at niceness ${BACKGROUND_NICENESS}, and gdal_calc.py runs at the same niceness. The histogram is exact with 1000 bins over every pixel; gdalinfo -hist computes 256.`,
       '',
       table(header, [
         rows(

@@ -64,3 +64,4 @@ try {
 }
 process.on('disconnect', () => process.exit(1));
 process.once('message', (task: GdalTask) => void answer(task));
+void send({ type: 'ready' });

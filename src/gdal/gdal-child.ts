@@ -41,6 +41,8 @@ export interface TaskRun {
 
 /** Messages from the child to this process. */
 export type ChildMessage =
+  /** Node and GDAL are loaded: the process waits for its task. */
+  | { type: 'ready' }
   | { type: 'progress'; done: number; total: number }
   | { type: 'done'; result: unknown }
   | { type: 'error'; status: number | null; message: string; clientMessage: string };
@@ -54,6 +56,9 @@ const shared: Record<string, string> = {};
 /** Options set in this process with gdal.config that every child process gets as well. */
 export function shareWithChildren(options: Record<string, string>): void {
   Object.assign(shared, options);
+  // A spare started before has its environment without them.
+  stopSpare();
+  startSpare();
 }
 
 const here = fileURLToPath(import.meta.url);
@@ -99,7 +104,7 @@ function settle(child: ChildProcess, run: TaskRun): Promise<unknown> {
     child.on('message', (message: ChildMessage) => {
       if (message.type === 'progress') run.progress?.(message.done, message.total);
       else if (message.type === 'done') outcome ??= { ok: true, value: message.result };
-      else outcome ??= { ok: false, error: childError(message) };
+      else if (message.type === 'error') outcome ??= { ok: false, error: childError(message) };
     });
     child.once('error', (error) => {
       outcome ??= { ok: false, error };
@@ -143,20 +148,82 @@ function childExecArgv(): string[] {
 const CHILD_MEMORY_ENV = { MALLOC_ARENA_MAX: '1' };
 const CHILD_MEMORY_FLAGS = ['--max-semi-space-size=1'];
 
-/** Runs `task` in a child process of its own and returns its result. */
-export async function runGdalTask(task: GdalTask, run: TaskRun = {}): Promise<unknown> {
-  run.signal?.throwIfAborted();
-  const child = fork(CHILD_MAIN, [], {
+function forkChild(): ChildProcess {
+  return fork(CHILD_MAIN, [], {
     env: childEnvironment(shared, CHILD_MEMORY_ENV),
     execArgv: [...childExecArgv(), ...CHILD_MEMORY_FLAGS],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     serialization: 'advanced',
   });
+}
+
+/**
+ * A worker process started ahead of its task, so that the task does not wait the 0.2 to 0.3 s in
+ * which Node starts and loads GDAL. Idle, it keeps this process from exiting no more than a timer
+ * would (it is unreferenced), and it exits with it.
+ */
+let spare: { child: ChildProcess; ready: Promise<void> } | undefined;
+let keepSpare = false;
+
+function startSpare(): void {
+  if (!keepSpare || spare) return;
+  const child = forkChild();
+  child.unref();
+  child.channel?.unref();
+  const ready = new Promise<void>((resolve) => {
+    child.on('message', (message: ChildMessage) => {
+      if (message.type === 'ready') resolve();
+    });
+    child.once('exit', () => {
+      if (spare?.child === child) spare = undefined;
+      resolve();
+    });
+  });
+  spare = { child, ready };
+}
+
+function stopSpare(): void {
+  spare?.child.kill('SIGKILL');
+  spare = undefined;
+}
+
+/**
+ * From now on, keeps one worker process started ahead of the next task (the API does from its
+ * start). Resolves once that process is ready.
+ */
+export async function keepWorkerReady(): Promise<void> {
+  keepSpare = true;
+  startSpare();
+  await spare?.ready;
+}
+
+/** Stops the spare worker process and starts no other. */
+export function stopWorkerReady(): void {
+  keepSpare = false;
+  stopSpare();
+}
+
+/** The spare, if it is still there, for this task, else a new process. */
+function takeChild(): ChildProcess {
+  const taken = spare?.child;
+  spare = undefined;
+  if (!taken?.connected) return forkChild();
+  taken.ref();
+  taken.channel?.ref();
+  return taken;
+}
+
+/** Runs `task` in a child process of its own and returns its result. */
+export async function runGdalTask(task: GdalTask, run: TaskRun = {}): Promise<unknown> {
+  run.signal?.throwIfAborted();
+  const child = takeChild();
   const result = settle(child, run);
   child.send(task);
   try {
     return await result;
   } finally {
     if (task.kind === 'upload') forgetObjectStorageListings();
+    // The next spare starts once this task is over, so that it does not take the task's cores.
+    startSpare();
   }
 }
