@@ -159,8 +159,8 @@ function forkChild(): ChildProcess {
 
 /**
  * A worker process started ahead of its task, so that the task does not wait the 0.2 to 0.3 s in
- * which Node starts and loads GDAL. Idle, it keeps this process from exiting no more than a timer
- * would (it is unreferenced), and it exits with it.
+ * which Node starts and loads GDAL. Once ready it no longer keeps this process from exiting (it is
+ * unreferenced), and it exits with it.
  */
 let spare: { child: ChildProcess; ready: Promise<void> } | undefined;
 let keepSpare = false;
@@ -168,11 +168,15 @@ let keepSpare = false;
 function startSpare(): void {
   if (!keepSpare || spare) return;
   const child = forkChild();
-  child.unref();
-  child.channel?.unref();
   const ready = new Promise<void>((resolve) => {
     child.on('message', (message: ChildMessage) => {
-      if (message.type === 'ready') resolve();
+      if (message.type !== 'ready') return;
+      // Referenced until ready, so that a process waiting for it does not exit meanwhile.
+      if (spare?.child === child) {
+        child.unref();
+        child.channel?.unref();
+      }
+      resolve();
     });
     child.once('exit', () => {
       if (spare?.child === child) spare = undefined;
