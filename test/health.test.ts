@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -129,6 +129,26 @@ describe('health checks', () => {
       renameSync(away, cs.stack.projectsDir);
     }
     await assertReady();
+  });
+
+  it('stays ready while QGIS Server refuses the project it is asked for, saying so, and names it served once repaired', async () => {
+    const qgs = cs.qgsFile('alpha');
+    renameSync(data.geopackage, `${data.geopackage}.away`);
+    try {
+      writeFileSync(qgs, readFileSync(qgs)); // QGIS Server reads a rewritten project again
+      const { status, body } = await ready();
+      assert.equal(status, 200, JSON.stringify(body));
+      assert.deepEqual(body.checks['qgis_server'], {
+        ok: true,
+        detail: 'answers, but refuses project alpha (see its check)',
+      });
+    } finally {
+      renameSync(`${data.geopackage}.away`, data.geopackage);
+    }
+    writeFileSync(qgs, readFileSync(qgs));
+    await assertReady();
+    const { body } = await ready();
+    assert.match(body.checks['qgis_server']?.detail ?? '', /GetCapabilities of project alpha answered/);
   });
 });
 

@@ -90,8 +90,8 @@ export class HealthChecks {
 
   /**
    * GetCapabilities of the first stored project. QGIS Server answers an OGC document (capabilities
-   * or a ServiceExceptionReport for a project it refuses: the server itself works, the project
-   * check reports the project); without any project, any HTTP answer shows the server is up.
+   * or an exception for a project it refuses: the server itself works, the project check reports
+   * the project); without any project, any HTTP answer shows the server is up.
    */
   private async qgisServer(): Promise<string> {
     const [project] = await this.options.store.list(this.options.schema);
@@ -106,7 +106,8 @@ export class HealthChecks {
     }
     const { status, text } = await get(url.href);
     if (text.includes('WMS_Capabilities')) return `GetCapabilities of project ${project} answered`;
-    if (text.includes('ServiceException')) return `answers, but refuses project ${project} (see its check)`;
+    // A project QGIS Server refuses: an OGC ServiceExceptionReport, or its own ServerException (with 500).
+    if (/<Serv(?:ice|er)Exception/.test(text)) return `answers, but refuses project ${project} (see its check)`;
     throw new Error(`GetCapabilities of project ${project} answered ${status} without a WMS document`);
   }
 
