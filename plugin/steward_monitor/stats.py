@@ -14,6 +14,9 @@ MAX_REQUEST_NAMES = 50  # distinct REQUEST values counted apart; the rest count 
 
 
 class RequestStats:
+    # Slots keep the attributes the hooks write together in a few cache lines.
+    __slots__ = ("count", "failures", "busy_seconds", "by_request", "_current", "projects")
+
     def __init__(self):
         self.count = 0
         self.failures = 0
@@ -84,15 +87,20 @@ class StatsFilter(QgsServerFilter):
         self._queued = invalidations.queued
         self._log = log
         self._on_complete = on_complete
+        # The request's handler and MAP value, from requestReady to responseComplete: QGIS Server
+        # calls both hooks within one request, while that handler lives.
+        self._handler = None
         self._map = ""
 
     def requestReady(self):  # noqa: N802 (QgsServerFilter hook)
         if self._queued:
             self._drop_invalidated()
+        self._handler = None  # never an earlier request's, should asking for this one fail
         try:
+            self._handler = self._server_iface.requestHandler()
             # Three lookups rather than parameterMap(), which copies every parameter into a dict.
             # QGIS Server knows these three by name, whatever their case in the request.
-            parameter = self._server_iface.requestHandler().parameter
+            parameter = self._handler.parameter
             self._map = parameter("MAP") or self._default_project
             self._stats.begin(parameter("SERVICE"), parameter("REQUEST"), self._map)
         except Exception:  # a monitoring failure must never fail the request
@@ -106,10 +114,10 @@ class StatsFilter(QgsServerFilter):
             pass
 
     def responseComplete(self):  # noqa: N802 (QgsServerFilter hook)
+        handler, self._handler = self._handler, None
         try:
-            handler = self._server_iface.requestHandler()
             self._stats.end(handler.exceptionRaised() or handler.statusCode() >= 400)
-        except Exception:
+        except Exception:  # no handler: requestReady failed to get it
             pass
         try:
             self._on_complete(self._map)
