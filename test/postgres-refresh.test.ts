@@ -221,6 +221,53 @@ describe('a database project changed through the API, served by a running QGIS S
     assert.equal((await call('DELETE', other)).status, 200);
   });
 
+  it('shows a PostgreSQL table dropped in the reload and the check, and all clear once it is back', async () => {
+    const [{ id = '' } = {}] = await instances();
+    const cached = async () =>
+      ((await call('GET', `/api/instances/${id}/projects`)).body as InstanceProjects).projects.some(
+        (entry) => entry.map === map,
+      );
+    interface Check {
+      status: string;
+      layers: { name: string; status: string; findings: { kind: string }[] }[];
+      findings: { kind: string }[];
+    }
+    const check = async () => (await call('GET', project('/check'))).body as Check;
+    assert.equal((await check()).status, 'ok');
+    await db.sql('DROP TABLE geodata.parcels');
+    try {
+      const reload = (await call('POST', project('/reload'))).body as { instances: InstanceReload[] };
+      assert.deepEqual(
+        reload.instances.map(({ instance, status }) => [instance, status]),
+        [[id, 'refused']],
+      );
+      assert.equal(await cached(), false, 'the instance holds no copy of a project it refused');
+      const broken = await check();
+      assert.equal(broken.status, 'broken');
+      assert.deepEqual(
+        broken.findings.map(({ kind }) => kind),
+        ['server'],
+      );
+      assert.deepEqual(
+        broken.layers.map(({ name, status, findings }) => [name, status, findings.map(({ kind }) => kind)]),
+        [['parcels', 'broken', ['datasource']]],
+      );
+    } finally {
+      await db.sql(`
+        CREATE TABLE geodata.parcels (id serial PRIMARY KEY, geom geometry(MultiPolygon, 4326));
+        INSERT INTO geodata.parcels (geom) VALUES (ST_GeomFromText('MULTIPOLYGON(((1 44,3 44,3 46,1 46,1 44)))', 4326));
+        GRANT SELECT ON geodata.parcels TO ${db.user};
+      `);
+    }
+    const repaired = (await call('POST', project('/reload'))).body as { instances: InstanceReload[] };
+    assert.deepEqual(
+      repaired.instances.map(({ instance, status }) => [instance, status]),
+      [[id, 'reloaded']],
+    );
+    assert.equal(await cached(), true);
+    assert.equal((await check()).status, 'ok');
+  });
+
   it('stops serving a database project once it is deleted', async () => {
     assert.deepEqual(await call('DELETE', project()), { status: 200, body: true });
     const capabilities = await ows(qgis, map, { SERVICE: 'WMS', VERSION: '1.3.0', REQUEST: 'GetCapabilities' });
