@@ -84,6 +84,20 @@ describe('raster calculator kernels', () => {
     );
   });
 
+  test('write into an input array, each pixel after reading it from every input', () => {
+    const kernel = compileExpression(
+      parseExpression('b@1 - a@1 * 2'),
+      [float('a@1', [], -9999), float('b@1', [], -9999)],
+      ND,
+    );
+    for (const shared of [0, 1]) {
+      const inputs = [Float32Array.from([1, -9999, 3, 4]), Float32Array.from([10, 20, -9999, 40])];
+      const out = inputs[shared] as Float32Array;
+      kernel(4, out, inputs);
+      assert.deepEqual(Array.from(out), [8, ND, ND, 32]);
+    }
+  });
+
   test('compare integer pixels with an integer no-data value only', () => {
     const counts = { key: 'c@1', storage: 'integer' as const, noData: 7, pixels: Int16Array.from([7, 8]) };
     assert.deepEqual(evaluate('c@1 * 2', [counts]), [ND, 16]);

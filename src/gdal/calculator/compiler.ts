@@ -16,7 +16,10 @@ export interface KernelInput {
   noData: number | null;
 }
 
-/** Evaluates the expression for pixels [0, n) of the inputs into `out`. */
+/**
+ * Evaluates the expression for pixels [0, n) of the inputs into `out`. Pixel i of every input is
+ * read before pixel i of `out` is written, so `out` may be an input's own array.
+ */
 export type Kernel = (n: number, out: Float32Array, inputs: readonly PixelArray[]) => void;
 
 const ARITHMETIC: Partial<Record<BinaryOperator, string>> = { '+': '+', '-': '-', '*': '*', '/': '/' };

@@ -20,8 +20,12 @@ import {
   type WindowSlot,
 } from './window-compute.js';
 
-/** Pixels per window: 256 Ki pixels keep the slots of three lanes within about 10 MiB. */
-const WINDOW_PIXELS = 1 << 18;
+/**
+ * Pixels per window: 512 Ki pixels (2048 x 256 where the raster is that wide) keep the slots of
+ * three lanes within about 20 MiB; narrower windows cost more reads of strip-organised inputs,
+ * a read per row each.
+ */
+const WINDOW_PIXELS = 1 << 19;
 
 /** Told after each window is written: `done` windows of `total`. */
 export type WindowProgress = (done: number, total: number) => void;

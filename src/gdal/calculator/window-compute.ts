@@ -42,9 +42,13 @@ export function createSlot(
   pixels: number,
   levels: readonly LevelSize[],
 ): WindowSlot {
+  const arrays = inputs.map((input) => input.createShared(pixels));
+  // The kernel reads a pixel of every input before it writes that pixel: the output can take a
+  // Float32 input's buffer.
+  const float = arrays.find((array) => array instanceof Float32Array);
   return {
-    inputs: inputs.map((input) => input.createShared(pixels)),
-    output: FLOAT32.createShared(pixels) as Float32Array,
+    inputs: arrays,
+    output: float ?? (FLOAT32.createShared(pixels) as Float32Array),
     overviews: levels.map(({ width, height }) => FLOAT32.createShared(width * height) as Float32Array),
   };
 }
