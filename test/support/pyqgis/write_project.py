@@ -1,9 +1,9 @@
 """Writes a QGIS project with QGIS's own writer, for tests of projects made outside Steward.
 
-usage: write_project.py OUTPUT(.qgs|.qgz) GEOPACKAGE RASTER SVG IMAGE
+usage: write_project.py OUTPUT(.qgs|.qgz|postgresql:...) GEOPACKAGE RASTER [SVG IMAGE]
 
-The polygons are filled with the SVG and the image besides their simple fill, as QGIS Desktop's
-style dock would add an SVG fill and a raster image fill.
+With SVG and IMAGE, the polygons are filled with them besides their simple fill, as QGIS
+Desktop's style dock would add an SVG fill and a raster image fill.
 """
 import os
 import sys
@@ -23,7 +23,8 @@ from qgis.core import (  # noqa: E402
     QgsVectorLayer,
 )
 
-output, geopackage, raster, svg, image = sys.argv[1:6]
+output, geopackage, raster = sys.argv[1:4]
+fills = sys.argv[4:6]
 app = QgsApplication([], False)
 app.initQgis()
 project = QgsProject.instance()
@@ -35,7 +36,8 @@ project.setMetadata(metadata)
 for name in ("polygons", "lines"):
     layer = QgsVectorLayer(f"{geopackage}|layername={name}", name, "ogr")
     assert layer.isValid(), name
-    if name == "polygons":
+    if name == "polygons" and fills:
+        svg, image = fills
         symbol = layer.renderer().symbol()
         symbol.appendSymbolLayer(QgsSVGFillSymbolLayer(svg))
         symbol.appendSymbolLayer(QgsRasterFillSymbolLayer(image))
