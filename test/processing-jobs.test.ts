@@ -136,8 +136,8 @@ describe('processing with Prefer: respond-async', () => {
     const done = await waitFor(job.id, ended);
     assert.equal(done.state, 'succeeded', done.error ?? '');
     assert.deepEqual(done.result, { output: path('later.tif'), width: 2048, height: 4096 });
-    // 2048 x 4096 pixels in windows of 512 Ki pixels (2048 x 256).
-    assert.deepEqual([done.progress, done.done, done.total], [1, 16, 16]);
+    // 2048 x 4096 pixels in windows of 256 Ki pixels (1024 x 256).
+    assert.deepEqual([done.progress, done.done, done.total], [1, 32, 32]);
     assertMoved(store.progress.get(job.id));
     const [made, expected] = [pixels(path('later.tif')), pixels(path('now.tif'))];
     assert.ok(

@@ -11,7 +11,7 @@ import type { Grid } from './inputs.js';
 
 /** -FLT_MAX, the no-data value QGIS's raster calculator writes; NaN is read poorly by many tools. */
 export const OUTPUT_NO_DATA = -3.4028234663852886e38;
-/** Tile size: the runner's windows are rows of whole tiles, 256 rows of 2048 pixels where the raster is that wide. */
+/** Tile size: the runner's windows are rows of whole tiles, 256 rows of 1024 pixels where the raster is that wide. */
 export const OUTPUT_BLOCK = 256;
 /** Overviews are computed while writing up to this factor; windows are aligned to the largest one. */
 export const MAX_OVERVIEW_FACTOR = 512;

@@ -21,11 +21,11 @@ import {
 } from './window-compute.js';
 
 /**
- * Pixels per window: 512 Ki pixels (2048 x 256 where the raster is that wide) keep the slots of
- * three lanes within about 20 MiB; narrower windows cost more reads of strip-organised inputs,
- * a read per row each.
+ * Pixels per window: 256 Ki pixels (1024 x 256 where the raster is that wide) keep the slots of
+ * three lanes within about 7 MiB. Windows of 512 Ki read strip-organised inputs in half the reads
+ * (a read per row and window) but took the bench's peak RSS to 151 MiB.
  */
-const WINDOW_PIXELS = 1 << 19;
+const WINDOW_PIXELS = 1 << 18;
 
 /** Told after each window is written: `done` windows of `total`. */
 export type WindowProgress = (done: number, total: number) => void;
