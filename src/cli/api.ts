@@ -88,33 +88,30 @@ export class StewardApi {
   }
 
   /** Has every connected instance load the project again; one answer per instance. */
-  async reload(project: string): Promise<InstanceReload[]> {
-    const path = `api/projects/${encodeURIComponent(project)}/reload`;
+  async reload(project: string, schema?: string): Promise<InstanceReload[]> {
+    const path = projectPath(project, 'reload', schema);
     return (await this.send<{ instances: InstanceReload[] }>(path, {})).instances;
   }
 
   /** Pins the project; every connected instance loads it now, one answer each. */
-  async pin(project: string): Promise<InstanceReload[]> {
-    return (await this.request<{ instances: InstanceReload[] }>(this.pinPath(project), { method: 'PUT' })).instances;
+  async pin(project: string, schema?: string): Promise<InstanceReload[]> {
+    const path = projectPath(project, 'pin', schema);
+    return (await this.request<{ instances: InstanceReload[] }>(path, { method: 'PUT' })).instances;
   }
 
-  async unpin(project: string): Promise<void> {
-    await this.request(this.pinPath(project), { method: 'DELETE' });
+  async unpin(project: string, schema?: string): Promise<void> {
+    await this.request(projectPath(project, 'pin', schema), { method: 'DELETE' });
   }
 
   async pins(): Promise<Pin[]> {
     return (await this.get<{ pins: Pin[] }>('api/pins')).pins;
   }
 
-  private pinPath(project: string): string {
-    return `api/projects/${encodeURIComponent(project)}/pin`;
-  }
-
-  /** The check of one project, or of every project by name. */
-  check(project: string): Promise<ProjectCheck>;
-  check(): Promise<Record<string, ProjectCheck>>;
-  check(project?: string): Promise<ProjectCheck | Record<string, ProjectCheck>> {
-    return this.get(project === undefined ? 'api/checks' : `api/projects/${encodeURIComponent(project)}/check`);
+  /** The check of one project, or of every project of the schema by name. */
+  check(project: string, schema?: string): Promise<ProjectCheck>;
+  check(project: undefined, schema?: string): Promise<Record<string, ProjectCheck>>;
+  check(project?: string, schema?: string): Promise<ProjectCheck | Record<string, ProjectCheck>> {
+    return this.get(project === undefined ? withSchema('api/checks', schema) : projectPath(project, 'check', schema));
   }
 
   jobs(): Promise<Job[]> {
@@ -126,8 +123,8 @@ export class StewardApi {
   }
 
   /** Starts seeding the project's cache (POST .../cache/seed); resolves to the new job. */
-  seed(project: string, body: { min_zoom: number; max_zoom: number }): Promise<Job> {
-    return this.send(`api/projects/${encodeURIComponent(project)}/cache/seed`, body);
+  seed(project: string, body: { min_zoom: number; max_zoom: number }, schema?: string): Promise<Job> {
+    return this.send(projectPath(project, 'cache/seed', schema), body);
   }
 
   private get<T>(path: string): Promise<T> {
@@ -158,6 +155,15 @@ export class StewardApi {
       throw new Unreachable(`Cannot reach the Steward server at ${this.baseUrl.href}: ${reason(error)}`);
     }
   }
+}
+
+/** The path of a project route; `schema` (PostgreSQL storage) is left to the API's default when not given. */
+function projectPath(project: string, rest: string, schema: string | undefined): string {
+  return withSchema(`api/projects/${encodeURIComponent(project)}/${rest}`, schema);
+}
+
+function withSchema(path: string, schema: string | undefined): string {
+  return schema === undefined ? path : `${path}?${new URLSearchParams({ schema }).toString()}`;
 }
 
 function errorMessage(body: unknown): string | undefined {

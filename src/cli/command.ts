@@ -30,6 +30,11 @@ export interface Command {
 
 export const JSON_OPTION = { json: 'print JSON instead of text' };
 
+/** The value option of the commands that name a project. */
+export const SCHEMA_OPTION = {
+  schema: "the project's schema, when projects are stored in PostgreSQL (default: public)",
+};
+
 export function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { InstanceStats } from '../monitor/protocol.js';
 import { type ProjectCheck, type StewardApi } from './api.js';
-import { type Command, json, JSON_OPTION } from './command.js';
+import { type Command, json, JSON_OPTION, SCHEMA_OPTION } from './command.js';
 import { pin, pins, reload, unpin } from './fleet-commands.js';
 import { askEveryInstance, instance, instances } from './instance-commands.js';
 import { job, jobs, seed } from './job-commands.js';
@@ -95,8 +95,11 @@ const check: Command = {
   summary: 'Check a project, or every project: exits 1 when one is degraded or broken',
   arguments: ['[project]'],
   options: JSON_OPTION,
-  async run(api, { ids: [project], flags }, io) {
-    const checks = project === undefined ? await api.check() : { [project]: await api.check(project) };
+  valueOptions: SCHEMA_OPTION,
+  async run(api, { ids: [project], flags, values }, io) {
+    const schema = values['schema'];
+    const checks =
+      project === undefined ? await api.check(undefined, schema) : { [project]: await api.check(project, schema) };
     io.out(flags['json'] ? json(checks) : checkText(checks));
     return Object.values(checks).every((result) => result.status === 'ok') ? 0 : 1;
   },

@@ -4,7 +4,7 @@
  */
 import type { InstanceReload } from '../insight/fleet.js';
 import { type StewardApi } from './api.js';
-import { type Command, json, JSON_OPTION } from './command.js';
+import { type Command, json, JSON_OPTION, SCHEMA_OPTION } from './command.js';
 import { formatTable } from './table.js';
 
 /** The MAP values of the pinned projects, as the instances list their cache. */
@@ -16,8 +16,9 @@ export const reload: Command = {
   summary: 'Have every instance load a project again: exits 1 when one failed or refused it',
   arguments: ['<project>'],
   options: JSON_OPTION,
-  async run(api, { ids: [project = ''], flags }, io) {
-    const answers = await api.reload(project);
+  valueOptions: SCHEMA_OPTION,
+  async run(api, { ids: [project = ''], flags, values }, io) {
+    const answers = await api.reload(project, values['schema']);
     io.out(flags['json'] ? json(answers) : reloadText(answers));
     return reloadExit(answers);
   },
@@ -45,8 +46,9 @@ export const pin: Command = {
   summary: 'Pin a project: every instance loads it now and whenever it connects; exits 1 when one could not',
   arguments: ['<project>'],
   options: JSON_OPTION,
-  async run(api, { ids: [project = ''], flags }, io) {
-    const answers = await api.pin(project);
+  valueOptions: SCHEMA_OPTION,
+  async run(api, { ids: [project = ''], flags, values }, io) {
+    const answers = await api.pin(project, values['schema']);
     io.out(flags['json'] ? json({ pinned: true, instances: answers }) : `Pinned ${project}.\n${reloadText(answers)}`);
     return reloadExit(answers);
   },
@@ -56,8 +58,9 @@ export const unpin: Command = {
   summary: 'Unpin a project: the instances keep it cached until QGIS Server drops it',
   arguments: ['<project>'],
   options: JSON_OPTION,
-  async run(api, { ids: [project = ''], flags }, io) {
-    await api.unpin(project);
+  valueOptions: SCHEMA_OPTION,
+  async run(api, { ids: [project = ''], flags, values }, io) {
+    await api.unpin(project, values['schema']);
     io.out(flags['json'] ? json({ pinned: false }) : `Unpinned ${project}.\n`);
   },
 };

@@ -2,7 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { CliError, type Job, type StewardApi } from './api.js';
-import { type Command, type Io, json, JSON_OPTION } from './command.js';
+import { type Command, type Io, json, JSON_OPTION, SCHEMA_OPTION } from './command.js';
 import { duration } from './format.js';
 import { formatTable } from './table.js';
 
@@ -108,9 +108,9 @@ export const seed: Command = {
   summary: "Seed a project's tile cache on the given levels (all its layers)",
   arguments: ['<project>'],
   options: { ...JSON_OPTION, ...WATCH_OPTION },
-  valueOptions: { levels: 'zoom levels, as 0-8 (required)' },
+  valueOptions: { levels: 'zoom levels, as 0-8 (required)', ...SCHEMA_OPTION },
   async run(api, { ids: [project = ''], flags, values }, io) {
-    const started = await api.seed(project, levels(values['levels']));
+    const started = await api.seed(project, levels(values['levels']), values['schema']);
     if (flags['watch']) return follow(api, started.id, io);
     io.out(flags['json'] ? json(started) : `${started.id}\n`);
   },

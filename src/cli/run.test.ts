@@ -173,6 +173,43 @@ test('sends STEWARD_API_TOKEN as a bearer token', async () => {
   }
 });
 
+test('--schema names the schema of the project commands, and is left to the API when not given', async () => {
+  const seen: string[] = [];
+  const server = createServer((request, response) => {
+    seen.push(`${request.method ?? ''} ${request.url ?? ''}`);
+    const body = request.url?.startsWith('/api/checks')
+      ? {}
+      : { status: 'ok', layers: [], findings: [], instances: [] };
+    response.setHeader('content-type', 'application/json').end(JSON.stringify(body));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const env = { STEWARD_SERVER_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  try {
+    for (const argv of [
+      ['check', 'roads', '--schema', 'fleet a'],
+      ['check', '--schema', 'fleet'],
+      ['reload', 'roads', '--schema', 'fleet'],
+      ['pin', 'roads', '--schema', 'fleet'],
+      ['unpin', 'roads', '--schema', 'fleet'],
+      ['check', 'roads'],
+    ]) {
+      const { code, err } = await steward([...argv, '--json'], env);
+      assert.equal(code, 0, `${argv.join(' ')}: ${err}`);
+    }
+    assert.deepEqual(seen, [
+      'GET /api/projects/roads/check?schema=fleet+a',
+      'GET /api/checks?schema=fleet',
+      'POST /api/projects/roads/reload?schema=fleet',
+      'PUT /api/projects/roads/pin?schema=fleet',
+      'DELETE /api/projects/roads/pin?schema=fleet',
+      'GET /api/projects/roads/check',
+    ]);
+  } finally {
+    server.close();
+  }
+});
+
 test('--help describes the command and each subcommand', async () => {
   const main = await steward(['--help'], {});
   assert.equal(main.code, 0);
