@@ -325,7 +325,7 @@ export async function runApiBench(): Promise<string> {
       ),
       '',
       '## GET .../map against the same GetMap sent to QGIS Server directly (400 x 400 PNG)',
-      `${MAP_RUNS} rounds per layer, each a direct GetMap, the API's, then a bare Node proxy's (bench/bare-proxy.ts: no routing, checks or logging, the API's connection agent); "added" is the median of the rounds' differences from the direct GetMap, against the direct median. The bare proxy's is the least an extra hop through Node costs on this machine.`,
+      `${MAP_RUNS} rounds per layer, each a direct GetMap, the API's, then a bare Node proxy's (bench/bare-proxy.ts: node:http's client, no routing, checks or logging); "added" is the median of the rounds' differences from the direct GetMap, against the direct median. The bare proxy's is what an extra hop through Node costs on this machine when made the usual way.`,
       '',
       table(
         [

@@ -1,8 +1,9 @@
 /**
- * The least a Node proxy adds to a GetMap: a bare node:http server that sends each request on to
- * QGIS Server with the API's own connection agent and pipes the answer back, with no routing,
- * authorisation, project check, metrics or logging. The map bench measures it beside the API, so
- * that the API's cost reads against what the extra hop itself costs on the machine.
+ * What a plain Node proxy adds to a GetMap: a bare node:http server that sends each request on to
+ * QGIS Server with node:http's client, on connections opened ahead as the API's are, and pipes the
+ * answer back, with no routing, authorisation, project check, metrics or logging. The map bench
+ * measures it beside the API, so that the API's cost reads against what the extra hop costs when
+ * made the usual way (the API's own client, src/services/qgis-get.ts, skips node:http's).
  */
 import { createServer, get } from 'node:http';
 import { type AddressInfo } from 'node:net';

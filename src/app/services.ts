@@ -206,7 +206,6 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
       await postgres?.close();
       tileCache?.close();
       maps.close();
-      styleDocuments.close();
     },
   };
 }

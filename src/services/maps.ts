@@ -1,17 +1,16 @@
-import { type Agent, get, type IncomingMessage } from 'node:http';
 import { type Readable } from 'node:stream';
 
-import { BadGateway, GatewayTimeout } from '../errors.js';
+import { BadGateway } from '../errors.js';
 import { CrsResolver } from '../gdal/crs.js';
 import { type Extent } from '../qgis/layer.js';
 import { type LayerEntry } from '../qgis/project.js';
 import { projectKey, type ProjectRef, type ProjectStore } from '../storage/project-store.js';
 import { type LayerService } from './layers.js';
-import { PreconnectingAgent } from './preconnecting-agent.js';
+import { Preconnector } from './preconnecting-agent.js';
+import { type QgisAnswer, qgisGet } from './qgis-get.js';
 import { type ProjectRepository } from './repository.js';
 
 export const MAP_SIZE = 400;
-const QGIS_SERVER_TIMEOUT_MS = 60_000;
 /** GetMap URLs kept at most; past it the cache starts afresh (deleted projects' URLs go with it). */
 const MAX_CACHED_URLS = 10_000;
 
@@ -43,7 +42,7 @@ export async function qgisProjectUrl(qgisServerUrl: string, store: ProjectStore,
 }
 
 export class MapService {
-  private readonly agent = new PreconnectingAgent();
+  private readonly connections = new Preconnector();
   /** Built GetMap URLs by project and layer, each with the identity of the project it was built from. */
   private readonly urls = new Map<string, CachedUrl>();
 
@@ -109,11 +108,16 @@ export class MapService {
       TRANSPARENT: 'TRUE',
     };
     for (const [name, value] of Object.entries(parameters)) url.searchParams.set(name, value);
-    return mapOf(await requestMap(url.toString(), this.agent), view.layers.join(', '));
+    return mapOf(await qgisGet(url.toString(), this.connections), view.layers.join(', '));
   }
 
   close(): void {
-    this.agent.destroy();
+    this.connections.destroy();
+  }
+
+  /** Sends a GET of `url` to QGIS Server, on the connection opened while it answered the last one. */
+  ask(url: string): Promise<QgisAnswer> {
+    return qgisGet(url, this.connections);
   }
 
   /**
@@ -126,7 +130,7 @@ export class MapService {
   async render(ref: ProjectRef, name: string): Promise<RenderedMap> {
     const cached = this.urls.get(urlKey(ref, name));
     if (cached && cached.identity === this.repository.lastSeenIdentity(ref)) {
-      const answer = requestMap(cached.url, this.agent);
+      const answer = this.ask(cached.url);
       answer.catch(() => undefined); // awaited below, or discarded
       const current = await this.identityOnceSent(ref).then(
         (identity) => identity === cached.identity,
@@ -134,11 +138,11 @@ export class MapService {
       );
       if (current) return mapOf(await answer, name);
       answer.then(
-        (response) => response.destroy(),
+        (discarded) => discarded.body.destroy(),
         () => undefined,
       );
     }
-    return mapOf(await requestMap(await this.url(ref, name), this.agent), name);
+    return mapOf(await this.ask(await this.url(ref, name)), name);
   }
 
   /** The stored project's identity, read once the request just made has been written. */
@@ -165,42 +169,28 @@ function urlKey(ref: ProjectRef, layer: string): string {
 }
 
 /** QGIS Server's answer as a map, or a 502 with what it said instead. */
-async function mapOf(response: IncomingMessage, name: string): Promise<RenderedMap> {
-  const contentType = response.headers['content-type'] ?? '';
-  if (response.statusCode !== 200 || !contentType.startsWith('image/')) {
-    const detail = (await text(response)).replace(/\s+/g, ' ').slice(0, 500);
-    const failed = `QGIS Server could not draw layer "${name}" (HTTP ${response.statusCode})`;
+async function mapOf(answer: QgisAnswer, name: string): Promise<RenderedMap> {
+  const contentType = answer.headers.get('content-type') ?? '';
+  if (answer.status !== 200 || !contentType.startsWith('image/')) {
+    const detail = (await text(answer.body)).replace(/\s+/g, ' ').slice(0, 500);
+    const failed = `QGIS Server could not draw layer "${name}" (HTTP ${answer.status})`;
     throw new BadGateway(`${failed}: ${detail}`, { clientMessage: `${failed}: its answer is in Steward's log` });
   }
-  const length = response.headers['content-length'];
+  const length = answer.headers.get('content-length');
   return {
     headers: { 'content-type': contentType, ...(length === undefined ? {} : { 'content-length': length }) },
-    body: response,
+    body: answer.body,
   };
 }
 
-/**
- * Sends a GetMap with node:http rather than fetch: the response is passed on as it arrives (fetch's
- * web streams add about a millisecond of their own).
- */
-export function requestMap(url: string, agent: Agent): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const request = get(url, { agent, timeout: QGIS_SERVER_TIMEOUT_MS }, resolve);
-    request.on('timeout', () => request.destroy(new GatewayTimeout('QGIS Server did not answer in time')));
-    request.on('error', (error) =>
-      reject(
-        error instanceof GatewayTimeout
-          ? error
-          : new BadGateway(`QGIS Server cannot be reached: ${error.message}`, {
-              clientMessage: "QGIS Server cannot be reached: Steward's log says why",
-            }),
-      ),
-    );
-  });
+/** A stream's bytes as UTF-8 text. */
+async function text(stream: Readable): Promise<string> {
+  return (await bytes(stream)).toString('utf8');
 }
 
-async function text(stream: Readable): Promise<string> {
+/** All of a stream's bytes. */
+export async function bytes(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }

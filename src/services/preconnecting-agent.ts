@@ -1,5 +1,5 @@
 import { Agent, type ClientRequestArgs } from 'node:http';
-import { createConnection, type NetConnectOpts, type Socket } from 'node:net';
+import { createConnection, type Socket, type TcpNetConnectOpts } from 'node:net';
 
 /** How long an unused spare connection stays open by default; well under HTTP servers' idle timeouts. */
 const SPARE_IDLE_MS = 2_000;
@@ -11,39 +11,35 @@ interface Spare {
 }
 
 /**
- * An HTTP agent whose next connection is open before it is asked for. `qgis_mapserver` answers
- * HTTP/1.0 and closes every connection, so a proxy that connects on demand pays a TCP handshake and
- * an event-loop turn on every map; this agent connects while QGIS Server is drawing the previous one.
- * A spare is opened only when a connection has just been handed out, and closed after two idle
- * seconds, so an idle API holds nothing open. Servers that keep connections alive reuse them as
- * with any keep-alive agent, and the spare simply expires.
+ * Connections whose next one is open before it is asked for. `qgis_mapserver` answers HTTP/1.0 and
+ * closes every connection, so a proxy that connects on demand pays a TCP handshake and an
+ * event-loop turn on every map; the next connection is opened while QGIS Server draws the previous
+ * one. A spare is opened only when a connection has just been handed out, and closed after two idle
+ * seconds, so an idle API holds nothing open.
  */
-export class PreconnectingAgent extends Agent {
+export class Preconnector {
   private spare: Spare | undefined;
   private closed = false;
 
-  constructor(private readonly spareIdleMs = SPARE_IDLE_MS) {
-    super({ keepAlive: true });
-  }
+  constructor(private readonly spareIdleMs = SPARE_IDLE_MS) {}
 
-  override createConnection(options: ClientRequestArgs): Socket {
-    const connectOptions = options as NetConnectOpts;
-    const address = `${options.host ?? 'localhost'}:${options.port ?? 80}`;
-    const socket = this.takeSpare(address) ?? createConnection(connectOptions);
+  /** A connection to `options`' address: the spare if it goes there, else a new one. */
+  connect(options: TcpNetConnectOpts): Socket {
+    const address = `${options.host ?? 'localhost'}:${options.port}`;
+    const socket = this.takeSpare(address) ?? createConnection(options);
     // Connecting costs a few hundred microseconds on a VM: done now, it would hold back the request
     // this socket is for; an immediate runs once the request has been written.
-    setImmediate(() => this.replenish(connectOptions, address)).unref();
+    setImmediate(() => this.replenish(options, address)).unref();
     return socket;
   }
 
-  override destroy(): void {
+  destroy(): void {
     this.closed = true;
     this.closeSpare();
-    super.destroy();
   }
 
   /** Opens a spare to `address` unless one is already waiting there. */
-  private replenish(options: NetConnectOpts, address: string): void {
+  private replenish(options: TcpNetConnectOpts, address: string): void {
     if (this.closed || (this.spare?.address === address && !this.spare.socket.destroyed)) return;
     this.closeSpare();
     this.spare = this.openSpare(options, address);
@@ -61,7 +57,7 @@ export class PreconnectingAgent extends Agent {
     return spare.socket.off('error', ignoreError).ref();
   }
 
-  private openSpare(options: NetConnectOpts, address: string): Spare {
+  private openSpare(options: TcpNetConnectOpts, address: string): Spare {
     // A spare that fails is not used: the request that would have taken it connects anew.
     const socket = createConnection(options).on('error', ignoreError).unref();
     return { socket, address, expiry: setTimeout(() => this.closeSpare(), this.spareIdleMs).unref() };
@@ -72,6 +68,28 @@ export class PreconnectingAgent extends Agent {
     clearTimeout(this.spare.expiry);
     this.spare.socket.destroy();
     this.spare = undefined;
+  }
+}
+
+/**
+ * An HTTP agent whose connections come from a Preconnector. Servers that keep connections alive
+ * reuse them as with any keep-alive agent, and the spare simply expires.
+ */
+export class PreconnectingAgent extends Agent {
+  private readonly connections: Preconnector;
+
+  constructor(spareIdleMs = SPARE_IDLE_MS) {
+    super({ keepAlive: true });
+    this.connections = new Preconnector(spareIdleMs);
+  }
+
+  override createConnection(options: ClientRequestArgs): Socket {
+    return this.connections.connect(options as TcpNetConnectOpts);
+  }
+
+  override destroy(): void {
+    this.connections.destroy();
+    super.destroy();
   }
 }
 

@@ -1,25 +1,15 @@
-import { Agent, type IncomingMessage } from 'node:http';
-
 import { BadGateway } from '../errors.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { type LayerService } from './layers.js';
-import { type MapService, requestMap } from './maps.js';
+import { bytes, type MapService } from './maps.js';
 
 export interface LayerLegend {
   contentType: string;
   body: Buffer;
 }
 
-async function bodyOf(response: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of response) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
 /** A layer's current style as QGIS Server describes it: its SLD (GetStyles) and its legend (GetLegendGraphic). */
 export class StyleDocuments {
-  private readonly agent = new Agent({ keepAlive: true });
-
   constructor(
     private readonly maps: MapService,
     private readonly layers: LayerService,
@@ -31,10 +21,10 @@ export class StyleDocuments {
     for (const [name, value] of Object.entries({ SERVICE: 'WMS', VERSION: '1.3.0', ...parameters })) {
       url.searchParams.set(name, value.replace('{layer}', entry.name));
     }
-    const response = await requestMap(url.toString(), this.agent);
-    const body = await bodyOf(response);
-    const contentType = response.headers['content-type'] ?? '';
-    if (response.statusCode !== 200 || contentType.includes('ServiceExceptionReport') || body.length === 0) {
+    const answer = await this.maps.ask(url.toString());
+    const body = await bytes(answer.body);
+    const contentType = answer.headers.get('content-type') ?? '';
+    if (answer.status !== 200 || contentType.includes('ServiceExceptionReport') || body.length === 0) {
       const detail = body.toString('utf8').replace(/\s+/g, ' ').slice(0, 500);
       const failed = `QGIS Server could not answer ${parameters['REQUEST']} for layer "${layer}"`;
       throw new BadGateway(`${failed}: ${detail}`, { clientMessage: `${failed}; its answer is in Steward's log` });
@@ -67,9 +57,5 @@ export class StyleDocuments {
       throw new BadGateway(`${failed}: ${detail}`, { clientMessage: `${failed}; its answer is in Steward's log` });
     }
     return answer;
-  }
-
-  close(): void {
-    this.agent.destroy();
   }
 }
