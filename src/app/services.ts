@@ -4,7 +4,7 @@ import { createTileCache } from '../cache/factory.js';
 import { Reseeder } from '../cache/reseed.js';
 import { type Config } from '../config.js';
 import { CrsResolver } from '../gdal/crs.js';
-import { keepWorkerReady, stopWorkerReady } from '../gdal/gdal-child.js';
+import { keepWorkerReadyAfterFirstTask, stopWorkerReady } from '../gdal/gdal-child.js';
 import { configureGdalMemory } from '../gdal/gdal-memory.js';
 import { configureObjectStorage } from '../gdal/s3.js';
 import { type ApiServices } from '../http/api.js';
@@ -85,8 +85,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   configureGdalMemory();
   const objectStorage = configureObjectStorage(config.s3);
   if (objectStorage.length > 0) logger.info(`object storage settings for GDAL: ${objectStorage.join(', ')}`);
-  // Processing's first request does not wait for a worker process to load GDAL.
-  void keepWorkerReady();
+  keepWorkerReadyAfterFirstTask();
   const crs = new CrsResolver();
   const registry = monitoringRegistry(config, logger);
   const postgres = config.psqlService === undefined ? undefined : await openPostgresStore(config, config.psqlService);
