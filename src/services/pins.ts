@@ -4,9 +4,9 @@
  * it; the projects STEWARD_PINNED_PROJECTS names are pinned by this process's configuration
  * besides, as long as they exist, and cannot be unpinned over the API.
  */
-import { Conflict, NotFound } from '../errors.js';
+import { Conflict } from '../errors.js';
 import { projectKey, type ProjectRef } from '../storage/project-store.js';
-import { type ProjectRepository } from './repository.js';
+import { projectNotFound, type ProjectRepository } from './repository.js';
 
 export type PinSource = 'api' | 'environment';
 
@@ -16,12 +16,6 @@ export interface Pin {
   schema: string;
   map: string;
   source: PinSource;
-}
-
-function missing(ref: ProjectRef): NotFound {
-  return new NotFound(
-    `project "${ref.name}" does not exist${ref.schema === 'public' ? '' : ` in schema "${ref.schema}"`}`,
-  );
 }
 
 export class ProjectPins {
@@ -64,7 +58,7 @@ export class ProjectPins {
     }
     const store = this.repository.store;
     await store.withLock(ref, async () => {
-      if (!(await this.repository.exists(ref))) throw missing(ref);
+      if (!(await this.repository.exists(ref))) throw projectNotFound(ref);
       await store.setPinned(ref, pinned);
     });
   }

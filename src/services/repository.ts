@@ -38,6 +38,13 @@ function cacheEntry(identity: string, content: ProjectContent, document: Project
  * the cache is bounded by the estimated memory of its documents, and the projects read least
  * recently are dropped first (a later read parses them again).
  */
+/** The error for a project that is not stored, naming its schema unless it is `public`. */
+export function projectNotFound(ref: ProjectRef): NotFound {
+  return new NotFound(
+    `project "${ref.name}" does not exist${ref.schema === 'public' ? '' : ` in schema "${ref.schema}"`}`,
+  );
+}
+
 export class ProjectRepository {
   private readonly cache: LruCache<CachedProject>;
   /** Keys of the projects this process is replacing in their store now. */
@@ -74,9 +81,7 @@ export class ProjectRepository {
     const stored = await this.store.read(ref);
     if (!stored) {
       this.cache.delete(projectKey(ref));
-      throw new NotFound(
-        `project "${ref.name}" does not exist${ref.schema === 'public' ? '' : ` in schema "${ref.schema}"`}`,
-      );
+      throw projectNotFound(ref);
     }
     const document = ProjectDocument.parse(storedText(stored));
     this.cache.set(projectKey(ref), cacheEntry(stored.identity, stored.content, document));
