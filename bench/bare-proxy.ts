@@ -5,10 +5,28 @@
  * measures it beside the API, so that the API's cost reads against what the extra hop costs when
  * made the usual way (the API's own client, src/services/qgis-get.ts, skips node:http's).
  */
-import { createServer, get } from 'node:http';
-import { type AddressInfo } from 'node:net';
+import { Agent, type ClientRequestArgs, createServer, get } from 'node:http';
+import { type AddressInfo, type Socket, type TcpNetConnectOpts } from 'node:net';
 
-import { PreconnectingAgent } from '../src/services/preconnecting-agent.js';
+import { Preconnector } from '../src/services/preconnector.js';
+
+/** node:http's keep-alive agent on connections opened ahead, as the API's are. */
+class PreconnectingAgent extends Agent {
+  private readonly connections = new Preconnector();
+
+  constructor() {
+    super({ keepAlive: true });
+  }
+
+  override createConnection(options: ClientRequestArgs): Socket {
+    return this.connections.connect(options as TcpNetConnectOpts);
+  }
+
+  override destroy(): void {
+    this.connections.destroy();
+    super.destroy();
+  }
+}
 
 export interface BareProxy {
   /** `url`'s path and query, asked of this proxy instead of QGIS Server. */

@@ -6,7 +6,7 @@ import { type Extent } from '../qgis/layer.js';
 import { type LayerEntry } from '../qgis/project.js';
 import { projectKey, type ProjectRef, type ProjectStore } from '../storage/project-store.js';
 import { type LayerService } from './layers.js';
-import { Preconnector } from './preconnecting-agent.js';
+import { Preconnector } from './preconnector.js';
 import { type QgisAnswer, qgisGet } from './qgis-get.js';
 import { type ProjectRepository } from './repository.js';
 

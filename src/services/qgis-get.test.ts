@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { BadGateway } from '../errors.js';
 import { freePort } from '../runtime/ports.js';
 import { bytes } from './maps.js';
-import { Preconnector } from './preconnecting-agent.js';
+import { Preconnector } from './preconnector.js';
 import { qgisGet } from './qgis-get.js';
 
 /** A TCP server that answers each request path with the pieces `answers` gives, written apart. */

@@ -1,7 +1,7 @@
 import { type Socket } from 'node:net';
 
 import { BadGateway, GatewayTimeout, StewardError } from '../errors.js';
-import { type Preconnector } from './preconnecting-agent.js';
+import { type Preconnector } from './preconnector.js';
 
 const QGIS_SERVER_TIMEOUT_MS = 60_000;
 /** More than any server's status line and headers; past it the answer is not HTTP. */

@@ -1,4 +1,3 @@
-import { Agent, type ClientRequestArgs } from 'node:http';
 import { createConnection, type Socket, type TcpNetConnectOpts } from 'node:net';
 
 /** How long an unused spare connection stays open by default; well under HTTP servers' idle timeouts. */
@@ -68,28 +67,6 @@ export class Preconnector {
     clearTimeout(this.spare.expiry);
     this.spare.socket.destroy();
     this.spare = undefined;
-  }
-}
-
-/**
- * An HTTP agent whose connections come from a Preconnector. Servers that keep connections alive
- * reuse them as with any keep-alive agent, and the spare simply expires.
- */
-export class PreconnectingAgent extends Agent {
-  private readonly connections: Preconnector;
-
-  constructor(spareIdleMs = SPARE_IDLE_MS) {
-    super({ keepAlive: true });
-    this.connections = new Preconnector(spareIdleMs);
-  }
-
-  override createConnection(options: ClientRequestArgs): Socket {
-    return this.connections.connect(options as TcpNetConnectOpts);
-  }
-
-  override destroy(): void {
-    this.connections.destroy();
-    super.destroy();
   }
 }
 
