@@ -8,8 +8,6 @@ import { join } from 'node:path';
 
 import autocannon from 'autocannon';
 
-import { startServer } from '../src/app/server.js';
-import { loadConfig } from '../src/config.js';
 import { writeFileAtomic } from '../src/storage/atomic-file.js';
 import { type Fixtures, makeFixtures } from '../test/support/fixtures.js';
 import { apiCall } from '../test/support/http.js';
@@ -24,6 +22,7 @@ import {
   pyqgisRead,
   timeWrites,
 } from './api.js';
+import { startApiProcess } from './api-process.js';
 import { closeClient, send } from './http-client.js';
 import { ms, summarise, table, type Timing } from './stats.js';
 
@@ -35,7 +34,7 @@ const REPLACE_RUNS = 15;
 /** No QGIS Server is needed: these routes never draw. */
 const NO_QGIS_SERVER = 'http://127.0.0.1:9/ows/';
 
-/** The API in this process, and how to call it. */
+/** The API's own process, and how to call it. */
 type Api = Caller & { url: string };
 
 const verdict = (met: boolean): string => (met ? 'met' : 'not met');
@@ -129,6 +128,8 @@ function writesSection(
   ];
   return [
     '## Writes from an HTTP client, 10 against 1000 layers (ms, datasource probe included)',
+    'The API runs as a process of its own, started as `npm run serve` starts it (scripts/bounded-node.sh on the ' +
+      "compiled dist/); the clients, here and in the reads below, run in the bench's process.",
     `Load average of the machine before the writes: ${load.toFixed(2)}.`,
     '',
     table(['request', '10 layers, median', '1000 layers, median', '1000 layers, p95', 'ratio', 'target'], rows),
@@ -198,14 +199,11 @@ async function memorySection(projectsDir: string): Promise<string> {
 export async function runScaleBench(): Promise<string> {
   const data = makeFixtures();
   const projectsDir = mkdtempSync(join(tmpdir(), 'steward-bench-scale-'));
-  const server = await startServer(
-    loadConfig({
-      STEWARD_QGISSERVER_URL: NO_QGIS_SERVER,
-      STEWARD_QGISSERVER_PROJECTS_DIR: projectsDir,
-      STEWARD_LOGLEVEL: 'ERROR',
-      STEWARD_LISTEN: '127.0.0.1:0',
-    }),
-  );
+  const server = await startApiProcess({
+    STEWARD_QGISSERVER_URL: NO_QGIS_SERVER,
+    STEWARD_QGISSERVER_PROJECTS_DIR: projectsDir,
+    STEWARD_LOGLEVEL: 'ERROR',
+  });
   const api: Api = {
     url: server.url,
     call: (method: string, path: string, body?: unknown) => apiCall(server.url, method, path, body),

@@ -1,0 +1,55 @@
+/**
+ * The API as a process of its own, started as `npm run serve` starts it: scripts/bounded-node.sh on
+ * the compiled entry point, so that a client in the bench process measures the API and not itself.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { freePort } from '../src/runtime/ports.js';
+
+const READY_TIMEOUT_MS = 30_000;
+
+export interface ApiProcess {
+  url: string;
+  close(): Promise<void>;
+}
+
+async function untilLive(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the API process ended with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}/health/live`)).ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await sleep(50);
+  }
+  throw new Error(`the API process was not live within ${READY_TIMEOUT_MS} ms`);
+}
+
+/** Starts the compiled API (`npm run bench` compiles it first) with `env` added to this process's. */
+export async function startApiProcess(env: Record<string, string>): Promise<ApiProcess> {
+  const port = await freePort();
+  const root = join(import.meta.dirname, '..');
+  const child = spawn('sh', [join(root, 'scripts', 'bounded-node.sh'), join(root, 'dist', 'src', 'main.js')], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, ...env, STEWARD_LISTEN: `127.0.0.1:${port}` },
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    await untilLive(url, child);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  return {
+    url,
+    close: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
