@@ -92,9 +92,10 @@ async function probeRaster(dataset: gdal.Dataset, crs: CrsResolver): Promise<Pro
     const statistics = await dataset.bands.get(index).computeStatisticsAsync(true);
     bandRanges.push({ min: statistics.min, max: statistics.max });
   }
+  const srs = await dataset.srsAsync;
   return {
     type: 'raster',
-    crs: dataset.srs ? crs.fromSpatialReference(dataset.srs) : undefined,
+    crs: srs ? crs.fromSpatialReference(srs) : undefined,
     extent: rasterExtent(dataset),
     bands: count,
     dataType: first.dataType ?? 'Unknown',
@@ -114,6 +115,9 @@ export async function probeDatasource(datasource: string, type: LayerType, crs: 
     if (dataset.bands.count() === 0) throw new ProbeError(`${datasource} is not raster data`);
     return await probeRaster(dataset, crs);
   } finally {
+    // Statistics just computed are saved beside a raster (.aux.xml): flushed on the thread pool,
+    // they leave nothing for close to write while it holds the event loop.
+    await dataset.flushAsync().catch(() => undefined);
     dataset.close();
   }
 }
