@@ -92,16 +92,30 @@ function encodeText(text: string): Buffer {
   return encoded;
 }
 
-/** Collects UTF-8: text between pieces already in UTF-8 is encoded in one go, those pieces are not copied. */
+/**
+ * Markup in UTF-8 shorter than this is copied along with the text around it rather than kept as a
+ * piece of its own: the layer tree, drawing order and snapping hold a small record per layer, and
+ * each piece handed to writev costs the event loop about a microsecond however small it is.
+ */
+const SMALL_MARKUP_BYTES = 1024;
+
+/** Collects UTF-8: text between large pieces already in UTF-8 is encoded in one go, those pieces are not copied. */
 class BytesSink implements Sink {
   private readonly chunks: Buffer[] = [];
   private pending: string[] = [];
+  /** Encoded text and small markup waiting to be joined into one chunk. */
+  private joined: Buffer[] = [];
 
   text(piece: string): void {
     this.pending.push(piece);
   }
 
   utf8(markup: Buffer): void {
+    if (markup.byteLength < SMALL_MARKUP_BYTES) {
+      this.encodePending();
+      this.joined.push(markup);
+      return;
+    }
     this.flush();
     this.chunks.push(markup);
   }
@@ -111,10 +125,17 @@ class BytesSink implements Sink {
     return this.chunks;
   }
 
-  private flush(): void {
+  private encodePending(): void {
     if (this.pending.length === 0) return;
-    this.chunks.push(encodeText(this.pending.length === 1 ? (this.pending[0] as string) : this.pending.join('')));
+    this.joined.push(encodeText(this.pending.length === 1 ? (this.pending[0] as string) : this.pending.join('')));
     this.pending = [];
+  }
+
+  private flush(): void {
+    this.encodePending();
+    if (this.joined.length === 0) return;
+    this.chunks.push(this.joined.length === 1 ? (this.joined[0] as Buffer) : Buffer.concat(this.joined));
+    this.joined = [];
   }
 }
 

@@ -36,6 +36,20 @@ describe('the XML tree', () => {
     );
   });
 
+  it('writes large deferred elements as the bytes they hold and joins the small ones with the text around them', () => {
+    const large = `<maplayer type="raster"><id>large</id><note>${'é'.repeat(2000)}</note></maplayer>`;
+    const text = DOCUMENT.replace('<maplayer type="raster"><id>two</id></maplayer>', `${large}\n    ${large}`);
+    const document = parseXml(text, { deferred: new Set(['maplayer']) });
+    const pieces = serializeXmlUtf8(document);
+    assert.deepEqual(Buffer.concat(pieces), Buffer.from(text, 'utf8'));
+    const held = firstChild(document.root, 'projectlayers')?.children.flatMap((node) =>
+      node.kind === 'deferred' && node.utf8.byteLength > 1024 ? [node.utf8] : [],
+    );
+    assert.equal(held?.length, 2);
+    for (const bytes of held ?? []) assert.ok(pieces.includes(bytes));
+    assert.equal(pieces.length, 5);
+  });
+
   it('decodes entities in text and attributes', () => {
     const { root } = parseXml(DOCUMENT);
     assert.equal(root.attributes.get('projectname'), 'a & b 🌍');
