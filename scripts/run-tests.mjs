@@ -19,6 +19,7 @@ const VERSION_DEPENDENT = [
   'test/qgis-made-projects.test.ts',
   'test/styles-qml.test.ts',
   'test/styles.test.ts',
+  'test/wms-names.test.ts',
 ];
 const ROOT_RELEASES = ['3.40', '3.44'];
 

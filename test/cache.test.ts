@@ -214,7 +214,7 @@ describe('tile cache on disk, served by a real MapProxy', () => {
     const config = mapproxyConfig({
       title: 'timed',
       projectUrl: new URL('http://127.0.0.1:1/ows/?MAP=/tmp/timed.qgs'),
-      layers: [{ name: 'rain: daily', authid: 'EPSG:4326', extent: [1, 44, 3, 46], time }],
+      layers: [{ name: 'rain: daily', wmsName: 'rain: daily', authid: 'EPSG:4326', extent: [1, 44, 3, 46], time }],
       tiles: new FilesystemTiles(layout),
       app: 'timed',
       mapproxyDir: layout.mapproxyDir('timed'),

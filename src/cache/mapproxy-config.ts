@@ -5,9 +5,11 @@ import { type YamlMapping } from './yaml.js';
 
 export const TILE_GRID = 'GLOBAL_WEBMERCATOR';
 
-/** What the cache needs of a layer; every `LayerEntry` is one. */
+/** What the cache needs of a layer; every `PublishedLayer` is one. */
 export interface CacheLayer {
   name: string;
+  /** The name QGIS Server publishes the layer under, which its WMS source asks for. */
+  wmsName: string;
   authid: string;
   extent: Extent;
   time?: TimeDimension;
@@ -32,7 +34,7 @@ export interface ProjectCache {
 function source(layer: CacheLayer, projectUrl: URL, withTime: boolean): YamlMapping {
   return {
     type: 'wms',
-    req: { url: projectUrl.toString(), layers: layer.name, transparent: true },
+    req: { url: projectUrl.toString(), layers: layer.wmsName, transparent: true },
     wms_opts: { version: '1.3.0', legendgraphic: true },
     ...(withTime ? { forward_req_params: ['time'] } : {}),
   };

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 
 import { readS3Settings, type S3Endpoint } from '../s3-settings.js';
 import { CacheLayout, pathSegment } from './layout.js';
-import { mapproxyConfig } from './mapproxy-config.js';
+import { type CacheLayer, mapproxyConfig } from './mapproxy-config.js';
 import { S3Tiles } from './s3-tiles.js';
 import { type TileStore } from './tile-store.js';
 
@@ -77,8 +77,9 @@ test('MapProxy names: one entry per layer name, internal names without `:` or `,
     clearLevel: async () => undefined,
     clearProject: async () => undefined,
   };
-  const layer = (name: string): { name: string; authid: string; extent: [number, number, number, number] } => ({
+  const layer = (name: string): CacheLayer => ({
     name,
+    wmsName: name,
     authid: 'EPSG:4326',
     extent: [0, 0, 1, 1],
   });

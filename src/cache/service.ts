@@ -3,7 +3,7 @@ import { access, mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 import { BadRequest, Conflict, NotFound } from '../errors.js';
-import { type LayerEntry } from '../qgis/project.js';
+import { type LayerEntry, type ProjectDocument } from '../qgis/project.js';
 import { type LayerLifecycle, type PlannedLayer } from '../services/layers.js';
 import { type ProjectLifecycle } from '../services/projects.js';
 import { type ProjectRepository } from '../services/repository.js';
@@ -11,7 +11,7 @@ import { writeFileAtomic } from '../storage/atomic-file.js';
 import { KeyedMutex, withFileLock } from '../storage/lock.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { type CacheLayout } from './layout.js';
-import { mapproxyConfig, type NamedLayer, namedLayers } from './mapproxy-config.js';
+import { type CacheLayer, mapproxyConfig, type NamedLayer, namedLayers } from './mapproxy-config.js';
 import { removeDir } from './remove-dir.js';
 import { type CacheSelection, seedConfig, type SeedKind } from './seed-config.js';
 import { runMapProxySeed, type SeedRun } from './seed-process.js';
@@ -46,6 +46,10 @@ function selectLayers(project: string, layers: readonly NamedLayer[], names: str
     throw new NotFound(`project "${project}" has no layer ${unknown.map((name) => `"${name}"`).join(', ')}`);
   }
   return layers.filter(({ layer }) => names.includes(layer.name));
+}
+
+function cacheLayers(document: ProjectDocument): CacheLayer[] {
+  return document.layers().map((layer) => document.published(layer));
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -160,7 +164,7 @@ export class TileCacheService implements ProjectLifecycle, LayerLifecycle {
     const [xmin = 0, ymin = 0, xmax = 0, ymax = 0] = selection.extent ?? [0, 0, 1, 1];
     if (!(xmin < xmax && ymin < ymax))
       throw new BadRequest('extent must be [xmin, ymin, xmax, ymax] with xmin < xmax and ymin < ymax');
-    const layers = selectLayers(ref.name, namedLayers(project.layers()), selection.layers);
+    const layers = selectLayers(ref.name, namedLayers(cacheLayers(project)), selection.layers);
     if (layers.length === 0) throw new Conflict(`project "${ref.name}" has no layers to ${kind}`);
     const names = layers.map(({ layer }) => layer.name);
     if (kind === 'truncate' && selection.extent === undefined) {
@@ -226,7 +230,7 @@ export class TileCacheService implements ProjectLifecycle, LayerLifecycle {
     const config = mapproxyConfig({
       title: ref.name,
       projectUrl: await this.options.projectUrl(ref),
-      layers: (await repository.read(ref)).layers(),
+      layers: cacheLayers(await repository.read(ref)),
       tiles,
       app,
       mapproxyDir: layout.mapproxyDir(app),

@@ -47,6 +47,8 @@ const RECORDS: ReadonlyArray<{ path: string[]; record: string }> = [
 export interface LayerEntry {
   id: string;
   name: string;
+  /** The name QGIS Desktop's "Short name" gives the layer in QGIS Server, when it has one. */
+  shortName?: string;
   type: LayerType;
   provider: string;
   datasource: string;
@@ -61,7 +63,20 @@ export interface LayerEntry {
   styles: string[];
 }
 
+/** A layer with the name QGIS Server publishes it under in WMS (`ProjectDocument.wmsName`). */
+export interface PublishedLayer extends LayerEntry {
+  wmsName: string;
+}
+
 export class ProjectFormatError extends DocumentFormatError {}
+
+/**
+ * A project property as QGIS reads a flag: Desktop writes `true` (a bool) but a script's
+ * `writeEntry(..., True)` writes `1` (an int), and Qt takes any text but empty, `0` and `false` as true.
+ */
+function isTrue(text: string): boolean {
+  return text !== '' && text !== '0' && text.toLowerCase() !== 'false';
+}
 
 function numberOf(container: XmlElement | undefined, name: string): number {
   return container ? Number(childText(container, name)) : Number.NaN;
@@ -98,6 +113,8 @@ function readLayer(layer: XmlElement): LayerEntry {
     extent: readExtent(layer),
     ...readStyles(layer),
   };
+  const shortName = childText(layer, 'shortname');
+  if (shortName) entry.shortName = shortName;
   if (type === 'vector') {
     entry.wkbType = layer.attributes.get('wkbType') ?? '';
     entry.geometry = layer.attributes.get('geometry') ?? '';
@@ -329,9 +346,12 @@ export class ProjectDocument {
    * else its short name when it has one, else its name.
    */
   wmsName(entry: LayerEntry): string {
-    if (childText(this.root, 'properties', 'WMSUseLayerIDs') === 'true') return entry.id;
-    const element = this.mapLayerElement(entry.name);
-    return (element && childText(element, 'shortname')) || entry.name;
+    if (isTrue(childText(this.root, 'properties', 'WMSUseLayerIDs'))) return entry.id;
+    return entry.shortName ?? entry.name;
+  }
+
+  published(entry: LayerEntry): PublishedLayer {
+    return { ...entry, wmsName: this.wmsName(entry) };
   }
 
   /** Adds the layer at the bottom of the layer tree and of the drawing order. */

@@ -9,7 +9,7 @@ import { type Probed, probeDatasource, ProbeError, wgs84Extent } from '../gdal/p
 import { type CrsDefinition, normaliseAuthid } from '../qgis/crs.js';
 import { defaultRasterStyle, defaultVectorStyle } from '../qgis/default-style.js';
 import { type Extent, formatNumber, type LayerType, type MapLayerDefinition, newLayerId } from '../qgis/layer.js';
-import { type LayerEntry } from '../qgis/project.js';
+import { type LayerEntry, type ProjectDocument, type PublishedLayer } from '../qgis/project.js';
 import { putLayerStyle } from '../qgis/style/layer-styles.js';
 import { styleElements } from '../qgis/style/qml.js';
 import { type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
@@ -72,6 +72,12 @@ function formatBbox(extent: Extent): string {
   return `${xmin} ${ymin}, ${xmax} ${ymax}`;
 }
 
+function layerOf(document: ProjectDocument, ref: ProjectRef, name: string): LayerEntry {
+  const layer = document.layer(name);
+  if (!layer) throw new NotFound(`project "${ref.name}" has no layer "${name}"`);
+  return layer;
+}
+
 export class LayerService {
   constructor(
     private readonly repository: ProjectRepository,
@@ -104,9 +110,13 @@ export class LayerService {
 
   /** The layer as the project records it; throws NotFound for an unknown project or layer. */
   async entry(ref: ProjectRef, name: string): Promise<LayerEntry> {
-    const layer = (await this.repository.read(ref)).layer(name);
-    if (!layer) throw new NotFound(`project "${ref.name}" has no layer "${name}"`);
-    return layer;
+    return layerOf(await this.repository.read(ref), ref, name);
+  }
+
+  /** The layer with the name QGIS Server publishes it under, for requests Steward sends it by layer. */
+  async published(ref: ProjectRef, name: string): Promise<PublishedLayer> {
+    const document = await this.repository.read(ref);
+    return document.published(layerOf(document, ref, name));
   }
 
   /** The datasource as GDAL opens it: relative paths (QGIS writes them) resolved against the project. */

@@ -3,7 +3,7 @@ import { type Readable } from 'node:stream';
 import { BadGateway } from '../errors.js';
 import { CrsResolver } from '../gdal/crs.js';
 import { type Extent } from '../qgis/layer.js';
-import { type LayerEntry } from '../qgis/project.js';
+import { type PublishedLayer } from '../qgis/project.js';
 import { projectKey, type ProjectRef, type ProjectStore } from '../storage/project-store.js';
 import { type LayerService } from './layers.js';
 import { Preconnector } from './preconnector.js';
@@ -56,13 +56,13 @@ export class MapService {
     return qgisProjectUrl(this.qgisServerUrl, this.repository.store, ref);
   }
 
-  getMapUrl(projectUrl: URL, layer: LayerEntry): string {
+  getMapUrl(projectUrl: URL, layer: PublishedLayer): string {
     const url = new URL(projectUrl);
     const parameters: Record<string, string> = {
       SERVICE: 'WMS',
       VERSION: '1.3.0',
       REQUEST: 'GetMap',
-      LAYERS: layer.name,
+      LAYERS: layer.wmsName,
       STYLES: '',
       CRS: layer.authid,
       BBOX: wmsBbox(layer.extent, layer.authid),
@@ -80,7 +80,7 @@ export class MapService {
     const identity = await this.repository.store.identity(ref);
     const cached = this.urls.get(key);
     if (cached && cached.identity === identity) return cached.url;
-    const url = this.getMapUrl(await this.projectUrl(ref), await this.layers.entry(ref, name));
+    const url = this.getMapUrl(await this.projectUrl(ref), await this.layers.published(ref, name));
     if (identity === undefined) return url;
     if (this.urls.size >= MAX_CACHED_URLS) this.urls.clear();
     this.urls.set(key, { identity, url });
@@ -92,13 +92,13 @@ export class MapService {
    * layer must exist (404 otherwise), and QGIS Server reprojects them into the view's CRS.
    */
   async view(ref: ProjectRef, view: MapView): Promise<RenderedMap> {
-    const entries = await Promise.all(view.layers.map((name) => this.layers.entry(ref, name)));
+    const entries = await Promise.all(view.layers.map((name) => this.layers.published(ref, name)));
     const url = await this.projectUrl(ref);
     const parameters: Record<string, string> = {
       SERVICE: 'WMS',
       VERSION: '1.3.0',
       REQUEST: 'GetMap',
-      LAYERS: entries.map((entry) => entry.name).join(','),
+      LAYERS: entries.map((entry) => entry.wmsName).join(','),
       STYLES: view.styles.join(','),
       CRS: view.crs,
       BBOX: wmsBbox(view.bbox, view.crs),

@@ -16,10 +16,10 @@ export class StyleDocuments {
   ) {}
 
   private async ask(ref: ProjectRef, layer: string, parameters: Record<string, string>): Promise<LayerLegend> {
-    const entry = await this.layers.entry(ref, layer);
+    const published = await this.layers.published(ref, layer);
     const url = await this.maps.projectUrl(ref);
     for (const [name, value] of Object.entries({ SERVICE: 'WMS', VERSION: '1.3.0', ...parameters })) {
-      url.searchParams.set(name, value.replace('{layer}', entry.name));
+      url.searchParams.set(name, value.replace('{layer}', published.wmsName));
     }
     const answer = await this.maps.ask(url.toString());
     const body = await bytes(answer.body);

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 
 import gdal from 'gdal-async';
@@ -40,4 +41,14 @@ export function decodePng(bytes: Buffer): Image {
   } finally {
     gdal.vsimem.release(path);
   }
+}
+
+/** How many pixels differ between two images of the same size. */
+export function differingPixels(a: Image, b: Image): number {
+  assert.deepEqual([a.width, a.height], [b.width, b.height], 'the images have the same size');
+  let differing = 0;
+  for (let y = 0; y < a.height; y += 1) {
+    for (let x = 0; x < a.width; x += 1) if (a.pixel(x, y).join() !== b.pixel(x, y).join()) differing += 1;
+  }
+  return differing;
 }
