@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 
 import { BadRequest, Unprocessable } from '../errors.js';
+import { renameKeepingReplaced } from '../storage/atomic-file.js';
 import { type TaskRun } from './gdal-child.js';
 import { isObjectStoragePath, parseObjectPath, uploadGeoTiff } from './object-storage.js';
 
@@ -68,7 +69,8 @@ async function localTarget(path: string): Promise<OutputTarget> {
   return {
     workPath,
     publish: async () => {
-      await rename(workPath, path);
+      // Freeing a replaced raster of hundreds of megabytes took as long as a third of its computation.
+      (await renameKeepingReplaced(workPath, path))();
       for (const suffix of SIDECARS) await rm(`${path}${suffix}`, { force: true });
       // GDAL writes a .aux.xml only for what GeoTIFF tags cannot hold, such as some CRSs.
       await moveIfPresent(`${workPath}.aux.xml`, `${path}.aux.xml`);

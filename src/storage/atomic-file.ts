@@ -67,6 +67,24 @@ async function keepReplaced(path: string): Promise<string | undefined> {
 }
 
 /**
+ * Renames `from` over `to`, the file `to` named kept under a temporary name meanwhile; returns what
+ * frees that file, which nothing need wait on (a name left behind is a leftover like any temporary
+ * file). Renaming over the last link of a large file frees its blocks during the rename.
+ */
+export async function renameKeepingReplaced(from: string, to: string): Promise<() => void> {
+  const replaced = await keepReplaced(to);
+  try {
+    await rename(from, to);
+  } catch (error) {
+    if (replaced) await rm(replaced, { force: true });
+    throw error;
+  }
+  return () => {
+    if (replaced) unlink(replaced).catch(() => undefined);
+  };
+}
+
+/**
  * Writes `data` (or its pieces, one after the other) to a new file beside `path`, flushes it and
  * renames it over `path`, so readers see the old content or the new, never a mix, and a crash
  * leaves the old file intact.
@@ -77,7 +95,7 @@ export async function writeFileAtomic(
   options: AtomicWriteOptions = {},
 ): Promise<void> {
   const temporary = temporarySibling(path);
-  let replaced: string | undefined;
+  let release = (): void => undefined;
   try {
     const handle = await open(temporary, 'wx');
     try {
@@ -88,14 +106,12 @@ export async function writeFileAtomic(
     } finally {
       await handle.close();
     }
-    if (options.releaseLater) replaced = await keepReplaced(path);
-    await rename(temporary, path);
+    if (options.releaseLater) release = await renameKeepingReplaced(temporary, path);
+    else await rename(temporary, path);
   } catch (error) {
     await rm(temporary, { force: true });
-    if (replaced) await rm(replaced, { force: true });
     throw error;
   }
   await syncDirectory(dirname(path));
-  // Nothing waits on it: a name left behind is a leftover like any temporary file.
-  if (replaced) unlink(replaced).catch(() => undefined);
+  release();
 }
