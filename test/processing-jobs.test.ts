@@ -87,7 +87,7 @@ describe('processing with Prefer: respond-async', () => {
   before(async () => {
     folder = await scratchFolder('steward-proc-jobs-');
     const random = seededRandom(5);
-    // 2048 x 4096 pixels: four windows of the calculator.
+    // 2048 x 4096 pixels: 32 windows of the calculator.
     const grid = { width: 2048, height: 4096 };
     writeRaster(path('a.tif'), { ...grid, type: 'Float32', noData: -9999, tile: 256, value: () => random() * 100 });
     writeRaster(path('b.tif'), { ...grid, type: 'Int16', value: (x, y) => (x + y) % 500 });
@@ -136,7 +136,7 @@ describe('processing with Prefer: respond-async', () => {
     const done = await waitFor(job.id, ended);
     assert.equal(done.state, 'succeeded', done.error ?? '');
     assert.deepEqual(done.result, { output: path('later.tif'), width: 2048, height: 4096 });
-    // 2048 x 4096 pixels in windows of 256 Ki pixels (1024 x 256).
+    // 2048 x 4096 pixels in windows of 256 Ki pixels (2048 x 128).
     assert.deepEqual([done.progress, done.done, done.total], [1, 32, 32]);
     assertMoved(store.progress.get(job.id));
     const [made, expected] = [pixels(path('later.tif')), pixels(path('now.tif'))];

@@ -10,11 +10,13 @@ import gdal from 'gdal-async';
 
 export const BLOCK_CACHE_MB = 32;
 /**
- * The calculator's worker process: its windows are 256 rows of whole 256-pixel tiles, so each
- * input tile is decoded once with a cache this small, and the tiles it writes are flushed after
- * every window.
+ * The calculator's worker process: its windows span rows of the output's 256-pixel tiles, so the
+ * cache holds the row of tiles being written (8 MB at 8000 pixels wide), the overviews' partial
+ * tiles, and the row before, written to the file when evicted, complete. Inputs bypass it (direct
+ * I/O). A wider raster's tiles are evicted before they are complete and read back: slower, in
+ * the same memory.
  */
-export const CALCULATOR_CACHE_MB = 4;
+export const CALCULATOR_CACHE_MB = 16;
 
 export function configureGdalMemory(cacheMb = BLOCK_CACHE_MB): void {
   if (!gdal.config.get('GDAL_CACHEMAX')) gdal.config.set('GDAL_CACHEMAX', String(cacheMb));

@@ -25,6 +25,13 @@ const CREATION_OPTIONS: Record<OutputFormat, string[]> = {
   zstd: [...TILING, 'COMPRESS=ZSTD', 'ZSTD_LEVEL=1', 'NUM_THREADS=ALL_CPUS'],
 };
 
+/**
+ * Overview tiles of 128 pixels: a row of them covers the 256 rows of a row of full-resolution
+ * tiles, so each completes with it, and the partial tiles the runner keeps in GDAL's cache are half
+ * as many bytes. (Set for the worker process, which runs this one task.)
+ */
+const OVERVIEW_BLOCK = '128';
+
 export interface OutputRaster {
   dataset: gdal.Dataset;
   band: gdal.RasterBand;
@@ -51,6 +58,7 @@ export async function createOutputRaster(path: string, grid: Grid, format: Outpu
     band.noDataValue = OUTPUT_NO_DATA;
     const factors = overviewFactors(grid.width, grid.height, MAX_OVERVIEW_FACTOR);
     // "NONE" lays out the overview levels without computing them; the runner writes their pixels.
+    gdal.config.set('GDAL_TIFF_OVR_BLOCKSIZE', OVERVIEW_BLOCK);
     if (factors.length > 0) await dataset.buildOverviewsAsync('NONE', factors);
     const overviews = factors.map((_, i) => band.overviews.get(i));
     return { dataset, band, overviews, factors };

@@ -1,8 +1,9 @@
 /**
- * Evaluates a compiled expression window by window on every core: one computer per core (the
- * main thread and worker threads), and one lane more than computers, so that every computer has
- * a window to compute while GDAL reads or writes the extra lane's. A lane owns one slot of
- * buffers, so memory stays flat whatever the raster size.
+ * Evaluates a compiled expression window by window on every core: one core for GDAL's reads and
+ * writes, one computer on each other (the main thread and worker threads; the main thread alone on
+ * two cores), and one lane more than computers, so that every computer has a window to compute
+ * while GDAL reads or writes the extra lane's. A lane owns one slot of buffers, so memory stays
+ * flat whatever the raster size.
  */
 import { availableParallelism } from 'node:os';
 
@@ -21,9 +22,10 @@ import {
 } from './window-compute.js';
 
 /**
- * Pixels per window: 256 Ki pixels (1024 x 256 where the raster is that wide) keep the slots of
- * three lanes within about 7 MiB. Windows of 512 Ki read strip-organised inputs in half the reads
- * (a read per row and window) but took the bench's peak RSS to 151 MiB.
+ * Pixels per window: 256 Ki pixels keep the slots of two lanes within about 5 MiB. Windows span
+ * the raster's width where that many pixels hold the rows windowRows asks for (8000 x 32 on the
+ * bench's inputs, in strips of a row): GDAL then reads a strip-organised input in one read per row
+ * of the raster, where windows of 1024 x 256 took one per row and window, half the CPU time.
  */
 const WINDOW_PIXELS = 1 << 18;
 
@@ -42,12 +44,20 @@ async function writeWindow(output: OutputRaster, w: Window, slot: WindowSlot): P
     const band = output.overviews[level] as OutputRaster['band'];
     return band.pixels.writeAsync(w.x / factor, w.y / factor, size.width, size.height, slot.overviews[level]);
   });
+  // GDAL's block cache holds the tiles until evicted, by then complete (see CALCULATOR_CACHE_MB).
   await Promise.all([output.band.pixels.writeAsync(w.x, w.y, w.width, w.height, slot.output), ...writes]);
-  // Written tiles go to the file now rather than fill GDAL's block cache.
-  await output.dataset.flushAsync();
 }
 
-/** The main thread and one worker thread per other core. */
+/**
+ * What window rows start on a multiple of: every overview factor, and the block height of the
+ * inputs whose blocks are at most a tile high, so that each of their blocks is read (or decoded) once.
+ */
+function windowRows(inputs: readonly InputBand[], factors: readonly number[]): number {
+  const blockRows = inputs.map((input) => input.band.blockSize.y).filter((rows) => rows <= OUTPUT_BLOCK);
+  return Math.max(factors.at(-1) ?? 1, ...blockRows);
+}
+
+/** The main thread and `count - 1` worker threads. */
 function startComputers(setup: ComputeSetup, count: number): WindowComputer[] {
   return [inlineComputer(setup), ...Array.from({ length: count - 1 }, () => threadComputer(setup))];
 }
@@ -90,11 +100,12 @@ export async function runCalculation(
   progress?: WindowProgress,
 ): Promise<void> {
   const { x: width, y: height } = output.band.size;
-  // Windows cover whole tiles, and start on multiples of every overview factor.
-  const align = Math.max(OUTPUT_BLOCK, output.factors.at(-1) ?? 1);
-  const windows = planWindows(width, height, { x: align, y: align }, WINDOW_PIXELS);
+  // Windows that split rows start on multiples of the tile width.
+  const rows = windowRows(inputs, output.factors);
+  const windows = planWindows(width, height, { x: OUTPUT_BLOCK, y: rows }, WINDOW_PIXELS);
   const first = windows[0] as Window;
-  const count = Math.max(1, Math.min(availableParallelism(), windows.length - 1));
+  // Two computers on two cores took longer than one on the bench's busy machine, and 12 MiB more.
+  const count = Math.max(1, Math.min(availableParallelism() - 1, windows.length - 1));
   const levels = levelSizes(first.width, first.height, output.factors.length);
   const slots = Array.from({ length: count + 1 }, () =>
     createSlot(
