@@ -29,6 +29,27 @@ describe('a project document written more than once', () => {
   });
 });
 
+describe("a project's custom layer order written more than once", () => {
+  it('follows layers added and removed between writes', () => {
+    const document = ProjectDocument.create({ title: 't', author: 'a', creation: '2026-01-01T00:00:00', crs: WGS84 });
+    const orderOf = (bytes: Buffer[]): string[] =>
+      [
+        ...Buffer.concat(bytes)
+          .toString('utf8')
+          .matchAll(/<item>([^<]*)<\/item>/g),
+      ].map((match) => match[1] ?? '');
+    const idOf = (name: string): string => document.layer(name)?.id ?? '';
+    document.addLayer(raster('a'));
+    document.addLayer(raster('b'));
+    assert.deepEqual(orderOf(document.encode()), [idOf('a'), idOf('b')]);
+    document.addLayer(raster('c'));
+    document.removeLayer('a');
+    const written = document.encode();
+    assert.deepEqual(orderOf(written), [idOf('b'), idOf('c')]);
+    assert.equal(Buffer.concat(written).toString('utf8'), ProjectDocument.parse(document.serialize()).serialize());
+  });
+});
+
 describe("a project document's layer list", () => {
   /** The layers as a fresh read of the document's text lists them. */
   const reread = (document: ProjectDocument): unknown => ProjectDocument.parse(document.serialize()).layers();

@@ -41,6 +41,7 @@ type MapLayerNode = XmlElement | XmlDeferred;
 const RECORDS: ReadonlyArray<{ path: string[]; record: string }> = [
   { path: ['layerorder'], record: 'layer' },
   { path: ['snapping-settings', 'individual-layer-settings'], record: 'layer-setting' },
+  { path: ['layer-tree-group', 'custom-order'], record: 'item' },
 ];
 
 /** What Steward reads of a layer from the project itself. */
