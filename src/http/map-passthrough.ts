@@ -77,11 +77,16 @@ export function mapPassthrough(maps: MapService, log: FastifyBaseLogger, observe
       response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
       return;
     }
-    // A QGIS Server that fails mid-image ends the reply, and a client that leaves ends the GetMap.
-    map.body.once('error', () => response.destroy());
-    response.once('close', () => map.body.destroy());
     response.writeHead(200, map.headers);
-    map.body.pipe(response);
+    if (Buffer.isBuffer(map.body)) {
+      response.end(map.body);
+      return;
+    }
+    const body = map.body;
+    // A QGIS Server that fails mid-image ends the reply, and a client that leaves ends the GetMap.
+    body.once('error', () => response.destroy());
+    response.once('close', () => body.destroy());
+    body.pipe(response);
   }
 
   return (request, response, next) => {

@@ -17,7 +17,8 @@ const MAX_CACHED_URLS = 10_000;
 export interface RenderedMap {
   /** The response headers worth passing on: `content-type`, and `content-length` when QGIS Server sent it. */
   headers: Record<string, string>;
-  body: Readable;
+  /** The image, whole when QGIS Server's answer came in one piece, else as it streams in. */
+  body: Buffer | Readable;
 }
 
 /** WMS 1.3.0 BBOX: latitude/northing first for CRSs whose EPSG axis order says so. */
@@ -138,7 +139,9 @@ export class MapService {
       );
       if (current) return mapOf(await answer, name);
       answer.then(
-        (discarded) => discarded.body.destroy(),
+        (discarded) => {
+          if (!Buffer.isBuffer(discarded.body)) discarded.body.destroy();
+        },
         () => undefined,
       );
     }
@@ -168,14 +171,13 @@ function urlKey(ref: ProjectRef, layer: string): string {
   return `${projectKey(ref)}\u0000${layer}`;
 }
 
-/** QGIS Server's answer as a map, or a 502 with what it said instead. */
-async function mapOf(answer: QgisAnswer, name: string): Promise<RenderedMap> {
+/**
+ * QGIS Server's answer as a map, or a 502 with what it said instead. A map is returned as it is,
+ * not in a promise: each promise a small map's answer goes through costs a microtask turn.
+ */
+function mapOf(answer: QgisAnswer, name: string): RenderedMap | Promise<never> {
   const contentType = answer.headers.get('content-type') ?? '';
-  if (answer.status !== 200 || !contentType.startsWith('image/')) {
-    const detail = (await text(answer.body)).replace(/\s+/g, ' ').slice(0, 500);
-    const failed = `QGIS Server could not draw layer "${name}" (HTTP ${answer.status})`;
-    throw new BadGateway(`${failed}: ${detail}`, { clientMessage: `${failed}: its answer is in Steward's log` });
-  }
+  if (answer.status !== 200 || !contentType.startsWith('image/')) return refused(answer, name);
   const length = answer.headers.get('content-length');
   return {
     headers: { 'content-type': contentType, ...(length === undefined ? {} : { 'content-length': length }) },
@@ -183,13 +185,21 @@ async function mapOf(answer: QgisAnswer, name: string): Promise<RenderedMap> {
   };
 }
 
-/** A stream's bytes as UTF-8 text. */
-async function text(stream: Readable): Promise<string> {
-  return (await bytes(stream)).toString('utf8');
+/** The 502 for an answer of QGIS Server that is not a map, with what it said. */
+async function refused(answer: QgisAnswer, name: string): Promise<never> {
+  const detail = (await text(answer.body)).replace(/\s+/g, ' ').slice(0, 500);
+  const failed = `QGIS Server could not draw layer "${name}" (HTTP ${answer.status})`;
+  throw new BadGateway(`${failed}: ${detail}`, { clientMessage: `${failed}: its answer is in Steward's log` });
 }
 
-/** All of a stream's bytes. */
-export async function bytes(stream: Readable): Promise<Buffer> {
+/** A body's bytes as UTF-8 text. */
+async function text(body: Buffer | Readable): Promise<string> {
+  return (await bytes(body)).toString('utf8');
+}
+
+/** All of a body's bytes, whether it came whole or as a stream. */
+export async function bytes(stream: Buffer | Readable): Promise<Buffer> {
+  if (Buffer.isBuffer(stream)) return stream;
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);

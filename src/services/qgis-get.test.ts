@@ -38,6 +38,7 @@ describe('qgisGet', () => {
       PNG.subarray(0, 5),
       PNG.subarray(5),
     ],
+    '/whole': [Buffer.concat([Buffer.from(`HTTP/1.0 200 OK\r\nContent-Length: ${PNG.length}\r\n\r\n`), PNG])],
     '/short': [`HTTP/1.0 200 OK\r\nContent-Length: ${PNG.length + 1}\r\n\r\n`, PNG],
     '/error': ['HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/xml\r\n\r\n<ServerException/>'],
     '/silent': [],
@@ -60,6 +61,12 @@ describe('qgisGet', () => {
     assert.equal(answer.headers.get('content-type'), 'image/png');
     assert.equal(answer.headers.get('content-length'), String(PNG.length));
     assert.deepEqual(await bytes(answer.body), PNG);
+  });
+
+  it('gives a body that came with the head whole, without its connection', async () => {
+    const answer = await qgisGet(`${origin}/whole`, connections);
+    assert.ok(Buffer.isBuffer(answer.body));
+    assert.deepEqual(answer.body, PNG);
   });
 
   it("passes a failure's status and text on", async () => {

@@ -12,8 +12,11 @@ export interface QgisAnswer {
   status: number;
   /** The headers, names in lower case. */
   headers: Map<string, string>;
-  /** The body: the connection itself, from the first byte after the head to the server's close. */
-  body: Socket;
+  /**
+   * The body: whole when it came with the head, as a small map's does; otherwise the connection
+   * itself, from the first byte after the head to the server's close.
+   */
+  body: Buffer | Socket;
 }
 
 /**
@@ -57,12 +60,18 @@ export function qgisGet(url: string, connections: Preconnector): Promise<QgisAns
         if (received.length > MAX_HEAD_BYTES) fail(new BadGateway('QGIS Server answered something other than HTTP'));
         return;
       }
-      socket.off('data', onData).off('error', onError).off('end', onEnd).pause();
+      socket.off('data', onData).off('error', onError).off('end', onEnd);
       const head = parseHead(received.toString('latin1', 0, headEnd));
       if (!head) return fail(new BadGateway('QGIS Server answered something other than HTTP'));
       const headBytes = headEnd + HEAD_END.length;
+      const length = contentLength(head.headers);
+      if (length !== undefined && received.length - headBytes >= length) {
+        // The connection flows on, unread, to QGIS Server's close, which ends it.
+        return resolve({ ...head, body: received.subarray(headBytes, headBytes + length) });
+      }
+      socket.pause();
       if (headBytes < received.length) socket.unshift(received.subarray(headBytes));
-      guardLength(socket, head.headers, headBytes);
+      if (length !== undefined) guardLength(socket, length, headBytes);
       resolve({ ...head, body: socket });
     };
     socket.on('data', onData).on('error', onError).on('end', onEnd);
@@ -82,10 +91,14 @@ function parseHead(text: string): { status: number; headers: Map<string, string>
   return { status: Number(status), headers };
 }
 
-/** A body that ends short of its Content-Length fails, as QGIS Server failing mid-answer. */
-function guardLength(socket: Socket, headers: Map<string, string>, headBytes: number): void {
+/** The Content-Length of an answer, when it gives a valid one. */
+function contentLength(headers: Map<string, string>): number | undefined {
   const length = Number(headers.get('content-length') ?? Number.NaN);
-  if (!Number.isSafeInteger(length)) return;
+  return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
+}
+
+/** A body that ends short of its Content-Length fails, as QGIS Server failing mid-answer. */
+function guardLength(socket: Socket, length: number, headBytes: number): void {
   // Heard before the body's readers hear of the end (this listener is the first), so that they
   // take the answer as failed rather than complete.
   socket.once('end', () => {
