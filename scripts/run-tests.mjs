@@ -12,6 +12,7 @@ const VERSION_DEPENDENT = [
   'src/qgis/symbology/catalogue.test.ts',
   'src/qgis/style/layer-styles.test.ts',
   'test/cache.test.ts',
+  'test/layer-extents.test.ts',
   'test/monitoring.test.ts',
   'test/postgres.test.ts',
   'test/postgres-refresh.test.ts',

@@ -116,7 +116,17 @@ export class LayerService {
   /** The layer with the name QGIS Server publishes it under, for requests Steward sends it by layer. */
   async published(ref: ProjectRef, name: string): Promise<PublishedLayer> {
     const document = await this.repository.read(ref);
-    return document.published(layerOf(document, ref, name));
+    return this.withExtent(ref, document.published(layerOf(document, ref, name)));
+  }
+
+  /**
+   * QGIS 3.40 and later save a layer's extent only once something has computed it (QGIS Desktop does
+   * as it draws, a script may not): a layer saved without one is given its datasource's.
+   */
+  private async withExtent<Layer extends LayerEntry>(ref: ProjectRef, layer: Layer): Promise<Layer> {
+    if (layer.extent.every(Number.isFinite)) return layer;
+    const { probed } = await this.inspector.inspect(await this.gdalSource(ref, layer), layer.type);
+    return probed ? { ...layer, extent: probed.extent } : layer;
   }
 
   /** The datasource as GDAL opens it: relative paths (QGIS writes them) resolved against the project. */
@@ -128,7 +138,7 @@ export class LayerService {
   }
 
   async info(ref: ProjectRef, name: string): Promise<LayerInfo> {
-    const layer = await this.entry(ref, name);
+    const layer = await this.withExtent(ref, await this.entry(ref, name));
     const inspection = await this.inspector.inspect(await this.gdalSource(ref, layer), layer.type);
     const info: LayerInfo = {
       name: layer.name,
