@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -13,6 +13,9 @@ import { checkName } from './names.js';
 export const BUILT_IN_STYLE = 'default';
 
 export { GEOMETRIES, type Geometry };
+
+/** Larger styles (images embedded in their QML) are read on the thread pool. */
+const SYNC_READ_BYTES = 256 * 1024;
 
 function listing(dir: string): string[] {
   try {
@@ -45,9 +48,15 @@ export class StyleFiles {
     return listing(root).map((entry) => join(root, entry));
   }
 
+  /**
+   * A style of up to SYNC_READ_BYTES is read synchronously: its four hand-offs to the thread pool
+   * (open, stat, read, close) took longer than reading it: milliseconds of a style write under load.
+   */
   async read(ref: ProjectRef, name: string): Promise<string> {
+    const path = this.path(ref, name);
     try {
-      return await readFile(this.path(ref, name), 'utf8');
+      const size = statSync(path).size;
+      return size <= SYNC_READ_BYTES ? readFileSync(path, 'utf8') : await readFile(path, 'utf8');
     } catch {
       throw new NotFound(`project "${ref.name}" has no style "${name}"`);
     }
