@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { decodePng, differingPixels } from './support/png.js';
 import { runPyqgisScript } from './support/pyqgis-scripts.js';
-import { ows } from './support/qgis.js';
+import { ownLayerMap } from './support/qgis.js';
 import { type Stack, startStack } from './support/stack.js';
 
 type Extent = [number, number, number, number];
@@ -43,19 +43,7 @@ describe('a project a PyQGIS script wrote without asking its layers for their ex
 
   it("draws each layer's map as QGIS Server's own GetMap of that extent", async () => {
     for (const [layer, [xmin, ymin, xmax, ymax]] of Object.entries(extents)) {
-      const direct = await ows(stack.qgis, file, {
-        SERVICE: 'WMS',
-        VERSION: '1.3.0',
-        REQUEST: 'GetMap',
-        LAYERS: layer,
-        STYLES: '',
-        CRS: 'EPSG:4326',
-        BBOX: [ymin, xmin, ymax, xmax].join(','),
-        WIDTH: '400',
-        HEIGHT: '400',
-        FORMAT: 'image/png',
-        TRANSPARENT: 'TRUE',
-      });
+      const direct = await ownLayerMap(stack.qgis, file, layer, [xmin, ymin, xmax, ymax]);
       assert.equal(direct.status, 200);
       const own = decodePng(Buffer.from(await direct.arrayBuffer()));
       assert.ok(own.paintedPixels() > 0, `QGIS Server draws ${layer}`);

@@ -8,7 +8,7 @@ import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { filesUnder } from './support/mapproxy.js';
 import { decodePng, differingPixels, type Image } from './support/png.js';
 import { runPyqgisScript } from './support/pyqgis-scripts.js';
-import { ows, publishedLayers } from './support/qgis.js';
+import { ownLayerMap, ows, publishedLayers } from './support/qgis.js';
 import { POLYGONS, seededLevels, waitForJob } from './support/seeding.js';
 
 const MODES = {
@@ -59,20 +59,7 @@ for (const [mode, names] of Object.entries(MODES)) {
     it("draws each layer's map as QGIS Server's own GetMap by the published name", async () => {
       for (const [layer, wmsName] of Object.entries(published)) {
         const info = (await cs.stack.call('GET', `/api/projects/${project}/layers/${layer}`)).body as { bbox: string };
-        const [xmin, ymin, xmax, ymax] = info.bbox.split(/[ ,]+/);
-        const own = await png(
-          await direct({
-            REQUEST: 'GetMap',
-            LAYERS: wmsName,
-            STYLES: '',
-            CRS: 'EPSG:4326',
-            BBOX: [ymin, xmin, ymax, xmax].join(','),
-            WIDTH: '400',
-            HEIGHT: '400',
-            FORMAT: 'image/png',
-            TRANSPARENT: 'TRUE',
-          }),
-        );
+        const own = await png(await ownLayerMap(cs.stack.qgis, file, wmsName, info.bbox.split(/[ ,]+/)));
         assert.ok(own.paintedPixels() > 0, `QGIS Server draws ${wmsName}`);
         const map = await png(await api(`/layers/${layer}/map`));
         assert.equal(differingPixels(map, own), 0, layer);

@@ -10,6 +10,31 @@ export async function ows(qgis: QgisServerProcess, map: string, parameters: Reco
   return fetch(url);
 }
 
+/**
+ * QGIS Server's own GetMap of one layer over an EPSG:4326 extent, asked as Steward's layer map asks
+ * it: WMS 1.3.0 (latitude first), 400 x 400 transparent PNG.
+ */
+export function ownLayerMap(
+  qgis: QgisServerProcess,
+  map: string,
+  wmsName: string,
+  [xmin, ymin, xmax, ymax]: readonly (number | string)[],
+): Promise<Response> {
+  return ows(qgis, map, {
+    SERVICE: 'WMS',
+    VERSION: '1.3.0',
+    REQUEST: 'GetMap',
+    LAYERS: wmsName,
+    STYLES: '',
+    CRS: 'EPSG:4326',
+    BBOX: [ymin, xmin, ymax, xmax].join(','),
+    WIDTH: '400',
+    HEIGHT: '400',
+    FORMAT: 'image/png',
+    TRANSPARENT: 'TRUE',
+  });
+}
+
 /** The names of the layers QGIS Server publishes in WMS GetCapabilities (nested <Layer><Name>). */
 export async function publishedLayers(qgis: QgisServerProcess, map: string): Promise<string[]> {
   const response = await ows(qgis, map, { SERVICE: 'WMS', VERSION: '1.3.0', REQUEST: 'GetCapabilities' });
