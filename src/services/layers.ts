@@ -72,9 +72,13 @@ function formatBbox(extent: Extent): string {
   return `${xmin} ${ymin}, ${xmax} ${ymax}`;
 }
 
+export function layerNotFound(ref: ProjectRef, name: string): NotFound {
+  return new NotFound(`project "${ref.name}" has no layer "${name}"`);
+}
+
 function layerOf(document: ProjectDocument, ref: ProjectRef, name: string): LayerEntry {
   const layer = document.layer(name);
-  if (!layer) throw new NotFound(`project "${ref.name}" has no layer "${name}"`);
+  if (!layer) throw layerNotFound(ref, name);
   return layer;
 }
 
@@ -294,8 +298,7 @@ export class LayerService {
 
   async remove(ref: ProjectRef, name: string): Promise<void> {
     const removed = await this.repository.update(ref, (document) => {
-      const layer = document.layer(name);
-      if (!layer) throw new NotFound(`project "${ref.name}" has no layer "${name}"`);
+      const layer = layerOf(document, ref, name);
       document.removeLayer(name);
       return layer;
     });

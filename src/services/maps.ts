@@ -198,9 +198,9 @@ async function text(body: Buffer | Readable): Promise<string> {
 }
 
 /** All of a body's bytes, whether it came whole or as a stream. */
-export async function bytes(stream: Buffer | Readable): Promise<Buffer> {
-  if (Buffer.isBuffer(stream)) return stream;
+export async function bytes(body: Buffer | Readable): Promise<Buffer> {
+  if (Buffer.isBuffer(body)) return body;
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  for await (const chunk of body) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
 }

@@ -22,7 +22,7 @@ import { parseXml } from '../qgis/xml/parse.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { type LayerInspector } from './layer-inspector.js';
-import { type LayerService } from './layers.js';
+import { layerNotFound, type LayerService } from './layers.js';
 import { checkName } from './names.js';
 import { estimatedBytes, LruCache } from './project-cache.js';
 import { type ProjectRepository } from './repository.js';
@@ -286,7 +286,7 @@ export class StyleService {
     const qml = await this.qmlForLayer(ref, layer, await this.load(ref, request.name));
     const changed = await this.repository.update(ref, (document) => {
       const element = document.mapLayerElement(layerName);
-      if (!element) throw new NotFound(`project "${ref.name}" has no layer "${layerName}"`);
+      if (!element) throw layerNotFound(ref, layerName);
       const wasCurrent = currentLayerStyleName(element);
       putLayerStyle(element, request.name, qml, current);
       document.invalidate(layerName);
@@ -299,7 +299,7 @@ export class StyleService {
   private async applyBuiltIn(ref: ProjectRef, layerName: string, current: boolean): Promise<void> {
     const changed = await this.repository.update(ref, (document) => {
       const element = document.mapLayerElement(layerName);
-      if (!element) throw new NotFound(`project "${ref.name}" has no layer "${layerName}"`);
+      if (!element) throw layerNotFound(ref, layerName);
       if (!layerStyleNames(element).includes(BUILT_IN_STYLE)) {
         throw new NotFound(`layer "${layerName}" has no "${BUILT_IN_STYLE}" style in its style manager`);
       }
