@@ -6,22 +6,13 @@ usage: write_project_as_script.py OUTPUT GEOPACKAGE RASTER
 Prints the extent QGIS finds for each layer once asked, as JSON by layer name.
 """
 import json
-import os
 import sys
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
-from qgis.core import QgsApplication, QgsCoordinateReferenceSystem, QgsProject, QgsRasterLayer, QgsVectorLayer  # noqa: E402
+from fixture_project import fixture_project
 
 output, geopackage, raster = sys.argv[1:4]
-app = QgsApplication([], False)
-app.initQgis()
-project = QgsProject.instance()
-project.setCrs(QgsCoordinateReferenceSystem("EPSG:4326"))
-layers = [QgsVectorLayer(f"{geopackage}|layername={name}", name, "ogr") for name in ("polygons", "lines")]
-layers.append(QgsRasterLayer(raster, "rgb", "gdal"))
+app, project, layers = fixture_project(geopackage, raster)
 for layer in layers:
-    assert layer.isValid(), layer.name()
     project.addMapLayer(layer)
 assert project.write(output), "QGIS could not write the project"
 extents = {}

@@ -10,24 +10,15 @@ calling writeEntry with True does, an int (QGIS Server reads both).
 Prints the name each layer is published under, as JSON by layer name.
 """
 import json
-import os
 import sys
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
-from qgis.core import QgsApplication, QgsCoordinateReferenceSystem, QgsProject, QgsRasterLayer, QgsVectorLayer  # noqa: E402
+from fixture_project import fixture_project
 
 output, geopackage, raster, mode = sys.argv[1:5]
 SHORT_NAMES = {"polygons": "parcels", "rgb": "ortho"}
-app = QgsApplication([], False)
-app.initQgis()
-project = QgsProject.instance()
-project.setCrs(QgsCoordinateReferenceSystem("EPSG:4326"))
-layers = [QgsVectorLayer(f"{geopackage}|layername={name}", name, "ogr") for name in ("polygons", "lines")]
-layers.append(QgsRasterLayer(raster, "rgb", "gdal"))
+app, project, layers = fixture_project(geopackage, raster)
 published = {}
 for layer in layers:
-    assert layer.isValid(), layer.name()
     short_name = SHORT_NAMES.get(layer.name()) if mode == "short-names" else None
     if short_name:
         # QGIS 3.38 moved the short name to the layer's server properties.
