@@ -4,9 +4,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 import { freePort } from '../src/runtime/ports.js';
+import { waitFor } from '../test/support/monitoring.js';
 
 const READY_TIMEOUT_MS = 30_000;
 
@@ -15,18 +15,19 @@ export interface ApiProcess {
   close(): Promise<void>;
 }
 
-async function untilLive(url: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the API process ended with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/health/live`)).ok) return;
-    } catch {
-      // Not listening yet.
-    }
-    await sleep(50);
-  }
-  throw new Error(`the API process was not live within ${READY_TIMEOUT_MS} ms`);
+/** Resolves once the API answers /health/live; fails if its process ends first. */
+function untilLive(url: string, child: ChildProcess): Promise<true> {
+  return waitFor(
+    'the API process to be live',
+    async () => {
+      if (child.exitCode !== null) throw new Error(`the API process ended with ${child.exitCode}`);
+      return fetch(`${url}/health/live`).then(
+        (response) => response.ok,
+        () => false, // not listening yet
+      );
+    },
+    READY_TIMEOUT_MS,
+  );
 }
 
 /** Starts the compiled API (`npm run bench` compiles it first) with `env` added to this process's. */
