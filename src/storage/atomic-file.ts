@@ -14,7 +14,8 @@ export function isTemporaryFile(fileName: string): boolean {
   return fileName.startsWith('.') && TEMPORARY_SUFFIX.test(fileName);
 }
 
-async function syncDirectory(path: string): Promise<void> {
+/** Flushes a file, or a folder's entries, to the disk. */
+export async function flushToDisk(path: string): Promise<void> {
   const handle = await open(path, 'r');
   try {
     await handle.sync();
@@ -50,6 +51,12 @@ export interface AtomicWriteOptions {
    * file keeps a temporary name until then, which clearing leftovers removes if the process dies.
    */
   releaseLater?: boolean;
+  /**
+   * False to leave the new file in the system's cache rather than wait for the disk: readers see it
+   * at once and a killed process loses nothing, but a power cut may; the caller has made the content
+   * durable another way (the project journal).
+   */
+  flush?: boolean;
 }
 
 /**
@@ -102,7 +109,7 @@ export async function writeFileAtomic(
       if (Array.isArray(data)) await writePieces(handle, data);
       else await handle.writeFile(data as string | Uint8Array);
       if (options.modified !== undefined) await handle.utimes(options.modified, options.modified);
-      await handle.sync();
+      if (options.flush !== false) await handle.sync();
     } finally {
       await handle.close();
     }
@@ -112,6 +119,23 @@ export async function writeFileAtomic(
     await rm(temporary, { force: true });
     throw error;
   }
-  await syncDirectory(dirname(path));
+  if (options.flush !== false) await flushToDisk(dirname(path));
   release();
+}
+
+/** Gives the file at `from` the name `to` as well, replacing what `to` named; false without hard links. */
+export async function linkOver(from: string, to: string): Promise<boolean> {
+  const linked = temporarySibling(to);
+  try {
+    await link(from, linked);
+  } catch {
+    return false;
+  }
+  try {
+    await rename(linked, to);
+  } catch (error) {
+    await rm(linked, { force: true });
+    throw error;
+  }
+  return true;
 }

@@ -8,6 +8,7 @@ import { fileStats, fileVersion, folderVersion } from './file-version.js';
 import { clearDataDirLeftovers } from './leftovers.js';
 import { KeyedMutex, withFileLock } from './lock.js';
 import { ProjectArchive } from './project-archive.js';
+import { journalPaths, ProjectJournal, recoverJournal } from './project-journal.js';
 import {
   type ProjectContent,
   type ProjectRef,
@@ -48,6 +49,9 @@ function nextModified(currentNs: bigint | undefined): number {
  */
 const LISTING_MAX_AGE_MS = 5_000;
 
+/** The projects whose journal this process keeps writing to; another project's next write starts one anew. */
+const MAX_OPEN_JOURNALS = 64;
+
 interface Listing {
   /** The projects folder's version when it was listed. */
   version: string;
@@ -81,6 +85,8 @@ export class FilesystemStore implements ProjectStore {
   readonly kind = 'filesystem' as const;
   private readonly mutex = new KeyedMutex();
   private listing: Listing | undefined;
+  /** By project name, the least recently written first. */
+  private readonly journals = new Map<string, ProjectJournal>();
 
   constructor(private readonly projectsDir: string) {}
 
@@ -193,14 +199,44 @@ export class FilesystemStore implements ProjectStore {
       archive.content = wholeContent(content);
       await writeFileAtomic(path, await archive.bytes(), { modified, releaseLater: true });
     } else {
-      await writeFileAtomic(path, content, { modified, releaseLater: true });
+      await this.writeProjectFile(ref.name, path, content instanceof Uint8Array ? [content] : content, modified);
     }
     const written = await this.projectFile(ref);
     if (!written) throw new Error(`project "${ref.name}" vanished while being written`);
     return written.identity;
   }
 
+  /**
+   * Replaces a .qgs: recorded in its journal and replaced without waiting for the disk while the
+   * journal takes records; otherwise written and flushed whole, which starts a new journal.
+   */
+  private async writeProjectFile(name: string, path: string, pieces: readonly Uint8Array[], modified: number) {
+    const journal = this.journals.get(name);
+    this.journals.delete(name);
+    if (journal?.accepts()) {
+      const takeBack = await journal.record(pieces, modified);
+      try {
+        await writeFileAtomic(path, pieces, { modified, releaseLater: true, flush: false });
+      } catch (error) {
+        await takeBack();
+        throw error;
+      }
+      this.keepJournal(name, journal);
+      return;
+    }
+    await writeFileAtomic(path, pieces, { modified, releaseLater: true });
+    const started = await ProjectJournal.begin(path, pieces);
+    if (started) this.keepJournal(name, started);
+  }
+
+  private keepJournal(name: string, journal: ProjectJournal): void {
+    this.journals.set(name, journal);
+    const oldest = this.journals.keys().next().value;
+    if (this.journals.size > MAX_OPEN_JOURNALS && oldest !== undefined) this.journals.delete(oldest);
+  }
+
   async remove(ref: ProjectRef): Promise<boolean> {
+    this.journals.delete(ref.name);
     if (!(await this.projectFile(ref))) return false;
     const doomed = this.stagingDir('.deleting-', ref);
     await rm(doomed, { recursive: true, force: true });
@@ -246,8 +282,17 @@ export class FilesystemStore implements ProjectStore {
       const prefix = STAGING_PREFIXES.find((candidate) => entry.startsWith(candidate));
       const ref = { name: prefix ? entry.slice(prefix.length) : entry, schema: 'public' };
       if (prefix) cleared += await this.withLock(ref, () => removeFolder(this.stagingDir(prefix, ref)));
-      else if (!entry.startsWith('.')) cleared += await clearDataDirLeftovers(this, ref);
+      else if (!entry.startsWith('.')) cleared += (await clearDataDirLeftovers(this, ref)) + (await this.recover(ref));
     }
     return cleared;
+  }
+
+  /** Settles a journal left by a process that stopped: the project file gets its last write back if lost. */
+  private async recover(ref: ProjectRef): Promise<number> {
+    const path = join(this.dataDir(ref), `${ref.name}.qgs`);
+    const { checkpoint, journal } = journalPaths(path);
+    if (!fileStats(journal) && !fileStats(checkpoint)) return 0;
+    this.journals.delete(ref.name);
+    return (await this.withLock(ref, () => recoverJournal(path))) ? 1 : 0;
   }
 }

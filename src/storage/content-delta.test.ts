@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import fc from 'fast-check';
+
+import { applyDelta, DeltaBase, type DeltaOp } from './content-delta.js';
+
+const newBytes = (ops: readonly DeltaOp[]) =>
+  ops.reduce((sum, op) => sum + (op.kind === 'bytes' ? op.bytes.byteLength : 0), 0);
+
+/** An edit of a list of pieces: what a project write does to its layers and records. */
+type Edit =
+  | { kind: 'insert'; at: number; bytes: Uint8Array }
+  | { kind: 'remove'; at: number }
+  | { kind: 'change'; at: number; byte: number; value: number }
+  | { kind: 'copy'; at: number };
+
+const edit: fc.Arbitrary<Edit> = fc.oneof(
+  fc.record({
+    kind: fc.constant('insert' as const),
+    at: fc.nat(),
+    bytes: fc.uint8Array({ minLength: 1, maxLength: 300 }),
+  }),
+  fc.record({ kind: fc.constant('remove' as const), at: fc.nat() }),
+  fc.record({ kind: fc.constant('change' as const), at: fc.nat(), byte: fc.nat(), value: fc.nat(255) }),
+  fc.record({ kind: fc.constant('copy' as const), at: fc.nat() }),
+);
+
+function applyEdit(pieces: Uint8Array[], change: Edit): void {
+  if (change.kind === 'insert') {
+    pieces.splice(change.at % (pieces.length + 1), 0, change.bytes);
+    return;
+  }
+  if (pieces.length === 0) return;
+  const at = change.at % pieces.length;
+  const piece = pieces[at] as Uint8Array;
+  if (change.kind === 'remove') pieces.splice(at, 1);
+  // A piece written anew with the same bytes is found by its content rather than its identity.
+  else if (change.kind === 'copy') pieces[at] = Uint8Array.from(piece);
+  else if (piece.byteLength > 0) {
+    const changed = Uint8Array.from(piece);
+    changed[change.byte % changed.byteLength] = change.value;
+    pieces[at] = changed;
+  }
+}
+
+describe('a delta against a base version', () => {
+  it('makes the new content exactly, whatever pieces were inserted, removed, changed or copied', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.uint8Array({ maxLength: 400 }), { maxLength: 30 }),
+        fc.array(edit, { maxLength: 12 }),
+        (basePieces, edits) => {
+          const pieces = [...basePieces];
+          for (const change of edits) applyEdit(pieces, change);
+          const ops = new DeltaBase(basePieces).delta(pieces);
+          assert.deepEqual(applyDelta(Buffer.concat(basePieces), ops), Buffer.concat(pieces));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('holds only the new bytes when one layer is added to a thousand and a record changes', () => {
+    const layers = Array.from({ length: 1000 }, (_, index) =>
+      Buffer.from(`<maplayer id="l${index}">${'x'.repeat(4000)}</maplayer>`),
+    );
+    const tree = Buffer.from(layers.map((_, index) => `<layer-tree-layer id="l${index}"/>`).join(''));
+    const base = new DeltaBase([tree, ...layers]);
+    const added = Buffer.from(`<maplayer id="new">${'y'.repeat(4000)}</maplayer>`);
+    const newTree = Buffer.from(`${tree.toString()}<layer-tree-layer id="new"/>`);
+    const ops = base.delta([newTree, ...layers.map((layer) => Buffer.from(layer)), added]);
+    assert.equal(newBytes(ops), '<layer-tree-layer id="new"/>'.length + added.byteLength);
+  });
+
+  it('refuses a delta that copies beyond its base', () => {
+    assert.throws(() => applyDelta(Buffer.from('abc'), [{ kind: 'copy', offset: 2, length: 2 }]), /does not have/);
+  });
+});

@@ -1,0 +1,240 @@
+/**
+ * The journal of a project file: what makes a write of a large project durable without flushing the
+ * whole file. The project file's version at the last full, flushed write is kept as the checkpoint
+ * (a hard link, so it costs no copy); each later write appends to the journal, and flushes, a
+ * record of the new content as a delta against the checkpoint, then replaces the project file
+ * without waiting for the disk. After a power cut the last record rebuilds what the project file
+ * lost. Layout and recovery: docs/storage.md.
+ */
+import { open, readFile, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { crc32 } from 'node:zlib';
+
+import { flushToDisk, linkOver, writeFileAtomic } from './atomic-file.js';
+import { applyDelta, DeltaBase, type DeltaOp } from './content-delta.js';
+import { fileStats, fileVersion } from './file-version.js';
+
+const MAGIC = Buffer.from('SWJRNL01');
+const COPY = 0;
+const BYTES = 1;
+/** The journal grows to at most the project file's size, or this when the file is smaller. */
+const MIN_JOURNAL_ROOM = 1024 * 1024;
+
+/** The checkpoint and journal files beside a project file. */
+export function journalPaths(projectPath: string): { checkpoint: string; journal: string } {
+  const dir = dirname(projectPath);
+  const name = basename(projectPath);
+  return { checkpoint: join(dir, `.${name}.checkpoint`), journal: join(dir, `.${name}.journal`) };
+}
+
+/** One write of the project file: the content it was given, and the modification time (seconds). */
+interface JournalRecord {
+  modified: number;
+  size: number;
+  ops: DeltaOp[];
+}
+
+function encodeHeader(checkpointVersion: string): Buffer {
+  const version = Buffer.from(checkpointVersion);
+  const length = Buffer.alloc(4);
+  length.writeUInt32LE(version.byteLength);
+  return Buffer.concat([MAGIC, length, version]);
+}
+
+/** A record's bytes: its body's length and CRC-32, then the body, new bytes not copied. */
+function encodeRecord(record: JournalRecord): Buffer[] {
+  const head = Buffer.alloc(20);
+  head.writeDoubleLE(record.modified, 0);
+  head.writeDoubleLE(record.size, 8);
+  head.writeUInt32LE(record.ops.length, 16);
+  const body: Buffer[] = [head];
+  for (const op of record.ops) {
+    const fields = Buffer.alloc(op.kind === 'copy' ? 17 : 5);
+    if (op.kind === 'copy') {
+      fields.writeUInt8(COPY, 0);
+      fields.writeDoubleLE(op.offset, 1);
+      fields.writeDoubleLE(op.length, 9);
+      body.push(fields);
+    } else {
+      fields.writeUInt8(BYTES, 0);
+      fields.writeUInt32LE(op.bytes.byteLength, 1);
+      body.push(fields, Buffer.from(op.bytes.buffer, op.bytes.byteOffset, op.bytes.byteLength));
+    }
+  }
+  const prefix = Buffer.alloc(8);
+  prefix.writeUInt32LE(
+    body.reduce((sum, piece) => sum + piece.byteLength, 0),
+    0,
+  );
+  prefix.writeUInt32LE(
+    body.reduce((crc, piece) => crc32(piece, crc), 0),
+    4,
+  );
+  return [prefix, ...body];
+}
+
+function decodeBody(body: Buffer): JournalRecord {
+  const ops: DeltaOp[] = [];
+  let at = 20;
+  for (let count = body.readUInt32LE(16); count > 0; count--) {
+    if (body.readUInt8(at) === COPY) {
+      ops.push({ kind: 'copy', offset: body.readDoubleLE(at + 1), length: body.readDoubleLE(at + 9) });
+      at += 17;
+    } else {
+      const length = body.readUInt32LE(at + 1);
+      ops.push({ kind: 'bytes', bytes: body.subarray(at + 5, at + 5 + length) });
+      at += 5 + length;
+    }
+  }
+  return { modified: body.readDoubleLE(0), size: body.readDoubleLE(8), ops };
+}
+
+/** The journal's checkpoint version and its complete records; a record cut short by a crash ends them. */
+function decodeJournal(bytes: Buffer): { checkpointVersion: string; records: JournalRecord[] } | undefined {
+  if (bytes.byteLength < MAGIC.byteLength + 4 || !bytes.subarray(0, MAGIC.byteLength).equals(MAGIC)) return undefined;
+  const versionEnd = MAGIC.byteLength + 4 + bytes.readUInt32LE(MAGIC.byteLength);
+  const checkpointVersion = bytes.subarray(MAGIC.byteLength + 4, versionEnd).toString();
+  const records: JournalRecord[] = [];
+  for (let at = versionEnd; at + 8 <= bytes.byteLength;) {
+    const body = bytes.subarray(at + 8, at + 8 + bytes.readUInt32LE(at));
+    if (body.byteLength !== bytes.readUInt32LE(at) || crc32(body) !== bytes.readUInt32LE(at + 4)) break;
+    records.push(decodeBody(body));
+    at += 8 + body.byteLength;
+  }
+  return { checkpointVersion, records };
+}
+
+/** A file's inode and size, which change when the journal is replaced or written by another process. */
+function journalState(path: string): string | undefined {
+  const info = fileStats(path);
+  return info && `${info.ino}:${info.size}`;
+}
+
+export class ProjectJournal {
+  private usable = true;
+
+  private constructor(
+    private readonly projectPath: string,
+    private readonly base: DeltaBase,
+    private readonly checkpointVersion: string,
+    private journalLength: number,
+    private expectedState: string | undefined,
+  ) {}
+
+  /**
+   * Starts a journal whose checkpoint is the project file as it is now, which `pieces` wrote and which
+   * is on the disk (or `flush` makes it so); undefined when the file system has no hard links.
+   */
+  static async begin(projectPath: string, pieces: readonly Uint8Array[]): Promise<ProjectJournal | undefined> {
+    const { checkpoint, journal } = journalPaths(projectPath);
+    if (!(await linkOver(projectPath, checkpoint))) return undefined;
+    const checkpointVersion = fileVersion(checkpoint);
+    if (checkpointVersion === undefined) return undefined;
+    const header = encodeHeader(checkpointVersion);
+    // Flushing the journal's folder also makes the checkpoint's new name durable.
+    await writeFileAtomic(journal, header);
+    return new ProjectJournal(
+      projectPath,
+      new DeltaBase(pieces),
+      checkpointVersion,
+      header.byteLength,
+      journalState(journal),
+    );
+  }
+
+  /** Whether a write can be recorded: checkpoint and journal are as this process left them, with room. */
+  accepts(): boolean {
+    const { checkpoint, journal } = journalPaths(this.projectPath);
+    return (
+      this.usable &&
+      this.journalLength < Math.max(MIN_JOURNAL_ROOM, this.base.size) &&
+      fileVersion(checkpoint) === this.checkpointVersion &&
+      journalState(journal) === this.expectedState
+    );
+  }
+
+  /**
+   * Appends, and flushes, the record of the project file's next content; returns what takes the
+   * record back, for a replace of the project file that fails.
+   */
+  async record(pieces: readonly Uint8Array[], modified: number): Promise<() => Promise<void>> {
+    const size = pieces.reduce((sum, piece) => sum + piece.byteLength, 0);
+    const record = encodeRecord({ modified, size, ops: this.base.delta(pieces) });
+    const { journal } = journalPaths(this.projectPath);
+    const before = this.journalLength;
+    const handle = await open(journal, 'r+');
+    try {
+      await handle.writev(record, before);
+      await handle.datasync();
+    } catch (error) {
+      this.usable = false;
+      throw error;
+    } finally {
+      await handle.close();
+    }
+    this.journalLength = before + record.reduce((sum, piece) => sum + piece.byteLength, 0);
+    this.expectedState = journalState(journal);
+    return async () => {
+      this.usable = false;
+      const handle = await open(journal, 'r+');
+      try {
+        await handle.truncate(before);
+        await handle.datasync();
+      } finally {
+        await handle.close();
+      }
+    };
+  }
+}
+
+/** When the system started (seconds since the epoch); 0 when it cannot be told. */
+async function bootTime(): Promise<number> {
+  const stats = await readFile('/proc/stat', 'utf8').catch(() => '');
+  return Number(/^btime (\d+)$/m.exec(stats)?.[1] ?? 0);
+}
+
+/**
+ * Whether the project file is the one the record describes: the same size and modification time,
+ * and, unless the system has run without a restart since the journal was written (the file's
+ * bytes then being whatever its writer gave the system), the same bytes.
+ */
+async function holdsRecord(
+  projectPath: string,
+  journalPath: string,
+  content: () => Promise<Buffer>,
+  last: JournalRecord,
+): Promise<boolean> {
+  const current = fileStats(projectPath);
+  if (!current || Number(current.size) !== last.size) return false;
+  if (Math.abs(Number(current.mtimeNs) / 1e9 - last.modified) > 1e-6) return false;
+  const booted = await bootTime();
+  if (booted > 0 && (await stat(journalPath)).mtimeMs / 1000 > booted) return true;
+  return (await readFile(projectPath)).equals(await content());
+}
+
+/**
+ * After a crash: rebuilds the project file from its checkpoint and the journal's last record when the
+ * file lost that write, flushes it, and removes journal and checkpoint. A project file changed after
+ * the last record (by QGIS or by hand) is kept. Runs under the project's lock; true when there was a
+ * journal or checkpoint to clear.
+ */
+export async function recoverJournal(projectPath: string): Promise<boolean> {
+  const { checkpoint, journal } = journalPaths(projectPath);
+  const bytes = await readFile(journal).catch(() => undefined);
+  if (!bytes && !fileStats(checkpoint)) return false;
+  const decoded = bytes && decodeJournal(bytes);
+  const last = decoded?.records.at(-1);
+  const current = fileStats(projectPath);
+  if (last && current && fileVersion(checkpoint) === decoded?.checkpointVersion) {
+    const changedSince = Number(current.mtimeNs) / 1e9 > last.modified + 1e-6;
+    const content = async () => applyDelta(await readFile(checkpoint), last.ops);
+    if (!changedSince && !(await holdsRecord(projectPath, journal, content, last))) {
+      await writeFileAtomic(projectPath, await content(), { modified: last.modified });
+    }
+  }
+  if (current) await flushToDisk(projectPath);
+  await flushToDisk(dirname(projectPath));
+  await rm(journal, { force: true });
+  await rm(checkpoint, { force: true });
+  return true;
+}
