@@ -61,16 +61,20 @@ describe('a delta against a base version', () => {
     );
   });
 
-  it('holds only the new bytes when one layer is added to a thousand and a record changes', () => {
-    const layers = Array.from({ length: 1000 }, (_, index) =>
-      Buffer.from(`<maplayer id="l${index}">${'x'.repeat(4000)}</maplayer>`),
-    );
-    const tree = Buffer.from(layers.map((_, index) => `<layer-tree-layer id="l${index}"/>`).join(''));
-    const base = new DeltaBase([tree, ...layers]);
-    const added = Buffer.from(`<maplayer id="new">${'y'.repeat(4000)}</maplayer>`);
-    const newTree = Buffer.from(`${tree.toString()}<layer-tree-layer id="new"/>`);
-    const ops = base.delta([newTree, ...layers.map((layer) => Buffer.from(layer)), added]);
-    assert.equal(newBytes(ops), '<layer-tree-layer id="new"/>'.length + added.byteLength);
+  it('holds only the new bytes when a layer is added to a thousand, and records change in one piece', () => {
+    const records = (ids: string[], tag: string) => ids.map((id) => `    <${tag} id="${id}"/>\n`).join('');
+    const ids = Array.from({ length: 1000 }, (_, index) => `layer${index}`);
+    const layers = ids.map((id) => Buffer.from(`<maplayer id="${id}">${'x'.repeat(4000)}</maplayer>\n`));
+    const header = (tree: string[], order: string[]) =>
+      Buffer.from(
+        `<qgis>\n  <tree>\n${records(tree, 'layer')}  </tree>\n  <order>\n${records(order, 'item')}  </order>\n`,
+      );
+    const base = new DeltaBase([header(ids, ids), ...layers, Buffer.from('</qgis>\n')]);
+    const added = Buffer.from(`<maplayer id="new">${'y'.repeat(4000)}</maplayer>\n`);
+    const order = ids.filter((id) => id !== 'layer500');
+    const ops = base.delta([header([...ids, 'new'], order), ...layers.slice(1), added, Buffer.from('</qgis>\n')]);
+    const expected = '    <layer id="new"/>\n'.length + added.byteLength;
+    assert.ok(newBytes(ops) <= expected + 64, `${newBytes(ops)} new bytes, ${expected} changed`);
   });
 
   it('refuses a delta that copies beyond its base', () => {

@@ -32,19 +32,45 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
 }
 
-/** How many bytes `a` and `b` share from their start (or, with `fromEnd`, from their end). */
-function sharedLength(a: Uint8Array, b: Uint8Array, fromEnd = false): number {
+/** Whether `a` and `b` hold the same bytes from `start` to `end`. */
+function sameRun(a: Uint8Array, b: Uint8Array, start: number, end: number): boolean {
+  return equalBytes(a.subarray(start, end), b.subarray(start, end));
+}
+
+/**
+ * How many bytes `a` and `b` share from their start. Runs of doubling length are compared until
+ * one differs, then that run is halved: the cost follows the shared length, not the inputs' size.
+ */
+function sharedLength(a: Uint8Array, b: Uint8Array): number {
+  const limit = Math.min(a.byteLength, b.byteLength);
   let low = 0;
-  let high = Math.min(a.byteLength, b.byteLength);
-  const run = (bytes: Uint8Array, length: number) =>
-    fromEnd ? bytes.subarray(bytes.byteLength - length) : bytes.subarray(0, length);
-  // Binary search on whole-run equality: each probe is one memcmp, so the search costs little more than one.
+  let high = limit;
+  for (let step = 16; low < limit; step *= 2) {
+    const end = Math.min(limit, low + step);
+    if (!sameRun(a, b, low, end)) {
+      high = end - 1;
+      break;
+    }
+    low = end;
+  }
   while (low < high) {
     const middle = Math.ceil((low + high) / 2);
-    if (equalBytes(run(a, middle), run(b, middle))) low = middle;
+    if (sameRun(a, b, low, middle)) low = middle;
     else high = middle - 1;
   }
   return low;
+}
+
+const NEWLINE = 0x0a;
+/** Shorter runs are taken as new bytes: a copy takes 17 bytes of a journal record. */
+const MIN_COPY = 32;
+/** Lines of one piece looked for in its base piece, each a search through it, before the rest is taken as new. */
+const MAX_PROBES = 256;
+/** The base pieces after the last one found that a piece found nowhere is compared with (one removed, or a few). */
+const CANDIDATES = 4;
+
+function indexOfBytes(haystack: Uint8Array, needle: Uint8Array, from: number): number {
+  return Buffer.from(haystack.buffer, haystack.byteOffset, haystack.byteLength).indexOf(needle, from);
 }
 
 interface BasePiece {
@@ -69,9 +95,10 @@ class DeltaBuilder {
 }
 
 /**
- * A version of a file held as the pieces it was written from. Pieces of a later version are found
- * in it by identity (the same buffer) or by content; a piece found in neither is compared with the
- * base piece that follows the last one found, and only what differs between the two is new.
+ * A version of a file held as the pieces it was written from. A piece of a later version is looked
+ * for where the last one found leads to expect it, then anywhere by identity (the same buffer) or
+ * by content; a piece found nowhere is compared with the expected base piece, and only what differs
+ * between the two is new.
  */
 export class DeltaBase {
   private readonly pieces: BasePiece[] = [];
@@ -100,19 +127,22 @@ export class DeltaBase {
     let next = 0;
     for (const piece of pieces) {
       if (piece.byteLength === 0) continue;
-      const found = this.find(piece);
+      const found = this.find(piece, next);
       if (found !== undefined) {
         const base = this.pieces[found] as BasePiece;
         builder.copy(base.offset, base.bytes.byteLength);
         next = found + 1;
       } else {
-        this.differences(piece, this.pieces[next], builder);
+        this.differences(piece, this.likeliest(piece, next), builder);
       }
     }
     return builder.ops;
   }
 
-  private find(piece: Uint8Array): number | undefined {
+  /** The base piece with the same bytes: the expected one (the piece at `next`) if it has them. */
+  private find(piece: Uint8Array, next: number): number | undefined {
+    const expected = this.pieces[next]?.bytes;
+    if (expected === piece || (expected?.byteLength === piece.byteLength && equalBytes(expected, piece))) return next;
     const same = this.indexByPiece.get(piece);
     if (same !== undefined) return same;
     return this.indexesByFingerprint
@@ -120,17 +150,46 @@ export class DeltaBase {
       ?.find((index) => equalBytes((this.pieces[index] as BasePiece).bytes, piece));
   }
 
-  /** `piece` as the bytes it shares with `base` at its start and end, and the new bytes between. */
-  private differences(piece: Uint8Array, base: BasePiece | undefined, builder: DeltaBuilder): void {
-    if (!base) {
-      builder.bytes(piece);
-      return;
+  /** Of the base pieces expected next, the one that starts with more of `piece`'s bytes. */
+  private likeliest(piece: Uint8Array, next: number): BasePiece | undefined {
+    let best: BasePiece | undefined;
+    let bestShared = -1;
+    for (const candidate of this.pieces.slice(next, next + CANDIDATES)) {
+      const shared = sharedLength(piece, candidate.bytes);
+      if (shared > bestShared) [best, bestShared] = [candidate, shared];
     }
-    const head = sharedLength(piece, base.bytes);
-    const tail = sharedLength(piece.subarray(head), base.bytes.subarray(head), true);
-    builder.copy(base.offset, head);
-    builder.bytes(piece.subarray(head, piece.byteLength - tail));
-    builder.copy(base.offset + base.bytes.byteLength - tail, tail);
+    return best;
+  }
+
+  /**
+   * `piece` as runs of `base` and new bytes, read line by line: where the two part, the next line of
+   * `piece` is looked for further on in `base` (a record removed there) or taken as new (a record
+   * added), so that several records changed in one piece cost only their own lines.
+   */
+  private differences(piece: Uint8Array, base: BasePiece | undefined, builder: DeltaBuilder): void {
+    const old = base?.bytes ?? new Uint8Array(0);
+    let rest = piece;
+    let from = 0;
+    let probes = 0;
+    while (rest.byteLength > 0) {
+      const shared = sharedLength(rest, old.subarray(from));
+      if (shared >= MIN_COPY) {
+        builder.copy((base?.offset ?? 0) + from, shared);
+        rest = rest.subarray(shared);
+        from += shared;
+        continue;
+      }
+      const line = rest.subarray(0, rest.indexOf(NEWLINE) + 1 || rest.byteLength);
+      // The line, and the next ones if it is short: a run long enough to copy.
+      const probe = rest.subarray(0, Math.max(line.byteLength, MIN_COPY));
+      const found = probe.byteLength >= MIN_COPY && probes++ < MAX_PROBES ? indexOfBytes(old, probe, from) : -1;
+      if (found >= 0) {
+        from = found;
+        continue;
+      }
+      builder.bytes(line);
+      rest = rest.subarray(line.byteLength);
+    }
   }
 }
 
