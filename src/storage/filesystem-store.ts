@@ -225,7 +225,8 @@ export class FilesystemStore implements ProjectStore {
       return;
     }
     await writeFileAtomic(path, pieces, { modified, releaseLater: true });
-    const started = await ProjectJournal.begin(path, pieces);
+    // The write is done and durable: a journal that cannot start leaves the next write whole too.
+    const started = await ProjectJournal.begin(path, pieces).catch(() => undefined);
     if (started) this.keepJournal(name, started);
   }
 
