@@ -64,13 +64,21 @@ function sharedLength(a: Uint8Array, b: Uint8Array): number {
 const NEWLINE = 0x0a;
 /** Shorter runs are taken as new bytes: a copy takes 17 bytes of a journal record. */
 const MIN_COPY = 32;
-/** Lines of one piece looked for in its base piece, each a search through it, before the rest is taken as new. */
+/**
+ * Lines looked for in their base pieces in one delta, each a search of at most SEARCH_WINDOW bytes:
+ * lines of layers added since the checkpoint are found nowhere, and each search for one is lost time.
+ */
 const MAX_PROBES = 256;
+/** How far past the point reached in a base piece a line is looked for: records removed there. */
+const SEARCH_WINDOW = 16 * 1024;
 /** The base pieces after the last one found that a piece found nowhere is compared with (one removed, or a few). */
 const CANDIDATES = 4;
 
-function indexOfBytes(haystack: Uint8Array, needle: Uint8Array, from: number): number {
-  return Buffer.from(haystack.buffer, haystack.byteOffset, haystack.byteLength).indexOf(needle, from);
+/** Where `needle` is in `haystack` within SEARCH_WINDOW bytes of `from`, or -1. */
+function searchWindow(haystack: Uint8Array, needle: Uint8Array, from: number): number {
+  const window = haystack.subarray(from, from + SEARCH_WINDOW);
+  const found = Buffer.from(window.buffer, window.byteOffset, window.byteLength).indexOf(needle);
+  return found < 0 ? found : from + found;
 }
 
 interface BasePiece {
@@ -81,6 +89,7 @@ interface BasePiece {
 /** Collects operations, joining copies of adjacent runs. */
 class DeltaBuilder {
   readonly ops: DeltaOp[] = [];
+  probesLeft = MAX_PROBES;
 
   copy(offset: number, length: number): void {
     if (length === 0) return;
@@ -170,7 +179,6 @@ export class DeltaBase {
     const old = base?.bytes ?? new Uint8Array(0);
     let rest = piece;
     let from = 0;
-    let probes = 0;
     while (rest.byteLength > 0) {
       const shared = sharedLength(rest, old.subarray(from));
       if (shared >= MIN_COPY) {
@@ -182,7 +190,7 @@ export class DeltaBase {
       const line = rest.subarray(0, rest.indexOf(NEWLINE) + 1 || rest.byteLength);
       // The line, and the next ones if it is short: a run long enough to copy.
       const probe = rest.subarray(0, Math.max(line.byteLength, MIN_COPY));
-      const found = probe.byteLength >= MIN_COPY && probes++ < MAX_PROBES ? indexOfBytes(old, probe, from) : -1;
+      const found = probe.byteLength >= MIN_COPY && builder.probesLeft-- > 0 ? searchWindow(old, probe, from) : -1;
       if (found >= 0) {
         from = found;
         continue;
