@@ -14,38 +14,57 @@ interface Inspection {
   probed?: Probed;
 }
 
+interface Remembered {
+  /** The local file whose version the inspection holds for; undefined for a remote datasource. */
+  file: string | undefined;
+  version: string;
+  /** When a remote datasource's inspection ages (never for a local file, which its version covers). */
+  expires: number;
+  inspection: Inspection;
+}
+
+/** The local file of a datasource, or undefined for a remote one. */
+function localFile(datasource: string): string | undefined {
+  const source = parseDatasource(datasource);
+  return source.kind === 'file' ? source.gdalPath : undefined;
+}
+
+function versionOf(file: string | undefined): string {
+  if (file === undefined) return 'remote';
+  try {
+    return fileVersion(file) ?? 'missing';
+  } catch {
+    return 'missing';
+  }
+}
+
 /**
  * Probes layer datasources for what the project does not record (validity, bands, pixel type),
- * remembering each result until a local file changes or a remote one's probe ages.
+ * remembering each result until a local file changes or a remote one's probe ages. A layer's
+ * metadata is read on every GET: a remembered inspection costs one stat of its file and no parse
+ * of its datasource.
  */
 export class LayerInspector {
-  private readonly memo = new Map<string, { version: string; expires: number; inspection: Inspection }>();
+  private readonly memo = new Map<string, Remembered>();
 
   constructor(private readonly crs: CrsResolver) {}
 
-  private version(datasource: string): string {
-    const source = parseDatasource(datasource);
-    if (source.kind !== 'file') return 'remote';
-    try {
-      return fileVersion(source.gdalPath) ?? 'missing';
-    } catch {
-      return 'missing';
-    }
-  }
-
   async inspect(datasource: string, type: LayerType): Promise<Inspection> {
     const key = `${type}\u0000${datasource}`;
-    const version = this.version(datasource);
     const remembered = this.memo.get(key);
-    if (remembered && remembered.version === version && remembered.expires > Date.now()) return remembered.inspection;
+    const file = remembered ? remembered.file : localFile(datasource);
+    const version = versionOf(file);
+    if (remembered && remembered.version === version && (file !== undefined || remembered.expires > Date.now())) {
+      return remembered.inspection;
+    }
     let inspection: Inspection;
     try {
       inspection = { valid: true, probed: await probeDatasource(datasource, type, this.crs) };
     } catch (error) {
       inspection = { valid: false, reason: error instanceof Error ? error.message : String(error) };
     }
-    const ttl = version === 'remote' ? REMOTE_PROBE_TTL_MS : Number.POSITIVE_INFINITY;
-    this.memo.set(key, { version, expires: Date.now() + ttl, inspection });
+    const expires = file === undefined ? Date.now() + REMOTE_PROBE_TTL_MS : Number.POSITIVE_INFINITY;
+    this.memo.set(key, { file, version, expires, inspection });
     return inspection;
   }
 }

@@ -21,15 +21,18 @@ interface Sized {
 export class LruCache<T extends Sized> {
   private readonly entries = new Map<string, T>();
   private total = 0;
+  /** The key used last: reading it again leaves the order as it is, for a project read thousands of times a second. */
+  private newest: string | undefined;
 
   constructor(private readonly limit: number) {}
 
   /** The entry, now the most recently used. */
   get(key: string): T | undefined {
     const entry = this.entries.get(key);
-    if (entry === undefined) return undefined;
+    if (entry === undefined || key === this.newest) return entry;
     this.entries.delete(key);
     this.entries.set(key, entry);
+    this.newest = key;
     return entry;
   }
 
@@ -41,6 +44,7 @@ export class LruCache<T extends Sized> {
   set(key: string, entry: T): void {
     this.delete(key);
     this.entries.set(key, entry);
+    this.newest = key;
     this.total += entry.bytes;
     for (const [oldest, value] of this.entries) {
       if (this.total <= this.limit || oldest === key) break;
@@ -53,6 +57,7 @@ export class LruCache<T extends Sized> {
     const entry = this.entries.get(key);
     if (entry === undefined) return;
     this.entries.delete(key);
+    if (key === this.newest) this.newest = undefined;
     this.total -= entry.bytes;
   }
 

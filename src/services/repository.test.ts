@@ -36,6 +36,11 @@ function projectBytes(): number {
   return estimatedBytes(text.serialize().length);
 }
 
+/** Which of `keys` the cache holds. */
+function kept(cache: LruCache<{ bytes: number }>, keys: string[]): boolean[] {
+  return keys.map((key) => cache.peek(key) !== undefined);
+}
+
 describe('the least recently used cache', () => {
   it('drops the least recently used entries beyond its bound, and keeps one entry larger than it', () => {
     const cache = new LruCache<{ bytes: number }>(10);
@@ -43,10 +48,7 @@ describe('the least recently used cache', () => {
     cache.set('b', { bytes: 4 });
     cache.get('a');
     cache.set('c', { bytes: 4 });
-    assert.deepEqual(
-      ['a', 'b', 'c'].map((key) => cache.peek(key) !== undefined),
-      [true, false, true],
-    );
+    assert.deepEqual(kept(cache, ['a', 'b', 'c']), [true, false, true]);
     assert.equal(cache.bytes, 8);
     cache.set('a', { bytes: 2 });
     assert.equal(cache.bytes, 6);
@@ -55,6 +57,22 @@ describe('the least recently used cache', () => {
     assert.equal(cache.bytes, 50);
     cache.delete('big');
     assert.equal(cache.bytes, 0);
+  });
+
+  it('counts every read as a use, of the entry read last as of any other', () => {
+    const cache = new LruCache<{ bytes: number }>(8);
+    cache.set('a', { bytes: 4 });
+    cache.set('b', { bytes: 4 });
+    cache.get('b');
+    cache.get('a');
+    cache.get('b');
+    cache.set('c', { bytes: 4 });
+    assert.deepEqual(kept(cache, ['a', 'b', 'c']), [false, true, true]);
+    cache.delete('c');
+    cache.set('d', { bytes: 4 });
+    cache.get('b');
+    cache.set('e', { bytes: 4 });
+    assert.deepEqual(kept(cache, ['b', 'd', 'e']), [true, false, true]);
   });
 });
 
