@@ -20,8 +20,9 @@ after(() => rmSync(folder, { recursive: true, force: true }));
 const ENTRY = join(folder, 'entry.mjs');
 writeFileSync(
   ENTRY,
-  `import { getHeapStatistics } from 'node:v8';
-console.log(JSON.stringify({ limit: getHeapStatistics().heap_size_limit, pid: process.pid, ppid: process.ppid }));
+  `import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
+const young = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size;
+console.log(JSON.stringify({ limit: getHeapStatistics().heap_size_limit, young, pid: process.pid, ppid: process.ppid }));
 process.exit(7);
 `,
 );
@@ -45,12 +46,14 @@ async function bounded(env: NodeJS.ProcessEnv): Promise<Run> {
 describe('scripts/bounded-node.sh', () => {
   it('runs the entry point in its own process under STEWARD_HEAP_MB', async () => {
     const run = await bounded({ STEWARD_HEAP_MB: '100', STEWARD_PROJECT_CACHE_MB: '50' });
-    const reported = JSON.parse(run.stdout) as { limit: number; pid: number; ppid: number };
+    const reported = JSON.parse(run.stdout) as { limit: number; young: number; pid: number; ppid: number };
     assert.equal(run.code, 7);
     assert.equal(reported.pid, run.pid, 'the script ran the entry point in a child instead of becoming it');
     assert.equal(reported.ppid, process.pid);
     // The old generation's 100 MiB and the young generation's semi-spaces.
     assert.ok(reported.limit > 100 * MIB && reported.limit < 200 * MIB, `heap limit ${reported.limit / MIB} MiB`);
+    // The young generation starts at the size it is kept at, where Node would start it at 1 MiB.
+    assert.equal(reported.young, 16 * MIB);
   });
 
   it("bounds the heap by default (the cache's 128 MiB and 256), and leaves Node's bound with 0", async () => {

@@ -17,11 +17,12 @@ after(() => rmSync(folder, { recursive: true, force: true }));
 const SCRIPT = join(folder, 'entry.mts');
 writeFileSync(
   SCRIPT,
-  `import { getHeapStatistics } from 'node:v8';
+  `import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import { runBounded } from ${JSON.stringify(join(import.meta.dirname, 'heap-bound.ts'))};
 const exitCode = await runBounded(100, process.env);
 if (exitCode !== undefined) process.exit(exitCode);
-console.log(JSON.stringify({ limit: getHeapStatistics().heap_size_limit, pid: process.pid }));
+const young = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size;
+console.log(JSON.stringify({ limit: getHeapStatistics().heap_size_limit, young, pid: process.pid }));
 if (process.argv[2] === 'exit') process.exit(7);
 setInterval(() => undefined, 1000);
 `,
@@ -34,9 +35,16 @@ function start(argument: string, env: NodeJS.ProcessEnv = {}): ReturnType<typeof
   });
 }
 
-async function report(child: ReturnType<typeof spawn>): Promise<{ limit: number; pid: number }> {
+interface Report {
+  limit: number;
+  /** The young generation's semi-space as the script starts. */
+  young: number;
+  pid: number;
+}
+
+async function report(child: ReturnType<typeof spawn>): Promise<Report> {
   const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
-  return JSON.parse(line) as { limit: number; pid: number };
+  return JSON.parse(line) as Report;
 }
 
 function alive(pid: number): boolean {
@@ -58,11 +66,13 @@ describe('heap bound', () => {
 
   it('runs the script again with the bound, and exits with its code', async () => {
     const launcher = start('exit');
-    const { limit, pid } = await report(launcher);
+    const { limit, young, pid } = await report(launcher);
     const [code] = (await once(launcher, 'exit')) as [number];
     assert.notEqual(pid, launcher.pid);
     // The old generation's 100 MiB and the young generation's semi-spaces.
     assert.ok(limit > 100 * MIB && limit < 200 * MIB, `heap limit ${limit / MIB} MiB`);
+    // Node would start them at 1 MiB.
+    assert.equal(young, 16 * MIB);
     assert.equal(code, 7);
   });
 
