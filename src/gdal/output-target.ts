@@ -4,14 +4,13 @@
  * hidden temporary name in the same folder and renamed over the target when complete; an object
  * storage target is written to a local temporary file and uploaded when complete.
  */
-import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import { access, mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 
 import { BadRequest, Unprocessable } from '../errors.js';
-import { renameKeepingReplaced } from '../storage/atomic-file.js';
+import { hiddenSibling, moveIntoPlace } from '../storage/move-into-place.js';
 import { type TaskRun } from './gdal-child.js';
 import { isObjectStoragePath, parseObjectPath, uploadGeoTiff } from './object-storage.js';
 
@@ -50,27 +49,19 @@ async function moveIfPresent(from: string, to: string): Promise<void> {
 
 /** File names have at most 255 bytes, and GDAL may write the output's `.aux.xml` beside it. */
 const MAX_OUTPUT_NAME_BYTES = 255 - '.aux.xml'.length;
-/** Code points of the output's name kept in its work file's name, so that one fits too (4 bytes each at most). */
-const WORK_NAME_CODE_POINTS = 40;
-
-/** A hidden name beside the output, after it, that fits a file name with `.aux.xml` added. */
-function workFileName(output: string): string {
-  return `.${Array.from(output).slice(0, WORK_NAME_CODE_POINTS).join('')}.${randomUUID()}.tmp`;
-}
 
 async function localTarget(path: string): Promise<OutputTarget> {
-  const name = basename(path);
-  if (Buffer.byteLength(name) > MAX_OUTPUT_NAME_BYTES) {
+  if (Buffer.byteLength(basename(path)) > MAX_OUTPUT_NAME_BYTES) {
     throw new BadRequest(`Output ${path} has a file name longer than ${MAX_OUTPUT_NAME_BYTES} bytes.`);
   }
-  const folder = dirname(path);
-  await checkFolder(folder, path);
-  const workPath = join(folder, workFileName(name));
+  await checkFolder(dirname(path), path);
+  // Named like an atomic write's temporary file, so that clearing leftovers removes it too.
+  const workPath = hiddenSibling(path, '.tmp');
   return {
     workPath,
     publish: async () => {
-      // Freeing a replaced raster of hundreds of megabytes took as long as a third of its computation.
-      (await renameKeepingReplaced(workPath, path))();
+      // Not renamed over the old raster, which made ext4 write the new one out first (see moveIntoPlace).
+      await moveIntoPlace(workPath, path);
       for (const suffix of SIDECARS) await rm(`${path}${suffix}`, { force: true });
       // GDAL writes a .aux.xml only for what GeoTIFF tags cannot hold, such as some CRSs.
       await moveIfPresent(`${workPath}.aux.xml`, `${path}.aux.xml`);

@@ -78,7 +78,7 @@ async function keepReplaced(path: string): Promise<string | undefined> {
  * frees that file, which nothing need wait on (a name left behind is a leftover like any temporary
  * file). Renaming over the last link of a large file frees its blocks during the rename.
  */
-export async function renameKeepingReplaced(from: string, to: string): Promise<() => void> {
+async function renameKeepingReplaced(from: string, to: string): Promise<() => void> {
   const replaced = await keepReplaced(to);
   try {
     await rename(from, to);
