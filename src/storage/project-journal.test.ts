@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import {
+  appendFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -71,6 +72,15 @@ describe('a project journal', () => {
     await recoverJournal(path);
     const second = [...first.slice(0, 30), ...layers(1, 'b'), ...first.slice(30)];
     assert.deepEqual(readFileSync(path), Buffer.concat(second));
+  });
+
+  it('ends the records at zeros a crash left after them', async () => {
+    const { path, first, third } = await journaled('zeros');
+    appendFileSync(journalPaths(path).journal, Buffer.alloc(64));
+    writeFileSync(path, Buffer.concat(first));
+    utimesSync(path, 1_800_000_000, 1_800_000_000);
+    await recoverJournal(path);
+    assert.deepEqual(readFileSync(path), third);
   });
 
   it('keeps a project file changed after the journal was written', async () => {

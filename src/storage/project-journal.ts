@@ -19,6 +19,8 @@ const COPY = 0;
 const BYTES = 1;
 /** The journal grows to at most the project file's size, or this when the file is smaller. */
 const MIN_JOURNAL_ROOM = 1024 * 1024;
+/** The fixed fields of a record's body: modification time, size, count of operations. */
+const RECORD_HEAD = 20;
 
 /** The checkpoint and journal files beside a project file. */
 export function journalPaths(projectPath: string): { checkpoint: string; journal: string } {
@@ -43,7 +45,7 @@ function encodeHeader(checkpointVersion: string): Buffer {
 
 /** A record's bytes: its body's length and CRC-32, then the body, new bytes not copied. */
 function encodeRecord(record: JournalRecord): Buffer[] {
-  const head = Buffer.alloc(20);
+  const head = Buffer.alloc(RECORD_HEAD);
   head.writeDoubleLE(record.modified, 0);
   head.writeDoubleLE(record.size, 8);
   head.writeUInt32LE(record.ops.length, 16);
@@ -75,7 +77,7 @@ function encodeRecord(record: JournalRecord): Buffer[] {
 
 function decodeBody(body: Buffer): JournalRecord {
   const ops: DeltaOp[] = [];
-  let at = 20;
+  let at = RECORD_HEAD;
   for (let count = body.readUInt32LE(16); count > 0; count--) {
     if (body.readUInt8(at) === COPY) {
       ops.push({ kind: 'copy', offset: body.readDoubleLE(at + 1), length: body.readDoubleLE(at + 9) });
@@ -89,15 +91,19 @@ function decodeBody(body: Buffer): JournalRecord {
   return { modified: body.readDoubleLE(0), size: body.readDoubleLE(8), ops };
 }
 
-/** The journal's checkpoint version and its complete records; a record cut short by a crash ends them. */
+/**
+ * The journal's checkpoint version and its complete records. A record cut short by a crash ends
+ * them, as do zeros where a crash left the journal longer than what was written to it.
+ */
 function decodeJournal(bytes: Buffer): { checkpointVersion: string; records: JournalRecord[] } | undefined {
   if (bytes.byteLength < MAGIC.byteLength + 4 || !bytes.subarray(0, MAGIC.byteLength).equals(MAGIC)) return undefined;
   const versionEnd = MAGIC.byteLength + 4 + bytes.readUInt32LE(MAGIC.byteLength);
   const checkpointVersion = bytes.subarray(MAGIC.byteLength + 4, versionEnd).toString();
   const records: JournalRecord[] = [];
   for (let at = versionEnd; at + 8 <= bytes.byteLength;) {
-    const body = bytes.subarray(at + 8, at + 8 + bytes.readUInt32LE(at));
-    if (body.byteLength !== bytes.readUInt32LE(at) || crc32(body) !== bytes.readUInt32LE(at + 4)) break;
+    const length = bytes.readUInt32LE(at);
+    const body = bytes.subarray(at + 8, at + 8 + length);
+    if (length < RECORD_HEAD || body.byteLength !== length || crc32(body) !== bytes.readUInt32LE(at + 4)) break;
     records.push(decodeBody(body));
     at += 8 + body.byteLength;
   }
