@@ -62,18 +62,22 @@ export class ProjectRepository {
    * its document, already changed, is the project: readers do not parse the file being replaced.
    */
   read(ref: ProjectRef): Promise<ProjectDocument> {
-    return this.current(ref, true);
+    // A store that tells the identity at once (the filesystem) leaves a read of a cached project no wait.
+    if (!this.store.identityNow) return this.current(ref, true);
+    return Promise.resolve(this.cached(ref, this.store.identityNow(ref), true) ?? this.load(ref));
   }
 
-  /** The cached document when the stored project is still the one it was parsed from or written as. */
+  /** The cached document when still current, by the identity the store tells; otherwise the project parsed anew. */
   private async current(ref: ProjectRef, forReaders: boolean): Promise<ProjectDocument> {
+    return this.cached(ref, await this.store.identity(ref), forReaders) ?? this.load(ref);
+  }
+
+  /** The cached document when the stored project, now of `identity`, is the one it was parsed from or written as. */
+  private cached(ref: ProjectRef, identity: string | undefined, forReaders: boolean): ProjectDocument | undefined {
     const key = projectKey(ref);
-    const identity = await this.store.identity(ref);
     const cached = this.cache.get(key);
-    if (identity !== undefined && cached && (cached.identity === identity || (forReaders && this.writing.has(key)))) {
-      return cached.document;
-    }
-    return this.load(ref);
+    if (identity === undefined || !cached) return undefined;
+    return cached.identity === identity || (forReaders && this.writing.has(key)) ? cached.document : undefined;
   }
 
   /** Reads and parses the stored project. */

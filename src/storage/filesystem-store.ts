@@ -160,7 +160,11 @@ export class FilesystemStore implements ProjectStore {
   }
 
   async identity(ref: ProjectRef): Promise<string | undefined> {
-    return (await this.projectFile(ref))?.identity;
+    return this.identityNow(ref);
+  }
+
+  identityNow(ref: ProjectRef): string | undefined {
+    return this.projectFileNow(ref)?.identity;
   }
 
   async read(ref: ProjectRef): Promise<StoredProject | undefined> {

@@ -37,6 +37,11 @@ export interface ProjectStore {
   list(schema: string): Promise<string[]>;
   /** The identity of the stored project, or undefined when there is none. */
   identity(ref: ProjectRef): Promise<string | undefined>;
+  /**
+   * The same, for stores that can tell it at once (a file's stat): a read of a cached project then
+   * waits for no promise. PostgreSQL asks its database and has none.
+   */
+  identityNow?(ref: ProjectRef): string | undefined;
   read(ref: ProjectRef): Promise<StoredProject | undefined>;
   /** Stores a new project; throws Conflict when the name is taken. */
   create(ref: ProjectRef, text: string): Promise<void>;
