@@ -19,15 +19,6 @@ export interface NewBytes {
 
 export type DeltaOp = CopyRun | NewBytes;
 
-/** A piece's bytes sampled at a few places, with its length: pieces that differ rarely share one. */
-const SAMPLES = 8;
-function fingerprint(piece: Uint8Array): string {
-  const step = Math.max(1, Math.floor(piece.byteLength / SAMPLES));
-  const sampled: number[] = [piece.byteLength];
-  for (let at = 0; at < piece.byteLength && sampled.length <= SAMPLES; at += step) sampled.push(piece[at] as number);
-  return sampled.join(',');
-}
-
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
 }
@@ -105,14 +96,13 @@ class DeltaBuilder {
 
 /**
  * A version of a file held as the pieces it was written from. A piece of a later version is looked
- * for where the last one found leads to expect it, then anywhere by identity (the same buffer) or
- * by content; a piece found nowhere is compared with the expected base piece, and only what differs
- * between the two is new.
+ * for where the last one found leads to expect it (the same buffer, or the same bytes), then
+ * anywhere as the same buffer; a piece found nowhere is compared with the base pieces expected
+ * next, and only what differs is new.
  */
 export class DeltaBase {
   private readonly pieces: BasePiece[] = [];
   private readonly indexByPiece = new Map<Uint8Array, number>();
-  private readonly indexesByFingerprint = new Map<string, number[]>();
   readonly size: number;
 
   constructor(pieces: readonly Uint8Array[]) {
@@ -121,10 +111,6 @@ export class DeltaBase {
       if (bytes.byteLength === 0) continue;
       const index = this.pieces.push({ bytes, offset }) - 1;
       this.indexByPiece.set(bytes, index);
-      const key = fingerprint(bytes);
-      const indexes = this.indexesByFingerprint.get(key);
-      if (indexes) indexes.push(index);
-      else this.indexesByFingerprint.set(key, [index]);
       offset += bytes.byteLength;
     }
     this.size = offset;
@@ -148,15 +134,11 @@ export class DeltaBase {
     return builder.ops;
   }
 
-  /** The base piece with the same bytes: the expected one (the piece at `next`) if it has them. */
+  /** The base piece `piece` is: the expected one (at `next`) if it has the same bytes, else the same buffer anywhere. */
   private find(piece: Uint8Array, next: number): number | undefined {
     const expected = this.pieces[next]?.bytes;
     if (expected === piece || (expected?.byteLength === piece.byteLength && equalBytes(expected, piece))) return next;
-    const same = this.indexByPiece.get(piece);
-    if (same !== undefined) return same;
-    return this.indexesByFingerprint
-      .get(fingerprint(piece))
-      ?.find((index) => equalBytes((this.pieces[index] as BasePiece).bytes, piece));
+    return this.indexByPiece.get(piece);
   }
 
   /** Of the base pieces expected next, the one that starts with more of `piece`'s bytes. */

@@ -2,9 +2,9 @@
  * The journal of a project file: what makes a write of a large project durable without flushing the
  * whole file. The project file's version at the last full, flushed write is kept as the checkpoint
  * (a hard link, so it costs no copy); each later write appends to the journal, and flushes, a
- * record of the new content as a delta against the checkpoint, then replaces the project file
- * without waiting for the disk. After a power cut the last record rebuilds what the project file
- * lost. Layout and recovery: docs/storage.md.
+ * record of the new content as a delta against the version before it, then replaces the project
+ * file without waiting for the disk. After a power cut the checkpoint and the records, applied in
+ * turn, rebuild what the project file lost. Layout and recovery: docs/storage.md.
  */
 import { open, readFile, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -19,6 +19,8 @@ const COPY = 0;
 const BYTES = 1;
 /** The journal grows to at most the project file's size, or this when the file is smaller. */
 const MIN_JOURNAL_ROOM = 1024 * 1024;
+/** Records a journal takes: a recovery applies them all, each a copy of the whole content. */
+const MAX_RECORDS = 128;
 /** The fixed fields of a record's body: modification time, size, count of operations. */
 const RECORD_HEAD = 20;
 
@@ -29,7 +31,7 @@ export function journalPaths(projectPath: string): { checkpoint: string; journal
   return { checkpoint: join(dir, `.${name}.checkpoint`), journal: join(dir, `.${name}.journal`) };
 }
 
-/** One write of the project file: the content it was given, and the modification time (seconds). */
+/** One write of the project file: its content as a delta against the write before, and its modification time (seconds). */
 interface JournalRecord {
   modified: number;
   size: number;
@@ -118,10 +120,12 @@ function journalState(path: string): string | undefined {
 
 export class ProjectJournal {
   private usable = true;
+  private records = 0;
 
   private constructor(
     private readonly projectPath: string,
-    private readonly base: DeltaBase,
+    /** The project file's content as this process last wrote it. */
+    private base: DeltaBase,
     private readonly checkpointVersion: string,
     private journalLength: number,
     private expectedState: string | undefined,
@@ -153,6 +157,7 @@ export class ProjectJournal {
     const { checkpoint, journal } = journalPaths(this.projectPath);
     return (
       this.usable &&
+      this.records < MAX_RECORDS &&
       this.journalLength < Math.max(MIN_JOURNAL_ROOM, this.base.size) &&
       fileVersion(checkpoint) === this.checkpointVersion &&
       journalState(journal) === this.expectedState
@@ -180,6 +185,8 @@ export class ProjectJournal {
     }
     this.journalLength = before + record.reduce((sum, piece) => sum + piece.byteLength, 0);
     this.expectedState = journalState(journal);
+    this.records += 1;
+    this.base = new DeltaBase(pieces);
     return async () => {
       this.usable = false;
       const handle = await open(journal, 'r+');
@@ -219,8 +226,8 @@ async function holdsRecord(
 }
 
 /**
- * After a crash: rebuilds the project file from its checkpoint and the journal's last record when the
- * file lost that write, flushes it, and removes journal and checkpoint. A project file changed after
+ * After a crash: rebuilds the project file from its checkpoint and the journal's records when the
+ * file lost the last write, flushes it, and removes journal and checkpoint. A project file changed after
  * the last record (by QGIS or by hand) is kept. Runs under the project's lock; true when there was a
  * journal or checkpoint to clear.
  */
@@ -229,11 +236,16 @@ export async function recoverJournal(projectPath: string): Promise<boolean> {
   const bytes = await readFile(journal).catch(() => undefined);
   if (!bytes && !fileStats(checkpoint)) return false;
   const decoded = bytes && decodeJournal(bytes);
-  const last = decoded?.records.at(-1);
+  const records = decoded?.records ?? [];
+  const last = records.at(-1);
   const current = fileStats(projectPath);
   if (last && current && fileVersion(checkpoint) === decoded?.checkpointVersion) {
     const changedSince = Number(current.mtimeNs) / 1e9 > last.modified + 1e-6;
-    const content = async () => applyDelta(await readFile(checkpoint), last.ops);
+    const content = async () => {
+      let version: Buffer = await readFile(checkpoint);
+      for (const record of records) version = applyDelta(version, record.ops);
+      return version;
+    };
     if (!changedSince && !(await holdsRecord(projectPath, journal, content, last))) {
       await writeFileAtomic(projectPath, await content(), { modified: last.modified });
     }
