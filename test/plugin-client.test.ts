@@ -1,6 +1,7 @@
 /**
  * Runs the plugin's Python unit tests: its connection thread (test/plugin/test_client.py, stdlib
- * only) and its record of cached projects (test/plugin/test_projects.py, with PyQGIS).
+ * only), its record of cached projects (test/plugin/test_projects.py, with PyQGIS) and its log
+ * capture (test/plugin/test_logbuffer.py).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -26,3 +27,6 @@ test('the plugin client frames, answers and reconnects (Python unittest)', () =>
 
 test('the plugin records each project object QGIS Server serves until it is deleted (Python unittest)', () =>
   pythonTests('test_projects.py'));
+
+test('the plugin logs QGIS messages and a line per request served (Python unittest)', () =>
+  pythonTests('test_logbuffer.py'));

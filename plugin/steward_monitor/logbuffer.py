@@ -1,4 +1,9 @@
-"""Bounded capture of the instance's QgsMessageLog messages."""
+"""Bounded capture of the instance's QgsMessageLog messages, with a line for each request served.
+
+Steward runs QGIS Server at log level 1 (warnings) by default, where QGIS no longer logs each
+request's parameters; the plugin's server filter records a line per request here instead, so that
+the instance's logs still show what it served.
+"""
 
 import time
 from collections import deque
@@ -8,6 +13,7 @@ from qgis.core import Qgis
 
 MAX_LINES = 1000
 MAX_LINE_CHARS = 2000
+REQUEST_TAG = "Steward"
 
 _LEVELS = {
     Qgis.Info: "INFO",
@@ -17,8 +23,17 @@ _LEVELS = {
 }
 
 
+def _request_message(served, status):
+    service, request, project, _started, elapsed = served
+    return "REQUEST:{} SERVICE:{} MAP:{} answered {} in {} ms".format(
+        request, service, project, status, round(elapsed * 1000)
+    )
+
+
 def _format(entry):
     stamp, message, tag, level = entry
+    if isinstance(message, tuple):  # a request's record, formatted here rather than while serving
+        message = _request_message(*message)
     when = datetime.fromtimestamp(stamp).isoformat(timespec="seconds")
     return "{} {} [{}] {}".format(when, _LEVELS.get(level, "INFO"), tag or "-", message)[:MAX_LINE_CHARS]
 
@@ -36,6 +51,10 @@ class LogBuffer:
 
     def on_message(self, message, tag, level):
         self._entries.append((time.time(), message, tag, level))
+
+    def on_request(self, served, status):
+        """Records a request QGIS Server answered: `served` is RequestStats' record of it."""
+        self._entries.append((time.time(), (served, status), REQUEST_TAG, Qgis.Info))
 
     def lines(self):
         while True:

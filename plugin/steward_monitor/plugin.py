@@ -50,6 +50,7 @@ class StewardMonitor:
             os.environ.get("QGIS_PROJECT_FILE", ""),
             self._invalidations,
             _log,
+            self._logs.on_request,
             self._projects.record_served,
         )
         server_iface.registerFilter(self._filter, 100)

@@ -31,9 +31,10 @@ class RequestStats:
             self.projects[project] = None
 
     def end(self, failed=False):
+        """Counts the request in flight as served; returns its record, None when none is in flight."""
         current = self._current
         if current is None or current[4] is not None:
-            return
+            return None
         service, request, project, started, _ = current
         elapsed = time.monotonic() - started
         name = request if request in self.by_request or len(self.by_request) < MAX_REQUEST_NAMES else "other"
@@ -43,6 +44,7 @@ class RequestStats:
             self.failures += 1
         self.count += 1
         self._current = (service, request, project, started, elapsed)
+        return self._current
 
     def snapshot(self):
         current = self._current
@@ -69,8 +71,9 @@ class StatsFilter(QgsServerFilter):
     """The plugin's one server filter, so that each request pays for a single Python call per hook.
 
     Counts requests; drops the projects Steward invalidated from the config cache; once the
-    response is complete, runs `on_complete` with the request's MAP value (the cached projects'
-    record).
+    response is complete, hands `on_served` the request's record (RequestStats.end) and its HTTP
+    status (the log's request line), and runs `on_complete` with the request's MAP value (the
+    cached projects' record).
 
     requestReady() runs on the thread that handles the request, before QGIS Server looks the
     request's project up in its cache, so an invalidated project is read again by this request.
@@ -78,7 +81,16 @@ class StatsFilter(QgsServerFilter):
     every object Python touches there costs: they make as few calls as they can.
     """
 
-    def __init__(self, server_iface, stats, default_project, invalidations, log, on_complete=lambda _map: None):
+    def __init__(
+        self,
+        server_iface,
+        stats,
+        default_project,
+        invalidations,
+        log,
+        on_served=lambda _served, _status: None,
+        on_complete=lambda _map: None,
+    ):
         super().__init__(server_iface)
         self._server_iface = server_iface
         self._stats = stats
@@ -86,6 +98,7 @@ class StatsFilter(QgsServerFilter):
         self._invalidations = invalidations
         self._queued = invalidations.queued
         self._log = log
+        self._on_served = on_served
         self._on_complete = on_complete
         # The request's handler and MAP value, from requestReady to responseComplete: QGIS Server
         # calls both hooks within one request, while that handler lives.
@@ -116,7 +129,10 @@ class StatsFilter(QgsServerFilter):
     def responseComplete(self):  # noqa: N802 (QgsServerFilter hook)
         handler, self._handler = self._handler, None
         try:
-            self._stats.end(handler.exceptionRaised() or handler.statusCode() >= 400)
+            status = handler.statusCode()
+            served = self._stats.end(status >= 400 or handler.exceptionRaised())
+            if served is not None:
+                self._on_served(served, status)
         except Exception:  # no handler: requestReady failed to get it
             pass
         try:
