@@ -11,6 +11,7 @@ import { type CacheStack, POLYGON_TILE, polygonsLayer, startCacheStack } from '.
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { filesUnder } from './support/mapproxy.js';
 import { decodePng } from './support/png.js';
+import { INFO_LOG_LEVEL } from './support/qgis-runtime.js';
 import { type Call, type JobReply, POLYGONS, seededLevels, waitForJob } from './support/seeding.js';
 import { fillStyle } from './support/write-bodies.js';
 
@@ -26,7 +27,7 @@ describe('seeding and truncating the tile cache on disk with mapproxy-seed', () 
   };
 
   before(async () => {
-    [data, cs] = [makeFixtures(), await startCacheStack()];
+    [data, cs] = [makeFixtures(), await startCacheStack({}, {}, { env: INFO_LOG_LEVEL })];
   });
   after(async () => {
     await cs.stop();

@@ -20,6 +20,7 @@ import {
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { filesUnder, tileUrl, wmtsLayer } from './support/mapproxy.js';
 import { decodePng, type Image } from './support/png.js';
+import { INFO_LOG_LEVEL } from './support/qgis-runtime.js';
 import { startStack } from './support/stack.js';
 
 describe('tile cache on disk, served by a real MapProxy', () => {
@@ -31,7 +32,7 @@ describe('tile cache on disk, served by a real MapProxy', () => {
 
   before(async () => {
     data = makeFixtures();
-    cs = await startCacheStack();
+    cs = await startCacheStack({}, {}, { env: INFO_LOG_LEVEL });
   });
   after(async () => {
     await cs.stop();

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 
 import { MapProxyProcess, serverCommand } from '../src/runtime/mapproxy.js';
 import { fcgiCommand, renderTemplate } from '../src/runtime/qgis-fcgi-pool.js';
-import { QGIS_SERVER_SETTINGS } from '../src/runtime/qgis-server.js';
+import { QGIS_SERVER_DEFAULTS, QGIS_SERVER_SETTINGS } from '../src/runtime/qgis-server.js';
 import { decodePng } from './support/png.js';
 
 const run = promisify(execFile);
@@ -79,7 +79,7 @@ describe('the server install of deploy/', () => {
     const [program, args] = fcgiCommand('%i');
     assert.deepEqual(execStart('steward-qgis-fcgi@.service'), [program, ...args]);
     const environment = entries('steward-qgis-fcgi@.service', 'Environment');
-    for (const [name, value] of Object.entries(QGIS_SERVER_SETTINGS))
+    for (const [name, value] of Object.entries({ ...QGIS_SERVER_DEFAULTS, ...QGIS_SERVER_SETTINGS }))
       assert.ok(environment.includes(`${name}=${value}`), name);
   });
 

@@ -8,6 +8,7 @@ import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { decodePng } from './support/png.js';
 import { readWithQgis } from './support/pyqgis-scripts.js';
 import { ows, projectProblems, publishedLayers } from './support/qgis.js';
+import { INFO_LOG_LEVEL } from './support/qgis-runtime.js';
 import { type Stack, startStack } from './support/stack.js';
 
 describe('layers on a real QGIS Server', () => {
@@ -17,7 +18,7 @@ describe('layers on a real QGIS Server', () => {
 
   before(async () => {
     data = makeFixtures();
-    stack = await startStack();
+    stack = await startStack({}, { env: INFO_LOG_LEVEL });
     await stack.call('POST', '/api/projects/', { name: 'world', author: 'test' });
     const layers = [
       { type: 'vector', name: 'polygons', datasource: `${data.geopackage}|layername=polygons` },

@@ -22,7 +22,7 @@ import { apiCall } from './support/http.js';
 import { decodePng, type Image } from './support/png.js';
 import { createParcels, startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { ows, projectProblems, publishedLayers } from './support/qgis.js';
-import { startTestQgis } from './support/qgis-runtime.js';
+import { INFO_LOG_LEVEL, startTestQgis } from './support/qgis-runtime.js';
 import { fillStyle } from './support/write-bodies.js';
 
 const repo = resolve(import.meta.dirname, '..');
@@ -113,6 +113,7 @@ describe('a database project changed through the API, served by a running QGIS S
         STEWARD_HOST: '127.0.0.1',
         STEWARD_PORT: String(monitoringPort),
         STEWARD_MONITORING_TOKEN: TOKEN,
+        ...INFO_LOG_LEVEL,
       },
     });
     instances = async () => ((await call('GET', '/api/instances')).body as { servers: { id: string }[] }).servers;

@@ -19,14 +19,24 @@ export interface QgisServerOptions {
 /** What every QGIS Server process runs with: offscreen, logging to stderr (the systemd unit too). */
 export const QGIS_SERVER_SETTINGS: Readonly<Record<string, string>> = {
   QT_QPA_PLATFORM: 'offscreen',
-  QGIS_SERVER_LOG_LEVEL: '0',
   QGIS_SERVER_LOG_STDERR: '1',
   PYTHONDONTWRITEBYTECODE: '1',
 };
 
+const DEFAULT_LOG_LEVEL = '1';
+
+/**
+ * What QGIS Server runs with unless the environment says otherwise (the systemd unit too). Log
+ * level 1, warnings: at 0 QGIS logs each request's parameters, about twenty lines a map, and the
+ * monitoring plugin's Python hears every line; it logs a line per request of its own instead.
+ */
+export const QGIS_SERVER_DEFAULTS: Readonly<Record<string, string>> = {
+  QGIS_SERVER_LOG_LEVEL: DEFAULT_LOG_LEVEL,
+};
+
 /** The environment of a QGIS Server process: QGIS_SERVER_SETTINGS with `extra` added. */
 export function qgisServerEnvironment(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return childEnvironment({ ...QGIS_SERVER_SETTINGS, ...extra }, { XDG_RUNTIME_DIR: '/tmp' });
+  return childEnvironment({ ...QGIS_SERVER_SETTINGS, ...extra }, { XDG_RUNTIME_DIR: '/tmp', ...QGIS_SERVER_DEFAULTS });
 }
 
 /** A `qgis_mapserver` child process listening on a loopback port. */
@@ -50,8 +60,11 @@ export class QgisServerProcess {
     const host = options.host ?? '127.0.0.1';
     const port = options.port ?? (await freePort(host));
     const [program = 'qgis_mapserver', ...programArgs] = options.command ?? [];
-    const child = spawn(program, [...programArgs, `${host}:${port}`], {
-      env: qgisServerEnvironment(options.env),
+    const env = qgisServerEnvironment(options.env);
+    // qgis_mapserver sets QGIS_SERVER_LOG_LEVEL from its -l option, 0 when not given.
+    const logLevel = ['-l', env['QGIS_SERVER_LOG_LEVEL'] ?? DEFAULT_LOG_LEVEL];
+    const child = spawn(program, [...programArgs, ...logLevel, `${host}:${port}`], {
+      env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const server = new QgisServerProcess(host, port, child, options.onLog);

@@ -61,6 +61,12 @@ function selectedRuntime(): QgisRuntime {
 
 export const TEST_QGIS: QgisRuntime = selectedRuntime();
 
+/**
+ * Environment of a QGIS Server logging at level 0, each request's parameters included, for tests
+ * that read what it logged (Steward runs it at level 1 by default).
+ */
+export const INFO_LOG_LEVEL = { QGIS_SERVER_LOG_LEVEL: '0' } as const;
+
 /** Starts the QGIS Server of the tested release (TEST_QGIS). */
 export function startTestQgis(options: QgisServerOptions = {}): Promise<QgisServerProcess> {
   return QgisServerProcess.start({ command: TEST_QGIS.mapserver, ...options });
