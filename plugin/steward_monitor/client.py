@@ -62,16 +62,19 @@ class StewardClient(threading.Thread):
 
     Each handler takes the request's `params` object ({} when the request has none).
     `on_connected` is called each time a connection is made, before any request is served.
+    `warn` (`log` when not given) takes what an operator should see at QGIS Server's default log
+    level: a lost connection, an error.
     `qgis_version` (Qgis.QGIS_VERSION) goes in the hello: Steward learns from it which QGIS
     Server it administers.
     """
 
-    def __init__(self, addresses, token, handlers, log, on_connected=lambda: None, qgis_version=""):
+    def __init__(self, addresses, token, handlers, log, on_connected=lambda: None, qgis_version="", warn=None):
         super().__init__(name="steward-monitor", daemon=True)
         self._addresses = list(addresses)
         self._token = token
         self._handlers = handlers
         self._log = log
+        self._warn = warn or log
         self._on_connected = on_connected
         self._qgis_version = qgis_version
 
@@ -87,7 +90,7 @@ class StewardClient(threading.Thread):
             self._log("Connected with Steward server")
             self._on_connected()
             self._serve(sock)
-            self._log("Connection with Steward server lost")
+            self._warn("Connection with Steward server lost")
             time.sleep(RETRY_SECONDS)
 
     def _connect(self, last):
@@ -114,7 +117,7 @@ class StewardClient(threading.Thread):
         except OSError:
             pass
         except Exception as error:  # keep the thread alive: it reconnects after any failure
-            self._log("Steward monitor error: {!r}".format(error))
+            self._warn("Steward monitor error: {!r}".format(error))
         finally:
             sock.close()
 

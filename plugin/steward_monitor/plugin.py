@@ -21,6 +21,11 @@ def _log(message):
     QgsMessageLog.logMessage(message, LOG_TAG, Qgis.Info)
 
 
+def _warn(message):
+    """What an operator should see at QGIS Server's default log level (1, warnings)."""
+    QgsMessageLog.logMessage(message, LOG_TAG, Qgis.Warning)
+
+
 def _fit(lines):
     """The newest lines whose total size stays within the reply budget."""
     kept, size = [], 0
@@ -49,7 +54,7 @@ class StewardMonitor:
             self._stats,
             os.environ.get("QGIS_PROJECT_FILE", ""),
             self._invalidations,
-            _log,
+            _warn,
             self._logs.on_request,
             self._projects.record_served,
         )
@@ -61,7 +66,7 @@ class StewardMonitor:
         port = os.environ.get("STEWARD_PORT", "")
         addresses = parse_addresses(os.environ.get("STEWARD_HOST", ""), int(port) if port.isdigit() else None)
         if not addresses:
-            _log("STEWARD_HOST (host[:port],... of the Steward processes) and STEWARD_PORT must be set to connect")
+            _warn("STEWARD_HOST (host[:port],... of the Steward processes) and STEWARD_PORT must be set to connect")
             return None
         handlers = {
             "metadata": lambda _params: info.metadata(self._stats),
@@ -74,7 +79,7 @@ class StewardMonitor:
         }
         token = os.environ.get("STEWARD_MONITORING_TOKEN", "")
         client = StewardClient(
-            addresses, token, handlers, _log, self._forget_database_projects, Qgis.QGIS_VERSION
+            addresses, token, handlers, _log, self._forget_database_projects, Qgis.QGIS_VERSION, warn=_warn
         )
         client.start()
         return client

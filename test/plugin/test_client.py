@@ -76,8 +76,15 @@ class StewardClientTest(FastRetryTest):
         def connected():
             self.connections += 1
 
+        self.warnings = []
         self.client = client.StewardClient(
-            [("127.0.0.1", self.steward.port)], "tok", handlers, self.log.append, connected, "3.40.6-Bratislava"
+            [("127.0.0.1", self.steward.port)],
+            "tok",
+            handlers,
+            self.log.append,
+            connected,
+            "3.40.6-Bratislava",
+            warn=self.warnings.append,
         )
         self.client.start()
 
@@ -121,6 +128,9 @@ class StewardClientTest(FastRetryTest):
             self.assertEqual(receive(second_stream)["type"], "hello")
         self.assertEqual(self.log.count("Connected with Steward server"), 2)
         self.assertEqual(self.connections, 2, "on_connected runs on each connection")
+        # A lost connection is a warning: it shows at QGIS Server's default log level.
+        self.assertEqual(self.warnings[:1], ["Connection with Steward server lost"])
+        self.assertNotIn("Connection with Steward server lost", self.log)
 
 
 class FailoverTest(FastRetryTest):
