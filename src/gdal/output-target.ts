@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 
 import { BadRequest, Unprocessable } from '../errors.js';
-import { hiddenSibling, moveIntoPlace } from '../storage/move-into-place.js';
+import { hiddenSibling } from '../storage/atomic-file.js';
+import { moveIntoPlace } from '../storage/move-into-place.js';
 import { type TaskRun } from './gdal-child.js';
 import { isObjectStoragePath, parseObjectPath, uploadGeoTiff } from './object-storage.js';
 

@@ -4,9 +4,21 @@ import { basename, dirname, join } from 'node:path';
 
 const TEMPORARY_SUFFIX = /\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/;
 
-/** A temporary name beside `path`, hidden so that listings never show it. */
+/** Code points of a file's name kept in its hidden siblings' names: 160 bytes at most, which leaves room for the rest. */
+const NAME_CODE_POINTS = 40;
+
+/**
+ * `.<name>.<uuid><suffix>` beside `path`, hidden so that listings never show it, with at most 40
+ * code points of its name so that it is a valid file name however long the name.
+ */
+export function hiddenSibling(path: string, suffix: string): string {
+  const name = Array.from(basename(path)).slice(0, NAME_CODE_POINTS).join('');
+  return join(dirname(path), `.${name}.${randomUUID()}${suffix}`);
+}
+
+/** A temporary name beside `path`, which clearing leftovers knows. */
 function temporarySibling(path: string): string {
-  return join(dirname(path), `.${basename(path)}.${randomUUID()}.tmp`);
+  return hiddenSibling(path, '.tmp');
 }
 
 /** True for the name of a temporary file that `writeFileAtomic` makes (and leaves if killed). */
@@ -60,17 +72,22 @@ export interface AtomicWriteOptions {
 }
 
 /**
- * Links the file at `path` under a temporary name; undefined when there is no such file, or when
- * the file system has no hard links (the rename then frees the file as it replaces it).
+ * Links the file at `path` under a temporary name beside `beside`; undefined when there is no such
+ * file, or when the file system has no hard links.
  */
-async function keepReplaced(path: string): Promise<string | undefined> {
-  const kept = temporarySibling(path);
+async function linkTemporary(path: string, beside: string): Promise<string | undefined> {
+  const linked = temporarySibling(beside);
   try {
-    await link(path, kept);
-    return kept;
+    await link(path, linked);
+    return linked;
   } catch {
     return undefined;
   }
+}
+
+/** The file at `path` under a temporary name too (without hard links, the rename frees it as it replaces it). */
+function keepReplaced(path: string): Promise<string | undefined> {
+  return linkTemporary(path, path);
 }
 
 /**
@@ -125,12 +142,8 @@ export async function writeFileAtomic(
 
 /** Gives the file at `from` the name `to` as well, replacing what `to` named; false without hard links. */
 export async function linkOver(from: string, to: string): Promise<boolean> {
-  const linked = temporarySibling(to);
-  try {
-    await link(from, linked);
-  } catch {
-    return false;
-  }
+  const linked = await linkTemporary(from, to);
+  if (linked === undefined) return false;
   try {
     await rename(linked, to);
   } catch (error) {

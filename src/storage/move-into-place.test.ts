@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 
-import { hiddenSibling, moveIntoPlace } from './move-into-place.js';
+import { hiddenSibling } from './atomic-file.js';
+import { moveIntoPlace } from './move-into-place.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'steward-move-'));
 after(() => rmSync(folder, { recursive: true, force: true }));

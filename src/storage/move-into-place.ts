@@ -10,19 +10,10 @@
  * leave the new file incomplete. A process killed between those two calls leaves the old file
  * whole under its `.replaced` name, which nothing removes, and the new one under its own.
  */
-import { randomUUID } from 'node:crypto';
 import { constants, renameSync, unlinkSync } from 'node:fs';
 import { type FileHandle, open, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
 
-/** Code points of a file's name kept in its hidden siblings' names: 160 bytes at most, which leaves room for the rest. */
-const NAME_CODE_POINTS = 40;
-
-/** `.<name>.<uuid><suffix>` beside `path`, with at most 40 code points of its name, so it is a valid file name. */
-export function hiddenSibling(path: string, suffix: string): string {
-  const name = Array.from(basename(path)).slice(0, NAME_CODE_POINTS).join('');
-  return join(dirname(path), `.${name}.${randomUUID()}${suffix}`);
-}
+import { hiddenSibling } from './atomic-file.js';
 
 /**
  * The file at `path` held open, so that removing its last name does not free its blocks there and
