@@ -52,13 +52,19 @@ describe('file locks', () => {
   it('let two holders in this process take turns', async () => {
     const lockPath = join(folder, 'turns.lock');
     const order: string[] = [];
+    let aHolds = (): void => undefined;
+    const aIn = new Promise<void>((resolve) => (aHolds = resolve));
     const hold = (name: string) =>
       withFileLock(lockPath, async () => {
         order.push(`${name} in`);
+        aHolds();
         await new Promise((resolve) => setTimeout(resolve, 20));
         order.push(`${name} out`);
       });
-    await Promise.all([hold('a'), hold('b')]);
+    const a = hold('a');
+    // b asks once a holds the lock: which of two simultaneous callers wins is not the point.
+    await aIn;
+    await Promise.all([a, hold('b')]);
     assert.deepEqual(order, ['a in', 'a out', 'b in', 'b out']);
   });
 });
