@@ -1,6 +1,7 @@
 import { NotFound } from '../errors.js';
 import { ProjectDocument } from '../qgis/project.js';
 import {
+  contentBytes,
   type ProjectContent,
   projectKey,
   type ProjectRef,
@@ -27,9 +28,7 @@ interface CachedProject {
 }
 
 function cacheEntry(identity: string, content: ProjectContent, document: ProjectDocument): CachedProject {
-  const length =
-    content instanceof Uint8Array ? content.byteLength : content.reduce((sum, piece) => sum + piece.byteLength, 0);
-  return { identity, document, bytes: estimatedBytes(length) };
+  return { identity, document, bytes: estimatedBytes(contentBytes(content)) };
 }
 
 /**

@@ -40,7 +40,7 @@ export async function flushToDisk(path: string): Promise<void> {
 const MAX_BUFFERS = 1024;
 
 /** Writes the pieces in order, with as few system calls as the kernel allows. */
-async function writePieces(handle: FileHandle, pieces: readonly Uint8Array[]): Promise<void> {
+export async function writePieces(handle: FileHandle, pieces: readonly Uint8Array[]): Promise<void> {
   let pending = pieces.filter((piece) => piece.byteLength > 0);
   while (pending.length > 0) {
     let { bytesWritten } = await handle.writev(pending.slice(0, MAX_BUFFERS));

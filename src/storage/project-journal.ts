@@ -6,13 +6,14 @@
  * file without waiting for the disk. After a power cut the checkpoint and the records, applied in
  * turn, rebuild what the project file lost. Layout and recovery: docs/storage.md.
  */
-import { open, readFile, rm, stat } from 'node:fs/promises';
+import { type FileHandle, open, readFile, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 
-import { flushToDisk, linkOver, writeFileAtomic } from './atomic-file.js';
+import { flushToDisk, linkOver, writeFileAtomic, writePieces } from './atomic-file.js';
 import { applyDelta, DeltaBase, type DeltaOp } from './content-delta.js';
 import { fileStats, fileVersion } from './file-version.js';
+import { contentBytes } from './project-store.js';
 
 const MAGIC = Buffer.from('SWJRNL01');
 const COPY = 0;
@@ -23,6 +24,9 @@ const MIN_JOURNAL_ROOM = 1024 * 1024;
 const MAX_RECORDS = 128;
 /** The fixed fields of a record's body: modification time, size, count of operations. */
 const RECORD_HEAD = 20;
+/** An operation's fields: its kind, then a copy's offset and length, or the length of new bytes. */
+const COPY_FIELDS = 17;
+const BYTES_FIELDS = 5;
 
 /** The checkpoint and journal files beside a project file. */
 export function journalPaths(projectPath: string): { checkpoint: string; journal: string } {
@@ -53,7 +57,7 @@ function encodeRecord(record: JournalRecord): Buffer[] {
   head.writeUInt32LE(record.ops.length, 16);
   const body: Buffer[] = [head];
   for (const op of record.ops) {
-    const fields = Buffer.alloc(op.kind === 'copy' ? 17 : 5);
+    const fields = Buffer.alloc(op.kind === 'copy' ? COPY_FIELDS : BYTES_FIELDS);
     if (op.kind === 'copy') {
       fields.writeUInt8(COPY, 0);
       fields.writeDoubleLE(op.offset, 1);
@@ -66,10 +70,7 @@ function encodeRecord(record: JournalRecord): Buffer[] {
     }
   }
   const prefix = Buffer.alloc(8);
-  prefix.writeUInt32LE(
-    body.reduce((sum, piece) => sum + piece.byteLength, 0),
-    0,
-  );
+  prefix.writeUInt32LE(contentBytes(body), 0);
   prefix.writeUInt32LE(
     body.reduce((crc, piece) => crc32(piece, crc), 0),
     4,
@@ -83,11 +84,11 @@ function decodeBody(body: Buffer): JournalRecord {
   for (let count = body.readUInt32LE(16); count > 0; count--) {
     if (body.readUInt8(at) === COPY) {
       ops.push({ kind: 'copy', offset: body.readDoubleLE(at + 1), length: body.readDoubleLE(at + 9) });
-      at += 17;
+      at += COPY_FIELDS;
     } else {
       const length = body.readUInt32LE(at + 1);
-      ops.push({ kind: 'bytes', bytes: body.subarray(at + 5, at + 5 + length) });
-      at += 5 + length;
+      ops.push({ kind: 'bytes', bytes: body.subarray(at + BYTES_FIELDS, at + BYTES_FIELDS + length) });
+      at += BYTES_FIELDS + length;
     }
   }
   return { modified: body.readDoubleLE(0), size: body.readDoubleLE(8), ops };
@@ -112,10 +113,15 @@ function decodeJournal(bytes: Buffer): { checkpointVersion: string; records: Jou
   return { checkpointVersion, records };
 }
 
-/** A file's inode and size, which change when the journal is replaced or written by another process. */
-function journalState(path: string): string | undefined {
-  const info = fileStats(path);
-  return info && `${info.ino}:${info.size}`;
+/** Opens the journal with `flags`, lets `work` write to it, and flushes what it wrote. */
+async function writeDurably(path: string, flags: string, work: (handle: FileHandle) => Promise<void>): Promise<void> {
+  const handle = await open(path, flags);
+  try {
+    await work(handle);
+    await handle.datasync();
+  } finally {
+    await handle.close();
+  }
 }
 
 export class ProjectJournal {
@@ -128,12 +134,13 @@ export class ProjectJournal {
     private base: DeltaBase,
     private readonly checkpointVersion: string,
     private journalLength: number,
-    private expectedState: string | undefined,
+    /** The journal's version as this process last wrote it: another process changes it. */
+    private journalVersion: string | undefined,
   ) {}
 
   /**
-   * Starts a journal whose checkpoint is the project file as it is now, which `pieces` wrote and which
-   * is on the disk (or `flush` makes it so); undefined when the file system has no hard links.
+   * Starts a journal whose checkpoint is the project file as it is now, which `pieces` wrote and
+   * which is on the disk; undefined when the file system has no hard links.
    */
   static async begin(projectPath: string, pieces: readonly Uint8Array[]): Promise<ProjectJournal | undefined> {
     const { checkpoint, journal } = journalPaths(projectPath);
@@ -148,7 +155,7 @@ export class ProjectJournal {
       new DeltaBase(pieces),
       checkpointVersion,
       header.byteLength,
-      journalState(journal),
+      fileVersion(journal),
     );
   }
 
@@ -160,7 +167,7 @@ export class ProjectJournal {
       this.records < MAX_RECORDS &&
       this.journalLength < Math.max(MIN_JOURNAL_ROOM, this.base.size) &&
       fileVersion(checkpoint) === this.checkpointVersion &&
-      journalState(journal) === this.expectedState
+      fileVersion(journal) === this.journalVersion
     );
   }
 
@@ -169,33 +176,23 @@ export class ProjectJournal {
    * record back, for a replace of the project file that fails.
    */
   async record(pieces: readonly Uint8Array[], modified: number): Promise<() => Promise<void>> {
-    const size = pieces.reduce((sum, piece) => sum + piece.byteLength, 0);
-    const record = encodeRecord({ modified, size, ops: this.base.delta(pieces) });
+    const record = encodeRecord({ modified, size: contentBytes(pieces), ops: this.base.delta(pieces) });
     const { journal } = journalPaths(this.projectPath);
     const before = this.journalLength;
-    const handle = await open(journal, 'r+');
     try {
-      await handle.writev(record, before);
-      await handle.datasync();
+      // Appended: the journal ends where this process's last record did, as its version showed.
+      await writeDurably(journal, 'a', (handle) => writePieces(handle, record));
     } catch (error) {
       this.usable = false;
       throw error;
-    } finally {
-      await handle.close();
     }
-    this.journalLength = before + record.reduce((sum, piece) => sum + piece.byteLength, 0);
-    this.expectedState = journalState(journal);
+    this.journalLength = before + contentBytes(record);
+    this.journalVersion = fileVersion(journal);
     this.records += 1;
     this.base = new DeltaBase(pieces);
     return async () => {
       this.usable = false;
-      const handle = await open(journal, 'r+');
-      try {
-        await handle.truncate(before);
-        await handle.datasync();
-      } finally {
-        await handle.close();
-      }
+      await writeDurably(journal, 'r+', (handle) => handle.truncate(before));
     };
   }
 }

@@ -26,6 +26,11 @@ export function wholeContent(content: ProjectContent): Uint8Array {
   return content instanceof Uint8Array ? content : Buffer.concat(content);
 }
 
+/** How many bytes the content holds, whole or in pieces. */
+export function contentBytes(content: ProjectContent): number {
+  return content instanceof Uint8Array ? content.byteLength : content.reduce((sum, piece) => sum + piece.byteLength, 0);
+}
+
 /** The project XML of a stored project. */
 export function storedText(stored: StoredProject): string {
   return Buffer.from(stored.content.buffer, stored.content.byteOffset, stored.content.byteLength).toString('utf8');
