@@ -6,6 +6,7 @@
  * file without waiting for the disk. After a power cut the checkpoint and the records, applied in
  * turn, rebuild what the project file lost. Layout and recovery: docs/storage.md.
  */
+import { type BigIntStats } from 'node:fs';
 import { type FileHandle, open, readFile, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -197,6 +198,14 @@ export class ProjectJournal {
   }
 }
 
+/** Modification times within this are the same: the record holds a time in seconds as a double. */
+const MTIME_TOLERANCE_S = 1e-6;
+
+/** How long after the record's modification time the file's is (seconds). */
+function secondsAfter(current: BigIntStats, record: JournalRecord): number {
+  return Number(current.mtimeNs) / 1e9 - record.modified;
+}
+
 /** When the system started (seconds since the epoch); 0 when it cannot be told. */
 async function bootTime(): Promise<number> {
   const stats = await readFile('/proc/stat', 'utf8').catch(() => '');
@@ -210,13 +219,12 @@ async function bootTime(): Promise<number> {
  */
 async function holdsRecord(
   projectPath: string,
+  current: BigIntStats,
   journalPath: string,
   content: () => Promise<Buffer>,
   last: JournalRecord,
 ): Promise<boolean> {
-  const current = fileStats(projectPath);
-  if (!current || Number(current.size) !== last.size) return false;
-  if (Math.abs(Number(current.mtimeNs) / 1e9 - last.modified) > 1e-6) return false;
+  if (Number(current.size) !== last.size || Math.abs(secondsAfter(current, last)) > MTIME_TOLERANCE_S) return false;
   const booted = await bootTime();
   if (booted > 0 && (await stat(journalPath)).mtimeMs / 1000 > booted) return true;
   return (await readFile(projectPath)).equals(await content());
@@ -237,13 +245,13 @@ export async function recoverJournal(projectPath: string): Promise<boolean> {
   const last = records.at(-1);
   const current = fileStats(projectPath);
   if (last && current && fileVersion(checkpoint) === decoded?.checkpointVersion) {
-    const changedSince = Number(current.mtimeNs) / 1e9 > last.modified + 1e-6;
+    const changedSince = secondsAfter(current, last) > MTIME_TOLERANCE_S;
     const content = async () => {
       let version: Buffer = await readFile(checkpoint);
       for (const record of records) version = applyDelta(version, record.ops);
       return version;
     };
-    if (!changedSince && !(await holdsRecord(projectPath, journal, content, last))) {
+    if (!changedSince && !(await holdsRecord(projectPath, current, journal, content, last))) {
       await writeFileAtomic(projectPath, await content(), { modified: last.modified });
     }
   }
