@@ -100,15 +100,11 @@ export class FilesystemStore implements ProjectStore {
 
   /** The .qgs (or .qgz, for a project saved by QGIS) that QGIS Server opens. */
   async mapParameter(ref: ProjectRef): Promise<string> {
-    return (await this.projectFile(ref))?.path ?? this.newProjectPath(ref);
+    return this.projectFile(ref)?.path ?? this.newProjectPath(ref);
   }
 
   /** The project file that exists, .qgs first; undefined when neither does. */
-  private async projectFile(ref: ProjectRef): Promise<{ path: string; identity: string } | undefined> {
-    return this.projectFileNow(ref);
-  }
-
-  private projectFileNow(ref: ProjectRef): { path: string; identity: string } | undefined {
+  private projectFile(ref: ProjectRef): { path: string; identity: string } | undefined {
     for (const extension of PROJECT_EXTENSIONS) {
       const path = join(this.dataDir(ref), ref.name + extension);
       const identity = fileVersion(path);
@@ -156,7 +152,7 @@ export class FilesystemStore implements ProjectStore {
   }
 
   private holdsProject(entry: string): boolean {
-    return this.projectFileNow({ name: entry, schema: 'public' }) !== undefined;
+    return this.projectFile({ name: entry, schema: 'public' }) !== undefined;
   }
 
   async identity(ref: ProjectRef): Promise<string | undefined> {
@@ -164,11 +160,11 @@ export class FilesystemStore implements ProjectStore {
   }
 
   identityNow(ref: ProjectRef): string | undefined {
-    return this.projectFileNow(ref)?.identity;
+    return this.projectFile(ref)?.identity;
   }
 
   async read(ref: ProjectRef): Promise<StoredProject | undefined> {
-    const file = await this.projectFile(ref);
+    const file = this.projectFile(ref);
     if (!file) return undefined;
     const bytes = await readFile(file.path);
     const content = file.path.endsWith('.qgz') ? ProjectArchive.open(bytes).content : bytes;
@@ -177,7 +173,7 @@ export class FilesystemStore implements ProjectStore {
 
   async create(ref: ProjectRef, text: string): Promise<void> {
     await mkdir(this.projectsDir, { recursive: true });
-    if (await this.projectFile(ref)) throw new Conflict(`project "${ref.name}" already exists`);
+    if (this.projectFile(ref)) throw new Conflict(`project "${ref.name}" already exists`);
     // Built in a hidden folder and renamed into place, so a project appears whole or not at all.
     const staging = this.stagingDir('.creating-', ref);
     await rm(staging, { recursive: true, force: true });
@@ -194,7 +190,7 @@ export class FilesystemStore implements ProjectStore {
   }
 
   async write(ref: ProjectRef, content: ProjectContent): Promise<string> {
-    const file = await this.projectFile(ref);
+    const file = this.projectFile(ref);
     const path = file?.path ?? this.newProjectPath(ref);
     const modified = nextModified(fileStats(path)?.mtimeNs);
     if (path.endsWith('.qgz')) {
@@ -205,7 +201,7 @@ export class FilesystemStore implements ProjectStore {
     } else {
       await this.writeProjectFile(ref.name, path, content instanceof Uint8Array ? [content] : content, modified);
     }
-    const written = await this.projectFile(ref);
+    const written = this.projectFile(ref);
     if (!written) throw new Error(`project "${ref.name}" vanished while being written`);
     return written.identity;
   }
@@ -242,7 +238,7 @@ export class FilesystemStore implements ProjectStore {
 
   async remove(ref: ProjectRef): Promise<boolean> {
     this.journals.delete(ref.name);
-    if (!(await this.projectFile(ref))) return false;
+    if (!this.projectFile(ref)) return false;
     const doomed = this.stagingDir('.deleting-', ref);
     await rm(doomed, { recursive: true, force: true });
     await rename(this.dataDir(ref), doomed);
@@ -294,7 +290,7 @@ export class FilesystemStore implements ProjectStore {
 
   /** Settles a journal left by a process that stopped: the project file gets its last write back if lost. */
   private async recover(ref: ProjectRef): Promise<number> {
-    const path = join(this.dataDir(ref), `${ref.name}.qgs`);
+    const path = this.newProjectPath(ref);
     const { checkpoint, journal } = journalPaths(path);
     if (!fileStats(journal) && !fileStats(checkpoint)) return 0;
     this.journals.delete(ref.name);
