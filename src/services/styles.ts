@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 
 import { BadRequest, Conflict, NotFound } from '../errors.js';
 import { geometryClass } from '../qgis/geometry.js';
-import { type LayerEntry } from '../qgis/project.js';
+import { type LayerEntry, type ProjectDocument } from '../qgis/project.js';
 import {
   currentLayerStyleName,
   layerStyleNames,
@@ -51,6 +51,13 @@ function tryParse(qml: string): XmlElement | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The layer's `<maplayer>` element; NotFound when the project has no such layer. */
+function mapLayerOf(document: ProjectDocument, ref: ProjectRef, name: string): XmlElement {
+  const element = document.mapLayerElement(name);
+  if (!element) throw layerNotFound(ref, name);
+  return element;
 }
 
 export class StyleService {
@@ -285,8 +292,7 @@ export class StyleService {
     if (request.name === BUILT_IN_STYLE) return this.applyBuiltIn(ref, layerName, current);
     const qml = await this.qmlForLayer(ref, layer, await this.load(ref, request.name));
     const changed = await this.repository.update(ref, (document) => {
-      const element = document.mapLayerElement(layerName);
-      if (!element) throw layerNotFound(ref, layerName);
+      const element = mapLayerOf(document, ref, layerName);
       const wasCurrent = currentLayerStyleName(element);
       putLayerStyle(element, request.name, qml, current);
       document.invalidate(layerName);
@@ -298,8 +304,7 @@ export class StyleService {
   /** The layer's `default` style, kept in its style manager since it was added, made current again. */
   private async applyBuiltIn(ref: ProjectRef, layerName: string, current: boolean): Promise<void> {
     const changed = await this.repository.update(ref, (document) => {
-      const element = document.mapLayerElement(layerName);
-      if (!element) throw layerNotFound(ref, layerName);
+      const element = mapLayerOf(document, ref, layerName);
       if (!layerStyleNames(element).includes(BUILT_IN_STYLE)) {
         throw new NotFound(`layer "${layerName}" has no "${BUILT_IN_STYLE}" style in its style manager`);
       }
