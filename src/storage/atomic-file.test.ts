@@ -1,24 +1,13 @@
 import assert from 'node:assert/strict';
-import {
-  closeSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
+import { holdOpen, scratchFolder } from '../../test/support/scratch.js';
 import { writeFileAtomic } from './atomic-file.js';
 
-const folder = mkdtempSync(join(tmpdir(), 'steward-atomic-'));
-after(() => rmSync(folder, { recursive: true, force: true }));
+const folder = scratchFolder('steward-atomic-');
 
 describe('an atomic write', () => {
   it('writes more pieces than one system call takes, in order, and the modification time given', async () => {
@@ -36,13 +25,10 @@ describe('an atomic write', () => {
     mkdirSync(dir);
     const path = join(dir, 'project.qgs');
     await writeFileAtomic(path, 'first');
-    const reader = openSync(path, 'r');
+    const readOld = holdOpen(path);
     await writeFileAtomic(path, 'second', { releaseLater: true });
     assert.equal(readFileSync(path, 'utf8'), 'second');
-    const old = Buffer.alloc(5);
-    readSync(reader, old, 0, 5, 0);
-    closeSync(reader);
-    assert.equal(old.toString(), 'first', 'a reader of the old file still reads it whole');
+    assert.equal(readOld(5), 'first', 'a reader of the old file still reads it whole');
     while (readdirSync(dir).length > 1) await nextTurn();
     assert.deepEqual(readdirSync(dir), ['project.qgs']);
   });

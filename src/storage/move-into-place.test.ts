@@ -1,24 +1,13 @@
 import assert from 'node:assert/strict';
-import {
-  closeSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 
+import { holdOpen, scratchFolder } from '../../test/support/scratch.js';
 import { hiddenSibling } from './atomic-file.js';
 import { moveIntoPlace } from './move-into-place.js';
 
-const folder = mkdtempSync(join(tmpdir(), 'steward-move-'));
-after(() => rmSync(folder, { recursive: true, force: true }));
+const folder = scratchFolder('steward-move-');
 
 function freshFolder(name: string): string {
   const dir = join(folder, name);
@@ -40,14 +29,11 @@ describe('moving a file into place', () => {
     const [work, out] = [join(dir, 'work'), join(dir, 'out.tif')];
     writeFileSync(out, 'old content');
     writeFileSync(work, 'new content');
-    const reader = openSync(out, 'r');
+    const readOld = holdOpen(out);
     await moveIntoPlace(work, out);
     assert.deepEqual(readdirSync(dir), ['out.tif']);
     assert.equal(readFileSync(out, 'utf8'), 'new content');
-    const old = Buffer.alloc(11);
-    readSync(reader, old, 0, 11, 0);
-    closeSync(reader);
-    assert.equal(old.toString(), 'old content');
+    assert.equal(readOld(11), 'old content');
   });
 
   it('puts the old file back when the new one cannot be moved', async () => {

@@ -3,24 +3,21 @@ import {
   appendFileSync,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readFileSync,
-  rmSync,
   statSync,
   truncateSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 
+import { scratchFolder } from '../../test/support/scratch.js';
 import { writeFileAtomic } from './atomic-file.js';
 import { FilesystemStore } from './filesystem-store.js';
 import { journalPaths, ProjectJournal, recoverJournal } from './project-journal.js';
 
-const folder = mkdtempSync(join(tmpdir(), 'steward-journal-'));
-after(() => rmSync(folder, { recursive: true, force: true }));
+const folder = scratchFolder('steward-journal-');
 
 const layers = (count: number, tag: string) =>
   Array.from({ length: count }, (_, index) =>
