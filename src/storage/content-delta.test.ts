@@ -77,6 +77,18 @@ describe('a delta against a base version', () => {
     assert.ok(newBytes(ops) <= expected + 64, `${newBytes(ops)} new bytes, ${expected} changed`);
   });
 
+  it('finds each of several pieces changed one after another in the base piece it was', () => {
+    const container = (tag: string, ids: string[]) =>
+      Buffer.from(ids.map((id) => `\n      <${tag} id="${id}" enabled="1" tolerance="12"/>`).join(''));
+    const ids = Array.from({ length: 500 }, (_, index) => `layer${index}`);
+    const tags = ['tree', 'order', 'setting', 'item', 'theme', 'other'];
+    const between = (index: number) => Buffer.from(`</container${index}>\n  <container${index + 1}>`);
+    const version = (kept: string[]) => tags.flatMap((tag, index) => [container(tag, kept), between(index)]);
+    const base = new DeltaBase(version(ids));
+    const ops = base.delta(version(ids.filter((id) => id !== 'layer250')));
+    assert.equal(newBytes(ops), 0);
+  });
+
   it('refuses a delta that copies beyond its base', () => {
     assert.throws(() => applyDelta(Buffer.from('abc'), [{ kind: 'copy', offset: 2, length: 2 }]), /does not have/);
   });

@@ -128,7 +128,10 @@ export class DeltaBase {
         builder.copy(base.offset, base.bytes.byteLength);
         next = found + 1;
       } else {
-        this.differences(piece, this.likeliest(piece, next), builder);
+        const likeliest = this.likeliest(piece, next);
+        this.differences(piece, likeliest && this.pieces[likeliest.index], builder);
+        // A piece that starts as a base piece does is that piece changed: the next is expected after it.
+        if (likeliest && likeliest.shared >= MIN_COPY) next = likeliest.index + 1;
       }
     }
     return builder.ops;
@@ -141,13 +144,13 @@ export class DeltaBase {
     return this.indexByPiece.get(piece);
   }
 
-  /** Of the base pieces expected next, the one that starts with more of `piece`'s bytes. */
-  private likeliest(piece: Uint8Array, next: number): BasePiece | undefined {
-    let best: BasePiece | undefined;
-    let bestShared = -1;
-    for (const candidate of this.pieces.slice(next, next + CANDIDATES)) {
-      const shared = sharedLength(piece, candidate.bytes);
-      if (shared > bestShared) [best, bestShared] = [candidate, shared];
+  /** Of the base pieces expected next, the one that starts with more of `piece`'s bytes, and how many. */
+  private likeliest(piece: Uint8Array, next: number): { index: number; shared: number } | undefined {
+    let best: { index: number; shared: number } | undefined;
+    const end = Math.min(this.pieces.length, next + CANDIDATES);
+    for (let index = next; index < end; index++) {
+      const shared = sharedLength(piece, (this.pieces[index] as BasePiece).bytes);
+      if (!best || shared > best.shared) best = { index, shared };
     }
     return best;
   }
