@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
 import { holdOpen, scratchFolder } from '../../test/support/scratch.js';
-import { writeFileAtomic } from './atomic-file.js';
+import { stageFile, writeFileAtomic } from './atomic-file.js';
 
 const folder = scratchFolder('steward-atomic-');
 
@@ -30,6 +30,23 @@ describe('an atomic write', () => {
     assert.equal(readFileSync(path, 'utf8'), 'second');
     assert.equal(readOld(5), 'first', 'a reader of the old file still reads it whole');
     while (readdirSync(dir).length > 1) await nextTurn();
+    assert.deepEqual(readdirSync(dir), ['project.qgs']);
+  });
+
+  it('stages the new content beside the file, which it replaces only when committed', async () => {
+    const dir = join(folder, 'staged');
+    mkdirSync(dir);
+    const path = join(dir, 'project.qgs');
+    await writeFileAtomic(path, 'first');
+    const discarded = await stageFile(path, [Buffer.from('sec'), Buffer.from('ond')], { flush: false });
+    assert.equal(readFileSync(path, 'utf8'), 'first');
+    await discarded.discard();
+    assert.deepEqual(readdirSync(dir), ['project.qgs']);
+    const staged = await stageFile(path, 'third', { modified: 1_700_000_000 });
+    assert.equal(readFileSync(path, 'utf8'), 'first');
+    await staged.commit();
+    assert.equal(readFileSync(path, 'utf8'), 'third');
+    assert.equal(statSync(path).mtimeMs, 1_700_000_000_000);
     assert.deepEqual(readdirSync(dir), ['project.qgs']);
   });
 });

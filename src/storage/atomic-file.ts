@@ -108,18 +108,25 @@ async function renameKeepingReplaced(from: string, to: string): Promise<() => vo
   };
 }
 
+/** A file's next content, written beside it under a temporary name, not yet in its place. */
+export interface StagedFile {
+  /** Puts the new content in the file's place: readers see it from then on. */
+  commit(): Promise<void>;
+  /** Removes the temporary file, leaving the file as it was. */
+  discard(): Promise<void>;
+}
+
 /**
- * Writes `data` (or its pieces, one after the other) to a new file beside `path`, flushes it and
- * renames it over `path`, so readers see the old content or the new, never a mix, and a crash
- * leaves the old file intact.
+ * Writes `data` (or its pieces, one after the other) to a new file beside `path`, flushed unless
+ * told otherwise; `path` is replaced only by the staged file's commit.
  */
-export async function writeFileAtomic(
+export async function stageFile(
   path: string,
   data: string | Uint8Array | readonly Uint8Array[],
   options: AtomicWriteOptions = {},
-): Promise<void> {
+): Promise<StagedFile> {
   const temporary = temporarySibling(path);
-  let release = (): void => undefined;
+  const discard = (): Promise<void> => rm(temporary, { force: true });
   try {
     const handle = await open(temporary, 'wx');
     try {
@@ -130,6 +137,17 @@ export async function writeFileAtomic(
     } finally {
       await handle.close();
     }
+  } catch (error) {
+    await discard();
+    throw error;
+  }
+  return { commit: () => commitStaged(temporary, path, options), discard };
+}
+
+/** Renames the staged file over `path`, and flushes the folder when the write is to be durable. */
+async function commitStaged(temporary: string, path: string, options: AtomicWriteOptions): Promise<void> {
+  let release = (): void => undefined;
+  try {
     if (options.releaseLater) release = await renameKeepingReplaced(temporary, path);
     else await rename(temporary, path);
   } catch (error) {
@@ -138,6 +156,19 @@ export async function writeFileAtomic(
   }
   if (options.flush !== false) await flushToDisk(dirname(path));
   release();
+}
+
+/**
+ * Writes `data` (or its pieces, one after the other) to a new file beside `path`, flushes it and
+ * renames it over `path`, so readers see the old content or the new, never a mix, and a crash
+ * leaves the old file intact.
+ */
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array | readonly Uint8Array[],
+  options: AtomicWriteOptions = {},
+): Promise<void> {
+  await (await stageFile(path, data, options)).commit();
 }
 
 /** Gives the file at `from` the name `to` as well, replacing what `to` named; false without hard links. */

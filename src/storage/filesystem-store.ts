@@ -3,7 +3,7 @@ import { access, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs
 import { join } from 'node:path';
 
 import { Conflict } from '../errors.js';
-import { writeFileAtomic } from './atomic-file.js';
+import { stageFile, writeFileAtomic } from './atomic-file.js';
 import { fileStats, fileVersion, folderVersion } from './file-version.js';
 import { clearDataDirLeftovers } from './leftovers.js';
 import { KeyedMutex, withFileLock } from './lock.js';
@@ -81,6 +81,33 @@ async function removeFolder(path: string): Promise<number> {
  * Projects as folders of the projects directory: `<dir>/<name>/<name>.qgs` (or `.qgz`, as QGIS
  * saves them), with the internal database and styles beside the project file.
  */
+/**
+ * Records the write in the journal while the new file is written beside the old one, and puts the
+ * new file in place once the record is on the disk: the file is written during the journal's flush
+ * rather than after it, and a crash before the rename leaves the old file, which the record (when
+ * flushed) brings up to date.
+ */
+async function recordAndReplace(
+  journal: ProjectJournal,
+  path: string,
+  pieces: readonly Uint8Array[],
+  modified: number,
+): Promise<void> {
+  const staging = stageFile(path, pieces, { modified, releaseLater: true, flush: false });
+  const [staged, recorded] = await Promise.allSettled([staging, journal.record(pieces, modified)]);
+  if (staged.status === 'rejected' || recorded.status === 'rejected') {
+    if (staged.status === 'fulfilled') await staged.value.discard();
+    if (recorded.status === 'fulfilled') await recorded.value();
+    throw staged.status === 'rejected' ? staged.reason : (recorded as PromiseRejectedResult).reason;
+  }
+  try {
+    await staged.value.commit();
+  } catch (error) {
+    await recorded.value();
+    throw error;
+  }
+}
+
 export class FilesystemStore implements ProjectStore {
   readonly kind = 'filesystem' as const;
   private readonly mutex = new KeyedMutex();
@@ -214,13 +241,7 @@ export class FilesystemStore implements ProjectStore {
     const journal = this.journals.get(name);
     this.journals.delete(name);
     if (journal?.accepts()) {
-      const takeBack = await journal.record(pieces, modified);
-      try {
-        await writeFileAtomic(path, pieces, { modified, releaseLater: true, flush: false });
-      } catch (error) {
-        await takeBack();
-        throw error;
-      }
+      await recordAndReplace(journal, path, pieces, modified);
       this.keepJournal(name, journal);
       return;
     }
