@@ -100,3 +100,25 @@ describe("a project document's layer list", () => {
     assert.deepEqual(edited.layers(), reread(edited));
   });
 });
+
+describe('a large project written after each change', () => {
+  it('writes what a fresh read of its text writes, layers added, removed and restyled between writes', () => {
+    const document = ProjectDocument.create({ title: 't', author: 'a', creation: '2026-01-01T00:00:00', crs: WGS84 });
+    for (let index = 0; index < 150; index++) document.addLayer(raster(`layer${index}`));
+    const check = (): void => {
+      const encoded = Buffer.concat(document.encode());
+      assert.deepEqual(encoded, Buffer.from(document.serialize(), 'utf8'));
+      assert.equal(ProjectDocument.parse(encoded.toString('utf8')).serialize(), encoded.toString('utf8'));
+    };
+    check();
+    for (let step = 0; step < 6; step++) {
+      document.removeLayer(`layer${step * 20 + 5}`);
+      document.addLayer(raster(`added${step}`));
+      document.mapLayerElement(`layer${step * 20 + 9}`)?.attributes.set('stewardStep', String(step));
+      check();
+    }
+    assert.equal(document.layers().length, 150);
+    assert.equal(document.layer('layer5'), undefined);
+    assert.match(Buffer.concat(document.encode()).toString('utf8'), /stewardStep="5"/);
+  });
+});

@@ -25,9 +25,11 @@ import {
   type XmlDeferred,
   type XmlDocument,
   type XmlElement,
+  type XmlNode,
 } from './xml/node.js';
 import { parseXml } from './xml/parse.js';
-import { serializeElement, serializeXml, serializeXmlUtf8, type WrittenElements } from './xml/serialize.js';
+import { serializeElement, serializeXml, serializeXmlUtf8 } from './xml/serialize.js';
+import { WrittenMarkup } from './xml/written-markup.js';
 
 /** Layers stay text until a change needs their elements, which keeps big projects small in memory. */
 const DEFERRED_ELEMENTS: ReadonlySet<string> = new Set(['maplayer']);
@@ -185,10 +187,14 @@ interface LayerIndex {
  */
 export class ProjectDocument {
   private index: LayerIndex | undefined;
+  /** Each layer's node by id (the first, should ids repeat), once asked for; kept as layers are added, replaced and removed. */
+  private nodesById: Map<string, MapLayerNode> | undefined;
+  /** Whether two layers had the same id when `nodesById` was made: a removal may then uncover the other. */
+  private repeatedIds = false;
   /** What each unexpanded layer says of itself, read once: deferred layers never change. */
   private readonly deferredFacts = new WeakMap<XmlDeferred, DeferredLayerFacts>();
-  /** The UTF-8 of the layer records written before (RECORDS, and the layer tree's layers). */
-  private readonly writtenRecords: WrittenElements = new WeakMap();
+  /** The UTF-8 of the layer records written before (RECORDS, and the layer tree's layers), and of the runs of them. */
+  private readonly written = new WrittenMarkup();
 
   private constructor(private readonly document: XmlDocument) {
     if (document.root.name !== 'qgis') {
@@ -212,7 +218,7 @@ export class ProjectDocument {
   serialize(): string {
     this.collapseLayers();
     this.rememberRecords();
-    return serializeXml(this.document, this.writtenRecords);
+    return serializeXml(this.document, this.written);
   }
 
   /**
@@ -223,26 +229,34 @@ export class ProjectDocument {
   encode(): Buffer[] {
     this.collapseLayers();
     this.rememberRecords();
-    return serializeXmlUtf8(this.document, this.writtenRecords);
+    return serializeXmlUtf8(this.document, this.written);
   }
 
+  /**
+   * Remembers the markup of the per-layer records written for the first time. Layers are added at
+   * the end of each container, so a container is read from its end back to the first record already
+   * remembered: a record that would miss is written out in full like any element, never wrongly.
+   */
   private rememberRecords(): void {
-    const remember = (record: XmlElement): void => {
-      if (!this.writtenRecords.has(record))
-        this.writtenRecords.set(record, Buffer.from(serializeElement(record), 'utf8'));
-    };
     for (const { path: names, record } of RECORDS) {
       const container = path(this.document.root, ...names);
-      if (container) childElements(container, record).forEach(remember);
+      if (container) this.rememberNewRecords(container, record);
     }
-    const rememberTree = (group: XmlElement): void => {
-      for (const child of childElements(group)) {
-        if (child.name === 'layer-tree-layer') remember(child);
-        else if (child.name === 'layer-tree-group') rememberTree(child);
-      }
-    };
     const tree = firstChild(this.document.root, 'layer-tree-group');
-    if (tree) rememberTree(tree);
+    if (tree) this.rememberNewRecords(tree, 'layer-tree-layer');
+  }
+
+  /** Remembers the `record` children of `container` (and of its layer tree groups) after the last remembered one. */
+  private rememberNewRecords(container: XmlElement, record: string): void {
+    const children = container.children;
+    for (let index = children.length - 1; index >= 0; index--) {
+      const child = children[index] as XmlNode;
+      if (child.kind !== 'element') continue;
+      if (child.name === 'layer-tree-group') this.rememberNewRecords(child, record);
+      if (child.name !== record) continue;
+      if (this.written.markupOf(child) !== undefined) return;
+      this.written.remember(child, Buffer.from(serializeElement(child), 'utf8'));
+    }
   }
 
   private collapseLayers(): void {
@@ -254,8 +268,9 @@ export class ProjectDocument {
         name: node.name,
         utf8: Buffer.from(serializeElement(node), 'utf8'),
       };
-      this.deferredFacts.set(collapsed, layerFacts(node));
-      children[index] = collapsed;
+      const facts = layerFacts(node);
+      this.deferredFacts.set(collapsed, facts);
+      this.replaceLayerNode(index, collapsed, facts.entry?.id);
     });
   }
 
@@ -320,7 +335,22 @@ export class ProjectDocument {
   }
 
   private mapLayerNode(id: string): MapLayerNode | undefined {
-    return this.mapLayerNodes().find((node) => this.entryOf(node)?.id === id);
+    if (!this.nodesById) {
+      this.nodesById = new Map();
+      this.repeatedIds = false;
+      for (const node of this.mapLayerNodes()) {
+        const entry = this.entryOf(node);
+        if (entry && this.nodesById.has(entry.id)) this.repeatedIds = true;
+        else if (entry) this.nodesById.set(entry.id, node);
+      }
+    }
+    return this.nodesById.get(id);
+  }
+
+  /** Puts `node`, the layer `id` in another form, in the place of the `<projectlayers>` child at `index`. */
+  private replaceLayerNode(index: number, node: MapLayerNode, id: string | undefined): void {
+    this.projectLayers.children[index] = node;
+    if (id !== undefined && this.nodesById?.has(id)) this.nodesById.set(id, node);
   }
 
   layers(): LayerEntry[] {
@@ -337,8 +367,7 @@ export class ProjectDocument {
     const node = entry && this.mapLayerNode(entry.id);
     if (!node || node.kind === 'element') return node;
     const expanded = parseXml(deferredMarkup(node)).root;
-    const children = this.projectLayers.children;
-    children[children.indexOf(node)] = expanded;
+    this.replaceLayerNode(this.projectLayers.children.indexOf(node), expanded, entry.id);
     return expanded;
   }
 
@@ -372,6 +401,7 @@ export class ProjectDocument {
     appendChild(ensureChild(this.document.root, 'layerorder', 1), element('layer', { id: definition.id }), 1);
     if (definition.type === 'vector' && definition.geometry) addSnapping(this.document.root, definition.id);
     const added = managedEntry(layer);
+    if (added && !this.nodesById?.has(added.id)) this.nodesById?.set(added.id, layer);
     if (this.index?.simple && added && !this.index.byName.has(added.name)) this.index.byName.set(added.name, added);
     else this.index = undefined;
   }
@@ -387,13 +417,16 @@ export class ProjectDocument {
     const layer = this.mapLayerNode(entry.id);
     const fields = layer ? fieldsOf(layer.kind === 'element' ? layer : parseXml(deferredMarkup(layer)).root) : [];
     if (layer) removeChild(this.projectLayers, layer);
+    if (this.repeatedIds) this.nodesById = undefined;
+    else this.nodesById?.delete(entry.id);
     const relations = removeProjectReferences(this.document.root, entry.id);
     const removed = { id: entry.id, name: entry.name, fields, relations };
     const children = this.projectLayers.children;
     children.forEach((node, index) => {
       if (node.kind === 'deferred' && node.name === 'maplayer' && this.factsOf(node).linked) {
         const expanded = parseXml(deferredMarkup(node)).root;
-        if (removeLayerReferences(expanded, removed)) children[index] = expanded;
+        if (removeLayerReferences(expanded, removed))
+          this.replaceLayerNode(index, expanded, this.factsOf(node).entry?.id);
       } else if (node.kind === 'element' && node.name === 'maplayer') {
         removeLayerReferences(node, removed);
       }
@@ -417,7 +450,11 @@ export class ProjectDocument {
     const entry = name === undefined ? undefined : this.index?.byName.get(name);
     const node = entry && this.mapLayerNode(entry.id);
     const changed = node && this.entryOf(node);
-    if (this.index && entry && changed?.name === entry.name) this.index.byName.set(entry.name, changed);
-    else this.index = undefined;
+    if (this.index && entry && changed?.name === entry.name) {
+      this.index.byName.set(entry.name, changed);
+    } else {
+      this.index = undefined;
+      this.nodesById = undefined;
+    }
   }
 }

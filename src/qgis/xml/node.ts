@@ -88,7 +88,8 @@ export function textContent(node: XmlNode | undefined): string {
   if (node.kind === 'text') return node.value;
   if (node.kind === 'raw') return node.markup.startsWith('<![CDATA[') ? node.markup.slice(9, -3) : '';
   if (node.kind === 'deferred') throw new Error(`<${node.name}> must be expanded before its text is read`);
-  return node.children.map(textContent).join('');
+  const [only] = node.children;
+  return node.children.length === 1 ? textContent(only) : node.children.map(textContent).join('');
 }
 
 export function childText(parent: XmlElement, ...names: string[]): string {

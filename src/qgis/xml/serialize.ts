@@ -1,4 +1,5 @@
 import { type XmlDocument, type XmlElement, type XmlNode } from './node.js';
+import { rewriteRun, type WrittenMarkup } from './written-markup.js';
 
 const TEXT_ESCAPES: Record<string, string> = { '<': '&lt;', '>': '&gt;', '&': '&amp;' };
 const ATTRIBUTE_ESCAPES: Record<string, string> = {
@@ -15,67 +16,6 @@ function escapeText(value: string): string {
 
 function escapeAttribute(value: string): string {
   return /[<>&"\n\r\t]/.test(value) ? value.replace(/[<>&"\n\r\t]/g, (c) => ATTRIBUTE_ESCAPES[c] as string) : value;
-}
-
-/** Markup already written, in UTF-8, for elements that have not changed since, by element. */
-export type WrittenElements = WeakMap<XmlElement, Buffer>;
-
-/** Where a document is written to: text, and markup already in UTF-8 (deferred and written elements). */
-interface Sink {
-  text(piece: string): void;
-  utf8(markup: Buffer): void;
-}
-
-/** Writes the pieces of a document to the sink, one element's markup at a time. */
-class Writer {
-  constructor(
-    private readonly sink: Sink,
-    private readonly written?: WrittenElements,
-  ) {}
-
-  node(node: XmlNode): void {
-    if (node.kind === 'text') this.sink.text(escapeText(node.value));
-    else if (node.kind === 'raw') this.sink.text(node.markup);
-    else if (node.kind === 'deferred') this.sink.utf8(node.utf8);
-    else this.element(node);
-  }
-
-  element(node: XmlElement): void {
-    const markup = this.written?.get(node);
-    if (markup !== undefined) {
-      this.sink.utf8(markup);
-      return;
-    }
-    const out = this.sink;
-    out.text(`<${node.name}`);
-    for (const [name, value] of node.attributes) out.text(` ${name}="${escapeAttribute(value)}"`);
-    if (node.children.length === 0) {
-      out.text('/>');
-      return;
-    }
-    out.text('>');
-    for (const child of node.children) this.node(child);
-    out.text(`</${node.name}>`);
-  }
-
-  document(document: XmlDocument): void {
-    for (const node of document.prolog) this.node(node);
-    this.element(document.root);
-    this.sink.text('\n');
-  }
-}
-
-/** Collects text; markup in UTF-8 is decoded. */
-class TextSink implements Sink {
-  readonly pieces: string[] = [];
-
-  text(piece: string): void {
-    this.pieces.push(piece);
-  }
-
-  utf8(markup: Buffer): void {
-    this.pieces.push(markup.toString('utf8'));
-  }
 }
 
 /** The indentation between deferred siblings, encoded once: a project has a few kinds, repeated per layer. */
@@ -99,8 +39,119 @@ function encodeText(text: string): Buffer {
  */
 const SMALL_MARKUP_BYTES = 1024;
 
+/** Where a document is written to: text, and markup already in UTF-8 (deferred and written elements). */
+interface Sink {
+  text(piece: string): void;
+  utf8(markup: Buffer): void;
+  /** Whether the sink keeps runs of children it wrote before (a sink of UTF-8 does). */
+  readonly keepsRuns: boolean;
+}
+
+/** Containers with fewer children are written child by child: their runs are not worth keeping. */
+const MIN_RUN_CONTAINER = 64;
+/** Shorter runs of unchanging children are written node by node. */
+const MIN_RUN = 16;
+
+/** Writes the pieces of a document to the sink, one element's markup at a time. */
+class Writer {
+  constructor(
+    private readonly sink: Sink,
+    private readonly written?: WrittenMarkup,
+  ) {}
+
+  node(node: XmlNode): void {
+    if (node.kind === 'text') this.sink.text(escapeText(node.value));
+    else if (node.kind === 'raw') this.sink.text(node.markup);
+    else if (node.kind === 'deferred') this.sink.utf8(node.utf8);
+    else this.element(node);
+  }
+
+  element(node: XmlElement): void {
+    const markup = this.written?.markupOf(node);
+    if (markup !== undefined) {
+      this.sink.utf8(markup);
+      return;
+    }
+    const out = this.sink;
+    out.text(`<${node.name}`);
+    for (const [name, value] of node.attributes) out.text(` ${name}="${escapeAttribute(value)}"`);
+    if (node.children.length === 0) {
+      out.text('/>');
+      return;
+    }
+    out.text('>');
+    if (this.written && out.keepsRuns && node.children.length >= MIN_RUN_CONTAINER) this.children(node, this.written);
+    else for (const child of node.children) this.node(child);
+    out.text(`</${node.name}>`);
+  }
+
+  /**
+   * A large container's children: its runs of unchanging children (text, small deferred elements,
+   * written elements) written from their bytes of the last write, less what changed in them.
+   */
+  private children(container: XmlElement, written: WrittenMarkup): void {
+    const previous = written.runsOf(container);
+    const runs: ReturnType<typeof rewriteRun>[] = [];
+    const nodes = container.children;
+    let start = 0;
+    const endRun = (end: number): void => {
+      if (end - start < MIN_RUN) {
+        for (let index = start; index < end; index++) this.node(nodes[index] as XmlNode);
+        return;
+      }
+      const run = rewriteRun(previous[runs.length], nodes.slice(start, end), (node) => this.encode(node, written));
+      runs.push(run);
+      this.sink.utf8(run.bytes);
+    };
+    nodes.forEach((node, index) => {
+      if (unchanging(node, written)) return;
+      endRun(index);
+      this.node(node);
+      start = index + 1;
+    });
+    endRun(nodes.length);
+    written.keepRuns(container, runs);
+  }
+
+  /** An unchanging node's UTF-8. */
+  private encode(node: XmlNode, written: WrittenMarkup): Buffer {
+    if (node.kind === 'text') return encodeText(escapeText(node.value));
+    if (node.kind === 'raw') return Buffer.from(node.markup, 'utf8');
+    if (node.kind === 'deferred') return node.utf8;
+    return written.markupOf(node) as Buffer;
+  }
+
+  document(document: XmlDocument): void {
+    for (const node of document.prolog) this.node(node);
+    this.element(document.root);
+    this.sink.text('\n');
+  }
+}
+
+/** Whether the node's markup stays as it is: text, small deferred elements, and written elements. */
+function unchanging(node: XmlNode, written: WrittenMarkup): boolean {
+  if (node.kind === 'text' || node.kind === 'raw') return true;
+  if (node.kind === 'deferred') return node.utf8.byteLength < SMALL_MARKUP_BYTES;
+  return written.markupOf(node) !== undefined;
+}
+
+/** Collects text; markup in UTF-8 is decoded. */
+class TextSink implements Sink {
+  readonly pieces: string[] = [];
+  readonly keepsRuns = false;
+
+  text(piece: string): void {
+    this.pieces.push(piece);
+  }
+
+  utf8(markup: Buffer): void {
+    this.pieces.push(markup.toString('utf8'));
+  }
+}
+
 /** Collects UTF-8: text between large pieces already in UTF-8 is encoded in one go, those pieces are not copied. */
 class BytesSink implements Sink {
+  readonly keepsRuns = true;
   private readonly chunks: Buffer[] = [];
   private pending: string[] = [];
   /** Encoded text and small markup waiting to be joined into one chunk. */
@@ -147,7 +198,7 @@ export function serializeElement(element: XmlElement): string {
 }
 
 /** The document's text; elements found in `written` are written as the markup it holds for them. */
-export function serializeXml(document: XmlDocument, written?: WrittenElements): string {
+export function serializeXml(document: XmlDocument, written?: WrittenMarkup): string {
   const sink = new TextSink();
   new Writer(sink, written).document(document);
   return sink.pieces.join('');
@@ -158,7 +209,7 @@ export function serializeXml(document: XmlDocument, written?: WrittenElements): 
  * other: only the text around deferred and already written elements is encoded, and their bytes
  * are not even copied.
  */
-export function serializeXmlUtf8(document: XmlDocument, written?: WrittenElements): Buffer[] {
+export function serializeXmlUtf8(document: XmlDocument, written?: WrittenMarkup): Buffer[] {
   const sink = new BytesSink();
   new Writer(sink, written).document(document);
   return sink.pieces();
