@@ -72,11 +72,24 @@ export function slotComputation(setup: ComputeSetup): SlotComputation {
   };
 }
 
-/** Computes on the calling thread. */
+/**
+ * Computes on the calling thread, from the event loop's next turn: the reads and writes that were
+ * waiting for this window's turn are handed to GDAL's threads first, instead of after the
+ * computation, which had left the core of GDAL's I/O idle meanwhile (about a tenth of the bench's time).
+ */
 export function inlineComputer(setup: ComputeSetup): WindowComputer {
   const compute = slotComputation(setup);
   return {
-    compute: (slot, width, height) => Promise.resolve(compute(slot, width, height)),
+    compute: (slot, width, height) =>
+      new Promise((resolve, reject) => {
+        setImmediate(() => {
+          try {
+            resolve(compute(slot, width, height));
+          } catch (error) {
+            reject(error instanceof Error ? error : new Error(String(error)));
+          }
+        });
+      }),
     close: () => Promise.resolve(),
   };
 }
