@@ -11,19 +11,25 @@ export type PixelStorage = 'float32' | 'float64' | 'integer';
 export interface PixelType {
   storage: PixelStorage;
   create: (length: number) => PixelArray;
-  /** The same on a SharedArrayBuffer, which worker threads can read and write too. */
-  createShared: (length: number) => PixelArray;
+  /** Bytes a pixel. */
+  bytes: number;
+  /** `length` pixels of `buffer` from `byteOffset`: a shared one lets worker threads read and write them too. */
+  view: (buffer: ArrayBufferLike, byteOffset: number, length: number) => PixelArray;
 }
 
-type PixelArrayConstructor = { new (buffer: ArrayBufferLike): PixelArray; BYTES_PER_ELEMENT: number } & {
+type PixelArrayConstructor = {
+  new (buffer: ArrayBufferLike, byteOffset: number, length: number): PixelArray;
+  BYTES_PER_ELEMENT: number;
+} & {
   new (length: number): PixelArray;
 };
 
-function pixelArrays(storage: PixelStorage, Array: PixelArrayConstructor): PixelType {
+function pixelArrays(storage: PixelStorage, Pixels: PixelArrayConstructor): PixelType {
   return {
     storage,
-    create: (n) => new Array(n),
-    createShared: (n) => new Array(new SharedArrayBuffer(n * Array.BYTES_PER_ELEMENT)),
+    create: (n) => new Pixels(n),
+    bytes: Pixels.BYTES_PER_ELEMENT,
+    view: (buffer, byteOffset, n) => new Pixels(buffer, byteOffset, n),
   };
 }
 

@@ -95,7 +95,7 @@ function missing(key: string): never {
  * NaN through, and a NaN result is written as no-data anyway, so NaN inputs then need no test of
  * their own; comparisons, AND, OR, `if` and `^` (NaN^0 is 1) can turn a NaN into a number.
  */
-function carriesNaN(node: ExpressionNode): boolean {
+export function carriesNaN(node: ExpressionNode): boolean {
   switch (node.kind) {
     case 'number':
     case 'band':
@@ -123,7 +123,7 @@ function inputChecks(inputs: readonly KernelInput[], testNaN: boolean): string[]
  * Doubles whose magnitude is below this round to a finite Float32: halfway between FLT_MAX and
  * 2^128, a tie that rounds to the even 2^128, that is to Infinity. NaN fails both comparisons.
  */
-const FLOAT32_ROUNDING_LIMIT = 2 ** 128 - 2 ** 103;
+export const FLOAT32_ROUNDING_LIMIT = 2 ** 128 - 2 ** 103;
 
 function kernelSource(inputs: readonly KernelInput[], expression: string, constants: number, testNaN: boolean): string {
   const lines = [

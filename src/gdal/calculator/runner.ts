@@ -12,14 +12,8 @@ import type { ExpressionNode } from './ast.js';
 import type { InputBand } from './inputs.js';
 import { OUTPUT_BLOCK, OUTPUT_NO_DATA, type OutputRaster } from './output.js';
 import { levelSizes } from './pyramid.js';
-import {
-  type ComputeSetup,
-  createSlot,
-  inlineComputer,
-  threadComputer,
-  type WindowComputer,
-  type WindowSlot,
-} from './window-compute.js';
+import { createSlots, type WindowSlot } from './slot-memory.js';
+import { type ComputeSetup, inlineComputer, threadComputer, type WindowComputer } from './window-compute.js';
 
 /**
  * Pixels per window: 256 Ki pixels keep the slots of two lanes within about 5 MiB. Windows span
@@ -124,12 +118,11 @@ export async function runCalculation(
   // Two computers on two cores took longer than one on the bench's busy machine, and 12 MiB more.
   const count = Math.max(1, Math.min(availableParallelism() - 1, windows.length - 1));
   const levels = levelSizes(first.width, first.height, output.factors.length);
-  const slots = Array.from({ length: count + 1 }, () =>
-    createSlot(
-      inputs.map((input) => input.type),
-      first.width * first.height,
-      levels,
-    ),
+  const { memory, slots } = createSlots(
+    count + 1,
+    inputs.map((input) => input.type),
+    first.width * first.height,
+    levels,
   );
   const computers = startComputers(
     {
@@ -139,6 +132,7 @@ export async function runCalculation(
       levelCount: levels.length,
       maxWidth: first.width,
       maxHeight: first.height,
+      memory,
       slots,
     },
     count,

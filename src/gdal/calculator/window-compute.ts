@@ -2,26 +2,18 @@
  * The computation of one window: the compiled expression, then its overview pixels. Windows are
  * independent (each maps onto whole overview pixels), so several are computed at once: one on the
  * worker process's main thread, the others on worker threads (`compute-thread.ts`), each with its
- * own kernel and pyramid, all on buffers shared with the main thread, so no pixel is copied
- * between threads.
+ * own kernel (SIMD where the expression allows) and pyramid, all on buffers shared with the main
+ * thread, so no pixel is copied between threads.
  */
 import { extname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
-import { FLOAT32, type PixelArray } from '../pixels.js';
 import { type ExpressionNode } from './ast.js';
 import { compileExpression, type Kernel, type KernelInput } from './compiler.js';
-import { type LevelSize, OverviewPyramid } from './pyramid.js';
-
-/** The buffers of one window in flight, on SharedArrayBuffers. */
-export interface WindowSlot {
-  /** One array per input band, in the order of the kernel's inputs. */
-  inputs: PixelArray[];
-  output: Float32Array;
-  /** One array per overview level, finest first. */
-  overviews: Float32Array[];
-}
+import { OverviewPyramid } from './pyramid.js';
+import { compileSimdKernel } from './simd-compiler.js';
+import type { WindowSlot } from './slot-memory.js';
 
 /**
  * What every computing thread is given once: the expression, its inputs, the output's no-data
@@ -34,23 +26,9 @@ export interface ComputeSetup {
   levelCount: number;
   maxWidth: number;
   maxHeight: number;
+  /** The memory of the slots (slot-memory.ts). */
+  memory: WebAssembly.Memory;
   slots: WindowSlot[];
-}
-
-export function createSlot(
-  inputs: ReadonlyArray<{ createShared(length: number): PixelArray }>,
-  pixels: number,
-  levels: readonly LevelSize[],
-): WindowSlot {
-  const arrays = inputs.map((input) => input.createShared(pixels));
-  // The kernel reads a pixel of every input before it writes that pixel: the output can take a
-  // Float32 input's buffer.
-  const float = arrays.find((array) => array instanceof Float32Array);
-  return {
-    inputs: arrays,
-    output: float ?? (FLOAT32.createShared(pixels) as Float32Array),
-    overviews: levels.map(({ width, height }) => FLOAT32.createShared(width * height) as Float32Array),
-  };
 }
 
 /** Computes windows into slots; `compute` resolves once the slot's output and overviews are filled. */
@@ -63,7 +41,9 @@ export interface WindowComputer {
 export type SlotComputation = (slot: number, width: number, height: number) => void;
 
 export function slotComputation(setup: ComputeSetup): SlotComputation {
-  const kernel: Kernel = compileExpression(setup.tree, setup.inputs, setup.noData);
+  const kernel: Kernel =
+    compileSimdKernel(setup.tree, setup.inputs, setup.noData, setup.memory) ??
+    compileExpression(setup.tree, setup.inputs, setup.noData);
   const pyramid = new OverviewPyramid(setup.levelCount, setup.maxWidth, setup.maxHeight, setup.noData);
   return (index, width, height) => {
     const slot = setup.slots[index] as WindowSlot;

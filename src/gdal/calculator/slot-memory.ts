@@ -1,0 +1,77 @@
+/**
+ * The buffers of the windows in flight, all in one shared WebAssembly memory: GDAL reads into
+ * them and writes from them, the computing threads see them without copies, and the SIMD kernels
+ * (simd-compiler.ts) compute on them in place. Every array starts on 16 bytes and is padded to
+ * whole SIMD steps, which the kernels may compute past the window's last pixel.
+ */
+import { FLOAT32, type PixelArray, type PixelType } from '../pixels.js';
+import type { LevelSize } from './pyramid.js';
+import { SIMD_STEP } from './simd-compiler.js';
+
+/** The buffers of one window in flight. */
+export interface WindowSlot {
+  /** One array per input band, in the order of the kernel's inputs. */
+  inputs: PixelArray[];
+  output: Float32Array;
+  /** One array per overview level, finest first. */
+  overviews: Float32Array[];
+}
+
+const PAGE = 65536;
+const ALIGN = 16;
+
+const padded = (pixels: number): number => Math.ceil(pixels / SIMD_STEP) * SIMD_STEP;
+
+/** Where each array of a slot goes: its type, length and byte offset. */
+interface Placement {
+  type: PixelType;
+  length: number;
+  offset: number;
+}
+
+class Layout {
+  size = 0;
+
+  place(type: PixelType, pixels: number): Placement {
+    const length = padded(pixels);
+    const placement = { type, length, offset: this.size };
+    this.size += Math.ceil((length * type.bytes) / ALIGN) * ALIGN;
+    return placement;
+  }
+}
+
+const view = (buffer: ArrayBufferLike, { type, offset, length }: Placement): PixelArray =>
+  type.view(buffer, offset, length);
+
+/**
+ * `count` slots for windows of at most `pixels` pixels, with an array per input of `inputs` and
+ * one per overview level of `levels`, and the memory that holds them.
+ */
+export function createSlots(
+  count: number,
+  inputs: readonly PixelType[],
+  pixels: number,
+  levels: readonly LevelSize[],
+): { memory: WebAssembly.Memory; slots: WindowSlot[] } {
+  const layout = new Layout();
+  // The kernel reads a pixel of every input before it writes that pixel: the output can take a
+  // Float32 input's buffer.
+  const shareOutput = inputs.includes(FLOAT32);
+  const placements = Array.from({ length: count }, () => ({
+    inputs: inputs.map((type) => layout.place(type, pixels)),
+    output: shareOutput ? undefined : layout.place(FLOAT32, pixels),
+    overviews: levels.map(({ width, height }) => layout.place(FLOAT32, width * height)),
+  }));
+  const pages = Math.max(1, Math.ceil(layout.size / PAGE));
+  const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
+  const slots = placements.map((placement) => {
+    const arrays = placement.inputs.map((input) => view(memory.buffer, input));
+    const float = arrays.find((array) => array instanceof Float32Array);
+    return {
+      inputs: arrays,
+      output: placement.output ? (view(memory.buffer, placement.output) as Float32Array) : (float as Float32Array),
+      overviews: placement.overviews.map((level) => view(memory.buffer, level) as Float32Array),
+    };
+  });
+  return { memory, slots };
+}
