@@ -150,9 +150,11 @@ function childExecArgv(): string[] {
  * A worker process's memory: GDAL's I/O threads, which allocate little, share one malloc arena
  * instead of one each, and V8's young generation stays at 1 MiB per thread instead of growing
  * to 16 MiB, since a task allocates little in JavaScript beyond its buffers (together about 30
- * MiB of the calculator's peak RSS).
+ * MiB of the calculator's peak RSS). OpenBLAS, which GDAL's library loads and no task uses, starts
+ * no threads of its own: one per core spun for about 0.1 s of CPU after the process started, into
+ * the start of its task.
  */
-const CHILD_MEMORY_ENV = { MALLOC_ARENA_MAX: '1' };
+const CHILD_MEMORY_ENV = { MALLOC_ARENA_MAX: '1', OPENBLAS_NUM_THREADS: '1' };
 const CHILD_MEMORY_FLAGS = ['--max-semi-space-size=1'];
 
 function forkChild(): ChildProcess {
