@@ -7,7 +7,7 @@ import { type PublishedLayer } from '../qgis/project.js';
 import { projectKey, type ProjectRef, type ProjectStore } from '../storage/project-store.js';
 import { type LayerService } from './layers.js';
 import { Preconnector } from './preconnector.js';
-import { type QgisAnswer, qgisGet } from './qgis-get.js';
+import { type QgisAnswer, qgisGet, type QgisRequest, qgisRequest } from './qgis-get.js';
 import { type ProjectRepository } from './repository.js';
 
 export const MAP_SIZE = 400;
@@ -32,6 +32,8 @@ interface CachedUrl {
   /** The stored project's identity when the URL was built. */
   identity: string;
   url: string;
+  /** The GetMap's request, made once: a map asked for again sends these bytes as they are. */
+  request: QgisRequest;
 }
 
 /** GetMap requests for a layer, sent to the QGIS Server that publishes the project. */
@@ -84,7 +86,7 @@ export class MapService {
     const url = this.getMapUrl(await this.projectUrl(ref), await this.layers.published(ref, name));
     if (identity === undefined) return url;
     if (this.urls.size >= MAX_CACHED_URLS) this.urls.clear();
-    this.urls.set(key, { identity, url });
+    this.urls.set(key, { identity, url, request: qgisRequest(url) });
     return url;
   }
 
@@ -117,7 +119,7 @@ export class MapService {
   }
 
   /** Sends a GET of `url` to QGIS Server, on the connection opened while it answered the last one. */
-  ask(url: string): Promise<QgisAnswer> {
+  ask(url: string | QgisRequest): Promise<QgisAnswer> {
     return qgisGet(url, this.connections);
   }
 
@@ -131,7 +133,7 @@ export class MapService {
   async render(ref: ProjectRef, name: string): Promise<RenderedMap> {
     const cached = this.urls.get(urlKey(ref, name));
     if (cached && cached.identity === this.repository.lastSeenIdentity(ref)) {
-      const answer = this.ask(cached.url);
+      const answer = this.ask(cached.request);
       answer.catch(() => undefined); // awaited below, or discarded
       const current = await this.identityOnceSent(ref).then(
         (identity) => identity === cached.identity,

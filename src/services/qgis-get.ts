@@ -1,12 +1,10 @@
 import { type Socket } from 'node:net';
 
 import { BadGateway, GatewayTimeout, StewardError } from '../errors.js';
+import { readHead } from './http-head.js';
 import { type Preconnector } from './preconnector.js';
 
 const QGIS_SERVER_TIMEOUT_MS = 60_000;
-/** More than any server's status line and headers; past it the answer is not HTTP. */
-const MAX_HEAD_BYTES = 64 * 1024;
-const HEAD_END = '\r\n\r\n';
 
 export interface QgisAnswer {
   status: number;
@@ -19,6 +17,21 @@ export interface QgisAnswer {
   body: Buffer | Socket;
 }
 
+/** A GET of one URL, ready to be sent again and again: where it goes, and its request's bytes. */
+export interface QgisRequest {
+  address: { host: string; port: number };
+  bytes: Buffer;
+}
+
+/** The request for a GET of `url`, made once for every time it is sent. */
+export function qgisRequest(url: string): QgisRequest {
+  const target = new URL(url);
+  return {
+    address: { host: target.hostname.replace(/^\[|\]$/g, ''), port: Number(target.port || 80) },
+    bytes: Buffer.from(`GET ${target.pathname}${target.search} HTTP/1.0\r\nHost: ${target.host}\r\n\r\n`, 'latin1'),
+  };
+}
+
 /**
  * Sends a GET to QGIS Server as HTTP/1.0 over a plain socket. A server answers HTTP/1.0 without
  * chunks and closes the connection after it, so the body is whatever follows the head, and
@@ -26,18 +39,15 @@ export interface QgisAnswer {
  * second stream over the socket) sits between QGIS Server's bytes and the API's reply: that
  * machinery cost more than the 2% of the smallest map's time the API may add.
  */
-export function qgisGet(url: string, connections: Preconnector): Promise<QgisAnswer> {
-  const target = new URL(url);
-  const socket = connections.connect({
-    host: target.hostname.replace(/^\[|\]$/g, ''),
-    port: Number(target.port || 80),
-  });
+export function qgisGet(url: string | QgisRequest, connections: Preconnector): Promise<QgisAnswer> {
+  const request = typeof url === 'string' ? qgisRequest(url) : url;
+  const socket = connections.connect(request.address);
   socket.setTimeout(QGIS_SERVER_TIMEOUT_MS, () =>
     socket.destroy(new GatewayTimeout('QGIS Server did not answer in time')),
   );
   // The body's reader listens for errors; until it does, and after it stops, none may go unheard.
   socket.on('error', () => undefined);
-  socket.write(`GET ${target.pathname}${target.search} HTTP/1.0\r\nHost: ${target.host}\r\n\r\n`, 'latin1');
+  socket.write(request.bytes);
   return new Promise((resolve, reject) => {
     let received: Buffer = Buffer.alloc(0);
     const fail = (error: Error): void => {
@@ -55,40 +65,23 @@ export function qgisGet(url: string, connections: Preconnector): Promise<QgisAns
     const onEnd = (): void => fail(new BadGateway('QGIS Server closed the connection without an answer'));
     const onData = (chunk: Buffer): void => {
       received = received.length === 0 ? chunk : Buffer.concat([received, chunk]);
-      const headEnd = received.indexOf(HEAD_END);
-      if (headEnd < 0) {
-        if (received.length > MAX_HEAD_BYTES) fail(new BadGateway('QGIS Server answered something other than HTTP'));
-        return;
-      }
+      const head = readHead(received);
+      if (head === undefined) return;
+      if (head === null) return fail(new BadGateway('QGIS Server answered something other than HTTP'));
       socket.off('data', onData).off('error', onError).off('end', onEnd);
-      const head = parseHead(received.toString('latin1', 0, headEnd));
-      if (!head) return fail(new BadGateway('QGIS Server answered something other than HTTP'));
-      const headBytes = headEnd + HEAD_END.length;
-      const length = contentLength(head.headers);
+      const { status, headers, size: headBytes } = head;
+      const length = contentLength(headers);
       if (length !== undefined && received.length - headBytes >= length) {
         // The connection flows on, unread, to QGIS Server's close, which ends it.
-        return resolve({ ...head, body: received.subarray(headBytes, headBytes + length) });
+        return resolve({ status, headers, body: received.subarray(headBytes, headBytes + length) });
       }
       socket.pause();
       if (headBytes < received.length) socket.unshift(received.subarray(headBytes));
       if (length !== undefined) guardLength(socket, length, headBytes);
-      resolve({ ...head, body: socket });
+      resolve({ status, headers, body: socket });
     };
     socket.on('data', onData).on('error', onError).on('end', onEnd);
   });
-}
-
-/** The status and headers of an HTTP head, or undefined when it is not one. */
-function parseHead(text: string): { status: number; headers: Map<string, string> } | undefined {
-  const [statusLine = '', ...lines] = text.split('\r\n');
-  const status = /^HTTP\/1\.[01] (\d{3})(?: |$)/.exec(statusLine)?.[1];
-  if (status === undefined) return undefined;
-  const headers = new Map<string, string>();
-  for (const line of lines) {
-    const colon = line.indexOf(':');
-    if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
-  }
-  return { status: Number(status), headers };
 }
 
 /** The Content-Length of an answer, when it gives a valid one. */
