@@ -86,7 +86,11 @@ describe('Preconnector, as the API asks QGIS Server', () => {
     await until(() => server.connections.length === 2);
     await until(() => server.connections.every((connection) => connection.closed));
     assert.equal(await fetchText(`${url}/two`, agent), 'drawn', 'a request after the spare expired connects anew');
-    assert.deepEqual(server.connections[2]?.paths, ['/two']);
+    // Its connection and the next spare are opened together, and a loaded machine may accept either first.
+    assert.deepEqual(
+      server.connections.slice(2).flatMap((connection) => connection.paths),
+      ['/two'],
+    );
   });
 
   it('uses a spare only for the server it was opened to', async () => {
