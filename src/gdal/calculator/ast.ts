@@ -57,6 +57,26 @@ export function bandReferences(node: ExpressionNode): Array<{ ref: BandReference
   }
 }
 
+/** The nodes directly below `node`. */
+function childrenOf(node: ExpressionNode): readonly ExpressionNode[] {
+  switch (node.kind) {
+    case 'number':
+    case 'band':
+      return [];
+    case 'negate':
+      return [node.operand];
+    case 'binary':
+      return [node.left, node.right];
+    case 'call':
+      return node.args;
+  }
+}
+
+/** Whether `accepts` holds for `node` and every node below it. */
+export function everyNode(node: ExpressionNode, accepts: (node: ExpressionNode) => boolean): boolean {
+  return accepts(node) && childrenOf(node).every((child) => everyNode(child, accepts));
+}
+
 export function referenceKey(ref: BandReference): string {
   return `${ref.layer}@${ref.band}`;
 }

@@ -6,7 +6,7 @@
  * `K[<i>]`, and operators and functions come from the fixed tables below.
  */
 import { comparableNoData, type PixelArray, type PixelStorage } from '../pixels.js';
-import { type BinaryOperator, type ExpressionNode, type FunctionName, referenceKey } from './ast.js';
+import { type BinaryOperator, everyNode, type ExpressionNode, type FunctionName, referenceKey } from './ast.js';
 
 export interface KernelInput {
   /** `layer@band`, as ast.referenceKey writes it. */
@@ -95,18 +95,13 @@ function missing(key: string): never {
  * NaN through, and a NaN result is written as no-data anyway, so NaN inputs then need no test of
  * their own; comparisons, AND, OR, `if` and `^` (NaN^0 is 1) can turn a NaN into a number.
  */
-export function carriesNaN(node: ExpressionNode): boolean {
-  switch (node.kind) {
-    case 'number':
-    case 'band':
-      return true;
-    case 'negate':
-      return carriesNaN(node.operand);
-    case 'binary':
-      return ARITHMETIC[node.operator] !== undefined && carriesNaN(node.left) && carriesNaN(node.right);
-    case 'call':
-      return node.name !== 'if' && node.args.every(carriesNaN);
-  }
+export function carriesNaN(tree: ExpressionNode): boolean {
+  return everyNode(
+    tree,
+    (node) =>
+      (node.kind !== 'binary' || ARITHMETIC[node.operator] !== undefined) &&
+      (node.kind !== 'call' || node.name !== 'if'),
+  );
 }
 
 function inputChecks(inputs: readonly KernelInput[], testNaN: boolean): string[] {

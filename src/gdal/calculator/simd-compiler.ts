@@ -8,7 +8,7 @@
  * compiled for, whose lengths are padded to whole steps (see slot-memory.ts).
  */
 import { comparableNoData, type PixelArray } from '../pixels.js';
-import { type BinaryOperator, type ExpressionNode, referenceKey } from './ast.js';
+import { type BinaryOperator, everyNode, type ExpressionNode, referenceKey } from './ast.js';
 import { carriesNaN, FLOAT32_ROUNDING_LIMIT, type Kernel, type KernelInput } from './compiler.js';
 import { f64x2Splat, I32, localGet, localSet, moduleBytes, OP, SIMD, simd, unsignedLeb, V128 } from './wasm-module.js';
 
@@ -33,21 +33,16 @@ const UNARY: Partial<Record<string, number>> = { abs: SIMD.f64x2Abs, sqrt: SIMD.
 const PAIRWISE: Partial<Record<string, number>> = { min: SIMD.f64x2Min, max: SIMD.f64x2Max };
 
 /** Whether every node has an exact two-lane equivalent of the JavaScript kernel's operation. */
-function supported(node: ExpressionNode): boolean {
-  switch (node.kind) {
-    case 'number':
-    case 'band':
-      return true;
-    case 'negate':
-      return supported(node.operand);
-    case 'binary':
-      return node.operator !== '^' && supported(node.left) && supported(node.right);
-    case 'call':
-      return (
-        (node.name === 'if' || UNARY[node.name] !== undefined || PAIRWISE[node.name] !== undefined) &&
-        node.args.every(supported)
-      );
-  }
+function supported(tree: ExpressionNode): boolean {
+  return everyNode(
+    tree,
+    (node) =>
+      (node.kind !== 'binary' || node.operator !== '^') &&
+      (node.kind !== 'call' ||
+        node.name === 'if' ||
+        UNARY[node.name] !== undefined ||
+        PAIRWISE[node.name] !== undefined),
+  );
 }
 
 // The lanes' bytes: the upper two Float32 of a v128 moved down, and the low halves of two v128 joined.
