@@ -10,10 +10,25 @@
 import { comparableNoData, type PixelArray } from '../pixels.js';
 import { type BinaryOperator, everyNode, type ExpressionNode, referenceKey } from './ast.js';
 import { carriesNaN, FLOAT32_ROUNDING_LIMIT, type Kernel, type KernelInput } from './compiler.js';
-import { f64x2Splat, I32, localGet, localSet, moduleBytes, OP, SIMD, simd, unsignedLeb, V128 } from './wasm-module.js';
+import {
+  f64x2Splat,
+  I32,
+  localGet,
+  localSet,
+  moduleBytes,
+  OP,
+  SIMD,
+  simd,
+  unsignedLeb,
+  V128,
+  WASM_PAGE_BYTES,
+} from './wasm-module.js';
 
 /** Pixels a step: one v128 of Float32. */
 export const SIMD_STEP = 4;
+
+/** `pixels` rounded up to whole steps: the kernel computes every step it starts. */
+export const paddedPixels = (pixels: number): number => Math.ceil(pixels / SIMD_STEP) * SIMD_STEP;
 
 const ARITHMETIC: Partial<Record<BinaryOperator, number>> = {
   '+': SIMD.f64x2Add,
@@ -211,11 +226,10 @@ export function compileSimdKernel(
       ],
       body: kernelBody(tree, inputs, checks),
     },
-    memory.buffer.byteLength / 65536,
+    memory.buffer.byteLength / WASM_PAGE_BYTES,
   );
   const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } });
   const run = instance.exports['run'] as (end: number, out: number, ...inputs: number[]) => void;
-  const steps = (n: number): number => Math.ceil(n / SIMD_STEP) * SIMD_STEP * 4;
   return (n: number, out: Float32Array, arrays: readonly PixelArray[]) =>
-    run(steps(n), out.byteOffset, ...arrays.map((array) => array.byteOffset));
+    run(paddedPixels(n) * Float32Array.BYTES_PER_ELEMENT, out.byteOffset, ...arrays.map((array) => array.byteOffset));
 }

@@ -6,7 +6,8 @@
  */
 import { FLOAT32, type PixelArray, type PixelType } from '../pixels.js';
 import type { LevelSize } from './pyramid.js';
-import { SIMD_STEP } from './simd-compiler.js';
+import { paddedPixels } from './simd-compiler.js';
+import { WASM_PAGE_BYTES } from './wasm-module.js';
 
 /** The buffers of one window in flight. */
 export interface WindowSlot {
@@ -17,10 +18,7 @@ export interface WindowSlot {
   overviews: Float32Array[];
 }
 
-const PAGE = 65536;
 const ALIGN = 16;
-
-const padded = (pixels: number): number => Math.ceil(pixels / SIMD_STEP) * SIMD_STEP;
 
 /** Where each array of a slot goes: its type, length and byte offset. */
 interface Placement {
@@ -33,7 +31,7 @@ class Layout {
   size = 0;
 
   place(type: PixelType, pixels: number): Placement {
-    const length = padded(pixels);
+    const length = paddedPixels(pixels);
     const placement = { type, length, offset: this.size };
     this.size += Math.ceil((length * type.bytes) / ALIGN) * ALIGN;
     return placement;
@@ -62,7 +60,7 @@ export function createSlots(
     output: shareOutput ? undefined : layout.place(FLOAT32, pixels),
     overviews: levels.map(({ width, height }) => layout.place(FLOAT32, width * height)),
   }));
-  const pages = Math.max(1, Math.ceil(layout.size / PAGE));
+  const pages = Math.max(1, Math.ceil(layout.size / WASM_PAGE_BYTES));
   const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
   const slots = placements.map((placement) => {
     const arrays = placement.inputs.map((input) => view(memory.buffer, input));

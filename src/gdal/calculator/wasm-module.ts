@@ -5,6 +5,8 @@
  */
 
 /** Value types. */
+/** Bytes of a WebAssembly memory page. */
+export const WASM_PAGE_BYTES = 65536;
 export const I32 = 0x7f;
 export const V128 = 0x7b;
 
