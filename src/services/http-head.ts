@@ -10,6 +10,8 @@ export interface AnswerHead {
 /** More than any server's status line and headers; past it the answer is not HTTP. */
 export const MAX_HEAD_BYTES = 64 * 1024;
 const HEAD_END = '\r\n\r\n';
+/** What every HTTP/1.x status line starts with. */
+const HTTP_1 = 'HTTP/1.';
 /** `HTTP/1.x NNN`: the status line's shortest form. */
 const STATUS_LINE_MIN = 12;
 const DIGIT_0 = 0x30;
@@ -44,16 +46,15 @@ export function readHead(received: Buffer): AnswerHead | undefined | null {
 
 /** Whether the bytes so far can begin `HTTP/1.`: anything else is refused at once. */
 function startsAsHttp(received: Buffer): boolean {
-  const prefix = 'HTTP/1.';
-  const length = Math.min(received.length, prefix.length);
-  return received.toString('latin1', 0, length) === prefix.slice(0, length);
+  const length = Math.min(received.length, HTTP_1.length);
+  return received.toString('latin1', 0, length) === HTTP_1.slice(0, length);
 }
 
 /** The status of `HTTP/1.0 NNN ...` or `HTTP/1.1 NNN ...` within the head's first `end` bytes. */
 function statusOf(received: Buffer, end: number): number | undefined {
-  if (end < STATUS_LINE_MIN || received.toString('latin1', 0, 7) !== 'HTTP/1.') return undefined;
-  const minor = received[7];
-  if ((minor !== DIGIT_0 && minor !== DIGIT_0 + 1) || received[8] !== SPACE) return undefined;
+  if (end < STATUS_LINE_MIN || !startsAsHttp(received)) return undefined;
+  const minor = received[HTTP_1.length];
+  if ((minor !== DIGIT_0 && minor !== DIGIT_0 + 1) || received[HTTP_1.length + 1] !== SPACE) return undefined;
   let status = 0;
   for (let at = 9; at < STATUS_LINE_MIN; at++) {
     const digit = (received[at] ?? 0) - DIGIT_0;
