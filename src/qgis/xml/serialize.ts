@@ -1,5 +1,5 @@
 import { type XmlDocument, type XmlElement, type XmlNode } from './node.js';
-import { rewriteRun, type WrittenMarkup } from './written-markup.js';
+import { rewriteRun, type WrittenMarkup, type WrittenRun } from './written-markup.js';
 
 const TEXT_ESCAPES: Record<string, string> = { '<': '&lt;', '>': '&gt;', '&': '&amp;' };
 const ATTRIBUTE_ESCAPES: Record<string, string> = {
@@ -91,7 +91,7 @@ class Writer {
    */
   private children(container: XmlElement, written: WrittenMarkup): void {
     const previous = written.runsOf(container);
-    const runs: ReturnType<typeof rewriteRun>[] = [];
+    const runs: WrittenRun[] = [];
     const nodes = container.children;
     let start = 0;
     const endRun = (end: number): void => {

@@ -4,7 +4,7 @@ import { type XmlElement, type XmlNode } from './node.js';
  * A run of a container's children as last written: the nodes, the UTF-8 they made, and where each
  * node's bytes start in it (one more offset than nodes: the end).
  */
-interface WrittenRun {
+export interface WrittenRun {
   nodes: readonly XmlNode[];
   bytes: Buffer;
   offsets: Uint32Array;
