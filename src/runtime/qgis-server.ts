@@ -39,6 +39,9 @@ export function qgisServerEnvironment(extra: NodeJS.ProcessEnv = {}): NodeJS.Pro
   return childEnvironment({ ...QGIS_SERVER_SETTINGS, ...extra }, { XDG_RUNTIME_DIR: '/tmp', ...QGIS_SERVER_DEFAULTS });
 }
 
+/** What qgis_mapserver prints once it has bound its address (it exits if it cannot). */
+const LISTENING = 'QGIS Development Server listening on';
+
 /** A `qgis_mapserver` child process listening on a loopback port. */
 export class QgisServerProcess {
   private readonly childLog: ChildLog;
@@ -83,9 +86,10 @@ export class QgisServerProcess {
       if (this.child.exitCode !== null) {
         throw new Error(`qgis_mapserver exited with ${this.child.exitCode}: ${this.log.join('\n')}`);
       }
-      // A TCP connection, not an OWS request: a request without MAP makes QGIS Server log a
+      // Its own word that it listens, since another process may hold the port it was given; then
+      // a TCP connection, not an OWS request: a request without MAP makes QGIS Server log a
       // "Project file error" that tests reading its log would take for a broken project.
-      if (await accepts(this.host, this.port)) return;
+      if (this.log.some((line) => line.startsWith(LISTENING)) && (await accepts(this.host, this.port))) return;
       await sleep(100);
     }
     await this.stop();
