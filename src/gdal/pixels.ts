@@ -48,6 +48,8 @@ const TYPES: Record<string, PixelType> = {
 
 /** Float32 pixels other threads can see: the calculator's output. */
 export const FLOAT32 = TYPES['Float32'] as PixelType;
+/** Doubles: the sums and counts of the calculator's overview pyramid. */
+export const FLOAT64 = TYPES['Float64'] as PixelType;
 
 /** How pixels of a GDAL data type are held; complex types are refused. */
 export function pixelType(dataType: string | null, what: string): PixelType {

@@ -4,17 +4,15 @@
  * Every overview pixel is the mean of the valid full-resolution pixels it covers, as GDAL's
  * AVERAGE resampling defines it: each level keeps sums and counts, so a coarser level is the exact
  * mean of its whole footprint, not a mean of means. Windows must start on multiples of the largest
- * factor so each one maps onto whole overview pixels.
+ * factor so each one maps onto whole overview pixels. The bulk of each row pair is reduced by the
+ * SIMD kernels of simd-pyramid.ts; the code here reduces the columns their steps leave over and the
+ * odd last column and row, with the same results.
  */
+import { LEVEL_STEP_COLUMNS, type LevelSums, PIXEL_STEP_COLUMNS, type SimdReductions } from './simd-pyramid.js';
 
 export interface LevelSize {
   width: number;
   height: number;
-}
-
-interface Level {
-  sums: Float64Array;
-  counts: Float64Array;
 }
 
 const half = (n: number): number => Math.ceil(n / 2);
@@ -29,30 +27,28 @@ export function levelSizes(width: number, height: number, levelCount: number): L
   return sizes;
 }
 
-/** Sums and counts of one thread's windows; give each thread a pyramid of its own. */
+/** Reduces windows of full-resolution pixels into the overview pixels they cover, with `simd`'s kernels. */
 export class OverviewPyramid {
-  private readonly levels: Level[];
-
   constructor(
-    levelCount: number,
-    maxWidth: number,
-    maxHeight: number,
     private readonly noData: number,
-  ) {
-    this.levels = levelSizes(maxWidth, maxHeight, levelCount).map(({ width, height }) => ({
-      sums: new Float64Array(width * height),
-      counts: new Float64Array(width * height),
-    }));
-  }
+    private readonly simd: SimdReductions,
+  ) {}
 
   /**
    * Writes the overview pixels of a window of full-resolution values (no-data marked with
-   * `noData`) into `outputs`, one array per level, row-major with the widths of levelSizes.
+   * `noData`) into `outputs`, one array per level, row-major with the widths of levelSizes;
+   * `levels` hold each level's sums and counts meanwhile (both in the kernels' memory).
    */
-  reduce(pixels: Float32Array, width: number, height: number, outputs: readonly Float32Array[]): void {
+  reduce(
+    pixels: Float32Array,
+    width: number,
+    height: number,
+    levels: readonly LevelSums[],
+    outputs: readonly Float32Array[],
+  ): void {
     let [w, h] = [width, height];
-    this.levels.forEach((level, i) => {
-      const previous = this.levels[i - 1];
+    levels.forEach((level, i) => {
+      const previous = levels[i - 1];
       const values = outputs[i] as Float32Array;
       if (previous) this.fromLevel(previous, level, w, h, values);
       else this.fromPixels(pixels, level, w, h, values);
@@ -60,17 +56,20 @@ export class OverviewPyramid {
     });
   }
 
-  private fromPixels(pixels: Float32Array, level: Level, w: number, h: number, values: Float32Array): void {
+  private fromPixels(pixels: Float32Array, level: LevelSums, w: number, h: number, values: Float32Array): void {
     const { sums, counts } = level;
     const noData = this.noData;
     const ow = half(w);
     const evenW = w - (w % 2);
     const evenH = h - (h % 2);
+    const stepped = evenW - (evenW % PIXEL_STEP_COLUMNS);
     for (let y = 0; y < evenH; y += 2) {
       const top = y * w;
       const bottom = top + w;
       let o = (y >> 1) * ow;
-      for (let x = 0; x < evenW; x += 2, o++) {
+      if (stepped > 0) this.simd.fromPixels(pixels, top, bottom, stepped, level, values, o);
+      o += stepped >> 1;
+      for (let x = stepped; x < evenW; x += 2, o++) {
         const a = pixels[top + x] as number;
         const b = pixels[top + x + 1] as number;
         const c = pixels[bottom + x] as number;
@@ -120,7 +119,7 @@ export class OverviewPyramid {
     x: number,
     y: number,
     o: number,
-    level: Level,
+    level: LevelSums,
     values: Float32Array,
   ): void {
     let sum = 0;
@@ -138,39 +137,46 @@ export class OverviewPyramid {
   }
 
   /** Sums each 2 x 2 block of the finer level's sums and counts (fewer at an odd edge), then takes the means. */
-  private fromLevel(previous: Level, level: Level, w: number, h: number, values: Float32Array): void {
-    const { sums, counts } = level;
-    const [inSums, inCounts] = [previous.sums, previous.counts];
+  private fromLevel(finer: LevelSums, level: LevelSums, w: number, h: number, values: Float32Array): void {
+    const [inSums, inCounts] = [finer.sums, finer.counts];
     const ow = half(w);
     const evenW = w - (w % 2);
+    const stepped = evenW - (evenW % LEVEL_STEP_COLUMNS);
     for (let y = 0; y < h; y += 2) {
       const top = y * w;
       // Past the last row of an odd height, the block's bottom row is its top row counted once.
       const bottom = y + 1 < h ? top + w : -1;
       let o = (y >> 1) * ow;
-      for (let x = 0; x < evenW; x += 2, o++) {
+      let x = 0;
+      if (bottom >= 0 && stepped > 0) {
+        this.simd.fromLevel(finer, top, bottom, stepped, level, values, o);
+        [x, o] = [stepped, o + (stepped >> 1)];
+      }
+      for (; x < evenW; x += 2, o++) {
         let sum = (inSums[top + x] as number) + (inSums[top + x + 1] as number);
         let count = (inCounts[top + x] as number) + (inCounts[top + x + 1] as number);
         if (bottom >= 0) {
           sum += (inSums[bottom + x] as number) + (inSums[bottom + x + 1] as number);
           count += (inCounts[bottom + x] as number) + (inCounts[bottom + x + 1] as number);
         }
-        sums[o] = sum;
-        counts[o] = count;
+        this.store(level, values, o, sum, count);
       }
       if (evenW < w) {
-        sums[o] = (inSums[top + evenW] as number) + (bottom >= 0 ? (inSums[bottom + evenW] as number) : 0);
-        counts[o] = (inCounts[top + evenW] as number) + (bottom >= 0 ? (inCounts[bottom + evenW] as number) : 0);
+        const [sum, count] = [inSums[top + evenW] as number, inCounts[top + evenW] as number];
+        if (bottom >= 0)
+          this.store(
+            level,
+            values,
+            o,
+            sum + (inSums[bottom + evenW] as number),
+            count + (inCounts[bottom + evenW] as number),
+          );
+        else this.store(level, values, o, sum, count);
       }
-    }
-    const size = ow * half(h);
-    for (let o = 0; o < size; o++) {
-      const count = counts[o] as number;
-      values[o] = count > 0 ? (sums[o] as number) / count : this.noData;
     }
   }
 
-  private store(level: Level, values: Float32Array, o: number, sum: number, count: number): void {
+  private store(level: LevelSums, values: Float32Array, o: number, sum: number, count: number): void {
     level.sums[o] = sum;
     level.counts[o] = count;
     values[o] = count > 0 ? sum / count : this.noData;

@@ -13,6 +13,7 @@ import { carriesNaN, FLOAT32_ROUNDING_LIMIT, type Kernel, type KernelInput } fro
 import {
   f64x2Splat,
   I32,
+  LANES,
   localGet,
   localSet,
   moduleBytes,
@@ -60,9 +61,6 @@ function supported(tree: ExpressionNode): boolean {
   );
 }
 
-// The lanes' bytes: the upper two Float32 of a v128 moved down, and the low halves of two v128 joined.
-const UPPER_HALF = [8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7];
-const LOW_HALVES = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
 /** A comparison's all-ones lanes as 1.0, its zero lanes as 0.0, as the JavaScript kernel's `? 1 : 0`. */
 const asOne = (mask: number[]): number[] => [...mask, ...f64x2Splat(1), ...simd(SIMD.and)];
 const isNotZero = (value: number[]): number[] => [...value, ...f64x2Splat(0), ...simd(SIMD.f64x2Ne)];
@@ -141,7 +139,7 @@ function load(locals: Locals, i: number): number[] {
     ...localSet(locals.lanes(i, 0)),
     ...localGet(locals.loaded),
     ...localGet(locals.loaded),
-    ...simd(SIMD.shuffle, ...UPPER_HALF),
+    ...simd(SIMD.shuffle, ...LANES.upperHalf),
     ...simd(SIMD.f64x2PromoteLowF32x4),
     ...localSet(locals.lanes(i, 1)),
   ];
@@ -194,7 +192,7 @@ function kernelBody(tree: ExpressionNode, inputs: readonly KernelInput[], checks
     ...[...localGet(1), ...localGet(locals.offset), OP.i32Add],
     ...(halves[0] as number[]),
     ...(halves[1] as number[]),
-    ...simd(SIMD.shuffle, ...LOW_HALVES),
+    ...simd(SIMD.shuffle, ...LANES.lowHalves),
     ...simd(SIMD.store, 4, 0),
     ...[...localGet(locals.offset), OP.i32Const, ...unsignedLeb(16), OP.i32Add, ...localSet(locals.offset)],
     ...[OP.br, 0, OP.end, OP.end],

@@ -4,9 +4,10 @@
  * (simd-compiler.ts) compute on them in place. Every array starts on 16 bytes and is padded to
  * whole SIMD steps, which the kernels may compute past the window's last pixel.
  */
-import { FLOAT32, type PixelArray, type PixelType } from '../pixels.js';
+import { FLOAT32, FLOAT64, type PixelArray, type PixelType } from '../pixels.js';
 import type { LevelSize } from './pyramid.js';
 import { paddedPixels } from './simd-compiler.js';
+import type { LevelSums } from './simd-pyramid.js';
 import { WASM_PAGE_BYTES } from './wasm-module.js';
 
 /** The buffers of one window in flight. */
@@ -16,6 +17,8 @@ export interface WindowSlot {
   output: Float32Array;
   /** One array per overview level, finest first. */
   overviews: Float32Array[];
+  /** The sums and counts of each overview level, finest first, while the window is reduced. */
+  levels: LevelSums[];
 }
 
 const ALIGN = 16;
@@ -43,7 +46,7 @@ const view = (buffer: ArrayBufferLike, { type, offset, length }: Placement): Pix
 
 /**
  * `count` slots for windows of at most `pixels` pixels, with an array per input of `inputs` and
- * one per overview level of `levels`, and the memory that holds them.
+ * one per overview level of `levels` (and its sums and counts), and the memory that holds them.
  */
 export function createSlots(
   count: number,
@@ -59,6 +62,10 @@ export function createSlots(
     inputs: inputs.map((type) => layout.place(type, pixels)),
     output: shareOutput ? undefined : layout.place(FLOAT32, pixels),
     overviews: levels.map(({ width, height }) => layout.place(FLOAT32, width * height)),
+    levels: levels.map(({ width, height }) => ({
+      sums: layout.place(FLOAT64, width * height),
+      counts: layout.place(FLOAT64, width * height),
+    })),
   }));
   const pages = Math.max(1, Math.ceil(layout.size / WASM_PAGE_BYTES));
   const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
@@ -69,6 +76,10 @@ export function createSlots(
       inputs: arrays,
       output: placement.output ? (view(memory.buffer, placement.output) as Float32Array) : (float as Float32Array),
       overviews: placement.overviews.map((level) => view(memory.buffer, level) as Float32Array),
+      levels: placement.levels.map(({ sums, counts }) => ({
+        sums: view(memory.buffer, sums) as Float64Array,
+        counts: view(memory.buffer, counts) as Float64Array,
+      })),
     };
   });
   return { memory, slots };

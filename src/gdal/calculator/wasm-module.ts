@@ -42,6 +42,8 @@ export const SIMD = {
   andNot: 0x4f,
   or: 0x50,
   bitselect: 0x52,
+  /** Stores one 64-bit lane (memory alignment and offset, then the lane). */
+  store64Lane: 0x5b,
   f32x4DemoteF64x2Zero: 0x5e,
   f64x2PromoteLowF32x4: 0x5f,
   f64x2Abs: 0xec,
@@ -54,6 +56,23 @@ export const SIMD = {
   f64x2Min: 0xf4,
   f64x2Max: 0xf5,
 } as const;
+
+const bytes = (...runs: Array<[number, number]>): number[] =>
+  runs.flatMap(([from, count]) => Array.from({ length: count }, (_, i) => from + i));
+
+/** Lane selections of i8x16.shuffle: bytes 0-15 of its first operand, 16-31 of its second. */
+export const LANES = {
+  /** The upper two Float32 of a v128 moved down. */
+  upperHalf: bytes([8, 8], [0, 8]),
+  /** The low double of each operand. */
+  lowHalves: bytes([0, 8], [16, 8]),
+  /** The high double of each operand. */
+  highHalves: bytes([8, 8], [24, 8]),
+  /** Float32 lanes 0 and 2 of each operand. */
+  evenFloats: bytes([0, 4], [8, 4], [16, 4], [24, 4]),
+  /** Float32 lanes 1 and 3 of each operand. */
+  oddFloats: bytes([4, 4], [12, 4], [20, 4], [28, 4]),
+};
 
 export function unsignedLeb(value: number): number[] {
   const bytes: number[] = [];

@@ -13,19 +13,17 @@ import { type ExpressionNode } from './ast.js';
 import { compileExpression, type Kernel, type KernelInput } from './compiler.js';
 import { OverviewPyramid } from './pyramid.js';
 import { compileSimdKernel } from './simd-compiler.js';
+import { compileSimdReductions } from './simd-pyramid.js';
 import type { WindowSlot } from './slot-memory.js';
 
 /**
  * What every computing thread is given once: the expression, its inputs, the output's no-data
- * value, the largest window and the slots. (Threads import no GDAL: its binding loads once per process.)
+ * value and the slots. (Threads import no GDAL: its binding loads once per process.)
  */
 export interface ComputeSetup {
   tree: ExpressionNode;
   inputs: KernelInput[];
   noData: number;
-  levelCount: number;
-  maxWidth: number;
-  maxHeight: number;
   /** The memory of the slots (slot-memory.ts). */
   memory: WebAssembly.Memory;
   slots: WindowSlot[];
@@ -44,11 +42,11 @@ export function slotComputation(setup: ComputeSetup): SlotComputation {
   const kernel: Kernel =
     compileSimdKernel(setup.tree, setup.inputs, setup.noData, setup.memory) ??
     compileExpression(setup.tree, setup.inputs, setup.noData);
-  const pyramid = new OverviewPyramid(setup.levelCount, setup.maxWidth, setup.maxHeight, setup.noData);
+  const pyramid = new OverviewPyramid(setup.noData, compileSimdReductions(setup.noData, setup.memory));
   return (index, width, height) => {
     const slot = setup.slots[index] as WindowSlot;
     kernel(width * height, slot.output, slot.inputs);
-    pyramid.reduce(slot.output, width, height, slot.overviews);
+    pyramid.reduce(slot.output, width, height, slot.levels, slot.overviews);
   };
 }
 
