@@ -13,17 +13,22 @@ type Edit =
   | { kind: 'insert'; at: number; bytes: Uint8Array }
   | { kind: 'remove'; at: number }
   | { kind: 'change'; at: number; byte: number; value: number }
-  | { kind: 'copy'; at: number };
+  | { kind: 'copy'; at: number }
+  | { kind: 'cut'; at: number; point: number };
 
 const edit: fc.Arbitrary<Edit> = fc.oneof(
   fc.record({
     kind: fc.constant('insert' as const),
     at: fc.nat(),
-    bytes: fc.uint8Array({ minLength: 1, maxLength: 300 }),
+    bytes: fc.oneof(
+      fc.uint8Array({ minLength: 1, maxLength: 300 }),
+      fc.uint8Array({ minLength: 1024, maxLength: 4000 }),
+    ),
   }),
   fc.record({ kind: fc.constant('remove' as const), at: fc.nat() }),
   fc.record({ kind: fc.constant('change' as const), at: fc.nat(), byte: fc.nat(), value: fc.nat(255) }),
   fc.record({ kind: fc.constant('copy' as const), at: fc.nat() }),
+  fc.record({ kind: fc.constant('cut' as const), at: fc.nat(), point: fc.nat() }),
 );
 
 function applyEdit(pieces: Uint8Array[], change: Edit): void {
@@ -37,7 +42,11 @@ function applyEdit(pieces: Uint8Array[], change: Edit): void {
   if (change.kind === 'remove') pieces.splice(at, 1);
   // A piece written anew with the same bytes is found by its content rather than its identity.
   else if (change.kind === 'copy') pieces[at] = Uint8Array.from(piece);
-  else if (piece.byteLength > 0) {
+  // A piece cut in two, as a later version made from an earlier one's buffers cuts them.
+  else if (change.kind === 'cut') {
+    const point = change.point % (piece.byteLength + 1);
+    pieces.splice(at, 1, piece.subarray(0, point), piece.subarray(point));
+  } else if (piece.byteLength > 0) {
     const changed = Uint8Array.from(piece);
     changed[change.byte % changed.byteLength] = change.value;
     pieces[at] = changed;
@@ -87,6 +96,24 @@ describe('a delta against a base version', () => {
     const base = new DeltaBase(version(ids));
     const ops = base.delta(version(ids.filter((id) => id !== 'layer250')));
     assert.equal(newBytes(ops), 0);
+  });
+
+  it('copies pieces cut from the memory of base pieces, keeping only what is new', () => {
+    const layers = Buffer.from(Array.from({ length: 100 }, (_, index) => `<maplayer id="l${index}"/>\n`).join(''));
+    const base = new DeltaBase([Buffer.from('<qgis>\n'), layers, Buffer.from('</qgis>\n')]);
+    const added = Buffer.from('<maplayer id="new"/>\n');
+    const ops = base.delta([
+      Buffer.from('<qgis>\n'),
+      layers.subarray(0, 300),
+      added,
+      layers.subarray(330),
+      Buffer.from('</qgis>\n'),
+    ]);
+    assert.deepEqual(ops, [
+      { kind: 'copy', offset: 0, length: 7 + 300 },
+      { kind: 'bytes', bytes: added },
+      { kind: 'copy', offset: 7 + 330, length: layers.byteLength - 330 + 8 },
+    ]);
   });
 
   it('refuses a delta that copies beyond its base', () => {

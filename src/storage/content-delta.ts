@@ -77,6 +77,27 @@ interface BasePiece {
   offset: number;
 }
 
+/**
+ * Pieces at least this long are also found inside base pieces whose memory holds them (a later
+ * version cut from an earlier one's buffers); shorter ones are cheap to compare by their bytes.
+ */
+const MIN_SHARED_MEMORY = 1024;
+
+/** Where `piece` lies in the memory of one of `pieces` (the last to start at or before it), by index. */
+function holding(pieces: readonly BasePiece[], candidates: readonly number[], piece: Uint8Array): number | undefined {
+  let low = 0;
+  let high = candidates.length - 1;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if ((pieces[candidates[middle] as number] as BasePiece).bytes.byteOffset <= piece.byteOffset) low = middle;
+    else high = middle - 1;
+  }
+  const index = candidates[low];
+  const base = index === undefined ? undefined : (pieces[index] as BasePiece).bytes;
+  if (!base || base.byteOffset > piece.byteOffset) return undefined;
+  return piece.byteOffset + piece.byteLength <= base.byteOffset + base.byteLength ? index : undefined;
+}
+
 /** Collects operations, joining copies of adjacent runs. */
 class DeltaBuilder {
   readonly ops: DeltaOp[] = [];
@@ -103,6 +124,8 @@ class DeltaBuilder {
 export class DeltaBase {
   private readonly pieces: BasePiece[] = [];
   private readonly indexByPiece = new Map<Uint8Array, number>();
+  /** The large pieces by the memory they lie in, in the order of where they start in it. */
+  private readonly indexesByMemory = new Map<ArrayBufferLike, number[]>();
   readonly size: number;
 
   constructor(pieces: readonly Uint8Array[]) {
@@ -111,9 +134,22 @@ export class DeltaBase {
       if (bytes.byteLength === 0) continue;
       const index = this.pieces.push({ bytes, offset }) - 1;
       this.indexByPiece.set(bytes, index);
+      if (bytes.byteLength >= MIN_SHARED_MEMORY)
+        this.indexesByMemory.set(bytes.buffer, [...(this.indexesByMemory.get(bytes.buffer) ?? []), index]);
       offset += bytes.byteLength;
     }
+    for (const indexes of this.indexesByMemory.values()) indexes.sort((a, b) => this.start(a) - this.start(b));
     this.size = offset;
+  }
+
+  private rememberMemory(memory: ArrayBufferLike, index: number): void {
+    const indexes = this.indexesByMemory.get(memory);
+    if (indexes) indexes.push(index);
+    else this.indexesByMemory.set(memory, [index]);
+  }
+
+  private start(index: number): number {
+    return (this.pieces[index] as BasePiece).bytes.byteOffset;
   }
 
   /** The operations that make `pieces`, joined, out of this base. */
@@ -123,10 +159,16 @@ export class DeltaBase {
     for (const piece of pieces) {
       if (piece.byteLength === 0) continue;
       const found = this.find(piece, next);
+      const within = found === undefined ? this.within(piece) : undefined;
       if (found !== undefined) {
         const base = this.pieces[found] as BasePiece;
         builder.copy(base.offset, base.bytes.byteLength);
         next = found + 1;
+      } else if (within !== undefined) {
+        const base = this.pieces[within] as BasePiece;
+        const from = piece.byteOffset - base.bytes.byteOffset;
+        builder.copy(base.offset + from, piece.byteLength);
+        next = from + piece.byteLength === base.bytes.byteLength ? within + 1 : within;
       } else {
         const likeliest = this.likeliest(piece, next);
         this.differences(piece, likeliest && this.pieces[likeliest.index], builder);
@@ -142,6 +184,15 @@ export class DeltaBase {
     const expected = this.pieces[next]?.bytes;
     if (expected === piece || (expected?.byteLength === piece.byteLength && equalBytes(expected, piece))) return next;
     return this.indexByPiece.get(piece);
+  }
+
+  /**
+   * The base piece whose memory holds a large `piece`: it was cut from it, and as written pieces are
+   * never changed in place, holds its bytes.
+   */
+  private within(piece: Uint8Array): number | undefined {
+    const candidates = piece.byteLength >= MIN_SHARED_MEMORY ? this.indexesByMemory.get(piece.buffer) : undefined;
+    return candidates && holding(this.pieces, candidates, piece);
   }
 
   /** Of the base pieces expected next, the one that starts with more of `piece`'s bytes, and how many. */

@@ -1,5 +1,5 @@
 import { type XmlDocument, type XmlElement, type XmlNode } from './node.js';
-import { rewriteRun, type WrittenMarkup, type WrittenRun } from './written-markup.js';
+import { rewriteChildren, type WrittenMarkup } from './written-markup.js';
 
 const TEXT_ESCAPES: Record<string, string> = { '<': '&lt;', '>': '&gt;', '&': '&amp;' };
 const ATTRIBUTE_ESCAPES: Record<string, string> = {
@@ -43,14 +43,12 @@ const SMALL_MARKUP_BYTES = 1024;
 interface Sink {
   text(piece: string): void;
   utf8(markup: Buffer): void;
-  /** Whether the sink keeps runs of children it wrote before (a sink of UTF-8 does). */
-  readonly keepsRuns: boolean;
+  /** Whether the sink keeps the bytes of children it wrote before (a sink of UTF-8 does). */
+  readonly keepsChildren: boolean;
 }
 
-/** Containers with fewer children are written child by child: their runs are not worth keeping. */
-const MIN_RUN_CONTAINER = 64;
-/** Shorter runs of unchanging children are written node by node. */
-const MIN_RUN = 16;
+/** Containers with fewer children are written child by child: their bytes are not worth keeping. */
+const MIN_KEPT_CONTAINER = 64;
 
 /** Writes the pieces of a document to the sink, one element's markup at a time. */
 class Writer {
@@ -80,45 +78,23 @@ class Writer {
       return;
     }
     out.text('>');
-    if (this.written && out.keepsRuns && node.children.length >= MIN_RUN_CONTAINER) this.children(node, this.written);
+    if (this.written && out.keepsChildren && node.children.length >= MIN_KEPT_CONTAINER)
+      this.children(node, this.written);
     else for (const child of node.children) this.node(child);
     out.text(`</${node.name}>`);
   }
 
   /**
-   * A large container's children: its runs of unchanging children (text, small deferred elements,
-   * written elements) written from their bytes of the last write, less what changed in them.
+   * A large container's children: those whose bytes stay the same (text, deferred elements, written
+   * elements) from their bytes of the last write, the others afresh.
    */
   private children(container: XmlElement, written: WrittenMarkup): void {
-    const previous = written.runsOf(container);
-    const runs: WrittenRun[] = [];
-    const nodes = container.children;
-    let start = 0;
-    const endRun = (end: number): void => {
-      if (end - start < MIN_RUN) {
-        for (let index = start; index < end; index++) this.node(nodes[index] as XmlNode);
-        return;
-      }
-      const run = rewriteRun(previous[runs.length], nodes.slice(start, end), (node) => this.encode(node, written));
-      runs.push(run);
-      this.sink.utf8(run.bytes);
-    };
-    nodes.forEach((node, index) => {
-      if (unchanging(node, written)) return;
-      endRun(index);
-      this.node(node);
-      start = index + 1;
+    const children = rewriteChildren(written.childrenOf(container), container.children, {
+      keptBytes: (node) => keptBytes(node, written),
+      afresh: (node) => this.node(node),
+      emit: (bytes) => this.sink.utf8(bytes),
     });
-    endRun(nodes.length);
-    written.keepRuns(container, runs);
-  }
-
-  /** An unchanging node's UTF-8. */
-  private encode(node: XmlNode, written: WrittenMarkup): Buffer {
-    if (node.kind === 'text') return encodeText(escapeText(node.value));
-    if (node.kind === 'raw') return Buffer.from(node.markup, 'utf8');
-    if (node.kind === 'deferred') return node.utf8;
-    return written.markupOf(node) as Buffer;
+    written.keepChildren(container, children);
   }
 
   document(document: XmlDocument): void {
@@ -128,17 +104,18 @@ class Writer {
   }
 }
 
-/** Whether the node's markup stays as it is: text, small deferred elements, and written elements. */
-function unchanging(node: XmlNode, written: WrittenMarkup): boolean {
-  if (node.kind === 'text' || node.kind === 'raw') return true;
-  if (node.kind === 'deferred') return node.utf8.byteLength < SMALL_MARKUP_BYTES;
-  return written.markupOf(node) !== undefined;
+/** A node's UTF-8 when it is the same each time it is written: text, deferred and written elements. */
+function keptBytes(node: XmlNode, written: WrittenMarkup): Buffer | undefined {
+  if (node.kind === 'text') return encodeText(escapeText(node.value));
+  if (node.kind === 'raw') return Buffer.from(node.markup, 'utf8');
+  if (node.kind === 'deferred') return node.utf8;
+  return written.markupOf(node);
 }
 
 /** Collects text; markup in UTF-8 is decoded. */
 class TextSink implements Sink {
   readonly pieces: string[] = [];
-  readonly keepsRuns = false;
+  readonly keepsChildren = false;
 
   text(piece: string): void {
     this.pieces.push(piece);
@@ -151,7 +128,7 @@ class TextSink implements Sink {
 
 /** Collects UTF-8: text between large pieces already in UTF-8 is encoded in one go, those pieces are not copied. */
 class BytesSink implements Sink {
-  readonly keepsRuns = true;
+  readonly keepsChildren = true;
   private readonly chunks: Buffer[] = [];
   private pending: string[] = [];
   /** Encoded text and small markup waiting to be joined into one chunk. */

@@ -6,53 +6,91 @@ import fc from 'fast-check';
 import { text, type XmlNode } from './node.js';
 import { parseXml } from './parse.js';
 import { serializeXml, serializeXmlUtf8 } from './serialize.js';
-import { rewriteRun, WrittenMarkup } from './written-markup.js';
+import { rewriteChildren, type WrittenChildren, WrittenMarkup } from './written-markup.js';
 
+/** Text nodes are kept; a text starting with `!` stands for a node written afresh each time. */
 const encode = (node: XmlNode): Buffer => Buffer.from(node.kind === 'text' ? node.value : '', 'utf8');
+const isAfresh = (node: XmlNode): boolean => node.kind === 'text' && node.value.startsWith('!');
+
+/** Writes `nodes` from `previous`; returns what was written, in order, and the nodes asked for their bytes. */
+function write(previous: WrittenChildren | undefined, nodes: XmlNode[]) {
+  const out: Buffer[] = [];
+  const asked: XmlNode[] = [];
+  const children = rewriteChildren(previous, nodes, {
+    keptBytes: (node) => {
+      asked.push(node);
+      return isAfresh(node) ? undefined : encode(node);
+    },
+    afresh: (node) => out.push(encode(node)),
+    emit: (bytes) => out.push(bytes),
+  });
+  return { children, written: Buffer.concat(out), asked };
+}
+
+/** Short text, text long enough to be a part of its own, and nodes written afresh. */
+const nodeValue = fc.oneof(
+  fc.string({ unit: 'grapheme' }),
+  fc.string({ minLength: 1500, maxLength: 3000 }),
+  fc.string().map((value) => `!${value}`),
+);
 
 /** A list edit: nodes inserted at a place, or removed from one. */
 const edit = fc.oneof(
-  fc.record({ insert: fc.nat(), values: fc.array(fc.string({ unit: 'grapheme' }), { maxLength: 4 }) }),
+  fc.record({ insert: fc.nat(), values: fc.array(nodeValue, { maxLength: 4 }) }),
   fc.record({ remove: fc.nat(), count: fc.integer({ min: 1, max: 4 }) }),
 );
 
-describe('a run of written children', () => {
-  it('is rewritten from its last bytes to the bytes of its nodes, whatever was inserted and removed', () => {
+describe("a container's written children", () => {
+  it('are rewritten from their last bytes to the bytes of the nodes, whatever was inserted and removed', () => {
     fc.assert(
-      fc.property(fc.array(fc.string({ unit: 'grapheme' })), fc.array(edit, { maxLength: 12 }), (values, edits) => {
+      fc.property(fc.array(nodeValue), fc.array(edit, { maxLength: 40 }), (values, edits) => {
         let nodes: XmlNode[] = values.map((value) => text(value));
-        let run = rewriteRun(undefined, nodes, encode);
+        let children = write(undefined, nodes).children;
         for (const change of edits) {
           nodes = [...nodes];
           if ('insert' in change)
             nodes.splice(change.insert % (nodes.length + 1), 0, ...change.values.map((v) => text(v)));
           else nodes.splice(change.remove % Math.max(1, nodes.length), change.count);
-          run = rewriteRun(run, nodes, encode);
-          const pieces = nodes.map(encode);
-          assert.deepEqual(run.bytes, Buffer.concat(pieces));
+          const next = write(children, nodes);
+          children = next.children;
+          assert.deepEqual(next.written, Buffer.concat(nodes.map(encode)));
           let offset = 0;
-          pieces.forEach((piece, index) => {
-            assert.equal(run.offsets[index], offset);
-            offset += piece.byteLength;
+          nodes.forEach((node, index) => {
+            assert.equal(children.offsets[index], offset);
+            if (!isAfresh(node)) offset += encode(node).byteLength;
           });
-          assert.equal(run.offsets[nodes.length], offset);
+          assert.equal(children.offsets[nodes.length], offset);
+          assert.deepEqual(Buffer.concat(children.bytes.parts).byteLength, offset);
         }
       }),
     );
   });
 
-  it('is the same run when no node changed, and encodes only the nodes between those kept', () => {
-    const nodes = Array.from({ length: 100 }, (_, index) => text(`<${index}>`));
-    const first = rewriteRun(undefined, nodes, encode);
-    assert.equal(rewriteRun(first, [...nodes], encode), first);
-    const encoded: XmlNode[] = [];
-    const counting = (node: XmlNode): Buffer => {
-      encoded.push(node);
-      return encode(node);
-    };
+  it('ask only the nodes between those kept at the start and end for their bytes, and write the others afresh', () => {
+    const nodes = Array.from({ length: 100 }, (_, index) => text(index === 70 ? '!afresh' : `<${index}>`));
+    const first = write(undefined, nodes);
     const added = text('new');
-    rewriteRun(first, [...nodes.slice(0, 40), added, ...nodes.slice(41)], counting);
-    assert.deepEqual(encoded, [added]);
+    const next = write(first.children, [...nodes.slice(0, 40), added, ...nodes.slice(41)]);
+    assert.deepEqual(next.asked, [added]);
+    assert.equal(
+      next.written.toString('utf8'),
+      [...nodes.slice(0, 40), added, ...nodes.slice(41)]
+        .map((node) => (node.kind === 'text' ? node.value : ''))
+        .join(''),
+    );
+  });
+
+  it('hand on large kept pieces as the buffers they are, not copies', () => {
+    const large = Array.from({ length: 80 }, (_, index) => text(`${index}`.padEnd(2000, '.')));
+    const first = write(undefined, large);
+    const pieces: Buffer[] = [];
+    rewriteChildren(first.children, [...large.slice(0, 10), text('x'), ...large.slice(10)], {
+      keptBytes: encode,
+      afresh: () => assert.fail('nothing is written afresh'),
+      emit: (bytes) => pieces.push(bytes),
+    });
+    assert.ok(pieces.length <= 4, `${pieces.length} pieces`);
+    assert.ok(pieces.some((piece) => first.children.bytes.parts.some((part) => part.buffer === piece.buffer)));
   });
 });
 

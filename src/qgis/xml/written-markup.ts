@@ -1,23 +1,41 @@
 import { type XmlElement, type XmlNode } from './node.js';
 
+/** Bytes held as the buffers they were made of, so that a long run is cut and spliced without being copied. */
+export interface Rope {
+  parts: readonly Buffer[];
+  /** Where each part ends in the rope. */
+  ends: readonly number[];
+}
+
 /**
- * A run of a container's children as last written: the nodes, the UTF-8 they made, and where each
- * node's bytes start in it (one more offset than nodes: the end).
+ * A large container's children as last written: the nodes, whether each one's bytes were kept
+ * (`kept`) or are written afresh every time, and where each node's kept bytes start in `bytes`
+ * (one more offset than nodes: the end; a node written afresh takes no bytes there).
  */
-export interface WrittenRun {
+export interface WrittenChildren {
   nodes: readonly XmlNode[];
-  bytes: Buffer;
+  kept: Uint8Array;
   offsets: Uint32Array;
+  bytes: Rope;
+}
+
+/** How a container's children are written: each node's bytes to keep, or the node written afresh. */
+export interface ChildWriter {
+  /** The bytes of a node that are the same each time it is written; undefined to write it afresh. */
+  keptBytes(node: XmlNode): Buffer | undefined;
+  afresh(node: XmlNode): void;
+  /** Receives the kept bytes, in order with the nodes written afresh. */
+  emit(bytes: Buffer): void;
 }
 
 /**
  * Markup already written in UTF-8, kept so that writing a document again costs what changed in it:
  * elements that never change in place once written (a project's per-layer records), and, for large
- * containers, the runs of unchanging children they held when last written.
+ * containers, their children as last written.
  */
 export class WrittenMarkup {
   private readonly elements = new WeakMap<XmlElement, Buffer>();
-  private readonly runs = new WeakMap<XmlElement, WrittenRun[]>();
+  private readonly containers = new WeakMap<XmlElement, WrittenChildren>();
 
   /** Takes `element` as unchanging from now on, written as `markup`. */
   remember(element: XmlElement, markup: Buffer): void {
@@ -28,13 +46,12 @@ export class WrittenMarkup {
     return this.elements.get(element);
   }
 
-  /** The runs of `container`'s children as last written, in order. */
-  runsOf(container: XmlElement): readonly WrittenRun[] {
-    return this.runs.get(container) ?? [];
+  childrenOf(container: XmlElement): WrittenChildren | undefined {
+    return this.containers.get(container);
   }
 
-  keepRuns(container: XmlElement, runs: WrittenRun[]): void {
-    this.runs.set(container, runs);
+  keepChildren(container: XmlElement, children: WrittenChildren): void {
+    this.containers.set(container, children);
   }
 }
 
@@ -54,36 +71,133 @@ function sharedTail(a: readonly XmlNode[], b: readonly XmlNode[], head: number):
   return shared;
 }
 
+/** The index of the part holding the rope's byte `at`: the first that ends after it. */
+function partAt(ends: readonly number[], at: number): number {
+  let low = 0;
+  let high = ends.length - 1;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((ends[middle] as number) > at) high = middle;
+    else low = middle + 1;
+  }
+  return low;
+}
+
+/** New pieces shorter than this are joined with their neighbours, so that a rope does not crumble. */
+const JOIN_BELOW = 1024;
+/** A rope of more parts is joined into one when written: each part is a piece handed to the disk. */
+const MAX_PARTS = 64;
+
+/** Builds a rope from new pieces and runs of an old one, handing its bytes on as it goes. */
+class RopeBuilder {
+  private readonly parts: Buffer[] = [];
+  private small: Buffer[] = [];
+  private emitted = 0;
+  size = 0;
+
+  constructor(private readonly emit: (bytes: Buffer) => void) {}
+
+  add(bytes: Buffer): void {
+    if (bytes.byteLength < JOIN_BELOW) this.small.push(bytes);
+    else {
+      this.joinSmall();
+      this.parts.push(bytes);
+    }
+    this.size += bytes.byteLength;
+  }
+
+  /** The bytes from `from` to `to` of `rope`: its parts themselves where whole, else cut from them. */
+  copy(rope: Rope, from: number, to: number): void {
+    if (from >= to) return;
+    this.joinSmall();
+    this.size += to - from;
+    for (let index = partAt(rope.ends, from); from < to; index++) {
+      const part = rope.parts[index] as Buffer;
+      const end = rope.ends[index] as number;
+      const start = end - part.byteLength;
+      const until = Math.min(to, end);
+      this.parts.push(from === start && until === end ? part : part.subarray(from - start, until - start));
+      from = until;
+    }
+  }
+
+  /** Hands on the bytes not yet handed on: before a node written afresh, and at the end. */
+  flush(): void {
+    this.joinSmall();
+    while (this.emitted < this.parts.length) this.emit(this.parts[this.emitted++] as Buffer);
+  }
+
+  finish(): Rope {
+    this.flush();
+    const parts = this.parts.length > MAX_PARTS ? [Buffer.concat(this.parts)] : this.parts;
+    let end = 0;
+    return { parts, ends: parts.map((part) => (end += part.byteLength)) };
+  }
+
+  private joinSmall(): void {
+    if (this.small.length === 0) return;
+    this.parts.push(this.small.length === 1 ? (this.small[0] as Buffer) : Buffer.concat(this.small));
+    this.small = [];
+  }
+}
+
+const NOTHING_WRITTEN: WrittenChildren = {
+  nodes: [],
+  kept: new Uint8Array(0),
+  offsets: new Uint32Array(1),
+  bytes: { parts: [], ends: [] },
+};
+
 /**
- * The run `nodes` make, from the run `previous` they were written as: the bytes of the nodes kept at
- * its start and end are copied in one piece each, and only the nodes between are encoded.
+ * Writes `nodes` from `previous`, the same container's children as last written: the nodes kept at
+ * its start and end cost a look at whether each was kept (their bytes are copied as runs of the old
+ * rope, without copying the bytes themselves), and only the nodes between are asked for their bytes.
  */
-export function rewriteRun(
-  previous: WrittenRun | undefined,
+export function rewriteChildren(
+  previous: WrittenChildren | undefined,
   nodes: readonly XmlNode[],
-  encode: (node: XmlNode) => Buffer,
-): WrittenRun {
-  const before = previous ?? { nodes: [], bytes: Buffer.alloc(0), offsets: new Uint32Array(1) };
+  writer: ChildWriter,
+): WrittenChildren {
+  const before = previous ?? NOTHING_WRITTEN;
   const head = sharedHead(nodes, before.nodes);
-  if (head === nodes.length && head === before.nodes.length && previous) return previous;
   const tail = sharedTail(nodes, before.nodes, head);
-  const middle = nodes.slice(head, nodes.length - tail).map(encode);
+  const kept = new Uint8Array(nodes.length);
   const offsets = new Uint32Array(nodes.length + 1);
-  offsets.set(before.offsets.subarray(0, head + 1));
-  let at = head;
-  for (const piece of middle) {
-    offsets[at + 1] = (offsets[at] as number) + piece.byteLength;
-    at++;
+  const rope = new RopeBuilder((bytes) => writer.emit(bytes));
+  const afresh = (index: number): void => {
+    offsets[index] = rope.size;
+    rope.flush();
+    writer.afresh(nodes[index] as XmlNode);
+  };
+  /** Nodes `from` to `to`, the same as those of `before` from `oldFrom`. */
+  const reuse = (from: number, to: number, oldFrom: number): void => {
+    const shift = oldFrom - from;
+    for (let index = from; index < to;) {
+      if (!before.kept[index + shift]) {
+        afresh(index++);
+        continue;
+      }
+      const runStart = before.offsets[index + shift] as number;
+      const delta = rope.size - runStart;
+      for (; index < to && before.kept[index + shift]; index++) {
+        kept[index] = 1;
+        offsets[index] = (before.offsets[index + shift] as number) + delta;
+      }
+      rope.copy(before.bytes, runStart, before.offsets[index + shift] as number);
+    }
+  };
+  reuse(0, head, 0);
+  for (let index = head; index < nodes.length - tail; index++) {
+    const bytes = writer.keptBytes(nodes[index] as XmlNode);
+    if (bytes === undefined) {
+      afresh(index);
+      continue;
+    }
+    kept[index] = 1;
+    offsets[index] = rope.size;
+    rope.add(bytes);
   }
-  const tailStart = before.offsets[before.nodes.length - tail] as number;
-  const shift = (offsets[at] as number) - tailStart;
-  for (let index = before.nodes.length - tail + 1; index <= before.nodes.length; index++) {
-    offsets[++at] = (before.offsets[index] as number) + shift;
-  }
-  const bytes = Buffer.concat([
-    before.bytes.subarray(0, before.offsets[head]),
-    ...middle,
-    before.bytes.subarray(tailStart),
-  ]);
-  return { nodes, bytes, offsets };
+  reuse(nodes.length - tail, nodes.length, before.nodes.length - tail);
+  offsets[nodes.length] = rope.size;
+  return { nodes: nodes.slice(), kept, offsets, bytes: rope.finish() };
 }
