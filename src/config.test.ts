@@ -65,18 +65,55 @@ describe('configuration', () => {
     );
   });
 
+  it("reads QGIS Server's FastCGI processes, refusing a list that is not of host:port", () => {
+    assert.equal(loadConfig(REQUIRED).qgisServerFcgi, undefined);
+    assert.deepEqual(
+      loadConfig({ ...REQUIRED, STEWARD_QGISSERVER_FCGI: '127.0.0.1:9001, qgis:9002,[::1]:9003' }).qgisServerFcgi,
+      [
+        { host: '127.0.0.1', port: 9001 },
+        { host: 'qgis', port: 9002 },
+        { host: '::1', port: 9003 },
+      ],
+    );
+    for (const value of [
+      '9001',
+      '127.0.0.1',
+      '127.0.0.1:0',
+      '127.0.0.1:65536',
+      '127.0.0.1:9001,',
+      '::1:9001',
+      'a b:1',
+    ]) {
+      assert.throws(
+        () => loadConfig({ ...REQUIRED, STEWARD_QGISSERVER_FCGI: value }),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          /^STEWARD_QGISSERVER_FCGI must list the host:port of each/.test(error.message),
+        value,
+      );
+    }
+  });
+
   it('parses listen addresses', () => {
     assert.deepEqual(parseListen('127.0.0.1:5001'), { host: '127.0.0.1', port: 5001 });
     assert.deepEqual(parseListen('[::1]:80'), { host: '::1', port: 80 });
     assert.deepEqual(parseListen('8080'), { host: '0.0.0.0', port: 8080 });
   });
 
-  it('stops the server at start with one line naming a missing variable', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'main.ts')], {
-      env: { PATH: process.env['PATH'] ?? '', STEWARD_QGISSERVER_PROJECTS_DIR: '/tmp' },
-      encoding: 'utf8',
-    });
-    assert.equal(result.status, 2);
-    assert.equal(result.stderr.trim(), 'steward: STEWARD_QGISSERVER_URL is required but not set');
+  it('stops the server at start with one line naming a missing or malformed variable', () => {
+    const start = (env: Record<string, string>): { status: number | null; stderr: string } =>
+      spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'main.ts')], {
+        env: { PATH: process.env['PATH'] ?? '', STEWARD_QGISSERVER_PROJECTS_DIR: '/tmp', ...env },
+        encoding: 'utf8',
+      });
+    const missing = start({});
+    assert.equal(missing.status, 2);
+    assert.equal(missing.stderr.trim(), 'steward: STEWARD_QGISSERVER_URL is required but not set');
+    const malformed = start({ ...REQUIRED, STEWARD_QGISSERVER_FCGI: '127.0.0.1:9001,qgis' });
+    assert.equal(malformed.status, 2);
+    assert.equal(
+      malformed.stderr.trim(),
+      'steward: STEWARD_QGISSERVER_FCGI must list the host:port of each QGIS Server FastCGI process, separated by commas (such as 127.0.0.1:9001,127.0.0.1:9002): "qgis" is not one',
+    );
   });
 });

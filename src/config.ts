@@ -9,8 +9,16 @@ import { readS3Settings, type S3Settings } from './s3-settings.js';
  */
 export type LogLevel = 'debug' | 'info' | 'error';
 
+/** Where a server listens: a host name or IP address (IPv6 without brackets) and a port. */
+export interface ServerAddress {
+  host: string;
+  port: number;
+}
+
 export interface Config {
   qgisServerUrl: string;
+  /** QGIS Server's FastCGI processes, which the API sends its GETs to when set. */
+  qgisServerFcgi?: ServerAddress[] | undefined;
   projectsDir: string;
   logLevel: LogLevel;
   listen: { host: string; port: number };
@@ -83,6 +91,22 @@ function qgisServerUrl(env: Env): string {
     throw new ConfigError(`STEWARD_QGISSERVER_URL must be an http:// URL of QGIS Server, not "${text}"`);
   }
   return text;
+}
+
+/** `STEWARD_QGISSERVER_FCGI`: `host:port` of each FastCGI process (IPv6 as `[::1]:9001`), separated by commas. */
+function qgisServerFcgi(env: Env): ServerAddress[] | undefined {
+  const text = optional(env, 'STEWARD_QGISSERVER_FCGI');
+  if (text === undefined) return undefined;
+  return text.split(',').map((entry) => {
+    const match = /^(?:\[([^\]]+)\]|([^:[\]\s]+)):(\d{1,5})$/.exec(entry.trim());
+    const port = Number(match?.[3]);
+    if (!match || port < 1 || port > 65535) {
+      throw new ConfigError(
+        `STEWARD_QGISSERVER_FCGI must list the host:port of each QGIS Server FastCGI process, separated by commas (such as 127.0.0.1:9001,127.0.0.1:9002): "${entry.trim()}" is not one`,
+      );
+    }
+    return { host: match[1] ?? match[2] ?? '', port };
+  });
 }
 
 /** `STEWARD_DATA_ROOTS`: absolute folders separated by `:` (as in PATH). */
@@ -197,6 +221,7 @@ export function loadConfig(env: Env = process.env): Config {
   const monitoringPort = optional(env, 'STEWARD_QGISSERVER_MONITORING_PORT');
   return {
     qgisServerUrl: qgisServerUrl(env),
+    qgisServerFcgi: qgisServerFcgi(env),
     projectsDir: required(env, 'STEWARD_QGISSERVER_PROJECTS_DIR'),
     logLevel: logLevel(env),
     listen: parseListen(optional(env, 'STEWARD_LISTEN') ?? '0.0.0.0:5000'),

@@ -15,7 +15,7 @@ import { ConfigError, heapBoundMb, loadConfig } from './config.js';
 import { runBounded } from './runtime/heap-bound.js';
 import { MapProxyProcess } from './runtime/mapproxy.js';
 import { freePort } from './runtime/ports.js';
-import { QgisFcgiPool } from './runtime/qgis-fcgi-pool.js';
+import { distinctFreePorts, fcgiAddresses, QgisFcgiPool } from './runtime/qgis-fcgi-pool.js';
 import { QgisServerProcess } from './runtime/qgis-server.js';
 
 const checkout = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -32,19 +32,27 @@ function qgisProcesses(env: NodeJS.ProcessEnv): number {
   return count;
 }
 
-/** QGIS Server on `port` with the monitoring plugin: the FastCGI pool, or the development server. */
-async function startQgisServer(env: NodeJS.ProcessEnv, port: number): Promise<{ stop(): Promise<void> }> {
+/**
+ * QGIS Server on `port` with the monitoring plugin: the FastCGI pool, its processes on
+ * `fcgiPorts`, or the development server when those are not given.
+ */
+async function startQgisServer(
+  env: NodeJS.ProcessEnv,
+  port: number,
+  fcgiPorts: number[] | undefined,
+): Promise<{ stop(): Promise<void> }> {
   const pluginEnv = {
     QGIS_PLUGINPATH: join(checkout, 'plugin'),
     STEWARD_HOST: '127.0.0.1',
     STEWARD_PORT: env['STEWARD_QGISSERVER_MONITORING_PORT'],
     STEWARD_MONITORING_TOKEN: env['STEWARD_MONITORING_TOKEN'] ?? '',
   };
-  if (env['STEWARD_DEV_SERVERS'] === '1') return QgisServerProcess.start({ port, env: pluginEnv });
+  if (fcgiPorts === undefined) return QgisServerProcess.start({ port, env: pluginEnv });
   return QgisFcgiPool.start({
     deployDir: deploy,
     runDir: join(checkout, 'data', 'run'),
-    processes: qgisProcesses(env),
+    processes: fcgiPorts.length,
+    fcgiPorts,
     port,
     env: pluginEnv,
   });
@@ -62,6 +70,12 @@ async function main(): Promise<void> {
   env['STEWARD_QGISSERVER_MONITORING_PORT'] ??= String(await freePort());
   const ownQgisPort = env['STEWARD_QGISSERVER_URL'] ? undefined : await freePort();
   if (ownQgisPort !== undefined) env['STEWARD_QGISSERVER_URL'] = `http://127.0.0.1:${ownQgisPort}/ows/`;
+  // The API sends its maps straight to the pool's FastCGI processes, whose ports it must know first.
+  const fcgiPorts =
+    ownQgisPort === undefined || env['STEWARD_DEV_SERVERS'] === '1'
+      ? undefined
+      : await distinctFreePorts(qgisProcesses(env));
+  if (fcgiPorts !== undefined) env['STEWARD_QGISSERVER_FCGI'] = fcgiAddresses(fcgiPorts);
   // Tile cache: on by default, served by a MapProxy of our own unless a folder is given.
   const ownMapproxyDir = env['STEWARD_MAPPROXY_PROJECTS_DIR'] ? undefined : join(checkout, 'data', 'mapproxy');
   if (ownMapproxyDir !== undefined) env['STEWARD_MAPPROXY_PROJECTS_DIR'] = ownMapproxyDir;
@@ -84,10 +98,12 @@ async function main(): Promise<void> {
   }
   if (ownQgisPort !== undefined) {
     // Started after the API, so that the plugin's first connection attempt succeeds.
-    const qgis = await startQgisServer(env, ownQgisPort);
+    const qgis = await startQgisServer(env, ownQgisPort, fcgiPorts);
     stops.unshift(() => qgis.stop());
   }
   console.log(`QGIS Server     ${env['STEWARD_QGISSERVER_URL']}`);
+  if (fcgiPorts !== undefined)
+    console.log(`QGIS FastCGI    ${env['STEWARD_QGISSERVER_FCGI']} (the API's maps go there)`);
   console.log(`Steward API     ${server.url}/api/projects`);
   console.log(`API reference   ${server.url}/docs`);
   console.log(

@@ -30,6 +30,8 @@ import { MapService, qgisProjectUrl } from '../services/maps.js';
 import { ProjectPins } from '../services/pins.js';
 import { ProcessingService } from '../services/processing.js';
 import { DEFAULT_SCHEMA, projectRef, ProjectService } from '../services/projects.js';
+import { FastcgiQgisClient } from '../services/qgis-fastcgi.js';
+import { HttpQgisClient } from '../services/qgis-get.js';
 import { ProjectRepository } from '../services/repository.js';
 import { StyleDocuments } from '../services/style-documents.js';
 import { StyleFiles } from '../services/style-files.js';
@@ -128,7 +130,8 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     { findLayer: (ref, layer) => layers.source(ref, layer), listLayers: (ref) => layers.sources(ref) },
     dataRoots,
   );
-  const maps = new MapService(config.qgisServerUrl, repository, layers);
+  const qgisClient = config.qgisServerFcgi ? new FastcgiQgisClient(config.qgisServerFcgi) : new HttpQgisClient();
+  const maps = new MapService(config.qgisServerUrl, repository, layers, qgisClient);
   const styles = new StyleService(repository, layers, inspector, styleFiles, catalogue, cache);
   const styleDocuments = new StyleDocuments(maps, layers);
   const fonts = new InstanceFonts(instances, installedFontFamilies);

@@ -1,8 +1,9 @@
 /**
  * QGIS Server the production way: `processes` qgis_mapserv.fcgi processes, each started by
  * spawn-fcgi on a loopback FastCGI port of its own, behind nginx configured from the repository's
- * deploy/nginx.conf and deploy/nginx-qgis-server.conf. Each process loads the server plugins at start, so each registers with Steward
- * as an instance of its own. A process that exits is started again.
+ * deploy/nginx.conf and deploy/nginx-qgis-server.conf; the API reaches the same ports over
+ * FastCGI (STEWARD_QGISSERVER_FCGI). Each process loads the server plugins at start, so each
+ * registers with Steward as an instance of its own. A process that exits is started again.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -14,7 +15,9 @@ import { ChildLog } from './child-log.js';
 import { accepts, freePort } from './ports.js';
 import { qgisServerEnvironment } from './qgis-server.js';
 
-const FCGI_PROGRAM = '/usr/lib/cgi-bin/qgis_mapserv.fcgi';
+export const FCGI_PROGRAM = '/usr/lib/cgi-bin/qgis_mapserv.fcgi';
+/** Where the FastCGI processes listen: loopback, reached only by nginx and the API. */
+const FCGI_HOST = '127.0.0.1';
 const START_TIMEOUT_MS = 30_000;
 const RESTART_DELAY_MS = 1_000;
 
@@ -24,6 +27,10 @@ export interface QgisFcgiPoolOptions {
   /** Where the rendered configuration, nginx's pid and temporary files go. */
   runDir: string;
   processes: number;
+  /** The FastCGI port of each process, when chosen beforehand (`processes` of them); free ports otherwise. */
+  fcgiPorts?: readonly number[];
+  /** The program and its first arguments, when not the system's qgis_mapserv.fcgi (another QGIS release). */
+  program?: readonly string[];
   host?: string;
   port?: number;
   /** Extra environment of the QGIS Server processes (the plugin's settings). */
@@ -41,8 +48,8 @@ export function renderTemplate(template: string, values: Readonly<Record<string,
 }
 
 /** The command of one process of the pool, as deploy/systemd/steward-qgis-fcgi@.service runs it too. */
-export function fcgiCommand(port: number | string): [string, string[]] {
-  return ['spawn-fcgi', ['-n', '-a', '127.0.0.1', '-p', String(port), '--', FCGI_PROGRAM]];
+export function fcgiCommand(port: number | string, program: readonly string[] = [FCGI_PROGRAM]): [string, string[]] {
+  return ['spawn-fcgi', ['-n', '-a', FCGI_HOST, '-p', String(port), '--', ...program]];
 }
 
 /** One qgis_mapserv.fcgi process, started again whenever it exits until the pool stops. */
@@ -52,13 +59,14 @@ class FcgiProcess {
   private stopping = false;
 
   constructor(
-    private readonly port: number,
+    readonly port: number,
+    private readonly program: readonly string[] | undefined,
     private readonly env: NodeJS.ProcessEnv,
     private readonly onLog?: (line: string) => void,
   ) {}
 
   start(): void {
-    const [program, args] = fcgiCommand(this.port);
+    const [program, args] = fcgiCommand(this.port, this.program);
     const child = spawn(program, args, {
       env: this.env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -80,7 +88,7 @@ class FcgiProcess {
   }
 
   ready(): Promise<boolean> {
-    return accepts('127.0.0.1', this.port);
+    return accepts(FCGI_HOST, this.port);
   }
 
   async stop(): Promise<void> {
@@ -119,14 +127,14 @@ export class QgisFcgiPool {
     const host = options.host ?? '127.0.0.1';
     const port = options.port ?? (await freePort(host));
     const env = qgisServerEnvironment(options.env);
-    const ports = await distinctFreePorts(options.processes);
-    const processes = ports.map((fcgiPort) => new FcgiProcess(fcgiPort, env, options.onLog));
+    const ports = options.fcgiPorts ?? (await distinctFreePorts(options.processes));
+    const processes = ports.map((fcgiPort) => new FcgiProcess(fcgiPort, options.program, env, options.onLog));
     for (const each of processes) each.start();
     const config = writeNginxConfig(options.deployDir, options.runDir, {
       NGINX_USER: userInfo().username,
       STEWARD_RUN_DIR: options.runDir,
       QGIS_LISTEN: `${host}:${port}`,
-      QGIS_FCGI_SERVERS: ports.map((fcgiPort) => `server 127.0.0.1:${fcgiPort};`).join(' '),
+      QGIS_FCGI_SERVERS: ports.map((fcgiPort) => `server ${FCGI_HOST}:${fcgiPort};`).join(' '),
     });
     const nginx = spawn('nginx', ['-e', 'stderr', '-p', options.runDir, '-c', config], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -146,7 +154,12 @@ export class QgisFcgiPool {
     return [...this.nginxLog.lines, ...this.processes.flatMap((each) => each.log)];
   }
 
-  /** The process ids of the QGIS Server processes now running. */
+  /** The FastCGI port of each process, in the order of `pids`. */
+  get fcgiPorts(): number[] {
+    return this.processes.map((each) => each.port);
+  }
+
+  /** The process ids of the QGIS Server processes now running, in the order of `fcgiPorts`. */
   get pids(): number[] {
     return this.processes.flatMap((each) => (each.pid === undefined ? [] : [each.pid]));
   }
@@ -170,7 +183,13 @@ export class QgisFcgiPool {
   }
 }
 
-async function distinctFreePorts(count: number): Promise<number[]> {
+/** The addresses of the pool's processes on `ports`, as STEWARD_QGISSERVER_FCGI lists them. */
+export function fcgiAddresses(ports: readonly number[]): string {
+  return ports.map((port) => `${FCGI_HOST}:${port}`).join(',');
+}
+
+/** `count` free ports, all different. */
+export async function distinctFreePorts(count: number): Promise<number[]> {
   const ports = new Set<number>();
   while (ports.size < count) ports.add(await freePort());
   return [...ports];

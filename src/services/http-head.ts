@@ -1,4 +1,4 @@
-/** The status line and headers that start an HTTP/1.x answer. */
+/** The status and headers that start an HTTP/1.x answer, or a CGI answer over FastCGI. */
 export interface AnswerHead {
   status: number;
   /** The headers, names in lower case. */
@@ -10,6 +10,10 @@ export interface AnswerHead {
 /** More than any server's status line and headers; past it the answer is not HTTP. */
 export const MAX_HEAD_BYTES = 64 * 1024;
 const HEAD_END = '\r\n\r\n';
+const CGI_HEAD_END = '\n\n';
+const OK = 200;
+const MIN_STATUS = 100;
+const MAX_STATUS = 599;
 /** What every HTTP/1.x status line starts with. */
 const HTTP_1 = 'HTTP/1.';
 /** `HTTP/1.x NNN`: the status line's shortest form. */
@@ -31,17 +35,48 @@ export function readHead(received: Buffer): AnswerHead | undefined | null {
   const status = statusOf(received, end);
   if (status === undefined) return null;
   const text = received.toString('latin1', 0, end);
+  const statusLineEnd = text.indexOf('\n');
+  const headers = statusLineEnd < 0 ? new Map<string, string>() : headerFields(text, statusLineEnd + 1);
+  return { status, headers, size: end + HEAD_END.length };
+}
+
+/**
+ * The head of a CGI answer, as FastCGI's STDOUT starts with one: header lines ended by LF or CRLF
+ * (QGIS Server writes LF), then a blank line. The status is the `Status:` header's, 200 without
+ * one, and the header itself is left out. Undefined while the blank line has not come yet, null
+ * when the bytes cannot be a head.
+ */
+export function readCgiHead(received: Buffer): AnswerHead | undefined | null {
+  const end = blankLine(received);
+  if (end === undefined) return received.length > MAX_HEAD_BYTES ? null : undefined;
+  const headers = headerFields(received.toString('latin1', 0, end.at), 0);
+  const statusField = headers.get('status');
+  headers.delete('status');
+  const status = statusField === undefined ? OK : Number(/^\d{3}(?!\d)/.exec(statusField)?.[0]);
+  return status >= MIN_STATUS && status <= MAX_STATUS ? { status, headers, size: end.size } : null;
+}
+
+/** Where the first blank line of `received` starts, and where the bytes after it start. */
+function blankLine(received: Buffer): { at: number; size: number } | undefined {
+  const lf = received.indexOf(CGI_HEAD_END, 0, 'latin1');
+  const crlf = received.indexOf(HEAD_END, 0, 'latin1');
+  if (crlf >= 0 && (lf < 0 || crlf < lf)) return { at: crlf, size: crlf + HEAD_END.length };
+  return lf < 0 ? undefined : { at: lf, size: lf + CGI_HEAD_END.length };
+}
+
+/** The `Name: value` lines of `text` from `from` on, ended by LF or CRLF; names in lower case. */
+function headerFields(text: string, from: number): Map<string, string> {
   const headers = new Map<string, string>();
-  for (let line = text.indexOf('\r\n') + 2; line > 1 && line < text.length;) {
-    const next = text.indexOf('\r\n', line);
+  for (let line = from; line < text.length;) {
+    const next = text.indexOf('\n', line);
     const lineEnd = next < 0 ? text.length : next;
     const colon = text.indexOf(':', line);
     if (colon > line && colon < lineEnd) {
       headers.set(text.slice(line, colon).trim().toLowerCase(), text.slice(colon + 1, lineEnd).trim());
     }
-    line = next < 0 ? text.length : next + 2;
+    line = lineEnd + 1;
   }
-  return { status, headers, size: end + HEAD_END.length };
+  return headers;
 }
 
 /** Whether the bytes so far can begin `HTTP/1.`: anything else is refused at once. */

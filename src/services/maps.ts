@@ -6,8 +6,7 @@ import { type Extent } from '../qgis/layer.js';
 import { type PublishedLayer } from '../qgis/project.js';
 import { projectKey, type ProjectRef, type ProjectStore } from '../storage/project-store.js';
 import { type LayerService } from './layers.js';
-import { Preconnector } from './preconnector.js';
-import { type QgisAnswer, qgisGet, type QgisRequest, qgisRequest } from './qgis-get.js';
+import { type PreparedGet, type QgisAnswer, type QgisClient } from './qgis-get.js';
 import { type ProjectRepository } from './repository.js';
 
 export const MAP_SIZE = 400;
@@ -32,8 +31,8 @@ interface CachedUrl {
   /** The stored project's identity when the URL was built. */
   identity: string;
   url: string;
-  /** The GetMap's request, made once: a map asked for again sends these bytes as they are. */
-  request: QgisRequest;
+  /** The GetMap's request, made once: a map asked for again sends its bytes as they are. */
+  request: PreparedGet;
 }
 
 /** GetMap requests for a layer, sent to the QGIS Server that publishes the project. */
@@ -45,7 +44,6 @@ export async function qgisProjectUrl(qgisServerUrl: string, store: ProjectStore,
 }
 
 export class MapService {
-  private readonly connections = new Preconnector();
   /** Built GetMap URLs by project and layer, each with the identity of the project it was built from. */
   private readonly urls = new Map<string, CachedUrl>();
 
@@ -53,6 +51,7 @@ export class MapService {
     private readonly qgisServerUrl: string,
     private readonly repository: ProjectRepository,
     private readonly layers: LayerService,
+    private readonly qgis: QgisClient,
   ) {}
 
   projectUrl(ref: ProjectRef): Promise<URL> {
@@ -86,7 +85,7 @@ export class MapService {
     const url = this.getMapUrl(await this.projectUrl(ref), await this.layers.published(ref, name));
     if (identity === undefined) return url;
     if (this.urls.size >= MAX_CACHED_URLS) this.urls.clear();
-    this.urls.set(key, { identity, url, request: qgisRequest(url) });
+    this.urls.set(key, { identity, url, request: this.qgis.prepare(url) });
     return url;
   }
 
@@ -111,16 +110,16 @@ export class MapService {
       TRANSPARENT: 'TRUE',
     };
     for (const [name, value] of Object.entries(parameters)) url.searchParams.set(name, value);
-    return mapOf(await qgisGet(url.toString(), this.connections), view.layers.join(', '));
+    return mapOf(await this.ask(url.toString()), view.layers.join(', '));
   }
 
   close(): void {
-    this.connections.destroy();
+    this.qgis.close();
   }
 
-  /** Sends a GET of `url` to QGIS Server, on the connection opened while it answered the last one. */
-  ask(url: string | QgisRequest): Promise<QgisAnswer> {
-    return qgisGet(url, this.connections);
+  /** Sends a GET of `url` to QGIS Server. */
+  ask(url: string): Promise<QgisAnswer> {
+    return this.qgis.prepare(url)();
   }
 
   /**
@@ -133,7 +132,7 @@ export class MapService {
   async render(ref: ProjectRef, name: string): Promise<RenderedMap> {
     const cached = this.urls.get(urlKey(ref, name));
     if (cached && cached.identity === this.repository.lastSeenIdentity(ref)) {
-      const answer = this.ask(cached.request);
+      const answer = cached.request();
       answer.catch(() => undefined); // awaited below, or discarded
       const current = await this.identityOnceSent(ref).then(
         (identity) => identity === cached.identity,

@@ -1,20 +1,43 @@
 import { type Socket } from 'node:net';
+import { type Readable } from 'node:stream';
 
 import { BadGateway, GatewayTimeout, StewardError } from '../errors.js';
 import { readHead } from './http-head.js';
-import { type Preconnector } from './preconnector.js';
+import { Preconnector } from './preconnector.js';
 
-const QGIS_SERVER_TIMEOUT_MS = 60_000;
+/** How long QGIS Server may take to answer before the API gives up with a 504. */
+export const QGIS_SERVER_TIMEOUT_MS = 60_000;
 
 export interface QgisAnswer {
   status: number;
   /** The headers, names in lower case. */
   headers: Map<string, string>;
-  /**
-   * The body: whole when it came with the head, as a small map's does; otherwise the connection
-   * itself, from the first byte after the head to the server's close.
-   */
-  body: Buffer | Socket;
+  /** The body: whole when it came with the head, as a small map's does; otherwise as it streams in. */
+  body: Buffer | Readable;
+}
+
+/** A GET of one URL, made ready once and sent again at each call. */
+export type PreparedGet = () => Promise<QgisAnswer>;
+
+/** How the API sends its GETs to QGIS Server: over HTTP, or over FastCGI to its processes. */
+export interface QgisClient {
+  /** The GET of `url` (a URL of STEWARD_QGISSERVER_URL's server), ready to be sent. */
+  prepare(url: string): PreparedGet;
+  close(): void;
+}
+
+/** GETs over HTTP to STEWARD_QGISSERVER_URL's server, each connection opened while the last one was answered. */
+export class HttpQgisClient implements QgisClient {
+  private readonly connections = new Preconnector();
+
+  prepare(url: string): PreparedGet {
+    const request = qgisRequest(url);
+    return () => qgisGet(request, this.connections);
+  }
+
+  close(): void {
+    this.connections.destroy();
+  }
 }
 
 /** A GET of one URL, ready to be sent again and again: where it goes, and its request's bytes. */
@@ -54,14 +77,7 @@ export function qgisGet(url: string | QgisRequest, connections: Preconnector): P
       socket.destroy();
       reject(error);
     };
-    const onError = (error: Error): void =>
-      fail(
-        error instanceof StewardError
-          ? error
-          : new BadGateway(`QGIS Server cannot be reached: ${error.message}`, {
-              clientMessage: "QGIS Server cannot be reached: Steward's log says why",
-            }),
-      );
+    const onError = (error: Error): void => fail(error instanceof StewardError ? error : unreachable(error));
     const onEnd = (): void => fail(new BadGateway('QGIS Server closed the connection without an answer'));
     const onData = (chunk: Buffer): void => {
       received = received.length === 0 ? chunk : Buffer.concat([received, chunk]);
@@ -84,8 +100,15 @@ export function qgisGet(url: string | QgisRequest, connections: Preconnector): P
   });
 }
 
+/** The 502 for a connection to QGIS Server that failed with `error`. */
+export function unreachable(error: Error): BadGateway {
+  return new BadGateway(`QGIS Server cannot be reached: ${error.message}`, {
+    clientMessage: "QGIS Server cannot be reached: Steward's log says why",
+  });
+}
+
 /** The Content-Length of an answer, when it gives a valid one. */
-function contentLength(headers: Map<string, string>): number | undefined {
+export function contentLength(headers: Map<string, string>): number | undefined {
   const length = Number(headers.get('content-length') ?? Number.NaN);
   return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
 }

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
+import { FCGI_PROGRAM } from '../../src/runtime/qgis-fcgi-pool.js';
 import { type QgisServerOptions, QgisServerProcess } from '../../src/runtime/qgis-server.js';
 
 const SCRIPTS = join(import.meta.dirname, 'pyqgis');
@@ -19,6 +20,8 @@ export interface QgisRuntime {
   python(script: string, args: readonly string[]): { command: string; args: string[] };
   /** The program and first arguments of `qgis_mapserver`, the listen address following them. */
   mapserver: readonly string[];
+  /** The program and first arguments of `qgis_mapserv.fcgi`, as spawn-fcgi starts it. */
+  mapservFcgi: readonly string[];
   /** The program and first arguments of `mapproxy-util`. */
   mapproxyUtil: readonly string[];
 }
@@ -28,6 +31,7 @@ export const SYSTEM_QGIS: QgisRuntime = {
   version: '3.22',
   python: (script, args) => ({ command: '/usr/bin/python3', args: [script, ...args] }),
   mapserver: ['qgis_mapserver'],
+  mapservFcgi: [FCGI_PROGRAM],
   mapproxyUtil: ['mapproxy-util'],
 };
 
@@ -43,6 +47,7 @@ export function rootRuntime(version: (typeof ROOT_VERSIONS)[number]): QgisRuntim
     version,
     python: (script, args) => ({ command: IN_ROOT, args: [root, '--', '/usr/bin/python3', script, ...args] }),
     mapserver: inRoot('qgis_mapserver'),
+    mapservFcgi: inRoot(FCGI_PROGRAM),
     mapproxyUtil: inRoot('mapproxy-util'),
   };
 }

@@ -1,0 +1,104 @@
+import { type ServerAddress } from '../config.js';
+import { fastcgiGet, NotDelivered } from './fastcgi-get.js';
+import { responderRequest } from './fastcgi-records.js';
+import { type PreparedGet, type QgisAnswer, type QgisClient } from './qgis-get.js';
+
+/**
+ * The CGI parameters nginx sends QGIS Server for a GET of `url` through the `/ows/` location of
+ * deploy/nginx-qgis-server.conf (Debian's /etc/nginx/fastcgi_params), so that QGIS Server sees
+ * the same request either way and answers the same bytes: the URLs it writes into capabilities
+ * come from REQUEST_URI, SERVER_PORT and the Host header (HTTP_HOST, nginx's `$host`: the host
+ * without its port). That server has no `server_name`, so SERVER_NAME is empty.
+ */
+export function cgiParams(url: string): Array<[string, string]> {
+  const target = new URL(url);
+  const path = decodedPath(target.pathname);
+  return [
+    ['QUERY_STRING', target.search.slice(1)],
+    ['REQUEST_METHOD', 'GET'],
+    ['CONTENT_TYPE', ''],
+    ['CONTENT_LENGTH', ''],
+    ['SCRIPT_NAME', path],
+    ['REQUEST_URI', target.pathname + target.search],
+    ['DOCUMENT_URI', path],
+    ['SERVER_PROTOCOL', 'HTTP/1.0'],
+    ['REQUEST_SCHEME', 'http'],
+    ['GATEWAY_INTERFACE', 'CGI/1.1'],
+    ['SERVER_PORT', target.port || '80'],
+    ['SERVER_NAME', ''],
+    ['REDIRECT_STATUS', '200'],
+    ['HTTP_HOST', target.hostname],
+  ];
+}
+
+/** The path as nginx's `$uri` holds it: percent-decoded. */
+function decodedPath(pathname: string): string {
+  try {
+    return decodeURIComponent(pathname);
+  } catch {
+    return pathname;
+  }
+}
+
+interface FastcgiProcess {
+  address: ServerAddress;
+  /** Requests sent to it whose connection is still open. */
+  inFlight: number;
+}
+
+/**
+ * GETs sent over FastCGI straight to QGIS Server's processes (qgis_mapserv.fcgi, as nginx reaches
+ * them), each to the process with the fewest of the API's requests in flight, as nginx's
+ * `least_conn` picks. A map then takes one hop between the client and QGIS Server, as it does
+ * through nginx, instead of two.
+ *
+ * Each request has a connection of its own, closed by QGIS Server once it has answered: a
+ * qgis_mapserv.fcgi process serves one connection at a time, and one left open between requests
+ * would keep it from every other client (nginx's requests would wait until it closed). A request
+ * whose connection is refused (a process that exited and is being started again) reached no one,
+ * and is sent once more to another process; one that may have run is never sent again.
+ */
+export class FastcgiQgisClient implements QgisClient {
+  private readonly processes: FastcgiProcess[];
+  /** Where the search for the least busy process starts, turning, so that ties take turns. */
+  private turn = 0;
+
+  constructor(addresses: readonly ServerAddress[]) {
+    this.processes = addresses.map((address) => ({ address, inFlight: 0 }));
+  }
+
+  prepare(url: string): PreparedGet {
+    const request = responderRequest(cgiParams(url), { keepConnection: false });
+    return () => this.send(request);
+  }
+
+  close(): void {
+    // Nothing to close: no connection outlives its request.
+  }
+
+  private send(request: Buffer): Promise<QgisAnswer> {
+    const first = this.leastBusy();
+    return this.sendTo(first, request).catch((error: unknown) => {
+      if (!(error instanceof NotDelivered)) throw error;
+      return this.sendTo(this.leastBusy(first), request);
+    });
+  }
+
+  private sendTo(process: FastcgiProcess, request: Buffer): Promise<QgisAnswer> {
+    process.inFlight++;
+    return fastcgiGet(process.address, request, () => process.inFlight--);
+  }
+
+  /** The process with the fewest requests in flight, other than `besides` when there is another. */
+  private leastBusy(besides?: FastcgiProcess): FastcgiProcess {
+    const count = this.processes.length;
+    let best: FastcgiProcess | undefined;
+    for (let step = 0; step < count; step++) {
+      const candidate = this.processes[(this.turn + step) % count] as FastcgiProcess;
+      if (candidate === besides && count > 1) continue;
+      if (best === undefined || candidate.inFlight < best.inFlight) best = candidate;
+    }
+    this.turn = (this.turn + 1) % count;
+    return best as FastcgiProcess;
+  }
+}
