@@ -15,6 +15,7 @@ import { fillStyle } from '../test/support/write-bodies.js';
 import { type BareProxy, startBareProxy } from './bare-proxy.js';
 import { closeClient, send } from './http-client.js';
 import { makeMapData } from './map-data.js';
+import { fastcgiMapReport, mapOverFastcgi } from './map-fastcgi.js';
 import { ms, summarise, table, time, type Timing } from './stats.js';
 
 const SIZES = [10, 100, 500, 1000];
@@ -308,6 +309,7 @@ export async function runApiBench(): Promise<string> {
     const large = results[results.length - 1]?.reads['GET layer']?.median ?? Number.NaN;
     const rps = await throughput(stack, 500);
     const maps = await mapAgainstQgis(stack, data);
+    const fastcgiMap = await mapOverFastcgi(data, MAP_RUNS);
     const copies = copiesOf(join(stack.projectsDir, 'bench_100'), 100);
     const memory = await projectsMemory(copies, stack.qgis.url);
     const rss = memory.peak + memory.launcherPeak;
@@ -349,6 +351,8 @@ export async function runApiBench(): Promise<string> {
           `within ${MAP_COST * 100}%: ${map.added.median <= map.direct.median * MAP_COST ? 'met' : 'not met'}`,
         ]),
       ),
+      '',
+      fastcgiMapReport(fastcgiMap, MAP_COST),
       '',
       '## Memory',
       table(
