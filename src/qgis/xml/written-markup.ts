@@ -8,13 +8,13 @@ export interface Rope {
 }
 
 /**
- * A large container's children as last written: the nodes, whether each one's bytes were kept
- * (`kept`) or are written afresh every time, and where each node's kept bytes start in `bytes`
- * (one more offset than nodes: the end; a node written afresh takes no bytes there).
+ * A large container's children as last written: the nodes, those written afresh every time (their
+ * indexes, in order), and where each node's kept bytes start in `bytes` (one more offset than
+ * nodes: the end; a node written afresh takes no bytes there).
  */
 export interface WrittenChildren {
   nodes: readonly XmlNode[];
-  kept: Uint8Array;
+  afresh: readonly number[];
   offsets: Uint32Array;
   bytes: Rope;
 }
@@ -143,15 +143,15 @@ class RopeBuilder {
 
 const NOTHING_WRITTEN: WrittenChildren = {
   nodes: [],
-  kept: new Uint8Array(0),
+  afresh: [],
   offsets: new Uint32Array(1),
   bytes: { parts: [], ends: [] },
 };
 
 /**
  * Writes `nodes` from `previous`, the same container's children as last written: the nodes kept at
- * its start and end cost a look at whether each was kept (their bytes are copied as runs of the old
- * rope, without copying the bytes themselves), and only the nodes between are asked for their bytes.
+ * its start and end are written as cuts of the old rope (their offsets copied, the nodes written
+ * afresh among them written again), and only the nodes between are asked for their bytes.
  */
 export function rewriteChildren(
   previous: WrittenChildren | undefined,
@@ -161,43 +161,39 @@ export function rewriteChildren(
   const before = previous ?? NOTHING_WRITTEN;
   const head = sharedHead(nodes, before.nodes);
   const tail = sharedTail(nodes, before.nodes, head);
-  const kept = new Uint8Array(nodes.length);
   const offsets = new Uint32Array(nodes.length + 1);
+  const afresh: number[] = [];
   const rope = new RopeBuilder((bytes) => writer.emit(bytes));
-  const afresh = (index: number): void => {
-    offsets[index] = rope.size;
+  const writeAfresh = (index: number): void => {
+    afresh.push(index);
     rope.flush();
     writer.afresh(nodes[index] as XmlNode);
   };
   /** Nodes `from` to `to`, the same as those of `before` from `oldFrom`. */
   const reuse = (from: number, to: number, oldFrom: number): void => {
-    const shift = oldFrom - from;
-    for (let index = from; index < to;) {
-      if (!before.kept[index + shift]) {
-        afresh(index++);
-        continue;
-      }
-      const runStart = before.offsets[index + shift] as number;
-      const delta = rope.size - runStart;
-      for (; index < to && before.kept[index + shift]; index++) {
-        kept[index] = 1;
-        offsets[index] = (before.offsets[index + shift] as number) + delta;
-      }
-      rope.copy(before.bytes, runStart, before.offsets[index + shift] as number);
+    const oldTo = oldFrom + to - from;
+    const start = before.offsets[oldFrom] as number;
+    const shift = rope.size - start;
+    offsets.set(before.offsets.subarray(oldFrom, oldTo), from);
+    if (shift !== 0) for (let index = from; index < to; index++) offsets[index] = (offsets[index] as number) + shift;
+    let copied = start;
+    for (const index of before.afresh) {
+      if (index < oldFrom || index >= oldTo) continue;
+      const at = before.offsets[index] as number;
+      rope.copy(before.bytes, copied, at);
+      copied = at;
+      writeAfresh(index + from - oldFrom);
     }
+    rope.copy(before.bytes, copied, before.offsets[oldTo] as number);
   };
   reuse(0, head, 0);
   for (let index = head; index < nodes.length - tail; index++) {
-    const bytes = writer.keptBytes(nodes[index] as XmlNode);
-    if (bytes === undefined) {
-      afresh(index);
-      continue;
-    }
-    kept[index] = 1;
     offsets[index] = rope.size;
-    rope.add(bytes);
+    const bytes = writer.keptBytes(nodes[index] as XmlNode);
+    if (bytes === undefined) writeAfresh(index);
+    else rope.add(bytes);
   }
   reuse(nodes.length - tail, nodes.length, before.nodes.length - tail);
   offsets[nodes.length] = rope.size;
-  return { nodes: nodes.slice(), kept, offsets, bytes: rope.finish() };
+  return { nodes: nodes.slice(), afresh, offsets, bytes: rope.finish() };
 }
