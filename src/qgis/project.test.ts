@@ -29,6 +29,28 @@ describe('a project document written more than once', () => {
   });
 });
 
+describe("a project's layers after a write", () => {
+  it('are text again, whether added, expanded to be changed, or expanded before a write that came first', () => {
+    const document = ProjectDocument.create({ title: 't', author: 'a', creation: '2026-01-01T00:00:00', crs: WGS84 });
+    const kinds = (): string[] =>
+      (firstChild(document.root, 'projectlayers')?.children ?? [])
+        .filter((node) => node.kind !== 'text')
+        .map((node) => node.kind);
+    document.addLayer(raster('first'));
+    document.addLayer(raster('second'));
+    assert.deepEqual(kinds(), ['element', 'element']);
+    document.encode();
+    assert.deepEqual(kinds(), ['deferred', 'deferred']);
+    document.mapLayerElement('first')?.attributes.set('stewardTest', '1');
+    document.addLayer(raster('third'));
+    assert.deepEqual(kinds(), ['element', 'deferred', 'element']);
+    const written = Buffer.concat(document.encode()).toString('utf8');
+    assert.deepEqual(kinds(), ['deferred', 'deferred', 'deferred']);
+    assert.match(written, /stewardTest="1"/);
+    assert.equal(written, ProjectDocument.parse(written).serialize());
+  });
+});
+
 describe("a project's custom layer order written more than once", () => {
   it('follows layers added and removed between writes', () => {
     const document = ProjectDocument.create({ title: 't', author: 'a', creation: '2026-01-01T00:00:00', crs: WGS84 });

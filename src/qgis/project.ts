@@ -195,6 +195,8 @@ export class ProjectDocument {
   private readonly deferredFacts = new WeakMap<XmlDeferred, DeferredLayerFacts>();
   /** The UTF-8 of the layer records written before (RECORDS, and the layer tree's layers), and of the runs of them. */
   private readonly written = new WrittenMarkup();
+  /** The layers made elements since the last write (undefined before the first): those the next write collapses. */
+  private expanded: Set<XmlElement> | undefined;
 
   private constructor(private readonly document: XmlDocument) {
     if (document.root.name !== 'qgis') {
@@ -261,17 +263,28 @@ export class ProjectDocument {
 
   private collapseLayers(): void {
     const children = firstChild(this.document.root, 'projectlayers')?.children ?? [];
-    children.forEach((node, index) => {
-      if (node.kind !== 'element' || node.name !== 'maplayer') return;
-      const collapsed: XmlDeferred = {
-        kind: 'deferred',
-        name: node.name,
-        utf8: Buffer.from(serializeElement(node), 'utf8'),
-      };
-      const facts = layerFacts(node);
-      this.deferredFacts.set(collapsed, facts);
-      this.replaceLayerNode(index, collapsed, facts.entry?.id);
-    });
+    if (this.expanded) {
+      for (const node of this.expanded) {
+        const index = children.indexOf(node);
+        if (index >= 0) this.collapseLayer(index, node);
+      }
+    } else {
+      children.forEach((node, index) => {
+        if (node.kind === 'element' && node.name === 'maplayer') this.collapseLayer(index, node);
+      });
+    }
+    this.expanded = new Set();
+  }
+
+  private collapseLayer(index: number, node: XmlElement): void {
+    const collapsed: XmlDeferred = {
+      kind: 'deferred',
+      name: node.name,
+      utf8: Buffer.from(serializeElement(node), 'utf8'),
+    };
+    const facts = layerFacts(node);
+    this.deferredFacts.set(collapsed, facts);
+    this.replaceLayerNode(index, collapsed, facts.entry?.id);
   }
 
   get root(): XmlElement {
@@ -350,6 +363,7 @@ export class ProjectDocument {
   /** Puts `node`, the layer `id` in another form, in the place of the `<projectlayers>` child at `index`. */
   private replaceLayerNode(index: number, node: MapLayerNode, id: string | undefined): void {
     this.projectLayers.children[index] = node;
+    if (node.kind === 'element') this.expanded?.add(node);
     if (id !== undefined && this.nodesById?.has(id)) this.nodesById.set(id, node);
   }
 
@@ -388,6 +402,7 @@ export class ProjectDocument {
   addLayer(definition: MapLayerDefinition): void {
     const layer = indent(mapLayerElement(definition), 2);
     appendChild(this.projectLayers, layer, 1);
+    this.expanded?.add(layer);
     const tree = this.layerTree;
     const entry = indent(layerTreeElement(definition), 2);
     const customOrder = firstChild(tree, 'custom-order');
