@@ -156,10 +156,20 @@ function childExecArgv(): string[] {
  */
 const CHILD_MEMORY_ENV = { MALLOC_ARENA_MAX: '1', OPENBLAS_NUM_THREADS: '1' };
 const CHILD_MEMORY_FLAGS = ['--max-semi-space-size=1'];
+/**
+ * One libuv thread, whatever the environment says: a task's asynchronous GDAL calls then run one at
+ * a time in the order asked, which the calculator's runner relies on (calculator/runner.ts).
+ */
+const CHILD_SERIAL_IO_ENV = { UV_THREADPOOL_SIZE: '1' };
+
+/** A worker process's environment: this process's, with the settings above. */
+export function workerEnvironment(): NodeJS.ProcessEnv {
+  return childEnvironment({ ...shared, ...CHILD_SERIAL_IO_ENV }, CHILD_MEMORY_ENV);
+}
 
 function forkChild(): ChildProcess {
   return fork(CHILD_MAIN, [], {
-    env: childEnvironment(shared, CHILD_MEMORY_ENV),
+    env: workerEnvironment(),
     execArgv: [...childExecArgv(), ...CHILD_MEMORY_FLAGS],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     serialization: 'advanced',

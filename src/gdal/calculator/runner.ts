@@ -57,23 +57,16 @@ function startComputers(setup: ComputeSetup, count: number): WindowComputer[] {
 }
 
 /**
- * Runs GDAL's reads and writes one at a time (the two inputs of a read together). A read through
- * GDAL's block cache (a resampled or compressed input) can evict, and so write, a tile of the
- * output while another thread writes to it, which GDAL (since 3.1) guards against except when the
- * cache is small for its threads: the likely cause of the 64 no-data pixels that were not which a
- * test resampling an input once found.
+ * Hands out windows in order to lanes until all are done or one lane fails; then waits for every
+ * lane. A lane asks GDAL for a window's write and for the read of its next window into the same
+ * buffers at once: GDAL's asynchronous calls run one at a time, in the order asked, on the worker
+ * process's one libuv thread (UV_THREADPOOL_SIZE, gdal-child.ts), so the read begins once the write
+ * has ended, and the I/O thread goes on to it without waiting for this thread, which may be
+ * computing a window meanwhile (it had waited about half of the bench's time). One call at a time
+ * is also what keeps a read through GDAL's block cache (a resampled or compressed input) from
+ * evicting, and so writing, a tile of the output while another thread writes to it, which GDAL
+ * (since 3.1) guards against except when the cache is small for its threads.
  */
-class InputOutputTurns {
-  private last: Promise<unknown> = Promise.resolve();
-
-  take<T>(work: () => Promise<T>): Promise<T> {
-    const turn = this.last.then(work);
-    this.last = turn.catch(() => undefined);
-    return turn;
-  }
-}
-
-/** Hands out windows in order to lanes until all are done or one lane fails; then waits for every lane. */
 class WindowQueue {
   private next = 0;
   private done = 0;
@@ -84,13 +77,31 @@ class WindowQueue {
     private readonly progress?: WindowProgress,
   ) {}
 
-  async lane(work: (w: Window) => Promise<void>): Promise<void> {
-    while (this.failure === undefined && this.next < this.windows.length) {
-      const w = this.windows[this.next++] as Window;
+  private take(): Window | undefined {
+    return this.failure === undefined ? this.windows[this.next++] : undefined;
+  }
+
+  async lane(
+    read: (w: Window) => Promise<unknown>,
+    compute: (w: Window) => Promise<void>,
+    write: (w: Window) => Promise<void>,
+  ): Promise<void> {
+    let w = this.take();
+    let reading = w && read(w);
+    while (w && reading) {
       try {
-        await work(w);
+        await reading;
+        await compute(w);
+        const writing = write(w);
+        const next = this.take();
+        reading = next && read(next);
+        // Observed now, so that a failed read after a failed write is not reported unhandled.
+        reading?.catch(() => undefined);
+        await writing;
+        w = next;
       } catch (error) {
         this.failure ??= error instanceof Error ? error : new Error(String(error));
+        await reading?.catch(() => undefined);
         return;
       }
       this.done += 1;
@@ -135,16 +146,15 @@ export async function runCalculation(
     count,
   );
   const queue = new WindowQueue(windows, progress);
-  const turns = new InputOutputTurns();
   try {
     await queue.run(
       slots.map((slot, index) => {
         const computer = computers[index % count] as WindowComputer;
-        return queue.lane(async (w) => {
-          await turns.take(() => readWindow(inputs, w, slot));
-          await computer.compute(index, w.width, w.height);
-          await turns.take(() => writeWindow(output, w, slot));
-        });
+        return queue.lane(
+          (w) => readWindow(inputs, w, slot),
+          (w) => computer.compute(index, w.width, w.height),
+          (w) => writeWindow(output, w, slot),
+        );
       }),
     );
   } finally {
