@@ -1,6 +1,7 @@
 import { DocumentFormatError } from '../errors.js';
 import { authidOf } from './crs.js';
 import { type Extent, layerTreeElement, type LayerType, type MapLayerDefinition, mapLayerElement } from './layer.js';
+import { LayerRecords } from './layer-records.js';
 import {
   addSnapping,
   fieldsOf,
@@ -145,10 +146,6 @@ function layerFacts(layer: XmlElement): DeferredLayerFacts {
   return { entry: managedEntry(layer), linked: namesOtherLayers(layer) };
 }
 
-function removeMatching(parent: XmlElement, name: string, matches: (child: XmlElement) => boolean): void {
-  for (const child of childElements(parent, name)) if (matches(child)) removeChild(parent, child);
-}
-
 /** Ids of the layers of the layer tree, top first, groups flattened in document order. */
 function treeLayerIds(group: XmlElement): string[] {
   const ids: string[] = [];
@@ -157,17 +154,6 @@ function treeLayerIds(group: XmlElement): string[] {
     else if (child.name === 'layer-tree-group') ids.push(...treeLayerIds(child));
   }
   return ids;
-}
-
-function findTreeLayer(group: XmlElement, id: string): { parent: XmlElement; node: XmlElement } | undefined {
-  for (const child of childElements(group)) {
-    if (child.name === 'layer-tree-layer' && child.attributes.get('id') === id) return { parent: group, node: child };
-    if (child.name === 'layer-tree-group') {
-      const found = findTreeLayer(child, id);
-      if (found) return found;
-    }
-  }
-  return undefined;
 }
 
 /** The layers Steward manages, by name, as `layers()` lists them. */
@@ -197,6 +183,11 @@ export class ProjectDocument {
   private readonly written = new WrittenMarkup();
   /** The layers made elements since the last write (undefined before the first): those the next write collapses. */
   private expanded: Set<XmlElement> | undefined;
+  private readonly records = new LayerRecords(
+    () => this.layerTree,
+    () => firstChild(this.layerTree, 'custom-order'),
+    () => path(this.document.root, 'layerorder'),
+  );
 
   private constructor(private readonly document: XmlDocument) {
     if (document.root.name !== 'qgis') {
@@ -406,14 +397,22 @@ export class ProjectDocument {
     const tree = this.layerTree;
     const entry = indent(layerTreeElement(definition), 2);
     const customOrder = firstChild(tree, 'custom-order');
+    const item = element('item', {}, [{ kind: 'text', value: definition.id }]);
     if (customOrder) {
       const index = tree.children.indexOf(customOrder);
       tree.children.splice(index, 0, entry, { kind: 'text', value: '\n    ' });
-      appendChild(customOrder, element('item', {}, [{ kind: 'text', value: definition.id }]), 2);
+      appendChild(customOrder, item, 2);
     } else {
       appendChild(tree, entry, 1);
     }
-    appendChild(ensureChild(this.document.root, 'layerorder', 1), element('layer', { id: definition.id }), 1);
+    const order = ensureChild(this.document.root, 'layerorder', 1);
+    const orderEntry = element('layer', { id: definition.id });
+    appendChild(order, orderEntry, 1);
+    this.records.added(definition.id, {
+      tree: { parent: tree, node: entry },
+      customOrder: customOrder && { parent: customOrder, node: item },
+      order: { parent: order, node: orderEntry },
+    });
     if (definition.type === 'vector' && definition.geometry) addSnapping(this.document.root, definition.id);
     const added = managedEntry(layer);
     if (added && !this.nodesById?.has(added.id)) this.nodesById?.set(added.id, layer);
@@ -446,12 +445,7 @@ export class ProjectDocument {
         removeLayerReferences(node, removed);
       }
     });
-    const treeNode = findTreeLayer(this.layerTree, entry.id);
-    if (treeNode) removeChild(treeNode.parent, treeNode.node);
-    const customOrder = firstChild(this.layerTree, 'custom-order');
-    if (customOrder) removeMatching(customOrder, 'item', (item) => childText(item) === entry.id);
-    const order = path(this.document.root, 'layerorder');
-    if (order) removeMatching(order, 'layer', (item) => item.attributes.get('id') === entry.id);
+    this.records.remove(entry.id);
     if (this.index?.simple) this.index.byName.delete(entry.name);
     else this.index = undefined;
     return true;
