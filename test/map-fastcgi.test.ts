@@ -40,6 +40,9 @@ describe('maps over FastCGI, straight to the QGIS Server pool', () => {
       runDir: join(workDir, 'run'),
       processes: PROCESSES,
       program: TEST_QGIS.mapservFcgi,
+      // Qt orders an XML element's attributes by a hash seeded afresh in each process: one seed
+      // for all, so that two processes write the same document alike.
+      env: { QT_HASH_SEED: '0' },
     });
     api = await startServer(
       loadConfig({
@@ -99,7 +102,7 @@ describe('maps over FastCGI, straight to the QGIS Server pool', () => {
     }
   });
 
-  it('gets the capabilities, the SLD and the legend nginx gets, byte for byte', async () => {
+  it('gets the capabilities, a refusal, the SLD and the legend nginx gets, byte for byte', async () => {
     const capabilities = new URL(await mapUrl('rgb'));
     for (const name of [...capabilities.searchParams.keys()])
       if (name !== 'MAP') capabilities.searchParams.delete(name);
@@ -116,6 +119,15 @@ describe('maps over FastCGI, straight to the QGIS Server pool', () => {
     const overNginx = await viaNginx(capabilities.toString());
     assert.match(overNginx.toString(), /<WMS_Capabilities[^]*<OnlineResource[^>]*xlink:href="http:\/\/127\.0\.0\.1/);
     assert.equal(overFastcgi.toString(), overNginx.toString());
+
+    // A refusal too: its status (FastCGI's Status header) and its text.
+    const unknownLayer = new URL(await mapUrl('rgb'));
+    unknownLayer.searchParams.set('LAYERS', 'nowhere');
+    const refusal = await straightTo(pool.fcgiPorts).prepare(unknownLayer.toString())();
+    const nginxRefusal = await throughNginx.prepare(unknownLayer.toString())();
+    assert.equal(refusal.status, nginxRefusal.status);
+    assert.ok(refusal.status >= 400, `status ${refusal.status}`);
+    assert.equal((await bytes(refusal.body)).toString(), (await bytes(nginxRefusal.body)).toString());
 
     const legendUrl = new URL(capabilities);
     for (const [name, value] of Object.entries({
