@@ -24,8 +24,6 @@ const HEADER_BYTES = 8;
 const MAX_CONTENT_BYTES = 0xffff;
 const REQUEST_ID = 1;
 const RESPONDER_ROLE = 1;
-/** BEGIN_REQUEST's flag asking the application to keep the connection open after the answer. */
-const KEEP_CONN = 1;
 /** Names and values shorter than this have their length in one byte, longer ones in four. */
 const SHORT_LENGTH_LIMIT = 0x80;
 const LONG_LENGTH_FLAG = 0x80000000;
@@ -71,16 +69,12 @@ export function encodeParams(params: ReadonlyArray<readonly [string, string]>): 
 
 /**
  * A responder's whole request without a body: BEGIN_REQUEST, the parameters, the empty PARAMS
- * record that ends them and an empty STDIN. `keepConnection` asks the application to leave the
- * connection open for the next request.
+ * record that ends them and an empty STDIN. BEGIN_REQUEST's flags are clear: without
+ * FCGI_KEEP_CONN, the application closes the connection once it has answered.
  */
-export function responderRequest(
-  params: ReadonlyArray<readonly [string, string]>,
-  { keepConnection }: { keepConnection: boolean },
-): Buffer {
+export function responderRequest(params: ReadonlyArray<readonly [string, string]>): Buffer {
   const begin = Buffer.alloc(8);
   begin.writeUInt16BE(RESPONDER_ROLE, 0);
-  begin[2] = keepConnection ? KEEP_CONN : 0;
   return Buffer.concat([
     record(RecordType.BeginRequest, begin),
     ...stream(RecordType.Params, encodeParams(params)),

@@ -68,7 +68,7 @@ export class FastcgiQgisClient implements QgisClient {
   }
 
   prepare(url: string): PreparedGet {
-    const request = responderRequest(cgiParams(url), { keepConnection: false });
+    const request = responderRequest(cgiParams(url));
     return () => this.send(request);
   }
 
