@@ -16,7 +16,7 @@ import { type BareProxy, startBareProxy } from './bare-proxy.js';
 import { closeClient, send } from './http-client.js';
 import { makeMapData } from './map-data.js';
 import { fastcgiMapReport, mapOverFastcgi } from './map-fastcgi.js';
-import { ms, summarise, table, time, type Timing } from './stats.js';
+import { ms, sample, summarise, table, time, type Timing } from './stats.js';
 
 const SIZES = [10, 100, 500, 1000];
 const READ_RUNS = 100;
@@ -61,28 +61,33 @@ export function pyqgisRead(projectFile: string, runs: number): { unresolved: Tim
   return { unresolved: summarise(timings.unresolved), resolved: summarise(timings.resolved) };
 }
 
-/** Adding a layer, changing a layer's current style and removing a layer, over HTTP, WRITE_RUNS times each. */
-export async function timeWrites(
+/** Adding a layer, changing a layer's current style and removing a layer, over HTTP, `runs` times each: each one's time. */
+export async function writeSamples(
   stack: Caller,
   apiUrl: string,
   data: Fixtures,
   project: string,
-): Promise<Record<string, Timing>> {
+  runs: number,
+): Promise<Record<string, number[]>> {
   let extra = 0;
-  const post = await time(WRITE_RUNS, () =>
+  const post = await sample(runs, () =>
     created(stack, `/api/projects/${project}/layers`, layerBody(data, 1, `extra${extra++}`)),
   );
   let applied = 0;
-  const style = await time(WRITE_RUNS, async () => {
+  const style = await sample(runs, async () => {
     const name = applied++ % 2 ? 'teal' : 'orange';
     const reply = await stack.call('POST', `/api/projects/${project}/layers/layer0/style`, { name, current: true });
     if (reply.status !== 200) throw new Error(JSON.stringify(reply.body));
   });
   let removed = 0;
-  const remove = await time(WRITE_RUNS, () =>
-    send(`${apiUrl}/api/projects/${project}/layers/extra${removed++}`, 'DELETE'),
-  );
+  const remove = await sample(runs, () => send(`${apiUrl}/api/projects/${project}/layers/extra${removed++}`, 'DELETE'));
   return { 'POST layer': post, 'POST layer style': style, 'DELETE layer': remove };
+}
+
+/** The writes of `writeSamples`, WRITE_RUNS times each. */
+async function timeWrites(stack: Stack, data: Fixtures, project: string): Promise<Record<string, Timing>> {
+  const samples = await writeSamples(stack, stack.api.url, data, project, WRITE_RUNS);
+  return Object.fromEntries(Object.entries(samples).map(([name, times]) => [name, summarise(times)]));
 }
 
 interface SizeResult {
@@ -106,7 +111,7 @@ async function measureSize(stack: Stack, data: Fixtures, size: number): Promise<
   return {
     size,
     reads,
-    writes: await timeWrites(stack, stack.api.url, data, project),
+    writes: await timeWrites(stack, data, project),
     pyqgis: pyqgisRead(projectFile, size >= 500 ? 3 : 5),
   };
 }

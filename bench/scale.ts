@@ -21,7 +21,7 @@ import {
   layerBody,
   projectsMemory,
   pyqgisRead,
-  timeWrites,
+  writeSamples,
 } from './api.js';
 import { startApiProcess } from './api-process.js';
 import { closeClient } from './http-client.js';
@@ -30,6 +30,9 @@ import { median, ms, summarise, table, type Timing } from './stats.js';
 /** Projects of 100 layers on disk, each read once, for the memory figure (hard links of one project). */
 const MANY_PROJECTS = 10_000;
 const READ_SECONDS = 8;
+/** Rounds of writes, each WRITES_PER_ROUND of each write on each size. */
+const WRITE_ROUNDS = 8;
+const WRITES_PER_ROUND = 5;
 /** Runs of reads alone and under writes, in turn. */
 const READ_ROUNDS = 3;
 /** Durable replaces of each project's file alone, in turn, for the floor of a write. */
@@ -42,10 +45,24 @@ type Api = Caller & { url: string };
 
 const verdict = (met: boolean): string => (met ? 'met' : 'not met');
 
-async function writesAt(api: Api, data: Fixtures, size: number): Promise<Record<string, Timing>> {
-  const project = `writes_${size}`;
-  await fillProject(api, data, project, size);
-  return timeWrites(api, api.url, data, project);
+/**
+ * The writes of `writeSamples` on a project of each size, in WRITE_ROUNDS rounds that take the sizes
+ * in turn (the first size first in even rounds, last in odd ones), so that the machine's load
+ * weighs on every size alike; each write's figures over all rounds.
+ */
+async function writesAt(api: Api, data: Fixtures, sizes: readonly number[]): Promise<Array<Record<string, Timing>>> {
+  for (const size of sizes) await fillProject(api, data, `writes_${size}`, size);
+  const samples = sizes.map((): Record<string, number[]> => ({}));
+  for (let round = 0; round < WRITE_ROUNDS; round++) {
+    const order = sizes.map((_, index) => index);
+    for (const index of round % 2 ? order.reverse() : order) {
+      const times = await writeSamples(api, api.url, data, `writes_${sizes[index]}`, WRITES_PER_ROUND);
+      for (const [name, values] of Object.entries(times)) ((samples[index] ?? {})[name] ??= []).push(...values);
+    }
+  }
+  return samples.map((bySize) =>
+    Object.fromEntries(Object.entries(bySize).map(([name, values]) => [name, summarise(values)])),
+  );
 }
 
 /** A project's file, and what replacing it durably costs alone (as the store writes it). */
@@ -164,7 +181,8 @@ function writesSection(
   ];
   return [
     '## Writes from an HTTP client, 10 against 1000 layers (ms, datasource probe included)',
-    'The API runs as a process of its own, started as `npm run serve` starts it (scripts/bounded-node.sh on the ' +
+    `${WRITE_ROUNDS} rounds, each ${WRITES_PER_ROUND} of each write on the 10-layer project and on the 1000-layer one, the sizes in turn (alternating which goes first). ` +
+      'The API runs as a process of its own, started as `npm run serve` starts it (scripts/bounded-node.sh on the ' +
       "compiled dist/); the clients run in the bench's process, all but the writer of the reads under writes below, " +
       'which runs in a process of its own.',
     `Load average of the machine before the writes: ${load.toFixed(2)}.`,
@@ -264,8 +282,7 @@ export async function runScaleBench(): Promise<string> {
   };
   try {
     const load = loadavg()[0] ?? Number.NaN;
-    const small = await writesAt(api, data, 10);
-    const large = await writesAt(api, data, 1000);
+    const [small = {}, large = {}] = await writesAt(api, data, [10, 1000]);
     const files = await replaceFloor(projectsDir, [10, 1000]);
     await fillProject(api, data, 'reads', 100);
     const reads = await readRuns(api, data, 'reads');

@@ -11,14 +11,19 @@ export function summarise(samples: number[]): Timing {
   return { median: at(0.5), p95: at(0.95) };
 }
 
-export async function time(runs: number, work: () => Promise<unknown>): Promise<Timing> {
+/** The time of each of `runs` runs of `work`, one after the other. */
+export async function sample(runs: number, work: () => Promise<unknown>): Promise<number[]> {
   const samples: number[] = [];
   for (let run = 0; run < runs; run++) {
     const start = performance.now();
     await work();
     samples.push(performance.now() - start);
   }
-  return summarise(samples);
+  return samples;
+}
+
+export async function time(runs: number, work: () => Promise<unknown>): Promise<Timing> {
+  return summarise(await sample(runs, work));
 }
 
 export function ms(value: number): string {
