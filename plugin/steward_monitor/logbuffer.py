@@ -30,6 +30,21 @@ def _request_message(served, status):
     )
 
 
+def _message_recorder(append, now=time.time):
+    def on_message(message, tag, level):
+        append((now(), message, tag, level))
+
+    return on_message
+
+
+def _request_recorder(append, now=time.time, info=Qgis.Info):
+    def on_request(served, status):
+        """Records a request QGIS Server answered: `served` is RequestStats' record of it."""
+        append((now(), (served, status), REQUEST_TAG, info))
+
+    return on_request
+
+
 def _format(entry):
     stamp, message, tag, level = entry
     if isinstance(message, tuple):  # a request's record, formatted here rather than while serving
@@ -44,17 +59,16 @@ class LogBuffer:
     Messages arrive from whichever thread logged them, rendering threads included, so taking one
     costs a clock reading and a deque append, which CPython makes atomic: no lock, no formatting.
     The socket thread formats the lines when Steward asks for them.
+
+    `on_message` (QgsMessageLog's messageReceived slot) and `on_request` are plain functions with
+    what they touch bound in: PyQt calls a slot that is a bound method through a weak reference to
+    its object, making the method anew for each message.
     """
 
     def __init__(self, max_lines=MAX_LINES):
         self._entries = deque(maxlen=max_lines)
-
-    def on_message(self, message, tag, level):
-        self._entries.append((time.time(), message, tag, level))
-
-    def on_request(self, served, status):
-        """Records a request QGIS Server answered: `served` is RequestStats' record of it."""
-        self._entries.append((time.time(), (served, status), REQUEST_TAG, Qgis.Info))
+        self.on_message = _message_recorder(self._entries.append)
+        self.on_request = _request_recorder(self._entries.append)
 
     def lines(self):
         while True:

@@ -56,6 +56,7 @@ class StewardMonitor:
             self._invalidations,
             _warn,
             self._logs.on_request,
+            self._projects.entries,
             self._projects.record_served,
         )
         server_iface.registerFilter(self._filter, 100)

@@ -33,7 +33,9 @@ def _summary(path, project):
 
 class CachedProjects:
     def __init__(self):
-        self._entries = {}  # MAP value -> (the project's wrapper, its token, its summary)
+        # MAP value -> (the project's wrapper, its token, its summary). Always the same dict, so that
+        # the request thread can test a MAP value against it without a call.
+        self.entries = {}
         self._listed = set()  # id() of each wrapper in _entries, alive while it is held there
         self._tokens = count()
 
@@ -45,31 +47,31 @@ class CachedProjects:
         """Records `project` under `path` unless it is the object recorded already."""
         if self.knows(project):
             return
-        if path not in self._entries and len(self._entries) >= MAX_PROJECTS:
+        if path not in self.entries and len(self.entries) >= MAX_PROJECTS:
             return
         self.forget(path)
         token = next(self._tokens)
         # Direct: the slot runs inside the project's destructor, before its memory can be reused.
         project.destroyed.connect(lambda _object=None: self._destroyed(path, token), Qt.DirectConnection)
-        self._entries[path] = (project, token, _summary(path, project))
+        self.entries[path] = (project, token, _summary(path, project))
         self._listed.add(id(project))
 
     def summary(self, path):
-        entry = self._entries.get(path)
+        entry = self.entries.get(path)
         return None if entry is None else entry[2]
 
     def forget(self, path):
-        entry = self._entries.pop(path, None)
+        entry = self.entries.pop(path, None)
         if entry is not None:
             self._listed.discard(id(entry[0]))
 
     def _destroyed(self, path, token):
-        entry = self._entries.get(path)
+        entry = self.entries.get(path)
         if entry is not None and entry[1] == token:
             self.forget(path)
 
     def snapshot(self):
-        return {"projects": [summary for _, _, summary in list(self._entries.values())]}
+        return {"projects": [summary for _, _, summary in list(self.entries.values())]}
 
     def record_served(self, map_value):
         """Records the project that served the request just completed for `map_value` (rendering thread).
@@ -77,7 +79,7 @@ class CachedProjects:
         A project listed under `map_value` is still the one QGIS Server holds for it: had QGIS
         Server dropped it, it would have deleted it, and so left the list.
         """
-        if map_value in self._entries:
+        if map_value in self.entries:
             return
         project = QgsProject.instance()
         if project is None or id(project) in self._listed:

@@ -72,8 +72,8 @@ class StatsFilter(QgsServerFilter):
 
     Counts requests; drops the projects Steward invalidated from the config cache; once the
     response is complete, hands `on_served` the request's record (RequestStats.end) and its HTTP
-    status (the log's request line), and runs `on_complete` with the request's MAP value (the
-    cached projects' record).
+    status (the log's request line), and runs `on_new_map` with the request's MAP value when
+    `cached_maps` (the cached projects' record, tested without a call) does not list it.
 
     requestReady() runs on the thread that handles the request, before QGIS Server looks the
     request's project up in its cache, so an invalidated project is read again by this request.
@@ -89,7 +89,8 @@ class StatsFilter(QgsServerFilter):
         invalidations,
         log,
         on_served=lambda _served, _status: None,
-        on_complete=lambda _map: None,
+        cached_maps=None,
+        on_new_map=lambda _map: None,
     ):
         super().__init__(server_iface)
         self._server_iface = server_iface
@@ -99,7 +100,8 @@ class StatsFilter(QgsServerFilter):
         self._queued = invalidations.queued
         self._log = log
         self._on_served = on_served
-        self._on_complete = on_complete
+        self._cached_maps = {} if cached_maps is None else cached_maps
+        self._on_new_map = on_new_map
         # The request's handler and MAP value, from requestReady to responseComplete: QGIS Server
         # calls both hooks within one request, while that handler lives.
         self._handler = None
@@ -108,16 +110,16 @@ class StatsFilter(QgsServerFilter):
     def requestReady(self):  # noqa: N802 (QgsServerFilter hook)
         if self._queued:
             self._drop_invalidated()
-        self._handler = None  # never an earlier request's, should asking for this one fail
         try:
-            self._handler = self._server_iface.requestHandler()
+            handler = self._server_iface.requestHandler()
             # Three lookups rather than parameterMap(), which copies every parameter into a dict.
             # QGIS Server knows these three by name, whatever their case in the request.
-            parameter = self._handler.parameter
+            parameter = handler.parameter
             self._map = parameter("MAP") or self._default_project
             self._stats.begin(parameter("SERVICE"), parameter("REQUEST"), self._map)
         except Exception:  # a monitoring failure must never fail the request
-            pass
+            handler = None
+        self._handler = handler  # never an earlier request's, should asking for this one fail
 
     def _drop_invalidated(self):
         try:
@@ -127,15 +129,16 @@ class StatsFilter(QgsServerFilter):
             pass
 
     def responseComplete(self):  # noqa: N802 (QgsServerFilter hook)
-        handler, self._handler = self._handler, None
+        handler = self._handler
+        if handler is None:  # requestReady failed to get it
+            return
+        self._handler = None
         try:
             status = handler.statusCode()
             served = self._stats.end(status >= 400 or handler.exceptionRaised())
             if served is not None:
                 self._on_served(served, status)
-        except Exception:  # no handler: requestReady failed to get it
-            pass
-        try:
-            self._on_complete(self._map)
+            if self._map not in self._cached_maps:
+                self._on_new_map(self._map)
         except Exception:  # a monitoring failure must never fail the request
             pass
