@@ -179,7 +179,7 @@ export class ProjectDocument {
   private repeatedIds = false;
   /** What each unexpanded layer says of itself, read once: deferred layers never change. */
   private readonly deferredFacts = new WeakMap<XmlDeferred, DeferredLayerFacts>();
-  /** The UTF-8 of the layer records written before (RECORDS, and the layer tree's layers), and of the runs of them. */
+  /** The UTF-8 of the layer records written before (RECORDS, and the layer tree's layers), and of large containers' children as last written. */
   private readonly written = new WrittenMarkup();
   /** The layers made elements since the last write (undefined before the first): those the next write collapses. */
   private expanded: Set<XmlElement> | undefined;
