@@ -27,6 +27,17 @@ export interface TestDatabase {
 
 const SERVICE = 'steward_test';
 
+/**
+ * A pool of the tests' own connections. `DROP DATABASE ... WITH (FORCE)` ends the backends of
+ * connections still closing after `pool.end()`, and the pool reports that as an 'error' event, which
+ * would end the test process unheard of without a listener.
+ */
+function adminPool(config: ClientConfig): Pool {
+  const pool = new Pool(config);
+  pool.on('error', () => undefined);
+  return pool;
+}
+
 /** The cluster on 127.0.0.1:5432 (PGUSER/PGPASSWORD or postgres), when it answers and STEWARD_TEST_OWN_CLUSTER is not set. */
 async function reachableCluster(): Promise<ClientConfig | undefined> {
   if (process.env['STEWARD_TEST_OWN_CLUSTER']) return undefined;
@@ -38,7 +49,7 @@ async function reachableCluster(): Promise<ClientConfig | undefined> {
     database: 'postgres',
     connectionTimeoutMillis: 2000,
   };
-  const pool = new Pool(admin);
+  const pool = adminPool(admin);
   try {
     await pool.query('SELECT 1');
     return admin;
@@ -50,7 +61,7 @@ async function reachableCluster(): Promise<ClientConfig | undefined> {
 }
 
 async function adminQuery(admin: ClientConfig, database: string, statements: string[]): Promise<void> {
-  const pool = new Pool({ ...admin, database });
+  const pool = adminPool({ ...admin, database });
   try {
     for (const statement of statements) await pool.query(statement);
   } finally {
@@ -84,7 +95,7 @@ export async function startTestDatabase(): Promise<TestDatabase> {
   });
   writeFileSync(serviceFile, sections);
   process.env['PGSERVICEFILE'] = serviceFile;
-  const pool = new Pool({ ...admin, database: name });
+  const pool = adminPool({ ...admin, database: name });
   return {
     service: SERVICE,
     serviceFile,
