@@ -1,5 +1,5 @@
 import { type XmlDocument, type XmlElement, type XmlNode } from './node.js';
-import { rewriteChildren, type WrittenMarkup } from './written-markup.js';
+import { rewriteChildren, SMALL_PIECE_BYTES, type WrittenMarkup } from './written-markup.js';
 
 const TEXT_ESCAPES: Record<string, string> = { '<': '&lt;', '>': '&gt;', '&': '&amp;' };
 const ATTRIBUTE_ESCAPES: Record<string, string> = {
@@ -31,13 +31,6 @@ function encodeText(text: string): Buffer {
   }
   return encoded;
 }
-
-/**
- * Markup in UTF-8 shorter than this is copied along with the text around it rather than kept as a
- * piece of its own: the layer tree, drawing order and snapping hold a small record per layer, and
- * each piece handed to writev costs the event loop about a microsecond however small it is.
- */
-const SMALL_MARKUP_BYTES = 1024;
 
 /** Where a document is written to: text, and markup already in UTF-8 (deferred and written elements). */
 interface Sink {
@@ -139,7 +132,7 @@ class BytesSink implements Sink {
   }
 
   utf8(markup: Buffer): void {
-    if (markup.byteLength < SMALL_MARKUP_BYTES) {
+    if (markup.byteLength < SMALL_PIECE_BYTES) {
       this.encodePending();
       this.joined.push(markup);
       return;

@@ -83,8 +83,13 @@ function partAt(ends: readonly number[], at: number): number {
   return low;
 }
 
-/** New pieces shorter than this are joined with their neighbours, so that a rope does not crumble. */
-const JOIN_BELOW = 1024;
+/**
+ * Markup in UTF-8 shorter than this is copied along with the bytes around it rather than kept as a
+ * piece of its own: the layer tree, drawing order and snapping hold a small record per layer, and
+ * each piece handed to writev costs the event loop about a microsecond however small it is (and a
+ * rope of such pieces would crumble).
+ */
+export const SMALL_PIECE_BYTES = 1024;
 /** A rope of more parts is joined into one when written: each part is a piece handed to the disk. */
 const MAX_PARTS = 64;
 
@@ -98,7 +103,7 @@ class RopeBuilder {
   constructor(private readonly emit: (bytes: Buffer) => void) {}
 
   add(bytes: Buffer): void {
-    if (bytes.byteLength < JOIN_BELOW) this.small.push(bytes);
+    if (bytes.byteLength < SMALL_PIECE_BYTES) this.small.push(bytes);
     else {
       this.joinSmall();
       this.parts.push(bytes);
