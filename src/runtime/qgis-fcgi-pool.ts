@@ -154,12 +154,12 @@ export class QgisFcgiPool {
     return [...this.nginxLog.lines, ...this.processes.flatMap((each) => each.log)];
   }
 
-  /** The FastCGI port of each process, in the order of `pids`. */
+  /** The FastCGI port of each process. */
   get fcgiPorts(): number[] {
     return this.processes.map((each) => each.port);
   }
 
-  /** The process ids of the QGIS Server processes now running, in the order of `fcgiPorts`. */
+  /** The process ids of the QGIS Server processes now running, in the order of `fcgiPorts` while every one runs. */
   get pids(): number[] {
     return this.processes.flatMap((each) => (each.pid === undefined ? [] : [each.pid]));
   }

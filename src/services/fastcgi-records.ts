@@ -24,6 +24,8 @@ const HEADER_BYTES = 8;
 const MAX_CONTENT_BYTES = 0xffff;
 const REQUEST_ID = 1;
 const RESPONDER_ROLE = 1;
+/** BEGIN_REQUEST's body: the role (two bytes), the flags (one byte) and five reserved bytes. */
+const BEGIN_BODY_BYTES = 8;
 /** Names and values shorter than this have their length in one byte, longer ones in four. */
 const SHORT_LENGTH_LIMIT = 0x80;
 const LONG_LENGTH_FLAG = 0x80000000;
@@ -73,7 +75,7 @@ export function encodeParams(params: ReadonlyArray<readonly [string, string]>): 
  * FCGI_KEEP_CONN, the application closes the connection once it has answered.
  */
 export function responderRequest(params: ReadonlyArray<readonly [string, string]>): Buffer {
-  const begin = Buffer.alloc(8);
+  const begin = Buffer.alloc(BEGIN_BODY_BYTES);
   begin.writeUInt16BE(RESPONDER_ROLE, 0);
   return Buffer.concat([
     record(RecordType.BeginRequest, begin),
