@@ -1,11 +1,24 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { crc32 } from 'node:zlib';
 
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
+import { fileVersion } from '../src/storage/file-version.js';
 import { journalPaths } from '../src/storage/project-journal.js';
 import { type ApiProcess, startApiProcess } from './support/api-process.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
@@ -292,6 +305,32 @@ function loseUnflushedReplaces(projectsDir: string): number {
   return lost;
 }
 
+/**
+ * Replaces the journal of a project file written through it by one whose one record, of a later
+ * time and another size than the file's, copies bytes the checkpoint does not have: settling it
+ * must rebuild the file and cannot. The record's CRC is right, as for a journal a faulty build wrote.
+ */
+function damageJournal(projectFile: string): void {
+  const { checkpoint, journal } = journalPaths(projectFile);
+  assert.ok(existsSync(checkpoint), 'the project was written through a journal');
+  const version = Buffer.from(fileVersion(checkpoint) ?? '');
+  const header = Buffer.alloc(12);
+  header.write('SWJRNL01');
+  header.writeUInt32LE(version.byteLength, 8);
+  const size = statSync(projectFile).size + 2000;
+  const body = Buffer.alloc(20 + 17);
+  body.writeDoubleLE(Date.now() / 1000 + 3600, 0);
+  body.writeDoubleLE(size, 8);
+  body.writeUInt32LE(1, 16);
+  body.writeUInt8(0, 20);
+  body.writeDoubleLE(0, 21);
+  body.writeDoubleLE(size, 29);
+  const prefix = Buffer.alloc(8);
+  prefix.writeUInt32LE(body.byteLength, 0);
+  prefix.writeUInt32LE(crc32(body), 4);
+  writeFileSync(journal, Buffer.concat([header, version, prefix, body]));
+}
+
 describe('an API killed with SIGKILL in the middle of a storm of writes', () => {
   let qgis: QgisServerProcess;
   let data: Fixtures;
@@ -379,5 +418,59 @@ describe('an API killed with SIGKILL in the middle of a storm of writes', () => 
     t.diagnostic(`${roundsWithLeftovers} of ${ROUNDS} kills left something behind for the restart to clear`);
     t.diagnostic(`${filesPutBack} project files were put back to their journal's checkpoint, as a power cut may`);
     assert.ok(filesPutBack > 0, 'the writes went through journals, and the restarts rebuilt what was put back');
+  });
+
+  it('starts beside a project whose journal cannot be settled, refuses that project, keeps its files and serves the others', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'steward-damaged-'));
+    const env = { STEWARD_QGISSERVER_URL: qgis.url, STEWARD_QGISSERVER_PROJECTS_DIR: dir };
+    const first = await startApiProcess(env);
+    for (const name of ['damaged', 'healthy']) {
+      assert.equal((await first.call('POST', '/api/projects/', { name, author: 'me' })).status, 201);
+      const layer = await first.call('POST', `/api/projects/${name}/layers`, polygonLayer('before', data.geopackage));
+      assert.equal(layer.status, 201);
+    }
+    await first.kill();
+    const projectFile = join(dir, 'damaged', 'damaged.qgs');
+    const files = [projectFile, journalPaths(projectFile).checkpoint, journalPaths(projectFile).journal];
+    damageJournal(projectFile);
+    const before = files.map((file) => readFileSync(file));
+
+    const second = await startApiProcess(env);
+    try {
+      assert.match(
+        second.log(),
+        /project \\"damaged\\": its journal cannot be settled \(a delta copies bytes its base does not have\)/,
+      );
+      for (const [method, path, body] of [
+        ['GET', '/api/projects/damaged', undefined],
+        ['GET', '/api/projects/damaged/layers', undefined],
+        ['POST', '/api/projects/damaged/layers', polygonLayer('after', data.geopackage)],
+      ] as const) {
+        const reply = await second.call(method, path, body);
+        assert.equal(reply.status, 503, `${method} ${path}: ${JSON.stringify(reply.body)}`);
+        assert.match(
+          (reply.body as { error: string }).error,
+          /^project "damaged" is unavailable: its journal could not be settled/,
+        );
+      }
+      assert.deepEqual(
+        files.map((file) => readFileSync(file)),
+        before,
+        'the project file, its checkpoint and its journal are as they were',
+      );
+      assert.equal(
+        (await second.call('POST', '/api/projects/healthy/layers', polygonLayer('after', data.geopackage))).status,
+        201,
+      );
+      assert.deepEqual((await getJson<string[]>(second, '/api/projects/healthy/layers')).sort(), ['after', 'before']);
+      assert.deepEqual((await getJson<string[]>(second, '/api/projects')).sort(), ['damaged', 'healthy']);
+
+      // The operator moves the journal and its checkpoint aside: the project is served as its file is.
+      for (const file of files.slice(1)) renameSync(file, join(dir, `kept-${files.indexOf(file)}`));
+      assert.deepEqual(await getJson<string[]>(second, '/api/projects/damaged/layers'), ['before']);
+    } finally {
+      await second.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

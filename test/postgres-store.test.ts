@@ -172,7 +172,7 @@ describe('PostgresStore on a real database', () => {
       writeFileSync(join(store.dataDir(ref), 'red.qml'), '<qgis/>');
       writeFileSync(join(store.dataDir(ref), `.red.qml.${randomUUID()}.tmp`), '<qgis');
     }
-    assert.equal(await store.clearLeftovers(), 2);
+    assert.equal((await store.clearLeftovers()).cleared, 2);
     for (const ref of refs) assert.deepEqual(readdirSync(store.dataDir(ref)), ['red.qml']);
   });
 

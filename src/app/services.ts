@@ -39,6 +39,7 @@ import { StylePackages } from '../services/style-packages.js';
 import { StyleService } from '../services/styles.js';
 import { FilesystemStore } from '../storage/filesystem-store.js';
 import { type PostgresStore } from '../storage/postgres-store.js';
+import { type ProjectStore } from '../storage/project-store.js';
 
 export interface Services extends ApiServices {
   /** Stops what the services hold open: the monitoring port, database pools, connections. */
@@ -82,6 +83,20 @@ async function administeredQgis(
   return qgis;
 }
 
+/** Clears what stopped processes left in the store, and says which projects it could not clear and why. */
+async function clearLeftovers(store: ProjectStore, logger: FastifyBaseLogger): Promise<void> {
+  const { cleared, failures } = await store.clearLeftovers();
+  if (cleared > 0) logger.info(`cleared ${cleared} leftovers of writes interrupted by a stopped process`);
+  for (const { project, reason, refused } of failures) {
+    const name = project.schema === 'public' ? `"${project.name}"` : `"${project.name}" (schema "${project.schema}")`;
+    logger.error(
+      refused
+        ? `project ${name}: its journal cannot be settled (${reason}); the project is kept as it is on disk and its reads and writes are refused until its journal and checkpoint are settled or moved aside (docs/storage.md)`
+        : `project ${name}: leftovers of an interrupted write cannot be cleared (${reason}); they stay until the next start`,
+    );
+  }
+}
+
 /** Builds every service from the configuration, each from the ones it needs, in that order. */
 export async function createServices(config: Config, logger: FastifyBaseLogger): Promise<Services> {
   configureGdalMemory();
@@ -95,8 +110,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   // Steward processes sharing the database share their instances; without one, a process has its own.
   const fleet = registry && postgres && (await InstanceFleet.join(postgres.database, registry, monitorLog(logger)));
   const instances = fleet ?? registry;
-  const cleared = await store.clearLeftovers();
-  if (cleared > 0) logger.info(`cleared ${cleared} leftovers of writes interrupted by a stopped process`);
+  await clearLeftovers(store, logger);
   // QGIS Server keeps a database project cached until its plugin is told the project changed.
   const repository = new ProjectRepository(store, {
     cacheBytes: config.projectCacheBytes,

@@ -2,14 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { access, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { Conflict } from '../errors.js';
+import { Conflict, ServiceUnavailable } from '../errors.js';
 import { stageFile, writeFileAtomic } from './atomic-file.js';
 import { fileStats, fileVersion, folderVersion } from './file-version.js';
-import { clearDataDirLeftovers } from './leftovers.js';
+import { clearDataDirLeftovers, clearInto } from './leftovers.js';
 import { KeyedMutex, withFileLock } from './lock.js';
 import { ProjectArchive } from './project-archive.js';
 import { journalPaths, ProjectJournal, recoverJournal } from './project-journal.js';
 import {
+  type LeftoverReport,
   type ProjectContent,
   type ProjectRef,
   type ProjectStore,
@@ -114,6 +115,8 @@ export class FilesystemStore implements ProjectStore {
   private listing: Listing | undefined;
   /** By project name, the least recently written first. */
   private readonly journals = new Map<string, ProjectJournal>();
+  /** Projects whose journal could not be settled at start-up, by name: why. */
+  private readonly unsettled = new Map<string, string>();
 
   constructor(private readonly projectsDir: string) {}
 
@@ -183,6 +186,7 @@ export class FilesystemStore implements ProjectStore {
   }
 
   async identity(ref: ProjectRef): Promise<string | undefined> {
+    this.refuseUnsettled(ref);
     return this.identityNow(ref);
   }
 
@@ -191,6 +195,7 @@ export class FilesystemStore implements ProjectStore {
   }
 
   async read(ref: ProjectRef): Promise<StoredProject | undefined> {
+    this.refuseUnsettled(ref);
     const file = this.projectFile(ref);
     if (!file) return undefined;
     const bytes = await readFile(file.path);
@@ -217,6 +222,7 @@ export class FilesystemStore implements ProjectStore {
   }
 
   async write(ref: ProjectRef, content: ProjectContent): Promise<string> {
+    this.refuseUnsettled(ref);
     const file = this.projectFile(ref);
     const path = file?.path ?? this.newProjectPath(ref);
     const modified = nextModified(fileStats(path)?.mtimeNs);
@@ -263,6 +269,7 @@ export class FilesystemStore implements ProjectStore {
     const doomed = this.stagingDir('.deleting-', ref);
     await rm(doomed, { recursive: true, force: true });
     await rename(this.dataDir(ref), doomed);
+    this.unsettled.delete(ref.name);
     await rm(doomed, { recursive: true, force: true });
     return true;
   }
@@ -296,25 +303,54 @@ export class FilesystemStore implements ProjectStore {
 
   /**
    * Clears what a process killed in the middle of a write left behind: staging folders of projects
-   * being created or removed (each under its project's lock) and leftovers in project folders.
+   * being created or removed (each under its project's lock) and leftovers in project folders. A
+   * project whose journal cannot be settled is left as it is on disk, and refused until it is.
    */
-  async clearLeftovers(): Promise<number> {
-    let cleared = 0;
+  async clearLeftovers(): Promise<LeftoverReport> {
+    const report: LeftoverReport = { cleared: 0, failures: [] };
     for (const entry of await this.entries()) {
       const prefix = STAGING_PREFIXES.find((candidate) => entry.startsWith(candidate));
       const ref = { name: prefix ? entry.slice(prefix.length) : entry, schema: 'public' };
-      if (prefix) cleared += await this.withLock(ref, () => removeFolder(this.stagingDir(prefix, ref)));
-      else if (!entry.startsWith('.')) cleared += (await clearDataDirLeftovers(this, ref)) + (await this.recover(ref));
+      if (prefix)
+        await clearInto(report, ref, () => this.withLock(ref, () => removeFolder(this.stagingDir(prefix, ref))));
+      else if (!entry.startsWith('.')) {
+        await clearInto(report, ref, () => clearDataDirLeftovers(this, ref));
+        const reason = await clearInto(report, ref, () => this.recover(ref), { refused: true });
+        if (reason !== undefined) this.unsettled.set(ref.name, reason);
+      }
     }
-    return cleared;
+    return report;
+  }
+
+  private hasJournal(ref: ProjectRef): boolean {
+    const { checkpoint, journal } = journalPaths(this.newProjectPath(ref));
+    return fileStats(journal) !== undefined || fileStats(checkpoint) !== undefined;
   }
 
   /** Settles a journal left by a process that stopped: the project file gets its last write back if lost. */
   private async recover(ref: ProjectRef): Promise<number> {
-    const path = this.newProjectPath(ref);
-    const { checkpoint, journal } = journalPaths(path);
-    if (!fileStats(journal) && !fileStats(checkpoint)) return 0;
+    if (!this.hasJournal(ref)) return 0;
     this.journals.delete(ref.name);
-    return (await this.withLock(ref, () => recoverJournal(path))) ? 1 : 0;
+    return (await this.withLock(ref, () => recoverJournal(this.newProjectPath(ref)))) ? 1 : 0;
+  }
+
+  /**
+   * Refuses a project whose journal could not be settled: its file may lack writes that only the
+   * journal holds, which a read would miss and a write would lose for good. Once the journal and
+   * its checkpoint are gone (settled by another process, or put right by hand), it is served again.
+   */
+  private refuseUnsettled(ref: ProjectRef): void {
+    const reason = this.unsettled.get(ref.name);
+    if (reason === undefined) return;
+    if (!this.hasJournal(ref)) {
+      this.unsettled.delete(ref.name);
+      return;
+    }
+    throw new ServiceUnavailable(
+      `project "${ref.name}" is refused: its journal could not be settled at start-up (${reason})`,
+      {
+        clientMessage: `project "${ref.name}" is unavailable: its journal could not be settled at start-up, and it is kept as it is on disk until an operator settles it`,
+      },
+    );
   }
 }

@@ -74,13 +74,13 @@ describe('clearing what a killed Steward process left in the projects folder', (
     }
     await interruptTransaction(project, true);
 
-    assert.equal(await store.clearLeftovers(), 5);
+    assert.equal((await store.clearLeftovers()).cleared, 5);
     assert.deepEqual(files(dir), ['kept/.notes', 'kept/kept.qgs', 'kept/red.qml', `kept/${INTERNAL_DB_NAME}`]);
     assert.deepEqual(
       InternalDatabase.use(project, (db) => db.defaultStyles()),
       { point: 'default', line: 'default', polygon: 'default' },
     );
-    assert.equal(await store.clearLeftovers(), 0);
+    assert.equal((await store.clearLeftovers()).cleared, 0);
   });
 
   it('removes the journal of a transaction killed before it changed the database', async () => {
@@ -90,7 +90,7 @@ describe('clearing what a killed Steward process left in the projects folder', (
     InternalDatabase.ensure(project);
     await interruptTransaction(project, false);
 
-    assert.equal(await store.clearLeftovers(), 1);
+    assert.equal((await store.clearLeftovers()).cleared, 1);
     assert.deepEqual(files(dir), ['kept/kept.qgs', `kept/${INTERNAL_DB_NAME}`]);
     assert.deepEqual(
       InternalDatabase.use(project, (db) => db.defaultStyles()),
@@ -105,7 +105,7 @@ describe('clearing what a killed Steward process left in the projects folder', (
     let cleared: Promise<number> | undefined;
     await writer.withLock(ref('busy'), async () => {
       writeFileSync(temporary, '<qgis>new</qgis>');
-      cleared = starting.clearLeftovers();
+      cleared = starting.clearLeftovers().then((report) => report.cleared);
       await sleep(300);
       assert.ok(existsSync(temporary), 'the temporary file of the write in progress is still there');
       renameSync(temporary, join(dir, 'busy', 'busy.qgs'));

@@ -3,7 +3,28 @@ import { join } from 'node:path';
 
 import { isTemporaryFile } from './atomic-file.js';
 import { INTERNAL_DB_JOURNAL, InternalDatabase } from './internal-db.js';
-import { type ProjectRef, type ProjectStore } from './project-store.js';
+import { type LeftoverReport, type ProjectRef, type ProjectStore } from './project-store.js';
+
+/**
+ * Runs one clearing of `project`'s leftovers and adds what it cleared to `report`; a failure is
+ * reported instead, so that one project cannot stop the others' clearing (nor the start-up).
+ * Returns the failure's reason, if any.
+ */
+export async function clearInto(
+  report: LeftoverReport,
+  project: ProjectRef,
+  clear: () => Promise<number>,
+  { refused = false } = {},
+): Promise<string | undefined> {
+  try {
+    report.cleared += await clear();
+    return undefined;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    report.failures.push({ project, reason, refused });
+    return reason;
+  }
+}
 
 async function leftoversIn(dir: string): Promise<string[]> {
   const entries = await readdir(dir).catch(() => [] as string[]);

@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import { DatabaseError, escapeIdentifier } from 'pg';
 
 import { BadRequest, Conflict, Forbidden, NotFound } from '../errors.js';
-import { clearDataDirLeftovers } from './leftovers.js';
+import { clearDataDirLeftovers, clearInto } from './leftovers.js';
 import { KeyedMutex } from './lock.js';
 import { PostgresDatabase, type Query } from './pg-database.js';
 import { ProjectArchive } from './project-archive.js';
 import {
+  type LeftoverReport,
   type ProjectContent,
   type ProjectRef,
   type ProjectStore,
@@ -235,12 +236,15 @@ export class PostgresStore implements ProjectStore {
   }
 
   /** Clears the leftovers in the data folder of every project of every schema this user can read. */
-  async clearLeftovers(): Promise<number> {
-    let cleared = 0;
+  async clearLeftovers(): Promise<LeftoverReport> {
+    const report: LeftoverReport = { cleared: 0, failures: [] };
     for (const schema of await this.projectSchemas()) {
-      for (const name of await this.list(schema)) cleared += await clearDataDirLeftovers(this, { schema, name });
+      for (const name of await this.list(schema)) {
+        const ref = { schema, name };
+        await clearInto(report, ref, () => clearDataDirLeftovers(this, ref));
+      }
     }
-    return cleared;
+    return report;
   }
 
   private async projectSchemas(table = 'qgis_projects'): Promise<string[]> {

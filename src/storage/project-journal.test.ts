@@ -97,6 +97,20 @@ describe('a project journal', () => {
     assert.deepEqual(readFileSync(path), Buffer.concat(first));
   });
 
+  it('refuses a journal whose header is damaged, leaving every file as it was', async () => {
+    const { path } = await journaled('headless');
+    const { checkpoint, journal } = journalPaths(path);
+    const damaged = readFileSync(journal);
+    damaged.write('XXXXXXXX');
+    writeFileSync(journal, damaged);
+    const before = [path, checkpoint, journal].map((file) => readFileSync(file));
+    await assert.rejects(recoverJournal(path), /does not start with a journal's header/);
+    assert.deepEqual(
+      [path, checkpoint, journal].map((file) => readFileSync(file)),
+      before,
+    );
+  });
+
   it('takes back a record whose file was not replaced, and takes no more records', async () => {
     const { path, journal, third } = await journaled('undo');
     const size = statSync(journalPaths(path).journal).size;
@@ -124,7 +138,7 @@ describe('the filesystem store with journals', () => {
     assert.ok(statSync(journal).size < 5000, 'the later writes went to the journal');
 
     // Another process removing the journal makes this one write whole again, and start anew.
-    assert.equal(await new FilesystemStore(dir).clearLeftovers(), 1);
+    assert.equal((await new FilesystemStore(dir).clearLeftovers()).cleared, 1);
     assert.equal(existsSync(journal), false);
     await store.write(ref, layers(98, 'v'));
     assert.deepEqual(readFileSync(path), Buffer.concat(layers(98, 'v')));

@@ -234,13 +234,16 @@ async function holdsRecord(
  * After a crash: rebuilds the project file from its checkpoint and the journal's records when the
  * file lost the last write, flushes it, and removes journal and checkpoint. A project file changed after
  * the last record (by QGIS or by hand) is kept. Runs under the project's lock; true when there was a
- * journal or checkpoint to clear.
+ * journal or checkpoint to clear. Throws, leaving every file as it was, when the journal is damaged
+ * (no header, or a record that does not apply to the checkpoint) or a file cannot be read or written.
  */
 export async function recoverJournal(projectPath: string): Promise<boolean> {
   const { checkpoint, journal } = journalPaths(projectPath);
   const bytes = await readFile(journal).catch(() => undefined);
   if (!bytes && !fileStats(checkpoint)) return false;
   const decoded = bytes && decodeJournal(bytes);
+  // Written whole and renamed into place, a journal always starts with its header: this one is damaged.
+  if (bytes && !decoded) throw new Error(`${journal} does not start with a journal's header`);
   const records = decoded?.records ?? [];
   const last = records.at(-1);
   const current = fileStats(projectPath);

@@ -36,6 +36,20 @@ export function storedText(stored: StoredProject): string {
   return Buffer.from(stored.content.buffer, stored.content.byteOffset, stored.content.byteLength).toString('utf8');
 }
 
+/** A project whose leftovers could not be cleared, and why. */
+export interface LeftoverFailure {
+  project: ProjectRef;
+  reason: string;
+  /** Its journal could not be settled: its reads and writes are refused until it is (docs/storage.md). */
+  refused: boolean;
+}
+
+/** What clearing leftovers did: how many it cleared, and the projects where it failed. */
+export interface LeftoverReport {
+  cleared: number;
+  failures: LeftoverFailure[];
+}
+
 /** Storage of QGIS projects: a folder of .qgs/.qgz files, or QGIS's `qgis_projects` table. */
 export interface ProjectStore {
   readonly kind: 'filesystem' | 'postgresql';
@@ -62,9 +76,10 @@ export interface ProjectStore {
   dataDir(ref: ProjectRef): string;
   /**
    * Clears what a Steward process killed in the middle of a write left behind (temporary files,
-   * interrupted transactions), without disturbing live processes; returns how many were cleared.
+   * interrupted transactions), without disturbing live processes. A project whose leftovers cannot
+   * be cleared is reported and left as it is; the others are cleared all the same.
    */
-  clearLeftovers(): Promise<number>;
+  clearLeftovers(): Promise<LeftoverReport>;
   /** Throws when projects cannot be stored now: the folder is not writable, the database not reachable. */
   probe(): Promise<void>;
   /**

@@ -15,6 +15,8 @@ export interface ApiProcess {
   url: string;
   /** Sends a request to this process and parses a JSON reply. */
   call(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
+  /** The last lines it logged. */
+  log(): string;
   /** Ends the process with SIGKILL, as a crash would, and waits until it is gone. */
   kill(): Promise<void>;
 }
@@ -75,6 +77,7 @@ export async function startApiProcess(
     return {
       url: address,
       call: (method, path, body) => apiCall(address, method, path, body),
+      log,
       async kill() {
         child.kill('SIGKILL');
         await gone(child);
