@@ -268,7 +268,7 @@ describe('raster calculator', () => {
     await calculateRaster(parseExpression('a@1 * 2'), sources, output);
     await assert.rejects(stat(`${output}.aux.xml`));
     await assert.rejects(stat(`${output}.ovr`));
-    assert.ok((await readdir(folder.dir)).every((name) => !name.endsWith('.tmp')));
+    assert.ok((await readdir(folder.dir)).every((name) => !name.startsWith('.replaced.tif.')));
   });
 
   test('leaves an existing output untouched and no temporary file when a run fails midway', async () => {

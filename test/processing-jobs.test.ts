@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { copyFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 
 import type { FastifyInstance } from 'fastify';
@@ -15,7 +17,7 @@ import { FilesystemJobStore } from '../src/jobs/filesystem-jobs.js';
 import { type JobRecord } from '../src/jobs/record.js';
 import { JobService } from '../src/jobs/service.js';
 import { ProcessingService } from '../src/services/processing.js';
-import { startApiProcess } from './support/api-process.js';
+import { type ApiProcess, startApiProcess } from './support/api-process.js';
 import { bareApp, MemoryLayers } from './support/processing-app.js';
 import { scratchFolder, seededRandom, writeRaster } from './support/rasters.js';
 import { type JobReply, waitForJob } from './support/seeding.js';
@@ -236,18 +238,54 @@ describe('processing with Prefer: respond-async', () => {
   });
 });
 
-describe('a processing job whose API was killed', () => {
+/** Each process's parent, by pid. */
+function parents(): Map<number, number> {
+  const found = new Map<number, number>();
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    const stat = readFileSync(`/proc/${entry}/stat`, { encoding: 'utf8', flag: 'r' });
+    found.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+  }
+  return found;
+}
+
+/** The GDAL worker processes under the API process `pid` (which may run its server in a child with heap flags). */
+function gdalWorkers(pid: number): number[] {
+  const parentOf = parents();
+  const under = (process: number): boolean => {
+    const parent = parentOf.get(process);
+    return parent === pid || (parent !== undefined && parent > 1 && under(parent));
+  };
+  return [...parentOf.keys()].filter(
+    (process) => under(process) && readFileSync(`/proc/${process}/cmdline`, 'utf8').includes('gdal-child-main'),
+  );
+}
+
+describe('an API process that starts while another computes', () => {
   let folder: Awaited<ReturnType<typeof scratchFolder>>;
+  let env: Record<string, string>;
+  let projects: string;
+  const apis: ApiProcess[] = [];
+
+  /** Asks `api` for the calculation of `expression` into `output` over project site's layers, as a job. */
+  const calculateAsJob = async (api: ApiProcess, expression: string, output: string): Promise<JobReply> => {
+    const reply = await fetch(`${api.url}/api/processing/raster/calculator/site`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', prefer: 'respond-async' },
+      body: JSON.stringify({ expression, output }),
+    });
+    assert.equal(reply.status, 202);
+    return (await reply.json()) as JobReply;
+  };
+  const start = async (): Promise<ApiProcess> => {
+    const api = await startApiProcess(env);
+    apis.push(api);
+    return api;
+  };
 
   before(async () => {
     folder = await scratchFolder('steward-proc-restart-');
-  });
-  after(async () => {
-    await folder.remove();
-  });
-
-  test('is reported failed after a restart, and a new one runs', async () => {
-    const projects = join(folder.dir, 'projects');
+    projects = join(folder.dir, 'projects');
+    env = { STEWARD_QGISSERVER_URL: 'http://127.0.0.1:9/', STEWARD_QGISSERVER_PROJECTS_DIR: projects };
     const source = writeRaster(join(folder.dir, 'big.tif'), {
       type: 'Float32',
       width: 6144,
@@ -255,49 +293,74 @@ describe('a processing job whose API was killed', () => {
       tile: 256,
       value: (x, y) => (x + y) % 777,
     });
-    const env = {
-      STEWARD_QGISSERVER_URL: 'http://127.0.0.1:9/',
-      STEWARD_QGISSERVER_PROJECTS_DIR: projects,
-    };
-    const prefer = async (base: string, output: string): Promise<JobReply> => {
-      const reply = await fetch(`${base}/api/processing/raster/calculator/site`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', prefer: 'respond-async' },
-        body: JSON.stringify({ expression: 'big@1 / 2', output }),
-      });
-      assert.equal(reply.status, 202);
-      return (await reply.json()) as JobReply;
-    };
-    const first = await startApiProcess(env);
-    let second: Awaited<ReturnType<typeof startApiProcess>> | undefined;
+    const api = await startApiProcess(env);
+    assert.equal((await api.call('POST', '/api/projects/', { name: 'site', author: 'test' })).status, 201);
+    const layer = await api.call('POST', '/api/projects/site/layers', {
+      type: 'raster',
+      name: 'big',
+      datasource: source,
+    });
+    assert.ok(layer.status < 300, JSON.stringify(layer.body));
+    await api.kill();
+  });
+  afterEach(async () => {
+    await Promise.all(apis.splice(0).map((api) => api.kill()));
+  });
+  after(async () => {
+    await folder.remove();
+  });
+
+  test('of a killed API reports its job failed, and a new one runs', async () => {
+    const first = await start();
+    const killed = await calculateAsJob(first, 'big@1 / 2', join(folder.dir, 'killed.tif'));
+    await waitForJob(
+      (...args) => first.call(...args),
+      killed.id,
+      (job) => job.done >= 1 || job.state !== 'running',
+    );
+    await first.kill();
+    const restarted = await start();
+    const failed = await waitForJob((...args) => restarted.call(...args), killed.id);
+    assert.equal(failed.state, 'failed');
+    assert.match(failed.error ?? '', /stopped before the job ended/);
+    assert.ok(!(await readdir(folder.dir)).includes('killed.tif'));
+    const next = await calculateAsJob(restarted, 'big@1 / 2', join(folder.dir, 'next.tif'));
+    const done = await waitForJob((...args) => restarted.call(...args), next.id);
+    assert.equal(done.state, 'succeeded', done.error ?? '');
+    assert.ok((await readdir(folder.dir)).includes('next.tif'));
+  });
+
+  test("leaves a live calculation's work file in a project's folder, and the calculation completes", async () => {
+    const computing = await start();
+    const site = join(projects, 'site');
+    const output = join(site, 'half.tif');
+    const workFiles = async () => (await readdir(site)).filter((entry) => entry.startsWith('.half.tif.'));
+    const job = await calculateAsJob(computing, 'big@1 / 2', output);
+    while ((await workFiles()).length === 0) await sleep(2);
+    // Its worker process waits meanwhile, so that the calculation is still running when the other starts.
+    const workers = gdalWorkers(computing.pid);
+    for (const pid of workers) process.kill(pid, 'SIGSTOP');
     try {
-      assert.equal((await first.call('POST', '/api/projects/', { name: 'site', author: 'test' })).status, 201);
-      const layer = await first.call('POST', '/api/projects/site/layers', {
-        type: 'raster',
-        name: 'big',
-        datasource: source,
-      });
-      assert.ok(layer.status < 300, JSON.stringify(layer.body));
-      const killed = await prefer(first.url, join(folder.dir, 'killed.tif'));
-      await waitForJob(
-        (...args) => first.call(...args),
-        killed.id,
-        (job) => job.done >= 1 || job.state !== 'running',
-      );
-      await first.kill();
-      const restarted = await startApiProcess(env);
-      second = restarted;
-      const failed = await waitForJob((...args) => restarted.call(...args), killed.id);
-      assert.equal(failed.state, 'failed');
-      assert.match(failed.error ?? '', /stopped before the job ended/);
-      assert.ok(!(await readdir(folder.dir)).includes('killed.tif'));
-      const next = await prefer(second.url, join(folder.dir, 'next.tif'));
-      const done = await waitForJob((...args) => restarted.call(...args), next.id);
-      assert.equal(done.state, 'succeeded', done.error ?? '');
-      assert.ok((await readdir(folder.dir)).includes('next.tif'));
+      const running = await computing.call('GET', `/api/jobs/${job.id}`);
+      assert.equal((running.body as JobReply).state, 'running', JSON.stringify(running.body));
+      assert.ok(workers.length > 0, 'the API computes in a worker process');
+      assert.equal((await workFiles()).length, 1, 'the calculation writes its work file beside the output');
+      await start();
+      assert.equal((await workFiles()).length, 1, 'the other process left the work file alone');
     } finally {
-      await first.kill();
-      await second?.kill();
+      for (const pid of workers) process.kill(pid, 'SIGCONT');
+    }
+    const done = await waitForJob((...args) => computing.call(...args), job.id);
+    assert.equal(done.state, 'succeeded', done.error ?? '');
+    assert.deepEqual(await workFiles(), []);
+    const dataset = gdal.open(output);
+    try {
+      assert.deepEqual(Array.from(dataset.bands.get(1).pixels.read(6000, 100, 2, 1) as ArrayLike<number>), [
+        (6100 % 777) / 2,
+        (6101 % 777) / 2,
+      ]);
+    } finally {
+      dataset.close();
     }
   });
 });

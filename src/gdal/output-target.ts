@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 
 import { BadRequest, Unprocessable } from '../errors.js';
-import { hiddenSibling } from '../storage/atomic-file.js';
 import { moveIntoPlace } from '../storage/move-into-place.js';
+import { MAX_OWNED_TARGET_BYTES, ownedSibling } from '../storage/owned-files.js';
 import { type TaskRun } from './gdal-child.js';
 import { isObjectStoragePath, parseObjectPath, uploadGeoTiff } from './object-storage.js';
 
@@ -48,16 +48,20 @@ async function moveIfPresent(from: string, to: string): Promise<void> {
   });
 }
 
-/** File names have at most 255 bytes, and GDAL may write the output's `.aux.xml` beside it. */
-const MAX_OUTPUT_NAME_BYTES = 255 - '.aux.xml'.length;
+/**
+ * File names have at most 255 bytes, and the work file and the replaced raster beside the output
+ * add to its name (GDAL writes an `.aux.xml` beside the work file, and the output, too).
+ */
+const MAX_OUTPUT_NAME_BYTES = MAX_OWNED_TARGET_BYTES;
 
 async function localTarget(path: string): Promise<OutputTarget> {
   if (Buffer.byteLength(basename(path)) > MAX_OUTPUT_NAME_BYTES) {
     throw new BadRequest(`Output ${path} has a file name longer than ${MAX_OUTPUT_NAME_BYTES} bytes.`);
   }
   await checkFolder(dirname(path), path);
-  // Named like an atomic write's temporary file, so that clearing leftovers removes it too.
-  const workPath = hiddenSibling(path, '.tmp');
+  // Named after this process, which the project's lock does not cover: clearing leftovers removes
+  // it from a project's data folder only once this process is gone.
+  const workPath = ownedSibling(path, 'work');
   return {
     workPath,
     publish: async () => {

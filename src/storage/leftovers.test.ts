@@ -19,6 +19,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { FilesystemStore } from './filesystem-store.js';
 import { INTERNAL_DB_JOURNAL, INTERNAL_DB_NAME, InternalDatabase } from './internal-db.js';
+import { REPLACED_KIND } from './move-into-place.js';
+import { ownedSibling, type Owner, processOwner } from './owned-files.js';
 
 const ref = (name: string) => ({ name, schema: 'public' });
 
@@ -50,6 +52,16 @@ async function interruptTransaction(dataDir: string, spill: boolean): Promise<vo
   child.kill('SIGKILL');
   await once(child, 'exit');
   assert.ok(existsSync(join(dataDir, INTERNAL_DB_JOURNAL)), 'the killed transaction left its journal');
+}
+
+/** The owner that a process which has ended named in its files. */
+async function endedProcessOwner(): Promise<Owner> {
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => undefined, 1000)'], { stdio: 'ignore' });
+  const owner = child.pid === undefined ? undefined : processOwner(child.pid);
+  child.kill('SIGKILL');
+  await once(child, 'exit');
+  assert.ok(owner, 'the child process was running');
+  return owner;
 }
 
 describe('clearing what a killed Steward process left in the projects folder', () => {
@@ -96,6 +108,30 @@ describe('clearing what a killed Steward process left in the projects folder', (
       InternalDatabase.use(project, (db) => db.defaultStyles()),
       { point: 'default', line: 'default', polygon: 'default' },
     );
+  });
+
+  it("clears the calculator's files of a process that is gone, putting back the raster it had moved aside, and keeps those of live processes", async () => {
+    const store = new FilesystemStore(dir);
+    await store.create(ref('site'), '<qgis/>');
+    const project = join(dir, 'site');
+    const ended = await endedProcessOwner();
+    const make = (name: string, kind: string, content: string, owner?: Owner): string => {
+      const path = ownedSibling(join(project, name), kind, owner);
+      writeFileSync(path, content);
+      return relative(dir, path);
+    };
+    const work = make('new.tif', 'work', 'half a raster', ended);
+    writeFileSync(join(dir, `${work}.aux.xml`), '<PAMDataset/>');
+    make('lost.tif', REPLACED_KIND, 'the old raster', ended);
+    make('kept.tif', REPLACED_KIND, 'an older raster', ended);
+    writeFileSync(join(project, 'kept.tif'), 'the new raster');
+    const running = make('running.tif', 'work', 'this process computes it');
+    const elsewhere = make('remote.tif', 'work', 'computed on another host', { ...ended, host: 'ffffffff' });
+
+    assert.equal((await store.clearLeftovers()).cleared, 4);
+    assert.deepEqual(files(dir), [elsewhere, running, 'site/kept.tif', 'site/lost.tif', 'site/site.qgs'].sort());
+    assert.equal(readFileSync(join(project, 'lost.tif'), 'utf8'), 'the old raster');
+    assert.equal(readFileSync(join(project, 'kept.tif'), 'utf8'), 'the new raster');
   });
 
   it("leaves a live writer's temporary file alone until the writer lets go of the project's lock", async () => {

@@ -8,12 +8,16 @@
  * Unlike an atomic replace, the path is missing between two system calls (microseconds), and
  * nothing is flushed: like any program that writes without syncing, a power loss soon after can
  * leave the new file incomplete. A process killed between those two calls leaves the old file
- * whole under its `.replaced` name, which nothing removes, and the new one under its own.
+ * whole under its `.replaced` name, which names this process (owned-files.ts): clearing leftovers
+ * puts it back once the process is gone, if it is in a project's data folder.
  */
 import { constants, renameSync, unlinkSync } from 'node:fs';
 import { type FileHandle, open, unlink } from 'node:fs/promises';
 
-import { hiddenSibling } from './atomic-file.js';
+import { ownedSibling } from './owned-files.js';
+
+/** The kind of owned file (owned-files.ts) that a replaced file is while it is moved aside. */
+export const REPLACED_KIND = 'replaced';
 
 /**
  * The file at `path` held open, so that removing its last name does not free its blocks there and
@@ -44,7 +48,7 @@ function renameAside(path: string, aside: string): boolean {
 export async function moveIntoPlace(from: string, to: string): Promise<void> {
   const held = await holdOpen(to);
   try {
-    const aside = hiddenSibling(to, '.replaced');
+    const aside = ownedSibling(to, REPLACED_KIND);
     const replaced = renameAside(to, aside);
     try {
       renameSync(from, to);

@@ -13,6 +13,7 @@ const KEPT_LOG_LINES = 200;
 /** The API as a child process (`src/main.ts` through tsx, so it runs the current source). */
 export interface ApiProcess {
   url: string;
+  pid: number;
   /** Sends a request to this process and parses a JSON reply. */
   call(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
   /** The last lines it logged. */
@@ -76,6 +77,7 @@ export async function startApiProcess(
     const address = await url;
     return {
       url: address,
+      pid: child.pid ?? 0,
       call: (method, path, body) => apiCall(address, method, path, body),
       log,
       async kill() {
