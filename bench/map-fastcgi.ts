@@ -11,7 +11,7 @@ import { join } from 'node:path';
 
 import { type RunningServer, startServer } from '../src/app/server.js';
 import { loadConfig } from '../src/config.js';
-import { fcgiAddresses, QgisFcgiPool } from '../src/runtime/qgis-fcgi-pool.js';
+import { distinctFreePorts, fcgiAddresses, QgisFcgiPool } from '../src/runtime/qgis-fcgi-pool.js';
 import { type Fixtures } from '../test/support/fixtures.js';
 import { apiCall } from '../test/support/http.js';
 import { send } from './http-client.js';
@@ -34,7 +34,11 @@ const REPO = join(import.meta.dirname, '..');
 export async function mapOverFastcgi(data: Fixtures, rounds: number): Promise<FastcgiMapComparison> {
   const dir = mkdtempSync(join(tmpdir(), 'steward-bench-fastcgi-'));
   const processes = availableParallelism();
-  const pool = await QgisFcgiPool.start({ deployDir: join(REPO, 'deploy'), runDir: join(dir, 'run'), processes });
+  const pool = await QgisFcgiPool.start({
+    deployDir: join(REPO, 'deploy'),
+    runDir: join(dir, 'run'),
+    fcgiPorts: await distinctFreePorts(processes),
+  });
   const apis: RunningServer[] = [];
   try {
     const startApi = async (env: Record<string, string>): Promise<RunningServer> => {

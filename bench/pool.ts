@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 import { InstanceRegistry } from '../src/monitor/registry.js';
-import { QgisFcgiPool } from '../src/runtime/qgis-fcgi-pool.js';
+import { distinctFreePorts, QgisFcgiPool } from '../src/runtime/qgis-fcgi-pool.js';
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { closedLoop, warmUp } from './closed-loop.js';
 import { cpuSeconds } from './cpu.js';
@@ -211,11 +211,11 @@ export async function runPoolBench(): Promise<string> {
   const registry = new InstanceRegistry();
   const processes = availableParallelism();
   const clients = 2 * processes;
-  const pool = (name: string, env: NodeJS.ProcessEnv = {}): Promise<QgisFcgiPool> =>
+  const pool = async (name: string, env: NodeJS.ProcessEnv = {}): Promise<QgisFcgiPool> =>
     QgisFcgiPool.start({
       deployDir: join(REPO, 'deploy'),
       runDir: join(dir, name),
-      processes,
+      fcgiPorts: await distinctFreePorts(processes),
       env: { ...SAME_SETTINGS, ...env },
     });
   const servers: Record<string, Server> = {};

@@ -52,16 +52,15 @@ const verdict = (met: boolean): string => (met ? 'met' : 'not met');
  */
 async function writesAt(api: Api, data: Fixtures, sizes: readonly number[]): Promise<Array<Record<string, Timing>>> {
   for (const size of sizes) await fillProject(api, data, `writes_${size}`, size);
-  const samples = sizes.map((): Record<string, number[]> => ({}));
+  const samples = sizes.map((size): { size: number; times: Record<string, number[]> } => ({ size, times: {} }));
   for (let round = 0; round < WRITE_ROUNDS; round++) {
-    const order = sizes.map((_, index) => index);
-    for (const index of round % 2 ? order.reverse() : order) {
-      const times = await writeSamples(api, api.url, data, `writes_${sizes[index]}`, WRITES_PER_ROUND);
-      for (const [name, values] of Object.entries(times)) ((samples[index] ?? {})[name] ??= []).push(...values);
+    for (const { size, times } of round % 2 ? [...samples].reverse() : samples) {
+      const written = await writeSamples(api, api.url, data, `writes_${size}`, WRITES_PER_ROUND);
+      for (const [name, values] of Object.entries(written)) times[name] = [...(times[name] ?? []), ...values];
     }
   }
-  return samples.map((bySize) =>
-    Object.fromEntries(Object.entries(bySize).map(([name, values]) => [name, summarise(values)])),
+  return samples.map(({ times }) =>
+    Object.fromEntries(Object.entries(times).map(([name, values]) => [name, summarise(values)])),
   );
 }
 

@@ -51,7 +51,6 @@ async function startQgisServer(
   return QgisFcgiPool.start({
     deployDir: deploy,
     runDir: join(checkout, 'data', 'run'),
-    processes: fcgiPorts.length,
     fcgiPorts,
     port,
     env: pluginEnv,

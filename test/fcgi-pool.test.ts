@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { InstanceRegistry } from '../src/monitor/registry.js';
 import { freePort } from '../src/runtime/ports.js';
-import { QgisFcgiPool } from '../src/runtime/qgis-fcgi-pool.js';
+import { distinctFreePorts, QgisFcgiPool } from '../src/runtime/qgis-fcgi-pool.js';
 import { waitFor } from './support/monitoring.js';
 import { decodePng } from './support/png.js';
 import { writeSampleProject } from './support/sample-project.js';
@@ -32,7 +32,7 @@ describe('the FastCGI pool of deploy/', () => {
     pool = await QgisFcgiPool.start({
       deployDir: join(repo, 'deploy'),
       runDir: join(workDir, 'run'),
-      processes: PROCESSES,
+      fcgiPorts: await distinctFreePorts(PROCESSES),
       env: { QGIS_PLUGINPATH: join(repo, 'plugin'), STEWARD_HOST: '127.0.0.1', STEWARD_PORT: String(monitoringPort) },
     });
   });

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { type RunningServer, startServer } from '../src/app/server.js';
 import { loadConfig } from '../src/config.js';
-import { fcgiAddresses, QgisFcgiPool } from '../src/runtime/qgis-fcgi-pool.js';
+import { distinctFreePorts, fcgiAddresses, QgisFcgiPool } from '../src/runtime/qgis-fcgi-pool.js';
 import { bytes } from '../src/services/maps.js';
 import { FastcgiQgisClient } from '../src/services/qgis-fastcgi.js';
 import { HttpQgisClient } from '../src/services/qgis-get.js';
@@ -38,7 +38,7 @@ describe('maps over FastCGI, straight to the QGIS Server pool', () => {
     pool = await QgisFcgiPool.start({
       deployDir: join(repo, 'deploy'),
       runDir: join(workDir, 'run'),
-      processes: PROCESSES,
+      fcgiPorts: await distinctFreePorts(PROCESSES),
       program: TEST_QGIS.mapservFcgi,
       // Qt orders an XML element's attributes by a hash seeded afresh in each process: one seed
       // for all, so that two processes write the same document alike.

@@ -1,6 +1,6 @@
 /**
- * QGIS Server the production way: `processes` qgis_mapserv.fcgi processes, each started by
- * spawn-fcgi on a loopback FastCGI port of its own, behind nginx configured from the repository's
+ * QGIS Server the production way: one qgis_mapserv.fcgi process on each of `fcgiPorts`, started
+ * by spawn-fcgi on that loopback FastCGI port, behind nginx configured from the repository's
  * deploy/nginx.conf and deploy/nginx-qgis-server.conf; the API reaches the same ports over
  * FastCGI (STEWARD_QGISSERVER_FCGI). Each process loads the server plugins at start, so each
  * registers with Steward as an instance of its own. A process that exits is started again.
@@ -26,9 +26,8 @@ export interface QgisFcgiPoolOptions {
   deployDir: string;
   /** Where the rendered configuration, nginx's pid and temporary files go. */
   runDir: string;
-  processes: number;
-  /** The FastCGI port of each process, when chosen beforehand (`processes` of them); free ports otherwise. */
-  fcgiPorts?: readonly number[];
+  /** The FastCGI port of each process, one process a port (distinctFreePorts gives free ones). */
+  fcgiPorts: readonly number[];
   /** The program and its first arguments, when not the system's qgis_mapserv.fcgi (another QGIS release). */
   program?: readonly string[];
   host?: string;
@@ -127,7 +126,7 @@ export class QgisFcgiPool {
     const host = options.host ?? '127.0.0.1';
     const port = options.port ?? (await freePort(host));
     const env = qgisServerEnvironment(options.env);
-    const ports = options.fcgiPorts ?? (await distinctFreePorts(options.processes));
+    const ports = options.fcgiPorts;
     const processes = ports.map((fcgiPort) => new FcgiProcess(fcgiPort, options.program, env, options.onLog));
     for (const each of processes) each.start();
     const config = writeNginxConfig(options.deployDir, options.runDir, {
