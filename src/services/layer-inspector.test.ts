@@ -7,6 +7,7 @@ import { after, describe, it } from 'node:test';
 import gdal from 'gdal-async';
 
 import { CrsResolver } from '../gdal/crs.js';
+import { ProbeError } from '../gdal/probe.js';
 import { LayerInspector } from './layer-inspector.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'steward-inspector-'));
@@ -41,5 +42,22 @@ describe('the layer inspector', () => {
     const gone = await inspector.inspect(path, 'raster');
     assert.equal(gone.valid, false);
     assert.match(gone.reason ?? '', /cannot open/);
+  });
+
+  it("gives a new layer the remembered probe of an unchanged file, and a changed file's new one", async () => {
+    const inspector = new LayerInspector(new CrsResolver());
+    const path = join(folder, 'added.tif');
+    writeRaster(path, 2);
+    const first = await inspector.probe(path, 'raster');
+    assert.equal(first.type === 'raster' && first.bands, 2);
+    assert.equal(await inspector.probe(path, 'raster'), first, 'an unchanged file is probed again');
+    assert.equal((await inspector.inspect(path, 'raster')).probed, first, 'the layers read what was added');
+
+    writeRaster(path, 3);
+    const replaced = await inspector.probe(path, 'raster');
+    assert.equal(replaced.type === 'raster' && replaced.bands, 3);
+
+    rmSync(path);
+    await assert.rejects(inspector.probe(path, 'raster'), ProbeError);
   });
 });

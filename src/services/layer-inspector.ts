@@ -38,6 +38,13 @@ function versionOf(file: string | undefined): string {
   }
 }
 
+/** A datasource's remembered inspection when still current, and the file and version to remember a new one under. */
+interface Recalled {
+  file: string | undefined;
+  version: string;
+  inspection: Inspection | undefined;
+}
+
 /**
  * Probes layer datasources for what the project does not record (validity, bands, pixel type),
  * remembering each result until a local file changes or a remote one's probe ages. A layer's
@@ -50,21 +57,49 @@ export class LayerInspector {
   constructor(private readonly crs: CrsResolver) {}
 
   async inspect(datasource: string, type: LayerType): Promise<Inspection> {
-    const key = `${type}\u0000${datasource}`;
-    const remembered = this.memo.get(key);
-    const file = remembered ? remembered.file : localFile(datasource);
-    const version = versionOf(file);
-    if (remembered && remembered.version === version && (file !== undefined || remembered.expires > Date.now())) {
-      return remembered.inspection;
-    }
+    const key = memoKey(datasource, type);
+    const recalled = this.recall(key, datasource);
+    if (recalled.inspection) return recalled.inspection;
     let inspection: Inspection;
     try {
       inspection = { valid: true, probed: await probeDatasource(datasource, type, this.crs) };
     } catch (error) {
       inspection = { valid: false, reason: error instanceof Error ? error.message : String(error) };
     }
-    const expires = file === undefined ? Date.now() + REMOTE_PROBE_TTL_MS : Number.POSITIVE_INFINITY;
-    this.memo.set(key, { file, version, expires, inspection });
+    this.remember(key, recalled, inspection);
     return inspection;
   }
+
+  /**
+   * The probe of a datasource a new layer is made of: a local file's remembered one while the file
+   * is unchanged, else probed now (a remote datasource always is, as what a layer records of it
+   * stays); throws what `probeDatasource` throws.
+   */
+  async probe(datasource: string, type: LayerType): Promise<Probed> {
+    const key = memoKey(datasource, type);
+    const recalled = this.recall(key, datasource);
+    if (recalled.file !== undefined && recalled.inspection?.probed) return recalled.inspection.probed;
+    const probed = await probeDatasource(datasource, type, this.crs);
+    this.remember(key, recalled, { valid: true, probed });
+    return probed;
+  }
+
+  private recall(key: string, datasource: string): Recalled {
+    const remembered = this.memo.get(key);
+    const file = remembered ? remembered.file : localFile(datasource);
+    // Read before any probe: a file changed during the probe is then probed again next time.
+    const version = versionOf(file);
+    const current =
+      remembered && remembered.version === version && (file !== undefined || remembered.expires > Date.now());
+    return { file, version, inspection: current ? remembered.inspection : undefined };
+  }
+
+  private remember(key: string, { file, version }: Recalled, inspection: Inspection): void {
+    const expires = file === undefined ? Date.now() + REMOTE_PROBE_TTL_MS : Number.POSITIVE_INFINITY;
+    this.memo.set(key, { file, version, expires, inspection });
+  }
+}
+
+function memoKey(datasource: string, type: LayerType): string {
+  return `${type}\u0000${datasource}`;
 }

@@ -5,7 +5,7 @@ import { type CrsResolver } from '../gdal/crs.js';
 import { checkNewLayerOptions, DatasourceSyntaxError, parseDatasource } from '../gdal/datasource.js';
 import { isObjectStoragePath } from '../gdal/object-storage.js';
 import { buildOverviews } from '../gdal/overviews.js';
-import { type Probed, probeDatasource, ProbeError, wgs84Extent } from '../gdal/probe.js';
+import { type Probed, ProbeError, wgs84Extent } from '../gdal/probe.js';
 import { type CrsDefinition, normaliseAuthid } from '../qgis/crs.js';
 import { defaultRasterStyle, defaultVectorStyle } from '../qgis/default-style.js';
 import { type Extent, formatNumber, type LayerType, type MapLayerDefinition, newLayerId } from '../qgis/layer.js';
@@ -197,7 +197,7 @@ export class LayerService {
 
   private async probe(request: NewLayerRequest): Promise<Probed> {
     try {
-      return await probeDatasource(request.datasource, request.type, this.crs);
+      return await this.inspector.probe(request.datasource, request.type);
     } catch (error) {
       if (error instanceof ProbeError) throw new Unprocessable(error.message);
       throw error;
