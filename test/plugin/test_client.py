@@ -4,6 +4,7 @@ import io
 import json
 import socket
 import threading
+import time
 import unittest
 
 from steward_monitor import client
@@ -155,6 +156,34 @@ class FailoverTest(FastRetryTest):
         with connection:
             self.assertEqual(receive(stream)["type"], "hello")
         second.close()
+
+
+class WithoutStewardTest(FastRetryTest):
+    def test_tries_once_per_retry_period_and_warns_nothing_while_no_steward_answers(self):
+        """With the API down the plugin's only work is a round of attempts per period, none per request."""
+        closed, also_closed = FakeSteward(), FakeSteward()
+        addresses = [("127.0.0.1", closed.port), ("127.0.0.1", also_closed.port)]
+        closed.close()
+        also_closed.close()
+        attempts, log, warnings = [], [], []
+        steward_client = client.StewardClient(addresses, "", {}, log.append, warn=warnings.append)
+        real_connect = client.socket.create_connection
+
+        def counted_connect(address, timeout):
+            if address in addresses:  # other tests' clients still retry in the background
+                attempts.append(address)
+            return real_connect(address, timeout)
+
+        client.socket.create_connection = counted_connect
+        try:
+            steward_client.start()
+            time.sleep(10.5 * client.RETRY_SECONDS)
+        finally:
+            client.socket.create_connection = real_connect
+        rounds = log.count("Try to connect...")
+        self.assertTrue(8 <= rounds <= 12, "{} rounds of attempts in 10.5 retry periods".format(rounds))
+        self.assertLessEqual(len(attempts), 2 * rounds, "each address once a round")
+        self.assertEqual(warnings, [], "a Steward that is down is not an error to repeat in QGIS Server's log")
 
 
 class FakeServerInterface:
