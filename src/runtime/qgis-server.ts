@@ -14,6 +14,8 @@ export interface QgisServerOptions {
   onLog?: (line: string) => void;
   /** The program and its first arguments, when not `qgis_mapserver` on the PATH (another QGIS release). */
   command?: readonly string[];
+  /** How long it may take to listen (30 s unless given; longer under a tool such as valgrind). */
+  readyWithinMs?: number;
 }
 
 /** What every QGIS Server process runs with: offscreen, logging to stderr (the systemd unit too). */
@@ -24,6 +26,7 @@ export const QGIS_SERVER_SETTINGS: Readonly<Record<string, string>> = {
 };
 
 const DEFAULT_LOG_LEVEL = '1';
+const READY_WITHIN_MS = 30_000;
 
 /**
  * What QGIS Server runs with unless the environment says otherwise (the systemd unit too). Log
@@ -71,7 +74,7 @@ export class QgisServerProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const server = new QgisServerProcess(host, port, child, options.onLog);
-    await server.waitUntilReady();
+    await server.waitUntilReady(options.readyWithinMs ?? READY_WITHIN_MS);
     return server;
   }
 
@@ -80,8 +83,8 @@ export class QgisServerProcess {
     return this.childLog.lines;
   }
 
-  private async waitUntilReady(): Promise<void> {
-    const deadline = Date.now() + 30_000;
+  private async waitUntilReady(withinMs: number): Promise<void> {
+    const deadline = Date.now() + withinMs;
     while (Date.now() < deadline) {
       if (this.child.exitCode !== null) {
         throw new Error(`qgis_mapserver exited with ${this.child.exitCode}: ${this.log.join('\n')}`);
@@ -93,7 +96,7 @@ export class QgisServerProcess {
       await sleep(100);
     }
     await this.stop();
-    throw new Error('qgis_mapserver did not answer within 30 seconds');
+    throw new Error(`qgis_mapserver did not answer within ${withinMs / 1000} seconds`);
   }
 
   async stop(): Promise<void> {
