@@ -16,6 +16,7 @@ import { type BareProxy, startBareProxy } from './bare-proxy.js';
 import { closeClient, send } from './http-client.js';
 import { makeMapData } from './map-data.js';
 import { fastcgiMapReport, mapOverFastcgi } from './map-fastcgi.js';
+import { EVERY_PART, type PartFilter } from './parts.js';
 import { ms, sample, summarise, table, time, type Timing } from './stats.js';
 
 const SIZES = [10, 100, 500, 1000];
@@ -285,92 +286,118 @@ export async function projectsMemory(
   return Object.assign({ launcherPeak: 0 }, ...lines) as ProjectsMemory;
 }
 
-export async function runApiBench(): Promise<string> {
+function latencySection(results: readonly SizeResult[]): string {
+  const rows = results.flatMap((result) => {
+    const reference = result.pyqgis.unresolved.median;
+    return [
+      ...Object.entries(result.reads).map(([name, timing]) => [
+        String(result.size),
+        name,
+        ms(timing.median),
+        ms(timing.p95),
+        `${(reference / timing.median).toFixed(0)}x faster than PyQGIS read (${ms(reference)} ms unresolved, ${ms(result.pyqgis.resolved.median)} ms resolved)`,
+      ]),
+      ...Object.entries(result.writes).map(([name, timing]) => [
+        String(result.size),
+        name,
+        ms(timing.median),
+        ms(timing.p95),
+        `${(reference / timing.median).toFixed(1)}x faster than PyQGIS read alone`,
+      ]),
+    ];
+  });
+  const small = results[0]?.reads['GET layer']?.median ?? Number.NaN;
+  const large = results[results.length - 1]?.reads['GET layer']?.median ?? Number.NaN;
+  return [
+    '## API latency (ms) against PyQGIS reading the same project',
+    table(['layers', 'request', 'median', 'p95', 'reference'], rows),
+    '',
+    `GET layer at 1000 layers / at 10 layers: ${(large / small).toFixed(2)} (target: within 2)`,
+  ].join('\n');
+}
+
+function throughputSection(rps: number): string {
+  return [
+    '## Throughput',
+    table(
+      ['request', 'requests/s', 'target'],
+      [['GET layer, 500-layer project, 16 connections', rps.toFixed(0), '>= 2000']],
+    ),
+  ].join('\n');
+}
+
+function mapSection(maps: readonly MapComparison[]): string {
+  return [
+    '## GET .../map against the same GetMap sent to QGIS Server directly (400 x 400 PNG)',
+    `${MAP_RUNS} rounds per layer, each a direct GetMap, the API's, then a bare Node proxy's (bench/bare-proxy.ts: node:http's client, no routing, checks or logging); "added" is the median of the rounds' differences from the direct GetMap, against the direct median. The bare proxy's is what an extra hop through Node costs on this machine when made the usual way.`,
+    '',
+    table(
+      [
+        'layer',
+        'API /map median',
+        'direct median',
+        'API p95',
+        'direct p95',
+        'added by the API',
+        'added by a bare Node proxy',
+        'target',
+      ],
+      maps.map((map) => [
+        map.layer,
+        ms(map.api.median),
+        ms(map.direct.median),
+        ms(map.api.p95),
+        ms(map.direct.p95),
+        `+${ms(map.added.median)} ms (${((map.added.median / map.direct.median) * 100).toFixed(1)}%)`,
+        `+${ms(map.floor.median)} ms (${((map.floor.median / map.direct.median) * 100).toFixed(1)}%)`,
+        `within ${MAP_COST * 100}%: ${map.added.median <= map.direct.median * MAP_COST ? 'met' : 'not met'}`,
+      ]),
+    ),
+  ].join('\n');
+}
+
+async function memorySection(stack: Stack): Promise<string> {
+  const copies = copiesOf(join(stack.projectsDir, 'bench_100'), 100);
+  const memory = await projectsMemory(copies, stack.qgis.url);
+  const rss = memory.peak + memory.launcherPeak;
+  rmSync(copies, { recursive: true, force: true });
+  return [
+    '## Memory',
+    table(
+      ['measure', 'MB', 'target'],
+      [
+        [
+          'peak RSS after reading 100 projects of 100 layers (API and any launcher)',
+          `${(rss / 1024).toFixed(0)} (${launcher(memory)})`,
+          '< 300',
+        ],
+      ],
+    ),
+  ].join('\n');
+}
+
+/** The parts of the suite, in the order they run. */
+export const API_PARTS = ['latency', 'throughput', 'map', 'fastcgi', 'memory'];
+
+export async function runApiBench(runs: PartFilter = EVERY_PART): Promise<string> {
   const data = makeFixtures();
   const stack = await startStack();
   try {
-    const results: SizeResult[] = [];
-    for (const size of SIZES) results.push(await measureSize(stack, data, size));
-    const rows = results.flatMap((result) => {
-      const reference = result.pyqgis.unresolved.median;
-      return [
-        ...Object.entries(result.reads).map(([name, timing]) => [
-          String(result.size),
-          name,
-          ms(timing.median),
-          ms(timing.p95),
-          `${(reference / timing.median).toFixed(0)}x faster than PyQGIS read (${ms(reference)} ms unresolved, ${ms(result.pyqgis.resolved.median)} ms resolved)`,
-        ]),
-        ...Object.entries(result.writes).map(([name, timing]) => [
-          String(result.size),
-          name,
-          ms(timing.median),
-          ms(timing.p95),
-          `${(reference / timing.median).toFixed(1)}x faster than PyQGIS read alone`,
-        ]),
-      ];
-    });
-    const small = results[0]?.reads['GET layer']?.median ?? Number.NaN;
-    const large = results[results.length - 1]?.reads['GET layer']?.median ?? Number.NaN;
-    const rps = await throughput(stack, 500);
-    const maps = await mapAgainstQgis(stack, data);
-    const fastcgiMap = await mapOverFastcgi(data, MAP_RUNS);
-    const copies = copiesOf(join(stack.projectsDir, 'bench_100'), 100);
-    const memory = await projectsMemory(copies, stack.qgis.url);
-    const rss = memory.peak + memory.launcherPeak;
-    rmSync(copies, { recursive: true, force: true });
-    return [
-      '## API latency (ms) against PyQGIS reading the same project',
-      table(['layers', 'request', 'median', 'p95', 'reference'], rows),
-      '',
-      `GET layer at 1000 layers / at 10 layers: ${(large / small).toFixed(2)} (target: within 2)`,
-      '',
-      '## Throughput',
-      table(
-        ['request', 'requests/s', 'target'],
-        [['GET layer, 500-layer project, 16 connections', rps.toFixed(0), '>= 2000']],
-      ),
-      '',
-      '## GET .../map against the same GetMap sent to QGIS Server directly (400 x 400 PNG)',
-      `${MAP_RUNS} rounds per layer, each a direct GetMap, the API's, then a bare Node proxy's (bench/bare-proxy.ts: node:http's client, no routing, checks or logging); "added" is the median of the rounds' differences from the direct GetMap, against the direct median. The bare proxy's is what an extra hop through Node costs on this machine when made the usual way.`,
-      '',
-      table(
-        [
-          'layer',
-          'API /map median',
-          'direct median',
-          'API p95',
-          'direct p95',
-          'added by the API',
-          'added by a bare Node proxy',
-          'target',
-        ],
-        maps.map((map) => [
-          map.layer,
-          ms(map.api.median),
-          ms(map.direct.median),
-          ms(map.api.p95),
-          ms(map.direct.p95),
-          `+${ms(map.added.median)} ms (${((map.added.median / map.direct.median) * 100).toFixed(1)}%)`,
-          `+${ms(map.floor.median)} ms (${((map.floor.median / map.direct.median) * 100).toFixed(1)}%)`,
-          `within ${MAP_COST * 100}%: ${map.added.median <= map.direct.median * MAP_COST ? 'met' : 'not met'}`,
-        ]),
-      ),
-      '',
-      fastcgiMapReport(fastcgiMap, MAP_COST),
-      '',
-      '## Memory',
-      table(
-        ['measure', 'MB', 'target'],
-        [
-          [
-            'peak RSS after reading 100 projects of 100 layers (API and any launcher)',
-            `${(rss / 1024).toFixed(0)} (${launcher(memory)})`,
-            '< 300',
-          ],
-        ],
-      ),
-    ].join('\n');
+    const sections: string[] = [];
+    if (runs('latency')) {
+      const results: SizeResult[] = [];
+      for (const size of SIZES) results.push(await measureSize(stack, data, size));
+      sections.push(latencySection(results));
+    } else {
+      // The latency part makes the projects that throughput reads and memory copies.
+      if (runs('throughput')) await fillProject(stack, data, 'bench_500', 500);
+      if (runs('memory')) await fillProject(stack, data, 'bench_100', 100);
+    }
+    if (runs('throughput')) sections.push(throughputSection(await throughput(stack, 500)));
+    if (runs('map')) sections.push(mapSection(await mapAgainstQgis(stack, data)));
+    if (runs('fastcgi')) sections.push(fastcgiMapReport(await mapOverFastcgi(data, MAP_RUNS), MAP_COST));
+    if (runs('memory')) sections.push(await memorySection(stack));
+    return sections.join('\n\n');
   } finally {
     closeClient();
     await stack.stop();

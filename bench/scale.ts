@@ -25,6 +25,7 @@ import {
 } from './api.js';
 import { startApiProcess } from './api-process.js';
 import { closeClient } from './http-client.js';
+import { EVERY_PART, type PartFilter } from './parts.js';
 import { median, ms, summarise, table, type Timing } from './stats.js';
 
 /** Projects of 100 layers on disk, each read once, for the memory figure (hard links of one project). */
@@ -267,7 +268,10 @@ async function memorySection(projectsDir: string): Promise<string> {
   }
 }
 
-export async function runScaleBench(): Promise<string> {
+/** The parts of the suite, in the order they run. */
+export const SCALE_PARTS = ['writes', 'reads', 'memory'];
+
+export async function runScaleBench(runs: PartFilter = EVERY_PART): Promise<string> {
   const data = makeFixtures();
   const projectsDir = mkdtempSync(join(tmpdir(), 'steward-bench-scale-'));
   const server = await startApiProcess({
@@ -280,18 +284,18 @@ export async function runScaleBench(): Promise<string> {
     call: (method: string, path: string, body?: unknown) => apiCall(server.url, method, path, body),
   };
   try {
-    const load = loadavg()[0] ?? Number.NaN;
-    const [small = {}, large = {}] = await writesAt(api, data, [10, 1000]);
-    const files = await replaceFloor(projectsDir, [10, 1000]);
-    await fillProject(api, data, 'reads', 100);
-    const reads = await readRuns(api, data, 'reads');
-    return [
-      writesSection(small, large, files, load),
-      '',
-      readsSection(reads),
-      '',
-      await memorySection(projectsDir),
-    ].join('\n');
+    const sections: string[] = [];
+    if (runs('writes')) {
+      const load = loadavg()[0] ?? Number.NaN;
+      const [small = {}, large = {}] = await writesAt(api, data, [10, 1000]);
+      const files = await replaceFloor(projectsDir, [10, 1000]);
+      sections.push(writesSection(small, large, files, load));
+    }
+    // The many projects of the memory part are copies of the reads' project.
+    if (runs('reads') || runs('memory')) await fillProject(api, data, 'reads', 100);
+    if (runs('reads')) sections.push(readsSection(await readRuns(api, data, 'reads')));
+    if (runs('memory')) sections.push(await memorySection(projectsDir));
+    return sections.join('\n\n');
   } finally {
     closeClient();
     await server.close();
