@@ -25,17 +25,21 @@ export class NotDelivered extends BadGateway {}
  * Sends `request` (the bytes of `responderRequest`) to the FastCGI application at `address` on a
  * connection of its own, and reads the CGI answer its STDOUT records carry. As with the HTTP
  * client, a body that came with its head goes back whole, and a longer one as a stream fed by
- * the records that follow. `onClosed` is called once the connection has closed: until then the
- * application is busy with it.
+ * the records that follow. `onSent` is called once the request has been written, `onClosed` once
+ * the connection has closed: until then the application is busy with it.
  */
-export function fastcgiGet(address: ServerAddress, request: Buffer, onClosed: () => void): Promise<QgisAnswer> {
+export function fastcgiGet(
+  address: ServerAddress,
+  request: Buffer,
+  onSent: (() => void) | undefined,
+  onClosed: () => void,
+): Promise<QgisAnswer> {
   const socket = createConnection(address);
   socket.once('close', onClosed);
   socket.setTimeout(QGIS_SERVER_TIMEOUT_MS, () =>
     socket.destroy(new GatewayTimeout('QGIS Server did not answer in time')),
   );
-  socket.write(request);
-  return new Promise((resolve, reject) => new FastcgiAnswer(socket, resolve, reject).listen());
+  return new Promise((resolve, reject) => new FastcgiAnswer(socket, resolve, reject).send(request, onSent));
 }
 
 /** The answer to one request, read from its connection's records as they arrive. */
@@ -61,7 +65,10 @@ class FastcgiAnswer {
     private readonly reject: (error: Error) => void,
   ) {}
 
-  listen(): void {
+  send(request: Buffer, onSent: (() => void) | undefined): void {
+    this.socket.write(request, (error) => {
+      if (!error) onSent?.();
+    });
     this.socket
       .once('connect', () => (this.connected = true))
       .on('data', (chunk: Buffer) => this.read(chunk))
@@ -83,10 +90,14 @@ class FastcgiAnswer {
       if (this.over) return;
       if (record.type === RecordType.EndRequest) this.end(record);
       else if (record.type === RecordType.Stderr) this.readStderr(record.content);
-      // Once answered whole, whatever else comes is not the answer's.
-      else if (record.type === RecordType.Stdout && !(this.settled && !this.stream)) this.stdout(record.content);
+      else if (record.type === RecordType.Stdout && !this.answeredWhole) this.stdout(record.content);
     }
     if (this.head && !this.settled && !this.over) this.handOnAsStream(this.head);
+  }
+
+  /** Whether the answer was handed on whole: whatever else its STDOUT carries is not the answer's. */
+  private get answeredWhole(): boolean {
+    return this.settled && this.stream === undefined;
   }
 
   private readStderr(content: Buffer): void {
@@ -139,7 +150,9 @@ class FastcgiAnswer {
 
   private end(endRequest: FastcgiRecord): void {
     this.over = true;
-    this.socket.destroy();
+    // Closed on the next turn: a whole map's reply is written in this one, and the close need not
+    // come between QGIS Server's answer and it.
+    setImmediate(() => this.socket.destroy());
     const length = this.head && contentLength(this.head.headers);
     if (protocolStatus(endRequest) !== REQUEST_COMPLETE) {
       this.fail(new BadGateway(`QGIS Server refused the request (FastCGI status ${protocolStatus(endRequest)})`));

@@ -233,6 +233,21 @@ describe('FastcgiQgisClient', () => {
     assert.equal((await bytes(refused.body)).toString(), '<ServerException/>');
   });
 
+  it('says when the request has been written, before its answer comes', async () => {
+    const heard: string[] = [];
+    const answer = client
+      .prepare('http://127.0.0.1:8080/ows/?slow')(() => heard.push('sent'))
+      .then(() => heard.push('answered'));
+    await answer;
+    assert.deepEqual(heard, ['sent', 'answered']);
+    await assert.rejects(
+      new FastcgiQgisClient([{ host: '127.0.0.1', port: await freePort() }]).prepare(
+        'http://127.0.0.1:8080/ows/?whole',
+      )(() => heard.push('sent')),
+    );
+    assert.deepEqual(heard, ['sent', 'answered'], 'a refused request was not sent');
+  });
+
   it('fails with a 502 when the answer is cut short, missing or not FastCGI', async () => {
     await assert.rejects(async () => bytes((await get('short')).body), /ended its answer early/);
     await assert.rejects(get('nothing'), /ended the request without an answer: cannot open the project/);

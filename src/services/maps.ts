@@ -125,34 +125,41 @@ export class MapService {
   /**
    * Streams the PNG QGIS Server draws for layer `name`; a QGIS Server error becomes a 502 carrying
    * its message. A layer drawn before, in a project this process has not changed since, is asked
-   * for at once with the URL built then, and the stored project is checked while QGIS Server draws
-   * (the check is a tenth of a millisecond of the map's latency otherwise): when another process
-   * changed it, that answer is discarded and QGIS Server asked again.
+   * for at once with the URL built then, and the stored project is checked once the request is
+   * written, while QGIS Server draws (the check is a tenth of a millisecond of the map's latency
+   * otherwise): when another process changed it, that answer is discarded and QGIS Server asked again.
    */
   async render(ref: ProjectRef, name: string): Promise<RenderedMap> {
     const cached = this.urls.get(urlKey(ref, name));
     if (cached && cached.identity === this.repository.lastSeenIdentity(ref)) {
-      const answer = cached.request();
-      answer.catch(() => undefined); // awaited below, or discarded
-      const current = await this.identityOnceSent(ref).then(
-        (identity) => identity === cached.identity,
-        () => false,
-      );
-      if (current) return mapOf(await answer, name);
-      answer.then(
-        (discarded) => {
-          if (!Buffer.isBuffer(discarded.body)) discarded.body.destroy();
-        },
-        () => undefined,
-      );
+      const answer = await this.askAgain(ref, cached);
+      if (answer) return mapOf(answer, name);
     }
     return mapOf(await this.ask(await this.url(ref, name)), name);
   }
 
-  /** The stored project's identity, read once the request just made has been written. */
-  private async identityOnceSent(ref: ProjectRef): Promise<string | undefined> {
-    await new Promise((resolve) => setImmediate(resolve));
-    return this.repository.store.identity(ref);
+  /** QGIS Server's answer to a cached request, or undefined when the project changed meanwhile. */
+  private async askAgain(ref: ProjectRef, cached: CachedUrl): Promise<QgisAnswer | undefined> {
+    let check: Promise<boolean> | undefined;
+    const builtFromCurrent = (): Promise<boolean> => (check ??= this.isCurrent(ref, cached.identity));
+    let answer: QgisAnswer;
+    try {
+      answer = await cached.request(() => void builtFromCurrent());
+    } catch (error) {
+      if (await builtFromCurrent()) throw error;
+      return undefined;
+    }
+    if (await builtFromCurrent()) return answer;
+    if (!Buffer.isBuffer(answer.body)) answer.body.destroy();
+    return undefined;
+  }
+
+  /** Whether the stored project is still the one of `identity`. */
+  private isCurrent(ref: ProjectRef, identity: string): Promise<boolean> {
+    return this.repository.store.identity(ref).then(
+      (current) => current === identity,
+      () => false,
+    );
   }
 }
 

@@ -69,24 +69,24 @@ export class FastcgiQgisClient implements QgisClient {
 
   prepare(url: string): PreparedGet {
     const request = responderRequest(cgiParams(url));
-    return () => this.send(request);
+    return (onSent) => this.send(request, onSent);
   }
 
   close(): void {
     // Nothing to close: no connection outlives its request.
   }
 
-  private send(request: Buffer): Promise<QgisAnswer> {
+  private send(request: Buffer, onSent: (() => void) | undefined): Promise<QgisAnswer> {
     const first = this.leastBusy();
-    return this.sendTo(first, request).catch((error: unknown) => {
+    return this.sendTo(first, request, onSent).catch((error: unknown) => {
       if (!(error instanceof NotDelivered)) throw error;
-      return this.sendTo(this.leastBusy(first), request);
+      return this.sendTo(this.leastBusy(first), request, onSent);
     });
   }
 
-  private sendTo(process: FastcgiProcess, request: Buffer): Promise<QgisAnswer> {
+  private sendTo(process: FastcgiProcess, request: Buffer, onSent: (() => void) | undefined): Promise<QgisAnswer> {
     process.inFlight++;
-    return fastcgiGet(process.address, request, () => process.inFlight--);
+    return fastcgiGet(process.address, request, onSent, () => process.inFlight--);
   }
 
   /** The process with the fewest requests in flight, other than `besides` when there is another. */

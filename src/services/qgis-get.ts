@@ -16,8 +16,8 @@ export interface QgisAnswer {
   body: Buffer | Readable;
 }
 
-/** A GET of one URL, made ready once and sent again at each call. */
-export type PreparedGet = () => Promise<QgisAnswer>;
+/** A GET of one URL, made ready once and sent again at each call; `onSent` hears when the request has been written. */
+export type PreparedGet = (onSent?: () => void) => Promise<QgisAnswer>;
 
 /** How the API sends its GETs to QGIS Server: over HTTP, or over FastCGI to its processes. */
 export interface QgisClient {
@@ -32,7 +32,7 @@ export class HttpQgisClient implements QgisClient {
 
   prepare(url: string): PreparedGet {
     const request = qgisRequest(url);
-    return () => qgisGet(request, this.connections);
+    return (onSent) => qgisGet(request, this.connections, onSent);
   }
 
   close(): void {
@@ -62,7 +62,11 @@ export function qgisRequest(url: string): QgisRequest {
  * second stream over the socket) sits between QGIS Server's bytes and the API's reply: that
  * machinery cost more than the 2% of the smallest map's time the API may add.
  */
-export function qgisGet(url: string | QgisRequest, connections: Preconnector): Promise<QgisAnswer> {
+export function qgisGet(
+  url: string | QgisRequest,
+  connections: Preconnector,
+  onSent?: () => void,
+): Promise<QgisAnswer> {
   const request = typeof url === 'string' ? qgisRequest(url) : url;
   const socket = connections.connect(request.address);
   socket.setTimeout(QGIS_SERVER_TIMEOUT_MS, () =>
@@ -70,7 +74,9 @@ export function qgisGet(url: string | QgisRequest, connections: Preconnector): P
   );
   // The body's reader listens for errors; until it does, and after it stops, none may go unheard.
   socket.on('error', () => undefined);
-  socket.write(request.bytes);
+  socket.write(request.bytes, (error) => {
+    if (!error) onSent?.();
+  });
   return new Promise((resolve, reject) => {
     let received: Buffer = Buffer.alloc(0);
     const fail = (error: Error): void => {
