@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { isTemporaryFile } from './atomic-file.js';
 import { INTERNAL_DB_JOURNAL, InternalDatabase } from './internal-db.js';
 import { REPLACED_KIND } from './move-into-place.js';
-import { type OwnedFile, ownedFile, ownerGone } from './owned-files.js';
+import { ownedFile, ownerGone } from './owned-files.js';
 import { type LeftoverReport, type ProjectRef, type ProjectStore } from './project-store.js';
 
 /**
@@ -28,17 +28,15 @@ export async function clearInto(
   }
 }
 
-/** An owned file (see owned-files.ts) whose owner is gone. */
-function abandoned(entry: string): OwnedFile | undefined {
+/** Whether `entry` is an owned file (see owned-files.ts) whose owner is gone. */
+function isAbandoned(entry: string): boolean {
   const owned = ownedFile(entry);
-  return owned && ownerGone(owned.owner) ? owned : undefined;
+  return owned !== undefined && ownerGone(owned.owner);
 }
 
 async function leftoversIn(dir: string): Promise<string[]> {
   const entries = await readdir(dir).catch(() => [] as string[]);
-  return entries.filter(
-    (entry) => isTemporaryFile(entry) || entry === INTERNAL_DB_JOURNAL || abandoned(entry) !== undefined,
-  );
+  return entries.filter((entry) => isTemporaryFile(entry) || entry === INTERNAL_DB_JOURNAL || isAbandoned(entry));
 }
 
 /**
