@@ -642,9 +642,9 @@ describe('hostile requests to every route', () => {
     it('writes a calculator output whose name leaves no room for a work file name after it, and refuses a longer one', async () => {
       const calculate = (output: string) =>
         api('POST', '/api/processing/raster/calculator/alpha', { expression: 'elevation@1 * 2', output });
-      const longest = join(data.dir, `${'x'.repeat(243)}.tif`);
+      const longest = join(data.dir, `${'x'.repeat(178)}.tif`);
       assert.deepEqual(await calculate(longest), { status: 201, body: true });
-      const tooLong = await calculate(join(data.dir, `${'x'.repeat(244)}.tif`));
+      const tooLong = await calculate(join(data.dir, `${'x'.repeat(179)}.tif`));
       assert.equal(tooLong.status, 400);
       errorBody(tooLong);
     });
