@@ -56,8 +56,7 @@ function pixels(path: string, overview?: number): Float64Array {
 function assertMoved(progress: Array<[number, number]> | undefined): void {
   assert.ok(progress && progress.length > 0, 'progress was saved');
   const between = progress.filter(([done, total]) => total > 0 && done > 0 && done < total);
-  // A fast machine finishes a small job between two of the throttled saves: one report in between shows it.
-  assert.ok(between.length >= 1, `progress moved through the work: ${JSON.stringify(progress)}`);
+  assert.ok(between.length >= 2, `progress moved through the work: ${JSON.stringify(progress)}`);
   for (let i = 1; i < progress.length; i++) {
     assert.ok((progress[i]?.[0] ?? 0) >= (progress[i - 1]?.[0] ?? 0), 'progress never goes back');
   }

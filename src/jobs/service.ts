@@ -257,13 +257,15 @@ export class JobService {
     }
   }
 
-  /** Progress kept in memory and written at most every `progressWriteMs`. */
+  /**
+   * Progress kept in memory and written at most every `progressWriteMs`: the first report at once
+   * (a job shows it has started without waiting a period), the latest of each period at its end.
+   */
   private progressWriter(id: string): { report: (done: number, total: number) => void; flush: () => Promise<void> } {
     let latest: { done: number; total: number } | undefined;
     let timer: NodeJS.Timeout | undefined;
     let pending: Promise<unknown> = Promise.resolve();
-    const flush = (): Promise<unknown> => {
-      timer = undefined;
+    const write = (): Promise<unknown> => {
       const value = latest;
       latest = undefined;
       if (value === undefined) return pending;
@@ -274,14 +276,23 @@ export class JobService {
       ).catch((error: unknown) => this.options.log?.warn(`progress of job ${id} not saved: ${errorMessage(error)}`));
       return pending;
     };
+    // A period starts with a write; one that ends with a report unwritten starts the next.
+    const startPeriod = (): void => {
+      void write();
+      timer = setTimeout(() => {
+        timer = undefined;
+        if (latest !== undefined) startPeriod();
+      }, this.progressWriteMs);
+    };
     return {
       report: (done, total) => {
         latest = { done, total };
-        timer ??= setTimeout(() => void flush(), this.progressWriteMs);
+        if (timer === undefined) startPeriod();
       },
       flush: async () => {
         clearTimeout(timer);
-        await flush();
+        timer = undefined;
+        await write();
       },
     };
   }
