@@ -20,6 +20,7 @@ import { strToU8, zipSync } from 'fflate';
 import { FilesystemJobStore } from '../src/jobs/filesystem-jobs.js';
 import { queuedJob } from '../src/jobs/record.js';
 import { freePort } from '../src/runtime/ports.js';
+import { MAX_OWNED_TARGET_BYTES } from '../src/storage/owned-files.js';
 import { type CacheStack, startCacheStack } from './support/cache-stack.js';
 import { fileTree, leftovers, treeChanges } from './support/file-tree.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
@@ -642,9 +643,9 @@ describe('hostile requests to every route', () => {
     it('writes a calculator output whose name leaves no room for a work file name after it, and refuses a longer one', async () => {
       const calculate = (output: string) =>
         api('POST', '/api/processing/raster/calculator/alpha', { expression: 'elevation@1 * 2', output });
-      const longest = join(data.dir, `${'x'.repeat(178)}.tif`);
+      const longest = join(data.dir, `${'x'.repeat(MAX_OWNED_TARGET_BYTES - '.tif'.length)}.tif`);
       assert.deepEqual(await calculate(longest), { status: 201, body: true });
-      const tooLong = await calculate(join(data.dir, `${'x'.repeat(179)}.tif`));
+      const tooLong = await calculate(join(data.dir, `${'x'.repeat(MAX_OWNED_TARGET_BYTES + 1 - '.tif'.length)}.tif`));
       assert.equal(tooLong.status, 400);
       errorBody(tooLong);
     });
