@@ -24,7 +24,11 @@ const layers = (count: number, tag: string) =>
     Buffer.from(`<maplayer id="${tag}${index}">${'x'.repeat(2000)}</maplayer>\n`),
   );
 
-/** A project file written whole with a journal started on it, then two journaled writes. */
+/**
+ * A project file written whole with a journal started on it, then three journaled writes. Returns
+ * the file's versions, the first written whole, and where the journal ended after its header and
+ * after each record.
+ */
 async function journaled(name: string) {
   const dir = join(folder, name);
   mkdirSync(dir);
@@ -34,12 +38,36 @@ async function journaled(name: string) {
   const journal = await ProjectJournal.begin(path, first);
   if (!journal?.accepts()) throw new Error('the journal was not started');
   const second = [...first.slice(0, 30), ...layers(1, 'b'), ...first.slice(30)];
-  await journal.record(second, 1_800_000_001);
-  await writeFileAtomic(path, second, { modified: 1_800_000_001, flush: false });
   const third = second.filter((_, index) => index !== 5);
-  await journal.record(third, 1_800_000_002);
-  await writeFileAtomic(path, third, { modified: 1_800_000_002, flush: false });
-  return { path, first, third: Buffer.concat(third), journal };
+  const fourth = [...third.slice(0, 10), ...layers(1, 'c'), ...third.slice(10)];
+  const ends = [statSync(journalPaths(path).journal).size];
+  for (const [index, pieces] of [second, third, fourth].entries()) {
+    const modified = 1_800_000_001 + index;
+    await journal.record(pieces, modified);
+    await writeFileAtomic(path, pieces, { modified, flush: false });
+    ends.push(statSync(journalPaths(path).journal).size);
+  }
+  return { path, versions: [first, second, third, fourth].map((pieces) => Buffer.concat(pieces)), ends, journal };
+}
+
+/** Puts the project file back as a power cut may leave it: its first version, of that time. */
+function loseReplaces(path: string, versions: Buffer[]): void {
+  writeFileSync(path, versions[0] ?? '');
+  utimesSync(path, 1_800_000_000, 1_800_000_000);
+}
+
+/** The bytes of the project file, its checkpoint and its journal. */
+function filesOf(path: string): Buffer[] {
+  const { checkpoint, journal } = journalPaths(path);
+  return [path, checkpoint, journal].map((file) => readFileSync(file));
+}
+
+/** Gives the journal's byte at `at` another value. */
+function flipByte(path: string, at: number): void {
+  const { journal } = journalPaths(path);
+  const bytes = readFileSync(journal);
+  bytes.writeUInt8((bytes.readUInt8(at) + 1) % 256, at);
+  writeFileSync(journal, bytes);
 }
 
 describe('a project journal', () => {
@@ -50,34 +78,81 @@ describe('a project journal', () => {
   });
 
   it('gives the project file its last write back when the file lost it', async () => {
-    const { path, first, third } = await journaled('lost');
-    writeFileSync(path, Buffer.concat(first));
-    utimesSync(path, 1_800_000_000, 1_800_000_000);
+    const { path, versions } = await journaled('lost');
+    loseReplaces(path, versions);
     assert.equal(await recoverJournal(path), true);
-    assert.deepEqual(readFileSync(path), third);
-    assert.equal(statSync(path).mtimeMs, 1_800_000_002_000);
+    assert.deepEqual(readFileSync(path), versions[3]);
+    assert.equal(statSync(path).mtimeMs, 1_800_000_003_000);
     const { checkpoint, journal } = journalPaths(path);
     assert.equal(existsSync(journal) || existsSync(checkpoint), false);
   });
 
-  it('takes the last whole record when the journal ends in one cut short', async () => {
-    const { path, first } = await journaled('torn');
-    const { journal } = journalPaths(path);
-    truncateSync(journal, statSync(journal).size - 10);
-    writeFileSync(path, '');
-    utimesSync(path, 1_800_000_000, 1_800_000_000);
+  it('takes the whole records when the journal ends in one cut short', async () => {
+    const { path, versions } = await journaled('torn');
+    truncateSync(journalPaths(path).journal, statSync(journalPaths(path).journal).size - 10);
+    loseReplaces(path, versions);
     await recoverJournal(path);
-    const second = [...first.slice(0, 30), ...layers(1, 'b'), ...first.slice(30)];
-    assert.deepEqual(readFileSync(path), Buffer.concat(second));
+    assert.deepEqual(readFileSync(path), versions[2]);
+  });
+
+  it('takes the whole records when the last is cut short within its length and checksum', async () => {
+    const { path, versions, ends } = await journaled('headless-tail');
+    truncateSync(journalPaths(path).journal, (ends[2] ?? 0) + 5);
+    loseReplaces(path, versions);
+    await recoverJournal(path);
+    assert.deepEqual(readFileSync(path), versions[2]);
   });
 
   it('ends the records at zeros a crash left after them', async () => {
-    const { path, first, third } = await journaled('zeros');
+    const { path, versions } = await journaled('zeros');
     appendFileSync(journalPaths(path).journal, Buffer.alloc(64));
-    writeFileSync(path, Buffer.concat(first));
-    utimesSync(path, 1_800_000_000, 1_800_000_000);
+    loseReplaces(path, versions);
     await recoverJournal(path);
-    assert.deepEqual(readFileSync(path), third);
+    assert.deepEqual(readFileSync(path), versions[3]);
+  });
+
+  it('takes the whole records when the last was left partly zeros, whether cut short or followed by zeros', async () => {
+    for (const [name, extra] of [
+      ['zeroed-tail', 0],
+      ['zeroed-longer', 4096],
+    ] as const) {
+      const { path, versions, ends } = await journaled(name);
+      const { journal } = journalPaths(path);
+      const size = statSync(journal).size;
+      const keptOfLast = Math.floor(((ends[3] ?? 0) - (ends[2] ?? 0)) / 2);
+      truncateSync(journal, (ends[2] ?? 0) + keptOfLast);
+      appendFileSync(journal, Buffer.alloc(size - statSync(journal).size + extra));
+      loseReplaces(path, versions);
+      await recoverJournal(path);
+      assert.deepEqual(readFileSync(path), versions[2], name);
+    }
+  });
+
+  it('refuses a journal whose first of three records fails its check, leaving every file as it was', async () => {
+    for (const [name, byteOfFirst] of [
+      ['damaged-body', 8 + 3],
+      ['damaged-checksum', 4],
+      ['damaged-length', 0],
+    ] as const) {
+      const { path, versions, ends } = await journaled(name);
+      flipByte(path, (ends[0] ?? 0) + byteOfFirst);
+      loseReplaces(path, versions);
+      const before = filesOf(path);
+      await assert.rejects(recoverJournal(path), /: record 1 \(at byte \d+\) fails its check and is not the last$/);
+      assert.deepEqual(filesOf(path), before, name);
+    }
+  });
+
+  it('refuses a journal whose middle record was zeroed, leaving every file as it was', async () => {
+    const { path, versions, ends } = await journaled('zeroed-middle');
+    const { journal } = journalPaths(path);
+    const bytes = readFileSync(journal);
+    bytes.fill(0, ends[1], ends[2]);
+    writeFileSync(journal, bytes);
+    loseReplaces(path, versions);
+    const before = filesOf(path);
+    await assert.rejects(recoverJournal(path), /record 2 \(at byte \d+\) fails its check and is not the last/);
+    assert.deepEqual(filesOf(path), before);
   });
 
   it('keeps a project file changed after the journal was written', async () => {
@@ -89,37 +164,33 @@ describe('a project journal', () => {
   });
 
   it('leaves a project file alone when its checkpoint is not the one the journal was written against', async () => {
-    const { path, first } = await journaled('stale');
-    writeFileSync(path, Buffer.concat(first));
-    utimesSync(path, 1_800_000_000, 1_800_000_000);
+    const { path, versions } = await journaled('stale');
+    loseReplaces(path, versions);
     await writeFileAtomic(journalPaths(path).checkpoint, 'another checkpoint');
     await recoverJournal(path);
-    assert.deepEqual(readFileSync(path), Buffer.concat(first));
+    assert.deepEqual(readFileSync(path), versions[0]);
   });
 
   it('refuses a journal whose header is damaged, leaving every file as it was', async () => {
     const { path } = await journaled('headless');
-    const { checkpoint, journal } = journalPaths(path);
+    const { journal } = journalPaths(path);
     const damaged = readFileSync(journal);
     damaged.write('XXXXXXXX');
     writeFileSync(journal, damaged);
-    const before = [path, checkpoint, journal].map((file) => readFileSync(file));
+    const before = filesOf(path);
     await assert.rejects(recoverJournal(path), /does not start with a journal's header/);
-    assert.deepEqual(
-      [path, checkpoint, journal].map((file) => readFileSync(file)),
-      before,
-    );
+    assert.deepEqual(filesOf(path), before);
   });
 
   it('takes back a record whose file was not replaced, and takes no more records', async () => {
-    const { path, journal, third } = await journaled('undo');
+    const { path, journal, versions } = await journaled('undo');
     const size = statSync(journalPaths(path).journal).size;
-    const takeBack = await journal.record([Buffer.from('never written')], 1_800_000_003);
+    const takeBack = await journal.record([Buffer.from('never written')], 1_800_000_004);
     await takeBack();
     assert.equal(statSync(journalPaths(path).journal).size, size);
     assert.equal(journal.accepts(), false);
     await recoverJournal(path);
-    assert.deepEqual(readFileSync(path), third);
+    assert.deepEqual(readFileSync(path), versions[3]);
   });
 });
 

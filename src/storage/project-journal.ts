@@ -96,18 +96,35 @@ function decodeBody(body: Buffer): JournalRecord {
 }
 
 /**
- * The journal's checkpoint version and its complete records. A record cut short by a crash ends
- * them, as do zeros where a crash left the journal longer than what was written to it.
+ * Whether the record at `at`, which fails its check, is the end a crash left rather than damage.
+ * Each record was flushed before the next was appended, so only the last can be torn: cut short
+ * (its length runs past the end of the journal), or followed by nothing but zeros where the file
+ * system kept the journal's new length and not all of its bytes (a zeroed length, too, ends there).
  */
-function decodeJournal(bytes: Buffer): { checkpointVersion: string; records: JournalRecord[] } | undefined {
-  if (bytes.byteLength < MAGIC.byteLength + 4 || !bytes.subarray(0, MAGIC.byteLength).equals(MAGIC)) return undefined;
+function isTornTail(bytes: Buffer, at: number, length: number): boolean {
+  const end = at + 8 + length;
+  return end > bytes.byteLength || bytes.subarray(end).every((byte) => byte === 0);
+}
+
+/**
+ * The journal's checkpoint version and its complete records. A record cut short by a crash ends
+ * them, as do zeros where a crash left the journal longer than what was written to it; throws when
+ * the journal has no header or a record before its last fails its check.
+ */
+function decodeJournal(path: string, bytes: Buffer): { checkpointVersion: string; records: JournalRecord[] } {
+  // Written whole and renamed into place, a journal always starts with its header: this one is damaged.
+  if (bytes.byteLength < MAGIC.byteLength + 4 || !bytes.subarray(0, MAGIC.byteLength).equals(MAGIC))
+    throw new Error(`${path} does not start with a journal's header`);
   const versionEnd = MAGIC.byteLength + 4 + bytes.readUInt32LE(MAGIC.byteLength);
   const checkpointVersion = bytes.subarray(MAGIC.byteLength + 4, versionEnd).toString();
   const records: JournalRecord[] = [];
   for (let at = versionEnd; at + 8 <= bytes.byteLength;) {
     const length = bytes.readUInt32LE(at);
     const body = bytes.subarray(at + 8, at + 8 + length);
-    if (length < RECORD_HEAD || body.byteLength !== length || crc32(body) !== bytes.readUInt32LE(at + 4)) break;
+    if (length < RECORD_HEAD || body.byteLength !== length || crc32(body) !== bytes.readUInt32LE(at + 4)) {
+      if (isTornTail(bytes, at, length)) break;
+      throw new Error(`${path}: record ${records.length + 1} (at byte ${at}) fails its check and is not the last`);
+    }
     records.push(decodeBody(body));
     at += 8 + body.byteLength;
   }
@@ -235,15 +252,14 @@ async function holdsRecord(
  * file lost the last write, flushes it, and removes journal and checkpoint. A project file changed after
  * the last record (by QGIS or by hand) is kept. Runs under the project's lock; true when there was a
  * journal or checkpoint to clear. Throws, leaving every file as it was, when the journal is damaged
- * (no header, or a record that does not apply to the checkpoint) or a file cannot be read or written.
+ * (no header, a record before the last that fails its check, or a record that does not apply to the
+ * checkpoint) or a file cannot be read or written.
  */
 export async function recoverJournal(projectPath: string): Promise<boolean> {
   const { checkpoint, journal } = journalPaths(projectPath);
   const bytes = await readFile(journal).catch(() => undefined);
   if (!bytes && !fileStats(checkpoint)) return false;
-  const decoded = bytes && decodeJournal(bytes);
-  // Written whole and renamed into place, a journal always starts with its header: this one is damaged.
-  if (bytes && !decoded) throw new Error(`${journal} does not start with a journal's header`);
+  const decoded = bytes && decodeJournal(journal, bytes);
   const records = decoded?.records ?? [];
   const last = records.at(-1);
   const current = fileStats(projectPath);
