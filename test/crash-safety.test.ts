@@ -285,6 +285,15 @@ function leftovers(dir: string, top = true): string[] {
   });
 }
 
+/** Puts a project file written through its journal back as it was at the journal's checkpoint. */
+function putBackToCheckpoint(projectFile: string): void {
+  const { checkpoint } = journalPaths(projectFile);
+  const { atime, mtime } = statSync(checkpoint);
+  rmSync(projectFile);
+  copyFileSync(checkpoint, projectFile);
+  utimesSync(projectFile, atime, mtime);
+}
+
 /**
  * What a power cut may do besides the kill: every project file written through its journal back as
  * it was at the journal's checkpoint, the later replaces lost with the system's cache. Returns how
@@ -294,12 +303,8 @@ function loseUnflushedReplaces(projectsDir: string): number {
   let lost = 0;
   for (const name of readdirSync(projectsDir).filter((entry) => !entry.startsWith('.'))) {
     const file = join(projectsDir, name, `${name}.qgs`);
-    const { checkpoint } = journalPaths(file);
-    if (!existsSync(checkpoint) || !existsSync(file)) continue;
-    const { atime, mtime } = statSync(checkpoint);
-    rmSync(file);
-    copyFileSync(checkpoint, file);
-    utimesSync(file, atime, mtime);
+    if (!existsSync(journalPaths(file).checkpoint) || !existsSync(file)) continue;
+    putBackToCheckpoint(file);
     lost += 1;
   }
   return lost;
@@ -330,6 +335,42 @@ function damageJournal(projectFile: string): void {
   prefix.writeUInt32LE(crc32(body), 4);
   writeFileSync(journal, Buffer.concat([header, version, prefix, body]));
 }
+
+/**
+ * Flips a byte of the first of a journal's records, as a faulty disk may, and puts the project
+ * file back to the journal's checkpoint, as a power cut may: settling only the records before the
+ * damage would silently serve the project as it was at the checkpoint.
+ */
+function damageFirstRecord(projectFile: string): void {
+  const { journal } = journalPaths(projectFile);
+  const bytes = readFileSync(journal);
+  // After the magic, the checkpoint version's length and the version; then the record's length and CRC.
+  const firstRecord = 12 + bytes.readUInt32LE(8);
+  const inItsModificationTime = firstRecord + 8 + 3;
+  bytes.writeUInt8(bytes.readUInt8(inItsModificationTime) ^ 0xff, inItsModificationTime);
+  writeFileSync(journal, bytes);
+  putBackToCheckpoint(projectFile);
+}
+
+/**
+ * Journals that settling must refuse. The project gets layer `before` (its first write in the
+ * process, written whole: the journal's checkpoint) and then `laterLayers`, each a record.
+ */
+const JOURNAL_DAMAGES = [
+  {
+    what: 'a record that does not apply to the checkpoint',
+    laterLayers: [],
+    damage: damageJournal,
+    reason: /project \\"damaged\\": its journal cannot be settled \(a delta copies bytes its base does not have\)/,
+  },
+  {
+    what: 'its first record fails its check and others follow',
+    laterLayers: ['middle', 'last'],
+    damage: damageFirstRecord,
+    reason:
+      /project \\"damaged\\": its journal cannot be settled \(\S+damaged\.qgs\.journal: record 1 \(at byte \d+\) fails its check and is not the last\)/,
+  },
+];
 
 describe('an API killed with SIGKILL in the middle of a storm of writes', () => {
   let qgis: QgisServerProcess;
@@ -420,57 +461,60 @@ describe('an API killed with SIGKILL in the middle of a storm of writes', () => 
     assert.ok(filesPutBack > 0, 'the writes went through journals, and the restarts rebuilt what was put back');
   });
 
-  it('starts beside a project whose journal cannot be settled, refuses that project, keeps its files and serves the others', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'steward-damaged-'));
-    const env = { STEWARD_QGISSERVER_URL: qgis.url, STEWARD_QGISSERVER_PROJECTS_DIR: dir };
-    const first = await startApiProcess(env);
-    for (const name of ['damaged', 'healthy']) {
-      assert.equal((await first.call('POST', '/api/projects/', { name, author: 'me' })).status, 201);
-      const layer = await first.call('POST', `/api/projects/${name}/layers`, polygonLayer('before', data.geopackage));
-      assert.equal(layer.status, 201);
-    }
-    await first.kill();
-    const projectFile = join(dir, 'damaged', 'damaged.qgs');
-    const files = [projectFile, journalPaths(projectFile).checkpoint, journalPaths(projectFile).journal];
-    damageJournal(projectFile);
-    const before = files.map((file) => readFileSync(file));
-
-    const second = await startApiProcess(env);
-    try {
-      assert.match(
-        second.log(),
-        /project \\"damaged\\": its journal cannot be settled \(a delta copies bytes its base does not have\)/,
-      );
-      for (const [method, path, body] of [
-        ['GET', '/api/projects/damaged', undefined],
-        ['GET', '/api/projects/damaged/layers', undefined],
-        ['POST', '/api/projects/damaged/layers', polygonLayer('after', data.geopackage)],
-      ] as const) {
-        const reply = await second.call(method, path, body);
-        assert.equal(reply.status, 503, `${method} ${path}: ${JSON.stringify(reply.body)}`);
-        assert.match(
-          (reply.body as { error: string }).error,
-          /^project "damaged" is unavailable: its journal could not be settled/,
-        );
+  for (const { what, laterLayers, damage, reason } of JOURNAL_DAMAGES) {
+    it(`starts beside a project whose journal cannot be settled (${what}), refuses that project, keeps its files and serves the others`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'steward-damaged-'));
+      const env = { STEWARD_QGISSERVER_URL: qgis.url, STEWARD_QGISSERVER_PROJECTS_DIR: dir };
+      const first = await startApiProcess(env);
+      for (const name of ['damaged', 'healthy']) {
+        assert.equal((await first.call('POST', '/api/projects/', { name, author: 'me' })).status, 201);
+        const layer = await first.call('POST', `/api/projects/${name}/layers`, polygonLayer('before', data.geopackage));
+        assert.equal(layer.status, 201);
       }
-      assert.deepEqual(
-        files.map((file) => readFileSync(file)),
-        before,
-        'the project file, its checkpoint and its journal are as they were',
-      );
-      assert.equal(
-        (await second.call('POST', '/api/projects/healthy/layers', polygonLayer('after', data.geopackage))).status,
-        201,
-      );
-      assert.deepEqual((await getJson<string[]>(second, '/api/projects/healthy/layers')).sort(), ['after', 'before']);
-      assert.deepEqual((await getJson<string[]>(second, '/api/projects')).sort(), ['damaged', 'healthy']);
+      for (const name of laterLayers) {
+        const layer = await first.call('POST', '/api/projects/damaged/layers', polygonLayer(name, data.geopackage));
+        assert.equal(layer.status, 201);
+      }
+      await first.kill();
+      const projectFile = join(dir, 'damaged', 'damaged.qgs');
+      const files = [projectFile, journalPaths(projectFile).checkpoint, journalPaths(projectFile).journal];
+      damage(projectFile);
+      const before = files.map((file) => readFileSync(file));
 
-      // The operator moves the journal and its checkpoint aside: the project is served as its file is.
-      for (const file of files.slice(1)) renameSync(file, join(dir, `kept-${files.indexOf(file)}`));
-      assert.deepEqual(await getJson<string[]>(second, '/api/projects/damaged/layers'), ['before']);
-    } finally {
-      await second.kill();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+      const second = await startApiProcess(env);
+      try {
+        assert.match(second.log(), reason);
+        for (const [method, path, body] of [
+          ['GET', '/api/projects/damaged', undefined],
+          ['GET', '/api/projects/damaged/layers', undefined],
+          ['POST', '/api/projects/damaged/layers', polygonLayer('after', data.geopackage)],
+        ] as const) {
+          const reply = await second.call(method, path, body);
+          assert.equal(reply.status, 503, `${method} ${path}: ${JSON.stringify(reply.body)}`);
+          assert.match(
+            (reply.body as { error: string }).error,
+            /^project "damaged" is unavailable: its journal could not be settled/,
+          );
+        }
+        assert.deepEqual(
+          files.map((file) => readFileSync(file)),
+          before,
+          'the project file, its checkpoint and its journal are as they were',
+        );
+        assert.equal(
+          (await second.call('POST', '/api/projects/healthy/layers', polygonLayer('after', data.geopackage))).status,
+          201,
+        );
+        assert.deepEqual((await getJson<string[]>(second, '/api/projects/healthy/layers')).sort(), ['after', 'before']);
+        assert.deepEqual((await getJson<string[]>(second, '/api/projects')).sort(), ['damaged', 'healthy']);
+
+        // The operator moves the journal and its checkpoint aside: the project is served as its file is.
+        for (const file of files.slice(1)) renameSync(file, join(dir, `kept-${files.indexOf(file)}`));
+        assert.deepEqual(await getJson<string[]>(second, '/api/projects/damaged/layers'), ['before']);
+      } finally {
+        await second.kill();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });
