@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { linkSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -23,6 +23,26 @@ function writeRaster(path: string, bands: number): void {
     dataset.bands.get(band).pixels.write(0, 0, 4, 4, new Uint8Array(16).fill(band));
   dataset.close();
   renameSync(temporary, path);
+}
+
+/**
+ * An inspector that remembers `bound` inspections, over `count` names of one raster (links to one
+ * file, which the inspector tells apart by name). The function returned inspects the raster of
+ * that index and tells whether it was recalled: the inspection given the first time, not probed anew.
+ */
+function boundedInspector(name: string, bound: number, count: number): (index: number) => Promise<boolean> {
+  const inspector = new LayerInspector(new CrsResolver(), bound);
+  const base = join(folder, `${name}.tif`);
+  writeRaster(base, 1);
+  const paths = Array.from({ length: count }, (_, index) => join(folder, `${name}-${index}.tif`));
+  for (const path of paths) linkSync(base, path);
+  const firsts = new Map<number, unknown>();
+  return async (index) => {
+    const inspection = await inspector.inspect(paths[index] ?? '', 'raster');
+    const first = firsts.get(index);
+    if (first === undefined) firsts.set(index, inspection);
+    return inspection === first;
+  };
 }
 
 describe('the layer inspector', () => {
@@ -59,5 +79,22 @@ describe('the layer inspector', () => {
 
     rmSync(path);
     await assert.rejects(inspector.probe(path, 'raster'), ProbeError);
+  });
+
+  it('remembers no more inspections than its bound, dropping the least recently used first', async () => {
+    const recalled = boundedInspector('bounded', 3, 6);
+    for (const index of [0, 1, 2, 3, 4, 5]) assert.equal(await recalled(index), false, `${index} is probed`);
+    // The three inspected last are remembered; recalling them keeps them, and drops none.
+    assert.deepEqual([await recalled(5), await recalled(4), await recalled(3)], [true, true, true]);
+    // Each probed anew drops the one recalled longest ago, so the three dropped are probed again in turn.
+    assert.deepEqual([await recalled(2), await recalled(1), await recalled(0)], [false, false, false]);
+  });
+
+  it('keeps a recalled inspection while older ones are dropped', async () => {
+    const recalled = boundedInspector('recalled', 3, 4);
+    for (const index of [0, 1, 2]) await recalled(index);
+    assert.equal(await recalled(0), true, 'the first is recalled');
+    assert.equal(await recalled(3), false, 'a fourth is probed, and one of the others dropped');
+    assert.deepEqual([await recalled(0), await recalled(2), await recalled(1)], [true, true, false]);
   });
 });
