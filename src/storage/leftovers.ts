@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { isTemporaryFile } from './atomic-file.js';
 import { INTERNAL_DB_JOURNAL, InternalDatabase } from './internal-db.js';
 import { REPLACED_KIND } from './move-into-place.js';
-import { ownedFile, ownerGone } from './owned-files.js';
+import { type OwnedFile, ownedFile, ownerGone } from './owned-files.js';
 import { type LeftoverReport, type ProjectRef, type ProjectStore } from './project-store.js';
 
 /**
@@ -28,15 +28,20 @@ export async function clearInto(
   }
 }
 
-/** Whether `entry` is an owned file (see owned-files.ts) whose owner is gone. */
-function isAbandoned(entry: string): boolean {
-  const owned = ownedFile(entry);
-  return owned !== undefined && ownerGone(owned.owner);
+/** An entry a stopped process left in a data folder, and the owned file (see owned-files.ts) it names, if any. */
+interface Leftover {
+  entry: string;
+  owned: OwnedFile | undefined;
 }
 
-async function leftoversIn(dir: string): Promise<string[]> {
+async function leftoversIn(dir: string): Promise<Leftover[]> {
   const entries = await readdir(dir).catch(() => [] as string[]);
-  return entries.filter((entry) => isTemporaryFile(entry) || entry === INTERNAL_DB_JOURNAL || isAbandoned(entry));
+  return entries.flatMap((entry) => {
+    const owned = ownedFile(entry);
+    const left =
+      isTemporaryFile(entry) || entry === INTERNAL_DB_JOURNAL || (owned !== undefined && ownerGone(owned.owner));
+    return left ? [{ entry, owned }] : [];
+  });
 }
 
 /**
@@ -51,8 +56,7 @@ async function putBackReplaced(dir: string, entry: string, target: string): Prom
   await rm(join(dir, entry), { force: true });
 }
 
-async function clearLeftover(dir: string, entry: string): Promise<void> {
-  const owned = ownedFile(entry);
+async function clearLeftover(dir: string, { entry, owned }: Leftover): Promise<void> {
   if (entry === INTERNAL_DB_JOURNAL) InternalDatabase.recoverInterrupted(dir);
   else if (owned?.kind === REPLACED_KIND && !entry.endsWith('.aux.xml'))
     await putBackReplaced(dir, entry, owned.target);
@@ -75,7 +79,7 @@ export async function clearDataDirLeftovers(store: ProjectStore, ref: ProjectRef
   if ((await leftoversIn(dir)).length === 0) return 0;
   return store.withLock(ref, async () => {
     const leftovers = await leftoversIn(dir);
-    for (const entry of leftovers) await clearLeftover(dir, entry);
+    for (const leftover of leftovers) await clearLeftover(dir, leftover);
     return leftovers.length;
   });
 }
