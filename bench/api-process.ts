@@ -12,6 +12,8 @@ const READY_TIMEOUT_MS = 30_000;
 
 export interface ApiProcess {
   url: string;
+  /** The API's own process: bounded-node.sh execs Node in the shell's place. */
+  pid: number;
   close(): Promise<void>;
 }
 
@@ -48,6 +50,7 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
   }
   return {
     url,
+    pid: child.pid ?? Number.NaN,
     close: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;

@@ -42,27 +42,58 @@ const REPLACE_RUNS = 15;
 const NO_QGIS_SERVER = 'http://127.0.0.1:9/ows/';
 
 /** The API's own process, and how to call it. */
-type Api = Caller & { url: string };
+type Api = Caller & { url: string; pid: number };
 
 const verdict = (met: boolean): string => (met ? 'met' : 'not met');
+
+/** The writes at one size: each request's figures, and the bytes each write left bound for the disk. */
+interface SizeWrites {
+  timings: Record<string, Timing>;
+  diskBytesPerWrite: number;
+}
+
+/**
+ * Bytes the process dirtied in the system's cache and did not cancel by removing or truncating the
+ * file before it was written out (/proc/<pid>/io): what its writes leave for the disk to write.
+ */
+function bytesBoundForDisk(pid: number): number {
+  const io = Object.fromEntries(
+    readFileSync(`/proc/${pid}/io`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split(': ') as [string, string]),
+  );
+  return Number(io.write_bytes) - Number(io.cancelled_write_bytes);
+}
 
 /**
  * The writes of `writeSamples` on a project of each size, in WRITE_ROUNDS rounds that take the sizes
  * in turn (the first size first in even rounds, last in odd ones), so that the machine's load
  * weighs on every size alike; each write's figures over all rounds.
  */
-async function writesAt(api: Api, data: Fixtures, sizes: readonly number[]): Promise<Array<Record<string, Timing>>> {
+async function writesAt(api: Api, data: Fixtures, sizes: readonly number[]): Promise<SizeWrites[]> {
   for (const size of sizes) await fillProject(api, data, `writes_${size}`, size);
-  const samples = sizes.map((size): { size: number; times: Record<string, number[]> } => ({ size, times: {} }));
+  // One write of each kind first, so that no figure takes in the removal of the fill's last version.
+  for (const size of sizes) await writeSamples(api, api.url, data, `writes_${size}`, 1);
+  const samples = sizes.map((size) => {
+    const times: Record<string, number[]> = {};
+    return { size, times, writes: 0, diskBytes: 0 };
+  });
   for (let round = 0; round < WRITE_ROUNDS; round++) {
-    for (const { size, times } of round % 2 ? [...samples].reverse() : samples) {
-      const written = await writeSamples(api, api.url, data, `writes_${size}`, WRITES_PER_ROUND);
-      for (const [name, values] of Object.entries(written)) times[name] = [...(times[name] ?? []), ...values];
+    for (const sample of round % 2 ? [...samples].reverse() : samples) {
+      const before = bytesBoundForDisk(api.pid);
+      const written = await writeSamples(api, api.url, data, `writes_${sample.size}`, WRITES_PER_ROUND);
+      sample.diskBytes += bytesBoundForDisk(api.pid) - before;
+      for (const [name, values] of Object.entries(written)) {
+        sample.times[name] = [...(sample.times[name] ?? []), ...values];
+        sample.writes += values.length;
+      }
     }
   }
-  return samples.map(({ times }) =>
-    Object.fromEntries(Object.entries(times).map(([name, values]) => [name, summarise(values)])),
-  );
+  return samples.map(({ times, writes, diskBytes }) => ({
+    timings: Object.fromEntries(Object.entries(times).map(([name, values]) => [name, summarise(values)])),
+    diskBytesPerWrite: diskBytes / writes,
+  }));
 }
 
 /** A project's file, and what replacing it durably costs alone (as the store writes it). */
@@ -157,13 +188,13 @@ async function readRuns(api: Api, data: Fixtures, project: string): Promise<Read
 }
 
 function writesSection(
-  small: Record<string, Timing>,
-  large: Record<string, Timing>,
+  small: SizeWrites,
+  large: SizeWrites,
   [smallFile, largeFile]: FileReplace[],
   load: number,
 ): string {
-  const rows = Object.entries(large).map(([name, timing]) => {
-    const base = small[name]?.median ?? Number.NaN;
+  const rows = Object.entries(large.timings).map(([name, timing]) => {
+    const base = small.timings[name]?.median ?? Number.NaN;
     const ratio = timing.median / base;
     return [
       name,
@@ -174,10 +205,11 @@ function writesSection(
       `median <= 10 ms and <= 1.5x: ${verdict(timing.median <= 10 && ratio <= 1.5)}`,
     ];
   });
-  const file = (label: string, replace: FileReplace | undefined): string[] => [
+  const file = (label: string, replace: FileReplace | undefined, writes: SizeWrites): string[] => [
     `durable replace of the project's file alone (${label})`,
     ms(replace?.replace.median ?? Number.NaN),
     `${((replace?.bytes ?? 0) / 1e6).toFixed(2)} MB`,
+    `${(writes.diskBytesPerWrite / 1e6).toFixed(3)} MB`,
   ];
   return [
     '## Writes from an HTTP client, 10 against 1000 layers (ms, datasource probe included)',
@@ -190,9 +222,14 @@ function writesSection(
     table(['request', '10 layers, median', '1000 layers, median', '1000 layers, p95', 'ratio', 'target'], rows),
     '',
     'What the disk alone takes for each write: a new file, flushed, renamed over the old, the folder flushed, ' +
-      `${REPLACE_RUNS} times each, the two sizes in turn.`,
+      `${REPLACE_RUNS} times each, the two sizes in turn. Beside it, what the API's writes above left for the disk ` +
+      "to write, per write: the bytes its process put in the system's cache less those it removed before they " +
+      'were written out (/proc/<pid>/io: write_bytes less cancelled_write_bytes).',
     '',
-    table(['measure', 'median ms', 'file'], [file('10 layers', smallFile), file('1000 layers', largeFile)]),
+    table(
+      ['measure', 'median ms', 'file', "API's write: bytes left for the disk"],
+      [file('10 layers', smallFile, small), file('1000 layers', largeFile, large)],
+    ),
   ].join('\n');
 }
 
@@ -281,15 +318,16 @@ export async function runScaleBench(runs: PartFilter = EVERY_PART): Promise<stri
   });
   const api: Api = {
     url: server.url,
+    pid: server.pid,
     call: (method: string, path: string, body?: unknown) => apiCall(server.url, method, path, body),
   };
   try {
     const sections: string[] = [];
     if (runs('writes')) {
       const load = loadavg()[0] ?? Number.NaN;
-      const [small = {}, large = {}] = await writesAt(api, data, [10, 1000]);
+      const [small, large] = await writesAt(api, data, [10, 1000]);
       const files = await replaceFloor(projectsDir, [10, 1000]);
-      sections.push(writesSection(small, large, files, load));
+      if (small && large) sections.push(writesSection(small, large, files, load));
     }
     // The many projects of the memory part are copies of the reads' project.
     if (runs('reads') || runs('memory')) await fillProject(api, data, 'reads', 100);

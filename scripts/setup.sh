@@ -79,5 +79,6 @@ install_debian_packages
 if [ "${1:-}" = --qgis-roots ]; then scripts/qgis-roots.sh; fi
 install_npm_packages
 demo_data
+bash scripts/build-native.sh
 build
 build_web

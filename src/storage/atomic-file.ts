@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { type FileHandle, link, open, rename, rm, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
+import { exchangeNames } from './rename-exchange.js';
+
 const TEMPORARY_SUFFIX = /\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/;
 
 /** Code points of a file's name kept in its hidden siblings' names: 160 bytes at most, which leaves room for the rest. */
@@ -91,11 +93,14 @@ function keepReplaced(path: string): Promise<string | undefined> {
 }
 
 /**
- * Renames `from` over `to`, the file `to` named kept under a temporary name meanwhile; returns what
- * frees that file, which nothing need wait on (a name left behind is a leftover like any temporary
- * file). Renaming over the last link of a large file frees its blocks during the rename.
+ * Puts `from` in the place of `to`, the file `to` named kept under a temporary name meanwhile;
+ * returns what frees that file, which nothing need wait on (a name left behind is a leftover like
+ * any temporary file). Renaming over the last link of a large file frees its blocks during the
+ * rename; exchanging the two names, where the system can, also spares ext4 writing the new file
+ * out at once (rename-exchange.ts).
  */
 async function renameKeepingReplaced(from: string, to: string): Promise<() => void> {
+  if (await exchangeNames(from, to)) return () => void unlink(from).catch(() => undefined);
   const replaced = await keepReplaced(to);
   try {
     await rename(from, to);
