@@ -103,8 +103,8 @@ interface FileReplace {
 }
 
 /**
- * Durable replaces of copies of the projects' files (new file, flush, rename, folder flush), the
- * sizes in turn: the part of a write no serialisation can save, which the disk decides.
+ * Durable replaces of copies of the projects' files (new file, flush, put in place as the store does,
+ * folder flush), the sizes in turn: the part of a write no serialisation can save, which the disk decides.
  */
 async function replaceFloor(projectsDir: string, sizes: readonly number[]): Promise<FileReplace[]> {
   const scratch = mkdtempSync(join(projectsDir, '.replace-'));
@@ -221,7 +221,8 @@ function writesSection(
     '',
     table(['request', '10 layers, median', '1000 layers, median', '1000 layers, p95', 'ratio', 'target'], rows),
     '',
-    'What the disk alone takes for each write: a new file, flushed, renamed over the old, the folder flushed, ' +
+    "What the disk alone takes for each write: a new file, flushed, put in the old one's place as the store does " +
+      '(names exchanged), the folder flushed, ' +
       `${REPLACE_RUNS} times each, the two sizes in turn. Beside it, what the API's writes above left for the disk ` +
       "to write, per write: the bytes its process put in the system's cache less those it removed before they " +
       'were written out (/proc/<pid>/io: write_bytes less cancelled_write_bytes).',
