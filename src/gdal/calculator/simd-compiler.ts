@@ -8,22 +8,22 @@
  * compiled for, whose lengths are padded to whole steps (see slot-memory.ts).
  */
 import { comparableNoData, type PixelArray } from '../pixels.js';
-import { type BinaryOperator, everyNode, type ExpressionNode, referenceKey } from './ast.js';
-import { carriesNaN, FLOAT32_ROUNDING_LIMIT, type Kernel, type KernelInput } from './compiler.js';
 import {
+  advance,
+  compileFunction,
   f64x2Splat,
   I32,
   LANES,
   localGet,
   localSet,
-  moduleBytes,
+  loopUntil,
   OP,
   SIMD,
   simd,
-  unsignedLeb,
   V128,
-  WASM_PAGE_BYTES,
-} from './wasm-module.js';
+} from '../wasm-module.js';
+import { type BinaryOperator, everyNode, type ExpressionNode, referenceKey } from './ast.js';
+import { carriesNaN, FLOAT32_ROUNDING_LIMIT, type Kernel, type KernelInput } from './compiler.js';
 
 /** Pixels a step: one v128 of Float32. */
 export const SIMD_STEP = 4;
@@ -185,18 +185,18 @@ function kernelBody(tree: ExpressionNode, inputs: readonly KernelInput[], checks
   const locals = new Locals(inputs.length);
   const index = new Map(inputs.map((input, i) => [input.key, i]));
   const halves = [0, 1].map((h) => half(new Emitter(index, locals, h).emit(tree), locals, checks, h));
-  return [
-    ...[OP.block, OP.void, OP.loop, OP.void],
-    ...[...localGet(locals.offset), ...localGet(0), OP.i32GeU, OP.brIf, 1],
-    ...inputs.flatMap((_, i) => load(locals, i)),
-    ...[...localGet(1), ...localGet(locals.offset), OP.i32Add],
-    ...(halves[0] as number[]),
-    ...(halves[1] as number[]),
-    ...simd(SIMD.shuffle, ...LANES.lowHalves),
-    ...simd(SIMD.store, 4, 0),
-    ...[...localGet(locals.offset), OP.i32Const, ...unsignedLeb(16), OP.i32Add, ...localSet(locals.offset)],
-    ...[OP.br, 0, OP.end, OP.end],
-  ];
+  return loopUntil(
+    [...localGet(locals.offset), ...localGet(0), OP.i32GeU],
+    [
+      ...inputs.flatMap((_, i) => load(locals, i)),
+      ...[...localGet(1), ...localGet(locals.offset), OP.i32Add],
+      ...(halves[0] as number[]),
+      ...(halves[1] as number[]),
+      ...simd(SIMD.shuffle, ...LANES.lowHalves),
+      ...simd(SIMD.store, 4, 0),
+      ...advance(locals.offset, 16),
+    ],
+  );
 }
 
 /**
@@ -215,7 +215,7 @@ export function compileSimdKernel(
     testNaN: !carriesNaN(tree),
     outputNoData,
   };
-  const bytes = moduleBytes(
+  const run = compileFunction<(end: number, out: number, ...inputs: number[]) => void>(
     {
       params: [I32, I32, ...inputs.map(() => I32)],
       locals: [
@@ -224,10 +224,8 @@ export function compileSimdKernel(
       ],
       body: kernelBody(tree, inputs, checks),
     },
-    memory.buffer.byteLength / WASM_PAGE_BYTES,
+    memory,
   );
-  const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } });
-  const run = instance.exports['run'] as (end: number, out: number, ...inputs: number[]) => void;
   return (n: number, out: Float32Array, arrays: readonly PixelArray[]) =>
     run(paddedPixels(n) * Float32Array.BYTES_PER_ELEMENT, out.byteOffset, ...arrays.map((array) => array.byteOffset));
 }

@@ -6,19 +6,19 @@
  * which leaves any sum as it was, and a block with one sums from +0, as the one-pixel code does.
  */
 import {
+  advance,
+  compileFunction,
   f64x2Splat,
   I32,
   LANES,
   localGet,
   localSet,
-  moduleBytes,
+  loopUntil,
   OP,
   SIMD,
   simd,
-  unsignedLeb,
   V128,
-  WASM_PAGE_BYTES,
-} from './wasm-module.js';
+} from '../wasm-module.js';
 
 /** Full-resolution columns a step of the pixel kernel reduces: two v128 of Float32 a row. */
 export const PIXEL_STEP_COLUMNS = 8;
@@ -51,23 +51,6 @@ export interface SimdReductions {
   /** From a finer level's sums and counts; `columns` a multiple of LEVEL_STEP_COLUMNS. */
   fromLevel: RowPairReduction<LevelSums>;
 }
-
-const loop = (exit: number[], step: number[]): number[] => [
-  ...[OP.block, OP.void, OP.loop, OP.void],
-  ...exit,
-  OP.brIf,
-  1,
-  ...step,
-  ...[OP.br, 0, OP.end, OP.end],
-];
-
-const advance = (local: number, bytes: number): number[] => [
-  ...localGet(local),
-  OP.i32Const,
-  ...unsignedLeb(bytes),
-  OP.i32Add,
-  ...localSet(local),
-];
 
 const load = (pointer: number, offset: number): number[] => [...localGet(pointer), ...simd(SIMD.load, 4, offset)];
 
@@ -171,7 +154,7 @@ function pixelKernel(noData: number): number[] {
     ...[P.top, P.bottom, P.sums, P.counts].flatMap((pointer) => advance(pointer, 32)),
     ...advance(P.values, 16),
   ];
-  return loop([...localGet(P.top), ...localGet(P.end), OP.i32GeU], step);
+  return loopUntil([...localGet(P.top), ...localGet(P.end), OP.i32GeU], step);
 }
 
 /** Parameters and locals of the level kernel. */
@@ -212,18 +195,16 @@ function levelKernel(noData: number): number[] {
     ...[L.sums, L.counts].flatMap((pointer) => advance(pointer, 16)),
     ...advance(L.values, 8),
   ];
-  return loop([...localGet(L.topSums), ...localGet(L.end), OP.i32GeU], step);
+  return loopUntil([...localGet(L.topSums), ...localGet(L.end), OP.i32GeU], step);
 }
 
 type Run = (...pointers: number[]) => void;
 
 function instantiate(body: number[], params: number, vectors: number, memory: WebAssembly.Memory): Run {
-  const bytes = moduleBytes(
+  return compileFunction<Run>(
     { params: Array.from({ length: params }, () => I32), locals: [[vectors, V128]], body },
-    memory.buffer.byteLength / WASM_PAGE_BYTES,
+    memory,
   );
-  const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } });
-  return instance.exports['run'] as Run;
 }
 
 const F32 = Float32Array.BYTES_PER_ELEMENT;

@@ -5,10 +5,10 @@
  * whole SIMD steps, which the kernels may compute past the window's last pixel.
  */
 import { FLOAT32, FLOAT64, type PixelArray, type PixelType } from '../pixels.js';
+import { MemoryLayout } from '../wasm-module.js';
 import type { LevelSize } from './pyramid.js';
 import { paddedPixels } from './simd-compiler.js';
 import type { LevelSums } from './simd-pyramid.js';
-import { WASM_PAGE_BYTES } from './wasm-module.js';
 
 /** The buffers of one window in flight. */
 export interface WindowSlot {
@@ -21,8 +21,6 @@ export interface WindowSlot {
   levels: LevelSums[];
 }
 
-const ALIGN = 16;
-
 /** Where each array of a slot goes: its type, length and byte offset. */
 interface Placement {
   type: PixelType;
@@ -30,15 +28,9 @@ interface Placement {
   offset: number;
 }
 
-class Layout {
-  size = 0;
-
-  place(type: PixelType, pixels: number): Placement {
-    const length = paddedPixels(pixels);
-    const placement = { type, length, offset: this.size };
-    this.size += Math.ceil((length * type.bytes) / ALIGN) * ALIGN;
-    return placement;
-  }
+function place(layout: MemoryLayout, type: PixelType, pixels: number): Placement {
+  const length = paddedPixels(pixels);
+  return { type, length, offset: layout.place(length * type.bytes) };
 }
 
 const view = (buffer: ArrayBufferLike, { type, offset, length }: Placement): PixelArray =>
@@ -54,21 +46,20 @@ export function createSlots(
   pixels: number,
   levels: readonly LevelSize[],
 ): { memory: WebAssembly.Memory; slots: WindowSlot[] } {
-  const layout = new Layout();
+  const layout = new MemoryLayout();
   // The kernel reads a pixel of every input before it writes that pixel: the output can take a
   // Float32 input's buffer.
   const shareOutput = inputs.includes(FLOAT32);
   const placements = Array.from({ length: count }, () => ({
-    inputs: inputs.map((type) => layout.place(type, pixels)),
-    output: shareOutput ? undefined : layout.place(FLOAT32, pixels),
-    overviews: levels.map(({ width, height }) => layout.place(FLOAT32, width * height)),
+    inputs: inputs.map((type) => place(layout, type, pixels)),
+    output: shareOutput ? undefined : place(layout, FLOAT32, pixels),
+    overviews: levels.map(({ width, height }) => place(layout, FLOAT32, width * height)),
     levels: levels.map(({ width, height }) => ({
-      sums: layout.place(FLOAT64, width * height),
-      counts: layout.place(FLOAT64, width * height),
+      sums: place(layout, FLOAT64, width * height),
+      counts: place(layout, FLOAT64, width * height),
     })),
   }));
-  const pages = Math.max(1, Math.ceil(layout.size / WASM_PAGE_BYTES));
-  const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
+  const memory = layout.createMemory();
   const slots = placements.map((placement) => {
     const arrays = placement.inputs.map((input) => view(memory.buffer, input));
     const float = arrays.find((array) => array instanceof Float32Array);
