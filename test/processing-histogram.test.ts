@@ -42,6 +42,21 @@ const RASTERS: Record<string, RasterSpec> = {
   float64: { type: 'Float64', width: 260, height: 180, value: () => random() * 1e-3 + 1e3 },
   constant: { type: 'Float32', width: 300, height: 100, noData: 5, value: (x) => (x < 10 ? 5 : 7.25) },
   empty: { type: 'Float32', width: 100, height: 80, noData: -1, value: () => -1 },
+  /**
+   * Float32 with its no-data value inside the bins, in a window of 851 pixels: the last three, past
+   * the SIMD kernels' last whole step of four, hold the maximum, the minimum and NaN.
+   */
+  tail: {
+    type: 'Float32',
+    width: 37,
+    height: 23,
+    noData: 0.5,
+    value: (x, y) => {
+      const fromEnd = 37 * 23 - 1 - (y * 37 + x);
+      if (fromEnd < 3) return [Number.NaN, -99, 99.5][fromEnd] as number;
+      return (x * 7 + y * 3) % 11 === 0 ? 0.5 : (x - y) * 0.75;
+    },
+  },
   /** More pixels than one read window holds, so several windows add up. */
   large: { type: 'Float32', width: 2100, height: 2100, noData: -9999, tile: 256, value: floatValue },
 };
@@ -67,6 +82,7 @@ const CASES: Record<string, Record<string, HistogramOptions>> = {
   },
   constant: { default: {} },
   empty: { default: {} },
+  tail: { default: {}, 'min and max, no-data inside': { min: -10, max: 10, count: 40 } },
   large: { default: {}, 'min and max': { min: -60, max: 60, count: 240 } },
 };
 

@@ -1,23 +1,35 @@
 /**
- * The two hot loops of the histogram, generated per typed-array type and per "has a no-data value
- * to skip", and cached. Each generated function only ever sees one array type and one shape of
- * test, so V8 keeps it monomorphic: measured on 64 Mpixel Float32 rasters, a single shared loop
- * ran 2 to 3 times slower once it had seen NaN and integer no-data values. Numbers are passed in a
+ * The two passes of a binned histogram over a band's windows (WindowKernels), and their
+ * JavaScript form: two hot loops generated per typed-array type and per "has a no-data value to
+ * skip", and cached. Each generated function only ever sees one array type and one shape of test,
+ * so V8 keeps it monomorphic: measured on 64 Mpixel Float32 rasters, a single shared loop ran 2 to
+ * 3 times slower once it had seen NaN and integer no-data values. Numbers are passed in a
  * Float64Array so they always arrive as doubles. The sources below are constants; nothing from a
  * request reaches them.
  */
-import type { PixelArray } from './pixels.js';
+import type { BinEdges, ValueRange } from './histogram-bins.js';
+import type { PixelArray, PixelType } from './pixels.js';
+
+/** A pass over windows, one after another: `add` takes the first `n` pixels of each. */
+export interface WindowPass<Result> {
+  add(pixels: PixelArray, n: number): void;
+  result(): Result;
+}
+
+/**
+ * The two passes of a band: the range of its valid pixels (null when none), then their counts in
+ * bins. Pixels equal to `noData`, and NaN, are not valid. Windows are read into `buffers`, in turn.
+ */
+export interface WindowKernels {
+  readonly buffers: readonly [PixelArray, PixelArray];
+  rangeScan(noData: number): WindowPass<ValueRange | null>;
+  binning(bins: BinEdges, noData: number): WindowPass<number[]>;
+}
 
 /** state: [min so far, max so far, no-data]. NaN pixels fail both comparisons, so they are skipped. */
-export type ScanLoop = (pixels: PixelArray, n: number, state: Float64Array) => void;
+type ScanLoop = (pixels: PixelArray, n: number, state: Float64Array) => void;
 /** state: [lowest edge, highest edge, bins per unit, no-data]; counts: BIN_LANES tables of the bins, one after the other. */
-export type BinLoop = (
-  pixels: PixelArray,
-  n: number,
-  state: Float64Array,
-  edges: Float64Array,
-  counts: Float64Array,
-) => void;
+type BinLoop = (pixels: PixelArray, n: number, state: Float64Array, edges: Float64Array, counts: Float64Array) => void;
 
 /** The test that leaves a pixel out when it is the no-data value, or none. */
 type Skip = (v: string) => string;
@@ -47,7 +59,7 @@ const SCAN = (skip: Skip): string => `
  * of a smooth raster fall in one bin, and a single table makes each increment wait for the
  * previous one's store (measured on a smooth Float32 band: a quarter less time than one table).
  */
-export const BIN_LANES = 4;
+const BIN_LANES = 4;
 
 // The first guess is refined against the edges exactly as numpy does; the last bin takes the top edge.
 const BIN_ONE = (index: string, lane: string, skip: Skip): string => `
@@ -71,7 +83,7 @@ const BIN = (skip: Skip): string => `
   }`;
 
 /** Adds the BIN_LANES tables of `counts` into one of `count` bins. */
-export function foldLanes(counts: Float64Array, count: number): number[] {
+function foldLanes(counts: Float64Array, count: number): number[] {
   const folded = new Array<number>(count).fill(0);
   for (let i = 0; i < counts.length; i++) folded[i % count] = (folded[i % count] as number) + (counts[i] as number);
   return folded;
@@ -92,12 +104,42 @@ function generated<T extends ScanLoop | BinLoop>(key: string, params: string[], 
   return loop as T;
 }
 
-export function scanLoop(pixels: PixelArray, skipNoData: boolean): ScanLoop {
+function scanLoop(pixels: PixelArray, skipNoData: boolean): ScanLoop {
   const key = `scan:${pixels.constructor.name}:${skipNoData}`;
   return generated<ScanLoop>(key, ['pixels', 'n', 'state'], SCAN(skipNoData ? NOT_NO_DATA : KEEP_ALL));
 }
 
-export function binLoop(pixels: PixelArray, skipNoData: boolean): BinLoop {
+function binLoop(pixels: PixelArray, skipNoData: boolean): BinLoop {
   const key = `bin:${pixels.constructor.name}:${skipNoData}`;
   return generated<BinLoop>(key, ['pixels', 'n', 'state', 'edges', 'counts'], BIN(skipNoData ? NOT_NO_DATA : KEEP_ALL));
+}
+
+/** The passes as the generated loops compute them, for windows of at most `pixels` pixels of `type`. */
+export function scriptKernels(type: PixelType, pixels: number): WindowKernels {
+  return {
+    buffers: [type.create(pixels), type.create(pixels)],
+    rangeScan: (noData) => {
+      const state = Float64Array.of(Infinity, -Infinity, noData);
+      const skip = !Number.isNaN(noData);
+      return {
+        add: (pixels, n) => scanLoop(pixels, skip)(pixels, n, state),
+        result: () => {
+          const [min, max] = state as unknown as [number, number];
+          return min <= max ? { min, max } : null;
+        },
+      };
+    },
+    binning: (bins, noData) => {
+      const low = bins.edges[0] as number;
+      const high = bins.edges[bins.count] as number;
+      const state = Float64Array.of(low, high, bins.norm, noData);
+      // The no-data test is only needed when the no-data value falls inside the bins.
+      const skip = noData >= low && noData <= high;
+      const counts = new Float64Array(bins.count * BIN_LANES);
+      return {
+        add: (pixels, n) => binLoop(pixels, skip)(pixels, n, state, bins.edges, counts),
+        result: () => foldLanes(counts, bins.count),
+      };
+    },
+  };
 }

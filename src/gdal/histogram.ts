@@ -8,9 +8,17 @@
 import type gdal from 'gdal-async';
 
 import { BinEdges, type RequestedRange, resolveRange, type ValueRange } from './histogram-bins.js';
-import { BIN_LANES, binLoop, foldLanes, scanLoop } from './histogram-loops.js';
+import { scriptKernels, type WindowKernels, type WindowPass } from './histogram-loops.js';
+import { float32Kernels } from './histogram-simd.js';
 import { openRaster } from './open-raster.js';
-import { comparableNoData, forEachWindow, type PixelArray, type PixelType, pixelType } from './pixels.js';
+import {
+  comparableNoData,
+  forEachWindow,
+  largestWindow,
+  type PixelArray,
+  type PixelType,
+  pixelType,
+} from './pixels.js';
 import { planWindows, type Window } from './windows.js';
 
 export const DEFAULT_BIN_COUNT = 1000;
@@ -48,30 +56,26 @@ function countValues(pixels: PixelArray, n: number, offset: number, table: Float
   }
 }
 
-async function validRange(source: BandSource): Promise<ValueRange | null> {
-  const state = Float64Array.of(Infinity, -Infinity, source.noData);
-  const skip = !Number.isNaN(source.noData);
-  await forEachWindow(source.band, source.windows, source.type, (pixels, w) =>
-    scanLoop(pixels, skip)(pixels, w.width * w.height, state),
+/** Float32 bands are scanned and binned by SIMD kernels, other types by the generated loops. */
+function windowKernels(source: BandSource, count: number): WindowKernels {
+  const pixels = largestWindow(source.windows);
+  return source.type.storage === 'float32' ? float32Kernels(pixels, count) : scriptKernels(source.type, pixels);
+}
+
+async function readPass<Result>(source: BandSource, kernels: WindowKernels, pass: WindowPass<Result>): Promise<Result> {
+  await forEachWindow(source.band, source.windows, kernels.buffers, (pixels, w) =>
+    pass.add(pixels, w.width * w.height),
   );
-  const [min, max] = state as unknown as [number, number];
-  return min <= max ? { min, max } : null;
+  return pass.result();
 }
 
 async function binnedHistogram(source: BandSource, options: HistogramOptions, count: number): Promise<BandHistogram> {
+  const kernels = windowKernels(source, count);
   const known = options.min !== undefined && options.max !== undefined;
-  const range = resolveRange(options, known ? null : await validRange(source));
+  const valid = known ? null : await readPass(source, kernels, kernels.rangeScan(source.noData));
+  const range = resolveRange(options, valid);
   const bins = new BinEdges(range, count, source.type.storage === 'float32');
-  const low = bins.edges[0] as number;
-  const high = bins.edges[count] as number;
-  const state = Float64Array.of(low, high, bins.norm, source.noData);
-  // The no-data test is only needed when the no-data value falls inside the bins.
-  const skip = source.noData >= low && source.noData <= high;
-  const counts = new Float64Array(count * BIN_LANES);
-  await forEachWindow(source.band, source.windows, source.type, (pixels, w) =>
-    binLoop(pixels, skip)(pixels, w.width * w.height, state, bins.edges, counts),
-  );
-  return { ...range, values: foldLanes(counts, count) };
+  return { ...range, values: await readPass(source, kernels, kernels.binning(bins, source.noData)) };
 }
 
 /** Smallest and largest value with a non-zero count. */
@@ -91,7 +95,9 @@ async function countedHistogram(
   count: number,
 ): Promise<BandHistogram> {
   const values = new Float64Array(table.size);
-  await forEachWindow(source.band, source.windows, source.type, (pixels, w) =>
+  const pixels = largestWindow(source.windows);
+  const buffers = [source.type.create(pixels), source.type.create(pixels)] as const;
+  await forEachWindow(source.band, source.windows, buffers, (pixels, w) =>
     countValues(pixels, w.width * w.height, table.offset, values),
   );
   if (!Number.isNaN(source.noData)) values[source.noData + table.offset] = 0;

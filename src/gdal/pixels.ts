@@ -69,15 +69,21 @@ export function comparableNoData(noData: number | null, storage: PixelStorage): 
   return noData;
 }
 
-/** Reads windows of a band, two buffers in turn, handing each to `visit` while the next one is read. */
+/** Pixels of the largest of `windows`. */
+export function largestWindow(windows: readonly Window[]): number {
+  return windows.reduce((most, w) => Math.max(most, w.width * w.height), 0);
+}
+
+/**
+ * Reads windows of a band into `buffers` in turn (each holds the largest window), handing each to
+ * `visit` while the next one is read.
+ */
 export async function forEachWindow(
   band: gdal.RasterBand,
   windows: readonly Window[],
-  type: PixelType,
+  buffers: readonly [PixelArray, PixelArray],
   visit: (pixels: PixelArray, window: Window) => void,
 ): Promise<void> {
-  const largest = windows.reduce((most, w) => Math.max(most, w.width * w.height), 0);
-  const buffers = [type.create(largest), type.create(largest)];
   const read = (i: number): Promise<PixelArray> | undefined => {
     const w = windows[i];
     return w && band.pixels.readAsync(w.x, w.y, w.width, w.height, buffers[i % 2]);
