@@ -86,6 +86,18 @@ describe('SIMD histogram kernels for Float32', () => {
     }
   }
 
+  test('pixels on and beside edges whose positions are not whole numbers: the bins of the JavaScript loops', () => {
+    const bins = new BinEdges({ min: 0.1, max: 0.7 }, 6, true);
+    const low = bins.edges[0] as number;
+    // Rounded to Float32, the edges lie off the whole positions a pixel's guess is truncated from.
+    assert.ok(bins.edges.some((edge, k) => (edge - low) * bins.norm !== k));
+    const bits = new Int32Array(Float32Array.from(bins.edges).buffer);
+    const data = [new Float32Array(Int32Array.from([...bits].flatMap((edge) => [edge - 1, edge, edge + 1])).buffer)];
+    const simd = float32Kernels(data[0]?.length ?? 0, 6);
+    const script = scriptKernels(FLOAT32, data[0]?.length ?? 0);
+    assert.deepEqual(run(simd, simd.binning(bins, NO_DATA), data), run(script, script.binning(bins, NO_DATA), data));
+  });
+
   test('a window without a valid pixel has no range', () => {
     const kernels = float32Kernels(6, 10);
     const data = [Float32Array.of(Number.NaN, NO_DATA, Number.NaN, NO_DATA, NO_DATA, Number.NaN)];

@@ -81,29 +81,39 @@ const B = {
   high: 6,
   noData: 7,
   norm: 8,
-  pixels: 9,
-  valid: 10,
-  bins: 11,
-  lowerEdges: 12,
-  upperEdges: 13,
-  lowLanes: 14,
-  highLanes: 15,
-  noDataLanes: 16,
-  lowDoubles: 17,
-  normDoubles: 18,
-  lastLanes: 19,
-  outsideLanes: 20,
-  address: 21,
+  margin: 9,
+  pixels: 10,
+  valid: 11,
+  bins: 12,
+  lowerEdges: 13,
+  upperEdges: 14,
+  lowPositions: 15,
+  highPositions: 16,
+  lowLanes: 17,
+  highLanes: 18,
+  noDataLanes: 19,
+  lowDoubles: 20,
+  normDoubles: 21,
+  marginDoubles: 22,
+  lastLanes: 23,
+  outsideLanes: 24,
+  address: 25,
 };
 
-/** The loop's first guess `((v - low) * norm) | 0` of two pixels, in the low two lanes. */
-const guess = (upper: boolean): number[] => [
+/** Positions `(v - low) * norm` of two pixels, the loop's first guess before truncation, into local `into`. */
+const positions = (upper: boolean, into: number): number[] => [
   ...localGet(B.pixels),
   ...(upper ? [...localGet(B.pixels), ...simd(SIMD.shuffle, ...LANES.upperHalf)] : []),
   ...simd(SIMD.f64x2PromoteLowF32x4),
   ...[...localGet(B.lowDoubles), ...simd(SIMD.f64x2Sub)],
   ...[...localGet(B.normDoubles), ...simd(SIMD.f64x2Mul)],
-  ...simd(SIMD.i32x4TruncSatF64x2SZero),
+  ...localSet(into),
+];
+
+/** Whether each of two positions lies farther than the margin from any whole number (exact: the difference is). */
+const farFromWhole = (position: number): number[] => [
+  ...[...localGet(position), ...localGet(position), ...simd(SIMD.f64x2Nearest), ...simd(SIMD.f64x2Sub)],
+  ...[...simd(SIMD.f64x2Abs), ...localGet(B.marginDoubles), ...simd(SIMD.f64x2Gt)],
 ];
 
 /** The byte address of lane `lane` of the bins, scaled by `shift`, from pointer `base`. */
@@ -122,6 +132,20 @@ const readEdges = [0, 1, 2, 3].flatMap((lane) => [
 ]);
 
 /**
+ * The guesses moved down a bin where the pixel is below its lower edge, or up one where it is not
+ * below its upper edge and the bin is not the last: never both, the edges being in order, so the
+ * loop's `else` needs no test. The masks' all-ones lanes are -1: the first is added, the second
+ * subtracted.
+ */
+const settled = [
+  ...[...localGet(B.bins), ...localGet(B.pixels), ...localGet(B.lowerEdges), ...simd(SIMD.f32x4Lt)],
+  ...simd(SIMD.i32x4Add),
+  ...[...localGet(B.pixels), ...localGet(B.upperEdges), ...simd(SIMD.f32x4Ge)],
+  ...[...localGet(B.bins), ...localGet(B.lastLanes), ...simd(SIMD.i32x4Ne), ...simd(SIMD.and)],
+  ...simd(SIMD.i32x4Sub),
+];
+
+/**
  * Adds 1 to each lane's bin. The counts are four interleaved tables, bin k of lane j at 4 k + j,
  * as the loop's BIN_LANES are and for the same reason: neighbouring pixels often share a bin.
  */
@@ -134,9 +158,12 @@ const countLanes = [0, 1, 2, 3].flatMap((lane) => [
 /**
  * Counts the pixels from byte `from` to `end` in the bins whose Float32 edges are at `edges`: a
  * pixel within [low, high] and not no-data in its bin, the others in bin `last + 1`, outside the
- * histogram. The guess is clamped as the loop's is, then moved down a bin where the pixel is below
- * its lower edge, or up one where it is not below its upper edge and the bin is not the last: never
- * both, the edges being in order, so the loop's `else` needs no test.
+ * histogram. Each pixel's bin is first the truncation of its position, clamped as the loop's guess
+ * is. A step settles its guesses against the edges, as the loop does, only when a valid pixel's
+ * position lies within `margin` of a whole number, where `margin` bounds how far each edge's own
+ * position lies from its index (edgeMargin). Otherwise each guess is already the bin: positions do
+ * not decrease as pixels grow, so a pixel whose position lies more than `margin` above one whole
+ * number g and below the next lies above the edge g and below the edge g + 1.
  */
 function binKernel(): number[] {
   const inRange = [
@@ -144,27 +171,25 @@ function binKernel(): number[] {
     ...[...localGet(B.pixels), ...localGet(B.highLanes), ...simd(SIMD.f32x4Le), ...simd(SIMD.and)],
     ...[...localGet(B.pixels), ...localGet(B.noDataLanes), ...simd(SIMD.f32x4Ne), ...simd(SIMD.and)],
   ];
-  const settled = [
-    // The masks' all-ones lanes are -1: adding the first moves down a bin, subtracting the second up.
-    ...[
-      ...localGet(B.bins),
-      ...localGet(B.pixels),
-      ...localGet(B.lowerEdges),
-      ...simd(SIMD.f32x4Lt),
-      ...simd(SIMD.i32x4Add),
-    ],
-    ...[...localGet(B.pixels), ...localGet(B.upperEdges), ...simd(SIMD.f32x4Ge)],
-    ...[...localGet(B.bins), ...localGet(B.lastLanes), ...simd(SIMD.i32x4Ne), ...simd(SIMD.and)],
-    ...simd(SIMD.i32x4Sub),
+  const guesses = [
+    ...[...localGet(B.lowPositions), ...simd(SIMD.i32x4TruncSatF64x2SZero)],
+    ...[...localGet(B.highPositions), ...simd(SIMD.i32x4TruncSatF64x2SZero)],
+    ...simd(SIMD.shuffle, ...LANES.lowHalves),
+    ...[...localGet(B.lastLanes), ...simd(SIMD.i32x4MinS), ...ZERO_LANES, ...simd(SIMD.i32x4MaxS)],
+  ];
+  // The doubles' masks narrowed to the pixels' lanes; a NaN position is not far.
+  const anyNearEdge = [
+    ...localGet(B.valid),
+    ...[...farFromWhole(B.lowPositions), ...farFromWhole(B.highPositions), ...simd(SIMD.shuffle, ...LANES.evenFloats)],
+    ...[...simd(SIMD.andNot), ...simd(SIMD.anyTrue)],
   ];
   const step = [
     ...[...localGet(B.from), ...simd(SIMD.load, 4, 0), ...localSet(B.pixels)],
     ...[...inRange, ...localSet(B.valid)],
-    ...[...guess(false), ...guess(true), ...simd(SIMD.shuffle, ...LANES.lowHalves)],
-    ...[...localGet(B.lastLanes), ...simd(SIMD.i32x4MinS), ...ZERO_LANES, ...simd(SIMD.i32x4MaxS)],
-    ...localSet(B.bins),
-    ...readEdges,
-    ...[...settled, ...localGet(B.outsideLanes), ...localGet(B.valid), ...simd(SIMD.bitselect)],
+    ...[...positions(false, B.lowPositions), ...positions(true, B.highPositions)],
+    ...[...guesses, ...localSet(B.bins)],
+    ...[...anyNearEdge, OP.if, OP.void, ...readEdges, ...settled, ...localSet(B.bins), OP.end],
+    ...[...localGet(B.bins), ...localGet(B.outsideLanes), ...localGet(B.valid), ...simd(SIMD.bitselect)],
     ...localSet(B.bins),
     ...countLanes,
     ...advance(B.from, STEP * FLOAT),
@@ -179,11 +204,27 @@ function binKernel(): number[] {
     ...lanes(B.high, SIMD.f32x4Splat, B.highLanes),
     ...lanes(B.noData, SIMD.f32x4Splat, B.noDataLanes),
     ...lanes(B.norm, SIMD.f64x2Splat, B.normDoubles),
+    ...lanes(B.margin, SIMD.f64x2Splat, B.marginDoubles),
     ...lanes(B.last, SIMD.i32x4Splat, B.lastLanes),
     ...[...localGet(B.low), OP.f64PromoteF32, ...simd(SIMD.f64x2Splat), ...localSet(B.lowDoubles)],
     ...[...localGet(B.last), ...i32Const(1), OP.i32Add, ...simd(SIMD.i32x4Splat), ...localSet(B.outsideLanes)],
     ...whileBefore(B.from, B.end, step),
   ];
+}
+
+/**
+ * The largest distance between an edge's position, computed as the kernel computes a pixel's, and
+ * its index: tiny unless the bins are narrow beside the Float32 spacing of their values.
+ */
+function edgeMargin(bins: BinEdges): number {
+  const low = bins.edges[0] as number;
+  let margin = 0;
+  bins.edges.forEach((edge, k) => {
+    margin = Math.max(margin, Math.abs((edge - low) * bins.norm - k));
+  });
+  // NaN where positions are not numbers (a range of no width, or too narrow for doubles to scale):
+  // no position is then farther than it, and every step is settled.
+  return margin;
 }
 
 type RangeRun = (from: number, end: number, state: number, noData: number) => void;
@@ -197,6 +238,7 @@ type BinRun = (
   high: number,
   noData: number,
   norm: number,
+  margin: number,
 ) => void;
 
 /** The pixels of a window as a kernel takes them: their first byte and the end of its last step, NaN after `n`. */
@@ -221,9 +263,9 @@ export function float32Kernels(pixels: number, binCount: number): WindowKernels 
   );
   const bin = compileFunction<BinRun>(
     {
-      params: [I32, I32, I32, I32, I32, F32, F32, F32, F64],
+      params: [I32, I32, I32, I32, I32, F32, F32, F32, F64, F64],
       locals: [
-        [12, V128],
+        [15, V128],
         [1, I32],
       ],
       body: binKernel(),
@@ -248,8 +290,9 @@ export function float32Kernels(pixels: number, binCount: number): WindowKernels 
       new Float32Array(memory.buffer, edges, binCount + 1).set(bins.edges);
       const table = new Float64Array(memory.buffer, counts, (binCount + 1) * STEP).fill(0);
       const [low, high] = [bins.edges[0] as number, bins.edges[binCount] as number];
+      const margin = edgeMargin(bins);
       return {
-        add: (pixels, n) => bin(...steps(pixels, n), edges, counts, binCount - 1, low, high, noData, bins.norm),
+        add: (pixels, n) => bin(...steps(pixels, n), edges, counts, binCount - 1, low, high, noData, bins.norm, margin),
         result: () =>
           Array.from({ length: binCount }, (_, k) =>
             table.subarray(k * STEP, (k + 1) * STEP).reduce((sum, lane) => sum + lane, 0),

@@ -65,6 +65,8 @@ export const SIMD = {
   andNot: 0x4f,
   or: 0x50,
   bitselect: 0x52,
+  /** 1 if any bit is set, else 0, as an i32. */
+  anyTrue: 0x53,
   /** Stores one 64-bit lane (memory alignment and offset, then the lane). */
   store64Lane: 0x5b,
   f32x4DemoteF64x2Zero: 0x5e,
@@ -77,6 +79,8 @@ export const SIMD = {
   f32x4Pmin: 0xea,
   /** `a < b ? b : a` in each lane. */
   f32x4Pmax: 0xeb,
+  /** Rounded to the nearest whole number, ties to even. */
+  f64x2Nearest: 0x94,
   f64x2Abs: 0xec,
   f64x2Neg: 0xed,
   f64x2Sqrt: 0xef,
