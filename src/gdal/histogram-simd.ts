@@ -4,9 +4,10 @@
  * JavaScript loops of histogram-loops.ts compute, bin for bin: pixels are compared as Float32,
  * which the bins' edges and the no-data value of a Float32 band are (histogram-bins.ts,
  * comparableNoData), so the comparisons are exact; a pixel's first guess of its bin is the same
- * double arithmetic, then settled against the edges the same way. The pixels of a window past its
- * last whole step are set to NaN, which both kernels leave out. Measured on the bench's 8000 x 8000
- * band: the range scan about 10 times as fast as the JavaScript loop, the binning 2 to 3 times.
+ * double arithmetic, kept where it cannot be wrong and otherwise settled against the edges the
+ * same way (binKernel). The pixels of a window past its last whole step are set to NaN, which both
+ * kernels leave out. Measured on windows of the bench's 8000 x 8000 band: the range scan 5 to 7
+ * times as fast as the JavaScript loop, the binning 3.5 times.
  */
 import type { BinEdges, ValueRange } from './histogram-bins.js';
 import type { WindowKernels } from './histogram-loops.js';
