@@ -20,7 +20,6 @@ export const OP = {
   brIf: 0x0d,
   end: 0x0b,
   if: 0x04,
-  else: 0x05,
   localGet: 0x20,
   localSet: 0x21,
   /** Loads and stores take the alignment (log2 of bytes) and the offset after the opcode. */
