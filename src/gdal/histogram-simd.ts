@@ -49,7 +49,9 @@ const R = { from: 0, end: 1, state: 2, noData: 3, min: 4, max: 5, pixels: 6, noD
 /**
  * The range of the pixels from byte `from` to `end` into the state's two v128, the smallest and
  * largest valid pixel of each lane so far. pmin and pmax keep the lane's value when the pixel is
- * NaN, as the loop's `<` and `>` do; no-data pixels are turned into NaN first.
+ * NaN, as the loop's `<` and `>` do; no-data pixels are turned into NaN first. Where a band holds
+ * both 0 and -0, either may come out as its minimum or maximum, as the loop's is the first met:
+ * equal values, which make the same bins and are both written 0 in JSON.
  */
 function rangeKernel(): number[] {
   const step = [
