@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 DEBIAN_PACKAGES=(
   qgis-server python3-qgis gdal-bin libgdal-dev python3-gdal python3-numpy
   mapproxy python3-boto3 postgresql postgresql-15-postgis-3 sqlite3 build-essential python3
-  chromium fonts-dejavu-core fontconfig prometheus nginx spawn-fcgi gunicorn debootstrap valgrind
+  chromium fonts-dejavu-core fontconfig prometheus nginx spawn-fcgi gunicorn debootstrap valgrind patch
 )
 
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -33,20 +33,6 @@ install_debian_packages() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
 }
 
-# node_modules is current when it was installed from this very lock file and gdal-async is linked
-# against the system GDAL rather than its bundled copy.
-npm_stamp() { sha256sum package-lock.json | cut -d' ' -f1; }
-
-install_npm_packages() {
-  if [ -f node_modules/.steward-setup ] && [ "$(cat node_modules/.steward-setup)" = "$(npm_stamp)" ]; then
-    return
-  fi
-  say "installing npm packages (gdal-async is built against Debian's libgdal)"
-  npm_config_build_from_source=true npm_config_shared_gdal=true npm ci --no-audit --no-fund
-  node -e "const gdal = require('gdal-async'); if (gdal.bundled) { throw new Error('gdal-async uses its bundled GDAL'); }"
-  npm_stamp > node_modules/.steward-setup
-}
-
 build() {
   say "building"
   npx tsc -p tsconfig.build.json
@@ -54,7 +40,8 @@ build() {
 
 # The web console is built again only when its sources or the installed packages change.
 web_stamp() {
-  { find web -path web/dist -prune -o -type f -print0 | sort -z | xargs -0 sha256sum; npm_stamp; } | sha256sum | cut -d' ' -f1
+  { find web -path web/dist -prune -o -type f -print0 | sort -z | xargs -0 sha256sum; cat node_modules/.steward-setup; } \
+    | sha256sum | cut -d' ' -f1
 }
 
 build_web() {
@@ -77,7 +64,7 @@ demo_data() {
 
 install_debian_packages
 if [ "${1:-}" = --qgis-roots ]; then scripts/qgis-roots.sh; fi
-install_npm_packages
+bash scripts/install-packages.sh
 demo_data
 bash scripts/build-native.sh
 build
