@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 
+import { processAlive } from '../runtime/process-alive.js';
 import { type ProjectRef } from '../storage/project-store.js';
 
 export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
@@ -60,16 +61,6 @@ export function matches(job: JobRecord, filter: JobFilter): boolean {
 
 export function thisProcess(): JobOwner {
   return { pid: process.pid, host: hostname() };
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

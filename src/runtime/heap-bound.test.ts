@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
 
 import { heapBounded } from './heap-bound.js';
+import { processAlive } from './process-alive.js';
 
 const MIB = 1024 * 1024;
 const folder = mkdtempSync(join(tmpdir(), 'steward-heap-bound-'));
@@ -47,15 +48,6 @@ async function report(child: ReturnType<typeof spawn>): Promise<Report> {
   return JSON.parse(line) as Report;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe('heap bound', () => {
   it('finds a bound given in the arguments or NODE_OPTIONS', () => {
     assert.equal(heapBounded(['--max-old-space-size=300']), true);
@@ -91,14 +83,14 @@ describe('heap bound', () => {
     const [, signalCode] = (await once(terminated, 'exit')) as [number | null, string | null];
     assert.equal(signalCode, null, 'the launcher exits with a code, not by the signal');
     assert.equal(terminated.exitCode, 128 + 15);
-    assert.equal(alive(first.pid), false);
+    assert.equal(processAlive(first.pid), false);
 
     const killed = start('wait');
     const second = await report(killed);
     killed.kill('SIGKILL');
     await once(killed, 'exit');
     const deadline = Date.now() + 5000;
-    while (alive(second.pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.equal(alive(second.pid), false, 'the child outlived its launcher');
+    while (processAlive(second.pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(processAlive(second.pid), false, 'the child outlived its launcher');
   });
 });
