@@ -1,20 +1,20 @@
 /**
  * One raster processing job in a process of its own, as the service runs it, so the bench can
  * measure its peak memory. `calc <a> <b> <output>` or `hist <raster>`; prints {"ms": <time of
- * the job itself>}. Like the API, which keeps a worker process ready from its start, the
- * calculator's job starts once one is.
+ * the job itself>}. Like the API, which keeps a worker process ready after its first task, the
+ * job starts once one is.
  */
 import { calculateRaster } from '../src/gdal/calculator/calculate.js';
 import { parseExpression } from '../src/gdal/calculator/parser.js';
 import { keepWorkerReady, stopWorkerReady } from '../src/gdal/gdal-child.js';
 import { configureGdalMemory } from '../src/gdal/gdal-memory.js';
-import { computeHistogram } from '../src/gdal/histogram.js';
+import { histogramOffLoop } from '../src/gdal/histogram.js';
 
 export const NORMALISED_DIFFERENCE = '("a@1" - "b@1") / ("a@1" + "b@1")';
 
 configureGdalMemory();
 const [job, ...paths] = process.argv.slice(2);
-if (job === 'calc') await keepWorkerReady();
+await keepWorkerReady();
 const start = performance.now();
 if (job === 'calc') {
   const [a = '', b = '', output = ''] = paths;
@@ -27,7 +27,7 @@ if (job === 'calc') {
     output,
   );
 } else if (job === 'hist') {
-  await computeHistogram(paths[0] ?? '');
+  await histogramOffLoop(paths[0] ?? '');
 } else {
   throw new Error(`unknown job ${job}`);
 }

@@ -54,6 +54,9 @@ export class UnsupportedMediaType extends withStatus(415) {}
 
 export class Unprocessable extends withStatus(422) {}
 
+/** The client closed its connection before its answer was ready: the work for it was stopped. */
+export class ClientClosedRequest extends withStatus(499) {}
+
 /** An engine answered with a failure, or could not be reached. */
 export class BadGateway extends withStatus(502) {}
 

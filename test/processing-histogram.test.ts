@@ -4,7 +4,8 @@ import { after, before, describe, test } from 'node:test';
 
 import { BadRequest, Unprocessable } from '../src/errors.js';
 import { configureGdalMemory } from '../src/gdal/gdal-memory.js';
-import { computeHistogram, type HistogramOptions } from '../src/gdal/histogram.js';
+import { computeHistogram } from '../src/gdal/histogram.js';
+import { type HistogramOptions } from '../src/gdal/histogram-bins.js';
 import { gdalHistogram, numpyHistogram } from './support/raster-oracle.js';
 import { type RasterSpec, scratchFolder, seededRandom, writeRaster } from './support/rasters.js';
 

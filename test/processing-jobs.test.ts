@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { copyFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
@@ -18,6 +17,7 @@ import { type JobRecord } from '../src/jobs/record.js';
 import { JobService } from '../src/jobs/service.js';
 import { ProcessingService } from '../src/services/processing.js';
 import { type ApiProcess, startApiProcess } from './support/api-process.js';
+import { gdalWorkers, threadNiceness } from './support/gdal-workers.js';
 import { bareApp, MemoryLayers } from './support/processing-app.js';
 import { scratchFolder, seededRandom, writeRaster } from './support/rasters.js';
 import { type JobReply, waitForJob } from './support/seeding.js';
@@ -238,28 +238,6 @@ describe('processing with Prefer: respond-async', () => {
   });
 });
 
-/** Each process's parent, by pid. */
-function parents(): Map<number, number> {
-  const found = new Map<number, number>();
-  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    const stat = readFileSync(`/proc/${entry}/stat`, { encoding: 'utf8', flag: 'r' });
-    found.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-  }
-  return found;
-}
-
-/** The GDAL worker processes under the API process `pid` (which may run its server in a child with heap flags). */
-function gdalWorkers(pid: number): number[] {
-  const parentOf = parents();
-  const under = (process: number): boolean => {
-    const parent = parentOf.get(process);
-    return parent === pid || (parent !== undefined && parent > 1 && under(parent));
-  };
-  return [...parentOf.keys()].filter(
-    (process) => under(process) && readFileSync(`/proc/${process}/cmdline`, 'utf8').includes('gdal-child-main'),
-  );
-}
-
 describe('an API process that starts while another computes', () => {
   let folder: Awaited<ReturnType<typeof scratchFolder>>;
   let env: Record<string, string>;
@@ -344,6 +322,8 @@ describe('an API process that starts while another computes', () => {
       const running = await computing.call('GET', `/api/jobs/${job.id}`);
       assert.equal((running.body as JobReply).state, 'running', JSON.stringify(running.body));
       assert.ok(workers.length > 0, 'the API computes in a worker process');
+      for (const pid of workers)
+        assert.deepEqual(new Set(threadNiceness(pid)), new Set([10]), 'every thread computes behind the API');
       assert.equal((await workFiles()).length, 1, 'the calculation writes its work file beside the output');
       await start();
       assert.equal((await workFiles()).length, 1, 'the other process left the work file alone');

@@ -1,14 +1,18 @@
 /**
  * The child process of `gdal-child.ts`: takes one task over IPC, runs it with GDAL, reports its
- * progress and its result, and exits. It exits as well when its parent is gone. It runs at a
- * lower priority than the API, so that the API's answers come first when the cores are busy.
+ * progress and its result, and exits. It exits as well when its parent is gone. It starts at a
+ * lower priority than the API, so that the API's answers come first when the cores are busy, and
+ * keeps it for background work; work a client waits for runs at the API's priority where the
+ * system allows it.
  */
-import { setPriority } from 'node:os';
+import { readdirSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 
 import { StewardError } from '../errors.js';
 import { computeRaster } from './calculator/calculate.js';
-import { BACKGROUND_NICENESS, type ChildMessage, type GdalTask } from './gdal-child.js';
+import { BACKGROUND_NICENESS, type ChildMessage, type GdalTask, type TaskMessage } from './gdal-child.js';
 import { CALCULATOR_CACHE_MB, configureGdalMemory } from './gdal-memory.js';
+import { computeHistogram } from './histogram.js';
 import { copyToObjectStorage } from './object-storage.js';
 import { buildExternalOverviews } from './overviews.js';
 
@@ -36,10 +40,30 @@ async function runTask(task: GdalTask): Promise<unknown> {
     case 'upload':
       copyToObjectStorage(task.localPath, task.target);
       return undefined;
+    case 'histogram':
+      return computeHistogram(task.path, task.options);
   }
 }
 
-async function answer(task: GdalTask): Promise<void> {
+/** The API's niceness, which this process started with. */
+const API_NICENESS = getPriority();
+
+/**
+ * Sets the niceness of every thread of this process (Linux's niceness is a thread's): Node's and
+ * libuv's, which GDAL's reads and writes run on. The threads started later inherit it from these.
+ */
+function setNiceness(niceness: number): void {
+  for (const thread of readdirSync('/proc/self/task')) {
+    try {
+      setPriority(Number(thread), niceness);
+    } catch {
+      // Ended meanwhile, or not allowed (lowering a niceness needs CAP_SYS_NICE or RLIMIT_NICE).
+    }
+  }
+}
+
+async function answer({ task, priority }: TaskMessage): Promise<void> {
+  setNiceness(priority === 'background' ? BACKGROUND_NICENESS : API_NICENESS);
   configureGdalMemory(task.kind === 'calculate' ? CALCULATOR_CACHE_MB : undefined);
   try {
     await send({ type: 'done', result: await runTask(task) });
@@ -56,12 +80,8 @@ async function answer(task: GdalTask): Promise<void> {
   process.exit(0);
 }
 
-// Threads inherit the niceness of the thread that starts them: set it before GDAL starts any.
-try {
-  setPriority(BACKGROUND_NICENESS);
-} catch {
-  // Not allowed here: the work runs at the API's priority.
-}
+// Starting up and waiting are background work: nobody waits for a spare.
+setNiceness(BACKGROUND_NICENESS);
 process.on('disconnect', () => process.exit(1));
-process.once('message', (task: GdalTask) => void answer(task));
+process.once('message', (message: TaskMessage) => void answer(message));
 void send({ type: 'ready' });

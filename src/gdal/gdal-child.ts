@@ -16,6 +16,7 @@ import { childEnvironment } from '../config.js';
 import { BadGateway, BadRequest, Conflict, NotFound, StewardError, Unprocessable } from '../errors.js';
 import { type ExpressionNode } from './calculator/ast.js';
 import { type OutputFormat } from './calculator/format.js';
+import { type HistogramOptions } from './histogram-bins.js';
 
 /** What a child process can be asked to do. */
 export type GdalTask =
@@ -30,13 +31,28 @@ export type GdalTask =
   /** Builds the external overviews (`<path>.ovr`) of the raster at `path`. */
   | { kind: 'overviews'; path: string; factors: number[]; resampling: string }
   /** Copies the local file `localPath` to the `/vsis3/` path `target`. */
-  | { kind: 'upload'; localPath: string; target: string };
+  | { kind: 'upload'; localPath: string; target: string }
+  /** The histogram of every band of the raster at `path` (histogram.ts). */
+  | { kind: 'histogram'; path: string; options: HistogramOptions };
+
+/**
+ * How a task's process shares the cores with the API: `background` work (the default) runs behind
+ * the requests the API answers; `interactive` work, which a client waits for, beside them.
+ */
+export type TaskPriority = 'background' | 'interactive';
+
+/** What the child process is sent: its one task. */
+export interface TaskMessage {
+  task: GdalTask;
+  priority: TaskPriority;
+}
 
 export interface TaskRun {
   /** Kills the task's process. */
   signal?: AbortSignal;
   /** `done` of `total` units of the task. */
   progress?: (done: number, total: number) => void;
+  priority?: TaskPriority;
 }
 
 /** Messages from the child to this process. */
@@ -47,7 +63,7 @@ export type ChildMessage =
   | { type: 'done'; result: unknown }
   | { type: 'error'; status: number | null; message: string; clientMessage: string };
 
-/** Niceness of a child's work: background, behind the requests the API answers. */
+/** Niceness of a child's background work: behind the requests the API answers. */
 export const BACKGROUND_NICENESS = 10;
 
 /** GDAL configuration options set in this process that children must have too (object storage). */
@@ -249,7 +265,7 @@ export async function runGdalTask(task: GdalTask, run: TaskRun = {}): Promise<un
   run.signal?.throwIfAborted();
   const child = takeChild();
   const result = settle(child, run);
-  child.send(task);
+  child.send({ task, priority: run.priority ?? 'background' } satisfies TaskMessage);
   try {
     return await result;
   } finally {

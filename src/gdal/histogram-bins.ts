@@ -18,6 +18,16 @@ export interface ValueRange {
   max: number;
 }
 
+/** What a client may ask of a histogram: its outer edges and its number of bins. */
+export interface HistogramOptions extends RequestedRange {
+  count?: number | undefined;
+}
+
+/** A band's histogram: its outer edges and the count of each bin. */
+export interface BandHistogram extends ValueRange {
+  values: number[];
+}
+
 /** The outer edges: the request, completed by the valid range of the band, as numpy would. */
 export function resolveRange(requested: RequestedRange, valid: ValueRange | null): ValueRange {
   let first = requested.min ?? valid?.min ?? requested.max ?? 0;

@@ -3,11 +3,19 @@
  * Bins follow numpy.histogram (see histogram-bins.ts). Pixels equal to the band's no-data value,
  * and NaN in float bands, are left out. Bands of 8 and 16-bit integers are read once, counting
  * each value; the other types are read twice when the range has to come from the data, first for
- * the exact minimum and maximum, then for the bins.
+ * the exact minimum and maximum, then for the bins. The API computes it in a GDAL worker process
+ * (`histogramOffLoop`), whose counting would otherwise hold its event loop.
  */
 import type gdal from 'gdal-async';
 
-import { BinEdges, type RequestedRange, resolveRange, type ValueRange } from './histogram-bins.js';
+import { runGdalTask } from './gdal-child.js';
+import {
+  type BandHistogram,
+  BinEdges,
+  type HistogramOptions,
+  resolveRange,
+  type ValueRange,
+} from './histogram-bins.js';
 import { scriptKernels, type WindowKernels, type WindowPass } from './histogram-loops.js';
 import { float32Kernels } from './histogram-simd.js';
 import { openRaster } from './open-raster.js';
@@ -24,16 +32,6 @@ import { planWindows, type Window } from './windows.js';
 export const DEFAULT_BIN_COUNT = 1000;
 /** Pixels per read: measured fastest at 2 Mi (fewer calls than 1 Mi, more cache-friendly than 4 Mi). */
 const WINDOW_PIXELS = 1 << 21;
-
-export interface HistogramOptions extends RequestedRange {
-  count?: number | undefined;
-}
-
-export interface BandHistogram {
-  min: number;
-  max: number;
-  values: number[];
-}
 
 /** Offsets that turn each small integer type's values into indices of a value-count table. */
 const VALUE_TABLES: Record<string, { offset: number; size: number }> = {
@@ -140,4 +138,17 @@ export async function computeHistogram(
   } finally {
     dataset.close();
   }
+}
+
+/**
+ * `computeHistogram` in a GDAL worker process, at the API's own priority: a client waits for it.
+ * `signal` stops it (a client that went away).
+ */
+export async function histogramOffLoop(
+  path: string,
+  options: HistogramOptions = {},
+  signal?: AbortSignal,
+): Promise<Record<string, BandHistogram>> {
+  const histogram = await runGdalTask({ kind: 'histogram', path, options }, { signal, priority: 'interactive' });
+  return histogram as Record<string, BandHistogram>;
 }

@@ -8,7 +8,8 @@ import { type CalculationResult, planCalculation } from '../gdal/calculator/calc
 import { minusHint } from '../gdal/calculator/lexer.js';
 import { parseExpression } from '../gdal/calculator/parser.js';
 import { type TaskRun } from '../gdal/gdal-child.js';
-import { type BandHistogram, computeHistogram, type HistogramOptions } from '../gdal/histogram.js';
+import { histogramOffLoop } from '../gdal/histogram.js';
+import { type BandHistogram, type HistogramOptions } from '../gdal/histogram-bins.js';
 import { buildOverviews, planOverviews } from '../gdal/overviews.js';
 import { type ProjectRef } from '../storage/project-store.js';
 
@@ -53,16 +54,17 @@ export class ProcessingService {
     private readonly outputs?: OutputGuard,
   ) {}
 
-  /** Histogram of every band of a raster layer, keyed "1", "2", ... */
+  /** Histogram of every band of a raster layer, keyed "1", "2", ...; `signal` stops it. */
   async histogram(
     project: ProjectRef,
     layer: string,
     options: HistogramOptions = {},
+    signal?: AbortSignal,
   ): Promise<Record<string, BandHistogram>> {
     const found = await this.layers.findLayer(project, layer);
     if (found.type !== 'raster')
       throw new BadRequest(`Layer "${layer}" is a vector layer; a histogram needs a raster layer.`);
-    return computeHistogram(found.source, options);
+    return histogramOffLoop(found.source, options, signal);
   }
 
   /**

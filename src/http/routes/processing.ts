@@ -6,6 +6,7 @@ import { type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type 
 import { type JobService } from '../../jobs/service.js';
 import { type PlannedWork, type ProcessingService } from '../../services/processing.js';
 import { type ProjectRef } from '../../storage/project-store.js';
+import { clientGoneSignal } from '../client-gone.js';
 import { prefersAsync } from '../prefer.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses, LayerParams, ProjectParams, SchemaQuery } from '../schemas.js';
@@ -115,8 +116,9 @@ export function processingRoutes(service: ProcessingService, jobs?: JobService):
             request.body ??= {};
           },
         },
-        async (request) => {
-          return service.histogram(request.project, request.params.layer, request.body);
+        async (request, reply) => {
+          const signal = clientGoneSignal(reply, 'its histogram');
+          return service.histogram(request.project, request.params.layer, request.body, signal);
         },
       );
     }
