@@ -10,6 +10,14 @@ import { catalogueDir } from '../../checkout.js';
 import { NotFound } from '../../errors.js';
 import { loadSymbologyCatalogue, SYMBOLOGY_ENDPOINTS, SymbologyCatalogues } from './catalogue.js';
 
+/** The line of a catalogue naming the QGIS release that wrote it. */
+const QGIS_VERSION_LINE = /^ {2}"qgis_version": "[^"]*",$/m;
+
+/** `3.44` of a catalogue written by QGIS 3.44.16-Solothurn. */
+function minorRelease(catalogue: string): string | undefined {
+  return /^ {2}"qgis_version": "(\d+\.\d+)\./m.exec(catalogue)?.[1];
+}
+
 const GENERATOR = join(catalogueDir(), '..', '..', '..', 'scripts', 'symbology-catalogue.py');
 
 const FILL_KEYS = [
@@ -97,7 +105,11 @@ test(`the generator run again with the PyQGIS of ${TEST_QGIS.name} writes the co
     const written = run.stdout.trim().split('\n').at(-1) ?? '';
     const name = written.slice(written.lastIndexOf('/') + 1);
     const committed = await readFile(join(catalogueDir(), name), 'utf8');
-    assert.equal(await readFile(written, 'utf8'), committed);
+    const fresh = await readFile(written, 'utf8');
+    // A catalogue stands for its minor release: the root may hold a later point release than the
+    // one that wrote the committed file, and any parameter it changed still shows below.
+    assert.equal(minorRelease(fresh), minorRelease(committed));
+    assert.equal(fresh.replace(QGIS_VERSION_LINE, committed.match(QGIS_VERSION_LINE)?.[0] ?? ''), committed);
   } finally {
     await rm(directory, { recursive: true, force: true });
   }
