@@ -14,6 +14,7 @@ import { computeHistogram } from '../src/gdal/histogram.js';
 import { processAlive } from '../src/runtime/process-alive.js';
 import { type ApiProcess, startApiProcess } from './support/api-process.js';
 import { gdalWorkers, threadNiceness } from './support/gdal-workers.js';
+import { waitFor } from './support/monitoring.js';
 import { scratchFolder, writeRaster } from './support/rasters.js';
 
 configureGdalMemory();
@@ -22,13 +23,8 @@ const HEALTH_REQUESTS = 1000;
 const HISTOGRAM_PATH = '/api/processing/raster/histogram/site/big';
 const TWIN_HISTOGRAM_PATH = '/api/processing/raster/histogram/site/twin';
 
-async function until(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(10);
-  }
-}
+/** Long enough for a worker process to start through tsx on a busy machine. */
+const WAIT_MS = 20_000;
 
 describe('a histogram asked of the API', () => {
   let folder: Awaited<ReturnType<typeof scratchFolder>>;
@@ -43,11 +39,15 @@ describe('a histogram asked of the API', () => {
     });
 
   /** The one worker process the API keeps ready after a task, once the task's own has exited. */
-  const spareWorker = async (): Promise<number> => {
-    let workers: number[] = [];
-    await until(() => (workers = gdalWorkers(api.pid)).length === 1, 'the API keeps one worker ready');
-    return workers[0] as number;
-  };
+  const spareWorker = (): Promise<number> =>
+    waitFor(
+      'the API to keep one worker ready',
+      () => {
+        const workers = gdalWorkers(api.pid);
+        return workers.length === 1 ? workers[0] : undefined;
+      },
+      WAIT_MS,
+    );
 
   before(async () => {
     folder = await scratchFolder('steward-histogram-worker-');
@@ -79,7 +79,11 @@ describe('a histogram asked of the API', () => {
 
   test('is computed in a worker process while the API answers other requests', async () => {
     const worker = await spareWorker();
-    await until(() => threadNiceness(worker).every((niceness) => niceness === 10), 'the spare waits behind the API');
+    await waitFor(
+      'the spare to wait behind the API',
+      () => threadNiceness(worker).every((nice) => nice === 10),
+      WAIT_MS,
+    );
     process.kill(worker, 'SIGSTOP');
     let histogramAnswered = false;
     let histogram: Promise<Response> | undefined;
@@ -115,11 +119,11 @@ describe('a histogram asked of the API', () => {
         // The request is destroyed below, on purpose.
       });
       asked.end('{}');
-      await until(() => api.log().includes(TWIN_HISTOGRAM_PATH), 'the API logs the request');
+      await waitFor('the API to log the request', () => api.log().includes(TWIN_HISTOGRAM_PATH), WAIT_MS);
       // The route reads the project and hands the task over in well under this.
       await sleep(500);
       asked.destroy();
-      await until(() => !processAlive(worker), 'the worker process is stopped');
+      await waitFor('the worker process to be stopped', () => !processAlive(worker), WAIT_MS);
     } finally {
       if (processAlive(worker)) process.kill(worker, 'SIGCONT');
     }
