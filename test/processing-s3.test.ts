@@ -13,7 +13,7 @@ import { calculateRaster } from '../src/gdal/calculator/calculate.js';
 import { OUTPUT_NO_DATA } from '../src/gdal/calculator/output.js';
 import { parseExpression } from '../src/gdal/calculator/parser.js';
 import { configureGdalMemory } from '../src/gdal/gdal-memory.js';
-import { computeHistogram } from '../src/gdal/histogram.js';
+import { computeHistogram, histogramOffLoop } from '../src/gdal/histogram.js';
 import { copyToObjectStorage } from '../src/gdal/object-storage.js';
 import { buildOverviews } from '../src/gdal/overviews.js';
 import { configureObjectStorage, gdalS3Options } from '../src/gdal/s3.js';
@@ -141,12 +141,14 @@ describe('raster processing on object storage', () => {
     assert.deepEqual(await buildOverviews(source), [2, 4], 'a second call finds them');
   });
 
-  test('computes histograms of bucket rasters', async () => {
-    const [fromBucket, fromDisk] = await Promise.all([
+  test('computes histograms of bucket rasters, in this process and in a worker process as the API does', async () => {
+    const [fromBucket, inWorker, fromDisk] = await Promise.all([
       computeHistogram(remote.get('nir') as string, { count: 50 }),
+      histogramOffLoop(remote.get('nir') as string, { count: 50 }),
       computeHistogram(local.get('nir') as string, { count: 50 }),
     ]);
     assert.deepEqual(fromBucket, fromDisk);
+    assert.deepEqual(inWorker, fromDisk);
   });
 
   test('answers 422 and leaves no work file behind when the bucket does not exist', async () => {

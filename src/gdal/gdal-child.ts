@@ -52,6 +52,7 @@ export interface TaskRun {
   signal?: AbortSignal;
   /** `done` of `total` units of the task. */
   progress?: (done: number, total: number) => void;
+  /** `background` unless told. */
   priority?: TaskPriority;
 }
 
