@@ -64,9 +64,6 @@ export type ChildMessage =
   | { type: 'done'; result: unknown }
   | { type: 'error'; status: number | null; message: string; clientMessage: string };
 
-/** Niceness of a child's background work: behind the requests the API answers. */
-export const BACKGROUND_NICENESS = 10;
-
 /** GDAL configuration options set in this process that children must have too (object storage). */
 const shared: Record<string, string> = {};
 

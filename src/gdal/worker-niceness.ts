@@ -1,0 +1,26 @@
+/**
+ * The priority of a GDAL worker process's threads. Light on purpose: the worker's entry point sets
+ * it before it loads GDAL, whose loading takes most of a worker's start.
+ */
+import { readdirSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
+
+/** Niceness of a worker's background work: behind the requests the API answers. */
+export const BACKGROUND_NICENESS = 10;
+
+/** The niceness the process started with: its parent's, the API's for a worker. */
+export const STARTING_NICENESS = getPriority();
+
+/**
+ * Sets the niceness of every thread of this process (Linux's niceness is a thread's): Node's and
+ * libuv's, which GDAL's reads and writes run on. The threads started later inherit it from these.
+ */
+export function setNiceness(niceness: number): void {
+  for (const thread of readdirSync('/proc/self/task')) {
+    try {
+      setPriority(Number(thread), niceness);
+    } catch {
+      // Ended meanwhile, or not allowed (lowering a niceness needs CAP_SYS_NICE or RLIMIT_NICE).
+    }
+  }
+}
