@@ -4,7 +4,6 @@
  * parent is gone. It keeps the background priority it started with for background work; work a
  * client waits for runs at the API's priority where the system allows it.
  */
-
 import { StewardError } from '../errors.js';
 import { computeRaster } from './calculator/calculate.js';
 import { type ChildMessage, type GdalTask, type TaskMessage } from './gdal-child.js';

@@ -4,7 +4,7 @@
  * and NaN in float bands, are left out. Bands of 8 and 16-bit integers are read once, counting
  * each value; the other types are read twice when the range has to come from the data, first for
  * the exact minimum and maximum, then for the bins. The API computes it in a GDAL worker process
- * (`histogramOffLoop`), whose counting would otherwise hold its event loop.
+ * (`histogramOffLoop`): counted in the API's own process, it would hold the event loop.
  */
 import type gdal from 'gdal-async';
 
