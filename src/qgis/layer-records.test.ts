@@ -26,6 +26,12 @@ const project = (): ReturnType<typeof parseXml> =>
       '    <layer id="b"/>',
       '    <layer id="a"/>',
       '  </layerorder>',
+      '  <snapping-settings>',
+      '    <individual-layer-settings>',
+      '      <layer-setting id="a" enabled="1"/>',
+      '      <layer-setting id="b" enabled="1"/>',
+      '    </individual-layer-settings>',
+      '  </snapping-settings>',
       '</qgis>',
     ].join('\n'),
   );
@@ -37,6 +43,7 @@ function recordsOf(document: ReturnType<typeof parseXml>): LayerRecords {
     () => tree,
     () => firstChild(tree, 'custom-order'),
     () => path(document.root, 'layerorder'),
+    () => path(document.root, 'snapping-settings', 'individual-layer-settings'),
   );
 }
 
@@ -44,18 +51,20 @@ const ids = (xml: string, tag: string): string[] =>
   [...xml.matchAll(new RegExp(`<${tag} id="([^"]*)"`, 'g'))].map((match) => match[1] ?? '');
 
 describe("a project's layer records", () => {
-  it('lose the first tree entry of a layer, in groups too, and every order entry', () => {
+  it('lose the first tree entry of a layer, in groups too, and every order and snapping entry', () => {
     const document = project();
     const records = recordsOf(document);
     records.remove('a');
     let xml = serializeXml(document);
     assert.deepEqual(ids(xml, 'layer-tree-layer'), ['b', 'a']);
     assert.deepEqual(ids(xml, 'layer'), ['b']);
+    assert.deepEqual(ids(xml, 'layer-setting'), ['b']);
     assert.doesNotMatch(xml, /<item>a<\/item>/);
     records.remove('a');
     records.remove('b');
     xml = serializeXml(document);
     assert.deepEqual(ids(xml, 'layer-tree-layer'), []);
+    assert.deepEqual(ids(xml, 'layer-setting'), []);
     assert.doesNotMatch(xml, /<item>/);
   });
 
@@ -65,16 +74,25 @@ describe("a project's layer records", () => {
     records.remove('b');
     const tree = firstChild(document.root, 'layer-tree-group');
     const order = path(document.root, 'layerorder');
-    assert.ok(tree && order);
+    const snapping = path(document.root, 'snapping-settings', 'individual-layer-settings');
+    assert.ok(tree && order && snapping);
     const entry = element('layer-tree-layer', { id: 'c' });
     const orderEntry = element('layer', { id: 'c' });
+    const setting = element('layer-setting', { id: 'c' });
     appendChild(tree, entry, 1);
     appendChild(order, orderEntry, 1);
-    records.added('c', { tree: { parent: tree, node: entry }, order: { parent: order, node: orderEntry } });
+    appendChild(snapping, setting, 2);
+    records.added('c', {
+      tree: { parent: tree, node: entry },
+      order: { parent: order, node: orderEntry },
+      snapping: { parent: snapping, node: setting },
+    });
     assert.deepEqual(ids(serializeXml(document), 'layer'), ['a', 'a', 'c']);
+    assert.deepEqual(ids(serializeXml(document), 'layer-setting'), ['a', 'c']);
     records.remove('c');
     const xml = serializeXml(document);
     assert.deepEqual(ids(xml, 'layer-tree-layer'), ['a', 'a']);
     assert.deepEqual(ids(xml, 'layer'), ['a', 'a']);
+    assert.deepEqual(ids(xml, 'layer-setting'), ['a']);
   });
 });

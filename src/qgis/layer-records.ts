@@ -11,10 +11,11 @@ export interface AddedRecords {
   tree: LayerRecord;
   customOrder?: LayerRecord;
   order: LayerRecord;
+  snapping?: LayerRecord;
 }
 
 /** Each kind's records by layer id, in document order. */
-type Places = Record<'tree' | 'customOrder' | 'order', Map<string, LayerRecord[]>>;
+type Places = Record<'tree' | 'customOrder' | 'order' | 'snapping', Map<string, LayerRecord[]>>;
 
 function push(places: Map<string, LayerRecord[]>, id: string, record: LayerRecord): void {
   const records = places.get(id);
@@ -43,7 +44,8 @@ function readRecords(
 
 /**
  * A layer's records that Steward adds and removes with it outside `<projectlayers>`: its layer tree
- * entry, its custom order item and its `<layerorder>` entry, found by the layer's id. They are read
+ * entry, its custom order item, its `<layerorder>` entry and its individual snapping settings
+ * (QgsSnappingConfig drops them with the layer), found by the layer's id. They are read
  * in one pass when a removal first needs them and kept by the additions and removals made here, so
  * removing one layer of a thousand does not read the thousand's records again.
  */
@@ -54,6 +56,7 @@ export class LayerRecords {
     private readonly tree: () => XmlElement,
     private readonly customOrder: () => XmlElement | undefined,
     private readonly order: () => XmlElement | undefined,
+    private readonly snapping: () => XmlElement | undefined,
   ) {}
 
   added(id: string, records: AddedRecords): void {
@@ -61,16 +64,17 @@ export class LayerRecords {
     push(this.places.tree, id, records.tree);
     if (records.customOrder) push(this.places.customOrder, id, records.customOrder);
     push(this.places.order, id, records.order);
+    if (records.snapping) push(this.places.snapping, id, records.snapping);
   }
 
-  /** Removes the layer's first layer tree entry, as QGIS does, and all its custom order and `<layerorder>` entries. */
+  /** Removes the layer's first layer tree entry, as QGIS does, and all its other records. */
   remove(id: string): void {
     const places = this.read();
     const tree = places.tree.get(id) ?? [];
     const first = tree.shift();
     if (first) removeChild(first.parent, first.node);
     if (tree.length === 0) places.tree.delete(id);
-    for (const kind of ['customOrder', 'order'] as const) {
+    for (const kind of ['customOrder', 'order', 'snapping'] as const) {
       for (const record of places[kind].get(id) ?? []) removeChild(record.parent, record.node);
       places[kind].delete(id);
     }
@@ -84,6 +88,7 @@ export class LayerRecords {
       tree,
       customOrder: readRecords(this.customOrder(), 'item', (item) => childText(item)),
       order: readRecords(this.order(), 'layer', (layer) => layer.attributes.get('id') ?? ''),
+      snapping: readRecords(this.snapping(), 'layer-setting', (setting) => setting.attributes.get('id') ?? ''),
     };
     return this.places;
   }

@@ -2,6 +2,7 @@
  * The places of a .qgs that name a layer by id outside its own `<maplayer>`, and what QGIS does to
  * them when the layer is added or removed through QgsProject (see docs/project-edits.md).
  */
+import { type LayerRecord } from './layer-records.js';
 import {
   appendChild,
   childElements,
@@ -40,11 +41,6 @@ function descendants(root: XmlElement, name: string): XmlElement[] {
   };
   visit(root);
   return found;
-}
-
-/** QgsSnappingConfig: the layer's individual settings. */
-function removeSnapping(root: XmlElement, id: string): void {
-  removeWhere(path(root, 'snapping-settings', 'individual-layer-settings'), 'layer-setting', hasId(id));
 }
 
 /** QgsRelationManager: relations from or to the layer; returns the ids of those removed. */
@@ -102,9 +98,11 @@ function removeFromLayouts(root: XmlElement, id: string): void {
   }
 }
 
-/** Everything outside the layers that QGIS removes with the layer; returns the removed relations' ids. */
+/**
+ * Everything outside the layers that QGIS removes with the layer but the records of layer-records.ts;
+ * returns the removed relations' ids.
+ */
 export function removeProjectReferences(root: XmlElement, id: string): Set<string> {
-  removeSnapping(root, id);
   const relations = removeRelations(root, id);
   removeFromThemes(root, id);
   removeFromLayouts(root, id);
@@ -190,13 +188,18 @@ export function removeLayerReferences(mapLayer: XmlElement, removed: RemovedLaye
   return changed;
 }
 
+/** Where a project keeps its layers' individual snapping settings, if it does. */
+export function snappingSettings(root: XmlElement): XmlElement | undefined {
+  return path(root, 'snapping-settings', 'individual-layer-settings');
+}
+
 /**
  * QgsSnappingConfig::addLayers: a new vector layer gets individual settings, with QGIS's default
- * ones, when the project keeps individual settings.
+ * ones, when the project keeps individual settings. Returns the record it added.
  */
-export function addSnapping(root: XmlElement, id: string): void {
-  const settings = path(root, 'snapping-settings', 'individual-layer-settings');
-  if (!settings) return;
+export function addSnapping(root: XmlElement, id: string): LayerRecord | undefined {
+  const settings = snappingSettings(root);
+  if (!settings) return undefined;
   const setting = element('layer-setting', {
     id,
     enabled: '1',
@@ -207,4 +210,5 @@ export function addSnapping(root: XmlElement, id: string): void {
     maxScale: '0',
   });
   appendChild(settings, setting, 2);
+  return { parent: settings, node: setting };
 }

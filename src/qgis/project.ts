@@ -8,6 +8,7 @@ import {
   namesOtherLayers,
   removeLayerReferences,
   removeProjectReferences,
+  snappingSettings,
 } from './layer-references.js';
 import { type MetadataChange, type ProjectMetadata, readMetadata, writeMetadata } from './project-metadata.js';
 import { emptyProject, type NewProject } from './project-template.js';
@@ -187,6 +188,7 @@ export class ProjectDocument {
     () => this.layerTree,
     () => firstChild(this.layerTree, 'custom-order'),
     () => path(this.document.root, 'layerorder'),
+    () => snappingSettings(this.document.root),
   );
 
   private constructor(private readonly document: XmlDocument) {
@@ -408,12 +410,14 @@ export class ProjectDocument {
     const order = ensureChild(this.document.root, 'layerorder', 1);
     const orderEntry = element('layer', { id: definition.id });
     appendChild(order, orderEntry, 1);
+    const snapping =
+      definition.type === 'vector' && definition.geometry ? addSnapping(this.document.root, definition.id) : undefined;
     this.records.added(definition.id, {
       tree: { parent: tree, node: entry },
       customOrder: customOrder && { parent: customOrder, node: item },
       order: { parent: order, node: orderEntry },
+      snapping,
     });
-    if (definition.type === 'vector' && definition.geometry) addSnapping(this.document.root, definition.id);
     const added = managedEntry(layer);
     if (added && !this.nodesById?.has(added.id)) this.nodesById?.set(added.id, layer);
     if (this.index?.simple && added && !this.index.byName.has(added.name)) this.index.byName.set(added.name, added);
