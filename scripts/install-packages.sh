@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 say() { printf 'install-packages: %s\n' "$*" >&2; }
 
-stamp() { cat package-lock.json $(find patches -type f -name '*.patch' | sort) | sha256sum | cut -d' ' -f1; }
+stamp() { cat package-lock.json patches/*/*.patch | sha256sum | cut -d' ' -f1; }
 
 apply_patches() {
   local folder package file

@@ -10,12 +10,12 @@ import { catalogueDir } from '../../checkout.js';
 import { NotFound } from '../../errors.js';
 import { loadSymbologyCatalogue, SYMBOLOGY_ENDPOINTS, SymbologyCatalogues } from './catalogue.js';
 
-/** The line of a catalogue naming the QGIS release that wrote it. */
-const QGIS_VERSION_LINE = /^ {2}"qgis_version": "[^"]*",$/m;
+/** The line of a catalogue naming the QGIS release that wrote it, such as 3.44.16-Solothurn. */
+const QGIS_VERSION_LINE = /^ {2}"qgis_version": "([^"]*)",$/m;
 
 /** `3.44` of a catalogue written by QGIS 3.44.16-Solothurn. */
 function minorRelease(catalogue: string): string | undefined {
-  return /^ {2}"qgis_version": "(\d+\.\d+)\./m.exec(catalogue)?.[1];
+  return QGIS_VERSION_LINE.exec(catalogue)?.[1]?.split('.').slice(0, 2).join('.');
 }
 
 const GENERATOR = join(catalogueDir(), '..', '..', '..', 'scripts', 'symbology-catalogue.py');
