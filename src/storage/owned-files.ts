@@ -6,10 +6,11 @@
  * one only when its owner is provably gone: on this host, no process has that pid and start time.
  * A file of another host's process is left to that host's processes.
  */
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
+
+import { procStatField } from '../runtime/proc-stat.js';
 
 export interface Owner {
   host: string;
@@ -40,14 +41,7 @@ export const MAX_OWNED_TARGET_BYTES = 255 - OWNED_NAME_BYTES;
 
 /** The start time of process `pid` in clock ticks after boot; undefined when there is no such process. */
 function startTime(pid: number): string | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  // Field 22; the command's name (field 2) may hold spaces and parentheses, so count after its ')'.
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  return procStatField(`/proc/${pid}/stat`, 22);
 }
 
 /** The owner that files of the process `pid` name; undefined when there is no such process. */

@@ -1,15 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
+import { procStatField } from '../../src/runtime/proc-stat.js';
+
 /** Each process's parent, by pid. */
 function parents(): Map<number, number> {
   const found = new Map<number, number>();
   for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, { encoding: 'utf8', flag: 'r' });
-      found.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // Ended meanwhile.
-    }
+    const parent = procStatField(`/proc/${entry}/stat`, 4);
+    if (parent !== undefined) found.set(Number(entry), Number(parent)); // else ended meanwhile
   }
   return found;
 }
@@ -34,9 +32,7 @@ export function gdalWorkers(pid: number): number[] {
 
 /** The niceness of each thread of process `pid`. */
 export function threadNiceness(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/task`).map((thread) => {
-    const stat = readFileSync(`/proc/${pid}/task/${thread}/stat`, 'utf8');
-    // The fields after the command's closing parenthesis start at the third, the state; the 19th is the niceness.
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
-  });
+  return readdirSync(`/proc/${pid}/task`).map((thread) =>
+    Number(procStatField(`/proc/${pid}/task/${thread}/stat`, 19)),
+  );
 }
