@@ -5,7 +5,7 @@
  * measures it beside the API, so that the API's cost reads against what the extra hop costs when
  * made the usual way (the API's own client, src/services/qgis-get.ts, skips node:http's).
  */
-import { Agent, type ClientRequestArgs, createServer, get } from 'node:http';
+import { Agent, type ClientRequestArgs, createServer, get, type Server } from 'node:http';
 import { type AddressInfo, type Socket, type TcpNetConnectOpts } from 'node:net';
 
 import { Preconnector } from '../src/services/preconnector.js';
@@ -29,7 +29,7 @@ class PreconnectingAgent extends Agent {
 }
 
 export interface BareProxy {
-  /** `url`'s path and query, asked of this proxy instead of QGIS Server. */
+  /** `url`'s path and query, asked of this proxy instead of the server it stands for. */
   through(url: string): string;
   close(): Promise<void>;
 }
@@ -48,6 +48,14 @@ export async function startBareProxy(qgisUrl: string): Promise<BareProxy> {
       answer.pipe(response);
     }).on('error', () => response.destroy());
   });
+  return listening(server, () => agent.destroy());
+}
+
+/**
+ * The bare proxy `server`, listening on a loopback port of its own; `release` frees its client's
+ * connections when it closes.
+ */
+export async function listening(server: Server, release: () => void): Promise<BareProxy> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -56,7 +64,7 @@ export async function startBareProxy(qgisUrl: string): Promise<BareProxy> {
       return origin + parsed.pathname + parsed.search;
     },
     close: () => {
-      agent.destroy();
+      release();
       server.closeAllConnections();
       return new Promise((resolve) => server.close(() => resolve()));
     },
