@@ -12,7 +12,7 @@ import { join } from 'node:path';
 
 import { type RunningServer, startServer } from '../src/app/server.js';
 import { loadConfig } from '../src/config.js';
-import { distinctFreePorts, fcgiAddresses, QgisFcgiPool } from '../src/runtime/qgis-fcgi-pool.js';
+import { distinctFreePorts, fcgiAddresses, fcgiServerAddresses, QgisFcgiPool } from '../src/runtime/qgis-fcgi-pool.js';
 import { type Fixtures } from '../test/support/fixtures.js';
 import { apiCall } from '../test/support/http.js';
 import { startBareFastcgiProxy } from './bare-fastcgi-proxy.js';
@@ -44,10 +44,7 @@ export async function mapOverFastcgi(data: Fixtures, rounds: number): Promise<Fa
     fcgiPorts: await distinctFreePorts(processes),
   });
   const apis: RunningServer[] = [];
-  const bare = await startBareFastcgiProxy(
-    pool.url,
-    pool.fcgiPorts.map((port) => ({ host: '127.0.0.1', port })),
-  );
+  const bare = await startBareFastcgiProxy(pool.url, fcgiServerAddresses(pool.fcgiPorts));
   try {
     const startApi = async (env: Record<string, string>): Promise<RunningServer> => {
       const api = await startServer(

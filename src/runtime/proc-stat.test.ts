@@ -6,7 +6,7 @@ import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 
-import { procStatField } from './proc-stat.js';
+import { procStatField, procStatFields } from './proc-stat.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'steward-proc-stat-'));
 after(() => rmSync(folder, { recursive: true, force: true }));
@@ -15,6 +15,7 @@ describe('procStatField', () => {
   it("reads this process's parent and niceness", () => {
     assert.equal(procStatField('/proc/self/stat', 4), String(process.ppid));
     assert.equal(procStatField(`/proc/${process.pid}/task/${process.pid}/stat`, 19), String(getPriority()));
+    assert.deepEqual(procStatFields('/proc/self/stat', [4, 19]), [String(process.ppid), String(getPriority())]);
   });
 
   it('counts fields after a command name holding spaces and parentheses', async () => {

@@ -11,6 +11,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { type ServerAddress } from '../config.js';
 import { ChildLog } from './child-log.js';
 import { accepts, freePort } from './ports.js';
 import { qgisServerEnvironment } from './qgis-server.js';
@@ -182,9 +183,16 @@ export class QgisFcgiPool {
   }
 }
 
+/** The address of each of the pool's processes on `ports`. */
+export function fcgiServerAddresses(ports: readonly number[]): ServerAddress[] {
+  return ports.map((port) => ({ host: FCGI_HOST, port }));
+}
+
 /** The addresses of the pool's processes on `ports`, as STEWARD_QGISSERVER_FCGI lists them. */
 export function fcgiAddresses(ports: readonly number[]): string {
-  return ports.map((port) => `${FCGI_HOST}:${port}`).join(',');
+  return fcgiServerAddresses(ports)
+    .map(({ host, port }) => `${host}:${port}`)
+    .join(',');
 }
 
 /** `count` free ports, all different. */
