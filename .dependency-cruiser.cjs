@@ -1,10 +1,10 @@
 // The import rules of docs/architecture.md. `npm run check:layers` (part of `npm test`) fails on
 // any import that breaks one. Test files are left out: they may reach across layers to set up.
 const TEST = '\\.test\\.ts$';
-const ENTRY = '^src/(main|embedded|heap-flags)\\.ts$|^src/cli/main\\.ts$';
+const ENTRY = '^src/(main|launcher|heap-flags)\\.ts$|^src/cli/main\\.ts$';
 const FOUNDATION = '^src/(errors|config|s3-settings|log|checkout)\\.ts$';
-const CAPABILITIES = '^src/(services|cache|monitor|jobs|insight)/';
-const ENGINES = '^src/(qgis|gdal|storage|runtime)/';
+const CAPABILITIES = '^src/(services|tile-cache|monitor|jobs|insight)/';
+const ENGINES = '^src/(qgis|gdal|storage|runtime|transport)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

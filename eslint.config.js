@@ -37,7 +37,7 @@ export default tseslint.config(
     ignores: [
       'src/config.ts',
       'src/main.ts',
-      'src/embedded.ts',
+      'src/launcher.ts',
       'src/heap-flags.ts',
       'src/cli/main.ts',
       'src/**/*.test.ts',

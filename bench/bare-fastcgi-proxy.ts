@@ -1,7 +1,7 @@
 /**
  * What a plain Node server in nginx's place adds to a GetMap of the production pool: a bare
  * node:http server that sends each request to the qgis_mapserv.fcgi processes with the API's own
- * FastCGI client (src/services/qgis-fastcgi.ts: nginx's parameters, the least busy process, a
+ * FastCGI client (src/transport/qgis-fastcgi.ts: nginx's parameters, the least busy process, a
  * connection a request) and writes the answer back, with no routing, authorisation, project check,
  * metrics or logging. The FastCGI map bench measures it beside the API and nginx, so that the API's
  * cost reads against what answering in Node, rather than in nginx, costs by itself.
@@ -10,8 +10,8 @@ import { createServer } from 'node:http';
 import { Readable } from 'node:stream';
 
 import { type ServerAddress } from '../src/config.js';
-import { FastcgiQgisClient } from '../src/services/qgis-fastcgi.js';
-import { type PreparedGet } from '../src/services/qgis-get.js';
+import { FastcgiQgisClient } from '../src/transport/qgis-fastcgi.js';
+import { type PreparedGet } from '../src/transport/qgis-get.js';
 import { type BareProxy, listening } from './bare-proxy.js';
 
 /** A bare proxy to the processes at `addresses`, for URLs of nginx at `nginxUrl`. */

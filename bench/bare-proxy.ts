@@ -3,12 +3,12 @@
  * QGIS Server with node:http's client, on connections opened ahead as the API's are, and pipes the
  * answer back, with no routing, authorisation, project check, metrics or logging. The map bench
  * measures it beside the API, so that the API's cost reads against what the extra hop costs when
- * made the usual way (the API's own client, src/services/qgis-get.ts, skips node:http's).
+ * made the usual way (the API's own client, src/transport/qgis-get.ts, skips node:http's).
  */
 import { Agent, type ClientRequestArgs, createServer, get, type Server } from 'node:http';
 import { type AddressInfo, type Socket, type TcpNetConnectOpts } from 'node:net';
 
-import { Preconnector } from '../src/services/preconnector.js';
+import { Preconnector } from '../src/transport/preconnector.js';
 
 /** node:http's keep-alive agent on connections opened ahead, as the API's are. */
 class PreconnectingAgent extends Agent {

@@ -3,10 +3,10 @@ import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writ
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { FilesystemTiles } from '../src/cache/filesystem-tiles.js';
-import { CacheLayout } from '../src/cache/layout.js';
-import { mapproxyConfig } from '../src/cache/mapproxy-config.js';
-import { toYaml } from '../src/cache/yaml.js';
+import { FilesystemTiles } from '../src/tile-cache/filesystem-tiles.js';
+import { CacheLayout } from '../src/tile-cache/layout.js';
+import { mapproxyConfig } from '../src/tile-cache/mapproxy-config.js';
+import { toYaml } from '../src/tile-cache/yaml.js';
 import {
   apiStyleChange,
   assertLoads,

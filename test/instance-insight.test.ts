@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { type ProjectCheck } from '../src/insight/checks.js';
-import { type InstanceReload } from '../src/insight/fleet.js';
+import { type InstanceReload } from '../src/insight/project-fleet.js';
 import type { InstanceAbout, InstanceMetadata, InstanceProjects, InstanceStats } from '../src/monitor/protocol.js';
 import { installedFontFamilies } from '../src/runtime/fonts.js';
 import type { QgisServerProcess } from '../src/runtime/qgis-server.js';

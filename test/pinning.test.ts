@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { type RunningServer, startServer } from '../src/app/server.js';
 import { loadConfig, serviceFiles } from '../src/config.js';
-import { type InstanceReload } from '../src/insight/fleet.js';
+import { type InstanceReload } from '../src/insight/project-fleet.js';
 import type { InstanceProjects, InstanceStats } from '../src/monitor/protocol.js';
 import { freePort } from '../src/runtime/ports.js';
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';

@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { type RunningServer, startServer } from '../src/app/server.js';
 import { serviceFiles } from '../src/config.js';
-import { type InstanceReload } from '../src/insight/fleet.js';
+import { type InstanceReload } from '../src/insight/project-fleet.js';
 import type { InstanceMetadata, InstanceProjects } from '../src/monitor/protocol.js';
 import { freePort } from '../src/runtime/ports.js';
 import { type QgisServerProcess } from '../src/runtime/qgis-server.js';

@@ -1,7 +1,5 @@
 import { type FastifyBaseLogger } from 'fastify';
 
-import { createTileCache } from '../cache/factory.js';
-import { Reseeder } from '../cache/reseed.js';
 import { type Config } from '../config.js';
 import { CrsResolver } from '../gdal/crs.js';
 import { keepWorkerReadyAfterFirstTask, stopWorkerReady } from '../gdal/gdal-child.js';
@@ -9,14 +7,14 @@ import { configureGdalMemory } from '../gdal/gdal-memory.js';
 import { configureObjectStorage } from '../gdal/s3.js';
 import { type ApiServices } from '../http/api.js';
 import { ProjectChecker } from '../insight/checks.js';
-import { ProjectFleet } from '../insight/fleet.js';
 import { HealthChecks } from '../insight/health.js';
 import { InstanceFonts } from '../insight/instance-fonts.js';
 import { Metrics } from '../insight/metrics.js';
+import { ProjectFleet } from '../insight/project-fleet.js';
 import { FilesystemJobStore } from '../jobs/filesystem-jobs.js';
 import { PostgresJobStore } from '../jobs/postgres-jobs.js';
 import { JobService } from '../jobs/service.js';
-import { InstanceFleet } from '../monitor/fleet.js';
+import { InstanceFleet } from '../monitor/instance-fleet.js';
 import { InstanceRegistry, type MonitorLogger } from '../monitor/registry.js';
 import { type SymbologyCatalogue, SymbologyCatalogues } from '../qgis/symbology/catalogue.js';
 import { installedFontFamilies } from '../runtime/fonts.js';
@@ -30,8 +28,6 @@ import { MapService, qgisProjectUrl } from '../services/maps.js';
 import { ProjectPins } from '../services/pins.js';
 import { ProcessingService } from '../services/processing.js';
 import { DEFAULT_SCHEMA, projectRef, ProjectService } from '../services/projects.js';
-import { FastcgiQgisClient } from '../services/qgis-fastcgi.js';
-import { HttpQgisClient } from '../services/qgis-get.js';
 import { ProjectRepository } from '../services/repository.js';
 import { StyleDocuments } from '../services/style-documents.js';
 import { StyleFiles } from '../services/style-files.js';
@@ -40,6 +36,10 @@ import { StyleService } from '../services/styles.js';
 import { FilesystemStore } from '../storage/filesystem-store.js';
 import { type PostgresStore } from '../storage/postgres-store.js';
 import { type ProjectStore } from '../storage/project-store.js';
+import { createTileCache } from '../tile-cache/factory.js';
+import { Reseeder } from '../tile-cache/reseed.js';
+import { FastcgiQgisClient } from '../transport/qgis-fastcgi.js';
+import { HttpQgisClient } from '../transport/qgis-get.js';
 
 export interface Services extends ApiServices {
   /** Stops what the services hold open: the monitoring port, database pools, connections. */

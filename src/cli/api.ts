@@ -1,5 +1,5 @@
 /** The few calls the `steward` command makes to the Steward API, with errors as one readable line. */
-import type { InstanceReload } from '../insight/fleet.js';
+import type { InstanceReload } from '../insight/project-fleet.js';
 import type {
   InstanceAbout,
   InstanceLogs,

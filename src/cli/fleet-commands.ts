@@ -2,7 +2,7 @@
  * The `steward` subcommands that act on every QGIS Server instance at once: reload a project
  * everywhere, pin and unpin projects, list the pinned ones.
  */
-import type { InstanceReload } from '../insight/fleet.js';
+import type { InstanceReload } from '../insight/project-fleet.js';
 import { type StewardApi } from './api.js';
 import { type Command, json, JSON_OPTION, SCHEMA_OPTION } from './command.js';
 import { formatTable } from './table.js';

@@ -27,7 +27,7 @@ import {
   type PixelType,
   pixelType,
 } from './pixels.js';
-import { planWindows, type Window } from './windows.js';
+import { planWindows, type Window } from './raster-windows.js';
 
 export const DEFAULT_BIN_COUNT = 1000;
 /** Pixels per read: measured fastest at 2 Mi (fewer calls than 1 Mi, more cache-friendly than 4 Mi). */

@@ -2,7 +2,7 @@
 import type gdal from 'gdal-async';
 
 import { Unprocessable } from '../errors.js';
-import type { Window } from './windows.js';
+import type { Window } from './raster-windows.js';
 
 export type PixelArray = Float32Array | Float64Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array;
 

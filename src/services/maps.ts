@@ -5,8 +5,8 @@ import { CrsResolver } from '../gdal/crs.js';
 import { type Extent } from '../qgis/layer.js';
 import { type PublishedLayer } from '../qgis/project.js';
 import { projectKey, type ProjectRef, type ProjectStore } from '../storage/project-store.js';
+import { type PreparedGet, type QgisAnswer, type QgisClient } from '../transport/qgis-get.js';
 import { type LayerService } from './layers.js';
-import { type PreparedGet, type QgisAnswer, type QgisClient } from './qgis-get.js';
 import { type ProjectRepository } from './repository.js';
 
 export const MAP_SIZE = 400;

@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { createTileCache, type TileCache } from '../../src/cache/factory.js';
 import { type Config } from '../../src/config.js';
 import { MapProxyProcess } from '../../src/runtime/mapproxy.js';
 import { freePort } from '../../src/runtime/ports.js';
@@ -12,6 +11,7 @@ import { readS3Settings } from '../../src/s3-settings.js';
 import { ProjectRepository } from '../../src/services/repository.js';
 import { FilesystemStore } from '../../src/storage/filesystem-store.js';
 import { type ProjectRef } from '../../src/storage/project-store.js';
+import { createTileCache, type TileCache } from '../../src/tile-cache/factory.js';
 import { type Fixtures } from './fixtures.js';
 import { eventually, loadWithMapProxy, setFillColour, tileAt } from './mapproxy.js';
 import { decodePng, type Image } from './png.js';

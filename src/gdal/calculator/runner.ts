@@ -7,7 +7,7 @@
  */
 import { availableParallelism } from 'node:os';
 
-import { planWindows, type Window } from '../windows.js';
+import { planWindows, type Window } from '../raster-windows.js';
 import type { ExpressionNode } from './ast.js';
 import type { InputBand } from './inputs.js';
 import { OUTPUT_BLOCK, OUTPUT_NO_DATA, type OutputRaster } from './output.js';

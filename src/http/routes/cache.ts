@@ -3,10 +3,10 @@ import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { type FastifyPluginAsync } from 'fastify';
 
-import { MAX_ZOOM, type SeedKind, selectionOf } from '../../cache/seed-config.js';
-import { type TileCacheService } from '../../cache/service.js';
 import { NotFound } from '../../errors.js';
 import { type JobService } from '../../jobs/service.js';
+import { MAX_ZOOM, type SeedKind, selectionOf } from '../../tile-cache/seed-config.js';
+import { type TileCacheService } from '../../tile-cache/service.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses, ProjectParams, SchemaQuery } from '../schemas.js';
 import { acceptedJob, Job } from './jobs.js';

@@ -2,9 +2,9 @@
 import { Type } from '@sinclair/typebox';
 import { type FastifyReply } from 'fastify';
 
-import { type Reseeder } from '../../cache/reseed.js';
 import { Conflict } from '../../errors.js';
 import { type ProjectRef } from '../../storage/project-store.js';
+import { type Reseeder } from '../../tile-cache/reseed.js';
 import { SchemaQuery } from '../schemas.js';
 import { CACHE_DISABLED } from './cache.js';
 

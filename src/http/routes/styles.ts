@@ -2,11 +2,11 @@ import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { type FastifyPluginAsync } from 'fastify';
 
-import { type Reseeder } from '../../cache/reseed.js';
 import { UnsupportedMediaType } from '../../errors.js';
 import { type StyleDocuments } from '../../services/style-documents.js';
 import { type StylePackages } from '../../services/style-packages.js';
 import { type StyleService } from '../../services/styles.js';
+import { type Reseeder } from '../../tile-cache/reseed.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses, LayerParams, ProjectParams, SchemaQuery } from '../schemas.js';
 import { ReseedQuery, withReseed } from './reseed.js';

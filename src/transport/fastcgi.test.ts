@@ -6,10 +6,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { type ServerAddress } from '../config.js';
 import { freePort } from '../runtime/ports.js';
+import { bytes } from '../services/maps.js';
 import { NotDelivered } from './fastcgi-get.js';
 import { encodeParams, type FastcgiRecord, RecordReader, RecordType, responderRequest } from './fastcgi-records.js';
 import { readCgiHead } from './http-head.js';
-import { bytes } from './maps.js';
 import { cgiParams, FastcgiQgisClient } from './qgis-fastcgi.js';
 
 /** Name-value pairs read back from PARAMS' bytes, as an application reads them (FastCGI 1.0, 3.4). */

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { BadGateway } from '../errors.js';
 import { freePort } from '../runtime/ports.js';
-import { bytes } from './maps.js';
+import { bytes } from '../services/maps.js';
 import { Preconnector } from './preconnector.js';
 import { qgisGet } from './qgis-get.js';
 

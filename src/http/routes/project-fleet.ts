@@ -7,7 +7,7 @@ import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { type FastifyPluginAsync } from 'fastify';
 
-import { type ProjectFleet } from '../../insight/fleet.js';
+import { type ProjectFleet } from '../../insight/project-fleet.js';
 import { ReloadResult } from '../../monitor/protocol.js';
 import { type ProjectPins } from '../../services/pins.js';
 import { type RouteModule } from '../route-module.js';

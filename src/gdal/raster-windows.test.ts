@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { planWindows, type Window } from './windows.js';
+import { planWindows, type Window } from './raster-windows.js';
 
 function covered(windows: Window[]): number {
   return windows.reduce((sum, w) => sum + w.width * w.height, 0);
