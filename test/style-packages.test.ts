@@ -4,22 +4,16 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { zipSync } from 'fflate';
-
 import { freePort } from '../src/runtime/ports.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { waitFor } from './support/monitoring.js';
-import { decodePng, type Image } from './support/png.js';
-import { labelledPointQml } from './support/point-style.js';
+import { decodePng, pixelsOf } from './support/png.js';
+import { squareSvg, stylePackage, svgMarkerQml as svgMarker } from './support/point-style.js';
 import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { type Stack, startStack } from './support/stack.js';
 
 const repo = resolve(import.meta.dirname, '..');
 
-/** An SVG marker: a square filled with `colour`. */
-const squareSvg = (colour: number[]): string =>
-  `<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100" viewBox="0 0 100 100">
-<rect x="0" y="0" width="100" height="100" fill="rgb(${colour.join(',')})"/></svg>`;
 /** The colour of the package's SVG marker, and of another package's. */
 const MARKER = [0, 200, 0];
 const OTHER = [0, 0, 200];
@@ -29,48 +23,7 @@ const OTHER_SVG = squareSvg(OTHER);
 const keptName = (svg: string): string => `${createHash('sha256').update(svg).digest('hex')}.svg`;
 const MISSING_FONT = 'Steward Nonexistent Sans';
 
-/** A point style as QGIS Desktop 3.22 saves it: an SVG marker named by the path it had there, and labels. */
-function svgMarkerQml(svgPath: string): string {
-  return labelledPointQml(
-    `<layer class="SvgMarker" enabled="1" locked="0" pass="0">
-     <Option type="Map">
-      <Option type="QString" name="name" value="${svgPath}"/>
-      <Option type="QString" name="size" value="10"/>
-      <Option type="QString" name="size_unit" value="MM"/>
-      <Option type="QString" name="color" value="255,0,0,255"/>
-     </Option>
-     <prop k="name" v="${svgPath}"/>
-     <prop k="size" v="10"/>
-     <prop k="size_unit" v="MM"/>
-     <prop k="color" v="255,0,0,255"/>
-    </layer>`,
-    MISSING_FONT,
-  );
-}
-
-/** The pixels of a drawing in exactly this colour. */
-function pixelsOf(image: Image, [r, g, b]: number[]): number {
-  let count = 0;
-  for (let y = 0; y < image.height; y++) {
-    for (let x = 0; x < image.width; x++) {
-      const p = image.pixel(x, y);
-      if (p[0] === r && p[1] === g && p[2] === b && p[3] === 255) count++;
-    }
-  }
-  return count;
-}
-
-const zip = (files: Record<string, string | Uint8Array>): Buffer =>
-  Buffer.from(
-    zipSync(
-      Object.fromEntries(
-        Object.entries(files).map(([name, content]) => [
-          name,
-          typeof content === 'string' ? new TextEncoder().encode(content) : content,
-        ]),
-      ),
-    ),
-  );
+const svgMarkerQml = (svgPath: string): string => svgMarker(svgPath, MISSING_FONT);
 
 /** PUT of a package to `<api><project>/styles/<style>/package<query>`. */
 async function putPackage(
@@ -123,7 +76,7 @@ describe('style packages: a QML with the images it draws with', () => {
   });
 
   it('keeps the SVG with the project and draws the marker, not QGIS\'s "?"', async () => {
-    const body = zip({
+    const body = stylePackage({
       'trees/trees.qml': svgMarkerQml('C:\\Users\\me\\icons\\tree.svg'),
       'trees/icons/tree.svg': MARKER_SVG,
       'trees/notes.txt': 'not an image',
@@ -161,28 +114,32 @@ describe('style packages: a QML with the images it draws with', () => {
   });
 
   it('refuses a style naming an image that is neither in the package nor on the server, with its name', async () => {
-    const response = await put('lost', zip({ 'lost.qml': svgMarkerQml('/home/me/icons/lost-tree.svg') }));
+    const response = await put('lost', stylePackage({ 'lost.qml': svgMarkerQml('/home/me/icons/lost-tree.svg') }));
     assert.equal(response.status, 422);
     assert.match(await error(response), /\/home\/me\/icons\/lost-tree\.svg/);
     assert.equal((await stack.call('GET', `${project}/styles`)).body instanceof Array, true);
     assert.ok(!((await stack.call('GET', `${project}/styles`)).body as string[]).includes('lost'));
     assert.ok(!existsSync(join(stack.projectsDir, 'pack', 'images', 'lost')));
-    const builtIn = await put('plane', zip({ 'plane.qml': svgMarkerQml('gpsicons/plane.svg') }));
+    const builtIn = await put('plane', stylePackage({ 'plane.qml': svgMarkerQml('gpsicons/plane.svg') }));
     assert.equal(builtIn.status, 201, "an SVG of QGIS's own library is found on the server");
   });
 
   it('refuses path traversal, zip bombs, damaged archives and other types with 400 or 415', async () => {
     const qml = svgMarkerQml('icons/tree.svg');
     const bodies: Array<[string, Buffer, RegExp]> = [
-      ['parent', zip({ 'a.qml': qml, '../icons/tree.svg': MARKER_SVG }), /"\.\.\/icons\/tree\.svg" would leave/],
-      ['absolute', zip({ 'a.qml': qml, '/etc/icons/tree.svg': MARKER_SVG }), /would leave/],
-      ['backslash', zip({ 'a.qml': qml, '..\\icons\\tree.svg': MARKER_SVG }), /would leave/],
-      ['bomb', zip({ 'a.qml': qml, 'icons/tree.svg': new Uint8Array(80 * 1024 * 1024) }), /more than/],
-      ['no qml', zip({ 'icons/tree.svg': MARKER_SVG }), /exactly one \.qml/],
-      ['two qml', zip({ 'a.qml': qml, 'b.qml': qml }), /exactly one \.qml/],
-      ['not qgis', zip({ 'a.qml': '<sld/>' }), /not a QGIS style/],
+      [
+        'parent',
+        stylePackage({ 'a.qml': qml, '../icons/tree.svg': MARKER_SVG }),
+        /"\.\.\/icons\/tree\.svg" would leave/,
+      ],
+      ['absolute', stylePackage({ 'a.qml': qml, '/etc/icons/tree.svg': MARKER_SVG }), /would leave/],
+      ['backslash', stylePackage({ 'a.qml': qml, '..\\icons\\tree.svg': MARKER_SVG }), /would leave/],
+      ['bomb', stylePackage({ 'a.qml': qml, 'icons/tree.svg': new Uint8Array(80 * 1024 * 1024) }), /more than/],
+      ['no qml', stylePackage({ 'icons/tree.svg': MARKER_SVG }), /exactly one \.qml/],
+      ['two qml', stylePackage({ 'a.qml': qml, 'b.qml': qml }), /exactly one \.qml/],
+      ['not qgis', stylePackage({ 'a.qml': '<sld/>' }), /not a QGIS style/],
       ['not zip', Buffer.from('hello'), /not a zip archive/],
-      ['cut', zip({ 'a.qml': qml }).subarray(0, 60), /not a zip archive/],
+      ['cut', stylePackage({ 'a.qml': qml }).subarray(0, 60), /not a zip archive/],
     ];
     for (const [what, body, reason] of bodies) {
       const response = await put('refused', body);
@@ -190,14 +147,14 @@ describe('style packages: a QML with the images it draws with', () => {
       assert.match(await error(response), reason, what);
     }
     // An entry that claims 10 bytes and inflates to a mebibyte stops at its claim.
-    const lying = zip({ 'a.qml': qml, 'icons/tree.svg': new Uint8Array(1024 * 1024) });
+    const lying = stylePackage({ 'a.qml': qml, 'icons/tree.svg': new Uint8Array(1024 * 1024) });
     const directoryEntry = lying.lastIndexOf(Buffer.from('icons/tree.svg')) - 46;
     assert.equal(lying.readUInt32LE(directoryEntry), 0x02014b50);
     lying.writeUInt32LE(10, directoryEntry + 24);
     const liar = await put('refused', lying);
     assert.equal(liar.status, 400);
     assert.match(await error(liar), /does not unpack to the 10 bytes it declares/);
-    assert.equal((await put('refused', zip({ 'a.qml': qml }), 'application/xml')).status, 415);
+    assert.equal((await put('refused', stylePackage({ 'a.qml': qml }), 'application/xml')).status, 415);
     assert.ok(!((await stack.call('GET', `${project}/styles`)).body as string[]).includes('refused'));
     assert.ok(!existsSync(join(stack.projectsDir, 'icons')));
   });
@@ -214,7 +171,7 @@ describe('style packages: a QML with the images it draws with', () => {
   it("checks the images of a QML upload as a package's, and answers its font warnings the same way", async () => {
     const target = { api: stack.api.url, project };
     const lostQml = await putQml(target, 'lost', svgMarkerQml('/home/me/icons/lost-tree.svg'));
-    const lostPackage = await put('lost', zip({ 'lost.qml': svgMarkerQml('/home/me/icons/lost-tree.svg') }));
+    const lostPackage = await put('lost', stylePackage({ 'lost.qml': svgMarkerQml('/home/me/icons/lost-tree.svg') }));
     assert.equal(lostQml.status, 422);
     const [qmlError, packageError] = [await lostQml.json(), await lostPackage.json()] as Array<{ error: string }>;
     assert.deepEqual(Object.keys(qmlError ?? {}), Object.keys(packageError ?? {}), 'the same error shape');
@@ -240,14 +197,14 @@ describe('style packages: a QML with the images it draws with', () => {
 
   it('replacing a package removes the images only the old one drew with, not those another style names', async () => {
     const imagesDir = join(stack.projectsDir, 'pack', 'images', 'swap');
-    const first = await put('swap', zip({ 'swap.qml': svgMarkerQml('/home/me/a.svg'), 'a.svg': MARKER_SVG }));
+    const first = await put('swap', stylePackage({ 'swap.qml': svgMarkerQml('/home/me/a.svg'), 'a.svg': MARKER_SVG }));
     assert.equal(first.status, 201);
     assert.deepEqual(readdirSync(imagesDir), [keptName(MARKER_SVG)]);
     // The style as Steward gives it, uploaded as another style: it names the kept a.svg.
     const copy = await (await fetch(`${stack.api.url}${project}/styles/swap/qml`)).text();
     assert.equal((await putQml({ api: stack.api.url, project }, 'copy', copy)).status, 201);
 
-    const second = await put('swap', zip({ 'swap.qml': svgMarkerQml('/home/me/b.svg'), 'b.svg': OTHER_SVG }));
+    const second = await put('swap', stylePackage({ 'swap.qml': svgMarkerQml('/home/me/b.svg'), 'b.svg': OTHER_SVG }));
     assert.equal(second.status, 200);
     assert.deepEqual(readdirSync(imagesDir).sort(), [keptName(MARKER_SVG), keptName(OTHER_SVG)].sort());
     assert.equal((await stack.call('DELETE', `${project}/styles/copy`)).status, 200);
@@ -296,7 +253,7 @@ describe('style packages of a project stored in PostgreSQL', () => {
   });
 
   it("keeps the images in the project's data folder, where QGIS Server finds them", async () => {
-    const body = zip({ 'trees.qml': svgMarkerQml('/home/me/tree.svg'), 'tree.svg': MARKER_SVG });
+    const body = stylePackage({ 'trees.qml': svgMarkerQml('/home/me/tree.svg'), 'tree.svg': MARKER_SVG });
     const response = await putPackage({ api: stack.api.url, project, query }, 'trees', body);
     assert.equal(response.status, 201, await response.clone().text());
     const imagesDir = join(stack.projectsDir, 'steward', 'styled_packed', 'images', 'trees');
@@ -308,7 +265,7 @@ describe('style packages of a project stored in PostgreSQL', () => {
   });
 
   it('replacing the package removes the image the old one drew with', async () => {
-    const body = zip({ 'trees.qml': svgMarkerQml('/home/me/other.svg'), 'other.svg': OTHER_SVG });
+    const body = stylePackage({ 'trees.qml': svgMarkerQml('/home/me/other.svg'), 'other.svg': OTHER_SVG });
     const response = await putPackage({ api: stack.api.url, project, query }, 'trees', body);
     assert.equal(response.status, 200, await response.clone().text());
     const imagesDir = join(stack.projectsDir, 'steward', 'styled_packed', 'images', 'trees');

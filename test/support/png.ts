@@ -52,3 +52,15 @@ export function differingPixels(a: Image, b: Image): number {
   }
   return differing;
 }
+
+/** How many pixels of a drawing are opaque and exactly of this colour (r, g, b). */
+export function pixelsOf(image: Image, [r, g, b]: readonly number[]): number {
+  let count = 0;
+  for (let y = 0; y < image.height; y++) {
+    for (let x = 0; x < image.width; x++) {
+      const p = image.pixel(x, y);
+      if (p[0] === r && p[1] === g && p[2] === b && p[3] === 255) count++;
+    }
+  }
+  return count;
+}

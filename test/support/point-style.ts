@@ -1,4 +1,5 @@
-/** Point styles as QGIS Desktop 3.22 saves them, for the style upload tests. */
+/** Point styles as QGIS Desktop 3.22 saves them, and packages of them, for the style upload tests. */
+import { zipSync } from 'fflate';
 
 /**
  * A single-symbol point style with simple labels in `labelFont`: `symbolLayer` is the `<layer>`
@@ -22,4 +23,38 @@ export function labelledPointQml(symbolLayer: string, labelFont: string): string
  <layerGeometryType>0</layerGeometryType>
 </qgis>
 `;
+}
+
+/** A style package: a zip of `files` (a QML and the images it names), by path in the archive. */
+export function stylePackage(files: Record<string, string | Uint8Array>): Buffer {
+  const entries = Object.entries(files).map(([name, content]) => [
+    name,
+    typeof content === 'string' ? new TextEncoder().encode(content) : content,
+  ]);
+  return Buffer.from(zipSync(Object.fromEntries(entries) as Record<string, Uint8Array>));
+}
+
+/** An SVG marker: a square filled with `colour` (r, g, b). */
+export function squareSvg(colour: readonly number[]): string {
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100" viewBox="0 0 100 100">
+<rect x="0" y="0" width="100" height="100" fill="rgb(${colour.join(',')})"/></svg>`;
+}
+
+/** A point style as QGIS Desktop 3.22 saves it: an SVG marker named by the path it had there, and labels. */
+export function svgMarkerQml(svgPath: string, labelFont: string): string {
+  return labelledPointQml(
+    `<layer class="SvgMarker" enabled="1" locked="0" pass="0">
+     <Option type="Map">
+      <Option type="QString" name="name" value="${svgPath}"/>
+      <Option type="QString" name="size" value="10"/>
+      <Option type="QString" name="size_unit" value="MM"/>
+      <Option type="QString" name="color" value="255,0,0,255"/>
+     </Option>
+     <prop k="name" v="${svgPath}"/>
+     <prop k="size" v="10"/>
+     <prop k="size_unit" v="MM"/>
+     <prop k="color" v="255,0,0,255"/>
+    </layer>`,
+    labelFont,
+  );
 }

@@ -1,0 +1,94 @@
+/**
+ * Steward replicas on one PostgreSQL database, as an operator runs them behind a load balancer:
+ * each an API process with a projects folder of its own and a QGIS Server of its own, whose
+ * monitoring plugin registers with it (Steward tells the plugins of every replica when a database
+ * project changes). The one place tests start replicas, so that the stack they run on can change.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { freePort } from '../../src/runtime/ports.js';
+import { type QgisServerProcess } from '../../src/runtime/qgis-server.js';
+import { type ApiProcess, startApiProcess } from './api-process.js';
+import { type TestDatabase } from './postgres.js';
+import { startTestQgis, TEST_QGIS } from './qgis-runtime.js';
+
+const PLUGIN_PATH = resolve(import.meta.dirname, '..', '..', 'plugin');
+const REGISTRATION_TIMEOUT_MS = 30_000;
+
+export interface Replica {
+  api: ApiProcess;
+  qgis: QgisServerProcess;
+  /** The replica's own projects folder (data folders of database projects). */
+  projectsDir: string;
+}
+
+export interface Replicas {
+  list: Replica[];
+  stop(): Promise<void>;
+}
+
+async function untilRegistered(api: ApiProcess): Promise<void> {
+  const deadline = Date.now() + REGISTRATION_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    const { body } = await api.call('GET', '/api/instances');
+    if ((body as { servers?: unknown[] }).servers?.length) return;
+    await sleep(200);
+  }
+  throw new Error(
+    `no QGIS Server registered with ${api.url} within ${REGISTRATION_TIMEOUT_MS / 1000} s:\n${api.log()}`,
+  );
+}
+
+async function startReplica(db: TestDatabase, root: string, index: number): Promise<Replica> {
+  const projectsDir = mkdtempSync(join(root, `replica-${index}-`));
+  const [qgisPort, monitoringPort] = [await freePort(), await freePort()];
+  const api = await startApiProcess({
+    PGSERVICEFILE: db.serviceFile,
+    STEWARD_QGISSERVER_PROJECTS_PSQL_SERVICE: db.service,
+    STEWARD_QGISSERVER_PROJECTS_DIR: projectsDir,
+    STEWARD_QGISSERVER_URL: `http://127.0.0.1:${qgisPort}/ows/`,
+    STEWARD_QGISSERVER_VERSION: TEST_QGIS.version,
+    STEWARD_QGISSERVER_MONITORING_PORT: String(monitoringPort),
+  });
+  let qgis: QgisServerProcess | undefined;
+  try {
+    qgis = await startTestQgis({
+      port: qgisPort,
+      env: {
+        PGSERVICEFILE: db.serviceFile,
+        QGIS_PLUGINPATH: PLUGIN_PATH,
+        STEWARD_HOST: '127.0.0.1',
+        STEWARD_PORT: String(monitoringPort),
+      },
+    });
+    await untilRegistered(api);
+    return { api, qgis, projectsDir };
+  } catch (error) {
+    await qgis?.stop();
+    await api.kill();
+    throw error;
+  }
+}
+
+/** Starts `count` replicas on the test database, one after the other. */
+export async function startReplicas(db: TestDatabase, count: number): Promise<Replicas> {
+  const root = mkdtempSync(join(tmpdir(), 'steward-replicas-'));
+  const list: Replica[] = [];
+  const stop = async (): Promise<void> => {
+    for (const replica of list) {
+      await replica.qgis.stop();
+      await replica.api.kill();
+    }
+    rmSync(root, { recursive: true, force: true });
+  };
+  try {
+    for (let index = 0; index < count; index++) list.push(await startReplica(db, root, index));
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { list, stop };
+}
