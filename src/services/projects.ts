@@ -1,7 +1,6 @@
 import { BadRequest } from '../errors.js';
 import { type CrsResolver } from '../gdal/crs.js';
 import { ProjectDocument } from '../qgis/project.js';
-import { InternalDatabase } from '../storage/internal-db.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { localDateTime } from './local-time.js';
 import { checkName, checkText } from './names.js';
@@ -100,7 +99,6 @@ export class ProjectService {
       crs,
     });
     await this.repository.create(ref, document);
-    InternalDatabase.ensure(this.repository.store.dataDir(ref));
     await this.options.lifecycle?.projectCreated?.(ref);
   }
 

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { Conflict, ServiceUnavailable } from '../errors.js';
 import { stageFile, writeFileAtomic } from './atomic-file.js';
 import { fileStats, fileVersion, folderVersion } from './file-version.js';
+import { FilesystemStyles } from './filesystem-styles.js';
+import { InternalDatabase } from './internal-db.js';
 import { clearDataDirLeftovers, clearInto } from './leftovers.js';
 import { KeyedMutex, withFileLock } from './lock.js';
 import { ProjectArchive } from './project-archive.js';
@@ -17,6 +19,7 @@ import {
   type StoredProject,
   wholeContent,
 } from './project-store.js';
+import { type StyleChange } from './style-store.js';
 
 const PROJECT_EXTENSIONS = ['.qgs', '.qgz'] as const;
 
@@ -111,6 +114,7 @@ async function recordAndReplace(
 
 export class FilesystemStore implements ProjectStore {
   readonly kind = 'filesystem' as const;
+  readonly styles = new FilesystemStyles((ref) => this.dataDir(ref));
   private readonly mutex = new KeyedMutex();
   private listing: Listing | undefined;
   /** By project name, the least recently written first. */
@@ -212,6 +216,7 @@ export class FilesystemStore implements ProjectStore {
     await mkdir(staging);
     try {
       await writeFileAtomic(join(staging, `${ref.name}.qgs`), text);
+      InternalDatabase.ensure(staging);
       await rename(staging, this.dataDir(ref));
     } catch (error) {
       await rm(staging, { recursive: true, force: true });
@@ -221,8 +226,21 @@ export class FilesystemStore implements ProjectStore {
     }
   }
 
-  async write(ref: ProjectRef, content: ProjectContent): Promise<string> {
+  /**
+   * Stored styles are written before the project, removed ones after it: a write cut short leaves
+   * the style listed while its layers hold the copy of before, never layers holding an unlisted one.
+   */
+  async write(ref: ProjectRef, content: ProjectContent, styles: readonly StyleChange[] = []): Promise<string> {
     this.refuseUnsettled(ref);
+    const stored = styles.filter((style) => style.qml !== undefined);
+    const removed = styles.filter((style) => style.qml === undefined);
+    await this.styles.apply(ref, stored);
+    const identity = await this.writeProject(ref, content);
+    await this.styles.apply(ref, removed);
+    return identity;
+  }
+
+  private async writeProject(ref: ProjectRef, content: ProjectContent): Promise<string> {
     const file = this.projectFile(ref);
     const path = file?.path ?? this.newProjectPath(ref);
     const modified = nextModified(fileStats(path)?.mtimeNs);

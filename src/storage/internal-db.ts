@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 
 import { type Geometry } from '../qgis/geometry.js';
+import { defaultStyles } from './style-store.js';
 
 export const INTERNAL_DB_NAME = 'steward.db';
 /** The rollback journal SQLite keeps beside the database while a transaction is under way. */
@@ -73,9 +74,7 @@ export class InternalDatabase {
     const rows = this.db
       .prepare<[], { geometry: Geometry; style: string }>('SELECT geometry, style FROM default_styles')
       .all();
-    const styles = { point: 'default', line: 'default', polygon: 'default' };
-    for (const row of rows) styles[row.geometry] = row.style;
-    return styles;
+    return defaultStyles(rows);
   }
 
   setDefaultStyle(geometry: Geometry, style: string): void {

@@ -129,7 +129,10 @@ describe('clearing what a killed Steward process left in the projects folder', (
     const elsewhere = make('remote.tif', 'work', 'computed on another host', { ...ended, host: 'ffffffff' });
 
     assert.equal((await store.clearLeftovers()).cleared, 4);
-    assert.deepEqual(files(dir), [elsewhere, running, 'site/kept.tif', 'site/lost.tif', 'site/site.qgs'].sort());
+    assert.deepEqual(
+      files(dir),
+      [elsewhere, running, 'site/kept.tif', 'site/lost.tif', 'site/site.qgs', 'site/steward.db'].sort(),
+    );
     assert.equal(readFileSync(join(project, 'lost.tif'), 'utf8'), 'the old raster');
     assert.equal(readFileSync(join(project, 'kept.tif'), 'utf8'), 'the new raster');
   });

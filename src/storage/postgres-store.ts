@@ -7,6 +7,8 @@ import { BadRequest, Conflict, Forbidden, NotFound } from '../errors.js';
 import { clearDataDirLeftovers, clearInto } from './leftovers.js';
 import { KeyedMutex } from './lock.js';
 import { PostgresDatabase, type Query } from './pg-database.js';
+import { isMissingProject, MAX_IDENTIFIER_BYTES, projectsTable, schemaIdentifier, unlessMissing } from './pg-schema.js';
+import { PostgresStyles } from './postgres-styles.js';
 import { ProjectArchive } from './project-archive.js';
 import {
   type LeftoverReport,
@@ -16,9 +18,8 @@ import {
   type StoredProject,
   wholeContent,
 } from './project-store.js';
+import { type StyleChange } from './style-store.js';
 
-/** PostgreSQL truncates longer identifiers, which would make a schema silently another one. */
-const MAX_IDENTIFIER_BYTES = 63;
 const MAX_FILE_NAME_BYTES = 255;
 
 /** The row metadata QGIS writes on every save: UTC time of the save and the database user. */
@@ -36,20 +37,6 @@ function identityOf(row: IdentityRow): string {
   return `${row.xmin}:${row.modified ?? ''}`;
 }
 
-/** The schema or table does not exist (yet). */
-function isMissingTable(error: unknown): boolean {
-  return error instanceof DatabaseError && (error.code === '42P01' || error.code === '3F000');
-}
-
-async function unlessMissing<T>(work: Promise<T>, fallback: T): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    if (isMissingTable(error)) return fallback;
-    throw error;
-  }
-}
-
 /**
  * A query item value as QUrl encodes it: QGIS decodes the project URI with QUrl, which leaves
  * these delimiters percent-encoded if they arrive that way, so they must go unencoded.
@@ -63,17 +50,21 @@ function qgisQueryValue(value: string): string {
 /**
  * Projects as rows of `<schema>.qgis_projects`, exactly as QGIS's own PostgreSQL project storage
  * keeps them (zipped project in `content`, `metadata` JSON), so QGIS Server and QGIS Desktop open
- * them; each project's internal database and styles live in `<projects_dir>/steward/<schema>_<name>`.
+ * them; their styles are rows beside them (PostgresStyles). Each project has a data folder,
+ * `<projects_dir>/steward/<schema>_<name>`, of this host's own.
  */
 export class PostgresStore implements ProjectStore {
   readonly kind = 'postgresql' as const;
+  readonly styles: PostgresStyles;
   private readonly mutex = new KeyedMutex();
 
   private constructor(
     private readonly service: string,
     private readonly db: PostgresDatabase,
     private readonly projectsDir: string,
-  ) {}
+  ) {
+    this.styles = new PostgresStyles(db);
+  }
 
   /** Connects to the named connection service; throws ConfigError when that is not possible. */
   static async open(service: string, projectsDir: string, serviceFiles: readonly string[]): Promise<PostgresStore> {
@@ -99,14 +90,7 @@ export class PostgresStore implements ProjectStore {
   }
 
   private table(schema: string): string {
-    return `${this.schemaIdentifier(schema)}.qgis_projects`;
-  }
-
-  private schemaIdentifier(schema: string): string {
-    if (Buffer.byteLength(schema) > MAX_IDENTIFIER_BYTES) {
-      throw new BadRequest(`schema name "${schema.slice(0, 80)}" is longer than ${MAX_IDENTIFIER_BYTES} bytes`);
-    }
-    return escapeIdentifier(schema);
+    return projectsTable(schema);
   }
 
   async probe(): Promise<void> {
@@ -200,7 +184,7 @@ export class PostgresStore implements ProjectStore {
     }
   }
 
-  async write(ref: ProjectRef, content: ProjectContent): Promise<string> {
+  async write(ref: ProjectRef, content: ProjectContent, styles: readonly StyleChange[] = []): Promise<string> {
     const table = this.table(ref.schema);
     const written = this.db.transaction(async (query) => {
       // The archive is rebuilt from the stored one, so entries QGIS added (auxiliary storage) are kept.
@@ -216,6 +200,7 @@ export class PostgresStore implements ProjectStore {
            RETURNING ${IDENTITY_COLUMNS}`,
         [ref.name, await archive.bytes()],
       );
+      await this.styles.applyIn(query, ref, styles);
       return identityOf(row as IdentityRow);
     });
     const identity = await unlessMissing(written, undefined);
@@ -262,7 +247,7 @@ export class PostgresStore implements ProjectStore {
    * project (through Steward, QGIS or SQL) deletes its pin and renaming it renames the pin.
    */
   private pinTable(schema: string): string {
-    return `${this.schemaIdentifier(schema)}.${PIN_TABLE}`;
+    return `${schemaIdentifier(schema)}.${PIN_TABLE}`;
   }
 
   async pinned(): Promise<ProjectRef[]> {
@@ -295,7 +280,7 @@ export class PostgresStore implements ProjectStore {
       } catch (error) {
         if (error instanceof DatabaseError && error.code === '42501')
           throw new Forbidden(`the database user may not create or write ${PIN_TABLE} in schema "${ref.schema}"`);
-        if (error instanceof DatabaseError && error.code === '23503')
+        if (isMissingProject(error))
           throw new NotFound(`project "${ref.name}" does not exist in schema "${ref.schema}"`);
         throw error;
       }

@@ -1,10 +1,8 @@
 // The layouts of both stores, their locks and leftovers: docs/storage.md.
+import { type ProjectRef } from './project-ref.js';
+import { type StyleChange, type StyleStore } from './style-store.js';
 
-/** Where a project lives: its name, and its schema when projects are stored in PostgreSQL. */
-export interface ProjectRef {
-  name: string;
-  schema: string;
-}
+export type { ProjectRef } from './project-ref.js';
 
 /** A project's key in per-project maps and queues: schema and name cannot contain NUL. */
 export function projectKey(ref: ProjectRef): string {
@@ -64,16 +62,21 @@ export interface ProjectStore {
   read(ref: ProjectRef): Promise<StoredProject | undefined>;
   /** Stores a new project; throws Conflict when the name is taken. */
   create(ref: ProjectRef, text: string): Promise<void>;
-  /** Replaces the project atomically with `content` (its XML in UTF-8) and returns its new identity. */
-  write(ref: ProjectRef, content: ProjectContent): Promise<string>;
-  /** Removes the project and its data folder; false when there was none. */
+  /**
+   * Replaces the project atomically with `content` (its XML in UTF-8) and returns its new identity;
+   * `styles` are stored and removed with it, in the same transaction where the store has them.
+   */
+  write(ref: ProjectRef, content: ProjectContent, styles?: readonly StyleChange[]): Promise<string>;
+  /** Removes the project, its styles and its data folder; false when there was none. */
   remove(ref: ProjectRef): Promise<boolean>;
   /** Runs `work` holding the project's write lock, across processes too. */
   withLock<T>(ref: ProjectRef, work: () => Promise<T>): Promise<T>;
   /** The value of QGIS Server's MAP parameter for this project. */
   mapParameter(ref: ProjectRef): Promise<string>;
-  /** The folder of the project's internal database and QML styles. */
+  /** The folder of the project's own files: its internal database and styles on the filesystem. */
   dataDir(ref: ProjectRef): string;
+  /** The project's styles, kept where the project is. */
+  readonly styles: StyleStore;
   /**
    * Clears what a Steward process killed in the middle of a write left behind (temporary files,
    * interrupted transactions), without disturbing live processes. A project whose leftovers cannot
