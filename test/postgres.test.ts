@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
@@ -104,7 +104,7 @@ describe('projects stored in PostgreSQL', () => {
     assert.deepEqual([read.title, read.author], ['alpha', 'Ada'], 'QGIS itself reads it');
   });
 
-  it('describes a project with its storage and schema, and keeps its data folder', async () => {
+  it('describes a project with its storage and schema, and keeps nothing of it in the projects folder', async () => {
     const info = await stack.call('GET', path('alpha', 'first'));
     assert.equal(info.status, 200);
     const body = info.body as Record<string, string>;
@@ -112,7 +112,7 @@ describe('projects stored in PostgreSQL', () => {
     assert.equal(body['schema'], 'first');
     assert.equal(body['author'], 'Ada');
     assert.equal(body['crs'], 'EPSG:3857');
-    assert.ok(existsSync(join(stack.projectsDir, 'steward', 'first_alpha', 'steward.db')));
+    assert.ok(!existsSync(join(stack.projectsDir, 'steward', 'first_alpha')), 'no data folder, no steward.db');
     assert.equal((await stack.call('GET', path('alpha', 'second'))).status, 404, 'not in the other schema');
   });
 
@@ -195,7 +195,7 @@ describe('projects stored in PostgreSQL', () => {
       assert.ok(paintedNear(image, x, y), `the path passes ${x},${y}`);
   });
 
-  it("keeps a database project's styles in its data folder, and QGIS Server draws the current one", async () => {
+  it("keeps a database project's styles beside it in its schema, and QGIS Server draws the current one", async () => {
     await stack.call('POST', '/api/projects/', { name: 'painted', author: 'x', schema: 'art' });
     const layer = {
       type: 'vector',
@@ -212,15 +212,23 @@ describe('projects stored in PostgreSQL', () => {
         .status,
       200,
     );
-    assert.ok(existsSync(join(stack.projectsDir, 'steward', 'art_painted', 'teal.qml')));
+    const rows = await db.sql<{ project: string; name: string }>('SELECT project, name FROM art.steward_styles');
+    assert.deepEqual(rows, [{ project: 'painted', name: 'teal' }]);
+    assert.ok(!existsSync(join(stack.projectsDir, 'steward', 'art_painted')), 'nothing in the projects folder');
     assert.deepEqual((await stack.call('GET', path('painted', 'art', '/styles'))).body, ['teal']);
     assert.deepEqual((await draw('painted', 'art', 'parcels')).pixel(200, 200), [0, 187, 187, 255]);
   });
 
-  it('deletes a project: its row and its data folder', async () => {
-    assert.ok(existsSync(join(stack.projectsDir, 'steward', 'second_beta')));
+  it('deletes a project: its row, its styles and its data folder', async () => {
+    assert.equal(
+      (await stack.call('POST', path('beta', 'second', '/styles'), fillStyle('red', '#FF0000'))).status,
+      201,
+    );
+    // A data folder as Steward kept for a database project before its styles moved into the database.
+    mkdirSync(join(stack.projectsDir, 'steward', 'second_beta'), { recursive: true });
     assert.deepEqual(await stack.call('DELETE', path('beta', 'second')), { status: 200, body: true });
     assert.deepEqual(await rowNames(db, 'second'), []);
+    assert.deepEqual(await db.sql('SELECT name FROM second.steward_styles'), []);
     assert.ok(!existsSync(join(stack.projectsDir, 'steward', 'second_beta')));
     assert.deepEqual((await stack.call('GET', '/api/projects?schema=second')).body, []);
     assert.equal((await stack.call('GET', path('beta', 'second'))).status, 404);

@@ -4,6 +4,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
+import { unzipSync } from 'fflate';
+
 import { freePort } from '../src/runtime/ports.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { waitFor } from './support/monitoring.js';
@@ -252,26 +254,33 @@ describe('style packages of a project stored in PostgreSQL', () => {
     rmSync(data.dir, { recursive: true, force: true });
   });
 
-  it("keeps the images in the project's data folder, where QGIS Server finds them", async () => {
+  it('embeds the images in the style, which QGIS Server draws, and keeps no file of them', async () => {
     const body = stylePackage({ 'trees.qml': svgMarkerQml('/home/me/tree.svg'), 'tree.svg': MARKER_SVG });
     const response = await putPackage({ api: stack.api.url, project, query }, 'trees', body);
     assert.equal(response.status, 201, await response.clone().text());
-    const imagesDir = join(stack.projectsDir, 'steward', 'styled_packed', 'images', 'trees');
-    assert.equal(readdirSync(imagesDir).length, 1);
+    const qml = await (await fetch(`${stack.api.url}${project}/styles/trees/qml${query}`)).text();
+    const embedded = `base64:${Buffer.from(MARKER_SVG).toString('base64')}`;
+    assert.ok(qml.includes(`value="${embedded}"`), 'the style holds the SVG itself');
+    const [row] = await db.sql<{ qml: string }>(`SELECT qml FROM styled.steward_styles WHERE name = 'trees'`);
+    assert.equal(row?.qml, qml, 'as stored in the database');
+    assert.ok(!existsSync(join(stack.projectsDir, 'steward')), 'nothing in the projects folder');
     const apply = await stack.call('POST', `${project}/layers/points/style${query}`, { name: 'trees', current: true });
     assert.equal(apply.status, 200);
     const drawn = await markerPixels(`${stack.api.url}${project}/layers/points/map${query}`);
     assert.ok(drawn > 1000, `the SVG marker is drawn in its colour (${drawn} pixels)`);
   });
 
-  it('replacing the package removes the image the old one drew with', async () => {
+  it('replacing the package draws the new image, and the old one is nowhere', async () => {
     const body = stylePackage({ 'trees.qml': svgMarkerQml('/home/me/other.svg'), 'other.svg': OTHER_SVG });
     const response = await putPackage({ api: stack.api.url, project, query }, 'trees', body);
     assert.equal(response.status, 200, await response.clone().text());
-    const imagesDir = join(stack.projectsDir, 'steward', 'styled_packed', 'images', 'trees');
-    assert.deepEqual(readdirSync(imagesDir), [keptName(OTHER_SVG)]);
     const url = `${stack.api.url}${project}/layers/points/map${query}`;
     assert.ok((await markerPixels(url, OTHER)) > 1000, 'the new SVG is drawn');
     assert.equal(await markerPixels(url, MARKER), 0, 'the old one is not');
+    const [stored] = await db.sql<{ content: Buffer }>(`SELECT content FROM styled.qgis_projects`);
+    const document = unzipSync(new Uint8Array(stored?.content ?? Buffer.alloc(0)))['packed.qgs'] ?? new Uint8Array();
+    const text = Buffer.from(document).toString('utf8');
+    assert.ok(text.includes(Buffer.from(OTHER_SVG).toString('base64')), 'the layer holds the new image');
+    assert.ok(!text.includes(Buffer.from(MARKER_SVG).toString('base64')), 'and no longer the old one');
   });
 });

@@ -18,8 +18,8 @@ import { type ProjectRef } from '../storage/project-store.js';
 import { type DataRoots } from './data-roots.js';
 import { type LayerInspector } from './layer-inspector.js';
 import { checkName } from './names.js';
+import { type ProjectStyles } from './project-styles.js';
 import { type ProjectRepository } from './repository.js';
-import { type StyleFiles } from './style-files.js';
 
 export interface NewLayerRequest {
   type: LayerType;
@@ -88,7 +88,7 @@ export class LayerService {
     private readonly crs: CrsResolver,
     private readonly inspector: LayerInspector,
     private readonly dataRoots: DataRoots,
-    private readonly styleFiles: StyleFiles,
+    private readonly styles: ProjectStyles,
     /** The symbology catalogue of the administered QGIS, which the default style is written for. */
     private readonly catalogue: () => SymbologyCatalogue,
     private readonly lifecycle: LayerLifecycle = {},
@@ -277,7 +277,7 @@ export class LayerService {
         { catalogue: this.catalogue() },
       ),
     };
-    const defaultStyle = await this.styleFiles.defaultStyleFor(ref, probed);
+    const defaultStyle = await this.styles.defaultStyleFor(ref, probed);
     if (probed.type === 'vector') {
       definition.wkbType = probed.wkbType;
       definition.geometry = probed.geometry;

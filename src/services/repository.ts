@@ -8,6 +8,7 @@ import {
   type ProjectStore,
   storedText,
 } from '../storage/project-store.js';
+import { type StyleChange } from '../storage/style-store.js';
 import { estimatedBytes, LruCache } from './project-cache.js';
 
 /** The parsed projects kept when no bound is given. */
@@ -102,10 +103,15 @@ export class ProjectRepository {
 
   /**
    * Changes a project under its lock: `change` edits the document, which is then written back
-   * atomically. When `change` or the write fails, the stored project is left as it was. After a
-   * write, and once the lock is released, the `onChanged` listener is awaited.
+   * atomically, with `styles` stored and removed as the store writes them with a project. When
+   * `change` or the write fails, the stored project is left as it was. After a write, and once the
+   * lock is released, the `onChanged` listener is awaited.
    */
-  async update<T>(ref: ProjectRef, change: (document: ProjectDocument) => T | Promise<T>): Promise<T> {
+  async update<T>(
+    ref: ProjectRef,
+    change: (document: ProjectDocument) => T | Promise<T>,
+    styles: readonly StyleChange[] = [],
+  ): Promise<T> {
     const key = projectKey(ref);
     const changed = await this.store.withLock(ref, async () => {
       // Under the lock the identity tells whether the cached document is current: the stores give
@@ -115,7 +121,7 @@ export class ProjectRepository {
         const result = await change(document);
         const content = document.encode();
         this.writing.add(key);
-        const identity = await this.store.write(ref, content);
+        const identity = await this.store.write(ref, content, styles);
         this.cache.set(key, cacheEntry(identity, content, document));
         return result;
       } catch (error) {

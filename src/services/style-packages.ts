@@ -1,9 +1,10 @@
 /**
  * Styles uploaded as QGIS Desktop made them, checked for what QGIS Server needs to draw them: a QML
  * document, whose images must be on the server, or a style package, a zip of a QML and the SVG and
- * raster images it draws with. A package's images are kept in the project's data folder and the
- * style's paths rewritten to them, so QGIS Server draws what QGIS Desktop drew. Fonts the style
- * uses that no QGIS Server instance has are warnings.
+ * raster images it draws with. A package's images are kept in the project's data folder (or, for a
+ * project in PostgreSQL, embedded in the style) and the style's paths rewritten to them, so QGIS
+ * Server draws what QGIS Desktop drew. Fonts the style uses that no QGIS Server instance has are
+ * warnings.
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -26,8 +27,8 @@ import { writeFileAtomic } from '../storage/atomic-file.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { unzipEntries, type ZipLimits } from '../storage/zip-entries.js';
 import { checkName } from './names.js';
+import { type ProjectStyles } from './project-styles.js';
 import { type ProjectRepository } from './repository.js';
-import { type StyleFiles } from './style-files.js';
 import { type StyleService } from './styles.js';
 
 export interface StyleAnswer {
@@ -84,6 +85,27 @@ function withoutSystemFiles(entries: Map<string, Buffer>): Map<string, Buffer> {
   return new Map([...entries].filter(([entry]) => !isSystemFile(entry)));
 }
 
+/** Writes the used entries into the style's image folder `dir`; answers each entry's path there. */
+async function keep(dir: string, used: Set<string>, entries: Map<string, Buffer>): Promise<Map<string, string>> {
+  const kept = new Map<string, string>();
+  if (used.size > 0) await mkdir(dir, { recursive: true });
+  for (const entry of used) {
+    const bytes = entries.get(entry) ?? Buffer.alloc(0);
+    const extension = /^\.[a-z0-9]{1,8}$/i.test(extname(entry)) ? extname(entry).toLowerCase() : '';
+    const path = join(dir, createHash('sha256').update(bytes).digest('hex') + extension);
+    await writeFileAtomic(path, bytes);
+    kept.set(entry, path);
+  }
+  return kept;
+}
+
+/** The used entries as QGIS reads an image embedded in a style: `base64:` and the image's bytes. */
+function embedded(used: Set<string>, entries: Map<string, Buffer>): Map<string, string> {
+  return new Map(
+    [...used].map((entry) => [entry, `base64:${(entries.get(entry) ?? Buffer.alloc(0)).toString('base64')}`]),
+  );
+}
+
 export class StylePackages {
   private readonly limits: ZipLimits;
 
@@ -91,7 +113,7 @@ export class StylePackages {
   constructor(
     private readonly repository: ProjectRepository,
     private readonly styles: StyleService,
-    private readonly files: StyleFiles,
+    private readonly projectStyles: ProjectStyles,
     bodyLimit: number,
     private readonly fonts: InstanceFonts,
   ) {
@@ -129,14 +151,17 @@ export class StylePackages {
     const references = styleReferences(document.root);
     const images = [...entries.keys()].filter((entry) => entry !== qmlEntry);
     const used = await this.locate(ref, references, images, 'neither in the package nor on the server');
-    const kept = await this.keep(ref, name, new Set(used.values()), entries);
+    const dir = this.projectStyles.imagesDir(ref, name);
+    const kept =
+      dir === undefined ? embedded(new Set(used.values()), entries) : await keep(dir, new Set(used.values()), entries);
     rewriteStyleFiles(document.root, (file) => {
       const entry = used.get(file);
       return entry === undefined ? undefined : kept.get(entry);
     });
     const created = await this.store(ref, name, serializeXml(document));
     // A package of the same style stored meanwhile may have pruned these images before this style named them.
-    if ([...kept.values()].some((path) => !existsSync(path))) await this.keep(ref, name, new Set(kept.keys()), entries);
+    if (dir !== undefined && [...kept.values()].some((path) => !existsSync(path)))
+      await keep(dir, new Set(kept.keys()), entries);
     const unused = images.filter((entry) => !kept.has(entry));
     return {
       created,
@@ -188,26 +213,6 @@ export class StylePackages {
   private async projectDir(ref: ProjectRef): Promise<string | undefined> {
     const file = await this.repository.store.mapParameter(ref);
     return isAbsolute(file) ? dirname(file) : undefined;
-  }
-
-  /** Writes the used entries into the style's image folder; answers each entry's path there. */
-  private async keep(
-    ref: ProjectRef,
-    name: string,
-    used: Set<string>,
-    entries: Map<string, Buffer>,
-  ): Promise<Map<string, string>> {
-    const dir = this.files.imagesDir(ref, name);
-    const kept = new Map<string, string>();
-    if (used.size > 0) await mkdir(dir, { recursive: true });
-    for (const entry of used) {
-      const bytes = entries.get(entry) ?? Buffer.alloc(0);
-      const extension = /^\.[a-z0-9]{1,8}$/i.test(extname(entry)) ? extname(entry).toLowerCase() : '';
-      const path = join(dir, createHash('sha256').update(bytes).digest('hex') + extension);
-      await writeFileAtomic(path, bytes);
-      kept.set(entry, path);
-    }
-    return kept;
   }
 
   /**

@@ -19,14 +19,13 @@ import { styleReferences } from '../qgis/style-references.js';
 import { type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
 import { type XmlElement } from '../qgis/xml/node.js';
 import { parseXml } from '../qgis/xml/parse.js';
-import { writeFileAtomic } from '../storage/atomic-file.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { type LayerInspector } from './layer-inspector.js';
 import { layerNotFound, type LayerService } from './layers.js';
 import { checkName } from './names.js';
 import { estimatedBytes, LruCache } from './project-cache.js';
+import { BUILT_IN_STYLE, GEOMETRIES, type Geometry, type ProjectStyles } from './project-styles.js';
 import { type ProjectRepository } from './repository.js';
-import { BUILT_IN_STYLE, GEOMETRIES, type Geometry, type StyleFiles } from './style-files.js';
 
 /** Told when a layer's current style changes, e.g. to clear its cached tiles. */
 export interface StyleLifecycle {
@@ -68,7 +67,7 @@ export class StyleService {
     private readonly repository: ProjectRepository,
     private readonly layers: LayerService,
     private readonly inspector: LayerInspector,
-    private readonly files: StyleFiles,
+    private readonly styles: ProjectStyles,
     /** The symbology catalogue of the administered QGIS Server version, as it is now. */
     private readonly catalogue: () => SymbologyCatalogue,
     private readonly lifecycle: StyleLifecycle = {},
@@ -76,7 +75,7 @@ export class StyleService {
 
   async list(ref: ProjectRef): Promise<string[]> {
     await this.repository.read(ref);
-    return this.files.names(ref);
+    return this.styles.names(ref);
   }
 
   /** The style's JSON body when it was made from one, else its QML document. */
@@ -92,7 +91,7 @@ export class StyleService {
 
   private async load(ref: ProjectRef, name: string): Promise<StoredStyle> {
     await this.repository.read(ref);
-    const qml = await this.files.read(ref, name);
+    const qml = await this.styles.read(ref, name);
     const catalogue = this.catalogue();
     let read = this.readStyles.get(catalogue);
     if (!read) this.readStyles.set(catalogue, (read = new LruCache(READ_STYLES_BYTES)));
@@ -124,28 +123,30 @@ export class StyleService {
     checkName('style', name);
     if (name === BUILT_IN_STYLE) throw new Conflict(`"${BUILT_IN_STYLE}" is the built-in style`);
     qmlFacts(qml);
-    const path = this.files.path(ref, name);
     await this.repository.read(ref);
-    if (!this.files.names(ref).includes(name)) {
+    if (!(await this.styles.has(ref, name))) {
       const created = await this.repository.store.withLock(ref, async () => {
-        if (this.files.names(ref).includes(name)) return false;
-        await writeFileAtomic(path, qml);
+        if (await this.styles.has(ref, name)) return false;
+        await this.styles.apply(ref, [{ name, qml }]);
         return true;
       });
       if (created) return true;
     }
-    const current = await this.repository.update(ref, async (document) => {
-      const drawn: string[] = [];
-      for (const layer of document.layers()) {
-        const element = document.mapLayerElement(layer.name);
-        if (!element || !layerStyleNames(element).includes(name)) continue;
-        putLayerStyle(element, name, qml, false);
-        if (currentLayerStyleName(element) === name) drawn.push(layer.name);
-      }
-      document.invalidate();
-      await writeFileAtomic(path, qml);
-      return drawn;
-    });
+    const current = await this.repository.update(
+      ref,
+      (document) => {
+        const drawn: string[] = [];
+        for (const layer of document.layers()) {
+          const element = document.mapLayerElement(layer.name);
+          if (!element || !layerStyleNames(element).includes(name)) continue;
+          putLayerStyle(element, name, qml, false);
+          if (currentLayerStyleName(element) === name) drawn.push(layer.name);
+        }
+        document.invalidate();
+        return drawn;
+      },
+      [{ name, qml }],
+    );
     for (const layer of current) await this.lifecycle.layerStyleChanged?.(ref, layer);
     return false;
   }
@@ -167,10 +168,10 @@ export class StyleService {
     if (style.name === BUILT_IN_STYLE) throw new Conflict(`"${BUILT_IN_STYLE}" is the built-in style`);
     await this.repository.store.withLock(ref, async () => {
       await this.repository.read(ref);
-      if (this.files.names(ref).includes(style.name)) {
+      if (await this.styles.has(ref, style.name)) {
         throw new Conflict(`project "${ref.name}" already has a style "${style.name}"`);
       }
-      await writeFileAtomic(this.files.path(ref, style.name), styleToQml(style, { catalogue: this.catalogue() }));
+      await this.styles.apply(ref, [{ name: style.name, qml: styleToQml(style, { catalogue: this.catalogue() }) }]);
     });
   }
 
@@ -184,29 +185,32 @@ export class StyleService {
   }
 
   /**
-   * Removes a style from every layer that has it and from disk; refused while a layer draws with
-   * it, and while it is a default style, which every new layer of its geometry would then miss.
+   * Removes a style from every layer that has it and from the project's styles; refused while a
+   * layer draws with it, and while it is a default style, which every new layer of its geometry
+   * would then miss.
    */
   async remove(ref: ProjectRef, name: string): Promise<void> {
-    const path = this.files.path(ref, name);
-    await this.files.read(ref, name);
-    await this.repository.update(ref, (document) => {
-      const defaults = this.files.defaults(ref);
-      const geometry = GEOMETRIES.find((candidate) => defaults[candidate] === name);
-      if (geometry)
-        throw new Conflict(`style "${name}" is the default style of ${geometry} layers: set another default first`);
-      for (const layer of document.layers()) {
-        if (layer.currentStyle === name) {
-          throw new Conflict(`style "${name}" is the current style of layer "${layer.name}"`);
+    await this.styles.read(ref, name);
+    await this.repository.update(
+      ref,
+      async (document) => {
+        const defaults = await this.styles.defaults(ref);
+        const geometry = GEOMETRIES.find((candidate) => defaults[candidate] === name);
+        if (geometry)
+          throw new Conflict(`style "${name}" is the default style of ${geometry} layers: set another default first`);
+        for (const layer of document.layers()) {
+          if (layer.currentStyle === name) {
+            throw new Conflict(`style "${name}" is the current style of layer "${layer.name}"`);
+          }
         }
-      }
-      for (const layer of document.layers()) {
-        const element = document.mapLayerElement(layer.name);
-        if (element && layerStyleNames(element).includes(name)) removeLayerStyle(element, name);
-      }
-      document.invalidate();
-    });
-    await rm(path, { force: true });
+        for (const layer of document.layers()) {
+          const element = document.mapLayerElement(layer.name);
+          if (element && layerStyleNames(element).includes(name)) removeLayerStyle(element, name);
+        }
+        document.invalidate();
+      },
+      [{ name, qml: undefined }],
+    );
     await this.pruneImages(ref);
   }
 
@@ -217,7 +221,7 @@ export class StyleService {
    * lock, so that no style is stored while the names are gathered and the files removed.
    */
   async pruneImages(ref: ProjectRef): Promise<void> {
-    const folders = this.files.imageFolders(ref);
+    const folders = this.styles.imageFolders(ref);
     if (folders.length === 0) return;
     await this.repository.store.withLock(ref, async () => {
       const named = await this.namedFiles(ref);
@@ -234,8 +238,8 @@ export class StyleService {
   private async namedFiles(ref: ProjectRef): Promise<Set<string>> {
     const document = await this.repository.read(ref);
     const elements = document.layers().flatMap((layer) => document.mapLayerElement(layer.name) ?? []);
-    for (const style of this.files.names(ref)) {
-      const qml = await this.files.read(ref, style).catch(() => undefined);
+    for (const style of await this.styles.names(ref)) {
+      const qml = await this.styles.read(ref, style).catch(() => undefined);
       const root = qml === undefined ? undefined : tryParse(qml);
       if (root) elements.push(root);
     }
@@ -249,7 +253,7 @@ export class StyleService {
 
   async defaults(ref: ProjectRef): Promise<Record<Geometry, string>> {
     await this.repository.read(ref);
-    return this.files.defaults(ref);
+    return this.styles.defaults(ref);
   }
 
   async setDefault(ref: ProjectRef, request: DefaultStyleRequest): Promise<void> {
@@ -269,7 +273,7 @@ export class StyleService {
       if (!draws) throw new BadRequest(`style "${name}" cannot draw ${geometry} layers`);
     }
     await this.repository.read(ref);
-    this.files.setDefault(ref, geometry, name);
+    await this.styles.setDefault(ref, geometry, name);
   }
 
   /** The style's QML for this layer: raster MinMax limits take the layer's own statistics. */
