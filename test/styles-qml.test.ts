@@ -18,6 +18,7 @@ import {
   renderWithQgis,
   writeCorpus,
 } from './support/style-corpus.js';
+import { selectedStorage } from './support/test-storage.js';
 import { fillStyle } from './support/write-bodies.js';
 
 const STYLE_BODY_LIMIT = 4 * 1024 * 1024;
@@ -73,7 +74,7 @@ function distinctColours(image: Image): Set<string> {
   return colours;
 }
 
-describe('styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them', () => {
+describe(`styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them (${selectedStorage()} storage)`, () => {
   let stack: Stack;
   let data: Fixtures;
   let sources: CorpusSources;
@@ -200,12 +201,12 @@ describe('styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them'
 
   it('answers 422 for a style that a layer using it cannot draw, and changes nothing', async () => {
     await apply('points', 'categorized');
-    const project = readFileSync(join(stack.projectsDir, 'desk', 'desk.qgs'), 'utf8');
+    const project = await stack.storage.projectXml('desk');
     const response = await put('categorized', qml('hillshade'));
     assert.equal(response.status, 422);
     assert.match(((await response.json()) as { error: string }).error, /raster style and the layer is vector/);
-    assert.equal(readFileSync(join(stack.projectsDir, 'desk', 'desk.qgs'), 'utf8'), project);
-    assert.equal(readFileSync(join(stack.projectsDir, 'desk', 'categorized.qml'), 'utf8'), qml('categorized'));
+    assert.equal(await stack.storage.projectXml('desk'), project);
+    assert.equal(await stack.storage.styleQml('desk', 'categorized'), qml('categorized'));
   });
 
   it('switches a layer back to its default style', async () => {

@@ -1,18 +1,23 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { decodePng, type Image } from './support/png.js';
 import { ows, projectProblems } from './support/qgis.js';
 import { type Stack, startStack } from './support/stack.js';
+import { selectedStorage } from './support/test-storage.js';
 import { fillStyle } from './support/write-bodies.js';
 
-describe('styles drawn by a real QGIS Server', () => {
+describe(`styles drawn by a real QGIS Server (${selectedStorage()} storage)`, () => {
   let stack: Stack;
   let data: Fixtures;
-  const projectFile = (): string => join(stack.projectsDir, 'styled', 'styled.qgs');
+  const storedProject = (): Promise<string> => stack.storage.projectXml('styled');
+  const storedStyle = (style: string): Promise<string | undefined> => stack.storage.styleQml('styled', style);
+  /** QGIS Server's MAP parameter for the project, as the API gives it. */
+  const mapParameter = async (): Promise<string> => {
+    const { body } = await stack.call('GET', '/api/projects/styled/layers/zones/map/url');
+    return new URL((body as { url: string }).url).searchParams.get('MAP') ?? '';
+  };
   const map = async (layer: string): Promise<Image> => {
     const response = await fetch(`${stack.api.url}/api/projects/styled/layers/${layer}/map`);
     assert.equal(response.status, 200);
@@ -38,7 +43,7 @@ describe('styles drawn by a real QGIS Server', () => {
     assert.equal(style.name, 'teal');
     assert.equal(style.symbology.symbol, 'fill');
     assert.equal(style.symbology.properties['color'], '#00BBBB');
-    assert.ok(existsSync(join(stack.projectsDir, 'styled', 'teal.qml')));
+    assert.ok(await storedStyle('teal'));
   });
 
   it('applies the default style of a geometry to a new vector layer', async () => {
@@ -81,7 +86,7 @@ describe('styles drawn by a real QGIS Server', () => {
       'the current style is still drawn by default',
     );
     const capabilities = await (
-      await ows(stack.qgis, projectFile(), { SERVICE: 'WMS', VERSION: '1.3.0', REQUEST: 'GetCapabilities' })
+      await ows(stack.qgis, await mapParameter(), { SERVICE: 'WMS', VERSION: '1.3.0', REQUEST: 'GetCapabilities' })
     ).text();
     const zones = capabilities.slice(capabilities.indexOf('<Name>zones</Name>'));
     for (const name of ['teal', 'orange', 'half']) assert.match(zones, new RegExp(`<Style>\\s*<Name>${name}</Name>`));
@@ -168,12 +173,12 @@ describe('styles drawn by a real QGIS Server', () => {
   it('refuses to delete a current style and deletes others from layers and disk', async () => {
     const refused = await stack.call('DELETE', '/api/projects/styled/styles/orange');
     assert.equal(refused.status, 409);
-    assert.ok(existsSync(join(stack.projectsDir, 'styled', 'orange.qml')));
+    assert.ok(await storedStyle('orange'));
     assert.deepEqual(await stack.call('DELETE', '/api/projects/styled/styles/half'), { status: 200, body: true });
-    assert.ok(!existsSync(join(stack.projectsDir, 'styled', 'half.qml')));
+    assert.equal(await storedStyle('half'), undefined);
     const zones = (await stack.call('GET', '/api/projects/styled/layers/zones')).body as { styles: string[] };
     assert.ok(!zones.styles.includes('half'));
-    assert.ok(!readFileSync(projectFile(), 'utf8').includes('name="half"'));
+    assert.ok(!(await storedProject()).includes('name="half"'));
   });
 
   describe('bad input changes nothing', () => {
@@ -215,12 +220,12 @@ describe('styles drawn by a real QGIS Server', () => {
     ];
     for (const [situation, method, path, body, status] of cases) {
       it(`answers ${status} to ${situation}`, async () => {
-        const before = readFileSync(projectFile(), 'utf8');
+        const before = await storedProject();
         const styles = (await stack.call('GET', '/api/projects/styled/styles')).body;
         const reply = await stack.call(method, `/api/projects/styled${path}`, body);
         assert.equal(reply.status, status, JSON.stringify(reply.body));
         assert.equal(typeof (reply.body as { error: unknown }).error, 'string');
-        assert.equal(readFileSync(projectFile(), 'utf8'), before);
+        assert.equal(await storedProject(), before);
         assert.deepEqual((await stack.call('GET', '/api/projects/styled/styles')).body, styles);
       });
     }

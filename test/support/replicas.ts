@@ -6,17 +6,14 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { join } from 'node:path';
 
 import { freePort } from '../../src/runtime/ports.js';
 import { type QgisServerProcess } from '../../src/runtime/qgis-server.js';
 import { type ApiProcess, startApiProcess } from './api-process.js';
 import { type TestDatabase } from './postgres.js';
 import { startTestQgis, TEST_QGIS } from './qgis-runtime.js';
-
-const PLUGIN_PATH = resolve(import.meta.dirname, '..', '..', 'plugin');
-const REGISTRATION_TIMEOUT_MS = 30_000;
+import { pluginEnv, untilRegistered } from './test-storage.js';
 
 export interface Replica {
   api: ApiProcess;
@@ -28,18 +25,6 @@ export interface Replica {
 export interface Replicas {
   list: Replica[];
   stop(): Promise<void>;
-}
-
-async function untilRegistered(api: ApiProcess): Promise<void> {
-  const deadline = Date.now() + REGISTRATION_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    const { body } = await api.call('GET', '/api/instances');
-    if ((body as { servers?: unknown[] }).servers?.length) return;
-    await sleep(200);
-  }
-  throw new Error(
-    `no QGIS Server registered with ${api.url} within ${REGISTRATION_TIMEOUT_MS / 1000} s:\n${api.log()}`,
-  );
 }
 
 async function startReplica(db: TestDatabase, root: string, index: number): Promise<Replica> {
@@ -57,14 +42,9 @@ async function startReplica(db: TestDatabase, root: string, index: number): Prom
   try {
     qgis = await startTestQgis({
       port: qgisPort,
-      env: {
-        PGSERVICEFILE: db.serviceFile,
-        QGIS_PLUGINPATH: PLUGIN_PATH,
-        STEWARD_HOST: '127.0.0.1',
-        STEWARD_PORT: String(monitoringPort),
-      },
+      env: { PGSERVICEFILE: db.serviceFile, ...pluginEnv(monitoringPort) },
     });
-    await untilRegistered(api);
+    await untilRegistered((method, path) => api.call(method, path));
     return { api, qgis, projectsDir };
   } catch (error) {
     await qgis?.stop();

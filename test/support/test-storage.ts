@@ -1,0 +1,136 @@
+/**
+ * Where a test stack keeps its projects: in its projects folder, or in a PostgreSQL database of
+ * its own (STEWARD_TEST_STORAGE=postgresql, or asked for), and how a test reads what was stored.
+ * Projects are then in schema `public`, which the API takes when a path names no schema.
+ */
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { unzipSync } from 'fflate';
+
+import { type Config } from '../../src/config.js';
+import { freePort } from '../../src/runtime/ports.js';
+import { startTestDatabase } from './postgres.js';
+
+export type StorageKind = 'filesystem' | 'postgresql';
+
+const PLUGIN_PATH = resolve(import.meta.dirname, '..', '..', 'plugin');
+const REGISTRATION_TIMEOUT_MS = 30_000;
+
+export type Call = (method: string, path: string) => Promise<{ status: number; body: unknown }>;
+
+export interface TestStorage {
+  kind: StorageKind;
+  /** The API's settings for this storage. */
+  config: Partial<Config>;
+  /** QGIS Server's environment for this storage. */
+  qgisEnv: Record<string, string>;
+  /** Waits until the stack is ready for this storage: QGIS Server's plugin heard by the API. */
+  ready(call: Call): Promise<void>;
+  /** The XML of a project as stored. */
+  projectXml(name: string): Promise<string>;
+  /** The QML of a project's style as stored; undefined when there is none. */
+  styleQml(project: string, style: string): Promise<string | undefined>;
+  stop(): Promise<void>;
+}
+
+/** QGIS Server's environment for the monitoring plugin to register with the API's monitoring port. */
+export function pluginEnv(monitoringPort: number): Record<string, string> {
+  return { QGIS_PLUGINPATH: PLUGIN_PATH, STEWARD_HOST: '127.0.0.1', STEWARD_PORT: String(monitoringPort) };
+}
+
+/** Waits until a QGIS Server instance has registered with the API `call` reaches. */
+export async function untilRegistered(call: Call): Promise<void> {
+  const deadline = Date.now() + REGISTRATION_TIMEOUT_MS;
+  const registered = async (): Promise<boolean> =>
+    (((await call('GET', '/api/instances')).body as { servers?: unknown[] }).servers?.length ?? 0) > 0;
+  while (!(await registered())) {
+    if (Date.now() > deadline) throw new Error(`no QGIS Server registered within ${REGISTRATION_TIMEOUT_MS / 1000} s`);
+    await sleep(100);
+  }
+}
+
+/** The storage STEWARD_TEST_STORAGE names (`filesystem` when unset). */
+export function selectedStorage(): StorageKind {
+  const wanted = process.env['STEWARD_TEST_STORAGE'] ?? 'filesystem';
+  if (wanted !== 'filesystem' && wanted !== 'postgresql') {
+    throw new Error(`STEWARD_TEST_STORAGE must be filesystem or postgresql, not "${wanted}"`);
+  }
+  return wanted;
+}
+
+function readOrUndefined(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function filesystemStorage(projectsDir: string): TestStorage {
+  return {
+    kind: 'filesystem',
+    config: {},
+    qgisEnv: {},
+    ready: async () => undefined,
+    projectXml: async (name) => readFileSync(join(projectsDir, name, `${name}.qgs`), 'utf8'),
+    styleQml: async (project, style) => readOrUndefined(join(projectsDir, project, `${style}.qml`)),
+    stop: async () => undefined,
+  };
+}
+
+/**
+ * A database of the test's own. QGIS Server keeps a database project cached until its plugin is
+ * told the project changed, so it runs with the plugin, and the stack is ready once it registered.
+ */
+async function postgresStorage(): Promise<TestStorage> {
+  const db = await startTestDatabase();
+  const monitoringPort = await freePort();
+  return {
+    kind: 'postgresql',
+    config: { psqlService: db.service, monitoringPort },
+    qgisEnv: pluginEnv(monitoringPort),
+    ready: (call) => untilRegistered(call),
+    async projectXml(name) {
+      const [row] = await db.sql<{ content: Buffer }>('SELECT content FROM public.qgis_projects WHERE name = $1', [
+        name,
+      ]);
+      const entry = row && unzipSync(new Uint8Array(row.content))[`${name}.qgs`];
+      if (!entry) throw new Error(`project "${name}" is not stored`);
+      return Buffer.from(entry).toString('utf8');
+    },
+    async styleQml(project, style) {
+      const [table] = await db.sql<{ found: boolean }>(
+        `SELECT to_regclass('public.steward_styles') IS NOT NULL AS found`,
+      );
+      if (!table?.found) return undefined;
+      const rows = await db.sql<{ qml: string }>(
+        'SELECT qml FROM public.steward_styles WHERE project = $1 AND name = $2',
+        [project, style],
+      );
+      return rows[0]?.qml;
+    },
+    stop: () => db.stop(),
+  };
+}
+
+/** The database a test brought itself (it gave the stack its service): the test reads what is stored there. */
+function broughtDatabase(): TestStorage {
+  const elsewhere = (): Promise<never> => Promise.reject(new Error('read it from the database the test brought'));
+  return {
+    kind: 'postgresql',
+    config: {},
+    qgisEnv: {},
+    ready: async () => undefined,
+    projectXml: elsewhere,
+    styleQml: elsewhere,
+    stop: async () => undefined,
+  };
+}
+
+/** The storage of a stack: `kind`, unless the test brought a database (`brought`, its service). */
+export function openTestStorage(kind: StorageKind, projectsDir: string, brought?: string): Promise<TestStorage> {
+  if (brought !== undefined) return Promise.resolve(broughtDatabase());
+  return kind === 'postgresql' ? postgresStorage() : Promise.resolve(filesystemStorage(projectsDir));
+}
