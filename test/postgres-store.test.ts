@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { ConfigError, serviceFiles } from '../src/config.js';
 import { freePort } from '../src/runtime/ports.js';
+import { InternalDatabase } from '../src/storage/internal-db.js';
 import { DatabaseUnavailable } from '../src/storage/pg-database.js';
 import { parseServiceFile, resolveService } from '../src/storage/pg-service.js';
 import { PostgresStore } from '../src/storage/postgres-store.js';
@@ -174,6 +175,41 @@ describe('PostgresStore on a real database', () => {
     }
     assert.equal((await store.clearLeftovers()).cleared, 2);
     for (const ref of refs) assert.deepEqual(readdirSync(store.dataDir(ref)), ['red.qml']);
+  });
+
+  it("takes into the database the styles an earlier version kept in a project's data folder", async () => {
+    const store = await open();
+    await store.adoptFolderStyles(); // those of the tests before
+    const ref = { schema: 'earlier', name: 'kept' };
+    await store.create(ref, '<qgis/>');
+    const dir = store.dataDir(ref);
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>';
+    const image = join(dir, 'images', 'marked', 'a1b2.svg');
+    mkdirSync(join(dir, 'images', 'marked'), { recursive: true });
+    writeFileSync(image, svg);
+    const markerQml = `<qgis><renderer-v2 type="singleSymbol"><symbols><symbol type="marker" name="0"><layer class="SvgMarker"><Option type="Map"><Option type="QString" name="name" value="${image}"/></Option></layer></symbol></symbols></renderer-v2></qgis>`;
+    const plainQml = '<qgis><renderer-v2 type="singleSymbol"/></qgis>';
+    writeFileSync(join(dir, 'marked.qml'), markerQml);
+    writeFileSync(join(dir, 'plain.qml'), plainQml);
+    writeFileSync(join(dir, 'taken.qml'), "<qgis>the folder's</qgis>");
+    InternalDatabase.use(dir, (internal) => internal.setDefaultStyle('point', 'marked'));
+    // Another replica took its own "taken" into the database first.
+    await store.styles.apply(ref, [{ name: 'taken', qml: "<qgis>the database's</qgis>" }]);
+
+    const report = await store.adoptFolderStyles();
+    assert.equal(report.cleared, 2);
+    assert.deepEqual(
+      report.failures.map((failure) => [failure.project, failure.reason.replace(dir, 'DIR')]),
+      [[ref, 'its styles "taken" in DIR differ from those of the same name in the database and were left there']],
+    );
+    assert.deepEqual(await store.styles.names(ref), ['marked', 'plain', 'taken']);
+    const marked = await store.styles.read(ref, 'marked');
+    assert.ok(marked?.includes(`value="base64:${Buffer.from(svg).toString('base64')}"`), marked);
+    assert.equal(await store.styles.read(ref, 'plain'), plainQml, 'a style naming no image is taken as it is');
+    assert.equal(await store.styles.read(ref, 'taken'), "<qgis>the database's</qgis>");
+    assert.deepEqual(await store.styles.defaults(ref), { point: 'marked', line: 'default', polygon: 'default' });
+    assert.deepEqual(readdirSync(dir).sort(), ['images', 'taken.qml'], 'the images stay: the layers name them');
+    assert.equal((await store.adoptFolderStyles()).cleared, 0, 'taken once');
   });
 
   it('fails with 503, the reason in the message for the log, while the database refuses connections, and recovers', async () => {

@@ -97,6 +97,15 @@ async function clearLeftovers(store: ProjectStore, logger: FastifyBaseLogger): P
   }
 }
 
+/** Takes into the database the styles an earlier Steward kept in database projects' data folders (docs/storage.md). */
+async function adoptFolderStyles(store: PostgresStore, logger: FastifyBaseLogger): Promise<void> {
+  const { cleared, failures } = await store.adoptFolderStyles();
+  if (cleared > 0) logger.info(`took ${cleared} styles of database projects from their data folders into the database`);
+  for (const { project, reason } of failures) {
+    logger.warn(`project "${project.name}" (schema "${project.schema}"): ${reason}`);
+  }
+}
+
 /** Builds every service from the configuration, each from the ones it needs, in that order. */
 export async function createServices(config: Config, logger: FastifyBaseLogger): Promise<Services> {
   configureGdalMemory();
@@ -111,6 +120,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const fleet = registry && postgres && (await InstanceFleet.join(postgres.database, registry, monitorLog(logger)));
   const instances = fleet ?? registry;
   await clearLeftovers(store, logger);
+  if (postgres) await adoptFolderStyles(postgres, logger);
   // QGIS Server keeps a database project cached until its plugin is told the project changed.
   const repository = new ProjectRepository(store, {
     cacheBytes: config.projectCacheBytes,

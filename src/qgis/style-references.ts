@@ -51,6 +51,11 @@ function property(symbolLayer: XmlElement, name: string): string | undefined {
   return holder && holder[0].attributes.get(holder[1]);
 }
 
+/** An image as QGIS reads it embedded in a style (SVG and raster markers and fills, label backgrounds). */
+export function embeddedImage(bytes: Uint8Array): string {
+  return `base64:${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')}`;
+}
+
 /** Files embedded in the project (`base64:`) or on the web are not the server's files. */
 function isLocalFile(value: string): boolean {
   return value !== '' && !/^(base64:|https?:\/\/)/i.test(value);

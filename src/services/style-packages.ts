@@ -15,6 +15,7 @@ import { BadRequest, Unprocessable } from '../errors.js';
 import { fontAbsences, type InstanceFonts } from '../insight/instance-fonts.js';
 import { qmlFacts } from '../qgis/style/qml-document.js';
 import {
+  embeddedImage,
   QGIS_SVG_PATHS,
   rewriteStyleFiles,
   styleFileFound,
@@ -99,11 +100,9 @@ async function keep(dir: string, used: Set<string>, entries: Map<string, Buffer>
   return kept;
 }
 
-/** The used entries as QGIS reads an image embedded in a style: `base64:` and the image's bytes. */
+/** The used entries as images embedded in the style. */
 function embedded(used: Set<string>, entries: Map<string, Buffer>): Map<string, string> {
-  return new Map(
-    [...used].map((entry) => [entry, `base64:${(entries.get(entry) ?? Buffer.alloc(0)).toString('base64')}`]),
-  );
+  return new Map([...used].map((entry) => [entry, embeddedImage(entries.get(entry) ?? Buffer.alloc(0))]));
 }
 
 export class StylePackages {

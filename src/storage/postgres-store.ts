@@ -223,13 +223,37 @@ export class PostgresStore implements ProjectStore {
   /** Clears the leftovers in the data folder of every project of every schema this user can read. */
   async clearLeftovers(): Promise<LeftoverReport> {
     const report: LeftoverReport = { cleared: 0, failures: [] };
-    for (const schema of await this.projectSchemas()) {
-      for (const name of await this.list(schema)) {
-        const ref = { schema, name };
-        await clearInto(report, ref, () => clearDataDirLeftovers(this, ref));
-      }
-    }
+    await this.eachProject((ref) => clearInto(report, ref, () => clearDataDirLeftovers(this, ref)));
     return report;
+  }
+
+  /**
+   * Takes into the database the styles that the data folders of every schema's projects hold from
+   * before styles were kept there (PostgresStyles.adopt), each project under its lock. `cleared`
+   * counts the styles taken in; a style that differs from the database's is a failure.
+   */
+  async adoptFolderStyles(): Promise<LeftoverReport> {
+    const report: LeftoverReport = { cleared: 0, failures: [] };
+    await this.eachProject((ref) =>
+      clearInto(report, ref, async () => {
+        const dir = this.dataDir(ref);
+        const { adopted, differing } = await this.withLock(ref, () => this.styles.adopt(ref, dir));
+        if (differing.length > 0) {
+          const names = differing.map((style) => `"${style}"`).join(', ');
+          const reason = `its styles ${names} in ${dir} differ from those of the same name in the database and were left there`;
+          report.failures.push({ project: ref, reason, refused: false });
+        }
+        return adopted;
+      }),
+    );
+    return report;
+  }
+
+  /** Runs `work` for every project of every schema this user can read, one after the other. */
+  private async eachProject(work: (ref: ProjectRef) => Promise<unknown>): Promise<void> {
+    for (const schema of await this.projectSchemas()) {
+      for (const name of await this.list(schema)) await work({ schema, name });
+    }
   }
 
   private async projectSchemas(table = 'qgis_projects'): Promise<string[]> {

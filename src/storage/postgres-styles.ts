@@ -1,5 +1,6 @@
 import { NotFound } from '../errors.js';
 import { GEOMETRIES, type Geometry } from '../qgis/geometry.js';
+import { folderStyles, removeFolderStyles } from './folder-styles.js';
 import { type PostgresDatabase, type Query } from './pg-database.js';
 import { ensureProjectTable, isMissingProject, schemaTable, unlessMissing } from './pg-schema.js';
 import { type ProjectRef } from './project-store.js';
@@ -30,8 +31,12 @@ export class PostgresStyles implements StyleStore {
     return (await unlessMissing(rows, [])).map((row) => row.name).sort();
   }
 
-  async read(ref: ProjectRef, name: string): Promise<string | undefined> {
-    const rows = this.db.query<{ qml: string }>(
+  read(ref: ProjectRef, name: string): Promise<string | undefined> {
+    return this.readIn((sql, values) => this.db.query(sql, values), ref, name);
+  }
+
+  private async readIn(query: Query, ref: ProjectRef, name: string): Promise<string | undefined> {
+    const rows = query<{ qml: string }>(
       `SELECT qml FROM ${schemaTable(ref.schema, STYLES)} WHERE project = $1 AND name = $2`,
       [ref.name, name],
     );
@@ -78,6 +83,41 @@ export class PostgresStyles implements StyleStore {
         );
       }),
     );
+  }
+
+  /**
+   * Takes in the styles a data folder holds from before styles were kept in the database
+   * (folder-styles.ts), then removes their files: those the project has under the same name are
+   * the database's; one that differs from it is left in the folder, and its name answered.
+   */
+  async adopt(ref: ProjectRef, dir: string): Promise<{ adopted: number; differing: string[] }> {
+    const found = folderStyles(dir);
+    if (found.styles.length === 0 && found.defaults.length === 0) {
+      await removeFolderStyles(dir, []);
+      return { adopted: 0, differing: [] };
+    }
+    const differing = await this.db.transaction(async (query) => {
+      const left: string[] = [];
+      if (found.styles.length > 0) await ensureProjectTable(query, ref.schema, STYLES, STYLE_COLUMNS);
+      if (found.defaults.length > 0) await ensureProjectTable(query, ref.schema, DEFAULTS, DEFAULT_COLUMNS);
+      for (const { name, qml } of found.styles) {
+        await query(
+          `INSERT INTO ${schemaTable(ref.schema, STYLES)} (project, name, qml) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+          [ref.name, name, qml],
+        );
+        if ((await this.readIn(query, ref, name)) !== qml) left.push(name);
+      }
+      for (const { geometry, style } of found.defaults) {
+        await query(
+          `INSERT INTO ${schemaTable(ref.schema, DEFAULTS)} (project, geometry, style) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+          [ref.name, geometry, style],
+        );
+      }
+      return left;
+    });
+    const adopted = found.styles.map((style) => style.name).filter((name) => !differing.includes(name));
+    await removeFolderStyles(dir, adopted);
+    return { adopted: adopted.length, differing };
   }
 
   imagesDir(): undefined {
