@@ -19,6 +19,7 @@ const VERSION_DEPENDENT = [
   'test/project-edits-oracle.test.ts',
   'test/qgis-made-projects.test.ts',
   'test/styles-qml.test.ts',
+  'test/styles-replicas.test.ts',
   'test/styles.test.ts',
   'test/wms-names.test.ts',
 ];
