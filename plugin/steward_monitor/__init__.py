@@ -1,7 +1,16 @@
 """Steward monitoring plugin for QGIS Server (loaded from QGIS_PLUGINPATH)."""
 
+from __future__ import annotations
 
-def serverClassFactory(serverIface):  # noqa: N802 (name required by QGIS Server)
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from qgis.server import QgsServerInterface
+
+    from .plugin import StewardMonitor
+
+
+def serverClassFactory(serverIface: QgsServerInterface) -> StewardMonitor:  # noqa: N802, N803 (names QGIS Server requires)
     from .plugin import StewardMonitor
 
     return StewardMonitor(serverIface)

@@ -1,17 +1,24 @@
 """What the instance reports in reply to `about`: its server settings and where each came from,
 the fonts it can draw labels with, and its process's memory and uptime and the machine's load.
 
-Versions, data providers and plugins are in `metadata` (info.py). Runs on the client's thread.
+Settings and fonts are read once, on the main thread as the plugin starts (QgsServerSettings,
+QSettings and QFontDatabase read the environment, which under FastCGI only the main thread may
+touch, and QGIS Server itself reads its settings once at start). The process figures are read
+when asked, from /proc: plain file reads, safe on the socket thread. Versions, data providers
+and plugins are in `metadata` (info.py).
 """
 
+from __future__ import annotations
+
 import os
+from typing import Any, Optional
 
 from qgis.PyQt.QtCore import QSettings
 from qgis.PyQt.QtGui import QFontDatabase
 from qgis.server import QgsServerSettings
 
 # (environment variable, QgsServerSettings getter, key of QGIS's ini file QGIS Server 3.22 also reads)
-SETTINGS = (
+SETTINGS: tuple[tuple[str, str, Optional[str]], ...] = (
     ("QGIS_PROJECT_FILE", "projectFile", None),
     ("QGIS_SERVER_PARALLEL_RENDERING", "parallelRendering", "qgis/parallel_rendering"),
     ("QGIS_SERVER_MAX_THREADS", "maxThreads", "qgis/max_threads"),
@@ -35,12 +42,14 @@ SETTINGS = (
     ("QGIS_SERVER_LANDING_PAGE_PREFIX", "landingPageBaseUrlPrefix", None),
 )
 
+JsonScalar = bool | int | float | str
 
-def _json_value(value):
+
+def _json_value(value: object) -> JsonScalar:
     return value if isinstance(value, (bool, int, float, str)) else str(value)
 
 
-def settings():
+def settings() -> dict[str, Any]:
     """Each setting as QGIS Server reads it at start: environment first, then the ini file, then its default."""
     loaded = QgsServerSettings()
     loaded.load()
@@ -57,7 +66,7 @@ def settings():
     return {"ini_file": loaded.iniFile(), "values": result}
 
 
-def _status_kib(field):
+def _status_bytes(field: str) -> int:
     with open("/proc/self/status", encoding="ascii") as status:
         for line in status:
             if line.startswith(field + ":"):
@@ -65,26 +74,33 @@ def _status_kib(field):
     return 0
 
 
-def _uptime_seconds():
-    """Seconds since the process started, from its start time in clock ticks since boot."""
-    with open("/proc/self/stat", encoding="ascii") as stat:
-        started_ticks = int(stat.read().rsplit(")", 1)[1].split()[19])
-    with open("/proc/uptime", encoding="ascii") as uptime:
-        since_boot = float(uptime.read().split()[0])
-    return round(since_boot - started_ticks / os.sysconf("SC_CLK_TCK"))
+class About:
+    """Made on the main thread at start; `answer` runs on the socket thread."""
 
+    def __init__(self) -> None:
+        self._settings = settings()
+        self._fonts = sorted(set(QFontDatabase().families()))
+        self._clock_ticks = os.sysconf("SC_CLK_TCK")
+        self._cpus = os.cpu_count() or 1
 
-def process():
-    load = os.getloadavg()
-    return {
-        "pid": os.getpid(),
-        "memory_bytes": _status_kib("VmRSS"),
-        "peak_memory_bytes": _status_kib("VmHWM"),
-        "uptime_seconds": _uptime_seconds(),
-        "load": {"1m": load[0], "5m": load[1], "15m": load[2]},
-        "cpus": os.cpu_count() or 1,
-    }
+    def answer(self, _params: object = None) -> dict[str, Any]:
+        return {"settings": self._settings, "fonts": self._fonts, "process": self.process()}
 
+    def process(self) -> dict[str, Any]:
+        load = os.getloadavg()
+        return {
+            "pid": os.getpid(),
+            "memory_bytes": _status_bytes("VmRSS"),
+            "peak_memory_bytes": _status_bytes("VmHWM"),
+            "uptime_seconds": self._uptime_seconds(),
+            "load": {"1m": load[0], "5m": load[1], "15m": load[2]},
+            "cpus": self._cpus,
+        }
 
-def about():
-    return {"settings": settings(), "fonts": sorted(set(QFontDatabase().families())), "process": process()}
+    def _uptime_seconds(self) -> int:
+        """Seconds since the process started, from its start time in clock ticks since boot."""
+        with open("/proc/self/stat", encoding="ascii") as stat:
+            started_ticks = int(stat.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime", encoding="ascii") as uptime:
+            since_boot = float(uptime.read().split()[0])
+        return round(since_boot - started_ticks / self._clock_ticks)

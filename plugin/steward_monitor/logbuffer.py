@@ -5,9 +5,12 @@ request's parameters; the plugin's server filter records a line per request here
 the instance's logs still show what it served.
 """
 
+from __future__ import annotations
+
 import time
 from collections import deque
-from datetime import datetime
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Optional
 
 from qgis.core import Qgis
 
@@ -22,35 +25,38 @@ _LEVELS = {
     Qgis.Success: "SUCCESS",
 }
 
+# (time, message or a request's record, tag, level)
+Entry = tuple[float, Any, str, Any]
 
-def _request_message(served, status):
+
+def local_offset_seconds() -> int:
+    """The local time's offset from UTC now. Reads the time zone (TZ): call it on the main thread."""
+    return time.localtime().tm_gmtoff
+
+
+def _request_message(served: tuple[str, str, str, float, float], status: int) -> str:
     service, request, project, _started, elapsed = served
     return "REQUEST:{} SERVICE:{} MAP:{} answered {} in {} ms".format(
         request, service, project, status, round(elapsed * 1000)
     )
 
 
-def _message_recorder(append, now=time.time):
-    def on_message(message, tag, level):
-        append((now(), message, tag, level))
-
-    return on_message
-
-
-def _request_recorder(append, now=time.time, info=Qgis.Info):
-    def on_request(served, status):
-        """Records a request QGIS Server answered: `served` is RequestStats' record of it."""
-        append((now(), (served, status), REQUEST_TAG, info))
-
-    return on_request
-
-
-def _format(entry):
-    stamp, message, tag, level = entry
-    if isinstance(message, tuple):  # a request's record, formatted here rather than while serving
-        message = _request_message(*message)
-    when = datetime.fromtimestamp(stamp).isoformat(timespec="seconds")
-    return "{} {} [{}] {}".format(when, _LEVELS.get(level, "INFO"), tag or "-", message)[:MAX_LINE_CHARS]
+def _stamp(seconds: float, offset: int) -> str:
+    """`2026-11-26T15:02:11+01:00`: from gmtime and a fixed offset, never the time zone database
+    (localtime reads TZ, which the socket thread must not)."""
+    moment = time.gmtime(seconds + offset)
+    sign, minutes = ("+" if offset >= 0 else "-"), abs(offset) // 60
+    return "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}{}{:02d}:{:02d}".format(
+        moment.tm_year,
+        moment.tm_mon,
+        moment.tm_mday,
+        moment.tm_hour,
+        moment.tm_min,
+        moment.tm_sec,
+        sign,
+        minutes // 60,
+        minutes % 60,
+    )
 
 
 class LogBuffer:
@@ -58,23 +64,67 @@ class LogBuffer:
 
     Messages arrive from whichever thread logged them, rendering threads included, so taking one
     costs a clock reading and a deque append, which CPython makes atomic: no lock, no formatting.
-    The socket thread formats the lines when Steward asks for them.
+    The socket thread formats the lines when Steward asks for them, in the local time of the
+    plugin's start (`offset`, seconds east of UTC), which each line states.
 
     `on_message` (QgsMessageLog's messageReceived slot) and `on_request` are plain functions with
     what they touch bound in: PyQt calls a slot that is a bound method through a weak reference to
     its object, making the method anew for each message.
     """
 
-    def __init__(self, max_lines=MAX_LINES):
-        self._entries = deque(maxlen=max_lines)
-        self.on_message = _message_recorder(self._entries.append)
+    def __init__(self, offset: int = 0, max_lines: int = MAX_LINES) -> None:
+        self._offset = offset
+        self._entries: deque[Entry] = deque(maxlen=max_lines)
+        # The tag whose messages on_message ignores while the plugin writes its own, recorded already.
+        self._muted: list[Optional[str]] = [None]
+        self.on_message = _message_recorder(self._entries.append, self._muted)
         self.on_request = _request_recorder(self._entries.append)
 
-    def lines(self):
+    def add(self, message: str, tag: str, level: Any) -> None:
+        self._entries.append((time.time(), message, tag, level))
+
+    @contextmanager
+    def muted(self, tag: str) -> Iterator[None]:
+        """While it lasts, messages under `tag` that reach on_message are not recorded (again)."""
+        self._muted[0] = tag
+        try:
+            yield
+        finally:
+            self._muted[0] = None
+
+    def lines(self) -> list[str]:
         while True:
             try:
                 entries = list(self._entries)
                 break
             except RuntimeError:  # appended to while copied: copy again
                 continue
-        return [_format(entry) for entry in entries]
+        return [self._format(entry) for entry in entries]
+
+    def _format(self, entry: Entry) -> str:
+        stamp, message, tag, level = entry
+        if isinstance(message, tuple):  # a request's record, formatted here rather than while serving
+            message = _request_message(*message)
+        line = "{} {} [{}] {}".format(_stamp(stamp, self._offset), _LEVELS.get(level, "INFO"), tag or "-", message)
+        return line[:MAX_LINE_CHARS]
+
+
+def _message_recorder(
+    append: Callable[[Entry], None], muted: list[Optional[str]], now: Callable[[], float] = time.time
+) -> Callable[[str, str, Any], None]:
+    def on_message(message: str, tag: str, level: Any) -> None:
+        if tag == muted[0]:
+            return
+        append((now(), message, tag, level))
+
+    return on_message
+
+
+def _request_recorder(
+    append: Callable[[Entry], None], now: Callable[[], float] = time.time, info: Any = Qgis.Info
+) -> Callable[[tuple[str, str, str, float, float], int], None]:
+    def on_request(served: tuple[str, str, str, float, float], status: int) -> None:
+        """Records a request QGIS Server answered: `served` is RequestStats' record of it."""
+        append((now(), (served, status), REQUEST_TAG, info))
+
+    return on_request

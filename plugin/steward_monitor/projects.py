@@ -11,8 +11,11 @@ one (which costs a search through every QObject class PyQt and PyQGIS know). The
 reads immutable summaries.
 """
 
+from __future__ import annotations
+
 from datetime import datetime, timezone
 from itertools import count
+from typing import Any, Optional
 
 from qgis.core import QgsProject
 from qgis.PyQt.QtCore import Qt
@@ -20,7 +23,7 @@ from qgis.PyQt.QtCore import Qt
 MAX_PROJECTS = 1000
 
 
-def _summary(path, project):
+def _summary(path: str, project: QgsProject) -> dict[str, Any]:
     layers = project.mapLayers().values()
     return {
         "map": path,
@@ -32,18 +35,18 @@ def _summary(path, project):
 
 
 class CachedProjects:
-    def __init__(self):
+    def __init__(self) -> None:
         # MAP value -> (the project's wrapper, its token, its summary). Always the same dict, so that
         # the request thread can test a MAP value against it without a call.
-        self.entries = {}
-        self._listed = set()  # id() of each wrapper in _entries, alive while it is held there
+        self.entries: dict[str, tuple[QgsProject, int, dict[str, Any]]] = {}
+        self._listed: set[int] = set()  # id() of each wrapper in _entries, alive while it is held there
         self._tokens = count()
 
-    def knows(self, project):
+    def knows(self, project: QgsProject) -> bool:
         """Whether `project` is the very object recorded already (the usual case on every request)."""
         return id(project) in self._listed
 
-    def seen(self, path, project):
+    def seen(self, path: str, project: QgsProject) -> None:
         """Records `project` under `path` unless it is the object recorded already."""
         if self.knows(project):
             return
@@ -56,24 +59,24 @@ class CachedProjects:
         self.entries[path] = (project, token, _summary(path, project))
         self._listed.add(id(project))
 
-    def summary(self, path):
+    def summary(self, path: str) -> Optional[dict[str, Any]]:
         entry = self.entries.get(path)
         return None if entry is None else entry[2]
 
-    def forget(self, path):
+    def forget(self, path: str) -> None:
         entry = self.entries.pop(path, None)
         if entry is not None:
             self._listed.discard(id(entry[0]))
 
-    def _destroyed(self, path, token):
+    def _destroyed(self, path: str, token: int) -> None:
         entry = self.entries.get(path)
         if entry is not None and entry[1] == token:
             self.forget(path)
 
-    def snapshot(self):
+    def snapshot(self, _params: object = None) -> dict[str, Any]:
         return {"projects": [summary for _, _, summary in list(self.entries.values())]}
 
-    def record_served(self, map_value):
+    def record_served(self, map_value: str) -> None:
         """Records the project that served the request just completed for `map_value` (rendering thread).
 
         A project listed under `map_value` is still the one QGIS Server holds for it: had QGIS

@@ -1,60 +1,97 @@
-"""`reload` (params `{map}`): drop a project from the config cache and load it again at once.
+"""`reload` (params `{map}`): drop a project from the config cache and load it again.
 
-QGIS Server loads projects on its main thread, between requests, so the socket thread hands the
-work to that thread through a queued Qt signal and waits a moment for the outcome. When the main
-thread does not run Qt's event loop (FastCGI), or the load takes longer, the answer is `pending`:
-the drop is also queued like an `invalidate`, so the next request of the project loads it again.
+QGIS Server loads projects on its main thread, so the socket thread only queues the MAP value
+and waits a moment; the main thread reloads every queued project at its next safe point
+(safepoint.py) and hands each waiting thread the outcome. When no safe point comes within the
+wait (FastCGI between requests: its main thread waits for the next one), the answer is
+`pending`, and the project is reloaded when the next request starts, whichever project that
+request asks for.
 """
 
-import threading
+from __future__ import annotations
 
-from qgis.PyQt.QtCore import QObject, Qt, pyqtSignal
-from qgis.server import QgsConfigCache, QgsServerSettings
+import threading
+from typing import Any, Callable, Optional
+
+from qgis.core import QgsProject
+from qgis.server import QgsConfigCache, QgsServerInterface, QgsServerSettings
+
+from .invalidation import PendingInvalidations
+from .projects import CachedProjects
 
 WAIT_SECONDS = 1.5
 
 
-class ProjectReloader(QObject):
-    _requested = pyqtSignal(str, object)
+class _Outcome:
+    """One waiting `reload` request: the main thread sets `result`, then `done`."""
 
-    def __init__(self, server_iface, invalidations, cached):
-        super().__init__()  # made on the main thread, so the queued slot runs there
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.result: dict[str, Any] = {}
+
+
+class ProjectReloader:
+    def __init__(
+        self,
+        server_iface: QgsServerInterface,
+        invalidations: PendingInvalidations,
+        cached: CachedProjects,
+        ring: Callable[[], None],
+        on_failure: Callable[[str], None],
+    ) -> None:
+        """Made on the main thread, at start. `on_failure` logs the exception being handled."""
         self._server_iface = server_iface
         self._invalidations = invalidations
         self._cached = cached
+        self._ring = ring
+        self._on_failure = on_failure
         self._settings = QgsServerSettings()
         self._settings.load()
-        self._requested.connect(self._reload, Qt.QueuedConnection)
+        # MAP value -> the requests waiting for it. Always the same dict, tested without a call.
+        self.queued: dict[str, list[_Outcome]] = {}
+        self._lock = threading.Lock()
 
-    def request(self, params):
-        """The `reload` handler, on the socket thread."""
+    def request(self, params: Any) -> dict[str, Any]:
+        """The `reload` handler, on the socket thread: queues the reload and waits for it a moment."""
         value = params.get("map") if isinstance(params, dict) else None
         if not isinstance(value, str) or not value:
             raise ValueError("reload needs params.map, a non-empty string")
-        self._invalidations.queue([value])
-        outcome = {"done": threading.Event()}
-        self._requested.emit(value, outcome)
-        if not outcome["done"].wait(WAIT_SECONDS):
+        outcome = _Outcome()
+        with self._lock:
+            self.queued.setdefault(value, []).append(outcome)
+        self._ring()
+        if not outcome.done.wait(WAIT_SECONDS):
             return {"map": value, "status": "pending"}
-        return outcome["result"]
+        return outcome.result
 
-    def _reload(self, value, outcome):
-        """On the main thread: drops and loads `value`, recording what was loaded."""
-        try:
-            self._invalidations.discard(value)
-            self._server_iface.removeConfigCacheEntry(value)
-            self._cached.forget(value)
-            project, refusal = self._load(value)
-            if project is None:
-                outcome["result"] = {"map": value, "status": "refused", **refusal}
-            else:
-                self._cached.seen(value, project)
-                outcome["result"] = {"map": value, "status": "reloaded", "project": self._cached.summary(value)}
-        except Exception as error:
-            outcome["result"] = {"map": value, "status": "failed", "error": str(error) or type(error).__name__}
-        outcome["done"].set()
+    def run_queued(self) -> None:
+        """On the main thread: reloads each queued project once, answering whoever still waits."""
+        if not self.queued:
+            return
+        with self._lock:
+            queued = dict(self.queued)
+            self.queued.clear()
+        for value, outcomes in queued.items():
+            try:
+                result = self._reload(value)
+            except Exception as error:  # answered as failed; the next queued project still loads
+                self._on_failure("reload of {}".format(value))
+                result = {"map": value, "status": "failed", "error": str(error) or type(error).__name__}
+            for outcome in outcomes:
+                outcome.result = result
+                outcome.done.set()
 
-    def _load(self, value):
+    def _reload(self, value: str) -> dict[str, Any]:
+        self._invalidations.discard(value)
+        self._server_iface.removeConfigCacheEntry(value)
+        self._cached.forget(value)
+        project, refusal = self._load(value)
+        if project is None:
+            return {"map": value, "status": "refused", **refusal}
+        self._cached.seen(value, project)
+        return {"map": value, "status": "reloaded", "project": self._cached.summary(value)}
+
+    def _load(self, value: str) -> tuple[Optional[QgsProject], dict[str, str]]:
         """The project QGIS Server loads for `value`, or None and why it refused it.
 
         QGIS Server throws QgsServerException for a project with bad layers (unless

@@ -2,12 +2,22 @@
 
 The filter hooks run on the rendering path, so they only swap an immutable snapshot; the socket
 thread reads that snapshot without a lock (a reference assignment is atomic in CPython). The same
-filter applies the project invalidations Steward queued (invalidation.py): nothing when none are.
+filter is the main thread's safe point as each request starts (safepoint.py): it runs the work
+the socket thread queued (project drops and reloads, log lines), nothing when none waits.
 """
 
-import time
+from __future__ import annotations
 
-from qgis.server import QgsServerFilter
+import time
+from typing import Any, Callable, Optional
+
+from qgis.server import QgsRequestHandler, QgsServerFilter, QgsServerInterface
+
+from .pluginlog import PluginLog
+from .safepoint import SafePoint
+
+# (service, request, project, started, elapsed or None while in flight)
+Served = tuple[str, str, str, float, Optional[float]]
 
 MAX_PROJECTS = 1000
 MAX_REQUEST_NAMES = 50  # distinct REQUEST values counted apart; the rest count as "other"
@@ -17,20 +27,20 @@ class RequestStats:
     # Slots keep the attributes the hooks write together in a few cache lines.
     __slots__ = ("count", "failures", "busy_seconds", "by_request", "_current", "projects")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.count = 0
         self.failures = 0
         self.busy_seconds = 0.0  # time spent serving the requests counted
-        self.by_request = {}  # REQUEST value -> requests served
-        self._current = None
-        self.projects = {}  # insertion-ordered set of projects this instance has served
+        self.by_request: dict[str, int] = {}  # REQUEST value -> requests served
+        self._current: Optional[Served] = None
+        self.projects: dict[str, None] = {}  # insertion-ordered set of projects this instance has served
 
-    def begin(self, service, request, project):
+    def begin(self, service: str, request: str, project: str) -> None:
         self._current = (service, request, project, time.monotonic(), None)
         if project and project not in self.projects and len(self.projects) < MAX_PROJECTS:
             self.projects[project] = None
 
-    def end(self, failed=False):
+    def end(self, failed: bool = False) -> Optional[Served]:
         """Counts the request in flight as served; returns its record, None when none is in flight."""
         current = self._current
         if current is None or current[4] is not None:
@@ -46,7 +56,7 @@ class RequestStats:
         self._current = (service, request, project, started, elapsed)
         return self._current
 
-    def snapshot(self):
+    def snapshot(self) -> dict[str, Any]:
         current = self._current
         result = {
             "count": self.count,
@@ -70,46 +80,50 @@ class RequestStats:
 class StatsFilter(QgsServerFilter):
     """The plugin's one server filter, so that each request pays for a single Python call per hook.
 
-    Counts requests; drops the projects Steward invalidated from the config cache; once the
+    Counts requests; runs the main thread's safe point (`safe_point`) when work waits; once the
     response is complete, hands `on_served` the request's record (RequestStats.end) and its HTTP
     status (the log's request line), and runs `on_new_map` with the request's MAP value when
-    `cached_maps` (the cached projects' record, tested without a call) does not list it.
+    `cached_maps` (the cached projects' record, tested without a call) does not list it. `busy`
+    says whether a request is being served, for the safe point run between requests.
 
-    requestReady() runs on the thread that handles the request, before QGIS Server looks the
-    request's project up in its cache, so an invalidated project is read again by this request.
-    The hooks run on the rendering path and between maps the CPU caches hold the map's data, so
-    every object Python touches there costs: they make as few calls as they can.
+    requestReady() runs on the main thread, before QGIS Server looks the request's project up in
+    its cache, so an invalidated or reloaded project is read again by this request. The hooks run
+    on the rendering path and between maps the CPU caches hold the map's data, so every object
+    Python touches there costs: they make as few calls as they can. A failure in them is logged
+    (rate-limited) and never fails the request.
     """
 
     def __init__(
         self,
-        server_iface,
-        stats,
-        default_project,
-        invalidations,
-        log,
-        on_served=lambda _served, _status: None,
-        cached_maps=None,
-        on_new_map=lambda _map: None,
-    ):
+        server_iface: QgsServerInterface,
+        stats: RequestStats,
+        default_project: str,
+        safe_point: SafePoint,
+        log: PluginLog,
+        on_served: Callable[[Served, int], None] = lambda _served, _status: None,
+        cached_maps: Optional[dict[str, Any]] = None,
+        on_new_map: Callable[[str], None] = lambda _map: None,
+    ) -> None:
         super().__init__(server_iface)
         self._server_iface = server_iface
         self._stats = stats
         self._default_project = default_project
-        self._invalidations = invalidations
-        self._queued = invalidations.queued
+        self._safe_point = safe_point
+        self._pending = safe_point.pending
         self._log = log
         self._on_served = on_served
         self._cached_maps = {} if cached_maps is None else cached_maps
         self._on_new_map = on_new_map
+        self.busy = False
         # The request's handler and MAP value, from requestReady to responseComplete: QGIS Server
         # calls both hooks within one request, while that handler lives.
-        self._handler = None
+        self._handler: Optional[QgsRequestHandler] = None
         self._map = ""
 
-    def requestReady(self):  # noqa: N802 (QgsServerFilter hook)
-        if self._queued:
-            self._drop_invalidated()
+    def requestReady(self) -> None:  # noqa: N802 (QgsServerFilter hook)
+        self.busy = True
+        if self._pending:
+            self._safe_point.run()
         try:
             handler = self._server_iface.requestHandler()
             # Three lookups rather than parameterMap(), which copies every parameter into a dict.
@@ -118,17 +132,12 @@ class StatsFilter(QgsServerFilter):
             self._map = parameter("MAP") or self._default_project
             self._stats.begin(parameter("SERVICE"), parameter("REQUEST"), self._map)
         except Exception:  # a monitoring failure must never fail the request
+            self._log.failure("requestReady")
             handler = None
         self._handler = handler  # never an earlier request's, should asking for this one fail
 
-    def _drop_invalidated(self):
-        try:
-            for value in self._invalidations.apply(self._server_iface):
-                self._log("Could not remove {} from the project cache".format(value))
-        except Exception:  # a monitoring failure must never fail the request
-            pass
-
-    def responseComplete(self):  # noqa: N802 (QgsServerFilter hook)
+    def responseComplete(self) -> None:  # noqa: N802 (QgsServerFilter hook)
+        self.busy = False
         handler = self._handler
         if handler is None:  # requestReady failed to get it
             return
@@ -141,4 +150,4 @@ class StatsFilter(QgsServerFilter):
             if self._map not in self._cached_maps:
                 self._on_new_map(self._map)
         except Exception:  # a monitoring failure must never fail the request
-            pass
+            self._log.failure("responseComplete")
