@@ -59,10 +59,13 @@ describe('configuration', () => {
   it('takes the administered QGIS Server version, refusing what is not one', () => {
     assert.equal(loadConfig(REQUIRED).qgisServerVersion, undefined);
     assert.equal(loadConfig({ ...REQUIRED, STEWARD_QGISSERVER_VERSION: '3.44.15' }).qgisServerVersion, '3.44.15');
-    assert.throws(
-      () => loadConfig({ ...REQUIRED, STEWARD_QGISSERVER_VERSION: 'latest' }),
-      (error: unknown) => error instanceof ConfigError && /STEWARD_QGISSERVER_VERSION/.test(error.message),
-    );
+    const named = loadConfig({ ...REQUIRED, STEWARD_QGISSERVER_VERSION: '3.22.16-Białowieża' }).qgisServerVersion;
+    assert.equal(named, '3.22.16', 'the release name is dropped: the version goes into headers');
+    for (const wrong of ['latest', '3', '3.40\r\nX: y', '1234.5'])
+      assert.throws(
+        () => loadConfig({ ...REQUIRED, STEWARD_QGISSERVER_VERSION: wrong }),
+        (error: unknown) => error instanceof ConfigError && /STEWARD_QGISSERVER_VERSION/.test(error.message),
+      );
   });
 
   it("reads QGIS Server's FastCGI processes, refusing a list that is not of host:port", () => {

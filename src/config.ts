@@ -201,12 +201,15 @@ function pinnedProjects(env: Env): string[] {
     .filter((name) => name !== '');
 }
 
+/** STEWARD_QGISSERVER_VERSION: `3.40`, `3.44.15`; a release name after a hyphen is dropped (the version goes into headers). */
 function qgisServerVersion(env: Env): string | undefined {
   const text = optional(env, 'STEWARD_QGISSERVER_VERSION');
-  if (text !== undefined && !/^\d+\.\d+(\.\d+)?([-.\w ']*)$/u.test(text)) {
+  if (text === undefined) return undefined;
+  const version = /^(\d{1,3}\.\d{1,3}(?:\.\d{1,3})?)(?:-.*)?$/su.exec(text)?.[1];
+  if (version === undefined) {
     throw new ConfigError(`STEWARD_QGISSERVER_VERSION must be a QGIS version such as 3.40 or 3.44.15, not "${text}"`);
   }
-  return text;
+  return version;
 }
 
 /** Splits `host:port` (IPv6 as `[::1]:5000`); a bare port listens on all interfaces. */

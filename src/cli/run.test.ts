@@ -58,7 +58,7 @@ describe('steward against an API with two instances', () => {
     answeringId = await waitFor('first registration', () => registry.list()[0]?.id);
     plugins.push(await FakePlugin.connect(registry.port, hello()));
     silentId = await waitFor('second registration', () => registry.list().find((i) => i.id !== answeringId)?.id);
-    app = await instancesApp(registry);
+    app = await instancesApp(registry, '3.22.16');
     env = { STEWARD_SERVER_URL: await app.listen({ port: 0, host: '127.0.0.1' }) };
   });
   after(async () => {

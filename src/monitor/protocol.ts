@@ -10,8 +10,10 @@ export const Hello = Type.Object({
   token: Type.Optional(Type.String()),
   hostname: Type.Optional(Type.String()),
   pid: Type.Optional(Type.Integer()),
-  /** Qgis.QGIS_VERSION of the instance, e.g. `3.40.6-Bratislava`. */
+  /** The instance's QGIS version, `3.40.6` (older plugins: Qgis.QGIS_VERSION, `3.40.6-Bratislava`). */
   qgis_version: Type.Optional(Type.String({ maxLength: 200 })),
+  /** Its release name, `Bratislava`. */
+  qgis_release: Type.Optional(Type.String({ maxLength: 200 })),
 });
 export type Hello = Static<typeof Hello>;
 
@@ -29,7 +31,8 @@ export const InstanceMetadata = Type.Object({
     gdal: Type.String(),
     python: Type.String(),
     qt: Type.String(),
-    qgis: Type.String(),
+    qgis: Type.String({ description: '3.40.6 (older plugins: 3.40.6-Bratislava)' }),
+    qgis_release: Type.Optional(Type.String({ description: 'The release name, Bratislava' })),
   }),
 });
 export type InstanceMetadata = Static<typeof InstanceMetadata>;

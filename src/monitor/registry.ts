@@ -7,6 +7,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 
 import { NotFound } from '../errors.js';
+import { reportedQgisVersion } from '../qgis/version.js';
 import { PluginConnection, REPLY_TIMEOUT_MS } from './connection.js';
 import { LineDecoder } from './lines.js';
 import { Hello, type Method, type MethodResult, parseMessage, parseReply, PROTOCOL_VERSION } from './protocol.js';
@@ -51,7 +52,7 @@ export class InstanceRegistry implements InstanceDirectory {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
   private readonly instances = new Map<string, PluginConnection>();
-  /** The QGIS version each instance gave in its hello, by instance id. */
+  /** The QGIS version each trusted instance gave in its hello (`3.22.16`), by instance id. */
   private readonly versions = new Map<string, string>();
   private readonly log: MonitorLogger;
 
@@ -109,7 +110,11 @@ export class InstanceRegistry implements InstanceDirectory {
     return [...this.instances.values()].map(({ id, ip, binded }) => ({ id, ip, binded }));
   }
 
-  /** The QGIS versions of the registered instances, oldest registration first. */
+  /**
+   * The QGIS versions (`3.22.16`) the trusted instances reported, oldest registration first:
+   * those that presented STEWARD_MONITORING_TOKEN. Without a token any program reaching the port
+   * registers, so none is trusted to say which QGIS Server Steward administers.
+   */
   qgisVersions(): string[] {
     return [...this.versions.values()];
   }
@@ -188,11 +193,23 @@ export class InstanceRegistry implements InstanceDirectory {
     const connection = new PluginConnection(this.newId(), ip, socket, this.options.replyTimeoutMs ?? REPLY_TIMEOUT_MS);
     this.instances.set(connection.id, connection);
     for (const listener of this.listeners) listener.registered({ id: connection.id, ip, binded: 0 }, hello);
-    if (hello.qgis_version) this.versions.set(connection.id, hello.qgis_version);
+    this.recordVersion(connection.id, hello.qgis_version);
     this.log.info(
       `instance ${connection.id} registered from ${ip} (${hello.hostname ?? '?'}, pid ${hello.pid ?? '?'})`,
     );
     return connection;
+  }
+
+  private recordVersion(id: string, reported: string | undefined): void {
+    if (reported === undefined) return;
+    const version = reportedQgisVersion(reported);
+    if (version === undefined) {
+      this.log.warn(
+        `instance ${id} reported ${JSON.stringify(reported.slice(0, 40))} as its QGIS version, not one of a QGIS Server Steward supports; ignored`,
+      );
+    } else if (this.options.token) {
+      this.versions.set(id, version);
+    }
   }
 
   private onReply(connection: PluginConnection, text: string): void {

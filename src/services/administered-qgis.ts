@@ -1,18 +1,20 @@
 /**
  * The version of the QGIS Server Steward administers, and the symbology catalogue that goes with
- * it. Sources, first that knows: the instances' monitoring plugin (each says Qgis.QGIS_VERSION in
- * its hello), the STEWARD_QGISSERVER_VERSION setting, and last the local `qgis_mapserver`.
+ * it. Sources, first that knows: the STEWARD_QGISSERVER_VERSION setting, the trusted instances'
+ * monitoring plugin (each says its version in its hello), and last the local `qgis_mapserver`.
+ * Every version is carried as `major.minor.patch` in ASCII: it goes into response headers.
  */
 import {
   type CatalogueChoice,
   type SymbologyCatalogue,
   type SymbologyCatalogues,
 } from '../qgis/symbology/catalogue.js';
+import { compareQgisVersions } from '../qgis/version.js';
 
 export type QgisVersionSource = 'plugin' | 'setting' | 'local binary' | 'unknown';
 
 export interface AdministeredVersion {
-  /** As its source gives it, e.g. `3.40.6-Bratislava`; undefined when no source knows it. */
+  /** `3.40.6` or `3.40`; undefined when no source knows it. */
   version: string | undefined;
   source: QgisVersionSource;
 }
@@ -20,47 +22,41 @@ export interface AdministeredVersion {
 export type SymbologyChoice = AdministeredVersion & CatalogueChoice;
 
 export interface VersionSources {
-  /** The QGIS versions the registered instances gave (absent when monitoring is off). */
+  /** The QGIS versions the trusted instances gave, `3.40.6` (absent when monitoring is off). */
   instances?: { qgisVersions(): string[] } | undefined;
-  /** STEWARD_QGISSERVER_VERSION. */
+  /** STEWARD_QGISSERVER_VERSION, `3.40` or `3.44.15`. */
   setting?: string | undefined;
   /** The local binary's version, asked once and only when there is no setting. */
   local: () => Promise<string | undefined>;
-}
-
-/** Orders `3.40.6-Bratislava` before `3.44.1`, by the numbers of major.minor.patch. */
-function compareVersions(a: string, b: string): number {
-  const numbers = (text: string) => (/^(\d+)\.(\d+)(?:\.(\d+))?/.exec(text) ?? []).slice(1).map((n) => Number(n ?? 0));
-  const [x, y] = [numbers(a), numbers(b)];
-  for (let i = 0; i < 3; i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
-  return 0;
 }
 
 export class AdministeredQgis {
   private constructor(
     private readonly catalogues: SymbologyCatalogues,
     private readonly instances: VersionSources['instances'],
-    private readonly fallback: AdministeredVersion,
+    private readonly configured: AdministeredVersion,
   ) {}
 
   static async create(catalogues: SymbologyCatalogues, sources: VersionSources): Promise<AdministeredQgis> {
-    let fallback: AdministeredVersion = { version: sources.setting, source: 'setting' };
+    let configured: AdministeredVersion = { version: sources.setting, source: 'setting' };
     if (sources.setting === undefined) {
       const local = await sources.local();
-      fallback =
+      configured =
         local === undefined ? { version: undefined, source: 'unknown' } : { version: local, source: 'local binary' };
     }
-    return new AdministeredQgis(catalogues, sources.instances, fallback);
+    return new AdministeredQgis(catalogues, sources.instances, configured);
   }
 
   /**
-   * The administered version now. With instances of several versions, the oldest one: what
-   * Steward writes for it loads on the newer ones too.
+   * The administered version now: the setting's, else, with trusted instances of several
+   * versions, the oldest one (what Steward writes for it loads on the newer ones too), else the
+   * local binary's.
    */
   version(): AdministeredVersion {
+    if (this.configured.source === 'setting') return this.configured;
     const reported = this.instances?.qgisVersions() ?? [];
-    const oldest = [...reported].sort(compareVersions)[0];
-    return oldest === undefined ? this.fallback : { version: oldest, source: 'plugin' };
+    const oldest = [...reported].sort(compareQgisVersions)[0];
+    return oldest === undefined ? this.configured : { version: oldest, source: 'plugin' };
   }
 
   symbology(): SymbologyChoice {

@@ -79,12 +79,10 @@ export async function waitFor<T>(
 
 /**
  * The instance routes in the real HTTP app (its error mapping, trailing slashes), logging nothing.
- * The administered version comes from the registry's plugins, else from `setting`.
+ * The administered version is `setting` (STEWARD_QGISSERVER_VERSION), else the registry's trusted
+ * plugins'.
  */
-export async function instancesApp(
-  registry: InstanceRegistry | undefined,
-  setting = '3.22.16',
-): Promise<FastifyInstance> {
+export async function instancesApp(registry: InstanceRegistry | undefined, setting?: string): Promise<FastifyInstance> {
   const qgis = await AdministeredQgis.create(await SymbologyCatalogues.load(), {
     instances: registry,
     setting,

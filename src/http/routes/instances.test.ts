@@ -10,14 +10,16 @@ const metadata = {
   cache: { projects: [] },
   plugins: ['steward_monitor'],
   providers: ['ogr', ''],
-  versions: { gdal: '3.6.2', python: '3.11.2', qt: '5.15.8', qgis: '3.22.16-Białowieża' },
+  versions: { gdal: '3.6.2', python: '3.11.2', qt: '5.15.8', qgis: '3.40.6', qgis_release: 'Bratislava' },
 };
 const stats = { count: 1, service: 'WMS', request: 'GetCapabilities', project: '', duration: 4 };
 const results: Record<string, unknown> = { metadata, stats, logs: { lines: ['one', 'two'] } };
 const answering: Answerer = ({ id, method }) => ({ id, result: results[method] });
 
+const TOKEN = 'instance-routes-secret';
+
 describe('instance routes', () => {
-  const registry = new InstanceRegistry({ replyTimeoutMs: 200 });
+  const registry = new InstanceRegistry({ replyTimeoutMs: 200, token: TOKEN });
   let app: FastifyInstance;
   let plugin: FakePlugin;
   let id = '';
@@ -26,7 +28,7 @@ describe('instance routes', () => {
   before(async () => {
     await registry.start(0, '127.0.0.1');
     registering = Date.now();
-    plugin = await FakePlugin.connect(registry.port, hello('', '3.40.6-Bratislava'), answering);
+    plugin = await FakePlugin.connect(registry.port, hello(TOKEN, '3.40.6-Bratislava'), answering);
     id = await waitFor('registration', () => registry.list()[0]?.id);
     app = await instancesApp(registry);
   });
@@ -52,7 +54,7 @@ describe('instance routes', () => {
 
   test('answers metadata, logs and stats of an instance', async () => {
     const administered = {
-      version: '3.40.6-Bratislava',
+      version: '3.40.6',
       source: 'plugin',
       symbology_catalogue: '3.40',
       catalogue_match: 'exact',
@@ -77,7 +79,7 @@ describe('instance routes', () => {
   });
 
   test('answers 504 when the plugin is silent', async () => {
-    const silent = await FakePlugin.connect(registry.port, hello());
+    const silent = await FakePlugin.connect(registry.port, hello(TOKEN));
     try {
       const silentId = await waitFor('registration', () => registry.list().find((i) => i.id !== id)?.id);
       const response = await app.inject({ url: `/api/instances/${silentId}/logs` });

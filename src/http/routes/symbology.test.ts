@@ -3,7 +3,9 @@ import { after, before, describe, test } from 'node:test';
 
 import type { FastifyInstance } from 'fastify';
 
+import { FakePlugin, hello, waitFor } from '../../../test/support/monitoring.js';
 import { symbologyApp } from '../../../test/support/symbology-app.js';
+import { InstanceRegistry } from '../../monitor/registry.js';
 import { SYMBOLOGY_ENDPOINTS, type SymbologyCatalogue, SymbologyCatalogues } from '../../qgis/symbology/catalogue.js';
 import { AdministeredQgis } from '../../services/administered-qgis.js';
 
@@ -70,5 +72,73 @@ describe('symbology routes', () => {
     } finally {
       await other.close();
     }
+  });
+});
+
+describe('symbology routes with instances connected', () => {
+  const TOKEN = 'symbology-secret';
+  const plugins: FakePlugin[] = [];
+  const registries: InstanceRegistry[] = [];
+
+  after(async () => {
+    for (const plugin of plugins) plugin.close();
+    await Promise.all(registries.map((registry) => registry.close()));
+  });
+
+  /** A registry (with `token`, if any) and the app whose administered version it informs, no setting. */
+  async function withRegistry(token?: string): Promise<{ registry: InstanceRegistry; app: FastifyInstance }> {
+    const registry = new InstanceRegistry({ ...(token && { token }) });
+    registries.push(registry);
+    await registry.start(0, '127.0.0.1');
+    const qgis = await AdministeredQgis.create(await SymbologyCatalogues.load(), {
+      instances: registry,
+      local: () => Promise.resolve('3.44.15'),
+    });
+    return { registry, app: await symbologyApp(qgis) };
+  }
+
+  async function connect(registry: InstanceRegistry, token: string, version: string): Promise<void> {
+    const count = registry.list().length;
+    plugins.push(await FakePlugin.connect(registry.port, hello(token, version)));
+    await waitFor('the hello', () => registry.list().length > count);
+  }
+
+  async function headers(app: FastifyInstance): Promise<Record<string, unknown>> {
+    const reply = await app.inject({ method: 'GET', url: '/api/symbology/vector/rendering/properties' });
+    assert.equal(reply.statusCode, 200, reply.body);
+    const { 'steward-qgis-version': version, 'steward-qgis-version-source': source } = reply.headers;
+    return { version, source, catalogue: reply.headers['steward-symbology-catalogue'] };
+  }
+
+  test('a trusted QGIS 3.22 instance chooses the catalogue; its version goes into the headers in ASCII', async () => {
+    const { registry, app } = await withRegistry(TOKEN);
+    assert.deepEqual(await headers(app), {
+      version: '3.44.15',
+      source: 'local binary',
+      catalogue: '3.44; match=exact',
+    });
+    await connect(registry, TOKEN, '3.22.16-Białowieża'); // as plugins before 0.2 say it
+    for (const endpoint of SYMBOLOGY_ENDPOINTS) {
+      const reply = await app.inject({ method: 'GET', url: `/api/symbology/${endpoint}/properties` });
+      assert.equal(reply.statusCode, 200, `${endpoint}: ${reply.body}`);
+    }
+    assert.deepEqual(await headers(app), { version: '3.22.16', source: 'plugin', catalogue: '3.22; match=exact' });
+    await app.close();
+  });
+
+  test('a forged hello does not choose the catalogue', async () => {
+    const { registry, app } = await withRegistry(TOKEN);
+    const localOnly = { version: '3.44.15', source: 'local binary', catalogue: '3.44; match=exact' };
+    plugins.push(await FakePlugin.connect(registry.port, hello('wrong', '3.22.16')));
+    await connect(registry, TOKEN, '0.1');
+    await connect(registry, TOKEN, '3.40.6\r\nSet-Cookie: a=b');
+    assert.equal(registry.list().length, 2, 'the wrong token is refused; the others register');
+    assert.deepEqual(await headers(app), localOnly, 'neither a refused hello nor a version that is not one counts');
+    await app.close();
+
+    const untrusted = await withRegistry();
+    await connect(untrusted.registry, '', '3.22.16');
+    assert.deepEqual(await headers(untrusted.app), localOnly, 'without a token no instance is trusted to say it');
+    await untrusted.app.close();
   });
 });
