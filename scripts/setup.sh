@@ -33,6 +33,14 @@ install_debian_packages() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
 }
 
+# ruff lints and formats the plugin's Python (npm run lint). Debian 12 has no package of it; pip
+# installs it from the configured index (a Debian python3 needs --break-system-packages for that).
+install_ruff() {
+  command -v ruff >/dev/null && return
+  say "installing ruff"
+  python3 -m pip install --quiet ruff 2>/dev/null || python3 -m pip install --quiet --break-system-packages ruff
+}
+
 build() {
   say "building"
   npx tsc -p tsconfig.build.json
@@ -63,6 +71,7 @@ demo_data() {
 }
 
 install_debian_packages
+install_ruff
 if [ "${1:-}" = --qgis-roots ]; then scripts/qgis-roots.sh; fi
 bash scripts/install-packages.sh
 demo_data

@@ -11,14 +11,14 @@ and plugins are in `metadata` (info.py).
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import Any
 
 from qgis.PyQt.QtCore import QSettings
 from qgis.PyQt.QtGui import QFontDatabase
 from qgis.server import QgsServerSettings
 
 # (environment variable, QgsServerSettings getter, key of QGIS's ini file QGIS Server 3.22 also reads)
-SETTINGS: tuple[tuple[str, str, Optional[str]], ...] = (
+SETTINGS: tuple[tuple[str, str, str | None], ...] = (
     ("QGIS_PROJECT_FILE", "projectFile", None),
     ("QGIS_SERVER_PARALLEL_RENDERING", "parallelRendering", "qgis/parallel_rendering"),
     ("QGIS_SERVER_MAX_THREADS", "maxThreads", "qgis/max_threads"),

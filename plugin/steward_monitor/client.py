@@ -14,7 +14,8 @@ import json
 import socket
 import threading
 import time
-from typing import Any, BinaryIO, Callable, Iterator, Optional, Protocol
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO, Protocol
 
 MAX_LINE = 1024 * 1024
 RETRY_SECONDS = 5
@@ -50,11 +51,11 @@ def _skip_rest_of_line(stream: BinaryIO) -> None:
             return
 
 
-def parse_addresses(hosts: str, port: Optional[int]) -> list[tuple[str, int]]:
+def parse_addresses(hosts: str, port: int | None) -> list[tuple[str, int]]:
     """`host[:port]` entries of a comma-separated STEWARD_HOST, each without a port taking `port`."""
     addresses = []
-    for entry in hosts.split(","):
-        entry = entry.strip()
+    for text in hosts.split(","):
+        entry = text.strip()
         if not entry:
             continue
         host, separator, own_port = entry.rpartition(":")
@@ -79,7 +80,7 @@ def resolve_addresses(entries: list[tuple[str, int]], log: Log) -> list[Address]
     return addresses
 
 
-def encode(message: Any) -> bytes:
+def encode(message: object) -> bytes:
     return (json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8")
 
 
@@ -105,7 +106,7 @@ class StewardClient(threading.Thread):
         handlers: dict[str, Handler],
         log: Log,
         on_connected: Callable[[], None] = lambda: None,
-        hello: Optional[dict[str, Any]] = None,
+        hello: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(name="steward-monitor", daemon=True)
         self._addresses = list(addresses)
@@ -132,7 +133,7 @@ class StewardClient(threading.Thread):
             self._serve(sock)
             time.sleep(RETRY_SECONDS)
 
-    def _connect(self, last: int) -> Optional[tuple[int, socket.socket]]:
+    def _connect(self, last: int) -> tuple[int, socket.socket] | None:
         """(index, socket) of the first address after `last` that accepts a connection, else None."""
         count = len(self._addresses)
         for step in range(1, count + 1):
@@ -166,27 +167,37 @@ class StewardClient(threading.Thread):
         finally:
             sock.close()
 
-    def _answer(self, line: bytes) -> Optional[bytes]:
-        try:
-            request = json.loads(line)
-        except ValueError:
+    def _answer(self, line: bytes) -> bytes | None:
+        """The reply to a request line; None for a line that is not a request."""
+        request = _parse_request(line)
+        if request is None:
             return None
-        if not isinstance(request, dict) or not isinstance(request.get("id"), int):
-            return None
-        method = request.get("method")
-        handler = self._handlers.get(method) if isinstance(method, str) else None
-        if handler is None:
-            return encode({"id": request["id"], "error": "unknown method"})
-        params = request.get("params", {})
-        if not isinstance(params, dict):
-            return encode({"id": request["id"], "error": "params must be an object"})
         try:
-            reply = encode({"id": request["id"], "result": handler(params)})
+            reply = encode({"id": request["id"], "result": self._result(request)})
         except ValueError as refusal:  # the request's own fault: Steward hears why
             return encode({"id": request["id"], "error": str(refusal) or type(refusal).__name__})
         except Exception as error:  # report it to Steward rather than killing the thread
-            self._log.failure("the {} handler".format(method))
+            self._log.failure("the {} handler".format(request["method"]))
             return encode({"id": request["id"], "error": str(error) or type(error).__name__})
         if len(reply) > MAX_LINE:
             return encode({"id": request["id"], "error": "reply larger than 1 MiB"})
         return reply
+
+    def _result(self, request: dict[str, Any]) -> object:
+        method = request.get("method")
+        handler = self._handlers.get(method) if isinstance(method, str) else None
+        if handler is None:
+            raise ValueError("unknown method")
+        params = request.get("params", {})
+        if not isinstance(params, dict):
+            raise ValueError("params must be an object")
+        return handler(params)
+
+
+def _parse_request(line: bytes) -> dict[str, Any] | None:
+    """The request a line holds: a JSON object with an integer id; None for anything else."""
+    try:
+        request = json.loads(line)
+    except ValueError:
+        return None
+    return request if isinstance(request, dict) and isinstance(request.get("id"), int) else None

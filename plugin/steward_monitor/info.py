@@ -31,7 +31,7 @@ def qgis_release() -> str:
 
 def _gdal_version() -> str:
     try:
-        from osgeo import gdal
+        from osgeo import gdal  # noqa: PLC0415 (GDAL's Python bindings may be absent)
     except ImportError:
         return ""
     return str(gdal.VersionInfo("RELEASE_NAME"))

@@ -12,7 +12,8 @@ it has served is queued too. Stdlib only, so it is unit-tested without QGIS.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Iterable, Protocol
+from collections.abc import Callable, Iterable
+from typing import Protocol
 
 
 class ConfigCache(Protocol):
@@ -30,7 +31,7 @@ class PendingInvalidations:
         self._on_removed = on_removed
         self._ring = ring
 
-    def request(self, params: Any) -> bool:
+    def request(self, params: object) -> bool:
         """The `invalidate` handler: queues params["map"] and answers at once."""
         value = params.get("map") if isinstance(params, dict) else None
         if not isinstance(value, str) or not value:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Optional
+from typing import Any
 
 from qgis.core import Qgis
 
@@ -76,11 +77,11 @@ class LogBuffer:
         self._offset = offset
         self._entries: deque[Entry] = deque(maxlen=max_lines)
         # The tag whose messages on_message ignores while the plugin writes its own, recorded already.
-        self._muted: list[Optional[str]] = [None]
+        self._muted: list[str | None] = [None]
         self.on_message = _message_recorder(self._entries.append, self._muted)
         self.on_request = _request_recorder(self._entries.append)
 
-    def add(self, message: str, tag: str, level: Any) -> None:
+    def add(self, message: str, tag: str, level: Qgis.MessageLevel) -> None:
         self._entries.append((time.time(), message, tag, level))
 
     @contextmanager
@@ -110,9 +111,9 @@ class LogBuffer:
 
 
 def _message_recorder(
-    append: Callable[[Entry], None], muted: list[Optional[str]], now: Callable[[], float] = time.time
-) -> Callable[[str, str, Any], None]:
-    def on_message(message: str, tag: str, level: Any) -> None:
+    append: Callable[[Entry], None], muted: list[str | None], now: Callable[[], float] = time.time
+) -> Callable[[str, str, Qgis.MessageLevel], None]:
+    def on_message(message: str, tag: str, level: Qgis.MessageLevel) -> None:
         if tag == muted[0]:
             return
         append((now(), message, tag, level))
@@ -121,7 +122,7 @@ def _message_recorder(
 
 
 def _request_recorder(
-    append: Callable[[Entry], None], now: Callable[[], float] = time.time, info: Any = Qgis.Info
+    append: Callable[[Entry], None], now: Callable[[], float] = time.time, info: Qgis.MessageLevel = Qgis.Info
 ) -> Callable[[tuple[str, str, str, float, float], int], None]:
     def on_request(served: tuple[str, str, str, float, float], status: int) -> None:
         """Records a request QGIS Server answered: `served` is RequestStats' record of it."""

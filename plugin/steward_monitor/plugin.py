@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import socket
-from typing import Any, Optional
+from typing import Any
 
 from qgis.core import Qgis, QgsApplication, QgsMessageLog
 from qgis.PyQt.QtCore import Qt, QTimer
@@ -108,7 +108,7 @@ class StewardMonitor:
             self._server_iface, lambda value: self._failed("the removal of {} from the project cache".format(value))
         )
 
-    def _start_client(self) -> Optional[StewardClient]:
+    def _start_client(self) -> StewardClient | None:
         port = os.environ.get("STEWARD_PORT", "")
         entries = parse_addresses(os.environ.get("STEWARD_HOST", ""), int(port) if port.isdigit() else None)
         if not entries:
@@ -142,4 +142,6 @@ class StewardMonitor:
 
     def _forget_database_projects(self) -> None:
         """Steward may have changed them while this instance was not connected to hear of it."""
-        self._invalidations.queue(project for project in list(self._stats.projects) if project.startswith("postgresql:"))
+        self._invalidations.queue(
+            project for project in list(self._stats.projects) if project.startswith("postgresql:")
+        )

@@ -13,7 +13,7 @@ import threading
 import time
 import traceback
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 FAILURE_INTERVAL_SECONDS = 60.0
 MAX_QUEUED = 1000  # messages waiting for the main thread; the oldest leave QGIS's log first

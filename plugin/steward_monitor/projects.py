@@ -13,9 +13,9 @@ reads immutable summaries.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from itertools import count
-from typing import Any, Optional
+from typing import Any
 
 from qgis.core import QgsProject
 from qgis.PyQt.QtCore import Qt
@@ -28,7 +28,7 @@ def _summary(path: str, project: QgsProject) -> dict[str, Any]:
     return {
         "map": path,
         "title": project.title(),
-        "loaded": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "loaded": datetime.now(UTC).isoformat(timespec="seconds"),
         "layers": len(layers),
         "invalid_layers": sorted(layer.name() for layer in layers if not layer.isValid()),
     }
@@ -59,7 +59,7 @@ class CachedProjects:
         self.entries[path] = (project, token, _summary(path, project))
         self._listed.add(id(project))
 
-    def summary(self, path: str) -> Optional[dict[str, Any]]:
+    def summary(self, path: str) -> dict[str, Any] | None:
         entry = self.entries.get(path)
         return None if entry is None else entry[2]
 

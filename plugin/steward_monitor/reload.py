@@ -11,7 +11,8 @@ request asks for.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from qgis.core import QgsProject
 from qgis.server import QgsConfigCache, QgsServerInterface, QgsServerSettings
@@ -51,7 +52,7 @@ class ProjectReloader:
         self.queued: dict[str, list[_Outcome]] = {}
         self._lock = threading.Lock()
 
-    def request(self, params: Any) -> dict[str, Any]:
+    def request(self, params: object) -> dict[str, Any]:
         """The `reload` handler, on the socket thread: queues the reload and waits for it a moment."""
         value = params.get("map") if isinstance(params, dict) else None
         if not isinstance(value, str) or not value:
@@ -91,7 +92,7 @@ class ProjectReloader:
         self._cached.seen(value, project)
         return {"map": value, "status": "reloaded", "project": self._cached.summary(value)}
 
-    def _load(self, value: str) -> tuple[Optional[QgsProject], dict[str, str]]:
+    def _load(self, value: str) -> tuple[QgsProject | None, dict[str, str]]:
         """The project QGIS Server loads for `value`, or None and why it refused it.
 
         QGIS Server throws QgsServerException for a project with bad layers (unless

@@ -14,7 +14,7 @@ Stdlib only, so it is unit-tested without QGIS.
 from __future__ import annotations
 
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 
 class SafePoint:

@@ -9,7 +9,8 @@ the socket thread queued (project drops and reloads, log lines), nothing when no
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from qgis.server import QgsRequestHandler, QgsServerFilter, QgsServerInterface
 
@@ -17,7 +18,7 @@ from .pluginlog import PluginLog
 from .safepoint import SafePoint
 
 # (service, request, project, started, elapsed or None while in flight)
-Served = tuple[str, str, str, float, Optional[float]]
+Served = tuple[str, str, str, float, float | None]
 
 MAX_PROJECTS = 1000
 MAX_REQUEST_NAMES = 50  # distinct REQUEST values counted apart; the rest count as "other"
@@ -25,14 +26,14 @@ MAX_REQUEST_NAMES = 50  # distinct REQUEST values counted apart; the rest count 
 
 class RequestStats:
     # Slots keep the attributes the hooks write together in a few cache lines.
-    __slots__ = ("count", "failures", "busy_seconds", "by_request", "_current", "projects")
+    __slots__ = ("count", "failures", "busy_seconds", "by_request", "_current", "projects")  # noqa: RUF023 (this order)
 
     def __init__(self) -> None:
         self.count = 0
         self.failures = 0
         self.busy_seconds = 0.0  # time spent serving the requests counted
         self.by_request: dict[str, int] = {}  # REQUEST value -> requests served
-        self._current: Optional[Served] = None
+        self._current: Served | None = None
         self.projects: dict[str, None] = {}  # insertion-ordered set of projects this instance has served
 
     def begin(self, service: str, request: str, project: str) -> None:
@@ -40,7 +41,7 @@ class RequestStats:
         if project and project not in self.projects and len(self.projects) < MAX_PROJECTS:
             self.projects[project] = None
 
-    def end(self, failed: bool = False) -> Optional[Served]:
+    def end(self, failed: bool = False) -> Served | None:
         """Counts the request in flight as served; returns its record, None when none is in flight."""
         current = self._current
         if current is None or current[4] is not None:
@@ -101,7 +102,7 @@ class StatsFilter(QgsServerFilter):
         safe_point: SafePoint,
         log: PluginLog,
         on_served: Callable[[Served, int], None] = lambda _served, _status: None,
-        cached_maps: Optional[dict[str, Any]] = None,
+        cached_maps: dict[str, Any] | None = None,
         on_new_map: Callable[[str], None] = lambda _map: None,
     ) -> None:
         super().__init__(server_iface)
@@ -117,7 +118,7 @@ class StatsFilter(QgsServerFilter):
         self.busy = False
         # The request's handler and MAP value, from requestReady to responseComplete: QGIS Server
         # calls both hooks within one request, while that handler lives.
-        self._handler: Optional[QgsRequestHandler] = None
+        self._handler: QgsRequestHandler | None = None
         self._map = ""
 
     def requestReady(self) -> None:  # noqa: N802 (QgsServerFilter hook)

@@ -145,7 +145,9 @@ class StewardClientTest(FastRetryTest):
             request = {"id": 4, "method": "invalidate", "params": {"map": map_value}}
             connection.sendall(json.dumps(request).encode() + b"\n")
             self.assertEqual(receive(stream), {"id": 4, "result": True})
-            connection.sendall(b'{"id":5,"method":"invalidate","params":{}}\n{"id":6,"method":"invalidate","params":[1]}\n')
+            connection.sendall(
+                b'{"id":5,"method":"invalidate","params":{}}\n{"id":6,"method":"invalidate","params":[1]}\n'
+            )
             self.assertEqual(receive(stream), {"id": 5, "error": "invalidate needs params.map, a non-empty string"})
             self.assertEqual(receive(stream), {"id": 6, "error": "params must be an object"})
         self.assertEqual(self.invalidations.take(), {map_value})
@@ -345,7 +347,9 @@ class PluginLogTest(unittest.TestCase):
         self.now += 1
         self.fail("requestReady")
         self.assertTrue(
-            self.recorded[2][0].startswith("Steward monitor failure in requestReady (2 more since the last one logged):")
+            self.recorded[2][0].startswith(
+                "Steward monitor failure in requestReady (2 more since the last one logged):"
+            )
         )
 
 

@@ -26,7 +26,8 @@ class LogBufferTest(unittest.TestCase):
         warning, request = logs.lines()
         self.assertRegex(warning, "^" + STAMP + r" WARNING \[Server\] Layer roads is invalid$")
         self.assertRegex(
-            request, "^" + STAMP + r" INFO \[Steward\] REQUEST:GetMap SERVICE:WMS MAP:/p/roads\.qgs answered 200 in \d+ ms$"
+            request,
+            "^" + STAMP + r" INFO \[Steward\] REQUEST:GetMap SERVICE:WMS MAP:/p/roads\.qgs answered 200 in \d+ ms$",
         )
 
     def test_the_record_is_the_finished_request_once_and_none_without_one(self) -> None:

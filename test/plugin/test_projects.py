@@ -1,5 +1,7 @@
 """Unit tests of the plugin's record of cached projects, with PyQGIS's real QgsProject objects."""
 
+from __future__ import annotations
+
 import unittest
 
 from qgis.core import QgsApplication, QgsProject, QgsVectorLayer
@@ -8,7 +10,7 @@ from qgis.PyQt import sip
 from steward_monitor.projects import CachedProjects
 
 
-def project_with_layers(*names):
+def project_with_layers(*names: str) -> QgsProject:
     project = QgsProject()
     for name in names:
         project.addMapLayer(QgsVectorLayer("Point?crs=EPSG:4326", name, "memory"))
@@ -17,7 +19,7 @@ def project_with_layers(*names):
 
 
 class CachedProjectsTest(unittest.TestCase):
-    def test_summarises_a_project_once_and_knows_it_after(self):
+    def test_summarises_a_project_once_and_knows_it_after(self) -> None:
         cached, project = CachedProjects(), project_with_layers("roads")
         self.assertFalse(cached.knows(project))
         cached.seen("/p/a.qgs", project)
@@ -28,14 +30,14 @@ class CachedProjectsTest(unittest.TestCase):
         cached.seen("/p/a.qgs", project)
         self.assertEqual(cached.summary("/p/a.qgs")["layers"], 2, "the same object is not counted again")
 
-    def test_a_project_deleted_by_its_owner_leaves_the_record(self):
+    def test_a_project_deleted_by_its_owner_leaves_the_record(self) -> None:
         cached, project = CachedProjects(), project_with_layers()
         cached.seen("/p/a.qgs", project)
         sip.delete(project)
         self.assertIsNone(cached.summary("/p/a.qgs"))
         self.assertEqual(cached.snapshot(), {"projects": []})
 
-    def test_a_new_object_for_the_same_map_replaces_the_old_one_for_good(self):
+    def test_a_new_object_for_the_same_map_replaces_the_old_one_for_good(self) -> None:
         cached, old, new = CachedProjects(), project_with_layers(), project_with_layers("roads", "rivers")
         cached.seen("/p/a.qgs", old)
         cached.seen("/p/a.qgs", new)
@@ -44,7 +46,7 @@ class CachedProjectsTest(unittest.TestCase):
         self.assertEqual(cached.summary("/p/a.qgs")["layers"], 3)
         self.assertTrue(cached.knows(new))
 
-    def test_records_the_current_project_under_its_file_name(self):
+    def test_records_the_current_project_under_its_file_name(self) -> None:
         cached, current = CachedProjects(), QgsProject.instance()
         current.setFileName("/p/current.qgs")
         cached.record_served("/p/current.qgs")
@@ -53,7 +55,7 @@ class CachedProjectsTest(unittest.TestCase):
         cached.record_served("current.qgs")  # another spelling of the same project: known by its object
         self.assertEqual([entry["map"] for entry in cached.snapshot()["projects"]], ["/p/current.qgs"])
 
-    def test_forget_drops_the_project(self):
+    def test_forget_drops_the_project(self) -> None:
         cached, project = CachedProjects(), project_with_layers()
         cached.seen("postgresql:?project=a", project)
         cached.forget("postgresql:?project=a")
