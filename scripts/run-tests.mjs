@@ -14,6 +14,8 @@ const VERSION_DEPENDENT = [
   'test/cache.test.ts',
   'test/layer-extents.test.ts',
   'test/monitoring.test.ts',
+  'test/plugin-fcgi-crash.test.ts',
+  'test/plugin-python.test.ts',
   'test/postgres.test.ts',
   'test/postgres-refresh.test.ts',
   'test/project-edits-oracle.test.ts',

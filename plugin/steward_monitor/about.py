@@ -66,10 +66,13 @@ def settings() -> dict[str, Any]:
     return {"ini_file": loaded.iniFile(), "values": result}
 
 
-def _status_bytes(field: str) -> int:
-    with open("/proc/self/status", encoding="ascii") as status:
+# The /proc files are read as bytes: decoding text would import a codec on the socket thread.
+
+
+def _status_bytes(field: bytes) -> int:
+    with open("/proc/self/status", "rb") as status:
         for line in status:
-            if line.startswith(field + ":"):
+            if line.startswith(field + b":"):
                 return int(line.split()[1]) * 1024
     return 0
 
@@ -90,8 +93,8 @@ class About:
         load = os.getloadavg()
         return {
             "pid": os.getpid(),
-            "memory_bytes": _status_bytes("VmRSS"),
-            "peak_memory_bytes": _status_bytes("VmHWM"),
+            "memory_bytes": _status_bytes(b"VmRSS"),
+            "peak_memory_bytes": _status_bytes(b"VmHWM"),
             "uptime_seconds": self._uptime_seconds(),
             "load": {"1m": load[0], "5m": load[1], "15m": load[2]},
             "cpus": self._cpus,
@@ -99,8 +102,8 @@ class About:
 
     def _uptime_seconds(self) -> int:
         """Seconds since the process started, from its start time in clock ticks since boot."""
-        with open("/proc/self/stat", encoding="ascii") as stat:
-            started_ticks = int(stat.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/uptime", encoding="ascii") as uptime:
+        with open("/proc/self/stat", "rb") as stat:
+            started_ticks = int(stat.read().rsplit(b")", 1)[1].split()[19])
+        with open("/proc/uptime", "rb") as uptime:
             since_boot = float(uptime.read().split()[0])
         return round(since_boot - started_ticks / self._clock_ticks)
