@@ -20,24 +20,13 @@ import { freePort } from '../src/runtime/ports.js';
 import { type QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { waitFor } from './support/monitoring.js';
-import { labelledPointQml } from './support/point-style.js';
+import { labelledCircleQml } from './support/point-style.js';
 import { startTestQgis } from './support/qgis-runtime.js';
 import { type Stack, startStack } from './support/stack.js';
 
 const repo = resolve(import.meta.dirname, '..');
 const DEJAVU = '/usr/share/fonts/truetype/dejavu';
 const MISSING_FONT = 'Steward Nowhere Sans';
-
-/** A point style with labels in `family`, as QGIS Desktop saves it. */
-function labelledQml(family: string): string {
-  return labelledPointQml(
-    `<layer class="SimpleMarker" enabled="1" locked="0" pass="0">
-     <Option type="Map"><Option type="QString" name="name" value="circle"/></Option>
-     <prop k="name" v="circle"/>
-    </layer>`,
-    family,
-  );
-}
 
 /** A fontconfig setup that sees only `fonts` (files of DejaVu's folder), in a folder of its own. */
 function fontconfig(dir: string, fonts: string[]): string {
@@ -66,7 +55,7 @@ describe('fonts of the QGIS Server instances', () => {
     const response = await fetch(`${stack.api.url}${project}/styles/${style}/package`, {
       method: 'PUT',
       headers: { 'content-type': 'application/zip' },
-      body: zipSync({ [`${style}.qml`]: new TextEncoder().encode(labelledQml(family)) }),
+      body: zipSync({ [`${style}.qml`]: new TextEncoder().encode(labelledCircleQml(family)) }),
     });
     const body = (await response.json()) as { warnings: string[] };
     return { status: response.status, warnings: body.warnings };

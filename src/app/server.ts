@@ -6,11 +6,13 @@ import { apiRoutes } from '../http/api.js';
 import { buildApp } from '../http/app.js';
 import { mapPassthrough } from '../http/map-passthrough.js';
 import { createLogger } from '../log.js';
-import { createServices } from './services.js';
+import { createServices, type Services } from './services.js';
 
 export interface RunningServer {
   app: FastifyInstance;
   url: string;
+  /** What the routes answer from (tests reach the instance registry through it). */
+  services: Services;
   /** Stops the API, then the services (Fastify's onClose). */
   close(): Promise<void>;
 }
@@ -32,6 +34,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const host = config.listen.host === '0.0.0.0' ? '127.0.0.1' : config.listen.host;
   return {
     app,
+    services,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     close: () => app.close(),
   };

@@ -253,6 +253,21 @@ class PluginInQgisServerTest(unittest.TestCase):
         self.assertEqual(about["process"]["pid"], os.getpid())
         self.assertTrue(about["fonts"])
         self.assertEqual(self.ask("nope"), {"id": self.next_id, "error": "unknown method"})
+        self.assertEqual(self.ask("reload", {})["error"], "reload needs params.map, a non-empty string")
+        stats_type = type(self.monitor._stats)
+        original = stats_type.snapshot
+
+        def broken(_self: object) -> dict[str, Any]:
+            raise RuntimeError("snapshot broke")
+
+        stats_type.snapshot = broken  # type: ignore[method-assign]
+        try:
+            self.assertEqual(self.ask("stats")["error"], "snapshot broke")
+        finally:
+            stats_type.snapshot = original  # type: ignore[method-assign]
+        failure = [line for line in self.lines() if "Steward monitor failure in the stats handler" in line]
+        self.assertEqual(len(failure), 1, "a failure on the socket thread is logged there, with its traceback")
+        self.assertIn("RuntimeError: snapshot broke", failure[0])
         self.assertEqual(self.calls.forbidden, [])
 
 

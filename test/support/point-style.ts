@@ -58,3 +58,14 @@ export function svgMarkerQml(svgPath: string, labelFont: string): string {
     labelFont,
   );
 }
+
+/** A point style of circle markers with labels in `family`, as QGIS Desktop saves it. */
+export function labelledCircleQml(family: string): string {
+  return labelledPointQml(
+    `<layer class="SimpleMarker" enabled="1" locked="0" pass="0">
+     <Option type="Map"><Option type="QString" name="name" value="circle"/></Option>
+     <prop k="name" v="circle"/>
+    </layer>`,
+    family,
+  );
+}
