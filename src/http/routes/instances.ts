@@ -31,7 +31,7 @@ const AdministeredQgisServer = Type.Object(
       [Type.Literal('plugin'), Type.Literal('setting'), Type.Literal('local binary'), Type.Literal('unknown')],
       {
         description:
-          "Where it comes from: the instances' plugin, STEWARD_QGISSERVER_VERSION, or the local qgis_mapserver",
+          "Where it comes from: STEWARD_QGISSERVER_VERSION, the trusted instances' plugin, or the local qgis_mapserver",
       },
     ),
     symbology_catalogue: Type.String({ description: 'The QGIS major.minor whose symbology catalogue answers' }),

@@ -381,7 +381,10 @@ export interface paths {
                             versions: {
                                 gdal: string;
                                 python: string;
+                                /** @description 3.40.6 (older plugins: 3.40.6-Bratislava) */
                                 qgis: string;
+                                /** @description The release name, Bratislava */
+                                qgis_release?: string;
                                 qt: string;
                             };
                         } & {
@@ -389,7 +392,7 @@ export interface paths {
                             administered_qgis_server: {
                                 /** @description exact, nearest below, oldest or newest */
                                 catalogue_match: string;
-                                /** @description Where it comes from: the instances' plugin, STEWARD_QGISSERVER_VERSION, or the local qgis_mapserver */
+                                /** @description Where it comes from: STEWARD_QGISSERVER_VERSION, the trusted instances' plugin, or the local qgis_mapserver */
                                 source: "plugin" | "setting" | "local binary" | "unknown";
                                 /** @description The QGIS major.minor whose symbology catalogue answers */
                                 symbology_catalogue: string;

@@ -60,7 +60,10 @@ function MetadataFacts({ metadata }: { metadata: Metadata }): JSX.Element {
   return (
     <dl class="facts">
       <dt>QGIS</dt>
-      <dd>{versions.qgis}</dd>
+      <dd>
+        {versions.qgis}
+        {versions.qgis_release && ` ${versions.qgis_release}`}
+      </dd>
       <dt>GDAL</dt>
       <dd>{versions.gdal}</dd>
       <dt>Qt</dt>
