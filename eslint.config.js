@@ -20,12 +20,20 @@ export default tseslint.config(
       'no-control-regex': 'off',
       // An async function may implement a promise-returning interface without awaiting anything.
       '@typescript-eslint/require-await': 'off',
-      // node:test's suites and tests return promises that its runner awaits.
-      '@typescript-eslint/no-floating-promises': [
+    },
+  },
+  {
+    // Suites, tests and hooks come with a timeout from test/support/node-test.ts.
+    ignores: ['test/support/node-test.ts'],
+    rules: {
+      'no-restricted-imports': [
         'error',
         {
-          allowForKnownSafeCalls: [
-            { from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite', 'before', 'after'] },
+          paths: [
+            {
+              name: 'node:test',
+              message: 'Import describe, it, test and the hooks from test/support/node-test.ts: they time out.',
+            },
           ],
         },
       ],

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 
 import { freePort } from '../src/runtime/ports.js';
-import { waitFor } from '../test/support/monitoring.js';
+import { waitFor } from '../test/support/wait.js';
 
 const READY_TIMEOUT_MS = 30_000;
 

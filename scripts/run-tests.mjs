@@ -40,7 +40,7 @@ function run(files, release) {
   if (release !== undefined) env.STEWARD_TEST_QGIS = release;
   const result = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+    ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-force-exit', '--test-reporter=spec', ...files],
     { stdio: 'inherit', env },
   );
   return result.status ?? 1;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
 
+import { describe, it } from '../test/support/node-test.js';
 import { ConfigError, heapBoundMb, loadConfig, parseListen } from './config.js';
 
 const REQUIRED = {

@@ -9,7 +9,8 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, describe, it } from 'node:test';
+
+import { after, describe, it } from './support/node-test.js';
 
 const MIB = 1024 * 1024;
 const script = resolve(import.meta.dirname, '..', 'scripts', 'bounded-node.sh');

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
 
 import { assertLoads, type CacheStack, POLYGON_TILE, polygonsLayer, startCacheStack } from './support/cache-stack.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 
 describe('tile cache of projects stored in PostgreSQL', () => {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import { BadRequest } from '../src/errors.js';
 import {
@@ -15,6 +14,7 @@ import {
 } from './support/cache-stack.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { filesUnder } from './support/mapproxy.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { type LocalS3, startLocalS3 } from './support/s3.js';
 import { type Call, type JobReply, POLYGONS, seededLevels, waitForJob } from './support/seeding.js';
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import gdal from 'gdal-async';
@@ -10,6 +9,7 @@ import { startApiProcess } from './support/api-process.js';
 import { type CacheStack, POLYGON_TILE, polygonsLayer, startCacheStack } from './support/cache-stack.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { filesUnder } from './support/mapproxy.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { decodePng } from './support/png.js';
 import { INFO_LOG_LEVEL } from './support/qgis-runtime.js';
 import { type Call, type JobReply, POLYGONS, seededLevels, waitForJob } from './support/seeding.js';

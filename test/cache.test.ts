@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import { FilesystemTiles } from '../src/tile-cache/filesystem-tiles.js';
 import { CacheLayout } from '../src/tile-cache/layout.js';
@@ -19,6 +18,7 @@ import {
 } from './support/cache-stack.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { filesUnder, tileUrl, wmtsLayer } from './support/mapproxy.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, type Image } from './support/png.js';
 import { INFO_LOG_LEVEL } from './support/qgis-runtime.js';
 import { startStack } from './support/stack.js';

@@ -9,10 +9,10 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { copyFileSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { type Stack, startStack } from './support/stack.js';
 

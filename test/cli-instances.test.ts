@@ -6,14 +6,14 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import type { InstanceAbout, InstanceMetadata, InstanceProjects } from '../src/monitor/protocol.js';
 import type { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { steward } from './support/cli.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { type InsightStack, startInsightStack } from './support/insight-stack.js';
-import { waitFor } from './support/monitoring.js';
+import { after, before, describe, it } from './support/node-test.js';
+import { waitFor } from './support/wait.js';
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
 
 import { type CacheStack, polygonsLayer, startCacheStack } from './support/cache-stack.js';
 import { steward } from './support/cli.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { type JobReply, waitForJob } from './support/seeding.js';
 
 describe('steward seed, jobs and job against the real API', () => {

@@ -9,7 +9,6 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, before, describe, test } from 'node:test';
 
 import { type Browser, type Page } from 'playwright-core';
 
@@ -18,7 +17,8 @@ import { freePort } from '../src/runtime/ports.js';
 import { centreWhen, checkAccessibility, launchBrowser, openPage, screenshot } from './support/browser.js';
 import { type CacheStack, startCacheStack } from './support/cache-stack.js';
 import { apiCall } from './support/http.js';
-import { waitFor } from './support/monitoring.js';
+import { after, before, describe, test } from './support/node-test.js';
+import { waitFor } from './support/wait.js';
 
 const repo = resolve(import.meta.dirname, '..');
 const TOKEN = 'console-admin-secret';

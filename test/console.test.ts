@@ -7,11 +7,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
 
 import { type Browser, type Page } from 'playwright-core';
 
 import { centreWhen, checkAccessibility, launchBrowser, openPage, screenshot } from './support/browser.js';
+import { after, before, describe, test } from './support/node-test.js';
 import { decodePng } from './support/png.js';
 import { type Stack, startStack } from './support/stack.js';
 

@@ -13,7 +13,6 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { crc32 } from 'node:zlib';
 
@@ -22,6 +21,7 @@ import { fileVersion } from '../src/storage/file-version.js';
 import { journalPaths } from '../src/storage/project-journal.js';
 import { type ApiProcess, startApiProcess } from './support/api-process.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { projectProblems, publishedLayers } from './support/qgis.js';
 import { seededRandom } from './support/rasters.js';
 import { fillStyle, polygonLayer } from './support/write-bodies.js';

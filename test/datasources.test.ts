@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
 
 import { startServer } from '../src/app/server.js';
 import { loadConfig } from '../src/config.js';
@@ -15,6 +14,7 @@ import { type CatalogLayer } from '../src/gdal/catalog.js';
 import { copyToObjectStorage } from '../src/gdal/object-storage.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { apiCall } from './support/http.js';
+import { after, before, describe, test } from './support/node-test.js';
 import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { type S3Process, startS3Process } from './support/s3-process.js';
 import { type Stack, startStack } from './support/stack.js';

@@ -8,12 +8,12 @@ import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 
 import { MapProxyProcess, serverCommand } from '../src/runtime/mapproxy.js';
 import { fcgiCommand, renderTemplate } from '../src/runtime/qgis-fcgi-pool.js';
 import { QGIS_SERVER_DEFAULTS, QGIS_SERVER_SETTINGS } from '../src/runtime/qgis-server.js';
+import { after, describe, it } from './support/node-test.js';
 import { decodePng } from './support/png.js';
 
 const run = promisify(execFile);

@@ -6,14 +6,14 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import { InstanceRegistry } from '../src/monitor/registry.js';
 import { freePort } from '../src/runtime/ports.js';
 import { distinctFreePorts, QgisFcgiPool } from '../src/runtime/qgis-fcgi-pool.js';
-import { waitFor } from './support/monitoring.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { decodePng } from './support/png.js';
 import { writeSampleProject } from './support/sample-project.js';
+import { waitFor } from './support/wait.js';
 
 const repo = resolve(import.meta.dirname, '..');
 const PROCESSES = 3;

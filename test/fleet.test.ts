@@ -8,16 +8,16 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { parseServiceFile } from '../src/storage/pg-service.js';
 import { type ApiProcess, startApiProcess } from './support/api-process.js';
 import { createLan, type Lan } from './support/lan.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { decodePng } from './support/png.js';
 import { createParcels, startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { ows } from './support/qgis.js';
+import { waitFor } from './support/wait.js';
 import { fillStyle } from './support/write-bodies.js';
 
 const repo = resolve(import.meta.dirname, '..');
@@ -60,16 +60,6 @@ describe('two Steward processes and two QGIS Server hosts sharing one database',
     return (body as { servers: { id: string }[] }).servers.map((server) => server.id).sort();
   };
   const project = (rest = ''): string => `/api/projects/shared${rest}?schema=fleet`;
-
-  async function until<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
-    const deadline = Date.now() + 40_000;
-    for (;;) {
-      const value = await check();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) assert.fail(`${what} did not happen within 40 seconds`);
-      await sleep(250);
-    }
-  }
 
   /** The colour each QGIS Server host draws in the middle of the parcel. */
   async function drawn(): Promise<number[][]> {
@@ -149,10 +139,15 @@ describe('two Steward processes and two QGIS Server hosts sharing one database',
   });
 
   it('lists every instance on every Steward, and reads the stats of each through either', async () => {
-    const ids = await until('two registrations', async () => {
-      const listed = await instanceIds('steward-a');
-      return listed.length === 2 ? listed : undefined;
-    });
+    const ids = await waitFor(
+      'two registrations',
+      async () => {
+        const listed = await instanceIds('steward-a');
+        return listed.length === 2 && listed;
+      },
+      40_000,
+      250,
+    );
     assert.deepEqual(await instanceIds('steward-b'), ids);
     for (const steward of STEWARDS) {
       for (const id of ids) {
@@ -199,11 +194,16 @@ describe('two Steward processes and two QGIS Server hosts sharing one database',
     const before = await instanceIds('steward-b');
     await api('steward-a').kill();
     apis.delete('steward-a');
-    const ids = await until('the re-registration with steward-b', async () => {
-      const listed = await instanceIds('steward-b');
-      const renewed = listed.filter((id) => !before.includes(id));
-      return listed.length === 2 && renewed.length === 1 ? listed : undefined;
-    });
+    const ids = await waitFor(
+      'the re-registration with steward-b',
+      async () => {
+        const listed = await instanceIds('steward-b');
+        const renewed = listed.filter((id) => !before.includes(id));
+        return listed.length === 2 && renewed.length === 1 && listed;
+      },
+      40_000,
+      250,
+    );
     for (const id of ids) assert.equal((await api('steward-b').call('GET', `/api/instances/${id}/stats`)).status, 200);
     await restyle('steward-b', 'purple', '#800080');
     assert.deepEqual(await drawn(), [

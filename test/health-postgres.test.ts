@@ -3,10 +3,10 @@
  * role cannot connect to it, and is ready again once it can.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
 
 import { polygonsLayer } from './support/cache-stack.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { type Stack, startStack } from './support/stack.js';
 

@@ -8,7 +8,6 @@ import { once } from 'node:events';
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import { type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
@@ -24,8 +23,9 @@ import { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { FilesystemStore } from '../src/storage/filesystem-store.js';
 import { type CacheStack, polygonsLayer, startCacheStack } from './support/cache-stack.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
-import { waitFor } from './support/monitoring.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { startTestQgis } from './support/qgis-runtime.js';
+import { waitFor } from './support/wait.js';
 
 const TOKEN = 'health-test-token';
 

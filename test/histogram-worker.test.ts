@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { configureGdalMemory } from '../src/gdal/gdal-memory.js';
@@ -14,8 +13,9 @@ import { computeHistogram } from '../src/gdal/histogram.js';
 import { processAlive } from '../src/runtime/process-alive.js';
 import { type ApiProcess, startApiProcess } from './support/api-process.js';
 import { gdalWorkers, threadNiceness } from './support/gdal-workers.js';
-import { waitFor } from './support/monitoring.js';
+import { after, before, describe, test } from './support/node-test.js';
 import { scratchFolder, writeRaster } from './support/rasters.js';
+import { waitFor } from './support/wait.js';
 
 configureGdalMemory();
 

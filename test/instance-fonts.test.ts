@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import { zipSync } from 'fflate';
 
@@ -19,10 +18,11 @@ import { installedFontFamilies } from '../src/runtime/fonts.js';
 import { freePort } from '../src/runtime/ports.js';
 import { type QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
-import { waitFor } from './support/monitoring.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { labelledCircleQml } from './support/point-style.js';
 import { startTestQgis } from './support/qgis-runtime.js';
 import { type Stack, startStack } from './support/stack.js';
+import { waitFor } from './support/wait.js';
 
 const repo = resolve(import.meta.dirname, '..');
 const DEJAVU = '/usr/share/fonts/truetype/dejavu';

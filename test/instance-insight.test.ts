@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import { type ProjectCheck } from '../src/insight/checks.js';
 import { type InstanceReload } from '../src/insight/project-fleet.js';
@@ -18,7 +17,8 @@ import { installedFontFamilies } from '../src/runtime/fonts.js';
 import type { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { type InsightStack, startInsightStack } from './support/insight-stack.js';
-import { waitFor } from './support/monitoring.js';
+import { after, before, describe, it } from './support/node-test.js';
+import { waitFor } from './support/wait.js';
 
 const CACHE_SIZE_IN_INI = 123456789;
 

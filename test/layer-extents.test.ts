@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, differingPixels } from './support/png.js';
 import { runPyqgisScript } from './support/pyqgis-scripts.js';
 import { ownLayerMap } from './support/qgis.js';

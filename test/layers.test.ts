@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { decodePng } from './support/png.js';
 import { readWithQgis } from './support/pyqgis-scripts.js';
 import { ows, projectProblems, publishedLayers } from './support/qgis.js';

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import { type RunningServer, startServer } from '../src/app/server.js';
 import { loadConfig } from '../src/config.js';
@@ -17,9 +16,10 @@ import { FastcgiQgisClient } from '../src/transport/qgis-fastcgi.js';
 import { HttpQgisClient } from '../src/transport/qgis-get.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { apiCall } from './support/http.js';
-import { waitFor } from './support/monitoring.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { decodePng } from './support/png.js';
 import { TEST_QGIS } from './support/qgis-runtime.js';
+import { waitFor } from './support/wait.js';
 
 const repo = resolve(import.meta.dirname, '..');
 const PROCESSES = 2;

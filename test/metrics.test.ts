@@ -8,8 +8,6 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 import { type RunningServer, startServer } from '../src/app/server.js';
 import { loadConfig } from '../src/config.js';
@@ -18,6 +16,8 @@ import { freePort } from '../src/runtime/ports.js';
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { polygonsLayer } from './support/cache-stack.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
+import { until } from './support/wait.js';
 
 const TOKEN = 'metrics-test-token';
 const GETMAPS = 7;
@@ -46,14 +46,15 @@ describe('metrics scraped by Prometheus', () => {
     return sample === undefined ? undefined : Number(sample.value[1]);
   }
 
-  /** Polls until the query yields `expected`; returns the last value seen. */
-  async function settle(promql: string, expected: number): Promise<number | undefined> {
+  /** Polls until the query yields `expected`; fails with `what` and the last value seen. */
+  async function settle(promql: string, expected: number, what: string): Promise<void> {
     let value: number | undefined;
-    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(500)) {
-      value = await query(promql);
-      if (value === expected) break;
-    }
-    return value;
+    await until(
+      () => `${what}: ${promql} to be ${expected} (last ${value})`,
+      async () => (value = await query(promql)) === expected,
+      30_000,
+      500,
+    );
   }
 
   before(async () => {
@@ -107,14 +108,18 @@ describe('metrics scraped by Prometheus', () => {
       ],
       { stdio: 'ignore' },
     );
-    for (const deadline = Date.now() + 30_000; ; await sleep(200)) {
-      const up = await fetch(`${prometheusUrl}/-/ready`).then(
-        (response) => response.ok,
-        () => false,
-      );
-      if (up) break;
-      assert.ok(Date.now() < deadline && prometheus.exitCode === null, 'Prometheus did not start');
-    }
+    await until(
+      'Prometheus to start',
+      () => {
+        assert.equal(prometheus.exitCode, null, 'Prometheus exited');
+        return fetch(`${prometheusUrl}/-/ready`).then(
+          (response) => response.ok,
+          () => false,
+        );
+      },
+      30_000,
+      200,
+    );
   });
 
   after(async () => {
@@ -142,7 +147,7 @@ describe('metrics scraped by Prometheus', () => {
   });
 
   it(`counts ${GETMAPS} GetMaps through the API and through the instance's plugin`, async () => {
-    assert.equal(await settle('up{job="steward"}', 1), 1, 'Prometheus scrapes the API');
+    await settle('up{job="steward"}', 1, 'Prometheus to scrape the API');
     for (let made = 0; made < GETMAPS; made++) {
       const map = await call('GET', '/api/projects/alpha/layers/polygons/map');
       assert.equal(map.status, 200);
@@ -150,11 +155,11 @@ describe('metrics scraped by Prometheus', () => {
       await map.arrayBuffer();
     }
     const apiMaps = `sum(steward_http_requests_total{route="${MAP_ROUTE}",status="200"})`;
-    assert.equal(await settle(apiMaps, GETMAPS), GETMAPS, 'maps the API answered');
+    await settle(apiMaps, GETMAPS, 'the maps the API answered');
     const latency = `sum(steward_http_request_duration_seconds_count{route="${MAP_ROUTE}"})`;
     assert.equal(await query(latency), GETMAPS, 'maps timed');
     const pluginMaps = 'sum(steward_instance_requests_total{request="GetMap"})';
-    assert.equal(await settle(pluginMaps, GETMAPS), GETMAPS, 'GetMaps the instance served');
+    await settle(pluginMaps, GETMAPS, 'the GetMaps the instance served');
     assert.equal(await query('sum(steward_instance_failures_total)'), 0);
     assert.ok(((await query('sum(steward_instance_busy_seconds_total)')) ?? 0) > 0, 'render time reported');
   });

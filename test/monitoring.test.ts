@@ -8,7 +8,6 @@ import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 
 import type { FastifyInstance } from 'fastify';
@@ -17,9 +16,11 @@ import type { InstanceLogs, InstanceMetadata, InstanceStats } from '../src/monit
 import { InstanceRegistry, type InstanceSummary } from '../src/monitor/registry.js';
 import { freePort } from '../src/runtime/ports.js';
 import { type QgisServerProcess } from '../src/runtime/qgis-server.js';
-import { FakePlugin, hello, instancesApp, waitFor } from './support/monitoring.js';
+import { FakePlugin, hello, instancesApp } from './support/monitoring.js';
+import { after, before, describe, test } from './support/node-test.js';
 import { INFO_LOG_LEVEL, startTestQgis, TEST_QGIS } from './support/qgis-runtime.js';
 import { writeSampleProject } from './support/sample-project.js';
+import { waitFor } from './support/wait.js';
 
 const repo = resolve(import.meta.dirname, '..');
 const TOKEN = 'e2e-monitoring-secret';

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, afterEach, before, describe, it } from 'node:test';
 
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { type ApiProcess, startApiProcess } from './support/api-process.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, afterEach, before, describe, it } from './support/node-test.js';
 import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { projectProblems, publishedLayers } from './support/qgis.js';
 import { fillStyle, polygonLayer } from './support/write-bodies.js';

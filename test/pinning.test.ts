@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import { type RunningServer, startServer } from '../src/app/server.js';
 import { loadConfig, serviceFiles } from '../src/config.js';
@@ -22,8 +21,9 @@ import { steward } from './support/cli.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { apiCall } from './support/http.js';
 import { type InsightStack, PLUGIN_PATH, startInsightStack } from './support/insight-stack.js';
-import { waitFor } from './support/monitoring.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { createParcels, startTestDatabase, type TestDatabase } from './support/postgres.js';
+import { waitFor } from './support/wait.js';
 
 type Call = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: unknown }>;
 

@@ -13,7 +13,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { zipSync } from 'fflate';
@@ -35,9 +34,10 @@ import { distinctFreePorts, fcgiAddresses, QgisFcgiPool } from '../src/runtime/q
 import { FastcgiQgisClient } from '../src/transport/qgis-fastcgi.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { apiCall } from './support/http.js';
-import { waitFor } from './support/monitoring.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { labelledCircleQml } from './support/point-style.js';
 import { TEST_QGIS } from './support/qgis-runtime.js';
+import { waitFor } from './support/wait.js';
 
 const repo = resolve(import.meta.dirname, '..');
 const ROUNDS = 20;

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { test } from 'node:test';
 import { promisify } from 'node:util';
 
+import { test } from './support/node-test.js';
 import { TEST_QGIS } from './support/qgis-runtime.js';
 
 const repo = resolve(import.meta.dirname, '..');

@@ -8,8 +8,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 import { type RunningServer, startServer } from '../src/app/server.js';
 import { serviceFiles } from '../src/config.js';
@@ -19,10 +17,12 @@ import { freePort } from '../src/runtime/ports.js';
 import { type QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { readS3Settings } from '../src/s3-settings.js';
 import { apiCall } from './support/http.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, type Image } from './support/png.js';
 import { createParcels, startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { ows, projectProblems, publishedLayers } from './support/qgis.js';
 import { INFO_LOG_LEVEL, startTestQgis } from './support/qgis-runtime.js';
+import { until } from './support/wait.js';
 import { fillStyle } from './support/write-bodies.js';
 
 const repo = resolve(import.meta.dirname, '..');
@@ -64,12 +64,12 @@ describe('a database project changed through the API, served by a running QGIS S
   }
 
   async function waitForOneInstance(): Promise<void> {
-    const deadline = Date.now() + 15_000;
-    while ((await instances()).length !== 1) {
-      if (Date.now() > deadline)
-        assert.fail(`QGIS Server did not register with the API:\n${qgis.log.slice(-20).join('\n')}`);
-      await sleep(100);
-    }
+    await until(
+      () => `QGIS Server to register with the API:\n${qgis.log.slice(-20).join('\n')}`,
+      async () => (await instances()).length === 1,
+      15_000,
+      100,
+    );
   }
 
   const call = (method: string, path: string, body?: unknown) => apiCall(api.url, method, path, body);

@@ -5,7 +5,6 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, afterEach, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { ConfigError, serviceFiles } from '../src/config.js';
@@ -15,6 +14,7 @@ import { DatabaseUnavailable } from '../src/storage/pg-database.js';
 import { parseServiceFile, resolveService } from '../src/storage/pg-service.js';
 import { PostgresStore } from '../src/storage/postgres-store.js';
 import { storedText } from '../src/storage/project-store.js';
+import { after, afterEach, before, describe, it } from './support/node-test.js';
 import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 
 const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts');

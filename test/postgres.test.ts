@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import { unzipSync } from 'fflate';
 
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, type Image } from './support/png.js';
 import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { readWithQgis, runPyqgisScript } from './support/pyqgis-scripts.js';

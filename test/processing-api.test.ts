@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import gdal from 'gdal-async';
 
 import { copyToObjectStorage } from '../src/gdal/object-storage.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { type S3Process, startS3Process } from './support/s3-process.js';
 import { type Stack, startStack } from './support/stack.js';
 

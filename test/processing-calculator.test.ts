@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { copyFile, readdir, readFile, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 
 import gdal from 'gdal-async';
@@ -12,6 +11,7 @@ import { calculateRaster } from '../src/gdal/calculator/calculate.js';
 import { OUTPUT_NO_DATA } from '../src/gdal/calculator/output.js';
 import { parseExpression } from '../src/gdal/calculator/parser.js';
 import { configureGdalMemory } from '../src/gdal/gdal-memory.js';
+import { after, before, describe, test } from './support/node-test.js';
 import { askOracle, type CalcComparison, gdalCalc, type OverviewComparison } from './support/raster-oracle.js';
 import { scratchFolder, seededRandom, writeRaster } from './support/rasters.js';
 

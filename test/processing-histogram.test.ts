@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
 
 import { BadRequest, Unprocessable } from '../src/errors.js';
 import { configureGdalMemory } from '../src/gdal/gdal-memory.js';
 import { computeHistogram } from '../src/gdal/histogram.js';
 import { type HistogramOptions } from '../src/gdal/histogram-bins.js';
+import { after, before, describe, test } from './support/node-test.js';
 import { gdalHistogram, numpyHistogram } from './support/raster-oracle.js';
 import { type RasterSpec, scratchFolder, seededRandom, writeRaster } from './support/rasters.js';
 

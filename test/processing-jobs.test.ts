@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { copyFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, afterEach, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 
@@ -18,9 +17,11 @@ import { JobService } from '../src/jobs/service.js';
 import { ProcessingService } from '../src/services/processing.js';
 import { type ApiProcess, startApiProcess } from './support/api-process.js';
 import { gdalWorkers, threadNiceness } from './support/gdal-workers.js';
+import { after, afterEach, before, describe, test } from './support/node-test.js';
 import { bareApp, MemoryLayers } from './support/processing-app.js';
 import { scratchFolder, seededRandom, writeRaster } from './support/rasters.js';
 import { type JobReply, waitForJob } from './support/seeding.js';
+import { waitFor } from './support/wait.js';
 
 configureGdalMemory();
 const run = promisify(execFile);
@@ -76,14 +77,16 @@ describe('processing with Prefer: respond-async', () => {
       payload: payload as object,
       headers: prefer === undefined ? {} : { prefer },
     });
-  const waitFor = async (id: string, until: (job: JobRecord) => boolean): Promise<JobRecord> => {
-    for (let tries = 0; tries < 1200; tries++) {
-      const job = await jobs.get(id);
-      if (until(job)) return job;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    throw new Error(`job ${id} did not get there`);
-  };
+  const untilJob = (id: string, there: (job: JobRecord) => boolean): Promise<JobRecord> =>
+    waitFor(
+      `job ${id} to get there`,
+      async () => {
+        const job = await jobs.get(id);
+        return there(job) && job;
+      },
+      24_000,
+      20,
+    );
   const ended = (job: JobRecord): boolean => ['succeeded', 'failed', 'cancelled'].includes(job.state);
 
   before(async () => {
@@ -135,7 +138,7 @@ describe('processing with Prefer: respond-async', () => {
     assert.equal(reply.headers['location'], `/api/jobs/${job.id}`);
     assert.equal(reply.headers['preference-applied'], 'respond-async');
     assert.equal(job.kind, 'calculator');
-    const done = await waitFor(job.id, ended);
+    const done = await untilJob(job.id, ended);
     assert.equal(done.state, 'succeeded', done.error ?? '');
     assert.deepEqual(done.result, { output: path('later.tif'), width: 2048, height: 4096 });
     // 2048 x 4096 pixels in windows of 256 Ki pixels (2048 x 128).
@@ -173,7 +176,7 @@ describe('processing with Prefer: respond-async', () => {
     );
     assert.equal(reply.statusCode, 202, reply.body);
     const { id } = reply.json<JobReply>();
-    await waitFor(id, (job) => job.done >= 1 || ended(job));
+    await untilJob(id, (job) => job.done >= 1 || ended(job));
     const cancelled = await jobs.cancel(id);
     assert.equal(cancelled.state, 'cancelled');
     await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -191,7 +194,7 @@ describe('processing with Prefer: respond-async', () => {
     assert.equal(reply.statusCode, 202, reply.body);
     const job = reply.json<JobReply & { kind: string }>();
     assert.equal(job.kind, 'overviews');
-    const done = await waitFor(job.id, ended);
+    const done = await untilJob(job.id, ended);
     assert.equal(done.state, 'succeeded', done.error ?? '');
     assert.deepEqual(done.result, {
       layer: 'photo',
@@ -214,7 +217,7 @@ describe('processing with Prefer: respond-async', () => {
     const reply = await post('/api/processing/raster/overviews/site/photo-cancel', undefined, 'respond-async');
     assert.equal(reply.statusCode, 202, reply.body);
     const { id } = reply.json<JobReply>();
-    await waitFor(id, (job) => job.state !== 'queued');
+    await untilJob(id, (job) => job.state !== 'queued');
     const cancelled = await jobs.cancel(id);
     assert.equal(cancelled.state, 'cancelled');
     await new Promise((resolve) => setTimeout(resolve, 1000));

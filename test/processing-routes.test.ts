@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
 
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
@@ -11,6 +10,7 @@ import { computeHistogram } from '../src/gdal/histogram.js';
 import { buildApp } from '../src/http/app.js';
 import { processingRoutes } from '../src/http/routes/processing.js';
 import { ProcessingService } from '../src/services/processing.js';
+import { after, before, describe, test } from './support/node-test.js';
 import { bareApp, MemoryLayers } from './support/processing-app.js';
 import { scratchFolder, writeRaster } from './support/rasters.js';
 

@@ -3,7 +3,6 @@ import { execFile } from 'node:child_process';
 import { readdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 
 import gdal from 'gdal-async';
@@ -18,6 +17,7 @@ import { copyToObjectStorage } from '../src/gdal/object-storage.js';
 import { buildOverviews } from '../src/gdal/overviews.js';
 import { configureObjectStorage, gdalS3Options } from '../src/gdal/s3.js';
 import { readS3Settings } from '../src/s3-settings.js';
+import { after, before, describe, test } from './support/node-test.js';
 import { askOracle, type OverviewComparison } from './support/raster-oracle.js';
 import { scratchFolder, seededRandom, writeRaster } from './support/rasters.js';
 import { type S3Process, startS3Process } from './support/s3-process.js';

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import { unzipSync, zipSync } from 'fflate';
 
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { ows } from './support/qgis.js';
 import { type QgisRuntime, runPyqgis, SYSTEM_QGIS, TEST_QGIS } from './support/qgis-runtime.js';
 import { type Stack, startStack } from './support/stack.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
+import { after, before, describe, it } from './support/node-test.js';
 import { ows, publishedLayers } from './support/qgis.js';
 import { type Stack, startStack } from './support/stack.js';
 

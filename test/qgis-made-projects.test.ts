@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import { unzipSync } from 'fflate';
 
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { decodePng } from './support/png.js';
 import { ows, projectProblems, publishedLayers } from './support/qgis.js';
 import { type Stack, startStack } from './support/stack.js';

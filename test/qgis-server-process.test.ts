@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { describe, it } from 'node:test';
 
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
+import { describe, it } from './support/node-test.js';
 
 describe('starting qgis_mapserver', () => {
   it('fails when another process listens on its port, rather than taking that process for it', async () => {

@@ -2,17 +2,17 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import { unzipSync } from 'fflate';
 
 import { freePort } from '../src/runtime/ports.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
-import { waitFor } from './support/monitoring.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, pixelsOf } from './support/png.js';
 import { squareSvg, stylePackage, svgMarkerQml as svgMarker } from './support/point-style.js';
 import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { type Stack, startStack } from './support/stack.js';
+import { waitFor } from './support/wait.js';
 
 const repo = resolve(import.meta.dirname, '..');
 

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import { zipSync } from 'fflate';
 
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, type Image } from './support/png.js';
 import { type Stack, startStack } from './support/stack.js';
 import {

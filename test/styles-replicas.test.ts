@@ -7,12 +7,12 @@
 import assert from 'node:assert/strict';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import gdal from 'gdal-async';
 
 import { type ApiProcess } from './support/api-process.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, differingPixels, type Image, pixelsOf } from './support/png.js';
 import { labelledPointQml, squareSvg, stylePackage, svgMarkerQml } from './support/point-style.js';
 import { startTestDatabase, type TestDatabase } from './support/postgres.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
 
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, type Image } from './support/png.js';
 import { ows, projectProblems } from './support/qgis.js';
 import { type Stack, startStack } from './support/stack.js';

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import { assertLoads, type CacheStack, POLYGON_TILE, startCacheStack } from './support/cache-stack.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { filesUnder } from './support/mapproxy.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, differingPixels, type Image } from './support/png.js';
 import { runPyqgisScript } from './support/pyqgis-scripts.js';
 import { ownLayerMap, ows, publishedLayers } from './support/qgis.js';

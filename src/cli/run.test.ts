@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, test } from 'node:test';
 
 import type { FastifyInstance } from 'fastify';
 
-import { type Answerer, FakePlugin, hello, instancesApp, waitFor } from '../../test/support/monitoring.js';
+import { type Answerer, FakePlugin, hello, instancesApp } from '../../test/support/monitoring.js';
+import { after, before, describe, test } from '../../test/support/node-test.js';
+import { waitFor } from '../../test/support/wait.js';
 import { InstanceRegistry } from '../monitor/registry.js';
 import { commands } from './commands.js';
 import { run } from './run.js';

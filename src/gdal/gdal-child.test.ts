@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { afterEach, describe, test } from 'node:test';
 
+import { afterEach, describe, test } from '../../test/support/node-test.js';
 import { workerEnvironment } from './gdal-child.js';
 
 describe('worker process environment', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
 
+import { describe, test } from '../../test/support/node-test.js';
 import { BinEdges, type ValueRange } from './histogram-bins.js';
 import { scriptKernels, type WindowKernels } from './histogram-loops.js';
 import { float32Kernels } from './histogram-simd.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
 
+import { describe, test } from '../../test/support/node-test.js';
 import { planWindows, type Window } from './raster-windows.js';
 
 function covered(windows: Window[]): number {

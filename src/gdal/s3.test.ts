@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
 
+import { describe, test } from '../../test/support/node-test.js';
 import { readS3Settings } from '../s3-settings.js';
 import { gdalS3Options } from './s3.js';
 

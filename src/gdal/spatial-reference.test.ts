@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
 
 import gdal from 'gdal-async';
+
+import { describe, test } from '../../test/support/node-test.js';
 
 const ROUNDS = 5000;
 

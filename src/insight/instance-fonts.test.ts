@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
 
+import { describe, it } from '../../test/support/node-test.js';
 import { type InstanceAbout } from '../monitor/protocol.js';
 import { type InstanceDirectory } from '../monitor/registry.js';
 import { fontAbsences, InstanceFonts } from './instance-fonts.js';

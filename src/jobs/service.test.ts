@@ -3,9 +3,10 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { after, describe, it } from '../../test/support/node-test.js';
+import { until } from '../../test/support/wait.js';
 import { Conflict, NotFound } from '../errors.js';
 import { FilesystemJobStore } from './filesystem-jobs.js';
 import { type JobRecord } from './record.js';
@@ -39,14 +40,6 @@ function gate(log: string[], name: string): { work: (context: JobContext) => Pro
   };
 }
 
-async function until(check: () => Promise<boolean>): Promise<void> {
-  for (let tries = 0; tries < 1000; tries += 1) {
-    if (await check()) return;
-    await sleep(10);
-  }
-  throw new Error('condition never met');
-}
-
 /** The pid of a process that has exited. */
 function deadPid(): number {
   const child = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' });
@@ -62,20 +55,20 @@ describe('job service', () => {
     for (const { name, work } of gates) {
       records.push(await jobs.submit({ kind: 'test', project: ref(name[0] ?? ''), params: { name } }, work));
     }
-    await until(async () => started.length === 2);
+    await until('two jobs to start', async () => started.length === 2, 10_000, 10);
     assert.deepEqual(started, ['a1', 'a2']);
     assert.equal((await jobs.list({ state: 'running' })).length, 2);
     assert.equal((await jobs.list({ state: 'queued' })).length, 4);
     // As jobs end, the waiting projects come before a's third job.
     gates[0]?.open();
-    await until(async () => started.length === 3);
+    await until('a third job to start', async () => started.length === 3, 10_000, 10);
     gates[1]?.open();
-    await until(async () => started.length === 4);
+    await until('a fourth job to start', async () => started.length === 4, 10_000, 10);
     assert.deepEqual(started, ['a1', 'a2', 'b1', 'c1']);
     gates[4]?.open();
-    await until(async () => started.length === 5);
+    await until('a fifth job to start', async () => started.length === 5, 10_000, 10);
     for (const entry of gates.slice(2)) entry.open();
-    await until(async () => (await jobs.list({ state: 'succeeded' })).length === 6);
+    await until('six jobs to succeed', async () => (await jobs.list({ state: 'succeeded' })).length === 6, 10_000, 10);
     assert.deepEqual(started, ['a1', 'a2', 'b1', 'c1', 'a3', 'a4']);
     const done = await jobs.get(records[0]?.id ?? '');
     assert.equal(done.progress, 1);
@@ -92,14 +85,14 @@ describe('job service', () => {
     const seen: number[] = [];
     const ok = await jobs.submit({ kind: 'test', project: ref('p'), params: {} }, async ({ progress }) => {
       progress(3, 12);
-      await until(async () => (await jobs.get(ok.id)).done === 3);
+      await until('three steps done', async () => (await jobs.get(ok.id)).done === 3, 10_000, 10);
       seen.push((await jobs.get(ok.id)).progress);
       return { tiles: 12 };
     });
     const failing = await jobs.submit({ kind: 'test', project: ref('p'), params: {} }, async () => {
       throw new Error('source unreachable');
     });
-    await until(async () => (await jobs.get(failing.id)).state === 'failed');
+    await until('the job to fail', async () => (await jobs.get(failing.id)).state === 'failed', 10_000, 10);
     assert.deepEqual(seen, [0.25]);
     const succeeded = await jobs.get(ok.id);
     assert.equal(succeeded.state, 'succeeded');
@@ -115,7 +108,7 @@ describe('job service', () => {
     const running = gate(started, 'running');
     const first = await jobs.submit({ kind: 'test', project: ref('p'), params: {} }, running.work);
     const second = await jobs.submit({ kind: 'test', project: ref('p'), params: {} }, gate(started, 'never').work);
-    await until(async () => started.length === 1);
+    await until('the job to start', async () => started.length === 1, 10_000, 10);
     assert.equal((await jobs.cancel(second.id)).state, 'cancelled');
     const cancelled = await jobs.cancel(first.id);
     assert.equal(cancelled.state, 'cancelled');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
 
+import { test } from '../../test/support/node-test.js';
 import { encodeLine, LineDecoder } from './lines.js';
 
 function collect(maxBytes?: number) {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 
-import { type Answerer, FakePlugin, hello, silentPlugin, waitFor } from '../../test/support/monitoring.js';
+import { type Answerer, FakePlugin, hello, silentPlugin } from '../../test/support/monitoring.js';
+import { after, before, describe, test } from '../../test/support/node-test.js';
+import { waitFor } from '../../test/support/wait.js';
 import { BadGateway, GatewayTimeout, NotFound } from '../errors.js';
 import { InstanceRegistry } from './registry.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
 
+import { describe, it } from '../../test/support/node-test.js';
 import { LayerRecords } from './layer-records.js';
 import { appendChild, element, firstChild, path } from './xml/node.js';
 import { parseXml } from './xml/parse.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { test } from 'node:test';
 
+import { test } from '../../test/support/node-test.js';
 import { ProjectDocument } from './project.js';
 import { fixedInstantElement, instantDimension, readTimeDimension, utcInstant } from './temporal.js';
 import { firstChild, type XmlElement, type XmlNode } from './xml/node.js';

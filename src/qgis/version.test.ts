@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
 
+import { test } from '../../test/support/node-test.js';
 import { compareQgisVersions, reportedQgisVersion } from './version.js';
 
 test('an instance-reported version is kept in ASCII when it is one of a supported QGIS Server', () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { describe, it } from 'node:test';
 
+import { describe, it } from '../../test/support/node-test.js';
 import { ChildLog } from './child-log.js';
 
 /** Runs `script` in a Node child and returns its log once the child has exited and its streams closed. */

@@ -5,8 +5,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { after, describe, it } from 'node:test';
 
+import { after, describe, it } from '../../test/support/node-test.js';
+import { until } from '../../test/support/wait.js';
 import { heapBounded } from './heap-bound.js';
 import { processAlive } from './process-alive.js';
 
@@ -89,8 +90,6 @@ describe('heap bound', () => {
     const second = await report(killed);
     killed.kill('SIGKILL');
     await once(killed, 'exit');
-    const deadline = Date.now() + 5000;
-    while (processAlive(second.pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.equal(processAlive(second.pid), false, 'the child outlived its launcher');
+    await until('the child to end with its launcher', () => !processAlive(second.pid), 5000);
   });
 });

@@ -4,8 +4,8 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
 
+import { after, describe, it } from '../../test/support/node-test.js';
 import { procStatField, procStatFields } from './proc-stat.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'steward-proc-stat-'));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
 
+import { test } from '../../test/support/node-test.js';
 import { SymbologyCatalogues } from '../qgis/symbology/catalogue.js';
 import { AdministeredQgis } from './administered-qgis.js';
 

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { linkSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
 
 import gdal from 'gdal-async';
 
+import { after, describe, it } from '../../test/support/node-test.js';
 import { CrsResolver } from '../gdal/crs.js';
 import { ProbeError } from '../gdal/probe.js';
 import { LayerInspector } from './layer-inspector.js';

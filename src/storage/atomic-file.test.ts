@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
+import { describe, it } from '../../test/support/node-test.js';
 import { holdOpen, scratchFolder } from '../../test/support/scratch.js';
 import { stageFile, writeFileAtomic } from './atomic-file.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
 
 import fc from 'fast-check';
 
+import { describe, it } from '../../test/support/node-test.js';
 import { applyDelta, DeltaBase, type DeltaOp } from './content-delta.js';
 
 const newBytes = (ops: readonly DeltaOp[]) =>

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
 
+import { after, describe, it } from '../../test/support/node-test.js';
 import { FilesystemStore } from './filesystem-store.js';
 
 const ref = (name: string) => ({ name, schema: 'public' });

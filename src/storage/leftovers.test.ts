@@ -14,9 +14,9 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { afterEach, beforeEach, describe, it } from '../../test/support/node-test.js';
 import { FilesystemStore } from './filesystem-store.js';
 import { INTERNAL_DB_JOURNAL, INTERNAL_DB_NAME, InternalDatabase } from './internal-db.js';
 import { REPLACED_KIND } from './move-into-place.js';

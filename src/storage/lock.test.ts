@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
 
 import Database from 'better-sqlite3';
 
+import { after, describe, it } from '../../test/support/node-test.js';
 import { withFileLock } from './lock.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'steward-lock-'));

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { describe, it } from 'node:test';
 
+import { describe, it } from '../../test/support/node-test.js';
 import { holdOpen, scratchFolder } from '../../test/support/scratch.js';
 import { hiddenSibling } from './atomic-file.js';
 import { moveIntoPlace } from './move-into-place.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
 
 import { unzipSync, zipSync } from 'fflate';
 
+import { describe, it } from '../../test/support/node-test.js';
 import { ProjectArchive } from './project-archive.js';
 
 const text = (value: string): Uint8Array => new TextEncoder().encode(value);

@@ -10,8 +10,8 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
 
+import { describe, it } from '../../test/support/node-test.js';
 import { scratchFolder } from '../../test/support/scratch.js';
 import { writeFileAtomic } from './atomic-file.js';
 import { FilesystemStore } from './filesystem-store.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
 
+import { describe, it } from '../../test/support/node-test.js';
 import { scratchFolder } from '../../test/support/scratch.js';
 import { canExchange, exchangeNames } from './rename-exchange.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
 
 import { strToU8, zipSync } from 'fflate';
 
+import { describe, it } from '../../test/support/node-test.js';
 import { BadRequest } from '../errors.js';
 import { unzipEntries } from './zip-entries.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
 
+import { test } from '../../test/support/node-test.js';
 import { readS3Settings, type S3Endpoint } from '../s3-settings.js';
 import { CacheLayout, pathSegment } from './layout.js';
 import { type CacheLayer, mapproxyConfig } from './mapproxy-config.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { test } from 'node:test';
 
+import { test } from '../../test/support/node-test.js';
 import { MAPPROXY_PYTHON } from './validate.js';
 import { toYaml, type YamlMapping } from './yaml.js';
 

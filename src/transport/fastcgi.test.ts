@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { type AddressInfo, createServer, type Server } from 'node:net';
-import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { after, before, describe, it } from '../../test/support/node-test.js';
 import { type ServerAddress } from '../config.js';
 import { freePort } from '../runtime/ports.js';
 import { bytes } from '../services/maps.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
 
+import { describe, it } from '../../test/support/node-test.js';
 import { MAX_HEAD_BYTES, readHead } from './http-head.js';
 
 /** QGIS Server 3.22's `qgis_mapserver` heads, as it wrote them for a GetMap and a refused one. */

@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, type Socket } from 'node:net';
-import { afterEach, beforeEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { afterEach, beforeEach, describe, it } from '../../test/support/node-test.js';
+import { until } from '../../test/support/wait.js';
 import { freePort } from '../runtime/ports.js';
 import { Preconnector } from './preconnector.js';
 import { qgisGet } from './qgis-get.js';
@@ -46,13 +47,6 @@ async function fetchText(url: string, connections: Preconnector): Promise<string
   return text;
 }
 
-async function until(condition: () => boolean): Promise<void> {
-  for (let waited = 0; !condition(); waited += 10) {
-    if (waited > 5_000) throw new Error('condition not reached in 5 s');
-    await sleep(10);
-  }
-}
-
 describe('Preconnector, as the API asks QGIS Server', () => {
   let server: OneShotServer;
   let url: string;
@@ -70,7 +64,7 @@ describe('Preconnector, as the API asks QGIS Server', () => {
 
   it('sends each request after the first on a connection opened before it was asked for', async () => {
     assert.equal(await fetchText(`${url}/one`, agent), 'drawn');
-    await until(() => server.connections.length === 2);
+    await until('two connections', () => server.connections.length === 2, 10_000, 10);
     assert.deepEqual(server.connections[1]?.paths, [], 'the spare waits, unused');
     assert.equal(await fetchText(`${url}/two`, agent), 'drawn');
     assert.equal(await fetchText(`${url}/three`, agent), 'drawn');
@@ -83,8 +77,13 @@ describe('Preconnector, as the API asks QGIS Server', () => {
 
   it('closes a spare nobody takes, so an idle client holds no connection', async () => {
     await fetchText(`${url}/one`, agent);
-    await until(() => server.connections.length === 2);
-    await until(() => server.connections.every((connection) => connection.closed));
+    await until('two connections', () => server.connections.length === 2, 10_000, 10);
+    await until(
+      'every connection to close',
+      () => server.connections.every((connection) => connection.closed),
+      10_000,
+      10,
+    );
     assert.equal(await fetchText(`${url}/two`, agent), 'drawn', 'a request after the spare expired connects anew');
     // Its connection and the next spare are opened together, and a loaded machine may accept either first.
     assert.deepEqual(
@@ -98,9 +97,9 @@ describe('Preconnector, as the API asks QGIS Server', () => {
     const otherUrl = await other.listen();
     try {
       await fetchText(`${url}/one`, agent);
-      await until(() => server.connections.length === 2);
+      await until('two connections', () => server.connections.length === 2, 10_000, 10);
       assert.equal(await fetchText(`${otherUrl}/elsewhere`, agent), 'drawn');
-      await until(() => server.connections[1]?.closed === true);
+      await until('the second connection to close', () => server.connections[1]?.closed === true, 10_000, 10);
       assert.deepEqual(server.connections[1]?.paths, [], "the first server's spare is closed, not used");
       assert.deepEqual(other.connections[0]?.paths, ['/elsewhere']);
     } finally {
@@ -110,14 +109,14 @@ describe('Preconnector, as the API asks QGIS Server', () => {
 
   it('connects anew when the spare was closed by the server, and closes its spare on destroy', async () => {
     await fetchText(`${url}/one`, agent);
-    await until(() => server.connections.length === 2);
+    await until('two connections', () => server.connections.length === 2, 10_000, 10);
     server.connections[1]?.socket.destroy();
     await sleep(50);
     assert.equal(await fetchText(`${url}/two`, agent), 'drawn');
     assert.deepEqual(server.connections[2]?.paths, ['/two']);
-    await until(() => server.connections.length === 4);
+    await until('four connections', () => server.connections.length === 4, 10_000, 10);
     agent.destroy();
-    await until(() => server.connections[3]?.closed === true);
+    await until('the fourth connection to close', () => server.connections[3]?.closed === true, 10_000, 10);
   });
 
   it('fails a request to a server that is down, and its failed spare goes unnoticed', async () => {

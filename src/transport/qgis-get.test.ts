@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
-import { after, before, describe, it } from 'node:test';
 
+import { after, before, describe, it } from '../../test/support/node-test.js';
 import { BadGateway } from '../errors.js';
 import { freePort } from '../runtime/ports.js';
 import { bytes } from '../services/maps.js';

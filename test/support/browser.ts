@@ -6,12 +6,12 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 import { AxeBuilder } from '@axe-core/playwright';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 
 import { decodePng, type Image } from './png.js';
+import { waitFor } from './wait.js';
 
 export const SCREENSHOTS_DIR = join(import.meta.dirname, '..', 'screenshots');
 
@@ -62,13 +62,15 @@ async function mapImage(map: Locator): Promise<Image> {
 
 /** Waits until the map's centre pixel passes `check` (QGIS Server draws, then OpenLayers renders). */
 export async function centreWhen(map: Locator, what: string, check: (pixel: number[]) => boolean): Promise<number[]> {
-  const deadline = Date.now() + 20_000;
-  let pixel: number[];
-  for (;;) {
-    const image = await mapImage(map);
-    pixel = image.pixel(Math.floor(image.width / 2), Math.floor(image.height / 2));
-    if (check(pixel)) return pixel;
-    if (Date.now() > deadline) throw new Error(`the map's centre never became ${what}: last ${pixel.join(',')}`);
-    await sleep(200);
-  }
+  let pixel: number[] = [];
+  return waitFor(
+    () => `the map's centre to become ${what} (last ${pixel.join(',')})`,
+    async () => {
+      const image = await mapImage(map);
+      pixel = image.pixel(Math.floor(image.width / 2), Math.floor(image.height / 2));
+      return check(pixel) && pixel;
+    },
+    20_000,
+    200,
+  );
 }

@@ -13,10 +13,11 @@ import { FilesystemStore } from '../../src/storage/filesystem-store.js';
 import { type ProjectRef } from '../../src/storage/project-store.js';
 import { createTileCache, type TileCache } from '../../src/tile-cache/factory.js';
 import { type Fixtures } from './fixtures.js';
-import { eventually, loadWithMapProxy, setFillColour, tileAt } from './mapproxy.js';
+import { loadWithMapProxy, setFillColour, tileAt } from './mapproxy.js';
 import { decodePng, type Image } from './png.js';
 import { TEST_QGIS } from './qgis-runtime.js';
 import { type Stack, startStack } from './stack.js';
+import { until } from './wait.js';
 import { fillStyle } from './write-bodies.js';
 
 /** The API and QGIS Server with the cache enabled, MapProxy serving its configurations. */
@@ -115,15 +116,21 @@ const DEFAULT_FILL = [229, 182, 54, 255];
 /** The fill colour every style change below gives the layer. */
 const NEW_FILL = [30, 60, 200, 255];
 
-async function qgisDraws(cs: CacheStack, project: string, layer: string, rgba: number[]): Promise<boolean> {
-  return eventually(async () => {
-    const response = await fetch(`${cs.stack.api.url}/api/projects/${project}/layers/${layer}/map`);
-    return (
-      decodePng(Buffer.from(await response.arrayBuffer()))
-        .pixel(200, 200)
-        .join() === rgba.join()
-    );
-  });
+/** Waits until QGIS Server draws the layer's middle in `rgba`. */
+async function untilQgisDraws(cs: CacheStack, project: string, layer: string, rgba: number[]): Promise<void> {
+  await until(
+    `QGIS Server to draw ${layer} in ${rgba.join()}`,
+    async () => {
+      const response = await fetch(`${cs.stack.api.url}/api/projects/${project}/layers/${layer}/map`);
+      return (
+        decodePng(Buffer.from(await response.arrayBuffer()))
+          .pixel(200, 200)
+          .join() === rgba.join()
+      );
+    },
+    10_000,
+    100,
+  );
 }
 
 /**
@@ -133,7 +140,7 @@ async function qgisDraws(cs: CacheStack, project: string, layer: string, rgba: n
 export function simulatedStyleChange(cs: CacheStack, project: string, layer: string): () => Promise<void> {
   return async () => {
     setFillColour(cs.qgsFile(project), layer, NEW_FILL.join(','));
-    assert.ok(await qgisDraws(cs, project, layer, NEW_FILL), 'QGIS Server draws the new colour');
+    await untilQgisDraws(cs, project, layer, NEW_FILL);
     const stale = await cs.tile(project, layer, POLYGON_TILE);
     assert.deepEqual(stale.pixel(CENTRE, CENTRE), DEFAULT_FILL, 'until cleared, MapProxy serves the cached tile');
     await cs.cache.service.layerStyleChanged({ name: project, schema: 'public' }, layer);
@@ -171,7 +178,7 @@ export async function assertStyleChangeClearsTiles(
   assert.deepEqual(before.pixel(CENTRE, CENTRE), DEFAULT_FILL, 'the default polygon fill');
   assert.ok((await storedTiles()) > 0, 'MapProxy stored the tile');
   await changeStyle();
-  assert.ok(await qgisDraws(cs, project, layer, NEW_FILL), 'QGIS Server draws the new colour');
+  await untilQgisDraws(cs, project, layer, NEW_FILL);
   assert.equal(await storedTiles(), 0, 'the layer tile store is empty');
   const after = await cs.tile(project, layer, POLYGON_TILE);
   assert.deepEqual(after.pixel(CENTRE, CENTRE), NEW_FILL, 'the next tile has the new colour');

@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config.js';
 import { freePort } from '../../src/runtime/ports.js';
 import { QgisServerProcess } from '../../src/runtime/qgis-server.js';
 import { apiCall } from './http.js';
-import { waitFor } from './monitoring.js';
+import { waitFor } from './wait.js';
 
 export const PLUGIN_PATH = resolve(import.meta.dirname, '..', '..', 'plugin');
 

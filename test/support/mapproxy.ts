@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 import { TEST_QGIS } from './qgis-runtime.js';
 
@@ -55,16 +54,6 @@ export function setFillColour(qgsFile: string, layer: string, rgba: string): voi
   if (!found) throw new Error(`${qgsFile} has no fill colour for layer ${layer}`);
   const valueAt = found.index + found[0].length;
   writeFileSync(qgsFile, text.slice(0, valueAt) + rgba + text.slice(text.indexOf('"', valueAt)));
-}
-
-/** Polls `probe` until it returns true, up to `timeoutMs`. */
-export async function eventually(probe: () => Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await probe()) return true;
-    await sleep(100);
-  }
-  return false;
 }
 
 /** A layer as MapProxy's RESTful WMTS capabilities describe it. */

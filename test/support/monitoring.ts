@@ -1,7 +1,6 @@
 /** Helpers for monitoring tests: a scriptable fake plugin and a minimal app around the routes. */
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
@@ -60,21 +59,6 @@ export class FakePlugin {
 
 export function hello(token = '', qgisVersion?: string): object {
   return { type: 'hello', version: 1, token, hostname: 'fake', pid: process.pid, qgis_version: qgisVersion };
-}
-
-/** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function waitFor<T>(
-  what: string,
-  check: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 5000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 /**

@@ -1,7 +1,8 @@
 import { closeSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after } from 'node:test';
+
+import { after } from './node-test.js';
 
 /** A new folder in the system's temporary folder, removed once the test file's tests are done. */
 export function scratchFolder(prefix: string): string {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
+
+import { waitFor } from './wait.js';
 
 /** The half width of the web mercator grid, in metres. */
 const HALF = 20037508.342789244;
@@ -55,14 +56,20 @@ export interface JobReply {
 
 export type Call = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: unknown }>;
 
+const ended = (job: JobReply): boolean => ['succeeded', 'failed', 'cancelled'].includes(job.state);
+
 /** Polls the job until it has ended (or `until` holds) and returns it. */
-export async function waitForJob(call: Call, id: string, until?: (job: JobReply) => boolean): Promise<JobReply> {
-  for (let tries = 0; tries < 1200; tries += 1) {
-    const reply = await call('GET', `/api/jobs/${id}`);
-    assert.equal(reply.status, 200, JSON.stringify(reply.body));
-    const job = reply.body as JobReply;
-    if (until ? until(job) : ['succeeded', 'failed', 'cancelled'].includes(job.state)) return job;
-    await sleep(100);
-  }
-  throw new Error(`job ${id} did not get there`);
+export async function waitForJob(call: Call, id: string, until = ended): Promise<JobReply> {
+  let last: JobReply | undefined;
+  return waitFor(
+    () => `job ${id} to get there (last seen ${JSON.stringify(last)})`,
+    async () => {
+      const reply = await call('GET', `/api/jobs/${id}`);
+      assert.equal(reply.status, 200, JSON.stringify(reply.body));
+      last = reply.body as JobReply;
+      return until(last) && last;
+    },
+    120_000,
+    100,
+  );
 }

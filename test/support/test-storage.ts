@@ -5,13 +5,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 import { unzipSync } from 'fflate';
 
 import { type Config } from '../../src/config.js';
 import { freePort } from '../../src/runtime/ports.js';
 import { startTestDatabase } from './postgres.js';
+import { until } from './wait.js';
 
 export type StorageKind = 'filesystem' | 'postgresql';
 
@@ -42,13 +42,9 @@ export function pluginEnv(monitoringPort: number): Record<string, string> {
 
 /** Waits until a QGIS Server instance has registered with the API `call` reaches. */
 export async function untilRegistered(call: Call): Promise<void> {
-  const deadline = Date.now() + REGISTRATION_TIMEOUT_MS;
   const registered = async (): Promise<boolean> =>
     (((await call('GET', '/api/instances')).body as { servers?: unknown[] }).servers?.length ?? 0) > 0;
-  while (!(await registered())) {
-    if (Date.now() > deadline) throw new Error(`no QGIS Server registered within ${REGISTRATION_TIMEOUT_MS / 1000} s`);
-    await sleep(100);
-  }
+  await until('a QGIS Server to register', registered, REGISTRATION_TIMEOUT_MS, 100);
 }
 
 /** The storage STEWARD_TEST_STORAGE names (`filesystem` when unset). */

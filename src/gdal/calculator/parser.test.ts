@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
 
+import { describe, test } from '../../../test/support/node-test.js';
 import { BadRequest } from '../../errors.js';
 import { bandReferences, type ExpressionNode } from './ast.js';
 import { parseExpression } from './parser.js';

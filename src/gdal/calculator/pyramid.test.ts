@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
 
+import { describe, test } from '../../../test/support/node-test.js';
 import { FLOAT32 } from '../pixels.js';
 import { levelSizes, OverviewPyramid } from './pyramid.js';
 import { compileSimdReductions } from './simd-pyramid.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
 
+import { describe, test } from '../../../test/support/node-test.js';
 import { pixelType } from '../pixels.js';
 import { compileExpression, type KernelInput } from './compiler.js';
 import { parseExpression } from './parser.js';

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 
 import type { FastifyInstance } from 'fastify';
 
-import { type Answerer, FakePlugin, hello, instancesApp, waitFor } from '../../../test/support/monitoring.js';
+import { type Answerer, FakePlugin, hello, instancesApp } from '../../../test/support/monitoring.js';
+import { after, before, describe, test } from '../../../test/support/node-test.js';
+import { waitFor } from '../../../test/support/wait.js';
 import { InstanceRegistry } from '../../monitor/registry.js';
 
 const metadata = {

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 
 import type { FastifyInstance } from 'fastify';
 
-import { FakePlugin, hello, waitFor } from '../../../test/support/monitoring.js';
+import { FakePlugin, hello } from '../../../test/support/monitoring.js';
+import { after, before, describe, test } from '../../../test/support/node-test.js';
 import { symbologyApp } from '../../../test/support/symbology-app.js';
+import { waitFor } from '../../../test/support/wait.js';
 import { InstanceRegistry } from '../../monitor/registry.js';
 import { SYMBOLOGY_ENDPOINTS, type SymbologyCatalogue, SymbologyCatalogues } from '../../qgis/symbology/catalogue.js';
 import { AdministeredQgis } from '../../services/administered-qgis.js';

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
 
+import { after, before, describe, test } from '../../../test/support/node-test.js';
 import { startTestQgis } from '../../../test/support/qgis-runtime.js';
 import { makeData, pyqgis, type Rgba } from '../../../test/support/style-oracle.js';
 import { Conflict, NotFound, Unprocessable } from '../../errors.js';

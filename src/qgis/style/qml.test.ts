@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
 
+import { after, before, describe, test } from '../../../test/support/node-test.js';
 import { comparableXml, makeData, type OracleResult, pyqgis, type Rgba } from '../../../test/support/style-oracle.js';
 import { loadSymbologyCatalogue, type SymbologyCatalogue } from '../symbology/catalogue.js';
 import { qgisColour } from './colour.js';

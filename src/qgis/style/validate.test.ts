@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { before, describe, test } from 'node:test';
 
+import { before, describe, test } from '../../../test/support/node-test.js';
 import { BadRequest } from '../../errors.js';
 import { loadSymbologyCatalogue, type SymbologyCatalogue } from '../symbology/catalogue.js';
 import { parseStyle } from './validate.js';

@@ -3,8 +3,8 @@ import { spawnSync } from 'node:child_process';
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
 
+import { test } from '../../../test/support/node-test.js';
 import { TEST_QGIS } from '../../../test/support/qgis-runtime.js';
 import { catalogueDir } from '../../checkout.js';
 import { NotFound } from '../../errors.js';

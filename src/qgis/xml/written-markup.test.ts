@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
 
 import fc from 'fast-check';
 
+import { describe, it } from '../../../test/support/node-test.js';
 import { text, type XmlNode } from './node.js';
 import { parseXml } from './parse.js';
 import { serializeXml, serializeXmlUtf8 } from './serialize.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
 import { getHeapSnapshot } from 'node:v8';
 
+import { describe, it } from '../../../test/support/node-test.js';
 import { childText, deferredMarkup, firstChild } from './node.js';
 import { parseXml, XmlSyntaxError } from './parse.js';
 import { serializeXml, serializeXmlUtf8 } from './serialize.js';
