@@ -38,6 +38,10 @@ export interface Config {
   apiToken: string | undefined;
   /** When set, filesystem datasources and outputs must lie inside these folders. */
   dataRoots: string[] | undefined;
+  /** Whether datasources naming other datasets (VRT, `CSV:` and other driver prefixes) are taken. */
+  allowIndirectDatasources?: boolean;
+  /** Hosts whose http(s) images and SVG files styles may name; none when empty. */
+  styleRemoteHosts?: string[];
   /** Bytes a style upload (QML or style package) may have; other bodies keep the API's 1 MiB. */
   styleBodyLimit: number;
   /** How many jobs (seeding, processing) run at once. */
@@ -110,6 +114,21 @@ function qgisServerFcgi(env: Env): ServerAddress[] | undefined {
 }
 
 /** `STEWARD_DATA_ROOTS`: absolute folders separated by `:` (as in PATH). */
+function flag(env: Env, name: string): boolean {
+  const text = optional(env, name);
+  if (text === undefined || text === '0') return false;
+  if (text === '1') return true;
+  throw new ConfigError(`${name} must be 1 or 0, not "${text}"`);
+}
+
+/** Host names (lower case, with a port when given), separated by commas or spaces. */
+function hostList(env: Env, name: string): string[] {
+  const hosts = (optional(env, name) ?? '').split(/[\s,]+/).filter((host) => host !== '');
+  const bad = hosts.find((host) => !/^[a-z0-9.-]+(:\d+)?$/i.test(host));
+  if (bad !== undefined) throw new ConfigError(`${name} must list host names such as tiles.example.org, not "${bad}"`);
+  return hosts.map((host) => host.toLowerCase());
+}
+
 function dataRoots(env: Env): string[] | undefined {
   const text = optional(env, 'STEWARD_DATA_ROOTS');
   if (text === undefined) return undefined;
@@ -240,6 +259,8 @@ export function loadConfig(env: Env = process.env): Config {
     s3: readS3Settings(env),
     apiToken: optional(env, 'STEWARD_API_TOKEN'),
     dataRoots: dataRoots(env),
+    allowIndirectDatasources: flag(env, 'STEWARD_ALLOW_INDIRECT_DATASOURCES'),
+    styleRemoteHosts: hostList(env, 'STEWARD_STYLE_REMOTE_HOSTS'),
     styleBodyLimit: styleBodyLimit(env),
     jobsConcurrency: jobsConcurrency(env),
     projectCacheBytes: projectCacheBytes(env),

@@ -29,8 +29,10 @@ import { ProjectPins } from '../services/pins.js';
 import { ProcessingService } from '../services/processing.js';
 import { ProjectStyles } from '../services/project-styles.js';
 import { DEFAULT_SCHEMA, projectRef, ProjectService } from '../services/projects.js';
+import { ProviderRegistry } from '../services/providers/registry.js';
 import { ProjectRepository } from '../services/repository.js';
 import { StyleDocuments } from '../services/style-documents.js';
+import { StyleFiles } from '../services/style-files.js';
 import { StylePackages } from '../services/style-packages.js';
 import { StyleService } from '../services/styles.js';
 import { FilesystemStore } from '../storage/filesystem-store.js';
@@ -146,20 +148,22 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const projects = new ProjectService(repository, crs, pins, { cacheEnabled: cache !== undefined, lifecycle: cache });
   const inspector = new LayerInspector(crs);
   const projectStyles = new ProjectStyles(repository.store);
-  const dataRoots = await DataRoots.create(config.dataRoots);
+  const dataRoots = await DataRoots.create(config.dataRoots, config.allowIndirectDatasources ?? false);
+  const providers = new ProviderRegistry(dataRoots, inspector);
+  const styleFiles = new StyleFiles(dataRoots, config.styleRemoteHosts ?? []);
   const qgis = await administeredQgis(config, registry, logger);
   const catalogue = (): SymbologyCatalogue => qgis.catalogue();
-  const layers = new LayerService(repository, crs, inspector, dataRoots, projectStyles, catalogue, cache);
+  const layers = new LayerService(repository, crs, providers, projectStyles, catalogue, cache);
   const processing = new ProcessingService(
     { findLayer: (ref, layer) => layers.source(ref, layer), listLayers: (ref) => layers.sources(ref) },
     dataRoots,
   );
   const qgisClient = config.qgisServerFcgi ? new FastcgiQgisClient(config.qgisServerFcgi) : new HttpQgisClient();
   const maps = new MapService(config.qgisServerUrl, repository, layers, qgisClient);
-  const styles = new StyleService(repository, layers, inspector, projectStyles, catalogue, cache);
+  const styles = new StyleService(repository, layers, projectStyles, catalogue, cache);
   const styleDocuments = new StyleDocuments(maps, layers);
   const fonts = new InstanceFonts(instances, installedFontFamilies);
-  const stylePackages = new StylePackages(repository, styles, projectStyles, config.styleBodyLimit, fonts);
+  const stylePackages = new StylePackages(repository, styles, projectStyles, config.styleBodyLimit, fonts, styleFiles);
   // Before the registry listens, so that the first instance to register loads the pinned projects.
   const projectFleet = new ProjectFleet({ instances, registry, repository, pins, log: monitorLog(logger) });
   if (registry && config.monitoringPort !== undefined) {
@@ -196,6 +200,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     projectUrl: (ref) => maps.projectUrl(ref),
     instances,
     fonts,
+    styleFiles,
   });
   return {
     projects,

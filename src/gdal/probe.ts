@@ -3,7 +3,7 @@ import gdal from 'gdal-async';
 import { type CrsDefinition } from '../qgis/crs.js';
 import { type Extent, type LayerType } from '../qgis/layer.js';
 import { type CrsResolver } from './crs.js';
-import { parseDatasource, type ParsedDatasource } from './datasource.js';
+import { type GdalSource } from './datasource.js';
 import { qgisGeometryNames } from './wkb.js';
 
 export class ProbeError extends Error {}
@@ -31,17 +31,15 @@ export interface ProbedRaster extends ProbedCommon {
 
 export type Probed = ProbedVector | ProbedRaster;
 
-async function openDataset(source: ParsedDatasource): Promise<gdal.Dataset> {
-  // PostGIS Raster also claims `PG:` and fails the open where the postgis_raster extension is missing.
-  const drivers = source.kind === 'postgres' ? ['PostgreSQL'] : undefined;
+async function openDataset(source: GdalSource): Promise<gdal.Dataset> {
   try {
-    return await gdal.openAsync(source.gdalPath, 'r', drivers);
+    return await gdal.openAsync(source.gdalPath, 'r', source.drivers);
   } catch (error) {
     throw new ProbeError(`GDAL cannot open ${source.gdalPath}: ${(error as Error).message}`);
   }
 }
 
-function vectorLayer(dataset: gdal.Dataset, source: ParsedDatasource): gdal.Layer {
+function vectorLayer(dataset: gdal.Dataset, source: GdalSource): gdal.Layer {
   const count = dataset.layers.count();
   if (count === 0) throw new ProbeError(`${source.gdalPath} holds no vector layer`);
   try {
@@ -65,7 +63,7 @@ function rasterExtent(dataset: gdal.Dataset): Extent {
   return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
 }
 
-async function probeVector(dataset: gdal.Dataset, source: ParsedDatasource, crs: CrsResolver): Promise<ProbedVector> {
+async function probeVector(dataset: gdal.Dataset, source: GdalSource, crs: CrsResolver): Promise<ProbedVector> {
   const layer = vectorLayer(dataset, source);
   const names = qgisGeometryNames(layer.geomType);
   let extent: Extent;
@@ -103,9 +101,9 @@ async function probeRaster(dataset: gdal.Dataset, crs: CrsResolver): Promise<Pro
   };
 }
 
-/** Opens a datasource with GDAL and reads what a layer of the given type needs. */
-export async function probeDatasource(datasource: string, type: LayerType, crs: CrsResolver): Promise<Probed> {
-  const source = parseDatasource(datasource);
+/** Opens a source with GDAL and reads what a layer of the given type needs. */
+export async function probeDatasource(source: GdalSource, type: LayerType, crs: CrsResolver): Promise<Probed> {
+  const datasource = source.gdalPath;
   const dataset = await openDataset(source);
   try {
     if (type === 'vector') {
@@ -152,4 +150,28 @@ export function wgs84Extent(extent: Extent, from: CrsDefinition): Extent {
   }
   if (xs.length === 0) return [-180, -90, 180, 90];
   return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
+}
+
+/**
+ * Runs `SELECT <columns> FROM <table> WHERE (<filter>) LIMIT 0` on a database source, as QGIS
+ * does on opening a layer with a key column and a filter: ProbeError with the database's message
+ * when a column or the filter is not valid there.
+ */
+export async function checkTableQuery(
+  source: GdalSource,
+  table: string,
+  columns: string[],
+  filter: string | undefined,
+): Promise<void> {
+  const dataset = await openDataset(source);
+  const select = columns.length > 0 ? columns.join(', ') : '1';
+  const where = filter === undefined || filter.trim() === '' ? '' : ` WHERE (${filter})`;
+  try {
+    // The result set is released with the dataset.
+    await dataset.executeSQLAsync(`SELECT ${select} FROM ${table}${where} LIMIT 0`);
+  } catch (error) {
+    throw new ProbeError((error as Error).message);
+  } finally {
+    dataset.close();
+  }
 }

@@ -1,6 +1,6 @@
 /**
  * Project checks: what is wrong with a project as QGIS Server will serve it. Each layer's
- * datasource is opened with GDAL, the files and fonts its styles name are looked for, its CRS is
+ * datasource is checked by its provider, the files and fonts its styles name are looked for, its CRS is
  * resolved, and QGIS Server is asked (WMS GetCapabilities) whether it loads the project and which
  * layers it publishes.
  */
@@ -9,12 +9,12 @@ import { dirname, isAbsolute } from 'node:path';
 import { DOMParser } from '@xmldom/xmldom';
 
 import { type CrsResolver } from '../gdal/crs.js';
-import { probeDatasource } from '../gdal/probe.js';
 import { type InstanceDirectory } from '../monitor/registry.js';
 import { type LayerEntry } from '../qgis/project.js';
-import { QGIS_SVG_PATHS, styleFileFound, styleReferences } from '../qgis/style-references.js';
+import { styleReferences } from '../qgis/style-references.js';
 import { type LayerService } from '../services/layers.js';
 import { type ProjectRepository } from '../services/repository.js';
+import { type StyleFiles } from '../services/style-files.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { fontAbsences, type FontHosts, type InstanceFonts } from './instance-fonts.js';
 
@@ -54,6 +54,8 @@ export interface CheckerOptions {
   instances?: InstanceDirectory | undefined;
   /** The fonts of those instances (of this machine without them). */
   fonts: InstanceFonts;
+  /** Where the files styles name may be read from. */
+  styleFiles: StyleFiles;
 }
 
 interface ServerAnswer {
@@ -84,7 +86,7 @@ export class ProjectChecker {
         const findings = [
           ...(await this.datasource(ref, entry)),
           ...this.crs(entry),
-          ...(element ? this.styles(styleReferences(element), projectDir, fonts) : []),
+          ...(element ? await this.styles(styleReferences(element), projectDir, fonts) : []),
         ];
         if (server.published && !server.published.has(document.wmsName(entry))) {
           findings.push({ kind: 'server', message: `QGIS Server does not publish layer "${entry.name}"` });
@@ -117,12 +119,10 @@ export class ProjectChecker {
   }
 
   private async datasource(ref: ProjectRef, entry: LayerEntry): Promise<Finding[]> {
-    try {
-      await probeDatasource(await this.options.layers.gdalSource(ref, entry), entry.type, this.options.crs);
-      return [];
-    } catch (error) {
-      return [{ kind: 'datasource', message: `cannot open ${entry.datasource}: ${message(error)}` }];
-    }
+    const state = await this.options.layers.inspect(ref, entry, true);
+    if (state.valid) return [];
+    const source = this.options.layers.describe(entry);
+    return [{ kind: 'datasource', message: `cannot open ${source}: ${state.reason ?? 'not valid'}` }];
   }
 
   private crs(entry: LayerEntry): Finding[] {
@@ -136,20 +136,23 @@ export class ProjectChecker {
     return [];
   }
 
-  private styles(
+  private async styles(
     references: ReturnType<typeof styleReferences>,
     projectDir: string | undefined,
     fonts: FontHosts,
-  ): Finding[] {
+  ): Promise<Finding[]> {
     const findings: Finding[] = [];
+    const files = this.options.styleFiles;
     for (const file of references.svg) {
-      if (!styleFileFound(file, projectDir, QGIS_SVG_PATHS))
+      if (!(await files.found(file, 'svg', projectDir)))
         findings.push({ kind: 'svg', message: `SVG file ${file} is missing` });
     }
     for (const file of references.images) {
-      if (!styleFileFound(file, projectDir, []))
+      if (!(await files.found(file, 'image', projectDir)))
         findings.push({ kind: 'image', message: `image file ${file} is missing` });
     }
+    for (const url of files.refusedRemote(references))
+      findings.push({ kind: 'image', message: `${url} is on a host STEWARD_STYLE_REMOTE_HOSTS does not allow` });
     for (const absence of fontAbsences(fonts, references.fonts))
       findings.push({ kind: 'font', message: absence.message });
     return findings;

@@ -26,6 +26,8 @@ export interface StyleReferences {
   svg: string[];
   images: string[];
   fonts: string[];
+  /** SVG files and images named by an http(s) URL, which QGIS Server fetches as it draws. */
+  remote: string[];
 }
 
 /**
@@ -56,13 +58,20 @@ export function embeddedImage(bytes: Uint8Array): string {
   return `base64:${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')}`;
 }
 
+const REMOTE = /^https?:\/\//i;
+
 /** Files embedded in the project (`base64:`) or on the web are not the server's files. */
 function isLocalFile(value: string): boolean {
-  return value !== '' && !/^(base64:|https?:\/\/)/i.test(value);
+  return value !== '' && !/^base64:/i.test(value) && !REMOTE.test(value);
 }
 
 export function styleReferences(mapLayer: XmlElement): StyleReferences {
-  const found = { svg: new Set<string>(), images: new Set<string>(), fonts: new Set<string>() };
+  const found = {
+    svg: new Set<string>(),
+    images: new Set<string>(),
+    fonts: new Set<string>(),
+    remote: new Set<string>(),
+  };
   const stack = [mapLayer];
   for (let node = stack.pop(); node; node = stack.pop()) {
     stack.push(...childElements(node));
@@ -73,6 +82,7 @@ export function styleReferences(mapLayer: XmlElement): StyleReferences {
     }
     const background = node.name === 'background' ? node.attributes.get(LABEL_BACKGROUND_SVG) : undefined;
     if (background !== undefined && isLocalFile(background)) found.svg.add(background);
+    if (background !== undefined && REMOTE.test(background)) found.remote.add(background);
     if (node.name !== 'layer') continue;
     const className = node.attributes.get('class') ?? '';
     if (className === 'FontMarker') {
@@ -83,8 +93,9 @@ export function styleReferences(mapLayer: XmlElement): StyleReferences {
     const file = FILE_PROPERTIES[className];
     const value = file && property(node, file.property);
     if (file && value !== undefined && isLocalFile(value)) (file.kind === 'svg' ? found.svg : found.images).add(value);
+    if (value !== undefined && REMOTE.test(value)) found.remote.add(value);
   }
-  return { svg: [...found.svg], images: [...found.images], fonts: [...found.fonts] };
+  return { svg: [...found.svg], images: [...found.images], fonts: [...found.fonts], remote: [...found.remote] };
 }
 
 /**
@@ -112,7 +123,14 @@ export function rewriteStyleFiles(root: XmlElement, replacement: (file: string) 
  * folders for SVG files).
  */
 export function styleFileFound(file: string, projectDir: string | undefined, searchPaths: string[]): boolean {
-  if (isAbsolute(file)) return existsSync(file);
+  return styleFilePath(file, projectDir, searchPaths) !== undefined;
+}
+
+/** The path QGIS reads a style's file at (as `styleFileFound` looks for it), or undefined when it finds none. */
+export function styleFilePath(file: string, projectDir: string | undefined, searchPaths: string[]): string | undefined {
+  if (isAbsolute(file)) return existsSync(file) ? file : undefined;
   const bases = /^\.\.?\//.test(file) ? [projectDir] : [projectDir, ...searchPaths];
-  return bases.some((base) => base !== undefined && existsSync(resolve(join(base, file))));
+  return bases
+    .map((base) => base !== undefined && resolve(join(base, file)))
+    .find((path): path is string => path !== false && existsSync(path));
 }

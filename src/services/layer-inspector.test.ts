@@ -7,8 +7,12 @@ import gdal from 'gdal-async';
 
 import { after, describe, it } from '../../test/support/node-test.js';
 import { CrsResolver } from '../gdal/crs.js';
+import { type GdalSource } from '../gdal/datasource.js';
 import { ProbeError } from '../gdal/probe.js';
 import { LayerInspector } from './layer-inspector.js';
+
+/** A local file as GDAL opens it. */
+const file = (path: string): GdalSource => ({ kind: 'file', gdalPath: path });
 
 const folder = mkdtempSync(join(tmpdir(), 'steward-inspector-'));
 after(() => rmSync(folder, { recursive: true, force: true }));
@@ -38,7 +42,7 @@ function boundedInspector(name: string, bound: number, count: number): (index: n
   for (const path of paths) linkSync(base, path);
   const firsts = new Map<number, unknown>();
   return async (index) => {
-    const inspection = await inspector.inspect(paths[index] ?? '', 'raster');
+    const inspection = await inspector.inspect(file(paths[index] ?? ''), 'raster');
     const first = firsts.get(index);
     if (first === undefined) firsts.set(index, inspection);
     return inspection === first;
@@ -50,16 +54,16 @@ describe('the layer inspector', () => {
     const inspector = new LayerInspector(new CrsResolver());
     const path = join(folder, 'bands.tif');
     writeRaster(path, 1);
-    const first = await inspector.inspect(path, 'raster');
+    const first = await inspector.inspect(file(path), 'raster');
     assert.equal(first.probed?.type === 'raster' && first.probed.bands, 1);
-    assert.equal(await inspector.inspect(path, 'raster'), first, 'an unchanged file is probed again');
+    assert.equal(await inspector.inspect(file(path), 'raster'), first, 'an unchanged file is probed again');
 
     writeRaster(path, 3);
-    const replaced = await inspector.inspect(path, 'raster');
+    const replaced = await inspector.inspect(file(path), 'raster');
     assert.equal(replaced.probed?.type === 'raster' && replaced.probed.bands, 3);
 
     rmSync(path);
-    const gone = await inspector.inspect(path, 'raster');
+    const gone = await inspector.inspect(file(path), 'raster');
     assert.equal(gone.valid, false);
     assert.match(gone.reason ?? '', /cannot open/);
   });
@@ -68,17 +72,17 @@ describe('the layer inspector', () => {
     const inspector = new LayerInspector(new CrsResolver());
     const path = join(folder, 'added.tif');
     writeRaster(path, 2);
-    const first = await inspector.probe(path, 'raster');
+    const first = await inspector.probe(file(path), 'raster');
     assert.equal(first.type === 'raster' && first.bands, 2);
-    assert.equal(await inspector.probe(path, 'raster'), first, 'an unchanged file is probed again');
-    assert.equal((await inspector.inspect(path, 'raster')).probed, first, 'the layers read what was added');
+    assert.equal(await inspector.probe(file(path), 'raster'), first, 'an unchanged file is probed again');
+    assert.equal((await inspector.inspect(file(path), 'raster')).probed, first, 'the layers read what was added');
 
     writeRaster(path, 3);
-    const replaced = await inspector.probe(path, 'raster');
+    const replaced = await inspector.probe(file(path), 'raster');
     assert.equal(replaced.type === 'raster' && replaced.bands, 3);
 
     rmSync(path);
-    await assert.rejects(inspector.probe(path, 'raster'), ProbeError);
+    await assert.rejects(inspector.probe(file(path), 'raster'), ProbeError);
   });
 
   it('remembers no more inspections than its bound, dropping the least recently used first', async () => {

@@ -1,5 +1,5 @@
 import { type CrsResolver } from '../gdal/crs.js';
-import { parseDatasource } from '../gdal/datasource.js';
+import { type GdalSource, gdalSourceKey } from '../gdal/datasource.js';
 import { type Probed, probeDatasource } from '../gdal/probe.js';
 import { type LayerType } from '../qgis/layer.js';
 import { fileVersion } from '../storage/file-version.js';
@@ -14,9 +14,9 @@ const REMOTE_PROBE_TTL_MS = 30_000;
  */
 const MAX_REMEMBERED_INSPECTIONS = 4096;
 
-interface Inspection {
+export interface Inspection {
   valid: boolean;
-  /** Why GDAL could not open the datasource, when it could not. */
+  /** Why the datasource cannot be read, when it cannot. */
   reason?: string;
   probed?: Probed;
 }
@@ -32,9 +32,8 @@ interface Remembered {
   bytes: 1;
 }
 
-/** The local file of a datasource, or undefined for a remote one. */
-function localFile(datasource: string): string | undefined {
-  const source = parseDatasource(datasource);
+/** The local file of a source, or undefined for a remote one. */
+function localFile(source: GdalSource): string | undefined {
   return source.kind === 'file' ? source.gdalPath : undefined;
 }
 
@@ -58,8 +57,7 @@ interface Recalled {
  * Probes layer datasources for what the project does not record (validity, bands, pixel type),
  * remembering each result until a local file changes, a remote one's probe ages, or it is the least
  * recently used of more than the bound (MAX_REMEMBERED_INSPECTIONS unless told). A layer's
- * metadata is read on every GET: a remembered inspection costs one stat of its file and no parse
- * of its datasource.
+ * metadata is read on every GET: a remembered inspection costs one stat of its file.
  */
 export class LayerInspector {
   private readonly memo: LruCache<Remembered>;
@@ -71,13 +69,14 @@ export class LayerInspector {
     this.memo = new LruCache(maxRemembered);
   }
 
-  async inspect(datasource: string, type: LayerType): Promise<Inspection> {
-    const key = memoKey(datasource, type);
-    const recalled = this.recall(key, datasource);
-    if (recalled.inspection) return recalled.inspection;
+  /** The source's inspection; `fresh` probes it again even when a remembered one is current. */
+  async inspect(source: GdalSource, type: LayerType, fresh = false): Promise<Inspection> {
+    const key = memoKey(source, type);
+    const recalled = this.recall(key, source);
+    if (recalled.inspection && !fresh) return recalled.inspection;
     let inspection: Inspection;
     try {
-      inspection = { valid: true, probed: await probeDatasource(datasource, type, this.crs) };
+      inspection = { valid: true, probed: await probeDatasource(source, type, this.crs) };
     } catch (error) {
       inspection = { valid: false, reason: error instanceof Error ? error.message : String(error) };
     }
@@ -90,18 +89,18 @@ export class LayerInspector {
    * is unchanged, else probed now (a remote datasource always is, as what a layer records of it
    * stays); throws what `probeDatasource` throws.
    */
-  async probe(datasource: string, type: LayerType): Promise<Probed> {
-    const key = memoKey(datasource, type);
-    const recalled = this.recall(key, datasource);
+  async probe(source: GdalSource, type: LayerType): Promise<Probed> {
+    const key = memoKey(source, type);
+    const recalled = this.recall(key, source);
     if (recalled.file !== undefined && recalled.inspection?.probed) return recalled.inspection.probed;
-    const probed = await probeDatasource(datasource, type, this.crs);
+    const probed = await probeDatasource(source, type, this.crs);
     this.remember(key, recalled, { valid: true, probed });
     return probed;
   }
 
-  private recall(key: string, datasource: string): Recalled {
+  private recall(key: string, source: GdalSource): Recalled {
     const remembered = this.memo.get(key);
-    const file = remembered ? remembered.file : localFile(datasource);
+    const file = remembered ? remembered.file : localFile(source);
     // Read before any probe: a file changed during the probe is then probed again next time.
     const version = versionOf(file);
     const current =
@@ -115,6 +114,6 @@ export class LayerInspector {
   }
 }
 
-function memoKey(datasource: string, type: LayerType): string {
-  return `${type}\u0000${datasource}`;
+function memoKey(source: GdalSource, type: LayerType): string {
+  return `${type}\u0000${gdalSourceKey(source)}`;
 }

@@ -1,12 +1,13 @@
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute } from 'node:path';
 
 import { BadRequest, Conflict, NotFound, Unprocessable } from '../errors.js';
 import { type CrsResolver } from '../gdal/crs.js';
-import { checkNewLayerOptions, DatasourceSyntaxError, parseDatasource } from '../gdal/datasource.js';
+import { type GdalSource } from '../gdal/datasource.js';
 import { isObjectStoragePath } from '../gdal/object-storage.js';
 import { buildOverviews } from '../gdal/overviews.js';
-import { type Probed, ProbeError, wgs84Extent } from '../gdal/probe.js';
+import { type Probed, wgs84Extent } from '../gdal/probe.js';
 import { type CrsDefinition, normaliseAuthid } from '../qgis/crs.js';
+import { maskPasswords } from '../qgis/datasource-uri.js';
 import { defaultRasterStyle, defaultVectorStyle } from '../qgis/default-style.js';
 import { type Extent, formatNumber, type LayerType, type MapLayerDefinition, newLayerId } from '../qgis/layer.js';
 import { type LayerEntry, type ProjectDocument, type PublishedLayer } from '../qgis/project.js';
@@ -15,10 +16,10 @@ import { styleElements } from '../qgis/style/qml.js';
 import { type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
 import { instantDimension, utcInstant } from '../qgis/temporal.js';
 import { type ProjectRef } from '../storage/project-store.js';
-import { type DataRoots } from './data-roots.js';
-import { type LayerInspector } from './layer-inspector.js';
 import { checkName } from './names.js';
 import { type ProjectStyles } from './project-styles.js';
+import { type PreparedSource, type SourceContext, type SourceState } from './providers/provider.js';
+import { type ProviderRegistry } from './providers/registry.js';
 import { type ProjectRepository } from './repository.js';
 
 export interface NewLayerRequest {
@@ -36,6 +37,12 @@ export interface LayerSource {
   type: LayerType;
   /** The datasource GDAL opens: relative paths resolved against the project. */
   source: string;
+}
+
+/** A datasource a layer is to have, checked for a project (a new layer, a repaired one). */
+export interface DatasourceRequest {
+  type: LayerType;
+  datasource: string;
 }
 
 export interface LayerInfo {
@@ -86,8 +93,7 @@ export class LayerService {
   constructor(
     private readonly repository: ProjectRepository,
     private readonly crs: CrsResolver,
-    private readonly inspector: LayerInspector,
-    private readonly dataRoots: DataRoots,
+    private readonly providers: ProviderRegistry,
     private readonly styles: ProjectStyles,
     /** The symbology catalogue of the administered QGIS, which the default style is written for. */
     private readonly catalogue: () => SymbologyCatalogue,
@@ -98,18 +104,28 @@ export class LayerService {
     return (await this.repository.read(ref)).layers().map((layer) => layer.name);
   }
 
-  /** A layer with the datasource GDAL opens, as processing needs it. */
+  /**
+   * A layer with the datasource GDAL opens, as processing needs it: BadRequest for a layer GDAL
+   * does not read (a web service, features in the project), Forbidden for one reading outside the data folders.
+   */
   async source(ref: ProjectRef, name: string): Promise<LayerSource> {
-    return this.withSource(ref, await this.entry(ref, name));
+    const layer = await this.entry(ref, name);
+    const source = await this.gdalSource(ref, layer);
+    if (!source) throw new BadRequest(`layer "${name}" (provider ${layer.provider}) is not data GDAL reads`);
+    await this.confine(ref, layer);
+    return { name: layer.name, type: layer.type, source: source.gdalPath };
   }
 
+  /** The layers GDAL reads, with their datasources (others are left out). */
   async sources(ref: ProjectRef): Promise<LayerSource[]> {
     const layers = (await this.repository.read(ref)).layers();
-    return Promise.all(layers.map((layer) => this.withSource(ref, layer)));
-  }
-
-  private async withSource(ref: ProjectRef, layer: LayerEntry): Promise<LayerSource> {
-    return { name: layer.name, type: layer.type, source: await this.gdalSource(ref, layer) };
+    const sources = await Promise.all(
+      layers.map(async (layer) => {
+        const source = await this.gdalSource(ref, layer);
+        return source && { name: layer.name, type: layer.type, source: source.gdalPath };
+      }),
+    );
+    return sources.filter((source) => source !== undefined);
   }
 
   /** The layer as the project records it; throws NotFound for an unknown project or layer. */
@@ -120,7 +136,9 @@ export class LayerService {
   /** The layer with the name QGIS Server publishes it under, for requests Steward sends it by layer. */
   async published(ref: ProjectRef, name: string): Promise<PublishedLayer> {
     const document = await this.repository.read(ref);
-    return this.withExtent(ref, document.published(layerOf(document, ref, name)));
+    const layer = layerOf(document, ref, name);
+    await this.confine(ref, layer);
+    return this.withExtent(ref, document.published(layer));
   }
 
   /**
@@ -129,25 +147,57 @@ export class LayerService {
    */
   private async withExtent<Layer extends LayerEntry>(ref: ProjectRef, layer: Layer): Promise<Layer> {
     if (layer.extent.every(Number.isFinite)) return layer;
-    const { probed } = await this.inspector.inspect(await this.gdalSource(ref, layer), layer.type);
+    const { probed } = await this.inspect(ref, layer);
     return probed ? { ...layer, extent: probed.extent } : layer;
   }
 
-  /** The datasource as GDAL opens it: relative paths (QGIS writes them) resolved against the project. */
-  async gdalSource(ref: ProjectRef, layer: LayerEntry): Promise<string> {
-    const source = layer.datasource;
-    if (!/^\.\.?\//.test(source)) return source;
+  /** What a layer's provider is given besides its datasource. */
+  private async context(ref: ProjectRef, layer: LayerEntry): Promise<SourceContext> {
     const projectFile = await this.repository.store.mapParameter(ref);
-    return isAbsolute(projectFile) ? resolve(dirname(projectFile), source) : source;
+    return { type: layer.type, projectDir: isAbsolute(projectFile) ? dirname(projectFile) : undefined };
+  }
+
+  /** The source GDAL opens for a layer, relative paths (QGIS writes them) resolved; undefined when GDAL does not read it. */
+  async gdalSource(ref: ProjectRef, layer: LayerEntry): Promise<GdalSource | undefined> {
+    return this.providers.provider(layer.provider).gdalSource(layer.datasource, await this.context(ref, layer));
+  }
+
+  /**
+   * Whether a layer can be read, as its provider checks it, the reason with passwords masked;
+   * `fresh` reads it again rather than trust a remembered reading of a remote source.
+   */
+  async inspect(ref: ProjectRef, layer: LayerEntry, fresh = false): Promise<SourceState> {
+    const context = { ...(await this.context(ref, layer)), fresh };
+    return this.providers.provider(layer.provider).inspect(layer.datasource, context);
+  }
+
+  /** The layer's datasource as answers and messages show it: passwords masked. */
+  describe(layer: LayerEntry): string {
+    return this.providers.provider(layer.provider).describe(layer.datasource);
+  }
+
+  /** Whether layers are confined to data folders, checked again each time one is drawn. */
+  get confining(): boolean {
+    return this.providers.confining;
+  }
+
+  /** Forbidden when layer `name` reads a file outside the data folders; NotFound for an unknown one. */
+  async confineByName(ref: ProjectRef, name: string): Promise<void> {
+    await this.confine(ref, await this.entry(ref, name));
+  }
+
+  /** Forbidden when the layer reads a file outside the data folders: checked again before it is drawn. */
+  private async confine(ref: ProjectRef, layer: LayerEntry): Promise<void> {
+    await this.providers.provider(layer.provider).confine(layer.datasource, await this.context(ref, layer));
   }
 
   async info(ref: ProjectRef, name: string): Promise<LayerInfo> {
     const layer = await this.withExtent(ref, await this.entry(ref, name));
-    const inspection = await this.inspector.inspect(await this.gdalSource(ref, layer), layer.type);
+    const inspection = await this.inspect(ref, layer);
     const info: LayerInfo = {
       name: layer.name,
       type: layer.type,
-      source: layer.datasource,
+      source: this.describe(layer),
       crs: layer.authid,
       bbox: formatBbox(layer.extent),
       current_style: layer.currentStyle,
@@ -177,31 +227,15 @@ export class LayerService {
     return instant;
   }
 
-  private async checkDatasource({ datasource, type }: NewLayerRequest): Promise<void> {
-    let parsed;
-    try {
-      parsed = parseDatasource(datasource);
-      checkNewLayerOptions(datasource, type);
-    } catch (error) {
-      if (error instanceof DatasourceSyntaxError) throw new BadRequest(error.message);
-      throw error;
-    }
-    if (parsed.kind === 'postgres') return;
-    if (!isAbsolute(parsed.gdalPath)) {
-      throw new BadRequest(
-        `datasource "${datasource}" must be an absolute path, /vsis3/<bucket>/<key> or a database table`,
-      );
-    }
-    await this.dataRoots.check(parsed.gdalPath);
-  }
-
-  private async probe(request: NewLayerRequest): Promise<Probed> {
-    try {
-      return await this.inspector.probe(request.datasource, request.type);
-    } catch (error) {
-      if (error instanceof ProbeError) throw new Unprocessable(error.message);
-      throw error;
-    }
+  /**
+   * Checks a datasource a layer of the project is to have, as its provider reads it: BadRequest
+   * for one it cannot parse (or with a control character), Forbidden outside the data folders,
+   * Unprocessable for one it cannot open or QGIS would refuse.
+   */
+  async prepareDatasource(ref: ProjectRef, request: DatasourceRequest): Promise<PreparedSource> {
+    const maker = this.providers.maker(request.datasource, request.type);
+    await this.repository.read(ref);
+    return maker.prepare(request.datasource, request.type);
   }
 
   private layerCrs(request: NewLayerRequest, probed: Probed): CrsDefinition {
@@ -211,25 +245,9 @@ export class LayerService {
       if (!crs) throw new BadRequest(`crs ${request.crs} is not a known EPSG code`);
       return crs;
     }
-    if (!probed.crs) throw new Unprocessable(`no CRS could be detected for ${request.datasource}: give "crs"`);
+    if (!probed.crs)
+      throw new Unprocessable(`no CRS could be detected for ${maskPasswords(request.datasource)}: give "crs"`);
     return probed.crs;
-  }
-
-  /** The datasource as QGIS stores it; database tables get the key column and geometry type QGIS needs. */
-  private storedDatasource(request: NewLayerRequest, probed: Probed, crs: CrsDefinition): string {
-    const parsed = parseDatasource(request.datasource);
-    if (parsed.kind !== 'postgres' || probed.type !== 'vector' || !parsed.postgres) return request.datasource;
-    const { connection, schema, table, geometryColumn } = parsed.postgres;
-    const entries = connection.map(([key, value]) => `${key}='${value.replace(/'/g, "\\'")}'`);
-    const quote = (identifier: string): string => `"${identifier.replace(/"/g, '""')}"`;
-    return [
-      ...entries,
-      `key='${probed.keyColumn}'`,
-      `srid=${crs.srid}`,
-      `type=${probed.wkbType}`,
-      `checkPrimaryKeyUnicity='1'`,
-      `table=${quote(schema)}.${quote(table)} (${geometryColumn})`,
-    ].join(' ');
   }
 
   /** `overview: true` builds the overviews of a raster on object storage, stored beside it in the bucket. */
@@ -244,28 +262,24 @@ export class LayerService {
     }
   }
 
-  private provider(request: NewLayerRequest): string {
-    if (request.type === 'raster') return 'gdal';
-    return parseDatasource(request.datasource).kind === 'postgres' ? 'postgres' : 'ogr';
-  }
-
   /** Adds a layer; a vector layer is drawn with the project's default style for its geometry. */
   async add(ref: ProjectRef, request: NewLayerRequest): Promise<void> {
     checkName('layer', request.name);
     const temporalInstant = this.temporalInstant(request);
-    await this.checkDatasource(request);
+    const maker = this.providers.maker(request.datasource, request.type);
     await this.repository.read(ref);
     const time = temporalInstant === undefined ? undefined : instantDimension(temporalInstant);
     await this.lifecycle.checkNewLayer?.(ref, { name: request.name, type: request.type, time });
-    const probed = await this.probe(request);
+    const prepared = await maker.prepare(request.datasource, request.type);
+    const probed = prepared.probed;
     const crs = this.layerCrs(request, probed);
     if (request.overview) await this.buildOverviews(request, probed);
     const definition: MapLayerDefinition = {
       id: newLayerId(request.name),
       name: request.name,
       type: request.type,
-      provider: this.provider(request),
-      datasource: this.storedDatasource(request, probed, crs),
+      provider: prepared.provider,
+      datasource: prepared.datasource(crs),
       crs,
       extent: probed.extent,
       wgs84Extent: wgs84Extent(probed.extent, crs),

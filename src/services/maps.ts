@@ -132,6 +132,7 @@ export class MapService {
   async render(ref: ProjectRef, name: string): Promise<RenderedMap> {
     const cached = this.urls.get(urlKey(ref, name));
     if (cached && cached.identity === this.repository.lastSeenIdentity(ref)) {
+      if (this.layers.confining) await this.layers.confineByName(ref, name);
       const answer = await this.askAgain(ref, cached);
       if (answer) return mapOf(answer, name);
     }

@@ -14,14 +14,7 @@ import { dirname, extname, isAbsolute, join, posix } from 'node:path';
 import { BadRequest, Unprocessable } from '../errors.js';
 import { fontAbsences, type InstanceFonts } from '../insight/instance-fonts.js';
 import { qmlFacts } from '../qgis/style/qml-document.js';
-import {
-  embeddedImage,
-  QGIS_SVG_PATHS,
-  rewriteStyleFiles,
-  styleFileFound,
-  type StyleReferences,
-  styleReferences,
-} from '../qgis/style-references.js';
+import { embeddedImage, rewriteStyleFiles, type StyleReferences, styleReferences } from '../qgis/style-references.js';
 import { parseXml } from '../qgis/xml/parse.js';
 import { serializeXml } from '../qgis/xml/serialize.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
@@ -30,6 +23,7 @@ import { unzipEntries, type ZipLimits } from '../storage/zip-entries.js';
 import { checkName } from './names.js';
 import { type ProjectStyles } from './project-styles.js';
 import { type ProjectRepository } from './repository.js';
+import { SAFE_IMAGE_EXTENSIONS, type StyleFiles } from './style-files.js';
 import { type StyleService } from './styles.js';
 
 export interface StyleAnswer {
@@ -92,12 +86,25 @@ async function keep(dir: string, used: Set<string>, entries: Map<string, Buffer>
   if (used.size > 0) await mkdir(dir, { recursive: true });
   for (const entry of used) {
     const bytes = entries.get(entry) ?? Buffer.alloc(0);
-    const extension = /^\.[a-z0-9]{1,8}$/i.test(extname(entry)) ? extname(entry).toLowerCase() : '';
-    const path = join(dir, createHash('sha256').update(bytes).digest('hex') + extension);
+    const path = join(dir, createHash('sha256').update(bytes).digest('hex') + extname(entry).toLowerCase());
     await writeFileAtomic(path, bytes);
     kept.set(entry, path);
   }
   return kept;
+}
+
+/**
+ * Unprocessable, naming them, for package entries the style uses whose extension is not an
+ * image's: kept beside the project, a `.vrt` would be a dataset a layer could be made of.
+ */
+function checkImageExtensions(used: Set<string>): void {
+  const refused = [...used].filter((entry) => !SAFE_IMAGE_EXTENSIONS.has(extname(entry).toLowerCase()));
+  if (refused.length > 0) {
+    throw new Unprocessable(
+      `the style uses package entries that are not images: ${refused.join(', ')} ` +
+        `(images are ${[...SAFE_IMAGE_EXTENSIONS].join(', ')})`,
+    );
+  }
 }
 
 /** The used entries as images embedded in the style. */
@@ -115,6 +122,7 @@ export class StylePackages {
     private readonly projectStyles: ProjectStyles,
     bodyLimit: number,
     private readonly fonts: InstanceFonts,
+    private readonly files: StyleFiles,
   ) {
     this.limits = { entries: MAX_ENTRIES, bytes: UNPACKED_FACTOR * bodyLimit };
   }
@@ -150,6 +158,7 @@ export class StylePackages {
     const references = styleReferences(document.root);
     const images = [...entries.keys()].filter((entry) => entry !== qmlEntry);
     const used = await this.locate(ref, references, images, 'neither in the package nor on the server');
+    checkImageExtensions(new Set(used.values()));
     const dir = this.projectStyles.imagesDir(ref, name);
     const kept =
       dir === undefined ? embedded(new Set(used.values()), entries) : await keep(dir, new Set(used.values()), entries);
@@ -183,17 +192,18 @@ export class StylePackages {
     images: string[],
     where: string,
   ): Promise<Map<string, string>> {
+    this.files.checkRemote(references);
     const projectDir = await this.projectDir(ref);
     const used = new Map<string, string>();
     const missing: string[] = [];
-    for (const [files, searchPaths] of [
-      [references.svg, QGIS_SVG_PATHS],
-      [references.images, []],
+    for (const [files, kind] of [
+      [references.svg, 'svg'],
+      [references.images, 'image'],
     ] as const) {
       for (const file of files) {
         const entry = packagedEntry(file, images);
         if (entry !== undefined) used.set(file, entry);
-        else if (!styleFileFound(file, projectDir, [...searchPaths])) missing.push(file);
+        else if (!(await this.files.found(file, kind, projectDir))) missing.push(file);
       }
     }
     if (missing.length > 0) throw new Unprocessable(`the style names images that are ${where}: ${missing.join(', ')}`);

@@ -20,7 +20,6 @@ import { type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
 import { type XmlElement } from '../qgis/xml/node.js';
 import { parseXml } from '../qgis/xml/parse.js';
 import { type ProjectRef } from '../storage/project-store.js';
-import { type LayerInspector } from './layer-inspector.js';
 import { layerNotFound, type LayerService } from './layers.js';
 import { checkName } from './names.js';
 import { estimatedBytes, LruCache } from './project-cache.js';
@@ -66,7 +65,6 @@ export class StyleService {
   constructor(
     private readonly repository: ProjectRepository,
     private readonly layers: LayerService,
-    private readonly inspector: LayerInspector,
     private readonly styles: ProjectStyles,
     /** The symbology catalogue of the administered QGIS Server version, as it is now. */
     private readonly catalogue: () => SymbologyCatalogue,
@@ -281,7 +279,7 @@ export class StyleService {
     // A style read as JSON is one its QML gives back unchanged; only a raster's limits depend on the layer.
     if (stored.origin === 'qml' || stored.style.type === 'vector') return stored.qml;
     const style = stored.style;
-    const inspection = await this.inspector.inspect(await this.layers.gdalSource(ref, layer), 'raster');
+    const inspection = await this.layers.inspect(ref, layer);
     const ranges = inspection.probed?.type === 'raster' ? inspection.probed.bandRanges : [];
     return styleToQml(style, {
       catalogue: this.catalogue(),

@@ -1,5 +1,6 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 
 import { FCGI_PROGRAM } from '../../src/runtime/qgis-fcgi-pool.js';
 import { type QgisServerOptions, QgisServerProcess } from '../../src/runtime/qgis-server.js';
@@ -75,6 +76,20 @@ export const INFO_LOG_LEVEL = { QGIS_SERVER_LOG_LEVEL: '0' } as const;
 /** Starts the QGIS Server of the tested release (TEST_QGIS). */
 export function startTestQgis(options: QgisServerOptions = {}): Promise<QgisServerProcess> {
   return QgisServerProcess.start({ command: TEST_QGIS.mapserver, ...options });
+}
+
+/**
+ * Runs a script of `test/support/pyqgis` with the runtime's PyQGIS off the event loop (for scripts
+ * that ask servers of this process) and returns what it printed.
+ */
+export async function runPyqgisAsync(runtime: QgisRuntime, script: string, ...args: string[]): Promise<string> {
+  const { command, args: commandArgs } = runtime.python(join(SCRIPTS, script), args);
+  const { stdout } = await promisify(execFile)(command, commandArgs, {
+    env: { ...process.env, QT_QPA_PLATFORM: 'offscreen' },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  return stdout;
 }
 
 /** Runs a script of `test/support/pyqgis` with the runtime's PyQGIS and returns what it printed. */
