@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { labelledPointQml, squareSvg, stylePackage } from './support/point-style.js';
 import { type Stack, startStack } from './support/stack.js';
 

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, pixelsOf } from './support/png.js';
 import { startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { runPyqgisAsync, TEST_QGIS } from './support/qgis-runtime.js';

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
 
 import gdal from 'gdal-async';
 
+import { after, describe, it } from '../../test/support/node-test.js';
 import { Forbidden } from '../errors.js';
 import { DataRoots } from './data-roots.js';
 
