@@ -97,6 +97,26 @@ describe('configuration', () => {
     }
   });
 
+  it('takes the libpq and QGIS Server settings QGIS Server reads during a request, in name order', () => {
+    assert.deepEqual(
+      loadConfig({
+        ...REQUIRED,
+        PGSYSCONFDIR: '/etc/steward',
+        PGSERVICEFILE: '/etc/steward/pg_service.conf',
+        PGPASSFILE: '',
+        PGPASSWORD: 'secret',
+        QGIS_SERVER_IGNORE_BAD_LAYERS: 'true',
+        QGIS_PLUGINPATH: '/opt/steward/plugin',
+        HOME: '/home/steward',
+      }).qgisRequestSettings,
+      [
+        ['PGSERVICEFILE', '/etc/steward/pg_service.conf'],
+        ['PGSYSCONFDIR', '/etc/steward'],
+        ['QGIS_SERVER_IGNORE_BAD_LAYERS', 'true'],
+      ],
+    );
+  });
+
   it('parses listen addresses', () => {
     assert.deepEqual(parseListen('127.0.0.1:5001'), { host: '127.0.0.1', port: 5001 });
     assert.deepEqual(parseListen('[::1]:80'), { host: '::1', port: 80 });

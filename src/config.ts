@@ -19,6 +19,8 @@ export interface Config {
   qgisServerUrl: string;
   /** QGIS Server's FastCGI processes, which the API sends its GETs to when set. */
   qgisServerFcgi?: ServerAddress[] | undefined;
+  /** The settings QGIS Server reads while it serves a request, sent with each FastCGI request (qgisRequestSettings). */
+  qgisRequestSettings?: Array<[string, string]>;
   projectsDir: string;
   logLevel: LogLevel;
   listen: { host: string; port: number };
@@ -173,6 +175,34 @@ export function serviceFiles(env: Env): string[] {
   return [user, system];
 }
 
+/**
+ * libpq's settings, and the QGIS ones Steward relies on, that a QGIS Server process reads while it
+ * serves a request (to open a database project or layer). qgis_mapserv.fcgi sees, during a request,
+ * only that request's FastCGI parameters as its environment (libfcgi swaps `environ`), so whoever
+ * sends it requests (nginx, the API) must send these as parameters; its start environment is not read.
+ */
+const LIBPQ_SETTINGS = [
+  'PGSERVICEFILE',
+  'PGSYSCONFDIR',
+  'PGPASSFILE',
+  'PGSSLMODE',
+  'PGSSLROOTCERT',
+  'PGSSLCERT',
+  'PGSSLKEY',
+  'PGCONNECT_TIMEOUT',
+];
+const QGIS_REQUEST_SETTING = /^(QGIS_SERVER_[A-Z0-9_]+|QGIS_AUTH_DB_DIR_PATH|QGIS_AUTH_PASSWORD_FILE)$/;
+
+/** Which of LIBPQ_SETTINGS and QGIS_SERVER_* `env` sets, as FastCGI parameters, in name order. */
+export function qgisRequestSettings(env: Env): Array<[string, string]> {
+  return Object.entries(env)
+    .filter((entry): entry is [string, string] => {
+      const [name, value] = entry;
+      return value !== undefined && value !== '' && (LIBPQ_SETTINGS.includes(name) || QGIS_REQUEST_SETTING.test(name));
+    })
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
 /** The environment of a child process: this process's over `defaults`, with `overrides` on top. */
 export function childEnvironment(overrides: Env = {}, defaults: Env = {}): NodeJS.ProcessEnv {
   return { ...defaults, ...process.env, ...overrides };
@@ -244,6 +274,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     qgisServerUrl: qgisServerUrl(env),
     qgisServerFcgi: qgisServerFcgi(env),
+    qgisRequestSettings: qgisRequestSettings(env),
     projectsDir: required(env, 'STEWARD_QGISSERVER_PROJECTS_DIR'),
     logLevel: logLevel(env),
     listen: parseListen(optional(env, 'STEWARD_LISTEN') ?? '0.0.0.0:5000'),

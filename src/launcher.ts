@@ -5,6 +5,8 @@
  * the tile cache in the checkout), then the API, and says where each listens. QGIS Server and
  * MapProxy run the production way, from the files of deploy/ (a pool of qgis_mapserv.fcgi behind
  * nginx, MapProxy under gunicorn); STEWARD_DEV_SERVERS=1 runs their development servers instead.
+ * Every process of the production stack is supervised (runtime/supervisor.ts): started again when
+ * it exits, counted in /metrics, its lines in Steward's log.
  */
 import { mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -17,6 +19,7 @@ import { MapProxyProcess } from './runtime/mapproxy.js';
 import { freePort } from './runtime/ports.js';
 import { distinctFreePorts, fcgiAddresses, QgisFcgiPool } from './runtime/qgis-fcgi-pool.js';
 import { QgisServerProcess } from './runtime/qgis-server.js';
+import { Supervisor } from './runtime/supervisor.js';
 
 const checkout = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const deploy = join(checkout, 'deploy');
@@ -40,6 +43,7 @@ async function startQgisServer(
   env: NodeJS.ProcessEnv,
   port: number,
   fcgiPorts: number[] | undefined,
+  supervisor: Supervisor,
 ): Promise<{ stop(): Promise<void> }> {
   const pluginEnv = {
     QGIS_PLUGINPATH: join(checkout, 'plugin'),
@@ -54,6 +58,7 @@ async function startQgisServer(
     fcgiPorts,
     port,
     env: pluginEnv,
+    supervisor,
   });
 }
 
@@ -84,12 +89,18 @@ async function main(): Promise<void> {
   const { startServer } = await import('./app/server.js');
   const server = await startServer(loadConfig(env));
   stops.push(() => server.close());
+  const supervisor = new Supervisor({
+    log: server.app.log,
+    onRestart: (child) => server.services.metrics.childRestarted(child),
+  });
+  stops.unshift(() => supervisor.stop());
   let mapproxy: MapProxyProcess | undefined;
   if (ownMapproxyDir !== undefined) {
     mkdirSync(ownMapproxyDir, { recursive: true });
     const started = await MapProxyProcess.start(ownMapproxyDir, {
       env,
       port: ownMapproxyPort,
+      supervisor,
       ...(env['STEWARD_DEV_SERVERS'] !== '1' && { gunicornConfig: join(deploy, 'gunicorn.conf.py') }),
     });
     stops.unshift(() => started.stop());
@@ -97,7 +108,7 @@ async function main(): Promise<void> {
   }
   if (ownQgisPort !== undefined) {
     // Started after the API, so that the plugin's first connection attempt succeeds.
-    const qgis = await startQgisServer(env, ownQgisPort, fcgiPorts);
+    const qgis = await startQgisServer(env, ownQgisPort, fcgiPorts, supervisor);
     stops.unshift(() => qgis.stop());
   }
   console.log(`QGIS Server     ${env['STEWARD_QGISSERVER_URL']}`);

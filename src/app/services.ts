@@ -158,7 +158,9 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     { findLayer: (ref, layer) => layers.source(ref, layer), listLayers: (ref) => layers.sources(ref) },
     dataRoots,
   );
-  const qgisClient = config.qgisServerFcgi ? new FastcgiQgisClient(config.qgisServerFcgi) : new HttpQgisClient();
+  const qgisClient = config.qgisServerFcgi
+    ? new FastcgiQgisClient(config.qgisServerFcgi, config.qgisRequestSettings)
+    : new HttpQgisClient();
   const maps = new MapService(config.qgisServerUrl, repository, layers, qgisClient);
   const styles = new StyleService(repository, layers, projectStyles, catalogue, cache);
   const styleDocuments = new StyleDocuments(maps, layers);

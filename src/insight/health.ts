@@ -91,7 +91,10 @@ export class HealthChecks {
   /**
    * GetCapabilities of the first stored project. QGIS Server answers an OGC document (capabilities
    * or an exception for a project it refuses: the server itself works, the project check reports
-   * the project); without any project, any HTTP answer shows the server is up.
+   * the project); without any project, any HTTP answer shows the server is up. A database project
+   * it refuses is a failure: Steward reads that database (the storage check), so QGIS Server lacks
+   * the settings to reach it (a FastCGI process reads libpq's settings from each request's
+   * parameters, not from its environment: docs/storage.md).
    */
   private async qgisServer(): Promise<string> {
     const [project] = await this.options.store.list(this.options.schema);
@@ -107,7 +110,11 @@ export class HealthChecks {
     const { status, text } = await get(url.href);
     if (text.includes('WMS_Capabilities')) return `GetCapabilities of project ${project} answered`;
     // A project QGIS Server refuses: an OGC ServiceExceptionReport, or its own ServerException (with 500).
-    if (/<Serv(?:ice|er)Exception/.test(text)) return `answers, but refuses project ${project} (see its check)`;
+    const refusal = /<Serv(?:ice|er)Exception[^>]*>([^<]*)/.exec(text);
+    if (refusal && this.options.store.kind === 'postgresql') {
+      throw new Error(`cannot open database project ${project}: ${refusal[1]?.trim() || `answered ${status}`}`);
+    }
+    if (refusal) return `answers, but refuses project ${project} (see its check)`;
     throw new Error(`GetCapabilities of project ${project} answered ${status} without a WMS document`);
   }
 

@@ -24,6 +24,7 @@ export class Metrics {
   readonly registry = new Registry();
   private readonly requests: Counter<'method' | 'route' | 'status'>;
   private readonly latency: Histogram<'method' | 'route' | 'status'>;
+  private readonly childRestarts: Counter<'child'>;
   /** Counts the scrapes, so that each reads its sources afresh. */
   private scrapes = 0;
 
@@ -41,6 +42,12 @@ export class Metrics {
       help: 'Time to answer an API request, by route pattern and status',
       labelNames: ['method', 'route', 'status'],
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.childRestarts = new Counter({
+      name: 'steward_child_restarts_total',
+      help: 'Times a process `npm start` runs (nginx, mapproxy, qgis-fcgi:<port>) was started again after it exited',
+      labelNames: ['child'],
       registers,
     });
     const inventory = perScrape(() => sources.inventory());
@@ -72,6 +79,11 @@ export class Metrics {
     const labels = { method, route, status: String(status) };
     this.requests.inc(labels);
     this.latency.observe(labels, seconds);
+  }
+
+  /** Counts a restart of a process the launcher supervises. */
+  childRestarted(child: string): void {
+    this.childRestarts.inc({ child });
   }
 
   get contentType(): string {

@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { childEnvironment } from '../config.js';
-import { ChildLog } from './child-log.js';
 import { freePort } from './ports.js';
 import { type QgisServerOptions } from './qgis-server.js';
+import { type SupervisedChild, Supervisor } from './supervisor.js';
 
 const START_TIMEOUT_MS = 30_000;
 
@@ -15,6 +14,8 @@ const START_TIMEOUT_MS = 30_000;
 export interface MapProxyOptions extends QgisServerOptions {
   /** deploy/gunicorn.conf.py: serve with gunicorn, the production way, rather than the development server. */
   gunicornConfig?: string;
+  /** Supervises it (the launcher's, which logs and counts restarts); one of its own if not given. */
+  supervisor?: Supervisor;
 }
 
 /** The command serving `configDir` on host:port, and its environment (deploy/systemd/steward-mapproxy.service runs it too). */
@@ -38,51 +39,51 @@ export function serverCommand(
 /**
  * MapProxy serving every `<dir>/<app>.yaml` at `/<app>/`, reloading a configuration when its file
  * changes: under gunicorn (deploy/gunicorn.conf.py) or `mapproxy-util serve-multiapp-develop`. Both
- * run the server in child processes (workers, or the reloader's child), so it is started as its
- * own process group and stopped as one.
+ * run the server in child processes (workers, or the reloader's child): it is supervised (started
+ * again when it exits) as a process group, and stopped as one.
  */
 export class MapProxyProcess {
-  private readonly childLog: ChildLog;
-  // Its own process group does not die with this process: take it down on exit, however we exit.
-  private readonly stopOnExit = (): void => this.signal('SIGKILL');
-
   private constructor(
     readonly url: string,
-    readonly child: ChildProcess,
-    onLog?: (line: string) => void,
-  ) {
-    this.childLog = new ChildLog(child, onLog);
-  }
+    private readonly child: SupervisedChild,
+    private readonly ownSupervisor: Supervisor | undefined,
+  ) {}
 
   static async start(configDir: string, options: MapProxyOptions = {}): Promise<MapProxyProcess> {
     const host = options.host ?? '127.0.0.1';
     const port = options.port ?? (await freePort(host));
-    const [program, args, env] = serverCommand(configDir, `${host}:${port}`, options);
-    const child = spawn(program, args, {
+    const [command, args, env] = serverCommand(configDir, `${host}:${port}`, options);
+    const supervisor = options.supervisor ?? new Supervisor();
+    const ownSupervisor = supervisor === options.supervisor ? undefined : supervisor;
+    const child = supervisor.start({
+      name: 'mapproxy',
+      command,
+      args,
       env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
+      ...(options.onLog && { onLine: options.onLog }),
     });
-    const server = new MapProxyProcess(`http://${host}:${port}`, child, options.onLog);
-    process.once('exit', server.stopOnExit);
-    child.once('exit', () => process.off('exit', server.stopOnExit));
+    const server = new MapProxyProcess(`http://${host}:${port}`, child, ownSupervisor);
     await server.waitUntilReady();
     return server;
   }
 
   /** What MapProxy has logged recently (see ChildLog). */
   get log(): readonly string[] {
-    return this.childLog.lines;
+    return this.child.log;
   }
 
-  private get running(): boolean {
-    return this.child.exitCode === null && this.child.signalCode === null;
+  /** The process id of gunicorn's master (or of the development server), while it runs. */
+  get pid(): number | undefined {
+    return this.child.pid;
   }
 
   private async waitUntilReady(): Promise<void> {
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (Date.now() < deadline) {
-      if (!this.running) throw new Error(`MapProxy exited with ${this.child.exitCode}: ${this.log.join('\n')}`);
+      if (this.child.restarts > 0 || !this.child.running) {
+        await this.stop();
+        throw new Error(`MapProxy exited with ${this.child.exitCode}: ${this.log.join('\n')}`);
+      }
       try {
         if ((await fetch(`${this.url}/`)).ok) return;
       } catch {
@@ -94,21 +95,8 @@ export class MapProxyProcess {
     throw new Error(`MapProxy did not answer within ${START_TIMEOUT_MS / 1000} seconds`);
   }
 
-  private signal(name: NodeJS.Signals): void {
-    if (this.child.pid === undefined) return;
-    try {
-      process.kill(-this.child.pid, name);
-    } catch {
-      // The group is already gone.
-    }
-  }
-
   async stop(): Promise<void> {
-    if (!this.running) return;
-    const exited = new Promise((resolve) => this.child.once('exit', resolve));
-    this.signal('SIGTERM');
-    const timer = setTimeout(() => this.signal('SIGKILL'), 3000);
-    await exited;
-    clearTimeout(timer);
+    await this.child.stop();
+    await this.ownSupervisor?.stop();
   }
 }

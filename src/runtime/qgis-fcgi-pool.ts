@@ -3,24 +3,23 @@
  * by spawn-fcgi on that loopback FastCGI port, behind nginx configured from the repository's
  * deploy/nginx.conf and deploy/nginx-qgis-server.conf; the API reaches the same ports over
  * FastCGI (STEWARD_QGISSERVER_FCGI). Each process loads the server plugins at start, so each
- * registers with Steward as an instance of its own. A process that exits is started again.
+ * registers with Steward as an instance of its own. Every process and nginx are supervised: one
+ * that exits is started again (supervisor.ts).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { type ServerAddress } from '../config.js';
-import { ChildLog } from './child-log.js';
+import { childEnvironment, ConfigError, qgisRequestSettings, type ServerAddress } from '../config.js';
 import { accepts, freePort } from './ports.js';
 import { qgisServerEnvironment } from './qgis-server.js';
+import { type SupervisedChild, Supervisor } from './supervisor.js';
 
 export const FCGI_PROGRAM = '/usr/lib/cgi-bin/qgis_mapserv.fcgi';
 /** Where the FastCGI processes listen: loopback, reached only by nginx and the API. */
 const FCGI_HOST = '127.0.0.1';
 const START_TIMEOUT_MS = 30_000;
-const RESTART_DELAY_MS = 1_000;
 
 export interface QgisFcgiPoolOptions {
   /** deploy/ of the checkout: nginx.conf and nginx-qgis-server.conf. */
@@ -36,6 +35,10 @@ export interface QgisFcgiPoolOptions {
   /** Extra environment of the QGIS Server processes (the plugin's settings). */
   env?: NodeJS.ProcessEnv;
   onLog?: (line: string) => void;
+  /** What nginx sends with each request as FastCGI parameters; by default the settings of the processes' environment. */
+  requestSettings?: ReadonlyArray<readonly [string, string]>;
+  /** Supervises the processes (the launcher's, which logs and counts restarts); one of the pool's own if not given. */
+  supervisor?: Supervisor;
 }
 
 /** `${NAME}` in `template` replaced by `values[NAME]`, as envsubst does; an unknown name is an error. */
@@ -52,58 +55,35 @@ export function fcgiCommand(port: number | string, program: readonly string[] = 
   return ['spawn-fcgi', ['-n', '-a', FCGI_HOST, '-p', String(port), '--', ...program]];
 }
 
-/** One qgis_mapserv.fcgi process, started again whenever it exits until the pool stops. */
-class FcgiProcess {
-  private child: ChildProcess | undefined;
-  private childLog: ChildLog | undefined;
-  private stopping = false;
-
-  constructor(
-    readonly port: number,
-    private readonly program: readonly string[] | undefined,
-    private readonly env: NodeJS.ProcessEnv,
-    private readonly onLog?: (line: string) => void,
-  ) {}
-
-  start(): void {
-    const [program, args] = fcgiCommand(this.port, this.program);
-    const child = spawn(program, args, {
-      env: this.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.childLog = new ChildLog(child, this.onLog);
-    child.once('exit', () => {
-      if (!this.stopping) setTimeout(() => this.stopping || this.start(), RESTART_DELAY_MS);
-    });
-    this.child = child;
-  }
-
-  get log(): readonly string[] {
-    return this.childLog?.lines ?? [];
-  }
-
-  /** The running process's id (spawn-fcgi -n becomes qgis_mapserv.fcgi). */
-  get pid(): number | undefined {
-    return this.child?.pid;
-  }
-
-  ready(): Promise<boolean> {
-    return accepts(FCGI_HOST, this.port);
-  }
-
-  async stop(): Promise<void> {
-    this.stopping = true;
-    if (this.child) await stopChild(this.child);
-  }
+/**
+ * The `fastcgi_param` lines with which nginx sends `settings` (config's qgisRequestSettings of
+ * the pool's environment) with every request: QGIS Server's environment while it serves one.
+ */
+export function nginxFastcgiParams(settings: ReadonlyArray<readonly [string, string]>): string {
+  return settings
+    .map(([name, value]) => {
+      // nginx reads `$` as a variable and has no escape for it.
+      if (/["\\$\p{Cc}]/u.test(value)) {
+        throw new ConfigError(
+          `${name} cannot be passed through nginx: its value holds ", \\, $ or a control character`,
+        );
+      }
+      return `fastcgi_param ${name} "${value}";`;
+    })
+    .join('\n    ');
 }
 
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-  await exited;
-  clearTimeout(timer);
+/** The upstream servers of nginx for the processes on `ports`: never held out after a failure (max_fails=0). */
+export function nginxFcgiServers(ports: readonly (number | string)[]): string {
+  return ports.map((port) => `server ${FCGI_HOST}:${port} max_fails=0;`).join(' ');
+}
+
+/** A folder of `runDir` only its user may enter (0700), as Qt wants its XDG_RUNTIME_DIR. */
+function privateRuntimeDir(runDir: string): string {
+  const dir = join(runDir, 'xdg-runtime');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  return dir;
 }
 
 /** deploy/'s nginx.conf and nginx-qgis-server.conf rendered into `runDir`; returns the main file. */
@@ -118,28 +98,38 @@ function writeNginxConfig(deployDir: string, runDir: string, values: Readonly<Re
 export class QgisFcgiPool {
   private constructor(
     readonly url: string,
-    private readonly processes: FcgiProcess[],
-    private readonly nginx: ChildProcess,
-    private readonly nginxLog: ChildLog,
+    private readonly processes: SupervisedChild[],
+    private readonly nginx: SupervisedChild,
+    private readonly ports: readonly number[],
+    private readonly ownSupervisor: Supervisor | undefined,
   ) {}
 
   static async start(options: QgisFcgiPoolOptions): Promise<QgisFcgiPool> {
     const host = options.host ?? '127.0.0.1';
     const port = options.port ?? (await freePort(host));
-    const env = qgisServerEnvironment(options.env);
+    const env = qgisServerEnvironment({ XDG_RUNTIME_DIR: privateRuntimeDir(options.runDir), ...options.env });
     const ports = options.fcgiPorts;
-    const processes = ports.map((fcgiPort) => new FcgiProcess(fcgiPort, options.program, env, options.onLog));
-    for (const each of processes) each.start();
+    const supervisor = options.supervisor ?? new Supervisor();
+    const ownSupervisor = supervisor === options.supervisor ? undefined : supervisor;
+    const processes = ports.map((fcgiPort) => {
+      const [command, args] = fcgiCommand(fcgiPort, options.program);
+      return supervisor.start({ name: `qgis-fcgi:${fcgiPort}`, command, args, env, ...lineListener(options) });
+    });
     const config = writeNginxConfig(options.deployDir, options.runDir, {
       NGINX_USER: userInfo().username,
       STEWARD_RUN_DIR: options.runDir,
       QGIS_LISTEN: `${host}:${port}`,
-      QGIS_FCGI_SERVERS: ports.map((fcgiPort) => `server ${FCGI_HOST}:${fcgiPort};`).join(' '),
+      QGIS_FCGI_SERVERS: nginxFcgiServers(ports),
+      QGIS_FCGI_PARAMS: nginxFastcgiParams(options.requestSettings ?? qgisRequestSettings(env)),
     });
-    const nginx = spawn('nginx', ['-e', 'stderr', '-p', options.runDir, '-c', config], {
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const nginx = supervisor.start({
+      name: 'nginx',
+      command: 'nginx',
+      args: ['-e', 'stderr', '-p', options.runDir, '-c', config],
+      env: childEnvironment(),
+      ...lineListener(options),
     });
-    const pool = new QgisFcgiPool(`http://${host}:${port}/ows/`, processes, nginx, new ChildLog(nginx, options.onLog));
+    const pool = new QgisFcgiPool(`http://${host}:${port}/ows/`, processes, nginx, ports, ownSupervisor);
     try {
       await pool.waitUntilReady(host, port);
     } catch (error) {
@@ -151,12 +141,12 @@ export class QgisFcgiPool {
 
   /** What nginx and the QGIS Server processes have logged recently (see ChildLog). */
   get log(): readonly string[] {
-    return [...this.nginxLog.lines, ...this.processes.flatMap((each) => each.log)];
+    return [...this.nginx.log, ...this.processes.flatMap((each) => each.log)];
   }
 
   /** The FastCGI port of each process. */
   get fcgiPorts(): number[] {
-    return this.processes.map((each) => each.port);
+    return [...this.ports];
   }
 
   /** The process ids of the QGIS Server processes now running, in the order of `fcgiPorts` while every one runs. */
@@ -164,23 +154,37 @@ export class QgisFcgiPool {
     return this.processes.flatMap((each) => (each.pid === undefined ? [] : [each.pid]));
   }
 
+  /** nginx's master process, while it runs. */
+  get nginxPid(): number | undefined {
+    return this.nginx.pid;
+  }
+
+  /** Whether every process of the pool accepts FastCGI connections. */
+  async accepting(): Promise<boolean> {
+    return (await Promise.all(this.ports.map((fcgiPort) => accepts(FCGI_HOST, fcgiPort)))).every(Boolean);
+  }
+
   private async waitUntilReady(host: string, port: number): Promise<void> {
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (Date.now() < deadline) {
-      if (this.nginx.exitCode !== null) {
+      if (this.nginx.exitCode !== undefined && this.nginx.exitCode !== null) {
         throw new Error(`nginx exited with ${this.nginx.exitCode}: ${this.log.join('\n')}`);
       }
-      const ready = await Promise.all([accepts(host, port), ...this.processes.map((each) => each.ready())]);
-      if (ready.every(Boolean)) return;
+      if ((await accepts(host, port)) && (await this.accepting())) return;
       await sleep(100);
     }
     throw new Error(`the QGIS Server pool did not answer within ${START_TIMEOUT_MS / 1000} seconds`);
   }
 
   async stop(): Promise<void> {
-    await stopChild(this.nginx);
+    await this.nginx.stop();
     await Promise.all(this.processes.map((each) => each.stop()));
+    await this.ownSupervisor?.stop();
   }
+}
+
+function lineListener(options: QgisFcgiPoolOptions): { onLine?: (line: string) => void } {
+  return options.onLog ? { onLine: options.onLog } : {};
 }
 
 /** The address of each of the pool's processes on `ports`. */

@@ -21,6 +21,9 @@ const EMPTY: Buffer = Buffer.alloc(0);
 /** A request that failed before any of it reached QGIS Server (the connection was refused): it may be sent again. */
 export class NotDelivered extends BadGateway {}
 
+/** A request whose process closed its connection before any answer (it died): a GET may be sent again. */
+export class NoAnswer extends BadGateway {}
+
 /**
  * Sends `request` (the bytes of `responderRequest`) to the FastCGI application at `address` on a
  * connection of its own, and reads the CGI answer its STDOUT records carry. As with the HTTP
@@ -170,7 +173,7 @@ class FastcgiAnswer {
   private closedEarly(): BadGateway {
     return this.head
       ? new BadGateway('QGIS Server ended its answer early')
-      : new BadGateway(`QGIS Server closed the connection without an answer${this.said()}`);
+      : new NoAnswer(`QGIS Server closed the connection without an answer${this.said()}`);
   }
 
   /** What QGIS Server wrote to STDERR, for a failure's message. */
@@ -179,16 +182,19 @@ class FastcgiAnswer {
   }
 
   private fail(error: Error): void {
-    const failure = error instanceof StewardError ? error : this.connected ? unreachable(error) : notDelivered(error);
+    const failure = error instanceof StewardError ? error : this.lost(error);
     this.over = true;
     this.socket.destroy();
     if (this.stream) this.stream.destroy(failure);
     else if (!this.settled) this.reject(failure);
     this.settled = true;
   }
-}
 
-function notDelivered(error: Error): NotDelivered {
-  const reached = unreachable(error);
-  return new NotDelivered(reached.message, { clientMessage: reached.clientMessage });
+  /** The failure of the connection with `error`: before it was made, before any answer, or during one. */
+  private lost(error: Error): BadGateway {
+    const reached = unreachable(error);
+    if (!this.connected) return new NotDelivered(reached.message, { clientMessage: reached.clientMessage });
+    if (!this.head) return new NoAnswer(reached.message, { clientMessage: reached.clientMessage });
+    return reached;
+  }
 }

@@ -7,7 +7,7 @@ import { after, before, describe, it } from '../../test/support/node-test.js';
 import { type ServerAddress } from '../config.js';
 import { freePort } from '../runtime/ports.js';
 import { bytes } from '../services/maps.js';
-import { NotDelivered } from './fastcgi-get.js';
+import { NoAnswer, NotDelivered } from './fastcgi-get.js';
 import { encodeParams, type FastcgiRecord, RecordReader, RecordType, responderRequest } from './fastcgi-records.js';
 import { readCgiHead } from './http-head.js';
 import { cgiParams, FastcgiQgisClient } from './qgis-fastcgi.js';
@@ -157,10 +157,16 @@ const END = paddedRecord(RecordType.EndRequest, Buffer.alloc(8));
 
 /**
  * A FastCGI application that answers each request with the pieces `answers` gives for its query
- * string, written apart, then closes the connection; `requests` lists the query strings it read.
+ * string, written apart, then closes the connection; `requests` lists the query strings it read,
+ * `params` each request's parameters.
  */
-function application(answers: Record<string, Buffer[]>): { server: Server; requests: string[] } {
+function application(answers: Record<string, Buffer[]>): {
+  server: Server;
+  requests: string[];
+  params: Array<Map<string, string>>;
+} {
   const requests: string[] = [];
+  const received: Array<Map<string, string>> = [];
   const server = createServer((socket) => {
     const reader = new RecordReader();
     let params = Buffer.alloc(0);
@@ -176,11 +182,12 @@ function application(answers: Record<string, Buffer[]>): { server: Server; reque
       for (const record of reader.read(chunk)) {
         if (record.type === RecordType.Params) params = Buffer.concat([params, record.content]);
         if (record.type !== RecordType.Stdin) continue;
-        void answer(new Map(decodeParams(params)).get('QUERY_STRING') ?? '');
+        received.push(new Map(decodeParams(params)));
+        void answer(received.at(-1)?.get('QUERY_STRING') ?? '');
       }
     });
   });
-  return { server, requests };
+  return { server, requests, params: received };
 }
 
 async function listen(server: Server): Promise<ServerAddress> {
@@ -191,7 +198,7 @@ async function listen(server: Server): Promise<ServerAddress> {
 
 describe('FastcgiQgisClient', () => {
   const head = `Content-Type: image/png\nContent-Length: ${PNG.length}\nServer:  QGIS FCGI server\n\n`;
-  const { server, requests } = application({
+  const { server, requests, params } = application({
     whole: [Buffer.concat([stdout(Buffer.concat([Buffer.from(head), PNG])), stdout(''), END])],
     pieces: [
       stdout(head.slice(0, 20)),
@@ -255,14 +262,18 @@ describe('FastcgiQgisClient', () => {
     await assert.rejects(get('garbage'), /something other than FastCGI/);
   });
 
-  it('sends a refused request once more to another process, and never one that may have run', async () => {
+  it('sends a refused or unanswered request once more to another process, never one that was answered', async () => {
     const closed = { host: '127.0.0.1', port: await freePort() };
     const twoProcesses = new FastcgiQgisClient([closed, address]);
     const before = requests.length;
     for (let round = 0; round < 4; round++) assert.deepEqual(await bytes((await get('whole', twoProcesses)).body), PNG);
     assert.equal(requests.length - before, 4);
-    await assert.rejects(get('silent', new FastcgiQgisClient([address, address])), /without an answer/);
-    assert.equal(requests.length - before, 5);
+    const pair = new FastcgiQgisClient([address, address]);
+    await assert.rejects(get('silent', pair), (error: unknown) => error instanceof NoAnswer);
+    assert.equal(requests.length - before, 6, 'the silent request went to both processes');
+    await assert.rejects(get('nothing', pair), /ended the request without an answer/);
+    await assert.rejects(async () => bytes((await get('short', pair)).body), /ended its answer early/);
+    assert.equal(requests.length - before, 8, 'a request answered, however badly, is sent once');
     await assert.rejects(
       get('whole', new FastcgiQgisClient([closed])),
       (error: unknown) => error instanceof NotDelivered,
@@ -280,6 +291,18 @@ describe('FastcgiQgisClient', () => {
     } finally {
       other.server.close();
     }
+  });
+
+  it('sends the settings QGIS Server reads during a request with every request', async () => {
+    const settings: Array<[string, string]> = [
+      ['PGSERVICEFILE', '/etc/steward/pg_service.conf'],
+      ['QGIS_SERVER_LOG_LEVEL', '1'],
+    ];
+    await bytes((await get('whole', new FastcgiQgisClient([address], settings))).body);
+    const sent = params.at(-1);
+    assert.equal(sent?.get('PGSERVICEFILE'), '/etc/steward/pg_service.conf');
+    assert.equal(sent?.get('QGIS_SERVER_LOG_LEVEL'), '1');
+    assert.equal(sent?.get('QUERY_STRING'), 'whole');
   });
 
   it("sends the parameters nginx's fastcgi_params would for the same URL", () => {

@@ -1,5 +1,5 @@
 import { type ServerAddress } from '../config.js';
-import { fastcgiGet, NotDelivered } from './fastcgi-get.js';
+import { fastcgiGet, NoAnswer, NotDelivered } from './fastcgi-get.js';
 import { responderRequest } from './fastcgi-records.js';
 import { type PreparedGet, type QgisAnswer, type QgisClient } from './qgis-get.js';
 
@@ -56,19 +56,27 @@ interface FastcgiProcess {
  * qgis_mapserv.fcgi process serves one connection at a time, and one left open between requests
  * would keep it from every other client (nginx's requests would wait until it closed). A request
  * whose connection is refused (a process that exited and is being started again) reached no one,
- * and is sent once more to another process; one that may have run is never sent again.
+ * and one whose process closed the connection before any answer (it died) has no answer to keep:
+ * either is sent once more to another process, as nginx's `fastcgi_next_upstream error` does.
+ * Every request is a GET, which QGIS Server may run twice.
+ *
+ * `settings` (config's qgisRequestSettings: PGSERVICEFILE and the like) go with every request as
+ * parameters, the only environment QGIS Server has while it serves one.
  */
 export class FastcgiQgisClient implements QgisClient {
   private readonly processes: FastcgiProcess[];
   /** Where the search for the least busy process starts, turning, so that ties take turns. */
   private turn = 0;
 
-  constructor(addresses: readonly ServerAddress[]) {
+  constructor(
+    addresses: readonly ServerAddress[],
+    private readonly settings: ReadonlyArray<[string, string]> = [],
+  ) {
     this.processes = addresses.map((address) => ({ address, inFlight: 0 }));
   }
 
   prepare(url: string): PreparedGet {
-    const request = responderRequest(cgiParams(url));
+    const request = responderRequest([...cgiParams(url), ...this.settings]);
     return (onSent) => this.send(request, onSent);
   }
 
@@ -79,7 +87,7 @@ export class FastcgiQgisClient implements QgisClient {
   private send(request: Buffer, onSent: (() => void) | undefined): Promise<QgisAnswer> {
     const first = this.leastBusy();
     return this.sendTo(first, request, onSent).catch((error: unknown) => {
-      if (!(error instanceof NotDelivered)) throw error;
+      if (!(error instanceof NotDelivered || error instanceof NoAnswer)) throw error;
       return this.sendTo(this.leastBusy(first), request, onSent);
     });
   }

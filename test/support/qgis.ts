@@ -1,9 +1,14 @@
 import { DOMParser } from '@xmldom/xmldom';
 
-import { type QgisServerProcess } from '../../src/runtime/qgis-server.js';
+/** A QGIS Server a test reaches over HTTP and whose log it reads: qgis_mapserver, or the production pool. */
+export interface TestQgisServer {
+  readonly url: string;
+  readonly log: readonly string[];
+  stop(): Promise<void>;
+}
 
 /** Sends an OGC request for a project to QGIS Server directly. */
-export async function ows(qgis: QgisServerProcess, map: string, parameters: Record<string, string>): Promise<Response> {
+export async function ows(qgis: TestQgisServer, map: string, parameters: Record<string, string>): Promise<Response> {
   const url = new URL(qgis.url);
   url.searchParams.set('MAP', map);
   for (const [name, value] of Object.entries(parameters)) url.searchParams.set(name, value);
@@ -15,7 +20,7 @@ export async function ows(qgis: QgisServerProcess, map: string, parameters: Reco
  * it: WMS 1.3.0 (latitude first), 400 x 400 transparent PNG.
  */
 export function ownLayerMap(
-  qgis: QgisServerProcess,
+  qgis: TestQgisServer,
   map: string,
   wmsName: string,
   [xmin, ymin, xmax, ymax]: readonly (number | string)[],
@@ -36,7 +41,7 @@ export function ownLayerMap(
 }
 
 /** The names of the layers QGIS Server publishes in WMS GetCapabilities (nested <Layer><Name>). */
-export async function publishedLayers(qgis: QgisServerProcess, map: string): Promise<string[]> {
+export async function publishedLayers(qgis: TestQgisServer, map: string): Promise<string[]> {
   const response = await ows(qgis, map, { SERVICE: 'WMS', VERSION: '1.3.0', REQUEST: 'GetCapabilities' });
   // XML 1.0 line ends only: xmldom's default also turns U+0085, U+2028 and U+2029 into \n, as XML 1.1 does.
   const parser = new DOMParser({ normalizeLineEndings: (text) => text.replace(/\r\n?/g, '\n') });
@@ -50,7 +55,7 @@ export async function publishedLayers(qgis: QgisServerProcess, map: string): Pro
 }
 
 /** Log lines in which QGIS Server complains about a project or a layer. */
-export function projectProblems(qgis: QgisServerProcess): string[] {
+export function projectProblems(qgis: TestQgisServer): string[] {
   return qgis.log.filter((line) =>
     /broken|corrupt|invalid layer|could not be loaded|error reading|unable to load/i.test(line),
   );

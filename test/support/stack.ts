@@ -1,17 +1,33 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 import { type RunningServer, startServer } from '../../src/app/server.js';
-import { type Config, loadConfig, serviceFiles } from '../../src/config.js';
-import { type QgisServerOptions, type QgisServerProcess } from '../../src/runtime/qgis-server.js';
+import { type Config, loadConfig, qgisRequestSettings, serviceFiles } from '../../src/config.js';
+import { distinctFreePorts, fcgiServerAddresses, QgisFcgiPool } from '../../src/runtime/qgis-fcgi-pool.js';
+import { type QgisServerOptions } from '../../src/runtime/qgis-server.js';
+import { type Supervisor } from '../../src/runtime/supervisor.js';
 import { readS3Settings } from '../../src/s3-settings.js';
 import { apiCall } from './http.js';
+import { type TestQgisServer } from './qgis.js';
 import { startTestQgis, TEST_QGIS } from './qgis-runtime.js';
 import { openTestStorage, selectedStorage, type StorageKind, type TestStorage } from './test-storage.js';
 
+const DEPLOY = resolve(import.meta.dirname, '..', '..', 'deploy');
+/** Processes of a test's production pool: two, so that one can die while the other serves. */
+const POOL_PROCESSES = 2;
+
+/**
+ * Which QGIS Server a stack runs: `production`, the pool `npm start` runs (nginx in front of
+ * qgis_mapserv.fcgi processes, the API's maps over FastCGI to them), or `development`, one
+ * qgis_mapserver (tests about it, and tests that read one process's log).
+ */
+export type StackKind = 'production' | 'development';
+
 export interface Stack {
-  qgis: QgisServerProcess;
+  qgis: TestQgisServer;
+  /** The production pool, when the stack runs one. */
+  pool: QgisFcgiPool | undefined;
   api: RunningServer;
   projectsDir: string;
   /** Where the projects are stored, and what is stored there. */
@@ -21,19 +37,62 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+/** STEWARD_TEST_STACK (`production` or `development`); `development` when unset. */
+export function selectedStackKind(): StackKind {
+  const wanted = process.env['STEWARD_TEST_STACK'] ?? 'development';
+  if (wanted !== 'production' && wanted !== 'development') {
+    throw new Error(`STEWARD_TEST_STACK must be production or development, not "${wanted}"`);
+  }
+  return wanted;
+}
+
 /**
- * Starts a real QGIS Server of the tested release (TEST_QGIS) and the API, told that release's
- * version, on loopback ports with a fresh projects folder, projects stored in `storage`
- * (STEWARD_TEST_STORAGE by default: test-storage.ts).
+ * The production pool of the tested release (TEST_QGIS) on `options.port`: nginx rendered from
+ * deploy/, sending the FastCGI parameters of the pool's environment (PGSERVICEFILE and the like).
+ */
+export async function startTestPool(
+  runDir: string,
+  options: QgisServerOptions & { processes?: number; fcgiPorts?: number[]; supervisor?: Supervisor } = {},
+): Promise<QgisFcgiPool> {
+  return QgisFcgiPool.start({
+    deployDir: DEPLOY,
+    runDir,
+    fcgiPorts: options.fcgiPorts ?? (await distinctFreePorts(options.processes ?? POOL_PROCESSES)),
+    program: TEST_QGIS.mapservFcgi,
+    ...(options.port !== undefined && { port: options.port }),
+    ...(options.env && { env: options.env }),
+    ...(options.onLog && { onLog: options.onLog }),
+    ...(options.supervisor && { supervisor: options.supervisor }),
+  });
+}
+
+/** The API's settings for the production pool: its maps over FastCGI. */
+function poolSettings(pool: QgisFcgiPool | undefined): Partial<Config> {
+  if (!pool) return {};
+  return {
+    qgisServerFcgi: fcgiServerAddresses(pool.fcgiPorts),
+    // As an operator's API: the settings of its environment (PGSERVICEFILE of the test database).
+    qgisRequestSettings: qgisRequestSettings(process.env),
+  };
+}
+
+/**
+ * Starts a real QGIS Server of the tested release (TEST_QGIS), on `kind`'s stack, and the API,
+ * told that release's version, on loopback ports with a fresh projects folder, projects stored in
+ * `storage` (STEWARD_TEST_STORAGE by default: test-storage.ts).
  */
 export async function startStack(
   overrides: Partial<Config> = {},
   qgisOptions: QgisServerOptions = {},
   storageKind: StorageKind = selectedStorage(),
+  kind: StackKind = selectedStackKind(),
 ): Promise<Stack> {
   const projectsDir = mkdtempSync(join(tmpdir(), 'steward-projects-'));
   const storage = await openTestStorage(storageKind, projectsDir, overrides.psqlService);
-  const qgis = await startTestQgis({ ...qgisOptions, env: { ...storage.qgisEnv, ...qgisOptions.env } });
+  const options = { ...qgisOptions, env: { ...storage.qgisEnv, ...qgisOptions.env } };
+  const runDir = mkdtempSync(join(tmpdir(), 'steward-pool-'));
+  const pool = kind === 'production' ? await startTestPool(runDir, options) : undefined;
+  const qgis = pool ?? (await startTestQgis(options));
   const api = await startServer({
     ...loadConfig({
       STEWARD_QGISSERVER_URL: qgis.url,
@@ -45,6 +104,7 @@ export async function startStack(
     // Tests set up S3 and PostgreSQL in this process's environment, as an operator would.
     s3: readS3Settings(process.env),
     pgServiceFiles: serviceFiles(process.env),
+    ...poolSettings(pool),
     ...storage.config,
     ...overrides,
   });
@@ -52,6 +112,7 @@ export async function startStack(
 
   return {
     qgis,
+    pool,
     api,
     projectsDir,
     storage,
@@ -60,7 +121,7 @@ export async function startStack(
       await api.close();
       await qgis.stop();
       await storage.stop();
-      rmSync(projectsDir, { recursive: true, force: true });
+      for (const dir of [projectsDir, runDir]) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
