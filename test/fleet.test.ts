@@ -3,6 +3,11 @@
  * the steward_monitor plugin, each on a host of its own (network namespaces on one bridge). Every
  * Steward lists every instance and reads any of them; a project change through either is drawn by
  * every instance; when a Steward dies, its instances register with the other one.
+ *
+ * Then the same database under two replicas on the production stack (support/replicas.ts: each
+ * its own nginx and pool of qgis_mapserv.fcgi with the plugin, its own folder, the API's maps over
+ * FastCGI): maps through either path, styles, checks, pins, symbology and instance pages, and no
+ * QGIS Server process dies of any of it.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +23,7 @@ import { decodePng } from './support/png.js';
 import { createParcels, startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { ows } from './support/qgis.js';
 import { waitFor } from './support/wait.js';
+import { type Replica, type Replicas, startReplicas } from './support/replicas.js';
 import { fillStyle } from './support/write-bodies.js';
 
 const repo = resolve(import.meta.dirname, '..');
@@ -210,5 +216,103 @@ describe('two Steward processes and two QGIS Server hosts sharing one database',
       [128, 0, 128, 255],
       [128, 0, 128, 255],
     ]);
+  });
+});
+
+describe('two replicas on the production stack sharing one database', () => {
+  let db: TestDatabase;
+  let replicas: Replicas;
+  let a: Replica;
+  let b: Replica;
+  let pids: number[] = [];
+
+  const ids = async (replica: Replica): Promise<string[]> =>
+    ((await replica.api.call('GET', '/api/instances')).body as { servers: { id: string }[] }).servers
+      .map(({ id }) => id)
+      .sort();
+  const ok = async (replica: Replica, method: string, path: string, body?: unknown): Promise<unknown> => {
+    const reply = await replica.api.call(method, path, body);
+    assert.ok(
+      reply.status < 300,
+      `${method} ${path} through ${replica.api.url}: ${reply.status} ${JSON.stringify(reply.body)}`,
+    );
+    return reply.body;
+  };
+  /** The middle of the parcel, as a replica draws it through its API (FastCGI) and its nginx. */
+  const colours = async (replica: Replica): Promise<number[][]> => {
+    const { url } = (await ok(replica, 'GET', '/api/projects/shared/layers/parcels/map/url')) as { url: string };
+    assert.ok(url.startsWith(replica.qgis.url), url);
+    const answers = [await fetch(`${replica.api.url}/api/projects/shared/layers/parcels/map`), await fetch(url)];
+    return Promise.all(
+      answers.map(async (answer) => {
+        assert.equal(answer.headers.get('content-type'), 'image/png', await answer.clone().text());
+        const image = decodePng(Buffer.from(await answer.arrayBuffer()));
+        return image.pixel(image.width / 2, image.height / 2);
+      }),
+    );
+  };
+
+  before(async () => {
+    db = await startTestDatabase();
+    await createParcels(db);
+    replicas = await startReplicas(db, 2);
+    [a, b] = replicas.list as [Replica, Replica];
+    pids = [...a.qgis.pids, ...b.qgis.pids];
+    await waitFor('every pool process to register', async () => (await ids(a)).length === pids.length, 60_000);
+    await ok(a, 'POST', '/api/projects/', { name: 'shared', author: 'fleet' });
+    const parcels = {
+      type: 'vector',
+      name: 'parcels',
+      datasource: `service=${db.service} table="geodata"."parcels" (geom)`,
+    };
+    await ok(b, 'POST', '/api/projects/shared/layers', parcels);
+  });
+  after(async () => {
+    await replicas?.stop();
+    await db?.stop();
+  });
+
+  it('draws a database project through each API and each nginx, in the style set through the other', async () => {
+    for (const replica of [a, b]) assert.deepEqual(await colours(replica), [DEFAULT_FILL, DEFAULT_FILL]);
+    await ok(a, 'POST', '/api/projects/shared/styles', fillStyle('teal', '#00BBBB'));
+    await ok(b, 'POST', '/api/projects/shared/layers/parcels/style', { name: 'teal', current: true });
+    for (const replica of [a, b])
+      assert.deepEqual(await colours(replica), [
+        [0, 187, 187, 255],
+        [0, 187, 187, 255],
+      ]);
+    assert.deepEqual(
+      await ok(b, 'GET', '/api/projects/shared/styles'),
+      await ok(a, 'GET', '/api/projects/shared/styles'),
+    );
+  });
+
+  it('checks the project, pins it and describes the symbology through either', async () => {
+    for (const replica of [a, b]) {
+      const check = (await ok(replica, 'GET', '/api/projects/shared/check')) as { status: string };
+      assert.equal(check.status, 'ok', JSON.stringify(check));
+      await ok(replica, 'GET', '/api/checks');
+      const symbology = await fetch(`${replica.api.url}/api/symbology/vector/polygon/single_symbol/fill/properties`);
+      assert.equal(symbology.status, 200, await symbology.clone().text());
+      assert.match(symbology.headers.get('steward-qgis-version') ?? '', /^\d+\.\d+(\.\d+)?$/);
+    }
+    await ok(a, 'PUT', '/api/projects/shared/pin');
+    const pins = (await ok(b, 'GET', '/api/pins')) as { pins: { project: string }[] };
+    assert.deepEqual(
+      pins.pins.map(({ project }) => project),
+      ['shared'],
+    );
+  });
+
+  it("shows every instance's pages through either replica, and no QGIS Server process dies of it", async () => {
+    const listed = await ids(a);
+    assert.deepEqual(await ids(b), listed);
+    for (const replica of [a, b]) {
+      for (const id of listed) {
+        for (const page of ['', '/about', '/stats', '/logs', '/projects'])
+          await ok(replica, 'GET', `/api/instances/${id}${page}`);
+      }
+    }
+    assert.deepEqual([...a.qgis.pids, ...b.qgis.pids], pids, 'the same processes still serve');
   });
 });
