@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 DEBIAN_PACKAGES=(
   qgis-server python3-qgis gdal-bin libgdal-dev python3-gdal python3-numpy
   mapproxy python3-boto3 postgresql postgresql-15-postgis-3 sqlite3 build-essential python3
-  chromium fonts-dejavu-core fontconfig prometheus nginx spawn-fcgi gunicorn debootstrap valgrind patch
+  chromium fonts-dejavu-core fontconfig prometheus nginx spawn-fcgi gunicorn gettext-base debootstrap valgrind patch
 )
 
 say() { printf 'setup: %s\n' "$*" >&2; }

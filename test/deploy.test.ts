@@ -1,7 +1,8 @@
 /**
  * The server install of deploy/: systemd accepts its units, they run the commands `npm start` and
  * `npm run serve` run, gunicorn serves MapProxy with deploy/'s settings, and Debian's nginx, as its
- * own unit starts it, accepts the QGIS Server configuration `npm start` uses.
+ * own unit starts it, accepts the QGIS Server configuration `npm start` uses, rendered by envsubst
+ * as the docs say. What the docs ask of the machine: Node 20, envsubst, a user with a home.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -10,8 +11,9 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 
+import { qgisRequestSettings } from '../src/config.js';
 import { MapProxyProcess, serverCommand } from '../src/runtime/mapproxy.js';
-import { fcgiCommand, renderTemplate } from '../src/runtime/qgis-fcgi-pool.js';
+import { fcgiCommand, nginxFastcgiParams, nginxFcgiServers, renderTemplate } from '../src/runtime/qgis-fcgi-pool.js';
 import { QGIS_SERVER_DEFAULTS, QGIS_SERVER_SETTINGS } from '../src/runtime/qgis-server.js';
 import { after, describe, it } from './support/node-test.js';
 import { decodePng } from './support/png.js';
@@ -45,6 +47,31 @@ function entries(unit: string, key: string): string[] {
     .split('\n')
     .filter((line) => line.startsWith(`${key}=`))
     .map((line) => line.slice(key.length + 1));
+}
+
+/** The `Environment=NAME=value` settings of a unit, as an object. */
+function environment(unit: string): Record<string, string> {
+  return Object.fromEntries(
+    entries(unit, 'Environment').map((setting) => [
+      setting.slice(0, setting.indexOf('=')),
+      setting.slice(setting.indexOf('=') + 1),
+    ]),
+  );
+}
+
+/** The shell variables the header of deploy/nginx-qgis-server.conf sets before envsubst, and envsubst's list. */
+function headerRendering(): { values: Record<string, string>; list: string } {
+  const header = readFileSync(join(repo, 'deploy', 'nginx-qgis-server.conf'), 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('#'))
+    .map((line) => line.replace(/^#\s?/, ''))
+    .join('\n');
+  const values: Record<string, string> = {};
+  for (const match of header.matchAll(/^\s*(QGIS_[A-Z_]+)=(?:'([^']*)'|(\S+))/gm)) {
+    values[match[1] ?? ''] = match[2] ?? match[3] ?? '';
+  }
+  const list = /envsubst '([^']+)'/.exec(header)?.[1] ?? '';
+  return { values, list };
 }
 
 /** ExecStart as a command: the program's name without its folder, then the arguments. */
@@ -109,14 +136,66 @@ describe('the server install of deploy/', () => {
     }
   });
 
+  it('asks for Node 20 or later, as package.json does, not the nodejs of Debian 12', () => {
+    const engines = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { engines: { node: string } })
+      .engines.node;
+    assert.equal(engines, '>=20');
+    assert.ok(Number(process.versions.node.split('.')[0]) >= 20, process.versions.node);
+    const readme = readFileSync(join(repo, 'README.md'), 'utf8');
+    assert.match(readme, /Node\.js 20 or later/);
+    assert.doesNotMatch(readme, /Debian's packages: `nodejs`/);
+  });
+
+  it('installs envsubst (gettext-base) where the docs render the nginx configuration with it', async () => {
+    assert.match(readFileSync(join(repo, 'scripts', 'setup.sh'), 'utf8'), /^\s+.*\bgettext-base\b/m);
+    assert.match(readFileSync(join(repo, 'README.md'), 'utf8'), /`gettext-base` \(`envsubst`/);
+    // The header's own command renders what `npm start` renders from the same values.
+    const { values, list } = headerRendering();
+    assert.deepEqual(Object.keys(values).sort(), ['QGIS_FCGI_PARAMS', 'QGIS_FCGI_SERVERS', 'QGIS_LISTEN']);
+    const template = readFileSync(join(repo, 'deploy', 'nginx-qgis-server.conf'), 'utf8');
+    const child = execFile('envsubst', [list], { env: { ...process.env, ...values } });
+    child.stdin?.end(template);
+    let rendered = '';
+    child.stdout?.on('data', (chunk: Buffer) => (rendered += chunk.toString('utf8')));
+    await new Promise((resolve) => child.once('close', resolve));
+    // envsubst also fills the `$NAME`s of the header's comment, which renderTemplate leaves.
+    const settings = (text: string): string =>
+      text
+        .split('\n')
+        .filter((line) => !line.startsWith('#'))
+        .join('\n');
+    assert.equal(settings(rendered), settings(renderTemplate(template, values)));
+    assert.match(settings(rendered), /fastcgi_param PGSYSCONFDIR "\/etc\/steward";/);
+    assert.equal(values['QGIS_FCGI_SERVERS'], nginxFcgiServers([9001, 9002]));
+  });
+
+  it('gives QGIS Server the PostgreSQL settings of the units on every path: its own, nginx, Steward', () => {
+    const steward = environment('steward.service');
+    const qgis = environment('steward-qgis-fcgi@.service');
+    assert.equal(steward['PGSYSCONFDIR'], '/etc/steward');
+    assert.equal(qgis['PGSYSCONFDIR'], steward['PGSYSCONFDIR']);
+    // What Steward sends with its FastCGI requests, nginx sends with its own.
+    assert.deepEqual(qgisRequestSettings(steward), [['PGSYSCONFDIR', '/etc/steward']]);
+    assert.equal(headerRendering().values['QGIS_FCGI_PARAMS'], nginxFastcgiParams(qgisRequestSettings(steward)));
+  });
+
+  it("runs QGIS Server with a private runtime folder, as a user with a home for QGIS's authentication database", () => {
+    assert.deepEqual(entries('steward-qgis-fcgi@.service', 'RuntimeDirectoryMode'), ['0700']);
+    const runtime = entries('steward-qgis-fcgi@.service', 'RuntimeDirectory')[0];
+    assert.equal(environment('steward-qgis-fcgi@.service')['XDG_RUNTIME_DIR'], `/run/${runtime}`);
+    for (const unit of ['steward.service', 'steward-mapproxy.service', 'steward-qgis-fcgi@.service'])
+      assert.deepEqual(entries(unit, 'User'), ['steward'], unit);
+    assert.match(
+      readFileSync(join(repo, 'README.md'), 'utf8'),
+      /`useradd --system --create-home --home-dir \/var\/lib\/steward --shell \/usr\/sbin\/nologin steward`/,
+    );
+  });
+
   it("gives Debian's nginx, started as nginx.service starts it, a QGIS Server configuration it accepts", async () => {
     const snippet = join(dir, 'qgis-server.conf');
     writeFileSync(
       snippet,
-      renderTemplate(readFileSync(join(repo, 'deploy', 'nginx-qgis-server.conf'), 'utf8'), {
-        QGIS_LISTEN: '127.0.0.1:8080',
-        QGIS_FCGI_SERVERS: 'server 127.0.0.1:9001; server 127.0.0.1:9002;',
-      }),
+      renderTemplate(readFileSync(join(repo, 'deploy', 'nginx-qgis-server.conf'), 'utf8'), headerRendering().values),
     );
     const debian = readFileSync('/etc/nginx/nginx.conf', 'utf8');
     assert.match(debian, /include \/etc\/nginx\/conf\.d\/\*\.conf;/);
