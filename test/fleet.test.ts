@@ -22,8 +22,8 @@ import { after, before, describe, it } from './support/node-test.js';
 import { decodePng } from './support/png.js';
 import { createParcels, startTestDatabase, type TestDatabase } from './support/postgres.js';
 import { ows } from './support/qgis.js';
-import { waitFor } from './support/wait.js';
 import { type Replica, type Replicas, startReplicas } from './support/replicas.js';
+import { waitFor } from './support/wait.js';
 import { fillStyle } from './support/write-bodies.js';
 
 const repo = resolve(import.meta.dirname, '..');

@@ -8,15 +8,16 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { fcgiServerAddresses, type QgisFcgiPool } from '../src/runtime/qgis-fcgi-pool.js';
 import { Supervisor } from '../src/runtime/supervisor.js';
 import { bytes } from '../src/services/maps.js';
 import { FastcgiQgisClient } from '../src/transport/qgis-fastcgi.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { writeSampleProject } from './support/sample-project.js';
 import { startTestPool } from './support/stack.js';
+import { until } from './support/wait.js';
 
 const CLIENTS = 4;
 
@@ -85,8 +86,9 @@ describe('the supervised production pool under kills', () => {
     await until(
       'the killed process to be started again',
       async () => pool.pids.length === 2 && !pool.pids.includes(victim),
+      30_000,
     );
-    await until('the new process to accept', () => pool.accepting());
+    await until('the new process to accept', () => pool.accepting(), 30_000);
     await sleep(500);
     const { sent, failed } = await load.stop();
     t.diagnostic(`${failed.length} of ${sent} maps through nginx failed`);
@@ -101,7 +103,7 @@ describe('the supervised production pool under kills', () => {
 
   it('serves /ows/ again within 2 s of the pool answering once both processes were killed', async (t) => {
     for (const pid of pool.pids) process.kill(pid, 'SIGKILL');
-    await until('both processes to be gone', async () => !(await pool.accepting()));
+    await until('both processes to be gone', async () => !(await pool.accepting()), 30_000);
     // The pool is back once a process answers a map itself; nginx must follow at once.
     const direct = new FastcgiQgisClient(fcgiServerAddresses(pool.fcgiPorts));
     const [poolBack, nginxBack] = await Promise.all([
@@ -117,7 +119,7 @@ describe('the supervised production pool under kills', () => {
     const nginx = pool.nginxPid;
     assert.ok(nginx !== undefined);
     process.kill(nginx, 'SIGKILL');
-    await until('nginx to serve again', async () => (await mapStatus(getMap)) === 200);
+    await until('nginx to serve again', async () => (await mapStatus(getMap)) === 200, 30_000);
     assert.ok(restarts.includes('nginx'), restarts.join(', '));
     assert.notEqual(pool.nginxPid, nginx);
   });
@@ -162,7 +164,7 @@ async function directStatus(client: FastcgiQgisClient, url: string): Promise<num
 
 /** When `status` first answers 200, asked again every 10 ms. */
 async function firstAnswer(status: () => Promise<number>): Promise<number> {
-  await until('a map', async () => (await status()) === 200, 10);
+  await until('a map', async () => (await status()) === 200, 30_000, 10);
   return Date.now();
 }
 
@@ -186,12 +188,4 @@ function underLoad(url: string): { stop(): Promise<{ sent: number; failed: strin
       return { sent, failed };
     },
   };
-}
-
-async function until(what: string, check: () => Promise<boolean>, everyMs = 50): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`${what} did not happen within 30 s`);
-    await sleep(everyMs);
-  }
 }

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { describe, it } from '../../test/support/node-test.js';
+import { until } from '../../test/support/wait.js';
 import { processAlive } from './process-alive.js';
 import { type ChildSpec, Supervisor } from './supervisor.js';
 
@@ -39,14 +40,6 @@ function gone(pid: number): boolean {
   }
 }
 
-async function until(check: () => boolean, withinMs = 10_000): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail('not within the time');
-    await sleep(10);
-  }
-}
-
 describe('Supervisor', () => {
   it('starts a child that exits again, each time later, says so and counts it', async () => {
     const { supervisor, logged, restarts } = supervisorLogging();
@@ -56,7 +49,7 @@ describe('Supervisor', () => {
       onLine: (line) => line === 'up' && started.push(Date.now()),
     });
     try {
-      await until(() => started.length >= 3);
+      await until('three starts', () => started.length >= 3);
       const [first = 0, second = 0, third = 0] = started;
       // 250 ms, then 500 ms, plus the time Node takes to start (which a loaded machine varies).
       assert.ok(second - first >= 250, `${second - first} ms`);
@@ -93,8 +86,8 @@ describe('Supervisor', () => {
       onLine: (line) => grandchildren.push(Number(line)),
     });
     try {
-      await until(() => restarts.length >= 1 && grandchildren.length >= 2);
-      await until(() => gone(grandchildren[0] ?? 0), 2000);
+      await until('a restart', () => restarts.length >= 1 && grandchildren.length >= 2);
+      await until('the first worker to be killed', () => gone(grandchildren[0] ?? 0), 2000);
     } finally {
       await supervisor.stop();
     }
@@ -102,7 +95,7 @@ describe('Supervisor', () => {
     const count = child.restarts;
     await sleep(600);
     assert.equal(child.restarts, count, 'a stopped child is not started again');
-    for (const pid of grandchildren) await until(() => gone(pid), 5000);
+    for (const pid of grandchildren) await until(`worker ${pid} to be killed`, () => gone(pid), 5000);
   });
 
   it('stops a child that ignores SIGTERM with SIGKILL', async () => {
@@ -110,7 +103,7 @@ describe('Supervisor', () => {
     const child = supervisor.start(
       node('stubborn', `process.on('SIGTERM', () => {}); console.log('up'); setInterval(() => {}, 1000)`),
     );
-    await until(() => child.log.includes('up'));
+    await until('the child to start', () => child.log.includes('up'));
     const pid = child.pid ?? 0;
     const began = Date.now();
     await supervisor.stop();
