@@ -85,9 +85,31 @@ export async function writeSamples(
   return { 'POST layer': post, 'POST layer style': style, 'DELETE layer': remove };
 }
 
-/** The writes of `writeSamples`, WRITE_RUNS times each. */
+interface TreeNodeBody {
+  type: string;
+  name: string;
+  children?: TreeNodeBody[];
+}
+
+/**
+ * Replacing the layer tree `runs` times, over HTTP: in turn the tree as read, and its first half
+ * of layers moved into a group, so that every PUT moves half the layers.
+ */
+export async function treeSamples(apiUrl: string, project: string, runs: number): Promise<number[]> {
+  const url = `${apiUrl}/api/projects/${project}/tree`;
+  const flat = JSON.parse((await send(url)).toString('utf8')) as { children: TreeNodeBody[] };
+  const half = Math.floor(flat.children.length / 2);
+  const grouped = {
+    children: [{ type: 'group', name: 'half', children: flat.children.slice(0, half) }, ...flat.children.slice(half)],
+  };
+  let put = 0;
+  return sample(runs, () => send(url, 'PUT', undefined, put++ % 2 ? flat : grouped));
+}
+
+/** The writes of `writeSamples` and `treeSamples`, WRITE_RUNS times each. */
 async function timeWrites(stack: Stack, data: Fixtures, project: string): Promise<Record<string, Timing>> {
   const samples = await writeSamples(stack, stack.api.url, data, project, WRITE_RUNS);
+  samples['PUT tree'] = await treeSamples(stack.api.url, project, WRITE_RUNS);
   return Object.fromEntries(Object.entries(samples).map(([name, times]) => [name, summarise(times)]));
 }
 
@@ -107,6 +129,7 @@ async function measureSize(stack: Stack, data: Fixtures, size: number): Promise<
     'GET layers': await time(READ_RUNS, () => send(`${base}/layers`)),
     'GET layer': await time(READ_RUNS, () => send(`${base}/layers/layer${Math.floor(size / 2)}`)),
     'GET styles': await time(READ_RUNS, () => send(`${base}/styles`)),
+    'GET tree': await time(READ_RUNS, () => send(`${base}/tree`)),
   };
   const projectFile = join(stack.projectsDir, project, `${project}.qgs`);
   return {

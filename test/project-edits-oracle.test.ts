@@ -51,6 +51,47 @@ const METADATA = {
   wms_abstract: 'Rivers and lakes, daily',
 };
 
+/** The corpus regrouped: a new group, layers moved between groups, a mutually exclusive one, hidden layers. */
+const TREE = {
+  children: [
+    {
+      type: 'group',
+      name: 'base',
+      title: 'Base maps',
+      short_name: 'base_maps',
+      visible: true,
+      expanded: false,
+      mutually_exclusive: false,
+      children: [{ type: 'layer', name: 'rgb', visible: true }],
+    },
+    {
+      type: 'group',
+      name: 'vectors',
+      visible: true,
+      expanded: true,
+      mutually_exclusive: true,
+      children: [
+        { type: 'layer', name: 'polygons', visible: true },
+        {
+          type: 'group',
+          name: 'nested',
+          title: 'Lines and points',
+          visible: true,
+          expanded: true,
+          mutually_exclusive: false,
+          children: [
+            { type: 'layer', name: 'points', visible: false },
+            { type: 'layer', name: 'lines', visible: true },
+          ],
+        },
+      ],
+    },
+    { type: 'layer', name: 'virtual', visible: false },
+    { type: 'group', name: 'shared', embedded: true, visible: true },
+  ],
+};
+const ORDERED_TREE = { ...TREE, order: ['virtual', 'lines', 'rgb', 'points', 'polygons'] };
+
 interface Summary {
   layers: Record<string, { styles: { styles: Record<string, unknown> }; labels?: unknown; elevation?: unknown }>;
   messages: string[];
@@ -135,6 +176,16 @@ function edits(fixtures: () => Fixtures): Edit[] {
       qgis: () => [
         ['set-metadata', METADATA.title, METADATA.abstract, METADATA.author, METADATA.wms_title, METADATA.wms_abstract],
       ],
+    },
+    {
+      name: 'set_tree',
+      steward: (stack, project) => ok(stack, 'PUT', `/api/projects/${project}/tree`, TREE),
+      qgis: () => [['set-tree', JSON.stringify(TREE)]],
+    },
+    {
+      name: 'set_tree_order',
+      steward: (stack, project) => ok(stack, 'PUT', `/api/projects/${project}/tree`, ORDERED_TREE),
+      qgis: () => [['set-tree', JSON.stringify(ORDERED_TREE)]],
     },
     {
       name: 'make_current',

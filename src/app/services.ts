@@ -23,6 +23,7 @@ import { AdministeredQgis } from '../services/administered-qgis.js';
 import { DataRoots } from '../services/data-roots.js';
 import { DatasourceBrowser } from '../services/datasources.js';
 import { LayerInspector } from '../services/layer-inspector.js';
+import { LayerTreeService } from '../services/layer-tree.js';
 import { LayerService } from '../services/layers.js';
 import { MapService, qgisProjectUrl } from '../services/maps.js';
 import { ProjectPins } from '../services/pins.js';
@@ -207,6 +208,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   return {
     projects,
     layers,
+    trees: new LayerTreeService(repository),
     checker,
     projectFleet,
     pins,

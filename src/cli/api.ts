@@ -49,6 +49,24 @@ export interface Job {
   error: string | null;
 }
 
+/** A node of GET /api/projects/{project}/tree, as far as the command prints it. */
+export interface TreeNode {
+  type: 'layer' | 'group';
+  name: string;
+  visible: boolean;
+  title?: string;
+  short_name?: string;
+  mutually_exclusive?: boolean;
+  embedded?: boolean;
+  children?: TreeNode[];
+}
+
+/** The answer of GET /api/projects/{project}/tree. */
+export interface LayerTree {
+  children: TreeNode[];
+  order?: string[];
+}
+
 export class StewardApi {
   private constructor(
     private readonly baseUrl: URL,
@@ -112,6 +130,10 @@ export class StewardApi {
   check(project: undefined, schema?: string): Promise<Record<string, ProjectCheck>>;
   check(project?: string, schema?: string): Promise<ProjectCheck | Record<string, ProjectCheck>> {
     return this.get(project === undefined ? withSchema('api/checks', schema) : projectPath(project, 'check', schema));
+  }
+
+  tree(project: string, schema?: string): Promise<LayerTree> {
+    return this.get(projectPath(project, 'tree', schema));
   }
 
   jobs(): Promise<Job[]> {

@@ -2,7 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { InstanceStats } from '../monitor/protocol.js';
-import { type ProjectCheck, type StewardApi } from './api.js';
+import { type LayerTree, type ProjectCheck, type StewardApi, type TreeNode } from './api.js';
 import { type Command, json, JSON_OPTION, SCHEMA_OPTION } from './command.js';
 import { pin, pins, reload, unpin } from './fleet-commands.js';
 import { askEveryInstance, instance, instances } from './instance-commands.js';
@@ -105,6 +105,36 @@ const check: Command = {
   },
 };
 
+/** A node and its children, one a line, indented two spaces a level: `[x] name`, groups with what marks them. */
+function treeLines(node: TreeNode, depth: number): string[] {
+  const marks = [
+    node.type === 'group' ? 'group' : '',
+    node.short_name ? `WMS name ${node.short_name}` : '',
+    node.title ? `title "${node.title}"` : '',
+    node.mutually_exclusive ? 'mutually exclusive' : '',
+    node.embedded ? 'embedded' : '',
+  ].filter(Boolean);
+  const line = `${'  '.repeat(depth)}[${node.visible ? 'x' : ' '}] ${node.name}${marks.length ? ` (${marks.join(', ')})` : ''}`;
+  return [line, ...(node.children ?? []).flatMap((child) => treeLines(child, depth + 1))];
+}
+
+function treeText(tree: LayerTree): string {
+  const lines = tree.children.flatMap((node) => treeLines(node, 0));
+  if (tree.order) lines.push('', `Drawing order (top first): ${tree.order.join(', ')}`);
+  return lines.length > 0 ? `${lines.join('\n')}\n` : 'The project has no layers.\n';
+}
+
+const tree: Command = {
+  summary: "Print a project's layer tree: [x] for visible, groups with their WMS name and title",
+  arguments: ['<project>'],
+  options: JSON_OPTION,
+  valueOptions: SCHEMA_OPTION,
+  async run(api, { ids: [project = ''], flags, values }, io) {
+    const answer = await api.tree(project, values['schema']);
+    io.out(flags['json'] ? json(answer) : treeText(answer));
+  },
+};
+
 export const commands: Record<string, Command> = {
   ps,
   inspect,
@@ -117,6 +147,7 @@ export const commands: Record<string, Command> = {
   unpin,
   pins,
   check,
+  tree,
   jobs,
   job,
   seed,

@@ -6,6 +6,7 @@ import { type JobService } from '../jobs/service.js';
 import { type InstanceDirectory } from '../monitor/registry.js';
 import { type AdministeredQgis } from '../services/administered-qgis.js';
 import { type DatasourceBrowser } from '../services/datasources.js';
+import { type LayerTreeService } from '../services/layer-tree.js';
 import { type LayerService } from '../services/layers.js';
 import { type MapService } from '../services/maps.js';
 import { type ProjectPins } from '../services/pins.js';
@@ -24,6 +25,7 @@ import { datasourceRoutes } from './routes/datasources.js';
 import { healthRoutes } from './routes/health.js';
 import { instanceRoutes } from './routes/instances.js';
 import { jobRoutes } from './routes/jobs.js';
+import { layerTreeRoutes } from './routes/layer-tree.js';
 import { layerRoutes } from './routes/layers.js';
 import { processingRoutes } from './routes/processing.js';
 import { fleetRoutes } from './routes/project-fleet.js';
@@ -37,6 +39,7 @@ import { symbologyRoutes } from './routes/symbology.js';
 export interface ApiServices {
   projects: ProjectService;
   layers: LayerService;
+  trees: LayerTreeService;
   maps: MapService;
   styles: StyleService;
   styleDocuments: StyleDocuments;
@@ -67,6 +70,7 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
   return [
     projectRoutes(services.projects),
     layerRoutes(services.layers, services.maps),
+    layerTreeRoutes(services.trees),
     projectMapRoutes(services.maps),
     styleRoutes(services),
     symbologyRoutes(() => services.qgis.symbology()),

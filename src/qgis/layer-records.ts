@@ -67,6 +67,11 @@ export class LayerRecords {
     if (records.snapping) push(this.places.snapping, id, records.snapping);
   }
 
+  /** Call after the records moved (a new layer tree): the next removal reads them again. */
+  forget(): void {
+    this.places = undefined;
+  }
+
   /** Removes the layer's first layer tree entry, as QGIS does, and all its other records. */
   remove(id: string): void {
     const places = this.read();

@@ -10,6 +10,13 @@ import {
   removeProjectReferences,
   snappingSettings,
 } from './layer-references.js';
+import {
+  type LayerTree,
+  type LayerTreeRequest,
+  readLayerTree,
+  replaceLayerTree,
+  type UntreedLayer,
+} from './layer-tree.js';
 import { type MetadataChange, type ProjectMetadata, readMetadata, writeMetadata } from './project-metadata.js';
 import { emptyProject, type NewProject } from './project-template.js';
 import { readTimeDimension, type TimeDimension } from './temporal.js';
@@ -389,6 +396,37 @@ export class ProjectDocument {
 
   published(entry: LayerEntry): PublishedLayer {
     return { ...entry, wmsName: this.wmsName(entry) };
+  }
+
+  /** The name of each layer Steward manages, by id. */
+  private namesById(): Map<string, string> {
+    const names = new Map<string, string>();
+    for (const node of this.mapLayerNodes()) {
+      const entry = this.entryOf(node);
+      if (entry && !names.has(entry.id)) names.set(entry.id, entry.name);
+    }
+    return names;
+  }
+
+  /** The layer tree with its groups, and the drawing order when the project sets its own. */
+  layerTreeOf(): LayerTree {
+    const names = this.namesById();
+    return readLayerTree(this.layerTree, (id) => names.get(id));
+  }
+
+  /** Replaces the layer tree and the drawing order (`replaceLayerTree` of layer-tree.ts). */
+  replaceLayerTree(request: LayerTreeRequest): void {
+    const names = this.namesById();
+    const inTree = new Set(treeLayerIds(this.layerTree));
+    const untreed = new Map<string, UntreedLayer>();
+    for (const entry of this.layers()) {
+      if (!inTree.has(entry.id))
+        untreed.set(entry.name, { id: entry.id, name: entry.name, source: entry.datasource, provider: entry.provider });
+    }
+    const order = ensureChild(this.document.root, 'layerorder', 1);
+    replaceLayerTree(this.layerTree, order, request, (id) => names.get(id), untreed);
+    this.records.forget();
+    this.index = undefined;
   }
 
   /** Adds the layer at the bottom of the layer tree and of the drawing order. */

@@ -9,14 +9,26 @@ usage: edit_project.py INPUT OUTPUT EDIT ARGS...
   set-metadata TITLE ABSTRACT AUTHOR WMS_TITLE WMS_ABSTRACT
                                             QgsProject.setTitle, setMetadata and the WMS service
                                             entries, as the project properties dialog sets them
+  set-tree JSON                             rebuilds the layer tree as Steward's PUT .../tree body
+                                            describes it, moving the layers' nodes as Desktop's drag
+                                            and drop does (and the custom order with an "order")
 The project is read from INPUT and written to OUTPUT by QGIS.
 """
+import json
 import os
 import sys
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from qgis.core import QgsApplication, QgsMapLayer, QgsProject, QgsRasterLayer, QgsVectorLayer  # noqa: E402
+from qgis.core import (  # noqa: E402
+    QgsApplication,
+    QgsLayerTree,
+    QgsLayerTreeGroup,
+    QgsMapLayer,
+    QgsProject,
+    QgsRasterLayer,
+    QgsVectorLayer,
+)
 from qgis.PyQt.QtXml import QDomDocument  # noqa: E402
 
 source, output, edit, *arguments = sys.argv[1:]
@@ -32,6 +44,59 @@ def layer_named(name):
     if len(layers) != 1:
         sys.exit(f"the project has {len(layers)} layers named {name}")
     return layers[0]
+
+
+SERVER_PROPERTIES = {"title": "wmsTitle", "short_name": "wmsShortName", "abstract": "wmsAbstract"}
+
+
+def set_tree(wanted):
+    root = project.layerTreeRoot()
+    groups, embedded = {}, {}
+
+    def index(group):
+        for child in group.children():
+            if not QgsLayerTree.isGroup(child):
+                continue
+            if child.customProperty("embedded") in (1, "1"):
+                embedded[child.name()] = child
+            else:
+                groups.setdefault(child.name(), []).append(child)
+                index(child)
+
+    def build(parent, nodes):
+        for node in nodes:
+            visible = node.get("visible", True)
+            if node["type"] == "layer":
+                clone = root.findLayer(layer_named(node["name"]).id()).clone()
+            elif node.get("embedded"):
+                clone = embedded[node["name"]].clone()
+            else:
+                clone = QgsLayerTreeGroup(node["name"], visible)
+                source = groups.get(node["name"], [None]).pop(0) if groups.get(node["name"]) else None
+                for key in source.customProperties() if source else []:
+                    clone.setCustomProperty(key, source.customProperty(key))
+                for field, key in SERVER_PROPERTIES.items():
+                    if node.get(field):
+                        clone.setCustomProperty(key, node[field])
+                    elif field in node:
+                        clone.removeCustomProperty(key)
+                clone.setExpanded(node.get("expanded", True))
+            clone.setItemVisibilityChecked(visible)
+            parent.addChildNode(clone)
+            if node["type"] == "group" and not node.get("embedded"):
+                build(clone, node.get("children", []))
+                if node.get("mutually_exclusive"):
+                    shown = [child.get("visible", True) for child in node.get("children", [])]
+                    clone.setIsMutuallyExclusive(True, shown.index(True) if True in shown else -1)
+
+    index(root)
+    old = list(root.children())
+    build(root, wanted["children"])
+    for child in old:
+        root.removeChildNode(child)
+    if wanted.get("order"):
+        root.setCustomLayerOrder([layer_named(name) for name in wanted["order"]])
+    root.setHasCustomLayerOrder(bool(wanted.get("order")))
 
 
 if edit == "add-layer":
@@ -75,6 +140,8 @@ elif edit == "set-metadata":
     project.setMetadata(metadata)
     project.writeEntry("WMSServiceTitle", "/", wms_title)
     project.writeEntry("WMSServiceAbstract", "/", wms_abstract)
+elif edit == "set-tree":
+    set_tree(json.loads(arguments[0]))
 else:
     sys.exit(f"unknown edit {edit}")
 if not project.write(output):

@@ -127,6 +127,9 @@ def tree_of(group):
                 {
                     "group": child.name(),
                     "checked": child.itemVisibilityChecked(),
+                    "expanded": child.isExpanded(),
+                    "exclusive": child.isMutuallyExclusive(),
+                    "server": [child.customProperty(key) for key in ("wmsShortName", "wmsTitle", "wmsAbstract")],
                     "embedded": child.customProperty("embedded") == 1 or child.customProperty("embedded") == "1",
                     "children": tree_of(child),
                 }

@@ -1,0 +1,489 @@
+/**
+ * A project's layer tree (`<layer-tree-group>`) as JSON, and its replacement: groups and layers
+ * nested as QGIS nests them, the drawing order (`<custom-order>`, `<layerorder>`) with them.
+ */
+import { Conflict, Unprocessable } from '../errors.js';
+import { optionMap } from './style/xml.js';
+import { childElements, element, firstChild, text, type XmlElement, type XmlNode } from './xml/node.js';
+
+export interface TreeLayer {
+  type: 'layer';
+  name: string;
+  visible: boolean;
+}
+
+export interface TreeGroup {
+  type: 'group';
+  name: string;
+  visible: boolean;
+  expanded: boolean;
+  mutually_exclusive: boolean;
+  /** What QGIS Server gives the group in WMS: its title, and the name it is requested by. */
+  title?: string;
+  short_name?: string;
+  abstract?: string;
+  /** A group embedded from another project: its content is that project's. */
+  embedded?: boolean;
+  children: TreeNode[];
+}
+
+export type TreeNode = TreeLayer | TreeGroup;
+
+export interface LayerTree {
+  children: TreeNode[];
+  /** The drawing order, top first, when the project sets one; else layers are drawn as the tree orders them. */
+  order?: string[];
+}
+
+/** A tree as a request gives it: group flags may be left out. */
+export type TreeRequestNode =
+  | { type: 'layer'; name: string; visible?: boolean }
+  | (Partial<Omit<TreeGroup, 'type' | 'name' | 'children'>> & {
+      type: 'group';
+      name: string;
+      children?: TreeRequestNode[];
+    });
+
+export interface LayerTreeRequest {
+  children: TreeRequestNode[];
+  order?: string[] | null;
+}
+
+/** A layer of the project the tree has no node for, with what its new node needs. */
+export interface UntreedLayer {
+  id: string;
+  name: string;
+  source: string;
+  provider: string;
+}
+
+const GROUP = 'layer-tree-group';
+const LAYER = 'layer-tree-layer';
+const CHECKED = 'Qt::Checked';
+const UNCHECKED = 'Qt::Unchecked';
+/** The custom properties QGIS Server reads a group's WMS name, title and abstract from. */
+const SERVER_PROPERTIES = { short_name: 'wmsShortName', title: 'wmsTitle', abstract: 'wmsAbstract' } as const;
+
+function isVisible(node: XmlElement): boolean {
+  return node.attributes.get('checked') !== UNCHECKED;
+}
+
+/** A node's custom properties, in the `<Option type="Map">` form or the older `<property key value>` one. */
+function customProperties(node: XmlElement): Map<string, string> {
+  const found = new Map<string, string>();
+  const container = firstChild(node, 'customproperties');
+  if (!container) return found;
+  for (const property of childElements(container, 'property'))
+    found.set(property.attributes.get('key') ?? '', property.attributes.get('value') ?? '');
+  const map = childElements(container, 'Option').find((option) => option.attributes.get('type') === 'Map');
+  for (const option of map ? childElements(map, 'Option') : [])
+    found.set(option.attributes.get('name') ?? '', option.attributes.get('value') ?? '');
+  return found;
+}
+
+function isEmbedded(group: XmlElement): boolean {
+  return group.attributes.get('embedded') === '1' || customProperties(group).get('embedded') === '1';
+}
+
+/** Resolves a tree layer node's layer name: the layer's own, else the name the node carries. */
+export type NameOf = (id: string) => string | undefined;
+
+function layerName(node: XmlElement, nameOf: NameOf): string {
+  const id = node.attributes.get('id') ?? '';
+  return nameOf(id) ?? node.attributes.get('name') ?? id;
+}
+
+function readNode(node: XmlElement, nameOf: NameOf): TreeNode | undefined {
+  if (node.name === LAYER) return { type: 'layer', name: layerName(node, nameOf), visible: isVisible(node) };
+  if (node.name !== GROUP) return undefined;
+  const properties = customProperties(node);
+  const group: TreeGroup = {
+    type: 'group',
+    name: node.attributes.get('name') ?? '',
+    visible: isVisible(node),
+    expanded: node.attributes.get('expanded') !== '0',
+    mutually_exclusive: node.attributes.get('mutually-exclusive') === '1',
+    children: readChildren(node, nameOf),
+  };
+  for (const [field, key] of Object.entries(SERVER_PROPERTIES)) {
+    const value = properties.get(key);
+    if (value) group[field as keyof typeof SERVER_PROPERTIES] = value;
+  }
+  if (isEmbedded(node)) group.embedded = true;
+  return group;
+}
+
+function readChildren(group: XmlElement, nameOf: NameOf): TreeNode[] {
+  const children: TreeNode[] = [];
+  for (const child of childElements(group)) {
+    const node = readNode(child, nameOf);
+    if (node) children.push(node);
+  }
+  return children;
+}
+
+/** The ids of a custom order's items, top first. */
+function orderIds(customOrder: XmlElement | undefined): string[] {
+  return customOrder ? childElements(customOrder, 'item').map((item) => textOf(item)) : [];
+}
+
+function textOf(node: XmlElement): string {
+  const [only] = node.children;
+  return only?.kind === 'text' ? only.value : '';
+}
+
+export function readLayerTree(root: XmlElement, nameOf: NameOf): LayerTree {
+  const tree: LayerTree = { children: readChildren(root, nameOf) };
+  const customOrder = firstChild(root, 'custom-order');
+  if (customOrder?.attributes.get('enabled') === '1') {
+    const names = new Map<string, string>();
+    collectLayers(root, (node) => names.set(node.attributes.get('id') ?? '', layerName(node, nameOf)));
+    tree.order = orderIds(customOrder).map((id) => names.get(id) ?? nameOf(id) ?? id);
+  }
+  return tree;
+}
+
+/** Calls `visit` with every layer node under `group`, embedded groups included, top first. */
+function collectLayers(group: XmlElement, visit: (node: XmlElement, depth: number) => void, depth = 1): void {
+  for (const child of childElements(group)) {
+    if (child.name === LAYER) visit(child, depth + 1);
+    else if (child.name === GROUP) collectLayers(child, visit, depth + 1);
+  }
+}
+
+/** A node of the current tree and how deep it sits (the root group is at depth 1). */
+interface Placed {
+  node: XmlElement;
+  depth: number;
+}
+
+/** The current tree's nodes by name: layers and groups outside embedded groups, and embedded groups. */
+interface CurrentTree {
+  layers: Map<string, Placed[]>;
+  groups: Map<string, Placed[]>;
+  embedded: Map<string, Placed[]>;
+  /** Layer names of each embedded group, for the drawing order. */
+  embeddedLayers: Map<string, Array<{ id: string; name: string }>>;
+}
+
+function push<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+function readCurrent(root: XmlElement, nameOf: NameOf): CurrentTree {
+  const current: CurrentTree = { layers: new Map(), groups: new Map(), embedded: new Map(), embeddedLayers: new Map() };
+  const visit = (group: XmlElement, depth: number): void => {
+    for (const node of childElements(group)) {
+      if (node.name === LAYER) push(current.layers, layerName(node, nameOf), { node, depth: depth + 1 });
+      else if (node.name === GROUP && isEmbedded(node)) {
+        const name = node.attributes.get('name') ?? '';
+        push(current.embedded, name, { node, depth: depth + 1 });
+        const layers: Array<{ id: string; name: string }> = [];
+        collectLayers(node, (layer) =>
+          layers.push({ id: layer.attributes.get('id') ?? '', name: layerName(layer, nameOf) }),
+        );
+        current.embeddedLayers.set(name, layers);
+      } else if (node.name === GROUP) {
+        push(current.groups, node.attributes.get('name') ?? '', { node, depth: depth + 1 });
+        visit(node, depth + 1);
+      }
+    }
+  };
+  visit(root, 1);
+  return current;
+}
+
+/** What a request names, each name with how often. */
+interface Named {
+  layers: Map<string, number>;
+  embedded: Map<string, number>;
+}
+
+function countNames(nodes: readonly TreeRequestNode[], named: Named): void {
+  for (const node of nodes) {
+    if (node.type === 'layer') named.layers.set(node.name, (named.layers.get(node.name) ?? 0) + 1);
+    else if (node.embedded) named.embedded.set(node.name, (named.embedded.get(node.name) ?? 0) + 1);
+    else countNames(node.children ?? [], named);
+  }
+}
+
+function quoted(names: Iterable<string>): string {
+  return [...names].map((name) => `"${name}"`).join(', ');
+}
+
+/** Refuses a tree that does not hold every layer (and embedded group) of the project exactly once. */
+function checkComplete(named: Named, current: CurrentTree, untreed: ReadonlyMap<string, UntreedLayer>): void {
+  const problems: string[] = [];
+  const check = (kind: string, wanted: Map<string, number>, known: ReadonlySet<string>): void => {
+    const unknown = [...wanted.keys()].filter((name) => !known.has(name));
+    const repeated = [...wanted].filter(([name, count]) => count > 1 && known.has(name)).map(([name]) => name);
+    const missing = [...known].filter((name) => !wanted.has(name));
+    if (unknown.length) problems.push(`the project has no ${kind} ${quoted(unknown)}`);
+    if (repeated.length) problems.push(`${quoted(repeated)} appear more than once`);
+    if (missing.length) problems.push(`${kind}s ${quoted(missing)} are missing`);
+  };
+  check('layer', named.layers, new Set([...current.layers.keys(), ...untreed.keys()]));
+  check('embedded group', named.embedded, new Set(current.embedded.keys()));
+  if (problems.length) throw new Unprocessable(`the tree must hold every layer exactly once: ${problems.join('; ')}`);
+  const ambiguous = [...current.layers].filter(([, places]) => places.length > 1).map(([name]) => name);
+  if (ambiguous.length)
+    throw new Conflict(`the layer tree holds several layers named ${quoted(ambiguous)}: rename them first`);
+}
+
+/** Whitespace-only text, which QGIS writes as indentation between elements. */
+function isIndent(node: XmlNode): boolean {
+  return node.kind === 'text' && node.value.trim() === '';
+}
+
+/** A copy of `node` indented for `depth`, as QGIS indents it (two spaces a level); the original is left as it was. */
+function reindented(node: XmlElement, depth: number): XmlElement {
+  const children = node.children.filter((child) => !isIndent(child));
+  const onlyElements = children.length > 0 && children.every((child) => child.kind === 'element');
+  if (!onlyElements) return { ...node, attributes: new Map(node.attributes) };
+  const inner = '\n' + '  '.repeat(depth + 1);
+  return {
+    ...node,
+    attributes: new Map(node.attributes),
+    children: [
+      ...children.flatMap((child) => [text(inner), reindented(child, depth + 1)]),
+      text('\n' + '  '.repeat(depth)),
+    ],
+  };
+}
+
+/** `node` as it must stand at `depth` with `attributes` changed: itself when nothing changes (its written markup stays good). */
+function placed(place: Placed, depth: number, attributes: Record<string, string | undefined>): XmlElement {
+  const changes = Object.entries(attributes).filter(([name, value]) => place.node.attributes.get(name) !== value);
+  if (changes.length === 0 && place.depth === depth) return place.node;
+  const copy =
+    place.depth === depth
+      ? { ...place.node, attributes: new Map(place.node.attributes) }
+      : reindented(place.node, depth);
+  for (const [name, value] of changes) {
+    if (value === undefined) copy.attributes.delete(name);
+    else copy.attributes.set(name, value);
+  }
+  return copy;
+}
+
+function checkState(visible: boolean): string {
+  return visible ? CHECKED : UNCHECKED;
+}
+
+/** The `<layer-tree-layer>` of a layer the tree had no node for, as QGIS writes one. */
+function newLayerNode(layer: UntreedLayer, visible: boolean): XmlElement {
+  return element(
+    LAYER,
+    {
+      expanded: '1',
+      checked: checkState(visible),
+      id: layer.id,
+      name: layer.name,
+      source: layer.source,
+      providerKey: layer.provider,
+      legend_exp: '',
+      patch_size: '-1,-1',
+      legend_split_behavior: '0',
+    },
+    [element('customproperties', {}, [element('Option')])],
+  );
+}
+
+/** The group's custom properties with its WMS fields set as asked (an empty one removed). */
+function withServerProperties(
+  properties: XmlElement | undefined,
+  group: TreeRequestNode & { type: 'group' },
+): XmlElement {
+  const values: Record<string, string> = {};
+  let changed = false;
+  if (properties) {
+    const map = childElements(properties, 'Option').find((option) => option.attributes.get('type') === 'Map');
+    for (const option of map ? childElements(map, 'Option') : [])
+      values[option.attributes.get('name') ?? ''] = option.attributes.get('value') ?? '';
+  }
+  for (const [field, key] of Object.entries(SERVER_PROPERTIES)) {
+    const value = group[field as keyof typeof SERVER_PROPERTIES];
+    if (value === undefined || (values[key] ?? '') === value) continue;
+    changed = true;
+    if (value === '') delete values[key];
+    else values[key] = value;
+  }
+  if (properties && !changed) return properties;
+  const legacy = properties ? childElements(properties, 'property') : [];
+  const entries = Object.keys(values).length > 0 ? optionMap(values) : element('Option');
+  return element('customproperties', {}, [...legacy, entries]);
+}
+
+/** The build of a new tree: the current nodes, taken as the request places them. */
+class TreeBuilder {
+  /** Ids of the new tree's layers, top first, embedded groups' included. */
+  readonly layerIds: string[] = [];
+  readonly names = new Map<string, string>();
+
+  constructor(
+    private readonly current: CurrentTree,
+    private readonly untreed: ReadonlyMap<string, UntreedLayer>,
+  ) {}
+
+  /** The nodes of a container at `depth`, indented, then `tail` (its non-tree children kept last). */
+  children(nodes: readonly TreeRequestNode[], depth: number, exclusive: boolean): XmlNode[] {
+    const inner = '\n' + '  '.repeat(depth + 1);
+    const shown = exclusive ? nodes.findIndex((node) => node.visible !== false) : -1;
+    return nodes.flatMap((node, index) => {
+      const visible = exclusive ? index === shown : node.visible !== false;
+      return [
+        text(inner),
+        node.type === 'layer' ? this.layer(node.name, visible, depth + 1) : this.group(node, visible, depth + 1),
+      ];
+    });
+  }
+
+  private layer(name: string, visible: boolean, depth: number): XmlElement {
+    const place = this.current.layers.get(name)?.[0];
+    const node = place
+      ? placed(place, depth, { checked: checkState(visible) })
+      : newLayerNode(this.untreed.get(name) as UntreedLayer, visible);
+    const id = node.attributes.get('id') ?? '';
+    this.layerIds.push(id);
+    this.names.set(id, name);
+    return node;
+  }
+
+  private group(request: TreeRequestNode & { type: 'group' }, visible: boolean, depth: number): XmlElement {
+    if (request.embedded) return this.embedded(request, visible, depth);
+    const place = this.current.groups.get(request.name)?.shift();
+    const exclusive = request.mutually_exclusive ?? place?.node.attributes.get('mutually-exclusive') === '1';
+    const nodes = request.children ?? [];
+    const attributes = new Map(
+      place?.node.attributes ?? [
+        ['checked', ''],
+        ['expanded', ''],
+        ['name', ''],
+      ],
+    );
+    attributes.set('checked', checkState(visible));
+    const expanded = request.expanded ?? place?.node.attributes.get('expanded') !== '0';
+    attributes.set('expanded', expanded ? '1' : '0');
+    attributes.set('name', request.name);
+    if (exclusive) {
+      attributes.set('mutually-exclusive', '1');
+      attributes.set('mutually-exclusive-child', String(nodes.findIndex((node) => node.visible !== false)));
+    } else {
+      attributes.delete('mutually-exclusive');
+      attributes.delete('mutually-exclusive-child');
+    }
+    const kept = place ? childElements(place.node).filter((child) => child.name !== LAYER && child.name !== GROUP) : [];
+    const properties = kept.find((child) => child.name === 'customproperties');
+    const others = [withServerProperties(properties, request), ...kept.filter((child) => child !== properties)];
+    const inner = '\n' + '  '.repeat(depth + 1);
+    const children = [
+      ...others.flatMap((child) => [
+        text(inner),
+        child === properties && place?.depth === depth ? child : reindented(child, depth + 1),
+      ]),
+      ...this.children(nodes, depth, exclusive),
+      text('\n' + '  '.repeat(depth)),
+    ];
+    return { kind: 'element', name: GROUP, attributes, children };
+  }
+
+  private embedded(request: TreeRequestNode & { type: 'group' }, visible: boolean, depth: number): XmlElement {
+    const place = this.current.embedded.get(request.name)?.[0] as Placed;
+    for (const { id, name } of this.current.embeddedLayers.get(request.name) ?? []) {
+      this.layerIds.push(id);
+      this.names.set(id, name);
+    }
+    const attributes: Record<string, string> = { checked: checkState(visible) };
+    if (request.expanded !== undefined) attributes['expanded'] = request.expanded ? '1' : '0';
+    return placed(place, depth, attributes);
+  }
+}
+
+/** The ids of the explicit drawing order, checked to hold every layer of the new tree once. */
+function explicitOrder(order: readonly string[], builder: TreeBuilder): string[] {
+  const ids = new Map([...builder.names].map(([id, name]) => [name, id]));
+  const unknown = order.filter((name) => !ids.has(name));
+  const repeated = order.filter((name, index) => order.indexOf(name) !== index);
+  const given = new Set(order);
+  const missing = [...ids.keys()].filter((name) => !given.has(name));
+  const problems = [
+    unknown.length ? `the tree has no layer ${quoted(unknown)}` : '',
+    repeated.length ? `${quoted(new Set(repeated))} appear more than once` : '',
+    missing.length ? `${quoted(missing)} are missing` : '',
+  ].filter(Boolean);
+  if (problems.length) throw new Unprocessable(`order must name every layer of the tree once: ${problems.join('; ')}`);
+  return order.map((name) => ids.get(name) as string);
+}
+
+/** The items of `container` for `ids`, in that order: the existing ones for ids they had (their written markup kept). */
+function orderedRecords(
+  container: XmlElement,
+  name: string,
+  idOf: (node: XmlElement) => string,
+  make: (id: string) => XmlElement,
+  ids: readonly string[],
+  depth: number,
+): void {
+  const existing = new Map<string, XmlElement>();
+  for (const node of childElements(container, name)) if (!existing.has(idOf(node))) existing.set(idOf(node), node);
+  const inner = text('\n' + '  '.repeat(depth + 1));
+  const children: XmlNode[] = [];
+  for (const id of ids) children.push(inner, existing.get(id) ?? make(id));
+  if (children.length > 0) children.push(text('\n' + '  '.repeat(depth)));
+  container.children = children;
+}
+
+/**
+ * Replaces the layer tree under `root` (the project's `<layer-tree-group>`) by `request`, and the
+ * drawing orders with it: `<custom-order>` and `<layerorder>` (QGIS writes its custom order
+ * list in both) hold the request's `order`, enabled; without one the custom order is turned off
+ * and the layers are drawn as the tree orders them. Nodes of layers and groups are kept as they were where
+ * nothing of them changes. Throws Unprocessable for a tree that misses a layer or names one twice
+ * or one the project lacks, Conflict when two layers of the tree share a name.
+ */
+export function replaceLayerTree(
+  root: XmlElement,
+  layerOrder: XmlElement,
+  request: LayerTreeRequest,
+  nameOf: NameOf,
+  untreed: ReadonlyMap<string, UntreedLayer>,
+): void {
+  const current = readCurrent(root, nameOf);
+  const named: Named = { layers: new Map(), embedded: new Map() };
+  countNames(request.children, named);
+  checkComplete(named, current, untreed);
+  const builder = new TreeBuilder(current, untreed);
+  const nodes = builder.children(request.children, 1, false);
+  const customOrder = firstChild(root, 'custom-order') ?? element('custom-order');
+  // Without an order of its own the project keeps its custom order list, as QGIS does when layers
+  // move in the tree, only adding the layers it lacks at its end.
+  const listed = orderIds(customOrder);
+  const known = new Set(listed);
+  const ids = request.order
+    ? explicitOrder(request.order, builder)
+    : [...listed, ...builder.layerIds.filter((id) => !known.has(id))];
+  customOrder.attributes.set('enabled', request.order ? '1' : '0');
+  if (request.order || ids.length > listed.length) {
+    orderedRecords(customOrder, 'item', textOf, (id) => element('item', {}, [text(id)]), ids, 2);
+    orderedRecords(
+      layerOrder,
+      'layer',
+      (node) => node.attributes.get('id') ?? '',
+      (id) => element('layer', { id }),
+      ids,
+      1,
+    );
+  }
+  const kept = childElements(root).filter(
+    (child) => child.name !== LAYER && child.name !== GROUP && child !== customOrder,
+  );
+  root.children = [
+    ...kept.flatMap((child) => [text('\n    '), child]),
+    ...nodes,
+    text('\n    '),
+    customOrder,
+    text('\n  '),
+  ];
+}
