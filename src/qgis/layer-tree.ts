@@ -3,8 +3,9 @@
  * nested as QGIS nests them, the drawing order (`<custom-order>`, `<layerorder>`) with them.
  */
 import { Conflict, Unprocessable } from '../errors.js';
+import { layerTreeElement } from './layer.js';
 import { optionMap } from './style/xml.js';
-import { childElements, element, firstChild, text, type XmlElement, type XmlNode } from './xml/node.js';
+import { childElements, element, firstChild, indent, text, type XmlElement, type XmlNode } from './xml/node.js';
 
 export interface TreeLayer {
   type: 'layer';
@@ -50,12 +51,7 @@ export interface LayerTreeRequest {
 }
 
 /** A layer of the project the tree has no node for, with what its new node needs. */
-export interface UntreedLayer {
-  id: string;
-  name: string;
-  source: string;
-  provider: string;
-}
+export type UntreedLayer = Parameters<typeof layerTreeElement>[0];
 
 const GROUP = 'layer-tree-group';
 const LAYER = 'layer-tree-layer';
@@ -272,25 +268,6 @@ function checkState(visible: boolean): string {
   return visible ? CHECKED : UNCHECKED;
 }
 
-/** The `<layer-tree-layer>` of a layer the tree had no node for, as QGIS writes one. */
-function newLayerNode(layer: UntreedLayer, visible: boolean): XmlElement {
-  return element(
-    LAYER,
-    {
-      expanded: '1',
-      checked: checkState(visible),
-      id: layer.id,
-      name: layer.name,
-      source: layer.source,
-      providerKey: layer.provider,
-      legend_exp: '',
-      patch_size: '-1,-1',
-      legend_split_behavior: '0',
-    },
-    [element('customproperties', {}, [element('Option')])],
-  );
-}
-
 /** The group's custom properties with its WMS fields set as asked (an empty one removed). */
 function withServerProperties(
   properties: XmlElement | undefined,
@@ -344,7 +321,7 @@ class TreeBuilder {
     const place = this.current.layers.get(name)?.[0];
     const node = place
       ? placed(place, depth, { checked: checkState(visible) })
-      : newLayerNode(this.untreed.get(name) as UntreedLayer, visible);
+      : indent(layerTreeElement(this.untreed.get(name) as UntreedLayer, visible), depth);
     const id = node.attributes.get('id') ?? '';
     this.layerIds.push(id);
     this.names.set(id, name);

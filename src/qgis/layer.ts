@@ -109,12 +109,15 @@ export function mapLayerElement(definition: MapLayerDefinition): XmlElement {
 }
 
 /** The `<layer-tree-layer>` entry QGIS needs to publish the layer (QGIS Server skips layers without one). */
-export function layerTreeElement(definition: MapLayerDefinition): XmlElement {
+export function layerTreeElement(
+  definition: Pick<MapLayerDefinition, 'id' | 'name' | 'datasource' | 'provider'>,
+  visible = true,
+): XmlElement {
   return element(
     'layer-tree-layer',
     {
       expanded: '1',
-      checked: 'Qt::Checked',
+      checked: visible ? 'Qt::Checked' : 'Qt::Unchecked',
       id: definition.id,
       name: definition.name,
       source: definition.datasource,

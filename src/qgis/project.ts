@@ -420,8 +420,7 @@ export class ProjectDocument {
     const inTree = new Set(treeLayerIds(this.layerTree));
     const untreed = new Map<string, UntreedLayer>();
     for (const entry of this.layers()) {
-      if (!inTree.has(entry.id))
-        untreed.set(entry.name, { id: entry.id, name: entry.name, source: entry.datasource, provider: entry.provider });
+      if (!inTree.has(entry.id)) untreed.set(entry.name, entry);
     }
     const order = ensureChild(this.document.root, 'layerorder', 1);
     replaceLayerTree(this.layerTree, order, request, (id) => names.get(id), untreed);
