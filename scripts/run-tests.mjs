@@ -13,6 +13,7 @@ const VERSION_DEPENDENT = [
   'src/qgis/style/layer-styles.test.ts',
   'test/cache.test.ts',
   'test/layer-extents.test.ts',
+  'test/layer-tree.test.ts',
   'test/monitoring.test.ts',
   'test/plugin-fcgi-crash.test.ts',
   'test/plugin-python.test.ts',

@@ -56,7 +56,7 @@ const TreeRequestNode = Type.Recursive(
         {
           type: Type.Literal('group'),
           name: Type.String({ minLength: 1, maxLength: 4096 }),
-          visible: Type.Optional(Type.Boolean({ default: true })),
+          visible: Type.Optional(Type.Boolean()),
           expanded: Type.Optional(Type.Boolean()),
           mutually_exclusive: Type.Optional(
             Type.Boolean({ description: 'Shows one child at a time: the first visible one, the others are hidden' }),
