@@ -111,8 +111,16 @@ interface Edit {
   restyles?: string[];
 }
 
+/** A kept-alive connection the API closed as idle while PyQGIS ran (a minute or more under load). */
+function staleConnection(error: unknown): boolean {
+  return error instanceof TypeError && (error.cause as { code?: string } | undefined)?.code === 'ECONNRESET';
+}
+
 async function ok(stack: Stack, method: string, path: string, body?: unknown): Promise<void> {
-  const response = await stack.call(method, path, body);
+  // The reset request never reached the API, which had closed the connection: it is sent again.
+  const response = await stack
+    .call(method, path, body)
+    .catch((error: unknown) => (staleConnection(error) ? stack.call(method, path, body) : Promise.reject(error)));
   assert.ok(response.status < 300, `${method} ${path}: ${response.status} ${JSON.stringify(response.body)}`);
 }
 
