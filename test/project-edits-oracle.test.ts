@@ -117,10 +117,14 @@ function staleConnection(error: unknown): boolean {
 }
 
 async function ok(stack: Stack, method: string, path: string, body?: unknown): Promise<void> {
-  // The reset request never reached the API, which had closed the connection: it is sent again.
-  const response = await stack
-    .call(method, path, body)
-    .catch((error: unknown) => (staleConnection(error) ? stack.call(method, path, body) : Promise.reject(error)));
+  let response;
+  try {
+    response = await stack.call(method, path, body);
+  } catch (error) {
+    // The reset request never reached the API, which had closed the connection: it is sent again.
+    if (!staleConnection(error)) throw error;
+    response = await stack.call(method, path, body);
+  }
   assert.ok(response.status < 300, `${method} ${path}: ${response.status} ${JSON.stringify(response.body)}`);
 }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
 
+import { describe, it } from '../../test/support/node-test.js';
 import { raster, WGS84 } from '../../test/support/sample-layers.js';
 import { type LayerTreeRequest } from './layer-tree.js';
 import { ProjectDocument } from './project.js';
