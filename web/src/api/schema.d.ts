@@ -759,7 +759,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["def-0"][];
+                        "application/json": components["schemas"]["def-2"][];
                     };
                 };
             };
@@ -3378,6 +3378,132 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project}/tree": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The layer tree: groups and layers, top first, and the drawing order when the project sets one */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            children: components["schemas"]["def-0"][];
+                            /** @description The drawing order, top first, when the project sets its own */
+                            order?: string[];
+                        };
+                    };
+                };
+            };
+        };
+        /** Replace the layer tree (every layer exactly once) and the drawing order */
+        put: {
+            parameters: {
+                query?: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        children: components["schemas"]["def-1"][];
+                        /** @description The drawing order, top first, naming every layer once; absent or null: the tree’s order */
+                        order?: string[] | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            children: components["schemas"]["def-0"][];
+                            /** @description The drawing order, top first, when the project sets its own */
+                            order?: string[];
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project}/wms": {
         parameters: {
             query?: never;
@@ -3984,8 +4110,53 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** Job */
+        /** LayerTreeNode */
         "def-0": {
+            name: string;
+            /** @enum {string} */
+            type: "layer";
+            visible: boolean;
+        } | {
+            abstract?: string;
+            children: components["schemas"]["def-0"][];
+            /** @description A group embedded from another project; its children are that project’s */
+            embedded?: boolean;
+            expanded: boolean;
+            mutually_exclusive: boolean;
+            name: string;
+            /** @description The name QGIS Server publishes the group under (else its name) */
+            short_name?: string;
+            /** @description The WMS title (QGIS Server: the name when empty) */
+            title?: string;
+            /** @enum {string} */
+            type: "group";
+            visible: boolean;
+        };
+        /** LayerTreeRequestNode */
+        "def-1": {
+            name: string;
+            /** @enum {string} */
+            type: "layer";
+            visible?: boolean;
+        } | {
+            abstract?: string;
+            children?: components["schemas"]["def-1"][];
+            /** @description A group embedded from another project; its children are that project’s */
+            embedded?: boolean;
+            expanded?: boolean;
+            /** @description Shows one child at a time: the first visible one, the others are hidden */
+            mutually_exclusive?: boolean;
+            name: string;
+            /** @description The name QGIS Server publishes the group under (else its name) */
+            short_name?: string;
+            /** @description The WMS title (QGIS Server: the name when empty) */
+            title?: string;
+            /** @enum {string} */
+            type: "group";
+            visible?: boolean;
+        };
+        /** Job */
+        "def-2": {
             /** Format: date-time */
             created: string;
             /** @description Units done (tiles, percent of a GDAL step) */
