@@ -10,7 +10,10 @@ export interface LineHandlers {
   overflow(): void;
 }
 
-/** Splits a byte stream into lines, holding at most `maxBytes` of an unfinished line in memory. */
+/**
+ * Splits a byte stream into lines, holding at most `maxBytes` of an unfinished line in memory; the
+ * bound may change between lines (a stranger's first line is held to less than a known peer's).
+ */
 export class LineDecoder {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
@@ -18,7 +21,7 @@ export class LineDecoder {
 
   constructor(
     private readonly handlers: LineHandlers,
-    private readonly maxBytes = MAX_LINE_BYTES,
+    public maxBytes = MAX_LINE_BYTES,
   ) {}
 
   push(chunk: Buffer): void {

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 import { type Answerer, FakePlugin, hello, silentPlugin } from '../../test/support/monitoring.js';
 import { after, before, describe, test } from '../../test/support/node-test.js';
 import { waitFor } from '../../test/support/wait.js';
 import { BadGateway, GatewayTimeout, NotFound } from '../errors.js';
-import { InstanceRegistry } from './registry.js';
+import { InstanceRegistry, MAX_AWAITING_HELLO, MAX_HELLO_BYTES } from './registry.js';
 
 const stats = { count: 3, service: 'WMS', request: 'GetMap', project: '/p.qgs', duration: 12 };
 const answering: Answerer = ({ id, method }) => {
@@ -169,4 +173,57 @@ test('invalidateProject asks every instance in parallel, waits for each and neve
   );
   for (const plugin of plugins) plugin.close();
   await registry.close();
+});
+
+/** Bytes of buffers held (what socket data and unfinished lines take), after a full collection. */
+function heldBuffers(): number {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+  return process.memoryUsage().arrayBuffers;
+}
+
+describe('InstanceRegistry under a flood of connections that never say hello', () => {
+  const registry = new InstanceRegistry({ helloTimeoutMs: 60_000 });
+  const flood: Socket[] = [];
+  let closed = 0;
+
+  before(() => registry.start(0, '127.0.0.1'));
+  after(async () => {
+    for (const socket of flood) socket.destroy();
+    await registry.close();
+  });
+
+  test('holds a bounded number of them and of their bytes, lets a plugin in, and gives the memory back', async () => {
+    const baseline = heldBuffers();
+    const firstLine = Buffer.alloc(MAX_HELLO_BYTES - 1024, 'x');
+    for (let i = 0; i < 1000; i++) {
+      const socket = connect(registry.port, '127.0.0.1');
+      socket.on('error', () => {});
+      socket.once('close', () => closed++);
+      await once(socket, 'connect');
+      socket.write(firstLine);
+      flood.push(socket);
+    }
+    await waitFor('the oldest to be closed', () => closed >= 1000 - MAX_AWAITING_HELLO || undefined);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(1000 - closed, MAX_AWAITING_HELLO, 'connections held without a hello');
+    const during = heldBuffers() - baseline;
+    assert.ok(during < 12 * 1024 * 1024, `${(during / 1024 / 1024).toFixed(1)} MiB held during the flood`);
+
+    const plugin = await FakePlugin.connect(registry.port, hello(), answering);
+    const id = await waitFor('registration', () => registry.list()[0]?.id);
+    assert.deepEqual(await registry.stats(id), stats);
+    plugin.close();
+
+    for (const socket of flood) socket.destroy();
+    await waitFor('the flood to be gone', () => closed === 1000 || undefined);
+    const afterwards = heldBuffers() - baseline;
+    assert.ok(afterwards < 2 * 1024 * 1024, `${(afterwards / 1024 / 1024).toFixed(1)} MiB still held after the flood`);
+  });
+
+  test('refuses a first line longer than a hello can be', async () => {
+    const plugin = await FakePlugin.connect(registry.port, undefined);
+    plugin.socket.write(Buffer.alloc(MAX_HELLO_BYTES + 1, 'x'));
+    await plugin.closed;
+  });
 });

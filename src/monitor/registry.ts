@@ -9,7 +9,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { NotFound } from '../errors.js';
 import { reportedQgisVersion } from '../qgis/version.js';
 import { PluginConnection, REPLY_TIMEOUT_MS } from './connection.js';
-import { LineDecoder } from './lines.js';
+import { LineDecoder, MAX_LINE_BYTES } from './lines.js';
 import { Hello, type Method, type MethodResult, parseMessage, parseReply, PROTOCOL_VERSION } from './protocol.js';
 
 export interface MonitorLogger {
@@ -23,6 +23,8 @@ export interface RegistryOptions {
   replyTimeoutMs?: number;
   /** How long a new connection may stay silent before its hello. */
   helloTimeoutMs?: number;
+  /** Connections held at once before their hello (MAX_AWAITING_HELLO); the oldest goes for a new one. */
+  maxAwaitingHello?: number;
   log?: MonitorLogger;
 }
 
@@ -47,10 +49,21 @@ export interface InstanceDirectory {
 
 const silent: MonitorLogger = { info: () => {}, warn: () => {} };
 
+/**
+ * Connections that have not said hello yet, held at once. A plugin says hello as it connects, so
+ * only a stranger stays in this state long; the bound keeps a flood of them to a fixed cost.
+ */
+export const MAX_AWAITING_HELLO = 64;
+
+/** The longest hello: a real one is a few hundred bytes; a stranger's first line costs no more than this. */
+export const MAX_HELLO_BYTES = 16 * 1024;
+
 export class InstanceRegistry implements InstanceDirectory {
   private readonly listeners: RegistryListener[] = [];
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
+  /** The sockets that have not said hello yet, oldest first. */
+  private readonly awaitingHello = new Set<Socket>();
   private readonly instances = new Map<string, PluginConnection>();
   /** The QGIS version each trusted instance gave in its hello (`3.22.16`), by instance id. */
   private readonly versions = new Map<string, string>();
@@ -154,7 +167,9 @@ export class InstanceRegistry implements InstanceDirectory {
   }
 
   private accept(socket: Socket): void {
+    this.makeRoomForHello();
     this.sockets.add(socket);
+    this.awaitingHello.add(socket);
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 30_000);
     const ip = displayIp(socket.remoteAddress);
@@ -163,25 +178,40 @@ export class InstanceRegistry implements InstanceDirectory {
       () => this.refuse(socket, ip, 'no hello in time'),
       this.options.helloTimeoutMs ?? 10_000,
     );
-    const decoder = new LineDecoder({
-      line: (text) => {
-        if (socket.destroyed) return;
-        if (connection) return this.onReply(connection, text);
-        clearTimeout(helloTimer);
-        connection = this.register(socket, ip, text);
+    const decoder = new LineDecoder(
+      {
+        line: (text) => {
+          if (socket.destroyed) return;
+          if (connection) return this.onReply(connection, text);
+          clearTimeout(helloTimer);
+          this.awaitingHello.delete(socket);
+          connection = this.register(socket, ip, text);
+          decoder.maxBytes = MAX_LINE_BYTES;
+        },
+        overflow: () => {
+          if (!connection) return this.refuse(socket, ip, `first line longer than ${MAX_HELLO_BYTES / 1024} KiB`);
+          this.log.warn(`instance ${connection.id} sent a line longer than 1 MiB; dropped`);
+        },
       },
-      overflow: () => {
-        if (!connection) return this.refuse(socket, ip, 'line longer than 1 MiB');
-        this.log.warn(`instance ${connection.id} sent a line longer than 1 MiB; dropped`);
-      },
-    });
+      MAX_HELLO_BYTES,
+    );
     socket.on('data', (chunk: Buffer) => decoder.push(chunk));
     socket.on('error', () => {}); // 'close' follows and does the cleanup
     socket.on('close', () => {
       clearTimeout(helloTimer);
       this.sockets.delete(socket);
+      this.awaitingHello.delete(socket);
       if (connection) this.forget(connection);
     });
+  }
+
+  /** Closes the oldest connection still without a hello when a new one would pass the bound. */
+  private makeRoomForHello(): void {
+    if (this.awaitingHello.size < (this.options.maxAwaitingHello ?? MAX_AWAITING_HELLO)) return;
+    const oldest = this.awaitingHello.values().next();
+    if (oldest.done) return;
+    this.awaitingHello.delete(oldest.value);
+    this.refuse(oldest.value, displayIp(oldest.value.remoteAddress), 'too many connections without a hello');
   }
 
   /** Checks the hello; returns the new instance, or undefined after closing the socket. */
