@@ -1,4 +1,4 @@
-import { BadRequest } from '../errors.js';
+import { BadRequest, Forbidden } from '../errors.js';
 import { type CrsResolver } from '../gdal/crs.js';
 import { ProjectDocument } from '../qgis/project.js';
 import { type ProjectRef } from '../storage/project-store.js';
@@ -46,9 +46,20 @@ export interface ProjectLifecycle {
   projectRemoved?(ref: ProjectRef): Promise<void>;
 }
 
+/** PostgreSQL's own schemas (`pg_catalog`, `pg_toast`, ...): never a place for projects, nor one to read. */
+const SYSTEM_SCHEMA = /^(pg_|information_schema$)/i;
+
+/** A schema named in a request: a valid name, not one of PostgreSQL's own (403). */
+function checkSchema(schema: string): string {
+  checkName('schema', schema);
+  if (SYSTEM_SCHEMA.test(schema))
+    throw new Forbidden(`schema "${schema}" is PostgreSQL's own; projects live in others`);
+  return schema;
+}
+
 /** The reference to a project named in a request: both names checked, the schema defaulting to public. */
 export function projectRef(name: string, schema = DEFAULT_SCHEMA): ProjectRef {
-  return { name: checkName('project', name), schema: checkName('schema', schema) };
+  return { name: checkName('project', name), schema: checkSchema(schema) };
 }
 
 function checkAuthor(author: string): void {
@@ -65,7 +76,7 @@ export class ProjectService {
   ) {}
 
   list(schema = DEFAULT_SCHEMA): Promise<string[]> {
-    return this.repository.store.list(checkName('schema', schema));
+    return this.repository.store.list(checkSchema(schema));
   }
 
   async info(ref: ProjectRef): Promise<ProjectInfo> {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from '../../../test/support/node-test.js';
 import { BadRequest } from '../../errors.js';
 import { bandReferences, type ExpressionNode } from './ast.js';
-import { parseExpression } from './parser.js';
+import { MAX_NESTING, parseExpression } from './parser.js';
 
 /** The tree, fully parenthesised. */
 function show(node: ExpressionNode): string {
@@ -100,5 +100,21 @@ describe('raster calculator parser', () => {
       { ref: { layer: 'a', band: 1 }, position: 7 },
       { ref: { layer: 'b', band: 2 }, position: 15 },
     ]);
+  });
+
+  test(`takes ${MAX_NESTING} levels of parentheses, functions and signs, and refuses deeper ones with a 400`, () => {
+    const parenthesised = (depth: number): string => `${'('.repeat(depth)}dem@1${')'.repeat(depth)}`;
+    const called = (depth: number): string => `${'abs('.repeat(depth)}dem@1${')'.repeat(depth)}`;
+    const signed = (depth: number): string => `${'-'.repeat(depth)}1`;
+    for (const nest of [parenthesised, called, signed]) {
+      assert.doesNotThrow(() => parseExpression(nest(MAX_NESTING)), nest.name);
+      for (const depth of [MAX_NESTING + 1, 1000, 4000]) {
+        assert.throws(
+          () => parseExpression(nest(depth)),
+          (error) => error instanceof BadRequest && /deeper than 100 levels/.test(error.message),
+          `${nest.name} ${depth}`,
+        );
+      }
+    }
   });
 });

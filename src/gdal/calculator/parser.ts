@@ -21,12 +21,19 @@ const LEVELS: ReadonlyArray<ReadonlyArray<BinaryOperator>> = [
 
 const OPERAND = 'a number, a band such as "dem@1", a function or "("';
 
+/**
+ * The deepest nesting of parentheses, function calls and signs taken. Each level costs the parser
+ * and the compilers stack frames; a person writes a handful.
+ */
+export const MAX_NESTING = 100;
+
 function describe(token: Token): string {
   return token.kind === 'end' ? 'the end of the expression' : `"${token.text}"`;
 }
 
 class Parser {
   private index = 0;
+  private depth = 0;
 
   constructor(private readonly tokens: Token[]) {}
 
@@ -70,11 +77,23 @@ class Parser {
     }
   }
 
+  /** Parses what `parse` reads one level deeper; BadRequest past MAX_NESTING. */
+  private nested(position: number, parse: () => ExpressionNode): ExpressionNode {
+    if (++this.depth > MAX_NESTING)
+      throw expressionError(
+        position,
+        `the expression nests parentheses, functions and signs deeper than ${MAX_NESTING} levels`,
+      );
+    const node = parse();
+    this.depth--;
+    return node;
+  }
+
   private parseUnary(): ExpressionNode {
     const token = this.current;
     if (token.kind === 'operator' && (token.operator === '-' || token.operator === '+')) {
       this.advance();
-      const operand = this.parseUnary();
+      const operand = this.nested(token.position, () => this.parseUnary());
       return token.operator === '-' ? { kind: 'negate', operand } : operand;
     }
     return this.parsePrimary();
@@ -90,7 +109,7 @@ class Parser {
       case 'function':
         return this.parseCall(token.name);
       case '(': {
-        const inner = this.parseLevel(0);
+        const inner = this.nested(token.position, () => this.parseLevel(0));
         this.expect(')', '")"');
         return inner;
       }
@@ -105,7 +124,7 @@ class Parser {
     const args: ExpressionNode[] = [];
     for (let i = 0; i < arity; i++) {
       if (i > 0) this.expect(',', `"," and argument ${i + 1} of ${name} (it takes ${arity})`);
-      args.push(this.parseLevel(0));
+      args.push(this.nested(open.position, () => this.parseLevel(0)));
     }
     const close = this.current;
     if (close.kind === ',') {

@@ -2,7 +2,7 @@
 import { BadRequest } from '../../errors.js';
 import { geometryClass } from '../geometry.js';
 import { childElements, firstChild, textContent, type XmlElement } from '../xml/node.js';
-import { parseXml, XmlSyntaxError } from '../xml/parse.js';
+import { parseXml, XmlDepthError, XmlSyntaxError } from '../xml/parse.js';
 
 /** `renderer-v2` types QGIS 3.22 reads (QgsRendererRegistry). */
 const VECTOR_RENDERERS = [
@@ -45,6 +45,7 @@ function parsed(qml: string): XmlElement {
   try {
     return parseXml(qml).root;
   } catch (error) {
+    if (error instanceof XmlDepthError) refuse(`the document is too deep: ${error.message}`);
     if (error instanceof XmlSyntaxError) refuse(`the document is not well-formed XML (${error.message})`);
     throw error;
   }

@@ -3,6 +3,16 @@ import { type XmlDocument, type XmlElement, type XmlNode } from './node.js';
 
 export class XmlSyntaxError extends DocumentFormatError {}
 
+/**
+ * The deepest nesting of elements read. QGIS writes projects, QML and SLD a few dozen levels deep;
+ * a deeper document is hostile, and the code walking a tree recursively (here and in QGIS) must
+ * not be handed one.
+ */
+export const MAX_XML_DEPTH = 200;
+
+/** Well-formed maybe, but nested deeper than MAX_XML_DEPTH. */
+export class XmlDepthError extends XmlSyntaxError {}
+
 const NAMED_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 
 function decodeEntities(value: string): string {
@@ -175,7 +185,11 @@ export function parseXml(source: string, options: ParseOptions = {}): XmlDocumen
       } else {
         append(node);
       }
-      if (!selfClosing) stack.push(node);
+      if (!selfClosing) {
+        if (stack.length >= MAX_XML_DEPTH)
+          throw new XmlDepthError(`its elements are nested deeper than ${MAX_XML_DEPTH} levels (at offset ${open})`);
+        stack.push(node);
+      }
     }
     position = end + 1;
   }
