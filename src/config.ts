@@ -46,6 +46,12 @@ export interface Config {
   styleRemoteHosts?: string[];
   /** Bytes a style upload (QML or style package) may have; other bodies keep the API's 1 MiB. */
   styleBodyLimit: number;
+  /** Wrong API tokens an address may send in a minute before it is refused with 429. */
+  tokenFailures: number;
+  /** Seconds a request body may stop arriving before the request is answered 408. */
+  bodyIdleSeconds: number;
+  /** Bytes of style uploads the API takes in at once; past them an upload is answered 503. */
+  uploadBudget: number;
   /** How many jobs (seeding, processing) run at once. */
   jobsConcurrency: number;
   /** Estimated bytes of parsed projects kept in memory, the least recently read dropped first. */
@@ -142,14 +148,24 @@ function dataRoots(env: Env): string[] | undefined {
 
 const MIB = 1024 * 1024;
 
-/** `STEWARD_STYLE_BODY_LIMIT`: bytes, or with a K, M or G suffix (KiB, MiB, GiB); 16M by default. */
-function styleBodyLimit(env: Env): number {
-  const text = optional(env, 'STEWARD_STYLE_BODY_LIMIT') ?? '16M';
+/** A size setting: bytes, or with a K, M or G suffix (KiB, MiB, GiB). */
+function size(env: Env, name: string, fallback: string): number {
+  const text = optional(env, name) ?? fallback;
   const match = /^(\d+)\s*([KMG]?)i?B?$/i.exec(text);
   const unit = { '': 1, K: 1024, M: MIB, G: 1024 * MIB }[(match?.[2] ?? '').toUpperCase()];
   const value = match && unit !== undefined ? Number(match[1]) * unit : Number.NaN;
   if (!Number.isSafeInteger(value) || value < 1) {
-    throw new ConfigError(`STEWARD_STYLE_BODY_LIMIT must be a size in bytes such as 16777216 or 16M, not "${text}"`);
+    throw new ConfigError(`${name} must be a size in bytes such as 16777216 or 16M, not "${text}"`);
+  }
+  return value;
+}
+
+/** A whole-number setting from 1 to `max`. */
+function count(env: Env, name: string, fallback: number, max: number): number {
+  const text = optional(env, name) ?? String(fallback);
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    throw new ConfigError(`${name} must be a whole number from 1 to ${max}, not "${text}"`);
   }
   return value;
 }
@@ -292,7 +308,10 @@ export function loadConfig(env: Env = process.env): Config {
     dataRoots: dataRoots(env),
     allowIndirectDatasources: flag(env, 'STEWARD_ALLOW_INDIRECT_DATASOURCES'),
     styleRemoteHosts: hostList(env, 'STEWARD_STYLE_REMOTE_HOSTS'),
-    styleBodyLimit: styleBodyLimit(env),
+    styleBodyLimit: size(env, 'STEWARD_STYLE_BODY_LIMIT', '16M'),
+    tokenFailures: count(env, 'STEWARD_TOKEN_FAILURES', 10, 1_000_000),
+    bodyIdleSeconds: count(env, 'STEWARD_BODY_IDLE_SECONDS', 30, 3600),
+    uploadBudget: size(env, 'STEWARD_UPLOAD_BUDGET', '48M'),
     jobsConcurrency: jobsConcurrency(env),
     projectCacheBytes: projectCacheBytes(env),
     pinnedProjects: pinnedProjects(env),

@@ -47,12 +47,29 @@ export class NotFound extends withStatus(404) {}
 
 export class Conflict extends withStatus(409) {}
 
+/** A request body that stopped arriving, or a request not received whole in time. */
+export class RequestTimeout extends withStatus(408) {}
+
 /** A path with a segment longer than the router takes. */
 export class UriTooLong extends withStatus(414) {}
 
 export class UnsupportedMediaType extends withStatus(415) {}
 
 export class Unprocessable extends withStatus(422) {}
+
+/**
+ * A failure the client may retry after `retryAfterSeconds` (sent as `Retry-After`): too many wrong
+ * tokens from its address (429), too many bytes of uploads in flight (503).
+ */
+export class RetryLater extends StewardError {
+  constructor(
+    status: 429 | 503,
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(status, message);
+  }
+}
 
 /** The client closed its connection before its answer was ready: the work for it was stopped. */
 export class ClientClosedRequest extends withStatus(499) {}

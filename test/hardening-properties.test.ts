@@ -15,7 +15,11 @@ import { join } from 'node:path';
 
 import fc from 'fast-check';
 import { strToU8, zipSync } from 'fflate';
+import pino from 'pino';
 
+import { consoleBuildDir } from '../src/checkout.js';
+import { apiRoutes } from '../src/http/api.js';
+import { buildApp } from '../src/http/app.js';
 import { FilesystemJobStore } from '../src/jobs/filesystem-jobs.js';
 import { queuedJob } from '../src/jobs/record.js';
 import { freePort } from '../src/runtime/ports.js';
@@ -23,7 +27,15 @@ import { MAX_OWNED_TARGET_BYTES } from '../src/storage/owned-files.js';
 import { type CacheStack, startCacheStack } from './support/cache-stack.js';
 import { fileTree, leftovers, treeChanges } from './support/file-tree.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
-import { type BodySpec, hostilePath, pathSegment, percentEncode, queryString, requestBody } from './support/hostile.js';
+import {
+  type BodySpec,
+  disguisedPaths,
+  hostilePath,
+  pathSegment,
+  percentEncode,
+  queryString,
+  requestBody,
+} from './support/hostile.js';
 import { FakePlugin, hello } from './support/monitoring.js';
 import { after, before, describe, it } from './support/node-test.js';
 import { projectProblems, publishedLayers } from './support/qgis.js';
@@ -569,6 +581,41 @@ describe('hostile requests to every route', () => {
       );
     }
     assert.equal(({} as Record<string, unknown>)['polluted'], undefined, 'Object.prototype is not polluted');
+  });
+
+  it('refuses every listed route and method without the token, however its path is spelt', async (t) => {
+    // The same services behind an app of their own that needs a token.
+    const guarded = await buildApp(pino({ level: 'silent' }), apiRoutes(cs.stack.api.services, consoleBuildDir()), {
+      apiToken: 'the guarded token',
+    });
+    await guarded.listen({ host: '127.0.0.1', port: 0 });
+    const address = guarded.server.address();
+    const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    const valid = validBodies(data, tokens);
+    const failures: string[] = [];
+    let sent = 0;
+    try {
+      for (const operation of [...operations, { method: 'GET', template: '/metrics', params: [] }]) {
+        const requests = generated(operation, valid[key(operation)]);
+        const property = fc.asyncProperty(requests, fc.nat(), async (request, pick) => {
+          const path = target(operation, { ...request, query: '' });
+          const forms = [path, ...disguisedPaths(path)];
+          const form = forms[pick % forms.length] ?? path;
+          const sentRequest: RawRequest = { method: operation.method, target: form + request.query, ...request.body };
+          const reply = await rawRequest(url, sentRequest);
+          sent++;
+          const where = `${describeRequest(sentRequest)}\n  -> ${reply.status} ${reply.text.slice(0, 200)}`;
+          assert.ok([401, 404].includes(reply.status), `answered without the token: ${where}`);
+          checkReply(sentRequest, reply);
+        });
+        const details = await fc.check(property, { seed: SEED, numRuns: Math.ceil(RUNS / 5), endOnFailure: true });
+        if (details.failed) failures.push(`${key(operation)}: ${fc.defaultReportMessage(details)}`);
+      }
+    } finally {
+      await guarded.close();
+    }
+    t.diagnostic(`${sent} requests without the token, ${operations.length + 1} routes`);
+    if (failures.length > 0) assert.fail(failures.join('\n\n'));
   });
 
   describe('examples the properties found', () => {

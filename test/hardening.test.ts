@@ -3,9 +3,32 @@ import { mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { disguisedPaths } from './support/hostile.js';
 import { after, before, describe, it } from './support/node-test.js';
 import { decodePng } from './support/png.js';
+import { rawRequest } from './support/raw-http.js';
 import { type Stack, startStack } from './support/stack.js';
+
+/** Wrong tokens an address may send in a minute here; the earlier tests spend a few, the last the rest. */
+const TOKEN_FAILURES = 8;
+
+/** Every route and method the API describes, its parameters filled in, and the other protected paths. */
+async function protectedRequests(describe: () => Promise<Response>): Promise<Array<[string, string]>> {
+  const document = (await (await describe()).json()) as { paths: Record<string, Record<string, unknown>> };
+  const listed = Object.entries(document.paths).flatMap(([template, item]) =>
+    Object.keys(item)
+      .filter((method) => ['get', 'post', 'put', 'patch', 'delete'].includes(method))
+      .map((method): [string, string] => [method.toUpperCase(), template.replace(/\{(\w+)\}/g, 'guarded')]),
+  );
+  const unlisted: Array<[string, string]> = [
+    ['GET', '/metrics'],
+    ['GET', '/docs/json'],
+    ['GET', '/docs/yaml'],
+    ['GET', '/api/openapi.json'],
+    ['GET', '/api/projects/guarded/layers/mapped/map'],
+  ];
+  return [...listed.filter(([, path]) => path !== '/health/live' && path !== '/health/ready'), ...unlisted];
+}
 
 describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
   let stack: Stack;
@@ -25,7 +48,7 @@ describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
   before(async () => {
     data = makeFixtures();
     outside = makeFixtures();
-    stack = await startStack({ apiToken: token, dataRoots: [data.dir] });
+    stack = await startStack({ apiToken: token, tokenFailures: TOKEN_FAILURES, dataRoots: [data.dir] });
     assert.equal((await authorised('POST', '/api/projects/', { name: 'guarded', author: 'a' })).status, 201);
   });
   after(() => stack.stop());
@@ -118,5 +141,60 @@ describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
     assert.equal(drawn.status, 200);
     assert.equal(drawn.headers.get('content-type'), 'image/png');
     assert.deepEqual(decodePng(Buffer.from(await drawn.arrayBuffer())).pixel(200, 200), [200, 40, 90, 255]);
+  });
+
+  it('refuses every protected route and method under every spelling of its path without the token', async () => {
+    const requests = await protectedRequests(() => authorised('GET', '/api/openapi.json'));
+    assert.ok(requests.length > 60, `${requests.length} protected routes`);
+    let sent = 0;
+    const leaks: string[] = [];
+    for (const [method, path] of requests) {
+      for (const target of [path, ...disguisedPaths(path)]) {
+        const reply = await rawRequest(stack.api.url, { method, target });
+        sent++;
+        const json = /^application\/json/.test(reply.contentType);
+        if (![401, 404].includes(reply.status) || !json)
+          leaks.push(`${method} ${target} -> ${reply.status} ${reply.contentType}`);
+      }
+    }
+    assert.deepEqual(leaks, [], `${leaks.length} of ${sent} requests answered without the token`);
+  });
+
+  it('serves a route spelt with percent-encoding once the token is given, as the router reads it', async () => {
+    const headers = { authorization: `Bearer ${token}` };
+    for (const target of ['/%61pi/projects', '/%61%70%69/projects', '/api/%70rojects']) {
+      const reply = await rawRequest(stack.api.url, { method: 'GET', target, headers });
+      assert.equal(reply.status, 200, target);
+      assert.ok((JSON.parse(reply.text) as string[]).includes('guarded'), target);
+    }
+  });
+
+  it('keeps the console, the health checks and the API reader open, and the API description closed', async () => {
+    for (const path of ['/', '/projects/guarded', '/health/live', '/docs', '/docs/static/index.html']) {
+      assert.equal((await fetch(stack.api.url + path)).status, 200, path);
+    }
+    for (const path of ['/docs/json', '/docs/yaml', '/api/openapi.json']) {
+      assert.equal((await fetch(stack.api.url + path)).status, 401, path);
+      assert.equal((await authorised('GET', path)).status, 200, path);
+    }
+  });
+
+  it('refuses an address that sent too many wrong tokens, right token or not, with Retry-After', async () => {
+    const wrong = { authorization: 'Bearer wrong' };
+    let refused = 0;
+    while ((await fetch(`${stack.api.url}/api/projects`, { headers: wrong })).status === 401) {
+      refused++;
+      assert.ok(refused <= TOKEN_FAILURES, `still 401 after ${refused} wrong tokens`);
+    }
+    for (const path of ['/api/projects', '/api/projects/guarded/layers/mapped/map']) {
+      for (const headers of [wrong, { authorization: `Bearer ${token}` }]) {
+        const refused = await fetch(stack.api.url + path, { headers });
+        assert.equal(refused.status, 429, `${path} ${headers.authorization}`);
+        const wait = Number(refused.headers.get('retry-after'));
+        assert.ok(wait >= 1 && wait <= 60, `Retry-After ${wait}`);
+        assert.equal(typeof ((await refused.json()) as { error: unknown }).error, 'string');
+      }
+    }
+    assert.equal((await fetch(`${stack.api.url}/health/live`)).status, 200, 'the open routes stay open');
   });
 });

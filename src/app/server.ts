@@ -24,6 +24,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const observe = services.metrics.observe.bind(services.metrics);
   const app = await buildApp(logger, apiRoutes(services, consoleBuildDir()), {
     apiToken: config.apiToken,
+    tokenFailures: config.tokenFailures,
+    bodyIdleSeconds: config.bodyIdleSeconds,
     beforeRouting: mapPassthrough(services.maps, logger, observe),
     observe,
   });

@@ -4,12 +4,20 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 
-import { type BearerCheck, bearerCheck, installBearerAuth } from './auth.js';
+import { installTokenGate, TokenGate } from './auth.js';
+import { installBodyTimeouts, REQUEST_SECONDS } from './body-timeouts.js';
 import { frameworkError, installErrorHandling, MAX_PATH_SEGMENT_LENGTH } from './errors.js';
 import { installProjectScope } from './project-scope.js';
 import { type RouteModule } from './route-module.js';
+import { installSecurityHeaders } from './security-headers.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** Wrong tokens an address may send in a minute before it is refused (STEWARD_TOKEN_FAILURES). */
+export const DEFAULT_TOKEN_FAILURES = 10;
+
+/** Seconds a request body may stop arriving (STEWARD_BODY_IDLE_SECONDS). */
+export const DEFAULT_BODY_IDLE_SECONDS = 30;
 
 /** Serves a request ahead of the router, or hands it on with `next`. */
 export type EarlyHandler = (request: IncomingMessage, response: ServerResponse, next: () => void) => void;
@@ -24,19 +32,37 @@ export type RequestObserver = (method: string, route: string, status: number, se
 export async function buildApp(
   logger: FastifyBaseLogger,
   routes: RouteModule[],
-  options: { apiToken: string | undefined; beforeRouting?: EarlyHandler; observe?: RequestObserver },
+  options: {
+    apiToken: string | undefined;
+    /** Wrong tokens per minute and address before 429 (DEFAULT_TOKEN_FAILURES). */
+    tokenFailures?: number;
+    /** Seconds a request body may stop arriving before 408 (DEFAULT_BODY_IDLE_SECONDS). */
+    bodyIdleSeconds?: number;
+    beforeRouting?: EarlyHandler;
+    observe?: RequestObserver;
+  },
 ): Promise<FastifyInstance> {
-  const authorized = options.apiToken === undefined ? undefined : bearerCheck(options.apiToken);
+  const gate =
+    options.apiToken === undefined
+      ? undefined
+      : new TokenGate(options.apiToken, options.tokenFailures ?? DEFAULT_TOKEN_FAILURES);
   const app = Fastify({
-    ...(options.beforeRouting && { serverFactory: serverWith(options.beforeRouting, authorized) }),
+    ...(options.beforeRouting && { serverFactory: serverWith(options.beforeRouting, gate) }),
     loggerInstance: logger,
     bodyLimit: BODY_LIMIT_BYTES,
+    // Node's own bound, past the JSON 408 of installBodyTimeouts, for what that does not see.
+    requestTimeout: (REQUEST_SECONDS + 30) * 1000,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_SEGMENT_LENGTH },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
     frameworkErrors: frameworkError,
   });
   installErrorHandling(app);
-  installBearerAuth(app, authorized);
+  installTokenGate(app, gate);
+  installSecurityHeaders(app);
+  installBodyTimeouts(app, {
+    idleMs: (options.bodyIdleSeconds ?? DEFAULT_BODY_IDLE_SECONDS) * 1000,
+    totalMs: REQUEST_SECONDS * 1000,
+  });
   installProjectScope(app);
   const observe = options.observe;
   if (observe) {
@@ -65,21 +91,29 @@ export async function buildApp(
       ],
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    // The reader's own policy, with hashes of its inline code; framed by no one, and without
+    // upgrade-insecure-requests, which would send its files' requests to an https:// that may not be.
+    staticCSP: true,
+    transformStaticCSP: (policy) =>
+      policy.replace("frame-ancestors 'self'", "frame-ancestors 'none'").replace(/\s*upgrade-insecure-requests;?/, ''),
+  });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   for (const { prefix, routes: plugin } of routes) await app.register(plugin, { prefix });
   return app;
 }
 
 /**
- * The HTTP server Fastify would make, with `beforeRouting` given each authorised request first;
- * a request without the token goes straight to the router, which refuses it.
+ * The HTTP server Fastify would make, with `beforeRouting` given each admitted request first; any
+ * other (no or a wrong token, a throttled address) goes straight to the router, whose token check
+ * refuses it once it has matched the route. `beforeRouting` serves protected routes only.
  */
-function serverWith(beforeRouting: EarlyHandler, authorized: BearerCheck | undefined): FastifyServerFactory<Server> {
+function serverWith(beforeRouting: EarlyHandler, gate: TokenGate | undefined): FastifyServerFactory<Server> {
   return (route, options) => {
     const server = createServer((request, response) => {
       const next = (): void => route(request, response);
-      if (authorized && !authorized(request.headers.authorization)) next();
+      if (gate && !gate.admits(request.headers.authorization, request.socket.remoteAddress ?? '')) next();
       else beforeRouting(request, response, next);
     });
     server.keepAliveTimeout = options['keepAliveTimeout'] as number;

@@ -13,10 +13,41 @@ import { type FastifyPluginAsync, type FastifyReply } from 'fastify';
 import { type RouteModule } from './route-module.js';
 
 /** Paths that keep their own meaning: a console route never answers for them. */
-const RESERVED = /^\/(api|docs|health|metrics)(\/|$|\?)/;
+const RESERVED = /^\/(api|docs|health|metrics)(\/|$)/;
 
+/** Rounds of percent-decoding undone, so that a proxy decoding once more finds no reserved path either. */
+const DECODINGS = 3;
+
+function decoded(path: string): string {
+  let current = path;
+  for (let round = 0; round < DECODINGS; round++) {
+    try {
+      const next = decodeURIComponent(current);
+      if (next === current) break;
+      current = next;
+    } catch {
+      break;
+    }
+  }
+  return current;
+}
+
+/**
+ * Whether a URL's path is, or disguises, one of the reserved paths: percent-encoded (`/%61pi/`),
+ * with empty or dot segments (`//api/`, `/./api/`, `/x/../api/`), backslashes, parameters
+ * (`/api;x/`), or in other case (`/API/`). The router matches some of these to no route, and the console must not answer them
+ * with its page as if they were its own.
+ */
 export function isReservedPath(url: string): boolean {
-  return RESERVED.test(url);
+  const path = decoded(url.split('?')[0] ?? '').toLowerCase();
+  const segments: string[] = [];
+  for (const written of path.split(/[/\\]+/)) {
+    // What other servers ignore in a segment: parameters after `;`, control characters, spaces.
+    const segment = (written.split(';')[0] ?? '').replace(/[\u0000-\u0020\u007f]/g, '');
+    if (segment === '..') segments.pop();
+    else if (segment !== '' && segment !== '.') segments.push(segment);
+  }
+  return RESERVED.test(`/${segments.join('/')}`);
 }
 
 /** `dir` is the console's build folder (index.html and assets/); it may not exist yet. */

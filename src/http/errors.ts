@@ -6,7 +6,7 @@ import {
   type FastifyRequest,
 } from 'fastify';
 
-import { DocumentFormatError, NotFound, StewardError, UriTooLong } from '../errors.js';
+import { DocumentFormatError, NotFound, RetryLater, StewardError, UriTooLong } from '../errors.js';
 
 /** The longest path parameter the router takes; a longer one is answered 414. */
 export const MAX_PATH_SEGMENT_LENGTH = 1000;
@@ -14,6 +14,8 @@ export const MAX_PATH_SEGMENT_LENGTH = 1000;
 export interface ErrorReply {
   status: number;
   body: { error: string };
+  /** `Retry-After`, in seconds, for a failure the client may retry later. */
+  retryAfter?: number;
 }
 
 function logged(error: StewardError): boolean {
@@ -28,7 +30,9 @@ function logged(error: StewardError): boolean {
 export function errorReply(error: unknown, log: FastifyBaseLogger): ErrorReply {
   if (error instanceof StewardError) {
     if (logged(error)) log.error({ err: error }, error.message);
-    return { status: error.status, body: { error: error.clientMessage } };
+    const body = { error: error.clientMessage };
+    if (error instanceof RetryLater) return { status: error.status, body, retryAfter: error.retryAfterSeconds };
+    return { status: error.status, body };
   }
   const framework = error as Partial<FastifyError>;
   if (framework.validation) {
@@ -44,7 +48,8 @@ export function errorReply(error: unknown, log: FastifyBaseLogger): ErrorReply {
 }
 
 export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
-  const { status, body } = errorReply(error, reply.log);
+  const { status, body, retryAfter } = errorReply(error, reply.log);
+  if (retryAfter !== undefined) void reply.header('retry-after', String(retryAfter));
   return reply.status(status).send(body);
 }
 

@@ -7,6 +7,7 @@ import { type MapService, type RenderedMap } from '../services/maps.js';
 import { projectRef } from '../services/projects.js';
 import { type EarlyHandler, type RequestObserver } from './app.js';
 import { errorReply } from './errors.js';
+import { API_HEADERS } from './security-headers.js';
 
 /** The route pattern the passthrough answers for, as metrics label it. */
 export const MAP_ROUTE = '/api/projects/:project/layers/:layer/map';
@@ -74,10 +75,12 @@ export function mapPassthrough(maps: MapService, log: FastifyBaseLogger, observe
     });
     if (map instanceof StewardError) {
       const { status, body } = errorReply(map, log);
-      response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+      response
+        .writeHead(status, { ...API_HEADERS, 'content-type': 'application/json; charset=utf-8' })
+        .end(JSON.stringify(body));
       return;
     }
-    response.writeHead(200, map.headers);
+    response.writeHead(200, { ...API_HEADERS, ...map.headers });
     if (Buffer.isBuffer(map.body)) {
       response.end(map.body);
       return;

@@ -356,3 +356,32 @@ export function requestBody(
     );
   return fc.oneof(...choices);
 }
+
+/**
+ * `path` (`/api/...` or another route's path, written plainly) spelt as the router or a console
+ * catch-all might read it as something else: letters of its segments percent-encoded, the first
+ * segment encoded twice, empty and dot segments before it, in upper case. None may reach a route
+ * without the token.
+ */
+export function disguisedPaths(path: string): string[] {
+  const [first = '', ...rest] = path.slice(1).split('/');
+  const tail = rest.length === 0 ? '' : `/${rest.join('/')}`;
+  const encodeAll = (segment: string): string =>
+    [...segment].map((character) => `%${character.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
+  const encodeFirst = (segment: string): string => encodeAll(segment.slice(0, 1)) + segment.slice(1);
+  const letters = (segment: string): boolean => /^[a-z]/.test(segment);
+  const forms = [
+    `/${encodeFirst(first)}${tail}`,
+    `/${encodeAll(first)}${tail}`,
+    `/${encodeAll(first).toUpperCase()}${tail}`,
+    `/${encodeFirst(first).replace('%', '%25')}${tail}`,
+    `//${first}${tail}`,
+    `/./${first}${tail}`,
+    `/x/../${first}${tail}`,
+    `/${first.toUpperCase()}${tail}`,
+    `/${first}${tail.toUpperCase()}`,
+    `/${first};x${tail}`,
+    `/${[first, ...rest].map((segment) => (letters(segment) ? encodeFirst(segment) : segment)).join('/')}`,
+  ];
+  return [...new Set(forms)].filter((form) => form !== path);
+}

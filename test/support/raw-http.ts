@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { type IncomingHttpHeaders, request } from 'node:http';
 
 export interface RawRequest {
   method: string;
@@ -6,12 +6,15 @@ export interface RawRequest {
   target: string;
   contentType?: string;
   body?: string | Buffer;
+  /** Headers besides the content type and length (an `authorization`). */
+  headers?: Record<string, string>;
 }
 
 export interface RawReply {
   status: number;
   contentType: string;
   text: string;
+  headers: IncomingHttpHeaders;
 }
 
 const TIMEOUT_MS = 30_000;
@@ -19,7 +22,7 @@ const TIMEOUT_MS = 30_000;
 /** Sends a request with the path exactly as given, which fetch() would normalise first. */
 export function rawRequest(baseUrl: string, sent: RawRequest): Promise<RawReply> {
   const base = new URL(baseUrl);
-  const headers: Record<string, string | number> = {};
+  const headers: Record<string, string | number> = { ...sent.headers };
   if (sent.contentType !== undefined) headers['content-type'] = sent.contentType;
   if (sent.body !== undefined) headers['content-length'] = Buffer.byteLength(sent.body);
   return new Promise((resolve, reject) => {
@@ -33,6 +36,7 @@ export function rawRequest(baseUrl: string, sent: RawRequest): Promise<RawReply>
             status: response.statusCode ?? 0,
             contentType: response.headers['content-type'] ?? '',
             text: Buffer.concat(chunks).toString('utf8'),
+            headers: response.headers,
           }),
         );
         response.on('error', reject);

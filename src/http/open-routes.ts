@@ -1,0 +1,31 @@
+/**
+ * The only routes anyone may call when STEWARD_API_TOKEN is set, by the pattern the router
+ * matched: never by the URL as sent, which `/%61pi/`, `//api/` or `/API/` disguise. Every other
+ * route, and a request no route takes, needs the token.
+ */
+/** The web console's files (console.ts); the console asks for the token on the API's first 401. */
+const CONSOLE_ROUTES: ReadonlySet<string> = new Set(['/', '/*', '/assets/*']);
+
+const OPEN_ROUTES: ReadonlySet<string> = new Set([
+  ...CONSOLE_ROUTES,
+  // For load balancers and orchestrators; they say nothing secret.
+  '/health/live',
+  '/health/ready',
+  // The reader of the API description. The description itself (/docs/json, /docs/yaml,
+  // /api/openapi.json) needs the token: it maps every route an attacker could try.
+  '/docs',
+  '/docs/',
+  '/docs/static/*',
+  '/docs/static/index.html',
+  '/docs/static/swagger-initializer.js',
+]);
+
+/** Whether `method` on the matched route pattern `url` (undefined when no route matched) is open. */
+export function isOpenRoute(method: string, url: string | undefined): boolean {
+  return (method === 'GET' || method === 'HEAD') && url !== undefined && OPEN_ROUTES.has(url);
+}
+
+/** Whether the matched route pattern `url` serves the web console's files. */
+export function isConsoleRoute(url: string | undefined): boolean {
+  return url !== undefined && CONSOLE_ROUTES.has(url);
+}
