@@ -219,6 +219,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     styleDocuments,
     stylePackages,
     styleBodyLimit: config.styleBodyLimit,
+    uploadBudget: config.uploadBudget,
     qgis,
     processing,
     registry: instances,

@@ -46,6 +46,8 @@ export interface ApiServices {
   stylePackages: StylePackages;
   /** Bytes a style upload may have (the other routes keep the app's limit). */
   styleBodyLimit: number;
+  /** Bytes of style uploads worked on at once (STEWARD_UPLOAD_BUDGET); past them uploads get 503. */
+  uploadBudget: number;
   /** The administered QGIS Server version and its symbology catalogue. */
   qgis: AdministeredQgis;
   processing: ProcessingService;

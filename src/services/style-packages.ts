@@ -19,7 +19,7 @@ import { parseXml } from '../qgis/xml/parse.js';
 import { serializeXml } from '../qgis/xml/serialize.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
 import { type ProjectRef } from '../storage/project-store.js';
-import { unzipEntries, type ZipLimits } from '../storage/zip-entries.js';
+import { declaredUnpackedBytes, unzipEntries, type ZipLimits } from '../storage/zip-entries.js';
 import { checkName } from './names.js';
 import { type ProjectStyles } from './project-styles.js';
 import { type ProjectRepository } from './repository.js';
@@ -120,11 +120,19 @@ export class StylePackages {
     private readonly repository: ProjectRepository,
     private readonly styles: StyleService,
     private readonly projectStyles: ProjectStyles,
-    bodyLimit: number,
+    private readonly bodyLimit: number,
     private readonly fonts: InstanceFonts,
     private readonly files: StyleFiles,
   ) {
     this.limits = { entries: MAX_ENTRIES, bytes: UNPACKED_FACTOR * bodyLimit };
+  }
+
+  /**
+   * The bytes a package's files will unpack to, read before anything is unpacked; BadRequest for
+   * an archive `put` would refuse as too large or unsafe.
+   */
+  unpackedBytes(zip: Buffer): number {
+    return declaredUnpackedBytes(zip, this.limits);
   }
 
   /**
@@ -152,7 +160,13 @@ export class StylePackages {
     await this.repository.read(ref);
     const entries = withoutSystemFiles(unzipEntries(zip, this.limits));
     const qmlEntry = this.qmlEntry([...entries.keys()]);
-    const qml = (entries.get(qmlEntry) ?? Buffer.alloc(0)).toString('utf8');
+    const qmlBytes = entries.get(qmlEntry) ?? Buffer.alloc(0);
+    // The QML costs as much to read as one uploaded alone, and is held to the same limit.
+    if (qmlBytes.length > this.bodyLimit)
+      throw new BadRequest(
+        `"${qmlEntry}" is ${qmlBytes.length} bytes, more than the ${this.bodyLimit} a style may have`,
+      );
+    const qml = qmlBytes.toString('utf8');
     qmlFacts(qml);
     const document = parseXml(qml);
     const references = styleReferences(document.root);

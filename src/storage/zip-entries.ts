@@ -105,20 +105,39 @@ function unpack(bytes: Buffer, entry: DirectoryEntry): Buffer {
   return data;
 }
 
-/** The archive's files by name (folders left out); BadRequest for anything unsafe or beyond the limits. */
-export function unzipEntries(bytes: Buffer, limits: ZipLimits): Map<string, Buffer> {
+function read<T>(reading: () => T): T {
   try {
-    const entries = directory(bytes, limits).filter((entry) => !entry.name.endsWith('/'));
-    const total = entries.reduce((sum, entry) => sum + entry.size, 0);
-    if (total > limits.bytes) refuse(`its files unpack to ${total} bytes, more than ${limits.bytes}`);
-    const files = new Map<string, Buffer>();
-    for (const entry of entries) {
-      if (files.has(entry.name)) refuse(`it holds "${entry.name}" twice`);
-      files.set(entry.name, unpack(bytes, entry));
-    }
-    return files;
+    return reading();
   } catch (error) {
     if (error instanceof RangeError) refuse('it is cut short');
     throw error;
   }
+}
+
+/** The archive's files (folders left out), their declared sizes together within the limit. */
+function files(bytes: Buffer, limits: ZipLimits): DirectoryEntry[] {
+  const entries = directory(bytes, limits).filter((entry) => !entry.name.endsWith('/'));
+  const total = entries.reduce((sum, entry) => sum + entry.size, 0);
+  if (total > limits.bytes) refuse(`its files unpack to ${total} bytes, more than ${limits.bytes}`);
+  return entries;
+}
+
+/**
+ * The bytes the archive's files say they unpack to, read from its central directory without
+ * inflating anything (unzipEntries holds each file to its word); BadRequest as unzipEntries.
+ */
+export function declaredUnpackedBytes(bytes: Buffer, limits: ZipLimits): number {
+  return read(() => files(bytes, limits).reduce((sum, entry) => sum + entry.size, 0));
+}
+
+/** The archive's files by name (folders left out); BadRequest for anything unsafe or beyond the limits. */
+export function unzipEntries(bytes: Buffer, limits: ZipLimits): Map<string, Buffer> {
+  return read(() => {
+    const unpacked = new Map<string, Buffer>();
+    for (const entry of files(bytes, limits)) {
+      if (unpacked.has(entry.name)) refuse(`it holds "${entry.name}" twice`);
+      unpacked.set(entry.name, unpack(bytes, entry));
+    }
+    return unpacked;
+  });
 }

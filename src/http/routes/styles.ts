@@ -9,6 +9,8 @@ import { type StyleService } from '../../services/styles.js';
 import { type Reseeder } from '../../tile-cache/reseed.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses, LayerParams, ProjectParams, SchemaQuery } from '../schemas.js';
+import { asAttachment } from '../security-headers.js';
+import { UploadBudget } from '../upload-budget.js';
 import { ReseedQuery, withReseed } from './reseed.js';
 
 const StyleParams = Type.Object({ project: Type.String(), style: Type.String() });
@@ -75,8 +77,14 @@ function zipBody(contentType: string | undefined, body: unknown): Buffer {
  */
 function uploadRoutes(services: StyleRouteServices): FastifyPluginAsync {
   const { styles, stylePackages: packages, styleBodyLimit: bodyLimit, reseeder } = services;
+  const budget = new UploadBudget(services.uploadBudget);
   return async (app) => {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
+    // Before the body is read: its declared length, or the most it may be when it declares none.
+    app.addHook('onRequest', async (request, reply) => {
+      const declared = Number(request.headers['content-length']);
+      budget.hold(reply, Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, bodyLimit) : bodyLimit);
+    });
     app.addContentTypeParser(XML_TYPES, { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body));
     app.addContentTypeParser(ZIP_TYPES, { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
     // Any other type reaches the route, which names the types it takes.
@@ -131,6 +139,8 @@ function uploadRoutes(services: StyleRouteServices): FastifyPluginAsync {
       },
       async (request, reply) => {
         const zip = zipBody(request.headers['content-type'], request.body);
+        // What the archive unpacks to is held too, before it is unpacked.
+        budget.hold(reply, packages.unpackedBytes(zip) - zip.length);
         const { project, params } = request;
         const answer = await withReseed(
           { reseeder, asked: request.query.reseed, reply, ref: project },
@@ -150,6 +160,8 @@ export interface StyleRouteServices {
   stylePackages: StylePackages;
   /** Bytes a style upload may have (the other routes keep the app's limit). */
   styleBodyLimit: number;
+  /** Bytes of style uploads worked on at once. */
+  uploadBudget: number;
   reseeder: Reseeder | undefined;
 }
 
@@ -233,7 +245,8 @@ export function styleRoutes(services: StyleRouteServices): RouteModule {
       },
       async (request, reply) => {
         const style = await styles.get(request.project, request.params.style);
-        return typeof style === 'string' ? reply.type('application/xml').send(style) : style;
+        if (typeof style !== 'string') return style;
+        return asAttachment(reply, `${request.params.style}.qml`).type('application/xml').send(style);
       },
     );
     api.get(
@@ -246,8 +259,10 @@ export function styleRoutes(services: StyleRouteServices): RouteModule {
           querystring: SchemaQuery,
         },
       },
-      async (request, reply) =>
-        reply.type('application/xml').send(await styles.getQml(request.project, request.params.style)),
+      async (request, reply) => {
+        const qml = await styles.getQml(request.project, request.params.style);
+        return asAttachment(reply, `${request.params.style}.qml`).type('application/xml').send(qml);
+      },
     );
     api.post(
       '/styles/:style',
@@ -314,8 +329,10 @@ export function styleRoutes(services: StyleRouteServices): RouteModule {
           querystring: SchemaQuery,
         },
       },
-      async (request, reply) =>
-        reply.type('application/vnd.ogc.sld+xml').send(await documents.sld(request.project, request.params.layer)),
+      async (request, reply) => {
+        const sld = await documents.sld(request.project, request.params.layer);
+        return asAttachment(reply, `${request.params.layer}.sld`).type('application/vnd.ogc.sld+xml').send(sld);
+      },
     );
     api.get(
       '/layers/:layer/legend',
