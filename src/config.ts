@@ -160,6 +160,22 @@ function size(env: Env, name: string, fallback: string): number {
   return value;
 }
 
+/**
+ * `STEWARD_UPLOAD_BUDGET`: bytes of style documents read at once, 24M by default. Reading a QML
+ * takes about ten times its size of heap, so the default keeps the largest upload (16 MiB) and a
+ * few small ones within the heap's headroom; it must take one upload of the largest size.
+ */
+function uploadBudget(env: Env): number {
+  const budget = size(env, 'STEWARD_UPLOAD_BUDGET', '24M');
+  const largest = size(env, 'STEWARD_STYLE_BODY_LIMIT', '16M');
+  if (budget < largest) {
+    throw new ConfigError(
+      `STEWARD_UPLOAD_BUDGET (${budget}) must take one upload of STEWARD_STYLE_BODY_LIMIT (${largest})`,
+    );
+  }
+  return budget;
+}
+
 /** A whole-number setting from 1 to `max`. */
 function count(env: Env, name: string, fallback: number, max: number): number {
   const text = optional(env, name) ?? String(fallback);
@@ -311,7 +327,7 @@ export function loadConfig(env: Env = process.env): Config {
     styleBodyLimit: size(env, 'STEWARD_STYLE_BODY_LIMIT', '16M'),
     tokenFailures: count(env, 'STEWARD_TOKEN_FAILURES', 10, 1_000_000),
     bodyIdleSeconds: count(env, 'STEWARD_BODY_IDLE_SECONDS', 30, 3600),
-    uploadBudget: size(env, 'STEWARD_UPLOAD_BUDGET', '48M'),
+    uploadBudget: uploadBudget(env),
     jobsConcurrency: jobsConcurrency(env),
     projectCacheBytes: projectCacheBytes(env),
     pinnedProjects: pinnedProjects(env),

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { mkdirSync, readdirSync, symlinkSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
@@ -48,7 +50,12 @@ describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
   before(async () => {
     data = makeFixtures();
     outside = makeFixtures();
-    stack = await startStack({ apiToken: token, tokenFailures: TOKEN_FAILURES, dataRoots: [data.dir] });
+    stack = await startStack({
+      apiToken: token,
+      tokenFailures: TOKEN_FAILURES,
+      bodyIdleSeconds: 1,
+      dataRoots: [data.dir],
+    });
     assert.equal((await authorised('POST', '/api/projects/', { name: 'guarded', author: 'a' })).status, 201);
   });
   after(() => stack.stop());
@@ -177,6 +184,77 @@ describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
       assert.equal((await fetch(stack.api.url + path)).status, 401, path);
       assert.equal((await authorised('GET', path)).status, 200, path);
     }
+  });
+
+  it('serves a stored style as an attachment, never as a page of its own origin', async () => {
+    const qml = `<!DOCTYPE qgis PUBLIC 'http://mrcc.com/qgis.dtd' 'SYSTEM'>
+<qgis version="3.22.16" xmlns:h="http://www.w3.org/1999/xhtml"><h:script>alert(sessionStorage.length)</h:script>
+ <renderer-v2 type="singleSymbol"><symbols><symbol type="fill" name="0"><layer class="SimpleFill">
+  <Option type="Map"><Option type="QString" name="color" value="51,102,204,255"/></Option>
+ </layer></symbol></symbols></renderer-v2>
+ <layerGeometryType>2</layerGeometryType>
+</qgis>`;
+    const stored = await fetch(`${stack.api.url}/api/projects/guarded/styles/scripted/qml`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/xml' },
+      body: qml,
+    });
+    assert.equal(stored.status, 201, await stored.text());
+    for (const path of ['/api/projects/guarded/styles/scripted', '/api/projects/guarded/styles/scripted/qml']) {
+      const served = await authorised('GET', path);
+      assert.equal(served.status, 200, path);
+      assert.match(served.headers.get('content-disposition') ?? '', /^attachment; filename="scripted\.qml"/, path);
+      assert.equal(served.headers.get('x-content-type-options'), 'nosniff', path);
+      assert.match(served.headers.get('content-security-policy') ?? '', /^default-src 'none'/, path);
+      assert.equal(served.headers.get('referrer-policy'), 'no-referrer', path);
+    }
+    const sld = await authorised('GET', '/api/projects/guarded/layers/inside/style.sld');
+    assert.equal(sld.status, 200);
+    assert.match(sld.headers.get('content-disposition') ?? '', /^attachment; filename="inside\.sld"/);
+    const page = await fetch(`${stack.api.url}/projects/guarded`);
+    const policy = page.headers.get('content-security-policy') ?? '';
+    assert.match(policy, /script-src 'self'(;|$)/);
+    assert.match(policy, /frame-ancestors 'none'/);
+  });
+
+  it("refuses documents and expressions nested too deep, and PostgreSQL's own schemas, as the client's error", async () => {
+    const deep = `<qgis version="3.22.16">${'<a>'.repeat(3000)}${'</a>'.repeat(3000)}</qgis>`;
+    const qml = await fetch(`${stack.api.url}/api/projects/guarded/styles/deep/qml`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/xml' },
+      body: deep,
+    });
+    assert.equal(qml.status, 400);
+    assert.match(((await qml.json()) as { error: string }).error, /nested deeper than 200/);
+    const expression = `${'('.repeat(1000)}inside@1${')'.repeat(1000)}`;
+    const calculated = await authorised('POST', '/api/processing/raster/calculator/guarded', {
+      expression,
+      output: join(data.dir, 'deep.tif'),
+    });
+    assert.equal(calculated.status, 400);
+    assert.match(((await calculated.json()) as { error: string }).error, /deeper than 100 levels/);
+    for (const schema of ['pg_toast', 'pg_catalog', 'information_schema', 'PG_TOAST']) {
+      assert.equal((await authorised('GET', `/api/projects?schema=${schema}`)).status, 403, schema);
+      assert.equal((await authorised('GET', `/api/projects/guarded?schema=${schema}`)).status, 403, schema);
+    }
+  });
+
+  it('answers 408 and closes the connection when a request body stops arriving', async () => {
+    const { port } = new URL(stack.api.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write(
+      'POST /api/projects HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+        `Authorization: Bearer ${token}\r\nContent-Length: 100\r\n\r\n{"name":`,
+    );
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    const started = Date.now();
+    await once(socket, 'close');
+    const waited = Date.now() - started;
+    assert.match(answer, /^HTTP\/1\.1 408 /);
+    assert.match(answer, /"error":"the request body stopped arriving for 1 s"/);
+    assert.ok(waited >= 900 && waited < 5000, `closed after ${waited} ms`);
   });
 
   it('refuses an address that sent too many wrong tokens, right token or not, with Retry-After', async () => {

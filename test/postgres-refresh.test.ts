@@ -60,7 +60,7 @@ describe('a database project changed through the API, served by a running QGIS S
       styleBodyLimit: 16 * 1024 * 1024,
       tokenFailures: 10,
       bodyIdleSeconds: 30,
-      uploadBudget: 48 * 1024 * 1024,
+      uploadBudget: 24 * 1024 * 1024,
       jobsConcurrency: 2,
       projectCacheBytes: 128 * 1024 * 1024,
     });

@@ -19,7 +19,7 @@ import { parseXml } from '../qgis/xml/parse.js';
 import { serializeXml } from '../qgis/xml/serialize.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
 import { type ProjectRef } from '../storage/project-store.js';
-import { declaredUnpackedBytes, unzipEntries, type ZipLimits } from '../storage/zip-entries.js';
+import { declaredSizes, unzipEntries, type ZipLimits } from '../storage/zip-entries.js';
 import { checkName } from './names.js';
 import { type ProjectStyles } from './project-styles.js';
 import { type ProjectRepository } from './repository.js';
@@ -128,11 +128,19 @@ export class StylePackages {
   }
 
   /**
-   * The bytes a package's files will unpack to, read before anything is unpacked; BadRequest for
-   * an archive `put` would refuse as too large or unsafe.
+   * The bytes of a package's QML, read from its central directory before anything is unpacked:
+   * what reading the style will cost. BadRequest for an archive `put` refuses as unsafe, too large
+   * unpacked, or with a QML larger than a style uploaded alone may be.
    */
-  unpackedBytes(zip: Buffer): number {
-    return declaredUnpackedBytes(zip, this.limits);
+  documentBytes(zip: Buffer): number {
+    let total = 0;
+    for (const [entry, size] of declaredSizes(zip, this.limits)) {
+      if (!entry.toLowerCase().endsWith('.qml')) continue;
+      if (size > this.bodyLimit)
+        throw new BadRequest(`"${entry}" unpacks to ${size} bytes, more than the ${this.bodyLimit} a style may have`);
+      total += size;
+    }
+    return total;
   }
 
   /**
@@ -158,15 +166,10 @@ export class StylePackages {
   async put(ref: ProjectRef, name: string, zip: Buffer): Promise<PackageAnswer> {
     checkName('style', name);
     await this.repository.read(ref);
+    this.documentBytes(zip);
     const entries = withoutSystemFiles(unzipEntries(zip, this.limits));
     const qmlEntry = this.qmlEntry([...entries.keys()]);
-    const qmlBytes = entries.get(qmlEntry) ?? Buffer.alloc(0);
-    // The QML costs as much to read as one uploaded alone, and is held to the same limit.
-    if (qmlBytes.length > this.bodyLimit)
-      throw new BadRequest(
-        `"${qmlEntry}" is ${qmlBytes.length} bytes, more than the ${this.bodyLimit} a style may have`,
-      );
-    const qml = qmlBytes.toString('utf8');
+    const qml = (entries.get(qmlEntry) ?? Buffer.alloc(0)).toString('utf8');
     qmlFacts(qml);
     const document = parseXml(qml);
     const references = styleReferences(document.root);

@@ -123,11 +123,11 @@ function files(bytes: Buffer, limits: ZipLimits): DirectoryEntry[] {
 }
 
 /**
- * The bytes the archive's files say they unpack to, read from its central directory without
- * inflating anything (unzipEntries holds each file to its word); BadRequest as unzipEntries.
+ * The bytes each of the archive's files says it unpacks to, read from its central directory
+ * without inflating anything (unzipEntries holds each file to its word); BadRequest as unzipEntries.
  */
-export function declaredUnpackedBytes(bytes: Buffer, limits: ZipLimits): number {
-  return read(() => files(bytes, limits).reduce((sum, entry) => sum + entry.size, 0));
+export function declaredSizes(bytes: Buffer, limits: ZipLimits): Map<string, number> {
+  return read(() => new Map(files(bytes, limits).map((entry) => [entry.name, entry.size])));
 }
 
 /** The archive's files by name (folders left out); BadRequest for anything unsafe or beyond the limits. */

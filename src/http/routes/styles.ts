@@ -139,8 +139,8 @@ function uploadRoutes(services: StyleRouteServices): FastifyPluginAsync {
       },
       async (request, reply) => {
         const zip = zipBody(request.headers['content-type'], request.body);
-        // What the archive unpacks to is held too, before it is unpacked.
-        budget.hold(reply, packages.unpackedBytes(zip) - zip.length);
+        // Reading the style costs its QML's size, held before anything is unpacked.
+        budget.hold(reply, packages.documentBytes(zip) - zip.length);
         const { project, params } = request;
         const answer = await withReseed(
           { reseeder, asked: request.query.reseed, reply, ref: project },
