@@ -10,7 +10,8 @@ export interface LayerRecord {
 export interface AddedRecords {
   tree: LayerRecord;
   customOrder?: LayerRecord;
-  order: LayerRecord;
+  /** Absent when the project has no `<layerorder>` (QGIS 2 projects). */
+  order?: LayerRecord;
   snapping?: LayerRecord;
 }
 
@@ -63,7 +64,7 @@ export class LayerRecords {
     if (!this.places) return;
     push(this.places.tree, id, records.tree);
     if (records.customOrder) push(this.places.customOrder, id, records.customOrder);
-    push(this.places.order, id, records.order);
+    if (records.order) push(this.places.order, id, records.order);
     if (records.snapping) push(this.places.snapping, id, records.snapping);
   }
 

@@ -3,6 +3,7 @@
  * them when the layer is added or removed through QgsProject (see docs/project-edits.md).
  */
 import { type LayerRecord } from './layer-records.js';
+import { type Layout } from './xml/layout.js';
 import {
   appendChild,
   childElements,
@@ -197,7 +198,7 @@ export function snappingSettings(root: XmlElement): XmlElement | undefined {
  * QgsSnappingConfig::addLayers: a new vector layer gets individual settings, with QGIS's default
  * ones, when the project keeps individual settings. Returns the record it added.
  */
-export function addSnapping(root: XmlElement, id: string): LayerRecord | undefined {
+export function addSnapping(root: XmlElement, id: string, layout: Layout): LayerRecord | undefined {
   const settings = snappingSettings(root);
   if (!settings) return undefined;
   const setting = element('layer-setting', {
@@ -209,6 +210,6 @@ export function addSnapping(root: XmlElement, id: string): LayerRecord | undefin
     minScale: '0',
     maxScale: '0',
   });
-  appendChild(settings, setting, 2);
+  appendChild(settings, setting, 2, layout);
   return { parent: settings, node: setting };
 }

@@ -20,6 +20,7 @@ import {
 import { type MetadataChange, type ProjectMetadata, readMetadata, writeMetadata } from './project-metadata.js';
 import { emptyProject, type NewProject } from './project-template.js';
 import { readTimeDimension, type TimeDimension } from './temporal.js';
+import { type Layout, layoutOf, lineBreak } from './xml/layout.js';
 import {
   appendChild,
   childElements,
@@ -198,10 +199,14 @@ export class ProjectDocument {
     () => snappingSettings(this.document.root),
   );
 
+  /** The file's line breaks and indentation, which what Steward adds follows. */
+  private readonly layout: Layout;
+
   private constructor(private readonly document: XmlDocument) {
     if (document.root.name !== 'qgis') {
       throw new ProjectFormatError(`a QGIS project has a <qgis> root, not <${document.root.name}>`);
     }
+    this.layout = layoutOf(document.root, 0);
   }
 
   static parse(text: string): ProjectDocument {
@@ -296,15 +301,15 @@ export class ProjectDocument {
   }
 
   changeMetadata(change: MetadataChange): void {
-    writeMetadata(this.document.root, change);
+    writeMetadata(this.document.root, change, this.layout);
   }
 
   private get projectLayers(): XmlElement {
-    return ensureChild(this.document.root, 'projectlayers', 1);
+    return ensureChild(this.document.root, 'projectlayers', 0, this.layout);
   }
 
   private get layerTree(): XmlElement {
-    return ensureChild(this.document.root, 'layer-tree-group', 1);
+    return ensureChild(this.document.root, 'layer-tree-group', 0, this.layout);
   }
 
   /** Reads a layer, or undefined for kinds Steward does not manage (mesh, vector tiles...). */
@@ -422,37 +427,43 @@ export class ProjectDocument {
     for (const entry of this.layers()) {
       if (!inTree.has(entry.id)) untreed.set(entry.name, entry);
     }
-    const order = ensureChild(this.document.root, 'layerorder', 1);
+    const order = ensureChild(this.document.root, 'layerorder', 0, this.layout);
     replaceLayerTree(this.layerTree, order, request, (id) => names.get(id), untreed);
     this.records.forget();
     this.index = undefined;
   }
 
-  /** Adds the layer at the bottom of the layer tree and of the drawing order. */
+  /**
+   * Adds the layer at the bottom of the layer tree and of the drawing order. A project without a
+   * `<layerorder>` (QGIS 2) gets none: QGIS reads its drawing order from the layer tree.
+   */
   addLayer(definition: MapLayerDefinition): void {
-    const layer = indent(mapLayerElement(definition), 2);
-    appendChild(this.projectLayers, layer, 1);
+    const layout = this.layout;
+    const layer = indent(mapLayerElement(definition), 2, layout);
+    appendChild(this.projectLayers, layer, 1, layout);
     this.expanded?.add(layer);
     const tree = this.layerTree;
-    const entry = indent(layerTreeElement(definition), 2);
+    const entry = indent(layerTreeElement(definition), 2, layout);
     const customOrder = firstChild(tree, 'custom-order');
     const item = element('item', {}, [{ kind: 'text', value: definition.id }]);
     if (customOrder) {
       const index = tree.children.indexOf(customOrder);
-      tree.children.splice(index, 0, entry, { kind: 'text', value: '\n    ' });
-      appendChild(customOrder, item, 2);
+      tree.children.splice(index, 0, entry, { kind: 'text', value: lineBreak(layout, 2) });
+      appendChild(customOrder, item, 2, layout);
     } else {
-      appendChild(tree, entry, 1);
+      appendChild(tree, entry, 1, layout);
     }
-    const order = ensureChild(this.document.root, 'layerorder', 1);
+    const order = firstChild(this.document.root, 'layerorder');
     const orderEntry = element('layer', { id: definition.id });
-    appendChild(order, orderEntry, 1);
+    if (order) appendChild(order, orderEntry, 1, layout);
     const snapping =
-      definition.type === 'vector' && definition.geometry ? addSnapping(this.document.root, definition.id) : undefined;
+      definition.type === 'vector' && definition.geometry
+        ? addSnapping(this.document.root, definition.id, layout)
+        : undefined;
     this.records.added(definition.id, {
       tree: { parent: tree, node: entry },
       customOrder: customOrder && { parent: customOrder, node: item },
-      order: { parent: order, node: orderEntry },
+      order: order && { parent: order, node: orderEntry },
       snapping,
     });
     const added = managedEntry(layer);

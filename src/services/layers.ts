@@ -50,7 +50,8 @@ export interface LayerInfo {
   type: LayerType;
   source: string;
   crs: string;
-  bbox: string;
+  /** Null for a layer without geometry, which has no extent. */
+  bbox: string | null;
   current_style: string;
   styles: string[];
   valid: boolean;
@@ -77,6 +78,11 @@ export interface LayerLifecycle {
 function formatBbox(extent: Extent): string {
   const [xmin, ymin, xmax, ymax] = extent.map(formatNumber);
   return `${xmin} ${ymin}, ${xmax} ${ymax}`;
+}
+
+/** A vector layer of a table: QGIS writes no extent for it, and it has none. */
+function hasNoGeometry(layer: LayerEntry): boolean {
+  return layer.type === 'vector' && (layer.wkbType === 'NoGeometry' || layer.geometry === 'No geometry');
 }
 
 export function layerNotFound(ref: ProjectRef, name: string): NotFound {
@@ -146,7 +152,7 @@ export class LayerService {
    * as it draws, a script may not): a layer saved without one is given its datasource's.
    */
   private async withExtent<Layer extends LayerEntry>(ref: ProjectRef, layer: Layer): Promise<Layer> {
-    if (layer.extent.every(Number.isFinite)) return layer;
+    if (layer.extent.every(Number.isFinite) || hasNoGeometry(layer)) return layer;
     const { probed } = await this.inspect(ref, layer);
     return probed ? { ...layer, extent: probed.extent } : layer;
   }
@@ -199,7 +205,7 @@ export class LayerService {
       type: layer.type,
       source: this.describe(layer),
       crs: layer.authid,
-      bbox: formatBbox(layer.extent),
+      bbox: layer.extent.every(Number.isFinite) ? formatBbox(layer.extent) : null,
       current_style: layer.currentStyle,
       styles: layer.styles,
       valid: inspection.valid,

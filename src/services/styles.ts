@@ -9,7 +9,9 @@ import {
   layerStyleNames,
   putLayerStyle,
   removeLayerStyle,
+  resolveLayerStyle,
   setCurrentLayerStyle,
+  shownStyleName,
 } from '../qgis/style/layer-styles.js';
 import { qmlToStyle, styleToQml } from '../qgis/style/qml.js';
 import { type QmlFacts, qmlFacts } from '../qgis/style/qml-document.js';
@@ -287,11 +289,16 @@ export class StyleService {
     });
   }
 
-  /** Adds (or updates) a style in a layer's style manager; with `current`, QGIS Server draws it by default. */
+  /**
+   * Adds (or updates) a style in a layer's style manager; with `current`, QGIS Server draws it by
+   * default. A name the project has no style of names one the layer's style manager holds already
+   * (its original: "default", the unnamed style of a QGIS 2 project, "défaut"...), in any case.
+   */
   async applyToLayer(ref: ProjectRef, layerName: string, request: { name: string; current?: boolean }): Promise<void> {
     const layer = await this.layers.entry(ref, layerName);
     const current = request.current ?? false;
-    if (request.name === BUILT_IN_STYLE) return this.applyBuiltIn(ref, layerName, current);
+    if (request.name === BUILT_IN_STYLE || !(await this.styles.has(ref, request.name)))
+      return this.applyLayerOwn(ref, layerName, request.name, current);
     const qml = await this.qmlForLayer(ref, layer, await this.load(ref, request.name));
     const changed = await this.repository.update(ref, (document) => {
       const element = mapLayerOf(document, ref, layerName);
@@ -303,15 +310,20 @@ export class StyleService {
     if (changed) await this.lifecycle.layerStyleChanged?.(ref, layerName);
   }
 
-  /** The layer's `default` style, kept in its style manager since it was added, made current again. */
-  private async applyBuiltIn(ref: ProjectRef, layerName: string, current: boolean): Promise<void> {
+  /** A style of the layer's own style manager, made current again with `current`. */
+  private async applyLayerOwn(ref: ProjectRef, layerName: string, requested: string, current: boolean): Promise<void> {
     const changed = await this.repository.update(ref, (document) => {
       const element = mapLayerOf(document, ref, layerName);
-      if (!layerStyleNames(element).includes(BUILT_IN_STYLE)) {
-        throw new NotFound(`layer "${layerName}" has no "${BUILT_IN_STYLE}" style in its style manager`);
+      const name = resolveLayerStyle(element, requested);
+      if (name === undefined) {
+        const own = layerStyleNames(element).map((style) => JSON.stringify(shownStyleName(style)));
+        throw new NotFound(
+          `project "${ref.name}" has no style "${requested}" and layer "${layerName}" has none of that name ` +
+            `(its styles: ${own.join(', ') || 'none'})`,
+        );
       }
-      const wasCurrent = currentLayerStyleName(element) === BUILT_IN_STYLE;
-      if (current) setCurrentLayerStyle(element, BUILT_IN_STYLE);
+      const wasCurrent = currentLayerStyleName(element) === name;
+      if (current) setCurrentLayerStyle(element, name);
       document.invalidate(layerName);
       return current && !wasCurrent;
     });

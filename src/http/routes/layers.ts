@@ -33,7 +33,9 @@ const LayerInfo = Type.Object({
   type: Type.String(),
   source: Type.String(),
   crs: Type.String(),
-  bbox: Type.String(),
+  bbox: Type.Union([Type.String(), Type.Null()], {
+    description: '`xmin ymin, xmax ymax` in `crs`; null for a layer without geometry (a table)',
+  }),
   current_style: Type.String(),
   styles: Type.Array(Type.String()),
   valid: Type.Boolean(),

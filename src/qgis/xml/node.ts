@@ -1,3 +1,5 @@
+import { type Layout, lineBreak, QGIS_LAYOUT } from './layout.js';
+
 /**
  * A small ordered XML tree, enough to edit QGIS documents without losing anything: elements keep
  * their attribute order, and text (including indentation), comments, CDATA and the prolog are kept
@@ -8,11 +10,25 @@ export interface XmlElement {
   name: string;
   attributes: Map<string, string>;
   children: XmlNode[];
+  /** The start tag as the file wrote it, when Steward would write it otherwise (quotes, spacing, entities). */
+  source?: WrittenForm;
 }
 
 export interface XmlText {
   kind: 'text';
   value: string;
+  /** The text as the file wrote it, when Steward would escape it otherwise (`&gt;`, `&apos;`, `&#233;`). */
+  source?: WrittenForm;
+}
+
+/**
+ * How the file wrote a start tag or a text, and the form Steward would write then: the file's form
+ * is written back as long as Steward's form of the node is still that one (nothing was changed).
+ */
+export interface WrittenForm {
+  markup: string;
+  /** Steward's start tag of the element, or the text's value, when it was read. */
+  canonical: string;
 }
 
 /** Comments, CDATA sections, processing instructions and the DOCTYPE, written back verbatim. */
@@ -43,6 +59,10 @@ export interface XmlDocument {
   /** Everything before the root element (XML declaration, DOCTYPE, comments, whitespace). */
   prolog: XmlNode[];
   root: XmlElement;
+  /** Everything after the root element, as read; a line break when the document was built here. */
+  epilog?: XmlNode[];
+  /** Whether the file began with a byte order mark. */
+  bom?: boolean;
 }
 
 export function element(name: string, attributes: Record<string, string> = {}, children: XmlNode[] = []): XmlElement {
@@ -96,7 +116,9 @@ export function childText(parent: XmlElement, ...names: string[]): string {
   return textContent(path(parent, ...names));
 }
 
+/** Sets an element's text; one that has the text already stays as it was written. */
 export function setText(target: XmlElement, value: string): void {
+  if (target.children.length === 0 ? value === '' : textContent(target) === value) return;
   target.children = [text(value)];
 }
 
@@ -110,12 +132,12 @@ export function removeChild(parent: XmlElement, child: XmlNode): void {
 }
 
 /**
- * Appends `child` as the last element of `parent`, indented like its siblings (QGIS indents by
- * two spaces per level).
+ * Appends `child` as the last element of `parent` (at `depth`), indented like its siblings in the
+ * document's layout.
  */
-export function appendChild(parent: XmlElement, child: XmlElement, depth: number): void {
-  const indent = '\n' + '  '.repeat(depth + 1);
-  const closing = '\n' + '  '.repeat(depth);
+export function appendChild(parent: XmlElement, child: XmlElement, depth: number, layout: Layout = QGIS_LAYOUT): void {
+  const indent = lineBreak(layout, depth + 1);
+  const closing = lineBreak(layout, depth);
   const last = parent.children[parent.children.length - 1];
   if (last?.kind === 'text' && last.value.trim() === '') {
     parent.children.splice(parent.children.length - 1, 1, text(indent), child, text(closing));
@@ -125,11 +147,11 @@ export function appendChild(parent: XmlElement, child: XmlElement, depth: number
 }
 
 /** Finds or creates `<name>` under `parent`. */
-export function ensureChild(parent: XmlElement, name: string, depth: number): XmlElement {
+export function ensureChild(parent: XmlElement, name: string, depth: number, layout: Layout = QGIS_LAYOUT): XmlElement {
   const existing = firstChild(parent, name);
   if (existing) return existing;
   const created = element(name);
-  appendChild(parent, created, depth);
+  appendChild(parent, created, depth, layout);
   return created;
 }
 
@@ -140,14 +162,14 @@ export function replaceChild(parent: XmlElement, oldChild: XmlElement, newChild:
 }
 
 /**
- * Indents a freshly built element the way QGIS does (two spaces per level), in place: elements
- * that hold only elements get a line per child. `depth` is the level of `target` itself.
+ * Indents a freshly built element in the document's layout (QGIS's: two spaces per level), in
+ * place: elements that hold only elements get a line per child. `depth` is the level of `target`.
  */
-export function indent(target: XmlElement, depth: number): XmlElement {
+export function indent(target: XmlElement, depth: number, layout: Layout = QGIS_LAYOUT): XmlElement {
   const elements = target.children.filter((node): node is XmlElement => node.kind === 'element');
   if (elements.length === 0 || elements.length !== target.children.length) return target;
-  const inner = '\n' + '  '.repeat(depth + 1);
-  target.children = elements.flatMap((child) => [text(inner), indent(child, depth + 1)]);
-  target.children.push(text('\n' + '  '.repeat(depth)));
+  const inner = lineBreak(layout, depth + 1);
+  target.children = elements.flatMap((child) => [text(inner), indent(child, depth + 1, layout)]);
+  target.children.push(text(lineBreak(layout, depth)));
   return target;
 }

@@ -1,5 +1,6 @@
 import { DocumentFormatError } from '../../errors.js';
-import { type XmlDocument, type XmlElement, type XmlNode } from './node.js';
+import { decodeEntities, escapeText, startTag } from './escape.js';
+import { type XmlDocument, type XmlElement, type XmlNode, type XmlText } from './node.js';
 
 export class XmlSyntaxError extends DocumentFormatError {}
 
@@ -12,17 +13,6 @@ export const MAX_XML_DEPTH = 200;
 
 /** Well-formed maybe, but nested deeper than MAX_XML_DEPTH. */
 export class XmlDepthError extends XmlSyntaxError {}
-
-const NAMED_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
-
-function decodeEntities(value: string): string {
-  if (!value.includes('&')) return value;
-  return value.replace(/&(#x[0-9a-fA-F]+|#[0-9]+|[a-zA-Z]+);/g, (whole, entity: string) => {
-    if (entity.startsWith('#x')) return String.fromCodePoint(parseInt(entity.slice(2), 16));
-    if (entity.startsWith('#')) return String.fromCodePoint(parseInt(entity.slice(1), 10));
-    return NAMED_ENTITIES[entity] ?? whole;
-  });
-}
 
 const ATTRIBUTE = /([^\s=/>]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g;
 
@@ -119,6 +109,17 @@ function closingEnd(source: string, name: string, from: number): number {
   return cursor;
 }
 
+/** Marks in a start tag of forms Steward does not write: other quotes, spacing, entities. */
+const UNUSUAL_TAG = /['&\t\n\r]|\s\s|\s=|=\s|\s$/;
+
+/** The text node of `raw`, keeping its form when Steward would escape it otherwise. */
+function textNode(raw: string, keep: Keep): XmlText {
+  const value = decodeEntities(raw);
+  const node: XmlText = { kind: 'text', value: keep(value) };
+  if (value !== raw && escapeText(value) !== raw) node.source = { markup: keep(raw), canonical: node.value };
+  return node;
+}
+
 export interface ParseOptions {
   /** Names of elements kept as text (XmlDeferred) below the root, to be expanded on demand. */
   deferred?: ReadonlySet<string>;
@@ -127,20 +128,22 @@ export interface ParseOptions {
 /** Parses an XML document into the ordered tree of node.ts. Not validating; rejects broken nesting. */
 export function parseXml(source: string, options: ParseOptions = {}): XmlDocument {
   const prolog: XmlNode[] = [];
+  const epilog: XmlNode[] = [];
   const stack: XmlElement[] = [];
   let root: XmlElement | undefined;
   const append = (node: XmlNode): void => {
     const parent = stack[stack.length - 1];
     if (parent) parent.children.push(node);
-    else if (node.kind !== 'element' && !root) prolog.push(node);
+    else if (node.kind !== 'element') (root ? epilog : prolog).push(node);
   };
   const keep = keeper(source);
-  let position = source.charCodeAt(0) === 0xfeff ? 1 : 0;
+  const bom = source.charCodeAt(0) === 0xfeff;
+  let position = bom ? 1 : 0;
   while (position < source.length) {
     const open = source.indexOf('<', position);
     const textEnd = open < 0 ? source.length : open;
     if (textEnd > position) {
-      append({ kind: 'text', value: keep(decodeEntities(source.slice(position, textEnd))) });
+      append(textNode(source.slice(position, textEnd), keep));
     }
     if (open < 0) break;
     const next = source[open + 1];
@@ -179,6 +182,11 @@ export function parseXml(source: string, options: ParseOptions = {}): XmlDocumen
         attributes: parseAttributes(body.slice(nameEnd), keep),
         children: [],
       };
+      const tag = source.slice(open, selfClosing ? end - 1 : end);
+      if (UNUSUAL_TAG.test(tag)) {
+        const canonical = startTag(node.name, node.attributes);
+        if (canonical !== tag) node.source = { markup: keep(tag), canonical };
+      }
       if (stack.length === 0) {
         if (root) throw new XmlSyntaxError(`second root element <${node.name}> at offset ${open}`);
         root = node;
@@ -195,5 +203,7 @@ export function parseXml(source: string, options: ParseOptions = {}): XmlDocumen
   }
   if (!root) throw new XmlSyntaxError('no root element');
   if (stack.length > 0) throw new XmlSyntaxError(`<${stack[stack.length - 1]?.name}> is never closed`);
-  return { prolog, root };
+  const document: XmlDocument = { prolog, root, epilog };
+  if (bom) document.bom = true;
+  return document;
 }

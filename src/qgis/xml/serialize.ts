@@ -1,21 +1,10 @@
-import { type XmlDocument, type XmlElement, type XmlNode } from './node.js';
+import { escapeText, startTag } from './escape.js';
+import { text, type XmlDocument, type XmlElement, type XmlNode, type XmlText } from './node.js';
 import { rewriteChildren, SMALL_PIECE_BYTES, type WrittenMarkup } from './written-markup.js';
 
-const TEXT_ESCAPES: Record<string, string> = { '<': '&lt;', '>': '&gt;', '&': '&amp;' };
-const ATTRIBUTE_ESCAPES: Record<string, string> = {
-  ...TEXT_ESCAPES,
-  '"': '&quot;',
-  '\n': '&#xa;',
-  '\r': '&#xd;',
-  '\t': '&#x9;',
-};
-
-function escapeText(value: string): string {
-  return /[<>&]/.test(value) ? value.replace(/[<>&]/g, (c) => TEXT_ESCAPES[c] as string) : value;
-}
-
-function escapeAttribute(value: string): string {
-  return /[<>&"\n\r\t]/.test(value) ? value.replace(/[<>&"\n\r\t]/g, (c) => ATTRIBUTE_ESCAPES[c] as string) : value;
+/** A text as the file wrote it while unchanged, else as Qt writes it. */
+function textMarkup(node: XmlText): string {
+  return node.source?.canonical === node.value ? node.source.markup : escapeText(node.value);
 }
 
 /** The indentation between deferred siblings, encoded once: a project has a few kinds, repeated per layer. */
@@ -51,7 +40,7 @@ class Writer {
   ) {}
 
   node(node: XmlNode): void {
-    if (node.kind === 'text') this.sink.text(escapeText(node.value));
+    if (node.kind === 'text') this.sink.text(textMarkup(node));
     else if (node.kind === 'raw') this.sink.text(node.markup);
     else if (node.kind === 'deferred') this.sink.utf8(node.utf8);
     else this.element(node);
@@ -64,8 +53,8 @@ class Writer {
       return;
     }
     const out = this.sink;
-    out.text(`<${node.name}`);
-    for (const [name, value] of node.attributes) out.text(` ${name}="${escapeAttribute(value)}"`);
+    const tag = startTag(node.name, node.attributes);
+    out.text(node.source?.canonical === tag ? node.source.markup : tag);
     if (node.children.length === 0) {
       out.text('/>');
       return;
@@ -91,15 +80,16 @@ class Writer {
   }
 
   document(document: XmlDocument): void {
+    if (document.bom) this.sink.text('\ufeff');
     for (const node of document.prolog) this.node(node);
     this.element(document.root);
-    this.sink.text('\n');
+    for (const node of document.epilog ?? [text('\n')]) this.node(node);
   }
 }
 
 /** A node's UTF-8 when it is the same each time it is written: text, deferred and written elements. */
 function keptBytes(node: XmlNode, written: WrittenMarkup): Buffer | undefined {
-  if (node.kind === 'text') return encodeText(escapeText(node.value));
+  if (node.kind === 'text') return encodeText(textMarkup(node));
   if (node.kind === 'raw') return Buffer.from(node.markup, 'utf8');
   if (node.kind === 'deferred') return node.utf8;
   return written.markupOf(node);

@@ -2239,7 +2239,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             bands?: number;
-                            bbox: string;
+                            /** @description `xmin ymin, xmax ymax` in `crs`; null for a layer without geometry (a table) */
+                            bbox: string | null;
                             crs: string;
                             current_style: string;
                             data_type?: string;

@@ -190,7 +190,7 @@ function CalculatorPanel(props: {
           </p>
           <ProjectMap
             project={props.project}
-            layers={[{ name: result.name, visible: true, bbox: result.bbox, crs: result.crs }]}
+            layers={[{ name: result.name, visible: true, bbox: result.bbox ?? '', crs: result.crs }]}
             onError={setMapError}
           />
           <ErrorMessage error={mapError} />
