@@ -38,10 +38,17 @@ function cacheEntry(identity: string, content: ProjectContent, document: Project
  * the cache is bounded by the estimated memory of its documents, and the projects read least
  * recently are dropped first (a later read parses them again).
  */
-/** The error for a project that is not stored, naming its schema unless it is `public`. */
-export function projectNotFound(ref: ProjectRef): NotFound {
+/**
+ * The error for a project that is not stored, naming its schema unless it is `public`, and the
+ * project files of its name that lie outside the layout Steward serves projects from.
+ */
+export function projectNotFound(ref: ProjectRef, strayFiles: readonly string[] = []): NotFound {
+  const where = ref.schema === 'public' ? '' : ` in schema "${ref.schema}"`;
+  if (strayFiles.length === 0) return new NotFound(`project "${ref.name}" does not exist${where}`);
   return new NotFound(
-    `project "${ref.name}" does not exist${ref.schema === 'public' ? '' : ` in schema "${ref.schema}"`}`,
+    `project "${ref.name}" does not exist: Steward serves a project from ${ref.name}/${ref.name}.qgs ` +
+      `(or .qgz) in the projects folder, and ${strayFiles.join(', ')} lies outside that layout ` +
+      `(move it there to serve it)`,
   );
 }
 
@@ -85,7 +92,7 @@ export class ProjectRepository {
     const stored = await this.store.read(ref);
     if (!stored) {
       this.cache.delete(projectKey(ref));
-      throw projectNotFound(ref);
+      throw projectNotFound(ref, (await this.store.strayFiles?.(ref)) ?? []);
     }
     const document = ProjectDocument.parse(storedText(stored));
     this.cache.set(projectKey(ref), cacheEntry(stored.identity, stored.content, document));

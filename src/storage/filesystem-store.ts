@@ -198,6 +198,15 @@ export class FilesystemStore implements ProjectStore {
     return this.projectFile(ref)?.identity;
   }
 
+  async strayFiles(ref: ProjectRef): Promise<string[]> {
+    const isProject = (entry: string): boolean => PROJECT_EXTENSIONS.some((extension) => entry.endsWith(extension));
+    const besides = (await this.entries()).filter(
+      (entry) => isProject(entry) && entry.slice(0, entry.lastIndexOf('.')) === ref.name,
+    );
+    const inside = await readdir(this.dataDir(ref)).catch(() => [] as string[]);
+    return [...besides, ...inside.filter(isProject).map((entry) => join(ref.name, entry))].sort();
+  }
+
   async read(ref: ProjectRef): Promise<StoredProject | undefined> {
     this.refuseUnsettled(ref);
     const file = this.projectFile(ref);

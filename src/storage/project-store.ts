@@ -60,6 +60,12 @@ export interface ProjectStore {
    */
   identityNow?(ref: ProjectRef): string | undefined;
   read(ref: ProjectRef): Promise<StoredProject | undefined>;
+  /**
+   * Project files of that name the store holds outside the layout it serves projects from (a
+   * `.qgs` beside the project folders, or of another name in the project's folder), for an answer
+   * that says why the project is not there; empty when there are none.
+   */
+  strayFiles?(ref: ProjectRef): Promise<string[]>;
   /** Stores a new project; throws Conflict when the name is taken. */
   create(ref: ProjectRef, text: string): Promise<void>;
   /**
