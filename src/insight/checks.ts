@@ -75,18 +75,23 @@ export class ProjectChecker {
     const document = await this.options.repository.read(ref);
     const projectFile = await this.options.repository.store.mapParameter(ref);
     const projectDir = isAbsolute(projectFile) ? dirname(projectFile) : undefined;
+    const entries = document.layers();
+    const references = entries.map((entry) => {
+      const element = document.mapLayerElement(entry.name);
+      return element && styleReferences(element);
+    });
     const [server, fonts, invalid] = await Promise.all([
       this.askServer(ref),
-      this.options.fonts.hosts(),
+      this.options.fonts.hosts([...new Set(references.flatMap((found) => found?.fonts ?? []))]),
       this.invalidOnInstances(projectFile),
     ]);
     const layers = await Promise.all(
-      document.layers().map(async (entry) => {
-        const element = document.mapLayerElement(entry.name);
+      entries.map(async (entry, index) => {
+        const found = references[index];
         const findings = [
           ...(await this.datasource(ref, entry)),
           ...this.crs(entry),
-          ...(element ? await this.styles(styleReferences(element), projectDir, fonts) : []),
+          ...(found ? await this.styles(found, projectDir, fonts) : []),
         ];
         if (server.published && !server.published.has(document.wmsName(entry))) {
           findings.push({ kind: 'server', message: `QGIS Server does not publish layer "${entry.name}"` });

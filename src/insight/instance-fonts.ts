@@ -31,19 +31,20 @@ function reason(error: unknown): string {
 export class InstanceFonts {
   /**
    * `instances`: the connected instances, undefined when monitoring is off; `local`: the
-   * families fontconfig lists on this machine, lower-cased.
+   * families fontconfig lists on this machine, lower-cased, with those of `wanted` its matching
+   * gives a font of the configuration's choice.
    */
   constructor(
     private readonly instances: InstanceDirectory | undefined,
-    private readonly local: () => Promise<Set<string>>,
+    private readonly local: (wanted: readonly string[]) => Promise<Set<string>>,
   ) {}
 
-  /** The families of every instance that answers; else this machine's, saying why. */
-  async hosts(): Promise<FontHosts> {
+  /** The families of every instance that answers; else this machine's, saying why. `wanted`: the families to be looked for. */
+  async hosts(wanted: readonly string[] = []): Promise<FontHosts> {
     const directory = this.instances;
-    if (!directory) return this.localHosts('monitoring is off');
+    if (!directory) return this.localHosts('monitoring is off', wanted);
     const listed = await Promise.resolve(directory.list()).catch(() => []);
-    if (listed.length === 0) return this.localHosts('no QGIS Server instance is connected');
+    if (listed.length === 0) return this.localHosts('no QGIS Server instance is connected', wanted);
     const answers = await Promise.all(
       listed.map(async ({ id }) => {
         const about = await directory.request(id, 'about').catch(() => undefined);
@@ -51,13 +52,13 @@ export class InstanceFonts {
       }),
     );
     const instances = answers.filter((answer) => answer !== undefined);
-    if (instances.length === 0) return this.localHosts('no QGIS Server instance told its fonts');
+    if (instances.length === 0) return this.localHosts('no QGIS Server instance told its fonts', wanted);
     return { source: 'instances', instances };
   }
 
-  private async localHosts(why: string): Promise<FontHosts> {
+  private async localHosts(why: string, wanted: readonly string[]): Promise<FontHosts> {
     try {
-      return { source: 'local', why, families: await this.local() };
+      return { source: 'local', why, families: await this.local(wanted) };
     } catch (error) {
       return { source: 'unknown', why: `${why}, and fontconfig could not list this machine's: ${reason(error)}` };
     }

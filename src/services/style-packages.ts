@@ -256,7 +256,7 @@ export class StylePackages {
   /** The fonts the style uses that no instance of QGIS Server has. */
   private async fontWarnings(families: string[]): Promise<string[]> {
     if (families.length === 0) return [];
-    const absences = fontAbsences(await this.fonts.hosts(), families);
+    const absences = fontAbsences(await this.fonts.hosts(families), families);
     return absences.filter((absence) => absence.nowhere).map((absence) => absence.message);
   }
 }
