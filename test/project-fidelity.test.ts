@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { runPyqgis, TEST_QGIS } from './support/qgis-runtime.js';
 import { qgis2Project } from './support/qgis2-project.js';
 import { type Stack, startStack } from './support/stack.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { describe, it } from 'node:test';
 
+import { describe, it } from '../../test/support/node-test.js';
 import { installedFontFamilies } from './fonts.js';
 
 describe('installedFontFamilies (fontconfig of this machine)', () => {
