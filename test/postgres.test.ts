@@ -337,13 +337,13 @@ describe('projects stored in PostgreSQL', () => {
   });
 
   it('refuses names QGIS could not address or PostgreSQL would truncate, creating nothing', async () => {
-    for (const body of [
-      { name: 'ten%', author: 'x', schema: 'third' },
-      { name: 'p', author: 'x', schema: 'x'.repeat(64) },
-      { name: 'p', author: 'x', schema: 'pg_mine' },
-    ]) {
+    for (const [body, status] of [
+      [{ name: 'ten%', author: 'x', schema: 'third' }, 400],
+      [{ name: 'p', author: 'x', schema: 'x'.repeat(64) }, 400],
+      [{ name: 'p', author: 'x', schema: 'pg_mine' }, 403], // PostgreSQL's own schemas are forbidden
+    ] as const) {
       const reply = await stack.call('POST', '/api/projects/', body);
-      assert.equal(reply.status, 400, JSON.stringify(body));
+      assert.equal(reply.status, status, JSON.stringify(body));
       assert.equal(typeof (reply.body as { error: unknown }).error, 'string');
     }
     assert.deepEqual(await db.sql(`SELECT nspname FROM pg_namespace WHERE nspname IN ('third', 'pg_mine')`), []);
