@@ -14,20 +14,11 @@ import { promisify } from 'node:util';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { after, before, describe, it } from './support/node-test.js';
 import { startTestDatabase, type TestDatabase } from './support/postgres.js';
+import { type Check, type Finding } from './support/project-check.js';
 import { type Stack, startStack } from './support/stack.js';
 
 const repo = resolve(import.meta.dirname, '..');
 const execFileAsync = promisify(execFile);
-
-interface Finding {
-  kind: string;
-  message: string;
-}
-interface Check {
-  status: string;
-  layers: { name: string; status: string; findings: Finding[] }[];
-  findings: Finding[];
-}
 
 const SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><circle cx="5" cy="5" r="4"/></svg>';
 const MISSING_FONT = 'Steward Missing Sans';

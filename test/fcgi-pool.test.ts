@@ -12,7 +12,7 @@ import { freePort } from '../src/runtime/ports.js';
 import { distinctFreePorts, QgisFcgiPool } from '../src/runtime/qgis-fcgi-pool.js';
 import { after, before, describe, it } from './support/node-test.js';
 import { decodePng } from './support/png.js';
-import { writeSampleProject } from './support/sample-project.js';
+import { sampleGetMapUrl, writeSampleProject } from './support/sample-project.js';
 import { waitFor } from './support/wait.js';
 
 const repo = resolve(import.meta.dirname, '..');
@@ -49,23 +49,7 @@ describe('the FastCGI pool of deploy/', () => {
 
   it('draws maps through nginx, spread over its processes', async () => {
     const getMap = async (): Promise<number[]> => {
-      const url = new URL(pool.url);
-      const query = {
-        MAP: project,
-        SERVICE: 'WMS',
-        VERSION: '1.3.0',
-        REQUEST: 'GetMap',
-        LAYERS: 'places',
-        STYLES: '',
-        CRS: 'EPSG:4326',
-        BBOX: '44,1,50,7',
-        WIDTH: '60',
-        HEIGHT: '60',
-        FORMAT: 'image/png',
-        TRANSPARENT: 'true',
-      };
-      for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
-      const response = await fetch(url);
+      const response = await fetch(sampleGetMapUrl(pool.url, project, { TRANSPARENT: 'true' }));
       assert.equal(response.headers.get('content-type'), 'image/png', await response.clone().text());
       const image = decodePng(Buffer.from(await response.arrayBuffer()));
       // The point at 2.35 E, 48.85 N is drawn around pixel (13, 11); the corner stays empty.

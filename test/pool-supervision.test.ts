@@ -15,7 +15,7 @@ import { Supervisor } from '../src/runtime/supervisor.js';
 import { bytes } from '../src/services/maps.js';
 import { FastcgiQgisClient } from '../src/transport/qgis-fastcgi.js';
 import { after, before, describe, it } from './support/node-test.js';
-import { writeSampleProject } from './support/sample-project.js';
+import { sampleGetMapUrl, writeSampleProject } from './support/sample-project.js';
 import { startTestPool } from './support/stack.js';
 import { until } from './support/wait.js';
 
@@ -45,22 +45,7 @@ describe('the supervised production pool under kills', () => {
     dir = mkdtempSync(join(tmpdir(), 'steward-supervision-'));
     const project = await writeSampleProject(dir);
     pool = await startPoolWith(join(dir, 'run'), supervisor);
-    const url = new URL(pool.url);
-    const query = {
-      MAP: project,
-      SERVICE: 'WMS',
-      VERSION: '1.3.0',
-      REQUEST: 'GetMap',
-      LAYERS: 'places',
-      STYLES: '',
-      CRS: 'EPSG:4326',
-      BBOX: '44,1,50,7',
-      WIDTH: '60',
-      HEIGHT: '60',
-      FORMAT: 'image/png',
-    };
-    for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
-    getMap = url.href;
+    getMap = sampleGetMapUrl(pool.url, project).href;
     assert.equal(await mapStatus(getMap), 200);
   });
   after(async () => {

@@ -12,19 +12,10 @@ import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, pixelsOf } from './support/png.js';
 import { startTestDatabase, type TestDatabase } from './support/postgres.js';
+import { type Check } from './support/project-check.js';
 import { runPyqgisAsync, TEST_QGIS } from './support/qgis-runtime.js';
 import { type Stack, startStack } from './support/stack.js';
 import { startWebServices, TILE_COLOUR, type WebServices, WMS_COLOUR } from './support/web-services.js';
-
-interface Finding {
-  kind: string;
-  message: string;
-}
-interface Check {
-  status: string;
-  layers: { name: string; status: string; findings: Finding[] }[];
-  findings: Finding[];
-}
 
 const PASSWORD = 'TopSecret42';
 

@@ -39,3 +39,24 @@ export async function writeSampleProject(dir: string): Promise<string> {
   });
   return project;
 }
+
+/** A 60 x 60 GetMap of the sample project's "places" over France, at the server `base` names. */
+export function sampleGetMapUrl(base: string, project: string, extra: Record<string, string> = {}): URL {
+  const url = new URL(base);
+  const query = {
+    MAP: project,
+    SERVICE: 'WMS',
+    VERSION: '1.3.0',
+    REQUEST: 'GetMap',
+    LAYERS: 'places',
+    STYLES: '',
+    CRS: 'EPSG:4326',
+    BBOX: '44,1,50,7',
+    WIDTH: '60',
+    HEIGHT: '60',
+    FORMAT: 'image/png',
+    ...extra,
+  };
+  for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
+  return url;
+}
