@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 
 import { describe, it } from '../../test/support/node-test.js';
-import { applyDelta, DeltaBase, type DeltaOp } from './content-delta.js';
+import { applyDelta, applyDeltaToPieces, decodeOps, DeltaBase, type DeltaOp, encodeOps } from './content-delta.js';
 
 const newBytes = (ops: readonly DeltaOp[]) =>
   ops.reduce((sum, op) => sum + (op.kind === 'bytes' ? op.bytes.byteLength : 0), 0);
@@ -116,7 +116,34 @@ describe('a delta against a base version', () => {
     ]);
   });
 
+  it('makes the same content applied in pieces, delta after delta, and through its encoding', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.uint8Array({ maxLength: 400 }), { maxLength: 20 }),
+        fc.array(fc.array(edit, { maxLength: 6 }), { minLength: 1, maxLength: 6 }),
+        (first, rounds) => {
+          let pieces = [...first];
+          let applied: Uint8Array[] = [Buffer.concat(first)];
+          for (const edits of rounds) {
+            const next = [...pieces];
+            for (const change of edits) applyEdit(next, change);
+            const ops = new DeltaBase(pieces).delta(next);
+            const encoded = Buffer.concat(encodeOps(ops));
+            applied = applyDeltaToPieces(applied, decodeOps(encoded, 0, ops.length));
+            assert.deepEqual(Buffer.concat(applied), Buffer.concat(next));
+            pieces = next;
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
   it('refuses a delta that copies beyond its base', () => {
+    assert.throws(
+      () => applyDeltaToPieces([Buffer.from('abc')], [{ kind: 'copy', offset: 2, length: 2 }]),
+      /does not have/,
+    );
     assert.throws(() => applyDelta(Buffer.from('abc'), [{ kind: 'copy', offset: 2, length: 2 }]), /does not have/);
   });
 });

@@ -237,6 +237,94 @@ export class DeltaBase {
   }
 }
 
+const COPY = 0;
+const BYTES = 1;
+/** An operation's fields: its kind, then a copy's offset and length, or the length of new bytes. */
+const COPY_FIELDS = 17;
+const BYTES_FIELDS = 5;
+
+/** The operations' bytes, new bytes not copied: the journal's records and the versions of a project hold them. */
+export function encodeOps(ops: readonly DeltaOp[]): Buffer[] {
+  const out: Buffer[] = [];
+  for (const op of ops) {
+    const fields = Buffer.alloc(op.kind === 'copy' ? COPY_FIELDS : BYTES_FIELDS);
+    if (op.kind === 'copy') {
+      fields.writeUInt8(COPY, 0);
+      fields.writeDoubleLE(op.offset, 1);
+      fields.writeDoubleLE(op.length, 9);
+      out.push(fields);
+    } else {
+      fields.writeUInt8(BYTES, 0);
+      fields.writeUInt32LE(op.bytes.byteLength, 1);
+      out.push(fields, Buffer.from(op.bytes.buffer, op.bytes.byteOffset, op.bytes.byteLength));
+    }
+  }
+  return out;
+}
+
+/** `count` operations encoded by `encodeOps` from byte `at` of `bytes`; new bytes are views of `bytes`. */
+export function decodeOps(bytes: Buffer, at: number, count: number): DeltaOp[] {
+  const ops: DeltaOp[] = [];
+  for (let left = count; left > 0; left--) {
+    if (bytes.readUInt8(at) === COPY) {
+      ops.push({ kind: 'copy', offset: bytes.readDoubleLE(at + 1), length: bytes.readDoubleLE(at + 9) });
+      at += COPY_FIELDS;
+    } else {
+      const length = bytes.readUInt32LE(at + 1);
+      ops.push({ kind: 'bytes', bytes: bytes.subarray(at + BYTES_FIELDS, at + BYTES_FIELDS + length) });
+      at += BYTES_FIELDS + length;
+    }
+  }
+  return ops;
+}
+
+/** Where each piece starts in the content the pieces make, and where the last ends. */
+function pieceStarts(pieces: readonly Uint8Array[]): number[] {
+  const starts = [0];
+  for (const piece of pieces) starts.push((starts.at(-1) as number) + piece.byteLength);
+  return starts;
+}
+
+/** The index of the piece holding byte `offset`: the last whose start is at or before it. */
+function pieceAt(starts: readonly number[], offset: number): number {
+  let low = 0;
+  let high = starts.length - 2;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if ((starts[middle] as number) <= offset) low = middle;
+    else high = middle - 1;
+  }
+  return low;
+}
+
+/**
+ * The content the operations make out of `base`, both in pieces: views of the base's pieces and
+ * the new bytes, nothing copied. Deltas applied in turn this way cost their operations, not the
+ * content's size, which is joined once at the end. Throws when a run lies outside the base.
+ */
+export function applyDeltaToPieces(base: readonly Uint8Array[], ops: readonly DeltaOp[]): Uint8Array[] {
+  const starts = pieceStarts(base);
+  const size = starts.at(-1) as number;
+  const out: Uint8Array[] = [];
+  for (const op of ops) {
+    if (op.kind === 'bytes') {
+      out.push(op.bytes);
+      continue;
+    }
+    if (op.offset + op.length > size) throw new Error('a delta copies bytes its base does not have');
+    let offset = op.offset;
+    const end = op.offset + op.length;
+    for (let index = pieceAt(starts, offset); offset < end; index++) {
+      const start = starts[index] as number;
+      const piece = base[index] as Uint8Array;
+      const slice = piece.subarray(offset - start, Math.min(piece.byteLength, end - start));
+      if (slice.byteLength > 0) out.push(slice);
+      offset += slice.byteLength;
+    }
+  }
+  return out;
+}
+
 /** The content the operations make out of `base`; throws when a run lies outside it. */
 export function applyDelta(base: Uint8Array, ops: readonly DeltaOp[]): Buffer {
   return Buffer.concat(

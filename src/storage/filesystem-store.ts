@@ -19,6 +19,7 @@ import {
   type StoredProject,
   wholeContent,
 } from './project-store.js';
+import { HISTORY_FILE, SqliteVersions } from './sqlite-versions.js';
 import { type StyleChange } from './style-store.js';
 
 const PROJECT_EXTENSIONS = ['.qgs', '.qgz'] as const;
@@ -115,6 +116,7 @@ async function recordAndReplace(
 export class FilesystemStore implements ProjectStore {
   readonly kind = 'filesystem' as const;
   readonly styles = new FilesystemStyles((ref) => this.dataDir(ref));
+  readonly versions: SqliteVersions;
   private readonly mutex = new KeyedMutex();
   private listing: Listing | undefined;
   /** By project name, the least recently written first. */
@@ -122,7 +124,9 @@ export class FilesystemStore implements ProjectStore {
   /** Projects whose journal could not be settled at start-up, by name: why. */
   private readonly unsettled = new Map<string, string>();
 
-  constructor(private readonly projectsDir: string) {}
+  constructor(private readonly projectsDir: string) {
+    this.versions = new SqliteVersions(join(projectsDir, HISTORY_FILE));
+  }
 
   dataDir(ref: ProjectRef): string {
     return join(this.projectsDir, ref.name);
@@ -297,6 +301,7 @@ export class FilesystemStore implements ProjectStore {
     await rm(doomed, { recursive: true, force: true });
     await rename(this.dataDir(ref), doomed);
     this.unsettled.delete(ref.name);
+    await this.versions.forget(ref);
     await rm(doomed, { recursive: true, force: true });
     return true;
   }

@@ -9,6 +9,7 @@ import { KeyedMutex } from './lock.js';
 import { PostgresDatabase, type Query } from './pg-database.js';
 import { isMissingProject, MAX_IDENTIFIER_BYTES, projectsTable, schemaIdentifier, unlessMissing } from './pg-schema.js';
 import { PostgresStyles } from './postgres-styles.js';
+import { PostgresVersions } from './postgres-versions.js';
 import { ProjectArchive } from './project-archive.js';
 import {
   type LeftoverReport,
@@ -56,6 +57,8 @@ function qgisQueryValue(value: string): string {
 export class PostgresStore implements ProjectStore {
   readonly kind = 'postgresql' as const;
   readonly styles: PostgresStyles;
+  /** Deleted with their project by the database (a foreign key). */
+  readonly versions: PostgresVersions;
   private readonly mutex = new KeyedMutex();
 
   private constructor(
@@ -64,6 +67,7 @@ export class PostgresStore implements ProjectStore {
     private readonly projectsDir: string,
   ) {
     this.styles = new PostgresStyles(db);
+    this.versions = new PostgresVersions(db);
   }
 
   /** Connects to the named connection service; throws ConfigError when that is not possible. */

@@ -12,22 +12,17 @@ import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 
 import { flushToDisk, linkOver, writeFileAtomic, writePieces } from './atomic-file.js';
-import { applyDelta, DeltaBase, type DeltaOp } from './content-delta.js';
+import { applyDelta, decodeOps, DeltaBase, type DeltaOp, encodeOps } from './content-delta.js';
 import { fileStats, fileVersion } from './file-version.js';
 import { contentBytes } from './project-store.js';
 
 const MAGIC = Buffer.from('SWJRNL01');
-const COPY = 0;
-const BYTES = 1;
 /** The journal grows to at most the project file's size, or this when the file is smaller. */
 const MIN_JOURNAL_ROOM = 1024 * 1024;
 /** Records a journal takes: a recovery applies them all, each a copy of the whole content. */
 const MAX_RECORDS = 128;
 /** The fixed fields of a record's body: modification time, size, count of operations. */
 const RECORD_HEAD = 20;
-/** An operation's fields: its kind, then a copy's offset and length, or the length of new bytes. */
-const COPY_FIELDS = 17;
-const BYTES_FIELDS = 5;
 
 /** The checkpoint and journal files beside a project file. */
 export function journalPaths(projectPath: string): { checkpoint: string; journal: string } {
@@ -56,20 +51,7 @@ function encodeRecord(record: JournalRecord): Buffer[] {
   head.writeDoubleLE(record.modified, 0);
   head.writeDoubleLE(record.size, 8);
   head.writeUInt32LE(record.ops.length, 16);
-  const body: Buffer[] = [head];
-  for (const op of record.ops) {
-    const fields = Buffer.alloc(op.kind === 'copy' ? COPY_FIELDS : BYTES_FIELDS);
-    if (op.kind === 'copy') {
-      fields.writeUInt8(COPY, 0);
-      fields.writeDoubleLE(op.offset, 1);
-      fields.writeDoubleLE(op.length, 9);
-      body.push(fields);
-    } else {
-      fields.writeUInt8(BYTES, 0);
-      fields.writeUInt32LE(op.bytes.byteLength, 1);
-      body.push(fields, Buffer.from(op.bytes.buffer, op.bytes.byteOffset, op.bytes.byteLength));
-    }
-  }
+  const body: Buffer[] = [head, ...encodeOps(record.ops)];
   const prefix = Buffer.alloc(8);
   prefix.writeUInt32LE(contentBytes(body), 0);
   prefix.writeUInt32LE(
@@ -80,18 +62,7 @@ function encodeRecord(record: JournalRecord): Buffer[] {
 }
 
 function decodeBody(body: Buffer): JournalRecord {
-  const ops: DeltaOp[] = [];
-  let at = RECORD_HEAD;
-  for (let count = body.readUInt32LE(16); count > 0; count--) {
-    if (body.readUInt8(at) === COPY) {
-      ops.push({ kind: 'copy', offset: body.readDoubleLE(at + 1), length: body.readDoubleLE(at + 9) });
-      at += COPY_FIELDS;
-    } else {
-      const length = body.readUInt32LE(at + 1);
-      ops.push({ kind: 'bytes', bytes: body.subarray(at + BYTES_FIELDS, at + BYTES_FIELDS + length) });
-      at += BYTES_FIELDS + length;
-    }
-  }
+  const ops = decodeOps(body, RECORD_HEAD, body.readUInt32LE(16));
   return { modified: body.readDoubleLE(0), size: body.readDoubleLE(8), ops };
 }
 

@@ -1,6 +1,7 @@
 // The layouts of both stores, their locks and leftovers: docs/storage.md.
 import { type ProjectRef } from './project-ref.js';
 import { type StyleChange, type StyleStore } from './style-store.js';
+import { type VersionStore } from './version-store.js';
 
 export type { ProjectRef } from './project-ref.js';
 
@@ -73,7 +74,7 @@ export interface ProjectStore {
    * `styles` are stored and removed with it, in the same transaction where the store has them.
    */
   write(ref: ProjectRef, content: ProjectContent, styles?: readonly StyleChange[]): Promise<string>;
-  /** Removes the project, its styles and its data folder; false when there was none. */
+  /** Removes the project, its styles, its versions and its data folder; false when there was none. */
   remove(ref: ProjectRef): Promise<boolean>;
   /** Runs `work` holding the project's write lock, across processes too. */
   withLock<T>(ref: ProjectRef, work: () => Promise<T>): Promise<T>;
@@ -83,6 +84,8 @@ export interface ProjectStore {
   dataDir(ref: ProjectRef): string;
   /** The project's styles, kept where the project is. */
   readonly styles: StyleStore;
+  /** The project's versions, kept where the project is and removed with it. */
+  readonly versions: VersionStore;
   /**
    * Clears what a Steward process killed in the middle of a write left behind (temporary files,
    * interrupted transactions), without disturbing live processes. A project whose leftovers cannot

@@ -1,0 +1,153 @@
+import Database from 'better-sqlite3';
+
+import { type ProjectRef } from './project-ref.js';
+import {
+  type NewVersion,
+  type Retention,
+  type VersionContent,
+  type VersionFacts,
+  type VersionStore,
+} from './version-store.js';
+
+/** The file beside the projects' folders that holds their versions. */
+export const HISTORY_FILE = '.steward-history.db';
+
+/** How long a write waits for another process's on the same file, blocking: a version is a single short insert. */
+const BUSY_TIMEOUT_MS = 5_000;
+
+const FACTS = 'id, time, who, route, summary';
+
+interface ContentRow {
+  id: number;
+  keyframe: number;
+  payload: Buffer;
+}
+
+/**
+ * The versions of the projects of a folder, in one SQLite file: written on the event loop, as each
+ * is one insert of a few kilobytes (a keyframe, compressed, now and then), in WAL mode so that
+ * readers and other processes on the folder go on meanwhile.
+ */
+export class SqliteVersions implements VersionStore {
+  private opened: Database.Database | undefined;
+
+  constructor(private readonly path: string) {}
+
+  private get db(): Database.Database {
+    if (this.opened) return this.opened;
+    const db = new Database(this.path, { timeout: BUSY_TIMEOUT_MS });
+    db.pragma('journal_mode = WAL');
+    // A version lost to a power cut is one the project file's own journal gives back: see docs/history.md.
+    db.pragma('synchronous = NORMAL');
+    db.exec(`CREATE TABLE IF NOT EXISTS versions (
+      project TEXT NOT NULL, id INTEGER NOT NULL, time TEXT NOT NULL, who TEXT NOT NULL, route TEXT NOT NULL,
+      summary TEXT NOT NULL, identity TEXT NOT NULL, keyframe INTEGER NOT NULL, payload BLOB NOT NULL, styles BLOB,
+      PRIMARY KEY (project, id));
+      CREATE TABLE IF NOT EXISTS files (project TEXT NOT NULL, path TEXT NOT NULL, bytes BLOB NOT NULL,
+      PRIMARY KEY (project, path))`);
+    this.opened = db;
+    return db;
+  }
+
+  close(): void {
+    this.opened?.close();
+    this.opened = undefined;
+  }
+
+  async latest(ref: ProjectRef): Promise<{ id: number; identity: string } | undefined> {
+    return this.db
+      .prepare<[string], { id: number; identity: string }>(
+        'SELECT id, identity FROM versions WHERE project = ? ORDER BY id DESC LIMIT 1',
+      )
+      .get(ref.name);
+  }
+
+  async append(ref: ProjectRef, version: NewVersion): Promise<number> {
+    const row = this.db
+      .prepare<unknown[], { id: number }>(
+        `INSERT INTO versions (project, id, time, who, route, summary, identity, keyframe, payload, styles)
+         SELECT ?, coalesce(max(id), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ? FROM versions WHERE project = ? RETURNING id`,
+      )
+      .get(
+        ref.name,
+        version.time,
+        version.who,
+        version.route,
+        version.summary,
+        version.identity,
+        version.keyframe ? 1 : 0,
+        version.payload,
+        version.styles ?? null,
+        ref.name,
+      );
+    return (row as { id: number }).id;
+  }
+
+  async list(ref: ProjectRef, before: number | undefined, limit: number): Promise<VersionFacts[]> {
+    return this.db
+      .prepare<[string, number, number], VersionFacts>(
+        `SELECT ${FACTS} FROM versions WHERE project = ? AND id < ? ORDER BY id DESC LIMIT ?`,
+      )
+      .all(ref.name, before ?? Number.MAX_SAFE_INTEGER, limit);
+  }
+
+  async facts(ref: ProjectRef, id: number): Promise<VersionFacts | undefined> {
+    return this.db
+      .prepare<[string, number], VersionFacts>(`SELECT ${FACTS} FROM versions WHERE project = ? AND id = ?`)
+      .get(ref.name, id);
+  }
+
+  async chain(ref: ProjectRef, id: number): Promise<VersionContent[]> {
+    const rows = this.db
+      .prepare<[string, number, string, number], ContentRow>(
+        `SELECT id, keyframe, payload FROM versions WHERE project = ? AND id <= ? AND id >= (
+           SELECT max(id) FROM versions WHERE project = ? AND keyframe = 1 AND id <= ?) ORDER BY id`,
+      )
+      .all(ref.name, id, ref.name, id);
+    return rows.at(-1)?.id === id ? rows.map((row) => ({ ...row, keyframe: row.keyframe === 1 })) : [];
+  }
+
+  async styles(ref: ProjectRef, id: number): Promise<Buffer | undefined> {
+    return this.db
+      .prepare<[string, number], { styles: Buffer }>(
+        'SELECT styles FROM versions WHERE project = ? AND id <= ? AND styles IS NOT NULL ORDER BY id DESC LIMIT 1',
+      )
+      .get(ref.name, id)?.styles;
+  }
+
+  async prune(ref: ProjectRef, retention: Retention): Promise<number> {
+    const { changes } = this.db
+      .prepare(
+        `DELETE FROM versions WHERE project = :project AND id < (
+           SELECT max(id) FROM versions WHERE project = :project AND keyframe = 1 AND id <= (
+             SELECT min(max(
+               coalesce((SELECT id FROM versions WHERE project = :project ORDER BY id DESC LIMIT 1 OFFSET :offset), 0),
+               coalesce((SELECT min(id) FROM versions WHERE project = :project AND time >= :since), 1e18)),
+               (SELECT max(id) FROM versions WHERE project = :project))))`,
+      )
+      .run({ project: ref.name, offset: retention.versions - 1, since: retention.since.toISOString() });
+    return changes;
+  }
+
+  async forget(ref: ProjectRef): Promise<void> {
+    this.db.prepare('DELETE FROM versions WHERE project = ?').run(ref.name);
+    this.db.prepare('DELETE FROM files WHERE project = ?').run(ref.name);
+  }
+
+  async keepFile(ref: ProjectRef, path: string, bytes: Buffer): Promise<void> {
+    this.db.prepare('INSERT OR REPLACE INTO files (project, path, bytes) VALUES (?, ?, ?)').run(ref.name, path, bytes);
+  }
+
+  async keptFiles(ref: ProjectRef): Promise<string[]> {
+    return this.db
+      .prepare<[string], { path: string }>('SELECT path FROM files WHERE project = ?')
+      .all(ref.name)
+      .map((row) => row.path);
+  }
+
+  async keptFile(ref: ProjectRef, path: string): Promise<Buffer | undefined> {
+    return this.db
+      .prepare<[string, string], { bytes: Buffer }>('SELECT bytes FROM files WHERE project = ? AND path = ?')
+      .get(ref.name, path)?.bytes;
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * How a version's content and styles are stored: a keyframe is the whole project XML, a delta the
+ * operations that make it out of the version before (content-delta.ts), each deflated. A version is
+ * rebuilt from the keyframe before it by applying the deltas in turn, in pieces, joined once.
+ */
+import { promisify } from 'node:util';
+import { constants, deflate, deflateSync, inflateSync } from 'node:zlib';
+
+import { applyDeltaToPieces, decodeOps, type DeltaOp, encodeOps } from './content-delta.js';
+import { type VersionContent } from './version-store.js';
+
+const deflateAsync = promisify(deflate);
+/** Fast over small: a keyframe of a large project is deflated while its write waits. */
+const LEVEL = { level: constants.Z_BEST_SPEED };
+
+/** A keyframe's payload, deflated off the event loop. */
+export function encodeKeyframe(pieces: readonly Uint8Array[]): Promise<Buffer> {
+  return deflateAsync(Buffer.concat(pieces), LEVEL);
+}
+
+/** A delta's payload: the count of operations, then the operations. */
+export function encodeDelta(ops: readonly DeltaOp[]): Buffer {
+  const count = Buffer.alloc(4);
+  count.writeUInt32LE(ops.length);
+  return deflateSync(Buffer.concat([count, ...encodeOps(ops)]), LEVEL);
+}
+
+/** The content of the last version of `chain`: its keyframe with the deltas after it applied in turn. */
+export function decodeChain(chain: readonly VersionContent[]): Buffer {
+  const [keyframe, ...deltas] = chain;
+  if (!keyframe?.keyframe) throw new Error('a chain of versions starts with a keyframe');
+  let pieces: Uint8Array[] = [inflateSync(keyframe.payload)];
+  for (const delta of deltas) {
+    const bytes = inflateSync(delta.payload);
+    pieces = applyDeltaToPieces(pieces, decodeOps(bytes, 4, bytes.readUInt32LE(0)));
+  }
+  return Buffer.concat(pieces);
+}
+
+/** A project's styles by name (their QML), as a version keeps them. */
+export function encodeStyles(styles: ReadonlyMap<string, string>): Buffer {
+  return deflateSync(JSON.stringify(Object.fromEntries(styles)), LEVEL);
+}
+
+export function decodeStyles(bytes: Buffer): Map<string, string> {
+  return new Map(Object.entries(JSON.parse(inflateSync(bytes).toString('utf8')) as Record<string, string>));
+}
