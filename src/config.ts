@@ -60,6 +60,8 @@ export interface Config {
   pinnedProjects?: string[];
   /** The administered QGIS Server's version when no instance's plugin reports it (`3.40`, `3.44.15`). */
   qgisServerVersion?: string | undefined;
+  /** How many versions of each project are kept (0: none are recorded), and for how many days. */
+  history: { versions: number; days: number };
 }
 
 export class ConfigError extends Error {}
@@ -250,6 +252,19 @@ function projectCacheBytes(env: Env): number {
   return value * MIB;
 }
 
+/** `STEWARD_HISTORY_VERSIONS` (1000, 0 records none) and `STEWARD_HISTORY_DAYS` (90): the versions kept of each project. */
+function history(env: Env): { versions: number; days: number } {
+  const count = (name: string, fallback: string, least: number): number => {
+    const text = optional(env, name) ?? fallback;
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < least || value > 1_000_000) {
+      throw new ConfigError(`${name} must be a whole number from ${least} to 1000000, not "${text}"`);
+    }
+    return value;
+  };
+  return { versions: count('STEWARD_HISTORY_VERSIONS', '1000', 0), days: count('STEWARD_HISTORY_DAYS', '90', 1) };
+}
+
 /** The V8 heap the service allows itself beyond its cache of parsed projects, by default. */
 export const HEAP_HEADROOM_MB = 256;
 
@@ -332,5 +347,6 @@ export function loadConfig(env: Env = process.env): Config {
     projectCacheBytes: projectCacheBytes(env),
     pinnedProjects: pinnedProjects(env),
     qgisServerVersion: qgisServerVersion(env),
+    history: history(env),
   };
 }

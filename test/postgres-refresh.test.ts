@@ -63,6 +63,7 @@ describe('a database project changed through the API, served by a running QGIS S
       uploadBudget: 24 * 1024 * 1024,
       jobsConcurrency: 2,
       projectCacheBytes: 128 * 1024 * 1024,
+      history: { versions: 1000, days: 90 },
     });
   }
 

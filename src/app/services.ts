@@ -22,6 +22,7 @@ import { localQgisVersion } from '../runtime/qgis-version.js';
 import { AdministeredQgis } from '../services/administered-qgis.js';
 import { DataRoots } from '../services/data-roots.js';
 import { DatasourceBrowser } from '../services/datasources.js';
+import { HistoryService } from '../services/history.js';
 import { LayerInspector } from '../services/layer-inspector.js';
 import { LayerTreeService } from '../services/layer-tree.js';
 import { LayerService } from '../services/layers.js';
@@ -36,6 +37,7 @@ import { StyleDocuments } from '../services/style-documents.js';
 import { StyleFiles } from '../services/style-files.js';
 import { StylePackages } from '../services/style-packages.js';
 import { StyleService } from '../services/styles.js';
+import { VersionRecorder } from '../services/version-recorder.js';
 import { FilesystemStore } from '../storage/filesystem-store.js';
 import { type PostgresStore } from '../storage/postgres-store.js';
 import { type ProjectStore } from '../storage/project-store.js';
@@ -128,6 +130,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const repository = new ProjectRepository(store, {
     cacheBytes: config.projectCacheBytes,
     onChanged: postgres && (async (ref) => instances?.invalidateProject(await postgres.mapParameter(ref))),
+    history: config.history.versions > 0 ? new VersionRecorder(store, config.history) : undefined,
   });
   const tileCache = await createTileCache(config, repository, (ref) =>
     qgisProjectUrl(config.qgisServerUrl, store, ref),
@@ -227,6 +230,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     reseeder: cache && new Reseeder(cache, jobs),
     datasources: new DatasourceBrowser(dataRoots, crs),
     jobs,
+    history: new HistoryService(repository, layers),
     server: {
       storage: store.kind,
       cache: cache ? 'mapproxy' : 'disabled',

@@ -67,6 +67,15 @@ export interface LayerTree {
   order?: string[];
 }
 
+/** A version of a project as GET /api/projects/{project}/versions lists it. */
+export interface ProjectVersion {
+  id: string;
+  time: string;
+  who: string;
+  route: string;
+  summary: string;
+}
+
 export class StewardApi {
   private constructor(
     private readonly baseUrl: URL,
@@ -149,6 +158,25 @@ export class StewardApi {
     return this.send(projectPath(project, 'cache/seed', schema), body);
   }
 
+  /** A page of the project's versions, newest first; `next` is the `before` of the following page. */
+  versions(
+    project: string,
+    page: { limit?: number; before?: string },
+    schema?: string,
+  ): Promise<{ versions: ProjectVersion[]; next: string | null }> {
+    const query = {
+      ...(page.limit !== undefined && { limit: String(page.limit) }),
+      ...(page.before && { before: page.before }),
+    };
+    return this.get(withQuery(projectPath(project, 'versions', schema), query));
+  }
+
+  /** Makes a new version of the project equal to `version`; resolves to the new version. */
+  restore(project: string, version: string, force: boolean, schema?: string): Promise<ProjectVersion> {
+    const path = projectPath(project, `versions/${encodeURIComponent(version)}/restore`, schema);
+    return this.send(withQuery(path, force ? { force: 'true' } : {}), undefined);
+  }
+
   private get<T>(path: string): Promise<T> {
     return this.request<T>(path);
   }
@@ -186,6 +214,13 @@ function projectPath(project: string, rest: string, schema: string | undefined):
 
 function withSchema(path: string, schema: string | undefined): string {
   return schema === undefined ? path : `${path}?${new URLSearchParams({ schema }).toString()}`;
+}
+
+/** The path with `query` added to the query it has. */
+function withQuery(path: string, query: Record<string, string>): string {
+  const extra = new URLSearchParams(query).toString();
+  if (extra === '') return path;
+  return `${path}${path.includes('?') ? '&' : '?'}${extra}`;
 }
 
 function errorMessage(body: unknown): string | undefined {

@@ -5,6 +5,7 @@ import type { InstanceStats } from '../monitor/protocol.js';
 import { type LayerTree, type ProjectCheck, type StewardApi, type TreeNode } from './api.js';
 import { type Command, json, JSON_OPTION, SCHEMA_OPTION } from './command.js';
 import { pin, pins, reload, unpin } from './fleet-commands.js';
+import { history, restore } from './history-commands.js';
 import { askEveryInstance, instance, instances } from './instance-commands.js';
 import { job, jobs, seed } from './job-commands.js';
 import { formatTable } from './table.js';
@@ -151,4 +152,6 @@ export const commands: Record<string, Command> = {
   jobs,
   job,
   seed,
+  history,
+  restore,
 };

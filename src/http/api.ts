@@ -6,6 +6,7 @@ import { type JobService } from '../jobs/service.js';
 import { type InstanceDirectory } from '../monitor/registry.js';
 import { type AdministeredQgis } from '../services/administered-qgis.js';
 import { type DatasourceBrowser } from '../services/datasources.js';
+import { type HistoryService } from '../services/history.js';
 import { type LayerTreeService } from '../services/layer-tree.js';
 import { type LayerService } from '../services/layers.js';
 import { type MapService } from '../services/maps.js';
@@ -23,6 +24,7 @@ import { cacheRoutes } from './routes/cache.js';
 import { checkRoutes } from './routes/checks.js';
 import { datasourceRoutes } from './routes/datasources.js';
 import { healthRoutes } from './routes/health.js';
+import { historyRoutes } from './routes/history.js';
 import { instanceRoutes } from './routes/instances.js';
 import { jobRoutes } from './routes/jobs.js';
 import { layerTreeRoutes } from './routes/layer-tree.js';
@@ -63,6 +65,8 @@ export interface ApiServices {
   health: HealthChecks;
   metrics: Metrics;
   jobs: JobService;
+  /** The versions of projects: list, content, differences and restore. */
+  history: HistoryService;
   /** What this server offers, for clients to show only what works. */
   server: ServerFacts;
 }
@@ -71,6 +75,7 @@ export interface ApiServices {
 export function apiRoutes(services: ApiServices, consoleDir: string): RouteModule[] {
   return [
     projectRoutes(services.projects),
+    historyRoutes(services.history),
     layerRoutes(services.layers, services.maps),
     layerTreeRoutes(services.trees),
     projectMapRoutes(services.maps),

@@ -10,6 +10,7 @@ import { frameworkError, installErrorHandling, MAX_PATH_SEGMENT_LENGTH } from '.
 import { installProjectScope } from './project-scope.js';
 import { type RouteModule } from './route-module.js';
 import { installSecurityHeaders } from './security-headers.js';
+import { installWriteOrigin } from './write-origin.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -64,6 +65,7 @@ export async function buildApp(
     totalMs: REQUEST_SECONDS * 1000,
   });
   installProjectScope(app);
+  installWriteOrigin(app);
   const observe = options.observe;
   if (observe) {
     // A callback hook rather than an async one: no promise and no microtask on every request.
@@ -88,6 +90,7 @@ export async function buildApp(
         { name: 'server' },
         { name: 'datasources' },
         { name: 'jobs' },
+        { name: 'history' },
       ],
     },
   });

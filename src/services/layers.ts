@@ -302,26 +302,36 @@ export class LayerService {
       definition.wkbType = probed.wkbType;
       definition.geometry = probed.geometry;
     }
-    const added = await this.repository.update(ref, (document) => {
-      if (document.layer(request.name))
-        throw new Conflict(`project "${ref.name}" already has a layer "${request.name}"`);
-      document.addLayer(definition);
-      const element = defaultStyle && document.mapLayerElement(request.name);
-      if (defaultStyle && element) {
-        putLayerStyle(element, defaultStyle.name, defaultStyle.qml, true);
-        document.invalidate(request.name);
-      }
-      return document.layer(request.name);
-    });
+    const added = await this.repository.update(
+      ref,
+      (document) => {
+        if (document.layer(request.name))
+          throw new Conflict(`project "${ref.name}" already has a layer "${request.name}"`);
+        document.addLayer(definition);
+        const element = defaultStyle && document.mapLayerElement(request.name);
+        if (defaultStyle && element) {
+          putLayerStyle(element, defaultStyle.name, defaultStyle.qml, true);
+          document.invalidate(request.name);
+        }
+        return document.layer(request.name);
+      },
+      [],
+      `added layer ${request.name}`,
+    );
     if (added) await this.lifecycle.layerAdded?.(ref, added);
   }
 
   async remove(ref: ProjectRef, name: string): Promise<void> {
-    const removed = await this.repository.update(ref, (document) => {
-      const layer = layerOf(document, ref, name);
-      document.removeLayer(name);
-      return layer;
-    });
+    const removed = await this.repository.update(
+      ref,
+      (document) => {
+        const layer = layerOf(document, ref, name);
+        document.removeLayer(name);
+        return layer;
+      },
+      [],
+      `removed layer ${name}`,
+    );
     await this.lifecycle.layerRemoved?.(ref, removed);
   }
 }

@@ -117,14 +117,19 @@ export class ProjectService {
   async changeMetadata(ref: ProjectRef, request: MetadataRequest): Promise<ProjectInfo> {
     if (request.author !== undefined) checkAuthor(request.author);
     for (const [field, value] of Object.entries(request) as Array<[string, string]>) checkText(field, value);
-    await this.repository.update(ref, (document) =>
-      document.changeMetadata({
-        title: request.title,
-        abstract: request.abstract,
-        author: request.author,
-        wmsTitle: request.wms_title,
-        wmsAbstract: request.wms_abstract,
-      }),
+    const changed = Object.keys(request).join(', ');
+    await this.repository.update(
+      ref,
+      (document) =>
+        document.changeMetadata({
+          title: request.title,
+          abstract: request.abstract,
+          author: request.author,
+          wmsTitle: request.wms_title,
+          wmsAbstract: request.wms_abstract,
+        }),
+      [],
+      `changed the project's ${changed}`,
     );
     return this.info(ref);
   }

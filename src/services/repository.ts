@@ -10,6 +10,7 @@ import {
 } from '../storage/project-store.js';
 import { type StyleChange } from '../storage/style-store.js';
 import { estimatedBytes, LruCache } from './project-cache.js';
+import { type VersionRecorder } from './version-recorder.js';
 
 /** The parsed projects kept when no bound is given. */
 export const DEFAULT_PROJECT_CACHE_BYTES = 128 * 1024 * 1024;
@@ -19,6 +20,15 @@ export interface RepositoryOptions {
   cacheBytes?: number;
   /** Called after each write of `update()` and each removal, outside the project's lock; awaited by them. */
   onChanged?: (ref: ProjectRef) => Promise<void>;
+  /** Records every write as a version of the project; none are kept without it. */
+  history?: VersionRecorder;
+}
+
+/** The one-line summary of a write's version, or how to tell it from what the change answered. */
+export type Summary<T> = string | ((result: T) => string);
+
+function summaryOf<T>(summary: Summary<T>, result: T): string {
+  return typeof summary === 'string' ? summary : summary(result);
 }
 
 interface CachedProject {
@@ -55,7 +65,7 @@ export function projectNotFound(ref: ProjectRef, strayFiles: readonly string[] =
 export class ProjectRepository {
   private readonly cache: LruCache<CachedProject>;
   /** Keys of the projects this process is replacing in their store now. */
-  private readonly writing = new Set<string>();
+  private readonly beingWritten = new Set<string>();
 
   constructor(
     readonly store: ProjectStore,
@@ -76,7 +86,16 @@ export class ProjectRepository {
 
   /** The cached document when still current, by the identity the store tells; otherwise the project parsed anew. */
   private async current(ref: ProjectRef, forReaders: boolean): Promise<ProjectDocument> {
-    return this.cached(ref, await this.store.identity(ref), forReaders) ?? this.load(ref);
+    return (await this.currentWithIdentity(ref, forReaders)).document;
+  }
+
+  private async currentWithIdentity(
+    ref: ProjectRef,
+    forReaders: boolean,
+  ): Promise<{ document: ProjectDocument; identity: string | undefined }> {
+    const identity = await this.store.identity(ref);
+    const document = this.cached(ref, identity, forReaders) ?? (await this.load(ref));
+    return { document, identity: this.cache.peek(projectKey(ref))?.identity ?? identity };
   }
 
   /** The cached document when the stored project, now of `identity`, is the one it was parsed from or written as. */
@@ -84,7 +103,7 @@ export class ProjectRepository {
     const key = projectKey(ref);
     const cached = this.cache.get(key);
     if (identity === undefined || !cached) return undefined;
-    return cached.identity === identity || (forReaders && this.writing.has(key)) ? cached.document : undefined;
+    return cached.identity === identity || (forReaders && this.beingWritten.has(key)) ? cached.document : undefined;
   }
 
   /** Reads and parses the stored project. */
@@ -99,6 +118,11 @@ export class ProjectRepository {
     return document;
   }
 
+  /** Whether writes are recorded as versions. */
+  get keepsVersions(): boolean {
+    return this.options.history !== undefined;
+  }
+
   /** The identity the project had when this process last read or wrote it; the store is not asked. */
   lastSeenIdentity(ref: ProjectRef): string | undefined {
     return this.cache.peek(projectKey(ref))?.identity;
@@ -110,45 +134,129 @@ export class ProjectRepository {
 
   /**
    * Changes a project under its lock: `change` edits the document, which is then written back
-   * atomically, with `styles` stored and removed as the store writes them with a project. When
-   * `change` or the write fails, the stored project is left as it was. After a write, and once the
-   * lock is released, the `onChanged` listener is awaited.
+   * atomically, with `styles` stored and removed as the store writes them with a project, and
+   * recorded as a version told by `summary`. When `change` or the write fails, the stored project
+   * is left as it was. After a write, and once the lock is released, the `onChanged` listener is awaited.
    */
   async update<T>(
     ref: ProjectRef,
     change: (document: ProjectDocument) => T | Promise<T>,
     styles: readonly StyleChange[] = [],
+    summary: Summary<T> = 'changed the project',
   ): Promise<T> {
-    const key = projectKey(ref);
     const changed = await this.store.withLock(ref, async () => {
       // Under the lock the identity tells whether the cached document is current: the stores give
       // every write a new one (FilesystemStore: nextModified; PostgresStore: the row's xmin).
-      const document = await this.current(ref, false);
-      try {
+      const { document, identity } = await this.currentWithIdentity(ref, false);
+      await this.baseline(ref, identity);
+      return this.writeDocument(ref, document, async () => {
         const result = await change(document);
         const content = document.encode();
-        this.writing.add(key);
-        const identity = await this.store.write(ref, content, styles);
-        this.cache.set(key, cacheEntry(identity, content, document));
-        return result;
-      } catch (error) {
-        this.cache.delete(key);
-        throw error;
-      } finally {
-        this.writing.delete(key);
-      }
+        return { result, content, styles, summary: summaryOf(summary, result) };
+      });
     });
     await this.options.onChanged?.(ref);
     return changed;
   }
 
+  /** Records the stored project, of `identity`, as a version when its newest version is not it (VersionRecorder.baseline). */
+  private async baseline(ref: ProjectRef, identity: string | undefined): Promise<void> {
+    await this.options.history?.baseline(ref, identity, async () => (await this.store.read(ref))?.content);
+  }
+
+  /**
+   * Writes the document `write` makes (holding the lock) with its styles, records the version
+   * (`whole`: not made from the newest version's pieces) and caches the document; the stored
+   * project is left as it was when `write` or the store fails.
+   */
+  private async writeDocument<T>(
+    ref: ProjectRef,
+    document: ProjectDocument,
+    write: () => Promise<{ result: T; content: Buffer[]; styles: readonly StyleChange[]; summary: string }>,
+    whole = false,
+  ): Promise<T> {
+    const key = projectKey(ref);
+    try {
+      const { result, content, styles, summary } = await write();
+      this.beingWritten.add(key);
+      const identity = await this.store.write(ref, content, styles);
+      this.cache.set(key, cacheEntry(identity, content, document));
+      await this.options.history?.record(ref, { pieces: content, identity, summary, styles, whole });
+      return result;
+    } catch (error) {
+      this.cache.delete(key);
+      throw error;
+    } finally {
+      this.beingWritten.delete(key);
+    }
+  }
+
+  /**
+   * Stores and removes styles without changing the project, under its lock, as a version told by
+   * `summary`; `check` runs first, under the lock, and refuses the change (throwing) or skips it
+   * (false). Answers whether the styles were changed.
+   */
+  async changeStyles(
+    ref: ProjectRef,
+    styles: readonly StyleChange[],
+    summary: string,
+    check: () => Promise<boolean>,
+  ): Promise<boolean> {
+    return this.store.withLock(ref, async () => {
+      const { document, identity } = await this.currentWithIdentity(ref, false);
+      if (!(await check())) return false;
+      await this.baseline(ref, identity);
+      await this.store.styles.apply(ref, styles);
+      if (identity !== undefined)
+        await this.options.history?.record(ref, { pieces: document.encode(), identity, summary, styles });
+      return true;
+    });
+  }
+
+  /**
+   * Replaces the project with `content` (a version's XML, parsed as `document`) and its styles
+   * with `styles`, as a new version told by `summary`.
+   */
+  async replace(
+    ref: ProjectRef,
+    content: Buffer,
+    document: ProjectDocument,
+    styles: ReadonlyMap<string, string>,
+    summary: string,
+  ): Promise<void> {
+    await this.store.withLock(ref, async () => {
+      const { identity } = await this.currentWithIdentity(ref, false);
+      await this.baseline(ref, identity);
+      const removed = (await this.store.styles.names(ref)).filter((name) => !styles.has(name));
+      const changes: StyleChange[] = [
+        ...[...styles].map(([name, qml]) => ({ name, qml })),
+        ...removed.map((name) => ({ name, qml: undefined })),
+      ];
+      await this.writeDocument(
+        ref,
+        document,
+        async () => ({ result: undefined, content: [content], styles: changes, summary }),
+        true,
+      );
+    });
+    await this.options.onChanged?.(ref);
+  }
+
   async create(ref: ProjectRef, document: ProjectDocument): Promise<void> {
-    await this.store.withLock(ref, () => this.store.create(ref, document.serialize()));
+    await this.store.withLock(ref, async () => {
+      const text = document.serialize();
+      await this.store.create(ref, text);
+      const identity = await this.store.identity(ref);
+      const pieces = [Buffer.from(text, 'utf8')];
+      if (identity !== undefined)
+        await this.options.history?.record(ref, { pieces, identity, summary: 'created the project', styles: [] });
+    });
   }
 
   async remove(ref: ProjectRef): Promise<boolean> {
     const removed = await this.store.withLock(ref, async () => {
       this.cache.delete(projectKey(ref));
+      this.options.history?.forget(ref);
       return this.store.remove(ref);
     });
     if (removed) await this.options.onChanged?.(ref);

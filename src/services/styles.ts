@@ -1,5 +1,5 @@
-import { readdir, rm, rmdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
 
 import { BadRequest, Conflict, NotFound } from '../errors.js';
 import { geometryClass } from '../qgis/geometry.js';
@@ -125,12 +125,8 @@ export class StyleService {
     qmlFacts(qml);
     await this.repository.read(ref);
     if (!(await this.styles.has(ref, name))) {
-      const created = await this.repository.store.withLock(ref, async () => {
-        if (await this.styles.has(ref, name)) return false;
-        await this.styles.apply(ref, [{ name, qml }]);
-        return true;
-      });
-      if (created) return true;
+      const isNew = async () => !(await this.styles.has(ref, name));
+      if (await this.repository.changeStyles(ref, [{ name, qml }], `added style ${name}`, isNew)) return true;
     }
     const current = await this.repository.update(
       ref,
@@ -146,6 +142,7 @@ export class StyleService {
         return drawn;
       },
       [{ name, qml }],
+      `replaced style ${name}`,
     );
     for (const layer of current) await this.lifecycle.layerStyleChanged?.(ref, layer);
     return false;
@@ -166,12 +163,13 @@ export class StyleService {
     const style = parseStyle(named, this.catalogue());
     checkName('style', style.name);
     if (style.name === BUILT_IN_STYLE) throw new Conflict(`"${BUILT_IN_STYLE}" is the built-in style`);
-    await this.repository.store.withLock(ref, async () => {
-      await this.repository.read(ref);
+    const qml = styleToQml(style, { catalogue: this.catalogue() });
+    checkName('style', style.name);
+    await this.repository.changeStyles(ref, [{ name: style.name, qml }], `added style ${style.name}`, async () => {
       if (await this.styles.has(ref, style.name)) {
         throw new Conflict(`project "${ref.name}" already has a style "${style.name}"`);
       }
-      await this.styles.apply(ref, [{ name: style.name, qml: styleToQml(style, { catalogue: this.catalogue() }) }]);
+      return true;
     });
   }
 
@@ -210,6 +208,7 @@ export class StyleService {
         document.invalidate();
       },
       [{ name, qml: undefined }],
+      `removed style ${name}`,
     );
     await this.pruneImages(ref);
   }
@@ -227,11 +226,21 @@ export class StyleService {
       const named = await this.namedFiles(ref);
       for (const dir of folders) {
         for (const file of await readdir(dir).catch(() => [])) {
-          if (!named.has(join(dir, file))) await rm(join(dir, file), { force: true });
+          if (!named.has(join(dir, file))) await this.removeImage(ref, join(dir, file));
         }
         await rmdir(dir).catch(() => undefined);
       }
     });
+  }
+
+  /** Removes an image, kept first for the versions that may name it when the project keeps versions. */
+  private async removeImage(ref: ProjectRef, file: string): Promise<void> {
+    const { store } = this.repository;
+    if (this.repository.keepsVersions && store.versions.keepFile) {
+      const bytes = await readFile(file).catch(() => undefined);
+      if (bytes) await store.versions.keepFile(ref, relative(store.dataDir(ref), file), bytes);
+    }
+    await rm(file, { force: true });
   }
 
   /** Every file the project's styles and layers name, as absolute paths. */
@@ -300,33 +309,44 @@ export class StyleService {
     if (request.name === BUILT_IN_STYLE || !(await this.styles.has(ref, request.name)))
       return this.applyLayerOwn(ref, layerName, request.name, current);
     const qml = await this.qmlForLayer(ref, layer, await this.load(ref, request.name));
-    const changed = await this.repository.update(ref, (document) => {
-      const element = mapLayerOf(document, ref, layerName);
-      const wasCurrent = currentLayerStyleName(element);
-      putLayerStyle(element, request.name, qml, current);
-      document.invalidate(layerName);
-      return current || wasCurrent === request.name;
-    });
+    const changed = await this.repository.update(
+      ref,
+      (document) => {
+        const element = mapLayerOf(document, ref, layerName);
+        const wasCurrent = currentLayerStyleName(element);
+        putLayerStyle(element, request.name, qml, current);
+        document.invalidate(layerName);
+        return current || wasCurrent === request.name;
+      },
+      [],
+      current ? `style of ${layerName} → ${request.name}` : `gave layer ${layerName} style ${request.name}`,
+    );
     if (changed) await this.lifecycle.layerStyleChanged?.(ref, layerName);
   }
 
   /** A style of the layer's own style manager, made current again with `current`. */
   private async applyLayerOwn(ref: ProjectRef, layerName: string, requested: string, current: boolean): Promise<void> {
-    const changed = await this.repository.update(ref, (document) => {
-      const element = mapLayerOf(document, ref, layerName);
-      const name = resolveLayerStyle(element, requested);
-      if (name === undefined) {
-        const own = layerStyleNames(element).map((style) => JSON.stringify(shownStyleName(style)));
-        throw new NotFound(
-          `project "${ref.name}" has no style "${requested}" and layer "${layerName}" has none of that name ` +
-            `(its styles: ${own.join(', ') || 'none'})`,
-        );
-      }
-      const wasCurrent = currentLayerStyleName(element) === name;
-      if (current) setCurrentLayerStyle(element, name);
-      document.invalidate(layerName);
-      return current && !wasCurrent;
-    });
+    const outcome = await this.repository.update(
+      ref,
+      (document) => {
+        const element = mapLayerOf(document, ref, layerName);
+        const name = resolveLayerStyle(element, requested);
+        if (name === undefined) {
+          const own = layerStyleNames(element).map((style) => JSON.stringify(shownStyleName(style)));
+          throw new NotFound(
+            `project "${ref.name}" has no style "${requested}" and layer "${layerName}" has none of that name ` +
+              `(its styles: ${own.join(', ') || 'none'})`,
+          );
+        }
+        const wasCurrent = currentLayerStyleName(element) === name;
+        if (current) setCurrentLayerStyle(element, name);
+        document.invalidate(layerName);
+        return { name, changed: current && !wasCurrent };
+      },
+      [],
+      ({ name }) => (current ? `style of ${layerName} → ${name}` : `kept style ${name} of layer ${layerName}`),
+    );
+    const changed = outcome.changed;
     if (changed) await this.lifecycle.layerStyleChanged?.(ref, layerName);
   }
 }

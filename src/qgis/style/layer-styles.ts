@@ -73,6 +73,11 @@ function styleElementsOf(mapLayer: XmlElement): ReadonlyMap<string, string> {
   return names;
 }
 
+/** The names of the layer's elements that make its current style (none for a type Steward does not style). */
+export function styleElementNames(mapLayer: XmlElement): readonly string[] {
+  return [...(STYLE_ELEMENTS[mapLayer.attributes.get('type') ?? '']?.keys() ?? [])];
+}
+
 /** Whether a style document covers a category: a QML without `styleCategories` (QGIS 2) covers all. */
 function covers(document: XmlElement, category: string): boolean {
   const declared = document.attributes.get('styleCategories');

@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+
+import { FilesystemStore } from '../storage/filesystem-store.js';
+import { decodeChain, decodeStyles } from '../storage/version-codec.js';
+import { VersionRecorder } from './version-recorder.js';
+
+const dirs: string[] = [];
+
+function newStore(): FilesystemStore {
+  const dir = mkdtempSync(join(tmpdir(), 'steward-versions-'));
+  dirs.push(dir);
+  return new FilesystemStore(dir);
+}
+
+/** A project of `count` layers, each a piece, as a document's encode() gives them. */
+function layers(count: number): Buffer[] {
+  return Array.from({ length: count }, (_, index) =>
+    Buffer.from(`<maplayer id="l${index}">${'x'.repeat(200)}</maplayer>\n`),
+  );
+}
+
+describe('the versions a recorder keeps', () => {
+  after(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('gives back every version byte for byte, with its styles, across keyframes', async () => {
+    const store = newStore();
+    const ref = { name: 'p', schema: 'public' };
+    await store.create(ref, '<qgis/>');
+    const recorder = new VersionRecorder(store, { versions: 1000, days: 90 });
+    let pieces = [Buffer.from('<qgis>\n'), ...layers(50), Buffer.from('</qgis>\n')];
+    const expected = new Map<number, { content: Buffer; styles: Record<string, string> }>();
+    const styles: Record<string, string> = {};
+    for (let round = 0; round < 250; round++) {
+      pieces = [...pieces];
+      const at = 1 + (round % 50);
+      if (round % 7 === 3) pieces.splice(at, 1);
+      else if (round % 7 === 5) pieces.splice(at, 0, Buffer.from(`<maplayer id="n${round}"/>\n`));
+      else pieces[at] = Buffer.from(`<maplayer id="c${round}">${'y'.repeat(round)}</maplayer>\n`);
+      const change = round % 10 === 0 ? [{ name: `s${round % 30}`, qml: `<qgis round="${round}"/>` }] : [];
+      for (const { name, qml } of change) styles[name] = qml;
+      // As a write does: the store has the styles when the version is recorded.
+      await store.styles.apply(ref, change);
+      await recorder.record(ref, { pieces, identity: `i${round}`, summary: `round ${round}`, styles: change });
+      const latest = await store.versions.latest(ref);
+      assert.ok(latest);
+      expected.set(latest.id, { content: Buffer.concat(pieces), styles: { ...styles } });
+    }
+    for (const [id, version] of expected) {
+      const chain = await store.versions.chain(ref, id);
+      assert.ok(chain.length <= 101, `version ${id} is built from ${chain.length} rows`);
+      assert.deepEqual(decodeChain(chain), version.content, `version ${id}`);
+      const kept = await store.versions.styles(ref, id);
+      assert.deepEqual(Object.fromEntries(kept ? decodeStyles(kept) : []), version.styles, `styles of version ${id}`);
+    }
+    const keyframes = (await Promise.all([...expected.keys()].map((id) => store.versions.chain(ref, id)))).filter(
+      (chain) => chain.length === 1,
+    );
+    assert.ok(keyframes.length >= 3 && keyframes.length < 10, `${keyframes.length} keyframes`);
+  });
+
+  it('starts with a keyframe when another process wrote the newest version', async () => {
+    const store = newStore();
+    const ref = { name: 'shared', schema: 'public' };
+    await store.create(ref, '<qgis/>');
+    const one = new VersionRecorder(store);
+    const other = new VersionRecorder(store);
+    const versions = [layers(3), layers(4), layers(5)];
+    await one.record(ref, { pieces: versions[0] as Buffer[], identity: 'a', summary: 'one', styles: [] });
+    await other.record(ref, { pieces: versions[1] as Buffer[], identity: 'b', summary: 'other', styles: [] });
+    await one.record(ref, { pieces: versions[2] as Buffer[], identity: 'c', summary: 'one again', styles: [] });
+    for (const [index, pieces] of versions.entries()) {
+      assert.deepEqual(decodeChain(await store.versions.chain(ref, index + 1)), Buffer.concat(pieces));
+    }
+  });
+
+  it('prunes whole chains beyond the count kept, and removes versions with their project', async () => {
+    const store = newStore();
+    const ref = { name: 'pruned', schema: 'public' };
+    await store.create(ref, '<qgis/>');
+    const recorder = new VersionRecorder(store, { versions: 5, days: 90 });
+    for (let round = 0; round < 40; round++) {
+      const pieces = [Buffer.from(`<qgis round="${round}"/>`), ...layers(5)];
+      await recorder.record(ref, { pieces, identity: String(round), summary: String(round), styles: [] });
+    }
+    const kept = await store.versions.list(ref, undefined, 100);
+    assert.ok(kept.length >= 5 && kept.length <= 10, `${kept.length} kept`);
+    assert.equal(kept[0]?.id, 40);
+    const oldest = kept.at(-1)?.id ?? 0;
+    assert.match(decodeChain(await store.versions.chain(ref, oldest)).toString(), new RegExp(`round="${oldest - 1}"`));
+    assert.equal(await store.remove(ref), true);
+    assert.deepEqual(await store.versions.list(ref, undefined, 100), []);
+  });
+});

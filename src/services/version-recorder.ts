@@ -1,0 +1,161 @@
+import { DeltaBase } from '../storage/content-delta.js';
+import { contentBytes, projectKey, type ProjectRef, type ProjectStore } from '../storage/project-store.js';
+import { type StyleChange } from '../storage/style-store.js';
+import { encodeDelta, encodeKeyframe, encodeStyles } from '../storage/version-codec.js';
+import { writeOrigin } from './write-origin.js';
+
+/** How many versions are kept, and for how many days (`STEWARD_HISTORY_VERSIONS`, `STEWARD_HISTORY_DAYS`). */
+export interface HistorySettings {
+  versions: number;
+  days: number;
+}
+
+export const DEFAULT_HISTORY: HistorySettings = { versions: 1000, days: 90 };
+
+/**
+ * Deltas between keyframes (fewer when fewer versions are kept): a restore applies at most this many,
+ * each costing its operations (a few for a write of one layer), and versions are pruned by chains.
+ */
+const KEYFRAME_EVERY = 100;
+/** A chain whose deltas add up to this share of the content starts a new keyframe: deltas that large save little. */
+const MAX_CHAIN_SHARE = 0.5;
+/** Projects whose newest version this process keeps at hand; another's next version is a keyframe. */
+const MAX_TIPS = 64;
+
+/** What this process knows of a project's newest version, for the next to be a delta against it. */
+interface Tip {
+  id: number;
+  /** The project's identity as written in that version: a version of the same id made elsewhere has another. */
+  identity: string;
+  base: DeltaBase;
+  /** Deltas since the keyframe, and their bytes. */
+  chain: number;
+  chainBytes: number;
+  styles: Map<string, string>;
+}
+
+/** A version to record: the project's content and identity once written, what it changed, and how it is told. */
+export interface Recorded {
+  pieces: readonly Uint8Array[];
+  identity: string;
+  summary: string;
+  styles: readonly StyleChange[];
+  /** The content was not made from the newest version's pieces (a restore, a project found changed): a delta would cost its size. */
+  whole?: boolean;
+}
+
+function applyStyleChanges(styles: Map<string, string>, changes: readonly StyleChange[]): Map<string, string> {
+  const next = new Map(styles);
+  for (const { name, qml } of changes) {
+    if (qml === undefined) next.delete(name);
+    else next.set(name, qml);
+  }
+  return next;
+}
+
+/**
+ * Records each write of a project as a version, holding the project's lock: a delta against the
+ * version before (its content kept at hand, so the delta costs the pieces the write changed), a
+ * keyframe every KEYFRAME_EVERY versions or when this process does not hold the version before.
+ */
+export class VersionRecorder {
+  private readonly tips = new Map<string, Tip>();
+
+  constructor(
+    private readonly store: ProjectStore,
+    private readonly settings: HistorySettings = DEFAULT_HISTORY,
+  ) {}
+
+  /**
+   * Before a change, under the lock: records the project as stored (`content`, of `identity`) when
+   * its newest version is not it (a project without versions yet, or one changed outside Steward),
+   * so that it can be restored.
+   */
+  async baseline(
+    ref: ProjectRef,
+    identity: string | undefined,
+    content: () => Promise<Uint8Array | undefined>,
+  ): Promise<void> {
+    if (identity === undefined) return;
+    const latest = await this.store.versions.latest(ref);
+    if (latest?.identity === identity) return;
+    const stored = await content();
+    if (!stored) return;
+    const summary = latest ? 'changed outside Steward' : 'as it was before its first recorded change';
+    await this.append(
+      ref,
+      { pieces: [stored], identity, summary, styles: [], whole: true },
+      { who: 'steward', route: '' },
+    );
+  }
+
+  /** After a write, under the lock: records the version it made. */
+  async record(ref: ProjectRef, version: Recorded): Promise<void> {
+    await this.append(ref, version, writeOrigin());
+  }
+
+  private async append(ref: ProjectRef, version: Recorded, origin: { who: string; route: string }): Promise<void> {
+    const key = projectKey(ref);
+    const latest = await this.store.versions.latest(ref);
+    const kept = this.tips.get(key);
+    const tip = kept && latest?.id === kept.id && latest.identity === kept.identity ? kept : undefined;
+    this.tips.delete(key);
+    const styles = tip ? applyStyleChanges(tip.styles, version.styles) : await this.storedStyles(ref);
+    const size = contentBytes(version.pieces);
+    const ops =
+      tip && !version.whole && tip.chain < Math.min(KEYFRAME_EVERY, this.settings.versions)
+        ? tip.base.delta(version.pieces)
+        : undefined;
+    const delta = ops && encodeDelta(ops);
+    const keyframe = !tip || !delta || tip.chainBytes + delta.byteLength > size * MAX_CHAIN_SHARE;
+    const payload = keyframe ? await encodeKeyframe(version.pieces) : delta;
+    const id = await this.store.versions.append(ref, {
+      time: new Date().toISOString(),
+      who: origin.who,
+      route: origin.route,
+      summary: version.summary,
+      identity: version.identity,
+      keyframe,
+      payload,
+      styles: keyframe || version.styles.length > 0 ? encodeStyles(styles) : undefined,
+    });
+    const chain = keyframe ? 0 : tip.chain + 1;
+    const chainBytes = keyframe ? 0 : tip.chainBytes + payload.byteLength;
+    this.keepTip(key, {
+      id,
+      identity: version.identity,
+      base: new DeltaBase(version.pieces),
+      chain,
+      chainBytes,
+      styles,
+    });
+    if (keyframe) await this.prune(ref);
+  }
+
+  private keepTip(key: string, tip: Tip): void {
+    this.tips.set(key, tip);
+    const oldest = this.tips.keys().next().value;
+    if (this.tips.size > MAX_TIPS && oldest !== undefined) this.tips.delete(oldest);
+  }
+
+  /** The project's styles as its store holds them. */
+  private async storedStyles(ref: ProjectRef): Promise<Map<string, string>> {
+    const styles = new Map<string, string>();
+    for (const name of await this.store.styles.names(ref)) {
+      const qml = await this.store.styles.read(ref, name);
+      if (qml !== undefined) styles.set(name, qml);
+    }
+    return styles;
+  }
+
+  /** Removes versions beyond the retention: whole chains, so it is done when a new one starts. */
+  private async prune(ref: ProjectRef): Promise<void> {
+    const since = new Date(Date.now() - this.settings.days * 24 * 3600 * 1000);
+    await this.store.versions.prune(ref, { versions: this.settings.versions, since });
+  }
+
+  /** Forgets what this process kept of the project's versions (it was removed). */
+  forget(ref: ProjectRef): void {
+    this.tips.delete(projectKey(ref));
+  }
+}
