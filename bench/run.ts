@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark of the project, printed and written to bench/results/.
- * `npm run bench -- api` (or `processing`, `jobs`, `plugin`, `scale`, `pool`, `console`) runs the named suites only;
+ * `npm run bench -- api` (or `processing`, `jobs`, `plugin`, `scale`, `pool`, `console`, `history`) runs the named suites only;
  * `--part <part>` (repeated for more) runs only those parts of them (scale: writes, reads, memory; api:
  * latency, throughput, map, fastcgi, memory) and only prints them, as `--print-only` does for whole
  * suites: nothing is written to bench/results/ or the README.
@@ -15,6 +15,7 @@ import gdal from 'gdal-async';
 import { localQgisVersion } from '../src/runtime/qgis-version.js';
 import { API_PARTS, runApiBench } from './api.js';
 import { runConsoleBench } from './console.js';
+import { HISTORY_PARTS, runHistoryBench } from './history.js';
 import { runJobsBench } from './jobs.js';
 import { EVERY_PART, type PartFilter } from './parts.js';
 import { runPluginBench } from './plugin.js';
@@ -47,6 +48,7 @@ const suites: Suite[] = [
   { key: 'scale', name: 'writes, reads under writes and many projects', run: runScaleBench, parts: SCALE_PARTS },
   { key: 'pool', name: 'QGIS Server FastCGI pool', run: runPoolBench },
   { key: 'console', name: 'web console', run: runConsoleBench },
+  { key: 'history', name: 'project versions', run: runHistoryBench, parts: HISTORY_PARTS },
 ];
 
 const { values, positionals } = parseArgs({

@@ -24,6 +24,7 @@ export const routes: Route[] = [
   { path: '/projects/:project', section: 'projects', page: () => import('./pages/project') },
   { path: '/projects/:project/cache', section: 'projects', page: () => import('./pages/cache') },
   { path: '/projects/:project/processing', section: 'projects', page: () => import('./pages/processing') },
+  { path: '/projects/:project/history', section: 'projects', page: () => import('./pages/history') },
   { path: '/instances', section: 'instances', page: () => import('./pages/instances') },
   { path: '/instances/:instance', section: 'instances', page: () => import('./pages/instance') },
 ];

@@ -7,6 +7,7 @@ const TABS = [
   ['', 'Map and layers'],
   ['/cache', 'Tile cache'],
   ['/processing', 'Processing'],
+  ['/history', 'History'],
 ] as const;
 
 /** The breadcrumb and the sub-pages of a project. */

@@ -1,0 +1,182 @@
+/**
+ * What keeping project versions costs: writes with history on against off at 10 and 1000 layers
+ * (two API processes, in turn), the restore of a version of a 1000-layer project, and the disk that
+ * 10,000 versions of a 1000-layer project take, one layer changed in each.
+ */
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { ProjectDocument } from '../src/qgis/project.js';
+import { VersionRecorder } from '../src/services/version-recorder.js';
+import { FilesystemStore } from '../src/storage/filesystem-store.js';
+import { HISTORY_FILE } from '../src/storage/sqlite-versions.js';
+import { type Fixtures, makeFixtures } from '../test/support/fixtures.js';
+import { apiCall } from '../test/support/http.js';
+import { type Caller, fillProject, writeSamples } from './api.js';
+import { startApiProcess } from './api-process.js';
+import { closeClient } from './http-client.js';
+import { EVERY_PART, type PartFilter } from './parts.js';
+import { median, ms, ratios, sample, spread, summarise, table } from './stats.js';
+
+export const HISTORY_PARTS = ['writes', 'restore', 'size'];
+
+const SIZES = [10, 1000] as const;
+const WRITE_ROUNDS = 6;
+const WRITES_PER_ROUND = 5;
+const RESTORES = 12;
+const VERSIONS = 10_000;
+const NO_QGIS_SERVER = 'http://127.0.0.1:9/ows/';
+const MIB = 1024 * 1024;
+
+type Api = Caller & { url: string; close(): Promise<void> };
+
+async function startApi(projectsDir: string, history: boolean): Promise<Api> {
+  const server = await startApiProcess({
+    STEWARD_QGISSERVER_URL: NO_QGIS_SERVER,
+    STEWARD_QGISSERVER_PROJECTS_DIR: projectsDir,
+    STEWARD_LOGLEVEL: 'ERROR',
+    STEWARD_HISTORY_VERSIONS: history ? '1000' : '0',
+  });
+  return {
+    url: server.url,
+    call: (method: string, path: string, body?: unknown) => apiCall(server.url, method, path, body),
+    close: () => server.close(),
+  };
+}
+
+/** Each round's median of every write at `size`, with history on and off, the two processes in turn. */
+async function writeRounds(on: Api, off: Api, data: Fixtures, size: number): Promise<{ on: number[]; off: number[] }> {
+  const project = `writes_${size}`;
+  const rounds = { on: [] as number[], off: [] as number[] };
+  for (let round = 0; round < WRITE_ROUNDS; round++) {
+    const order: Array<['on' | 'off', Api]> =
+      round % 2
+        ? [
+            ['off', off],
+            ['on', on],
+          ]
+        : [
+            ['on', on],
+            ['off', off],
+          ];
+    for (const [key, api] of order) {
+      const written = await writeSamples(api, api.url, data, project, WRITES_PER_ROUND);
+      rounds[key].push(median(Object.values(written).flat()));
+    }
+  }
+  return rounds;
+}
+
+async function writesSection(on: Api, off: Api, data: Fixtures): Promise<string> {
+  const rows: string[][] = [];
+  for (const size of SIZES) {
+    const { on: withHistory, off: without } = await writeRounds(on, off, data, size);
+    const ratio = ratios(withHistory, without);
+    rows.push([
+      `${size} layers`,
+      ms(median(withHistory)),
+      ms(median(without)),
+      `${median(ratio).toFixed(2)}x (rounds ${spread(ratio, 2, 'x')})`,
+      `≤ 1.2x: ${median(ratio) <= 1.2 ? 'met' : 'not met'}`,
+    ]);
+  }
+  return [
+    '## Writes with history on against off (ms, median of every write of a round)',
+    `${WRITE_ROUNDS} rounds of ${WRITES_PER_ROUND} of each write (add a layer, change a layer's style, remove a layer), the two API processes in turn.`,
+    '',
+    table(['project', 'history on', 'history off', 'ratio', 'target'], rows),
+  ].join('\n');
+}
+
+/** Restores of the 1000-layer project, to two versions a few writes back in turn, over HTTP. */
+async function restoreSection(on: Api): Promise<string> {
+  const listed = await on.call('GET', '/api/projects/writes_1000/versions?limit=10');
+  const versions = (listed.body as { versions: { id: string }[] }).versions;
+  const targets = [versions[3]?.id, versions[6]?.id];
+  let turn = 0;
+  const times = await sample(RESTORES, async () => {
+    const reply = await on.call('POST', `/api/projects/writes_1000/versions/${targets[turn++ % 2]}/restore`);
+    if (reply.status !== 200) throw new Error(JSON.stringify(reply.body));
+  });
+  const { median: middle, p95 } = summarise(times);
+  return [
+    '## Restore of a version of the 1000-layer project (ms, over HTTP)',
+    '',
+    table(
+      ['restores', 'median', 'p95', 'target'],
+      [[String(RESTORES), ms(middle), ms(p95), `< 50 ms: ${middle < 50 ? 'met' : 'not met'}`]],
+    ),
+  ].join('\n');
+}
+
+/** 10,000 versions of the 1000-layer project, one layer changed in each, recorded as the API does. */
+async function sizeSection(projectFile: string): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'steward-bench-versions-'));
+  try {
+    const store = new FilesystemStore(dir);
+    const ref = { name: 'versions', schema: 'public' };
+    const text = readFileSync(projectFile, 'utf8');
+    await store.create(ref, text);
+    const recorder = new VersionRecorder(store, { versions: VERSIONS, days: 90 });
+    const document = ProjectDocument.parse(text);
+    const names = document.layers().map((layer) => layer.name);
+    const times: number[] = [];
+    for (let index = 0; index < VERSIONS; index++) {
+      const name = names[index % names.length] as string;
+      document.mapLayerElement(name)?.attributes.set('maxScale', String(index));
+      document.invalidate(name);
+      const pieces = document.encode();
+      const start = performance.now();
+      await recorder.record(ref, { pieces, identity: String(index), summary: `changed ${name}`, styles: [] });
+      times.push(performance.now() - start);
+    }
+    store.versions.close();
+    const bytes = statSync(join(dir, HISTORY_FILE)).size;
+    const { median: middle, p95 } = summarise(times);
+    return [
+      `## ${VERSIONS.toLocaleString('en')} versions of the 1000-layer project (${(Buffer.byteLength(text) / MIB).toFixed(1)} MiB), one layer changed in each`,
+      '',
+      table(
+        ['on disk', 'recording, median', 'recording, p95', 'target'],
+        [
+          [
+            `${(bytes / MIB).toFixed(1)} MiB`,
+            `${ms(middle)} ms`,
+            `${ms(p95)} ms`,
+            `< 100 MB: ${bytes < 100e6 ? 'met' : 'not met'}`,
+          ],
+        ],
+      ),
+    ].join('\n');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function runHistoryBench(runs: PartFilter = EVERY_PART): Promise<string> {
+  const data = makeFixtures();
+  const dirs = {
+    on: mkdtempSync(join(tmpdir(), 'steward-bench-history-on-')),
+    off: mkdtempSync(join(tmpdir(), 'steward-bench-history-off-')),
+  };
+  const on = await startApi(dirs.on, true);
+  const off = await startApi(dirs.off, false);
+  try {
+    for (const size of SIZES) {
+      await fillProject(on, data, `writes_${size}`, size);
+      await fillProject(off, data, `writes_${size}`, size);
+    }
+    const sections: string[] = [];
+    if (runs('writes')) sections.push(await writesSection(on, off, data));
+    if (runs('restore')) sections.push(await restoreSection(on));
+    if (runs('size')) sections.push(await sizeSection(join(dirs.off, 'writes_1000', 'writes_1000.qgs')));
+    return sections.join('\n\n');
+  } finally {
+    closeClient();
+    await on.close();
+    await off.close();
+    for (const dir of Object.values(dirs)) rmSync(dir, { recursive: true, force: true });
+    rmSync(data.dir, { recursive: true, force: true });
+  }
+}
