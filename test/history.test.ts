@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
 
 import { steward } from './support/cli.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, differingPixels } from './support/png.js';
 import { ows } from './support/qgis.js';
 import { type Stack, startStack } from './support/stack.js';

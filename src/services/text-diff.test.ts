@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
 
 import fc from 'fast-check';
 
+import { describe, it } from '../../test/support/node-test.js';
 import { unifiedDiff } from './text-diff.js';
 
 /** The text `before` becomes when the hunks of a unified difference are applied to it. */

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
 
+import { after, describe, it } from '../../test/support/node-test.js';
 import { FilesystemStore } from '../storage/filesystem-store.js';
 import { decodeChain, decodeStyles } from '../storage/version-codec.js';
 import { VersionRecorder } from './version-recorder.js';
