@@ -3,7 +3,6 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 import { BadRequest, Conflict, NotFound } from '../errors.js';
-import { parseDatasource } from '../gdal/datasource.js';
 import { ProjectDocument } from '../qgis/project.js';
 import { diffProjects, type ProjectDiff } from '../qgis/project-diff.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
@@ -177,8 +176,8 @@ export class HistoryService {
   private async brokenLayers(ref: ProjectRef, document: ProjectDocument): Promise<string[]> {
     const broken: string[] = [];
     for (const layer of document.layers()) {
-      const source = parseDatasource(await this.layers.gdalSource(ref, layer));
-      if (source.kind !== 'file' || !source.gdalPath.startsWith('/') || source.gdalPath.startsWith('/vsi')) continue;
+      const source = await this.layers.gdalSource(ref, layer);
+      if (source?.kind !== 'file' || !source.gdalPath.startsWith('/') || source.gdalPath.startsWith('/vsi')) continue;
       if (!existsSync(source.gdalPath)) broken.push(layer.name);
     }
     return broken;

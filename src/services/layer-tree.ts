@@ -32,9 +32,14 @@ export class LayerTreeService {
   /** Replaces the tree; answers it as written (a mutually exclusive group shows one child at most). */
   async replace(ref: ProjectRef, request: LayerTreeRequest): Promise<LayerTree> {
     checkNodes(request.children, 1);
-    return this.repository.update(ref, (document) => {
-      document.replaceLayerTree(request);
-      return document.layerTreeOf();
-    });
+    return this.repository.update(
+      ref,
+      (document) => {
+        document.replaceLayerTree(request);
+        return document.layerTreeOf();
+      },
+      [],
+      'changed the layer tree',
+    );
   }
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 
 import { after, describe, it } from '../../test/support/node-test.js';
 import { FilesystemStore } from '../storage/filesystem-store.js';
-import { decodeChain, decodeStyles } from '../storage/version-codec.js';
+import { decodeChain, decodeStyles, encodeKeyframe } from '../storage/version-codec.js';
 import { VersionRecorder } from './version-recorder.js';
 
 const dirs: string[] = [];
@@ -95,5 +95,44 @@ describe('the versions a recorder keeps', () => {
     assert.match(decodeChain(await store.versions.chain(ref, oldest)).toString(), new RegExp(`round="${oldest - 1}"`));
     assert.equal(await store.remove(ref), true);
     assert.deepEqual(await store.versions.list(ref, undefined, 100), []);
+  });
+  it('prunes whole chains older than the days kept, keeping the newest however old', async () => {
+    const store = newStore();
+    const ref = { name: 'aged', schema: 'public' };
+    await store.create(ref, '<qgis/>');
+    const day = 24 * 3600 * 1000;
+    // Versions written 120 down to 100 days ago, as a process that kept them then would have.
+    for (let round = 0; round < 21; round++) {
+      await store.versions.append(ref, {
+        time: new Date(Date.now() - (120 - round) * day).toISOString(),
+        who: 'test',
+        route: '',
+        summary: `old ${round}`,
+        identity: `old${round}`,
+        keyframe: true,
+        payload: await encodeKeyframe([Buffer.from(`<qgis old="${round}"/>`)]),
+        styles: undefined,
+      });
+    }
+    // Nothing newer than 90 days: the newest stays, so that the project keeps a version.
+    assert.equal(await store.versions.prune(ref, { versions: 1000, since: new Date(Date.now() - 90 * day) }), 20);
+    assert.deepEqual(
+      (await store.versions.list(ref, undefined, 100)).map((version) => version.summary),
+      ['old 20'],
+    );
+    // A recorder keeping 90 days drops it with its first keyframe, and keeps every recent version.
+    const recorder = new VersionRecorder(store, { versions: 1000, days: 90 });
+    for (let round = 0; round < 3; round++) {
+      const pieces = [Buffer.from(`<qgis new="${round}"/>`), ...layers(5)];
+      await recorder.record(ref, { pieces, identity: `new${round}`, summary: `new ${round}`, styles: [] });
+    }
+    assert.deepEqual(
+      (await store.versions.list(ref, undefined, 100)).map((version) => version.summary),
+      ['new 2', 'new 1', 'new 0'],
+    );
+    assert.equal(
+      decodeChain(await store.versions.chain(ref, 23)).toString(),
+      Buffer.concat([Buffer.from('<qgis new="1"/>'), ...layers(5)]).toString(),
+    );
   });
 });

@@ -3505,6 +3505,320 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's versions, newest first */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Versions older than this one (the `next` of a page) */
+                    before?: string;
+                    /** @description Versions a page, 1 to 500 (50) */
+                    limit?: string;
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The `before` of the next page; null on the last */
+                            next: string | null;
+                            versions: {
+                                id: string;
+                                /** @description The route of the write, as `METHOD /path` */
+                                route: string;
+                                summary: string;
+                                /** @description ISO 8601, UTC */
+                                time: string;
+                                /** @description The client's address (or `steward` for Steward's own writes) */
+                                who: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project file as the version had it */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                    version: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The project XML */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project}/versions/{version}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How version `to` differs from this one: layers, tree, settings, styles and the text */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                    /** @description The version compared with the one in the path */
+                    to: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                    version: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            from: string;
+                            layers: {
+                                added: string[];
+                                changed: {
+                                    name: string;
+                                    previousName?: string;
+                                    /** @description Elements of the layer, and attributes as `@name` */
+                                    properties: string[];
+                                    /** @description Styles of the layer whose content changed */
+                                    styles: string[];
+                                }[];
+                                removed: string[];
+                            };
+                            /** @description Project settings (top-level elements) that changed */
+                            settings: string[];
+                            styles: {
+                                added: string[];
+                                changed: string[];
+                                removed: string[];
+                            };
+                            /** @description The unified difference of the project files */
+                            text: string;
+                            to: string;
+                            /** @description Whether the layer tree or the layer order changed */
+                            tree: boolean;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project}/versions/{version}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a new version equal to this one, styles included; QGIS Server serves it at once
+         * @description 409 naming the layers when some read data files that are gone, unless `force=true`. A restore is undone by restoring the version before it.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description Restore even when layers of the version read data files that are gone */
+                    force?: "true" | "false";
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                    version: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @description The route of the write, as `METHOD /path` */
+                            route: string;
+                            summary: string;
+                            /** @description ISO 8601, UTC */
+                            time: string;
+                            /** @description The client's address (or `steward` for Steward's own writes) */
+                            who: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project}/wms": {
         parameters: {
             query?: never;
