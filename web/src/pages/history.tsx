@@ -195,7 +195,9 @@ function DiffView({ diff }: { diff: Diff }): JSX.Element {
       </dl>
       <details>
         <summary>The project file's difference</summary>
-        <pre class="diff">{diff.text}</pre>
+        <pre class="diff" tabIndex={0} aria-label={`The project file from version ${diff.from} to version ${diff.to}`}>
+          {diff.text}
+        </pre>
       </details>
     </>
   );
