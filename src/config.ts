@@ -52,6 +52,10 @@ export interface Config {
   bodyIdleSeconds: number;
   /** Bytes of style uploads the API takes in at once; past them an upload is answered 503. */
   uploadBudget: number;
+  /** Bytes a raster calculator or overview output may be estimated at; a larger one is refused. */
+  processingOutputLimit: number;
+  /** Bytes each disk Steward writes to keeps free: readiness fails below, processing refuses to go below. */
+  minFreeSpace: number;
   /** How many jobs (seeding, processing) run at once. */
   jobsConcurrency: number;
   /** Estimated bytes of parsed projects kept in memory, the least recently read dropped first. */
@@ -150,13 +154,13 @@ function dataRoots(env: Env): string[] | undefined {
 
 const MIB = 1024 * 1024;
 
-/** A size setting: bytes, or with a K, M or G suffix (KiB, MiB, GiB). */
-function size(env: Env, name: string, fallback: string): number {
+/** A size setting: bytes, or with a K, M or G suffix (KiB, MiB, GiB); `minimum` bytes at least. */
+function size(env: Env, name: string, fallback: string, minimum = 1): number {
   const text = optional(env, name) ?? fallback;
   const match = /^(\d+)\s*([KMG]?)i?B?$/i.exec(text);
   const unit = { '': 1, K: 1024, M: MIB, G: 1024 * MIB }[(match?.[2] ?? '').toUpperCase()];
   const value = match && unit !== undefined ? Number(match[1]) * unit : Number.NaN;
-  if (!Number.isSafeInteger(value) || value < 1) {
+  if (!Number.isSafeInteger(value) || value < minimum) {
     throw new ConfigError(`${name} must be a size in bytes such as 16777216 or 16M, not "${text}"`);
   }
   return value;
@@ -343,6 +347,8 @@ export function loadConfig(env: Env = process.env): Config {
     tokenFailures: count(env, 'STEWARD_TOKEN_FAILURES', 10, 1_000_000),
     bodyIdleSeconds: count(env, 'STEWARD_BODY_IDLE_SECONDS', 30, 3600),
     uploadBudget: uploadBudget(env),
+    processingOutputLimit: size(env, 'STEWARD_PROCESSING_OUTPUT_LIMIT', '8G'),
+    minFreeSpace: size(env, 'STEWARD_MIN_FREE_SPACE', '512M', 0),
     jobsConcurrency: jobsConcurrency(env),
     projectCacheBytes: projectCacheBytes(env),
     pinnedProjects: pinnedProjects(env),

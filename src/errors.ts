@@ -83,6 +83,9 @@ export class ServiceUnavailable extends withStatus(503) {}
 /** An engine did not answer in time. */
 export class GatewayTimeout extends withStatus(504) {}
 
+/** A disk Steward writes to is full, or would be by the work asked for; the message names it. */
+export class InsufficientStorage extends withStatus(507) {}
+
 /**
  * A QGIS document that cannot be read: XML that is not well-formed, or a project of a shape QGIS
  * does not write. Code that reads a client's upload turns it into a 400 of its own; one that

@@ -61,6 +61,8 @@ describe('a database project changed through the API, served by a running QGIS S
       tokenFailures: 10,
       bodyIdleSeconds: 30,
       uploadBudget: 24 * 1024 * 1024,
+      processingOutputLimit: 8 * 1024 ** 3,
+      minFreeSpace: 0,
       jobsConcurrency: 2,
       projectCacheBytes: 128 * 1024 * 1024,
       history: { versions: 1000, days: 90 },

@@ -265,7 +265,7 @@ describe('raster calculator', () => {
       '<PAMDataset><Metadata><MDI key="STATISTICS_MAXIMUM">1</MDI></Metadata></PAMDataset>',
     );
     await writeFile(`${output}.ovr`, 'old overviews');
-    await calculateRaster(parseExpression('a@1 * 2'), sources, output);
+    await calculateRaster(parseExpression('a@1 * 2'), sources, output, undefined, { overwrite: true });
     await assert.rejects(stat(`${output}.aux.xml`));
     await assert.rejects(stat(`${output}.ovr`));
     assert.ok((await readdir(folder.dir)).every((name) => !name.startsWith('.replaced.tif.')));
@@ -278,7 +278,11 @@ describe('raster calculator', () => {
     const output = path('kept.tif');
     await writeFile(output, 'previous result');
     const before = await readdir(folder.dir);
-    await assert.rejects(calculateRaster(parseExpression('broken@1 * 2'), new Map([['broken', broken]]), output));
+    await assert.rejects(
+      calculateRaster(parseExpression('broken@1 * 2'), new Map([['broken', broken]]), output, undefined, {
+        overwrite: true,
+      }),
+    );
     assert.equal(await readFile(output, 'utf8'), 'previous result');
     assert.deepEqual((await readdir(folder.dir)).sort(), before.sort());
   });

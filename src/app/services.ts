@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+
 import { type FastifyBaseLogger } from 'fastify';
 
 import { type Config } from '../config.js';
@@ -112,6 +114,15 @@ async function adoptFolderStyles(store: PostgresStore, logger: FastifyBaseLogger
 }
 
 /** Builds every service from the configuration, each from the ones it needs, in that order. */
+/** The folders Steward writes to: projects and their data, the tile cache's, and work files of processing. */
+function writtenFolders(config: Config): string[] {
+  return [
+    config.projectsDir,
+    ...(config.mapproxyProjectsDir === undefined ? [] : [config.mapproxyProjectsDir]),
+    tmpdir(),
+  ];
+}
+
 export async function createServices(config: Config, logger: FastifyBaseLogger): Promise<Services> {
   configureGdalMemory();
   const objectStorage = configureObjectStorage(config.s3);
@@ -159,8 +170,12 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const catalogue = (): SymbologyCatalogue => qgis.catalogue();
   const layers = new LayerService(repository, crs, providers, projectStyles, catalogue, cache);
   const processing = new ProcessingService(
-    { findLayer: (ref, layer) => layers.source(ref, layer), listLayers: (ref) => layers.sources(ref) },
-    dataRoots,
+    {
+      findLayer: (ref, layer) => layers.source(ref, layer),
+      listLayers: (ref) => layers.sources(ref),
+      sourcesInSchema: (schema) => layers.sourcesInSchema(schema),
+    },
+    { outputs: dataRoots, limits: { maxBytes: config.processingOutputLimit, reserve: config.minFreeSpace } },
   );
   const qgisClient = config.qgisServerFcgi
     ? new FastcgiQgisClient(config.qgisServerFcgi, config.qgisRequestSettings)
@@ -182,6 +197,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     schema: DEFAULT_SCHEMA,
     ...(cache && { mapproxy: { url: config.mapproxyUrl } }),
     ...(registry && { registry, monitoringHost: config.listen.host }),
+    disks: { folders: writtenFolders(config), minFree: config.minFreeSpace },
   });
   const metrics = new Metrics({
     registry,

@@ -9,7 +9,9 @@ import { access, mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 
-import { BadRequest, Unprocessable } from '../errors.js';
+import gdal from 'gdal-async';
+
+import { BadRequest, Conflict, Unprocessable } from '../errors.js';
 import { moveIntoPlace } from '../storage/move-into-place.js';
 import { MAX_OWNED_TARGET_BYTES, ownedSibling } from '../storage/owned-files.js';
 import { type TaskRun } from './gdal-child.js';
@@ -18,6 +20,8 @@ import { isObjectStoragePath, parseObjectPath, uploadGeoTiff } from './object-st
 export interface OutputTarget {
   /** The local file the raster is written to. */
   workPath: string;
+  /** The folder of the work file, whose disk must have room for it. */
+  workFolder: string;
   /** Moves the finished file to the requested path; `run` stops an upload and follows it. */
   publish(run?: TaskRun): Promise<void>;
   /** Removes the work file; the requested path is left as it was. */
@@ -28,7 +32,16 @@ function checkName(path: string): void {
   if (!/\.tiff?$/i.test(path)) throw new BadRequest(`Output ${path} must name a GeoTIFF file ending in .tif or .tiff.`);
 }
 
-async function checkFolder(folder: string, path: string): Promise<void> {
+export interface OutputOptions {
+  /** Whether an existing file (or object) at the path may be replaced; refused with 409 otherwise. */
+  overwrite?: boolean;
+}
+
+function refuseExisting(path: string): never {
+  throw new Conflict(`Output ${path} exists already; send "overwrite": true to replace it.`);
+}
+
+async function checkFolder(folder: string, path: string, options: OutputOptions): Promise<void> {
   const info = await stat(folder).catch(() => undefined);
   if (!info?.isDirectory())
     throw new Unprocessable(`Output ${path} cannot be written: folder ${folder} does not exist.`);
@@ -37,6 +50,7 @@ async function checkFolder(folder: string, path: string): Promise<void> {
   });
   const existing = await stat(path).catch(() => undefined);
   if (existing?.isDirectory()) throw new Unprocessable(`Output ${path} cannot be written: it is a folder.`);
+  if (existing && !options.overwrite) refuseExisting(path);
 }
 
 /** Files GDAL keeps beside a raster; those of a replaced raster describe the old pixels. */
@@ -54,16 +68,17 @@ async function moveIfPresent(from: string, to: string): Promise<void> {
  */
 const MAX_OUTPUT_NAME_BYTES = MAX_OWNED_TARGET_BYTES;
 
-async function localTarget(path: string): Promise<OutputTarget> {
+async function localTarget(path: string, options: OutputOptions): Promise<OutputTarget> {
   if (Buffer.byteLength(basename(path)) > MAX_OUTPUT_NAME_BYTES) {
     throw new BadRequest(`Output ${path} has a file name longer than ${MAX_OUTPUT_NAME_BYTES} bytes.`);
   }
-  await checkFolder(dirname(path), path);
+  await checkFolder(dirname(path), path, options);
   // Named after this process, which the project's lock does not cover: clearing leftovers removes
   // it from a project's data folder only once this process is gone.
   const workPath = ownedSibling(path, 'work');
   return {
     workPath,
+    workFolder: dirname(path),
     publish: async () => {
       // Not renamed over the old raster, which made ext4 write the new one out first (see moveIntoPlace).
       await moveIntoPlace(workPath, path);
@@ -77,15 +92,24 @@ async function localTarget(path: string): Promise<OutputTarget> {
   };
 }
 
-async function objectStorageTarget(path: string): Promise<OutputTarget> {
+async function objectStorageTarget(path: string, options: OutputOptions): Promise<OutputTarget> {
   const object = parseObjectPath(path);
   if (!object) throw new BadRequest(`Output ${path} must read /vsis3/<bucket>/<key>.`);
+  if (
+    !options.overwrite &&
+    (await gdal.fs.statAsync(path).then(
+      () => true,
+      () => false,
+    ))
+  )
+    refuseExisting(path);
   const folder = await mkdtemp(join(tmpdir(), 'steward-output-'));
   // Not the key's own name, which may be longer than a local file name can be.
   const workPath = join(folder, 'output.tif');
   const discard = () => rm(folder, { recursive: true, force: true });
   return {
     workPath,
+    workFolder: folder,
     publish: async (run) => {
       try {
         await uploadGeoTiff(workPath, path, { signal: run?.signal });
@@ -101,11 +125,11 @@ async function objectStorageTarget(path: string): Promise<OutputTarget> {
 }
 
 /** Checks that `path` can receive a GeoTIFF and prepares its work file. */
-export async function prepareOutputTarget(path: string): Promise<OutputTarget> {
+export async function prepareOutputTarget(path: string, options: OutputOptions = {}): Promise<OutputTarget> {
   checkName(path);
-  if (isObjectStoragePath(path)) return objectStorageTarget(path);
+  if (isObjectStoragePath(path)) return objectStorageTarget(path, options);
   if (path.startsWith('/vsi') || !isAbsolute(path)) {
     throw new BadRequest(`Output ${path} must be an absolute file path or /vsis3/<bucket>/<key>.`);
   }
-  return localTarget(path);
+  return localTarget(path, options);
 }

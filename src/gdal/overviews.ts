@@ -6,14 +6,16 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import gdal from 'gdal-async';
 
-import { Unprocessable } from '../errors.js';
+import { InsufficientStorage, Unprocessable } from '../errors.js';
+import { whenDiskFull } from '../storage/disk-space.js';
 import { runGdalTask, type TaskRun } from './gdal-child.js';
 import { isObjectStoragePath, uploadGeoTiff } from './object-storage.js';
 import { openRaster } from './open-raster.js';
+import { storedBytes } from './pixels.js';
 
 /** Overview levels stop once the coarsest fits in one block of this size, as gdaladdo does. */
 const MIN_OVERVIEW_SIZE = 256;
@@ -35,6 +37,16 @@ export function overviewFactors(width: number, height: number, maxFactor = Numbe
     factors.push(factor);
   }
   return factors;
+}
+
+/** Bytes of the overview levels of a `width` x `height` raster at `factors`, `pixelBytes` a pixel. */
+export function overviewBytes(width: number, height: number, factors: readonly number[], pixelBytes: number): number {
+  return factors.reduce((sum, factor) => sum + Math.ceil(width / factor) * Math.ceil(height / factor) * pixelBytes, 0);
+}
+
+/** Bytes of one pixel of every band, as stored uncompressed. */
+function pixelBytes(dataset: gdal.Dataset): number {
+  return dataset.bands.map((band) => storedBytes(band.dataType)).reduce((sum, bytes) => sum + bytes, 0);
 }
 
 /** Paletted and categorical rasters keep real values (nearest); the others are averaged. */
@@ -79,6 +91,18 @@ function buildInChild(path: string, factors: number[], resampling: string, run: 
   );
 }
 
+/** Where the overviews of `datasource` are written: beside a local raster, in a temporary folder for a remote one. */
+export function overviewWorkFolder(datasource: string): string {
+  return isObjectStoragePath(datasource) ? tmpdir() : dirname(datasource);
+}
+
+/** A build's failure: the 507 of the disk of `folder` when it is full, else a 422 with GDAL's reason. */
+async function buildFailure(error: unknown, path: string, folder: string): Promise<unknown> {
+  const failure = await whenDiskFull(error, folder);
+  if (failure instanceof InsufficientStorage) return failure;
+  return new Unprocessable(`The overviews of ${path} could not be built: ${(error as Error).message}`);
+}
+
 /** Computes the .ovr of a remote raster through a local VRT pointing at it, then uploads it. */
 async function buildForObjectStorage(path: string, factors: number[], resampling: string, run: TaskRun): Promise<void> {
   const folder = await mkdtemp(join(tmpdir(), 'steward-overviews-'));
@@ -91,7 +115,7 @@ async function buildForObjectStorage(path: string, factors: number[], resampling
     run.progress?.(100, 100);
   } catch (error) {
     if (error instanceof Unprocessable || run.signal?.aborted) throw error;
-    throw new Unprocessable(`The overviews of ${path} could not be built: ${(error as Error).message}`);
+    throw await buildFailure(error, path, folder);
   } finally {
     await rm(folder, { recursive: true, force: true });
   }
@@ -102,9 +126,9 @@ async function buildLocal(path: string, factors: number[], resampling: string, r
   try {
     await buildInChild(path, factors, resampling, run);
   } catch (error) {
+    const failure = run.signal?.aborted ? error : await buildFailure(error, path, dirname(path));
     await rm(`${path}.ovr`, { force: true });
-    if (run.signal?.aborted) throw error;
-    throw new Unprocessable(`The overviews of ${path} could not be built: ${(error as Error).message}`);
+    throw failure;
   }
 }
 
@@ -113,6 +137,8 @@ export interface OverviewPlan {
   existing: number[];
   factors: number[];
   resampling: string;
+  /** Bytes of the overviews to write, uncompressed. */
+  bytes: number;
 }
 
 /** Looks at the raster at `datasource`: the overviews it has, those it would get. */
@@ -122,7 +148,8 @@ export async function planOverviews(datasource: string): Promise<OverviewPlan> {
     const existing = existingFactors(dataset);
     const { x: width, y: height } = dataset.rasterSize;
     const factors = existing.length > 0 ? [] : overviewFactors(width, height);
-    return { existing, factors, resampling: resamplingFor(dataset.bands.get(1)) };
+    const bytes = overviewBytes(width, height, factors, pixelBytes(dataset));
+    return { existing, factors, resampling: resamplingFor(dataset.bands.get(1)), bytes };
   } finally {
     dataset.close();
   }

@@ -61,6 +61,11 @@ export function pixelType(dataType: string | null, what: string): PixelType {
   return type;
 }
 
+/** Bytes a pixel of a GDAL data type takes uncompressed; for a complex type, an upper bound (complex doubles). */
+export function storedBytes(dataType: string | null): number {
+  return (dataType === null ? undefined : TYPES[dataType]?.bytes) ?? 16;
+}
+
 /** The no-data value as pixels of that storage read it, or NaN when no pixel can equal it. */
 export function comparableNoData(noData: number | null, storage: PixelStorage): number {
   if (noData === null) return Number.NaN;

@@ -6,7 +6,15 @@ import {
   type FastifyRequest,
 } from 'fastify';
 
-import { DocumentFormatError, NotFound, RetryLater, StewardError, UriTooLong } from '../errors.js';
+import {
+  DocumentFormatError,
+  type InsufficientStorage,
+  NotFound,
+  RetryLater,
+  StewardError,
+  UriTooLong,
+} from '../errors.js';
+import { failedPath, fullDiskError, isDiskFull } from '../storage/disk-space.js';
 
 /** The longest path parameter the router takes; a longer one is answered 414. */
 export const MAX_PATH_SEGMENT_LENGTH = 1000;
@@ -22,12 +30,19 @@ function logged(error: StewardError): boolean {
   return error.status >= 500 || error instanceof DocumentFormatError;
 }
 
+/** A full disk that no code nearer to it named (storage/disk-space.ts): the path of the failed call, if any. */
+function fullDisk(error: unknown): InsufficientStorage {
+  const path = failedPath(error);
+  return fullDiskError(error, path === undefined ? 'a disk Steward writes to' : `the disk of ${path}`);
+}
+
 /**
  * The one mapping from a failure to its reply (docs/errors.md): the errors of `src/errors.ts` with
  * their status and client message, Fastify's own refusals (validation 400, 413, 415) with theirs,
  * anything else 500. What the client cannot act on goes to the log with its detail.
  */
-export function errorReply(error: unknown, log: FastifyBaseLogger): ErrorReply {
+export function errorReply(failure: unknown, log: FastifyBaseLogger): ErrorReply {
+  const error = isDiskFull(failure) ? fullDisk(failure) : failure;
   if (error instanceof StewardError) {
     if (logged(error)) log.error({ err: error }, error.message);
     const body = { error: error.clientMessage };

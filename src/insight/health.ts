@@ -5,6 +5,7 @@
  */
 import { type InstanceRegistry } from '../monitor/registry.js';
 import { accepts } from '../runtime/ports.js';
+import { type DiskSpace, diskSpace, formatBytes } from '../storage/disk-space.js';
 import { type ProjectStore } from '../storage/project-store.js';
 
 const CHECK_TIMEOUT_MS = 5000;
@@ -29,6 +30,8 @@ export interface HealthOptions {
   mapproxy?: { url: string | undefined };
   registry?: InstanceRegistry;
   monitoringHost?: string;
+  /** Folders Steward writes to, whose disks must each keep `minFree` bytes free. */
+  disks?: { folders: string[]; minFree: number };
 }
 
 function message(error: unknown): string {
@@ -77,6 +80,7 @@ export class HealthChecks {
     ];
     if (this.options.mapproxy) entries.push(['mapproxy', bounded('MapProxy', () => this.mapproxy())]);
     if (this.options.registry) entries.push(['monitoring', bounded('monitoring port', () => this.monitoring())]);
+    if (this.options.disks) entries.push(['disk', bounded('disk space', () => this.disks())]);
     const results = await Promise.all(entries.map(async ([name, check]) => [name, await check] as const));
     const checks: Record<string, CheckResult> = Object.fromEntries(results);
     const down = results.some(([, check]) => !check.ok);
@@ -116,6 +120,20 @@ export class HealthChecks {
     }
     if (refusal) return `answers, but refuses project ${project} (see its check)`;
     throw new Error(`GetCapabilities of project ${project} answered ${status} without a WMS document`);
+  }
+
+  /** Free space on each disk written to, once per mount; fails naming those under the threshold. */
+  private async disks(): Promise<string> {
+    const { folders, minFree } = this.options.disks ?? { folders: [], minFree: 0 };
+    const spaces = new Map<string, DiskSpace>();
+    for (const space of await Promise.all(folders.map((folder) => diskSpace(folder)))) spaces.set(space.mount, space);
+    const described = [...spaces.values()].map(({ mount, free }) => `${mount} has ${formatBytes(free)} free`);
+    const short = [...spaces.values()].filter(({ free }) => free < minFree);
+    if (short.length > 0) {
+      const mounts = short.map(({ mount }) => mount).join(', ');
+      throw new Error(`${described.join('; ')}: under ${formatBytes(minFree)} (STEWARD_MIN_FREE_SPACE) on ${mounts}`);
+    }
+    return described.join('; ');
   }
 
   private async mapproxy(): Promise<string> {

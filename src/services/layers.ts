@@ -134,6 +134,20 @@ export class LayerService {
     return sources.filter((source) => source !== undefined);
   }
 
+  /** The datasources of every layer of every project in `schema` (one removed meanwhile has none). */
+  async sourcesInSchema(schema: string): Promise<string[]> {
+    const names = await this.repository.store.list(schema);
+    const projects = await Promise.all(
+      names.map((name) =>
+        this.sources({ name, schema }).catch((error: unknown): LayerSource[] => {
+          if (error instanceof NotFound) return [];
+          throw error;
+        }),
+      ),
+    );
+    return projects.flat().map((layer) => layer.source);
+  }
+
   /** The layer as the project records it; throws NotFound for an unknown project or layer. */
   async entry(ref: ProjectRef, name: string): Promise<LayerEntry> {
     return layerOf(await this.repository.read(ref), ref, name);

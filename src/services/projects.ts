@@ -110,7 +110,13 @@ export class ProjectService {
       crs,
     });
     await this.repository.create(ref, document);
-    await this.options.lifecycle?.projectCreated?.(ref);
+    try {
+      await this.options.lifecycle?.projectCreated?.(ref);
+    } catch (error) {
+      // A create that failed (the tile cache's configuration on a full disk) leaves no project: a retry starts anew.
+      await this.remove(ref);
+      throw error;
+    }
   }
 
   /** Changes the project's metadata as `QgsProject::setTitle`, `setMetadata` and `writeEntry` would. */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 
 import { Conflict, ServiceUnavailable } from '../errors.js';
 import { stageFile, writeFileAtomic } from './atomic-file.js';
+import { onFullDisk } from './disk-space.js';
 import { fileStats, fileVersion, folderVersion } from './file-version.js';
 import { FilesystemStyles } from './filesystem-styles.js';
 import { InternalDatabase } from './internal-db.js';
@@ -330,7 +331,7 @@ export class FilesystemStore implements ProjectStore {
 
   withLock<T>(ref: ProjectRef, work: () => Promise<T>): Promise<T> {
     const lockPath = join(this.projectsDir, '.locks', `${ref.name}.lock`);
-    return this.mutex.run(ref.name, () => withFileLock(lockPath, work));
+    return this.mutex.run(ref.name, () => onFullDisk(this.projectsDir, () => withFileLock(lockPath, work)));
   }
 
   /**

@@ -11,7 +11,7 @@ import {
 } from 'pg';
 
 import { ConfigError } from '../config.js';
-import { ServiceUnavailable } from '../errors.js';
+import { InsufficientStorage, ServiceUnavailable } from '../errors.js';
 import { describeConnection, resolveService } from './pg-service.js';
 
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -30,6 +30,9 @@ export class DatabaseUnavailable extends ServiceUnavailable {
 
 /** SQLSTATE classes: connection, authorization, resources, lock not available, operator intervention. */
 const UNAVAILABLE_CLASSES = ['08', '28', '53', '55', '57'];
+
+/** SQLSTATE disk_full: the server could not extend a file. */
+const DISK_FULL = '53100';
 
 /** A session taken from a pool; release it once, with the error that makes it unusable if any. */
 interface Session {
@@ -86,6 +89,11 @@ export class PostgresDatabase {
   }
 
   private translate(error: unknown): unknown {
+    if (error instanceof DatabaseError && error.code === DISK_FULL) {
+      return new InsufficientStorage(`the disk of ${this.name} is full: ${error.message}`, {
+        clientMessage: "insufficient storage: the project database server's disk is full",
+      });
+    }
     if (!isUnavailable(error)) return error;
     return new DatabaseUnavailable(`${this.name} is not available: ${(error as Error).message}`);
   }

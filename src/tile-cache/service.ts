@@ -8,6 +8,7 @@ import { type LayerLifecycle, type PlannedLayer } from '../services/layers.js';
 import { type ProjectLifecycle } from '../services/projects.js';
 import { type ProjectRepository } from '../services/repository.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
+import { onFullDisk } from '../storage/disk-space.js';
 import { KeyedMutex, withFileLock } from '../storage/lock.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { type CacheLayout } from './layout.js';
@@ -217,7 +218,10 @@ export class TileCacheService implements ProjectLifecycle, LayerLifecycle {
 
   private locked<T>(ref: ProjectRef, work: () => Promise<T>): Promise<T> {
     const app = this.appName(ref);
-    return this.mutex.run(app, () => withFileLock(this.options.layout.lockFile(app), work));
+    const { configDir } = this.options.layout;
+    return this.mutex.run(app, () =>
+      onFullDisk(configDir, () => withFileLock(this.options.layout.lockFile(app), work)),
+    );
   }
 
   private hasConfig(ref: ProjectRef): Promise<boolean> {

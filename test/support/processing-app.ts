@@ -28,6 +28,12 @@ export class MemoryLayers implements LayerLookup {
     return layers;
   }
 
+  async sourcesInSchema(schema: string): Promise<string[]> {
+    return Object.entries(this.projects)
+      .filter(([key]) => key.startsWith(`${schema}/`))
+      .flatMap(([, layers]) => layers.map((layer) => layer.source));
+  }
+
   async findLayer(project: ProjectRef, layer: string): Promise<ProcessingLayer> {
     const found = (await this.listLayers(project)).find((candidate) => candidate.name === layer);
     if (!found) throw new NotFound(`Layer "${layer}" does not exist in project "${project.name}".`);

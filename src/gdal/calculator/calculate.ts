@@ -4,14 +4,18 @@
  * computation and the upload run in worker processes (`gdal-child.ts`), off this process's event
  * loop; this process prepares the output and moves it into place.
  */
+import { stat } from 'node:fs/promises';
+
 import { BadRequest } from '../../errors.js';
+import { whenDiskFull } from '../../storage/disk-space.js';
 import { runGdalTask, type TaskRun } from '../gdal-child.js';
 import { isObjectStoragePath } from '../object-storage.js';
-import { prepareOutputTarget } from '../output-target.js';
+import { checkOutput, type OutputLimits, rasterBytes, UNLIMITED } from '../output-limits.js';
+import { type OutputOptions, prepareOutputTarget } from '../output-target.js';
 import { bandReferences, type ExpressionNode } from './ast.js';
 import { type OutputFormat } from './format.js';
 import { type Grid, type OpenedInputs, openInputs } from './inputs.js';
-import { createOutputRaster, type OutputRaster } from './output.js';
+import { createOutputRaster, MAX_OVERVIEW_FACTOR, type OutputRaster } from './output.js';
 import { runCalculation, type WindowProgress } from './runner.js';
 
 /**
@@ -35,6 +39,18 @@ export async function computeRaster(
     output?.dataset.close();
     inputs?.close();
   }
+  await checkWritten(workPath, inputs.grid, format);
+}
+
+/**
+ * GDAL reports a write that failed as it flushes its cache at close (a disk that filled) only as
+ * a message, and leaves a truncated file: an uncompressed output shorter than its pixels is one.
+ */
+async function checkWritten(path: string, grid: Grid, format: OutputFormat): Promise<void> {
+  if (format !== 'uncompressed') return;
+  const { size } = await stat(path);
+  const pixels = grid.width * grid.height * Float32Array.BYTES_PER_ELEMENT;
+  if (size < pixels) throw new Error(`the output was not written whole: ${size} bytes for ${pixels} bytes of pixels`);
 }
 
 /**
@@ -64,22 +80,34 @@ export type CalculationResult = {
 /** A calculation checked and ready to run; `run` stops it (nothing is left at the output) and follows its windows. */
 export type PlannedCalculation = (run?: TaskRun) => Promise<CalculationResult>;
 
+/** Bytes of the calculator's output over `grid`: Float32 pixels and their overviews, uncompressed. */
+function outputBytes(grid: Grid): number {
+  return rasterBytes(grid.width, grid.height, Float32Array.BYTES_PER_ELEMENT, MAX_OVERVIEW_FACTOR);
+}
+
+export interface CalculationOptions extends OutputOptions {
+  /** Bounds on the output's estimated size; none unless told. */
+  limits?: OutputLimits;
+}
+
 /**
  * Checks that `tree` can be computed over `sources` (layer name to GDAL datasource) into
- * `outputPath`, and returns the calculation. Nothing appears at `outputPath` unless the whole run
- * succeeds.
+ * `outputPath`, within `options.limits`, and returns the calculation. Nothing appears at
+ * `outputPath` unless the whole run succeeds.
  */
 export async function planCalculation(
   tree: ExpressionNode,
   sources: ReadonlyMap<string, string>,
   outputPath: string,
+  options: CalculationOptions = {},
 ): Promise<PlannedCalculation> {
   if (bandReferences(tree).length === 0)
     throw new BadRequest('The expression must use at least one raster band, for example "dem@1".');
-  const target = await prepareOutputTarget(outputPath);
+  const target = await prepareOutputTarget(outputPath, options);
   let grid: Grid;
   try {
     grid = await checkInputs(tree, sources);
+    await checkOutput(outputBytes(grid), target.workFolder, options.limits ?? UNLIMITED, `Output ${outputPath}`);
   } catch (error) {
     await target.discard();
     throw error;
@@ -96,8 +124,9 @@ export async function planCalculation(
       await runGdalTask(task, run);
       await target.publish(run);
     } catch (error) {
+      const failure = run.signal?.aborted ? error : await whenDiskFull(error, target.workFolder);
       await target.discard();
-      throw error;
+      throw failure;
     }
     return { output: outputPath, width: grid.width, height: grid.height };
   };
@@ -109,6 +138,7 @@ export async function calculateRaster(
   sources: ReadonlyMap<string, string>,
   outputPath: string,
   run?: TaskRun,
+  options?: CalculationOptions,
 ): Promise<CalculationResult> {
-  return (await planCalculation(tree, sources, outputPath))(run);
+  return (await planCalculation(tree, sources, outputPath, options))(run);
 }

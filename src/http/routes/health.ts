@@ -16,7 +16,7 @@ const Check = Type.Object({ ok: Type.Boolean(), detail: Type.String() });
 const Readiness = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('down')]),
   checks: Type.Record(Type.String(), Check, {
-    description: 'storage, qgis_server, and mapproxy / monitoring when enabled',
+    description: 'storage, qgis_server, disk, and mapproxy / monitoring when enabled',
   }),
   error: Type.Optional(Type.String({ description: 'With 503: the checks that failed' })),
 });
@@ -40,7 +40,8 @@ export function healthRoutes(health: HealthChecks, metrics: Metrics): RouteModul
       {
         schema: {
           tags: ['server'],
-          summary: 'Whether storage, QGIS Server, MapProxy and the monitoring port answer; 503 naming what is down',
+          summary:
+            'Whether storage, QGIS Server, MapProxy and the monitoring port answer and the disks have room; 503 naming what is down',
           response: { 200: Readiness, 503: Readiness, ...errorResponses },
         },
       },

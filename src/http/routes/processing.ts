@@ -49,6 +49,11 @@ const CalculatorBody = Type.Object(
       maxLength: 4096,
       description: 'GeoTIFF to create: an absolute path or /vsis3/<bucket>/<key>',
     }),
+    overwrite: Type.Optional(
+      Type.Boolean({
+        description: "Replace the file at output if there is one (409 otherwise); never a project layer's source",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -74,7 +79,8 @@ interface JobSpec {
 
 /**
  * Runs checked work now, or, when the client prefers it (and jobs are available), as a job
- * answered 202 at once with `Preference-Applied: respond-async`.
+ * answered 202 at once with `Preference-Applied: respond-async`. Work run now is stopped (its
+ * worker process killed, its output removed) when the client leaves before it is done.
  */
 async function runOrQueue<T extends Record<string, unknown>>(
   request: FastifyRequest,
@@ -83,7 +89,9 @@ async function runOrQueue<T extends Record<string, unknown>>(
   spec: JobSpec,
   work: PlannedWork<T>,
 ): Promise<T | undefined> {
-  if (!jobs || !prefersAsync(request)) return work();
+  if (!jobs || !prefersAsync(request)) {
+    return work({ signal: clientGoneSignal(reply, `its ${spec.kind} run`) });
+  }
   const job = await jobs.submit(spec, ({ signal, progress }) => work({ signal, progress }));
   reply.header('preference-applied', 'respond-async');
   await acceptedJob(reply, job);
