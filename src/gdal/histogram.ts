@@ -47,6 +47,12 @@ interface BandSource {
   windows: Window[];
 }
 
+/**
+ * What counts Float32 bands: the SIMD kernels, or the JavaScript loops that count the other types
+ * and are the SIMD kernels' reference (the bench measures both, to decide whether SIMD stays).
+ */
+export type FloatKernels = 'simd' | 'javascript';
+
 function countValues(pixels: PixelArray, n: number, offset: number, table: Float64Array): void {
   for (let i = 0; i < n; i++) {
     const index = (pixels[i] as number) + offset;
@@ -54,10 +60,11 @@ function countValues(pixels: PixelArray, n: number, offset: number, table: Float
   }
 }
 
-/** Float32 bands are scanned and binned by SIMD kernels, other types by the generated loops. */
-function windowKernels(source: BandSource, count: number): WindowKernels {
+/** Float32 bands are scanned and binned by SIMD kernels (unless told), other types by the generated loops. */
+function windowKernels(source: BandSource, count: number, floats: FloatKernels): WindowKernels {
   const pixels = largestWindow(source.windows);
-  return source.type.storage === 'float32' ? float32Kernels(pixels, count) : scriptKernels(source.type, pixels);
+  const simd = source.type.storage === 'float32' && floats === 'simd';
+  return simd ? float32Kernels(pixels, count) : scriptKernels(source.type, pixels);
 }
 
 async function readPass<Result>(source: BandSource, kernels: WindowKernels, pass: WindowPass<Result>): Promise<Result> {
@@ -67,8 +74,13 @@ async function readPass<Result>(source: BandSource, kernels: WindowKernels, pass
   return pass.result();
 }
 
-async function binnedHistogram(source: BandSource, options: HistogramOptions, count: number): Promise<BandHistogram> {
-  const kernels = windowKernels(source, count);
+async function binnedHistogram(
+  source: BandSource,
+  options: HistogramOptions,
+  count: number,
+  floats: FloatKernels,
+): Promise<BandHistogram> {
+  const kernels = windowKernels(source, count, floats);
   const known = options.min !== undefined && options.max !== undefined;
   const valid = known ? null : await readPass(source, kernels, kernels.rangeScan(source.noData));
   const range = resolveRange(options, valid);
@@ -109,7 +121,12 @@ async function countedHistogram(
   return { ...range, values: Array.from(counts) };
 }
 
-async function bandHistogram(band: gdal.RasterBand, options: HistogramOptions, what: string): Promise<BandHistogram> {
+async function bandHistogram(
+  band: gdal.RasterBand,
+  options: HistogramOptions,
+  what: string,
+  floats: FloatKernels,
+): Promise<BandHistogram> {
   const type = pixelType(band.dataType, what);
   const source: BandSource = {
     band,
@@ -119,20 +136,21 @@ async function bandHistogram(band: gdal.RasterBand, options: HistogramOptions, w
   };
   const count = options.count ?? DEFAULT_BIN_COUNT;
   const table = VALUE_TABLES[band.dataType ?? ''];
-  return table ? countedHistogram(source, table, options, count) : binnedHistogram(source, options, count);
+  return table ? countedHistogram(source, table, options, count) : binnedHistogram(source, options, count, floats);
 }
 
 /** The histogram of every band, keyed by band number ("1", "2", ...). */
 export async function computeHistogram(
   path: string,
   options: HistogramOptions = {},
+  floats: FloatKernels = 'simd',
 ): Promise<Record<string, BandHistogram>> {
   const dataset = await openRaster(path);
   try {
     const result: Record<string, BandHistogram> = {};
     const count = dataset.bands.count();
     for (let i = 1; i <= count; i++) {
-      result[String(i)] = await bandHistogram(dataset.bands.get(i), options, `band ${i} of ${path}`);
+      result[String(i)] = await bandHistogram(dataset.bands.get(i), options, `band ${i} of ${path}`, floats);
     }
     return result;
   } finally {

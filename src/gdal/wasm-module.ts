@@ -1,11 +1,10 @@
 /**
- * The WebAssembly binary format, as far as the SIMD kernels of the calculator and the histogram use
- * it: a module that imports one shared memory and exports one function. Written by code, byte by
+ * The WebAssembly binary format, as far as the histogram's SIMD kernels use it: a module that imports one shared memory and exports one function. Written by code, byte by
  * byte, so that no toolchain is needed to build the kernels.
  */
 
 /** Bytes of a WebAssembly memory page. */
-export const WASM_PAGE_BYTES = 65536;
+const WASM_PAGE_BYTES = 65536;
 /** Value types. */
 export const I32 = 0x7f;
 export const F32 = 0x7d;
@@ -54,21 +53,12 @@ export const SIMD = {
   f32x4Lt: 0x43,
   f32x4Le: 0x45,
   f32x4Ge: 0x46,
-  f64x2Eq: 0x47,
-  f64x2Ne: 0x48,
-  f64x2Lt: 0x49,
   f64x2Gt: 0x4a,
-  f64x2Le: 0x4b,
-  f64x2Ge: 0x4c,
   and: 0x4e,
   andNot: 0x4f,
-  or: 0x50,
   bitselect: 0x52,
   /** 1 if any bit is set, else 0, as an i32. */
   anyTrue: 0x53,
-  /** Stores one 64-bit lane (memory alignment and offset, then the lane). */
-  store64Lane: 0x5b,
-  f32x4DemoteF64x2Zero: 0x5e,
   f64x2PromoteLowF32x4: 0x5f,
   i32x4Add: 0xae,
   i32x4Sub: 0xb1,
@@ -81,14 +71,8 @@ export const SIMD = {
   /** Rounded to the nearest whole number, ties to even. */
   f64x2Nearest: 0x94,
   f64x2Abs: 0xec,
-  f64x2Neg: 0xed,
-  f64x2Sqrt: 0xef,
-  f64x2Add: 0xf0,
   f64x2Sub: 0xf1,
   f64x2Mul: 0xf2,
-  f64x2Div: 0xf3,
-  f64x2Min: 0xf4,
-  f64x2Max: 0xf5,
   /** The two doubles truncated to integers in the low lanes, saturating (NaN to 0). */
   i32x4TruncSatF64x2SZero: 0xfc,
 } as const;
@@ -102,12 +86,8 @@ export const LANES = {
   upperHalf: bytes([8, 8], [0, 8]),
   /** The low double of each operand. */
   lowHalves: bytes([0, 8], [16, 8]),
-  /** The high double of each operand. */
-  highHalves: bytes([8, 8], [24, 8]),
   /** Float32 lanes 0 and 2 of each operand. */
   evenFloats: bytes([0, 4], [8, 4], [16, 4], [24, 4]),
-  /** Float32 lanes 1 and 3 of each operand. */
-  oddFloats: bytes([4, 4], [12, 4], [20, 4], [28, 4]),
 };
 
 export function unsignedLeb(value: number): number[] {
@@ -156,12 +136,6 @@ function section(id: number, content: number[]): number[] {
 
 export function simd(op: number, ...immediates: number[]): number[] {
   return [0xfd, ...unsignedLeb(op), ...immediates];
-}
-
-/** A v128 of two copies of `value`. */
-export function f64x2Splat(value: number): number[] {
-  const bytes = [...new Uint8Array(new Float64Array([value, value]).buffer)];
-  return simd(SIMD.const, ...bytes);
 }
 
 /** A v128 of four copies of `value` as a Float32. */

@@ -95,7 +95,7 @@ function missing(key: string): never {
  * NaN through, and a NaN result is written as no-data anyway, so NaN inputs then need no test of
  * their own; comparisons, AND, OR, `if` and `^` (NaN^0 is 1) can turn a NaN into a number.
  */
-export function carriesNaN(tree: ExpressionNode): boolean {
+function carriesNaN(tree: ExpressionNode): boolean {
   return everyNode(
     tree,
     (node) =>
@@ -118,7 +118,7 @@ function inputChecks(inputs: readonly KernelInput[], testNaN: boolean): string[]
  * Doubles whose magnitude is below this round to a finite Float32: halfway between FLT_MAX and
  * 2^128, a tie that rounds to the even 2^128, that is to Infinity. NaN fails both comparisons.
  */
-export const FLOAT32_ROUNDING_LIMIT = 2 ** 128 - 2 ** 103;
+const FLOAT32_ROUNDING_LIMIT = 2 ** 128 - 2 ** 103;
 
 function kernelSource(inputs: readonly KernelInput[], expression: string, constants: number, testNaN: boolean): string {
   const lines = [

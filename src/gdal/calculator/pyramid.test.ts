@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { describe, test } from '../../../test/support/node-test.js';
 import { FLOAT32 } from '../pixels.js';
 import { levelSizes, OverviewPyramid } from './pyramid.js';
-import { compileSimdReductions } from './simd-pyramid.js';
 import { createSlots } from './slot-memory.js';
 
 const ND = -3.4028234663852886e38;
@@ -75,18 +74,18 @@ function expectedLevels(pixels: Float32Array, width: number, height: number): Fl
 /** The pyramid's levels of a window in a slot of `capacity` pixels, whose pixels past the window are NaN. */
 function reduced(pixels: Float32Array, width: number, height: number, capacity: number): Float32Array[] {
   const sizes = levelSizes(width, height, LEVELS);
-  const { memory, slots } = createSlots(1, [FLOAT32], capacity, sizes);
+  const slots = createSlots(1, [FLOAT32], capacity, sizes);
   const slot = slots[0];
   assert.ok(slot);
   slot.output.fill(Number.NaN);
   slot.output.set(pixels);
-  const pyramid = new OverviewPyramid(ND, compileSimdReductions(ND, memory));
+  const pyramid = new OverviewPyramid(ND);
   pyramid.reduce(slot.output, width, height, slot.levels, slot.overviews);
   return sizes.map(({ width: w, height: h }, i) => (slot.overviews[i] as Float32Array).slice(0, w * h));
 }
 
 describe('overview pyramid', () => {
-  // Widths a multiple of the SIMD steps, with steps' remainders, odd; heights even and odd; one pixel.
+  // Widths even and odd, wide and narrow; heights even and odd; one pixel.
   for (const [width, height] of [
     [64, 32],
     [70, 34],

@@ -4,11 +4,14 @@
  * Every overview pixel is the mean of the valid full-resolution pixels it covers, as GDAL's
  * AVERAGE resampling defines it: each level keeps sums and counts, so a coarser level is the exact
  * mean of its whole footprint, not a mean of means. Windows must start on multiples of the largest
- * factor so each one maps onto whole overview pixels. The bulk of each row pair is reduced by the
- * SIMD kernels of simd-pyramid.ts; the code here reduces the columns their steps leave over and the
- * odd last column and row, with the same results.
+ * factor so each one maps onto whole overview pixels.
  */
-import { LEVEL_STEP_COLUMNS, type LevelSums, PIXEL_STEP_COLUMNS, type SimdReductions } from './simd-pyramid.js';
+
+/** A level's sums and counts of valid full-resolution pixels, row-major with the widths of levelSizes. */
+export interface LevelSums {
+  sums: Float64Array;
+  counts: Float64Array;
+}
 
 export interface LevelSize {
   width: number;
@@ -27,17 +30,14 @@ export function levelSizes(width: number, height: number, levelCount: number): L
   return sizes;
 }
 
-/** Reduces windows of full-resolution pixels into the overview pixels they cover, with `simd`'s kernels. */
+/** Reduces windows of full-resolution pixels into the overview pixels they cover. */
 export class OverviewPyramid {
-  constructor(
-    private readonly noData: number,
-    private readonly simd: SimdReductions,
-  ) {}
+  constructor(private readonly noData: number) {}
 
   /**
    * Writes the overview pixels of a window of full-resolution values (no-data marked with
    * `noData`) into `outputs`, one array per level, row-major with the widths of levelSizes;
-   * `levels` hold each level's sums and counts meanwhile (both in the kernels' memory).
+   * `levels` hold each level's sums and counts meanwhile.
    */
   reduce(
     pixels: Float32Array,
@@ -62,14 +62,11 @@ export class OverviewPyramid {
     const ow = half(w);
     const evenW = w - (w % 2);
     const evenH = h - (h % 2);
-    const stepped = evenW - (evenW % PIXEL_STEP_COLUMNS);
     for (let y = 0; y < evenH; y += 2) {
       const top = y * w;
       const bottom = top + w;
       let o = (y >> 1) * ow;
-      if (stepped > 0) this.simd.fromPixels(pixels, top, bottom, stepped, level, values, o);
-      o += stepped >> 1;
-      for (let x = stepped; x < evenW; x += 2, o++) {
+      for (let x = 0; x < evenW; x += 2, o++) {
         const a = pixels[top + x] as number;
         const b = pixels[top + x + 1] as number;
         const c = pixels[bottom + x] as number;
@@ -141,18 +138,12 @@ export class OverviewPyramid {
     const [inSums, inCounts] = [finer.sums, finer.counts];
     const ow = half(w);
     const evenW = w - (w % 2);
-    const stepped = evenW - (evenW % LEVEL_STEP_COLUMNS);
     for (let y = 0; y < h; y += 2) {
       const top = y * w;
       // Past the last row of an odd height, the block's bottom row is its top row counted once.
       const bottom = y + 1 < h ? top + w : -1;
       let o = (y >> 1) * ow;
-      let x = 0;
-      if (bottom >= 0 && stepped > 0) {
-        this.simd.fromLevel(finer, top, bottom, stepped, level, values, o);
-        [x, o] = [stepped, o + (stepped >> 1)];
-      }
-      for (; x < evenW; x += 2, o++) {
+      for (let x = 0; x < evenW; x += 2, o++) {
         let sum = (inSums[top + x] as number) + (inSums[top + x + 1] as number);
         let count = (inCounts[top + x] as number) + (inCounts[top + x + 1] as number);
         if (bottom >= 0) {

@@ -129,7 +129,7 @@ export async function runCalculation(
   // Two computers on two cores took longer than one on the bench's busy machine, and 12 MiB more.
   const count = Math.max(1, Math.min(availableParallelism() - 1, windows.length - 1));
   const levels = levelSizes(first.width, first.height, output.factors.length);
-  const { memory, slots } = createSlots(
+  const slots = createSlots(
     count + 1,
     inputs.map((input) => input.type),
     first.width * first.height,
@@ -140,7 +140,6 @@ export async function runCalculation(
       tree,
       inputs: inputs.map((input) => ({ key: input.key, storage: input.type.storage, noData: input.noData })),
       noData: OUTPUT_NO_DATA,
-      memory,
       slots,
     },
     count,

@@ -1,14 +1,10 @@
 /**
- * The buffers of the windows in flight, all in one shared WebAssembly memory: GDAL reads into
- * them and writes from them, the computing threads see them without copies, and the SIMD kernels
- * (simd-compiler.ts) compute on them in place. Every array starts on 16 bytes and is padded to
- * whole SIMD steps, which the kernels may compute past the window's last pixel.
+ * The buffers of the windows in flight, all in one shared memory: GDAL reads into them and writes
+ * from them, and the computing threads see them without copies.
  */
 import { FLOAT32, FLOAT64, type PixelArray, type PixelType } from '../pixels.js';
 import { MemoryLayout } from '../wasm-module.js';
-import type { LevelSize } from './pyramid.js';
-import { paddedPixels } from './simd-compiler.js';
-import type { LevelSums } from './simd-pyramid.js';
+import type { LevelSize, LevelSums } from './pyramid.js';
 
 /** The buffers of one window in flight. */
 export interface WindowSlot {
@@ -28,8 +24,7 @@ interface Placement {
   offset: number;
 }
 
-function place(layout: MemoryLayout, type: PixelType, pixels: number): Placement {
-  const length = paddedPixels(pixels);
+function place(layout: MemoryLayout, type: PixelType, length: number): Placement {
   return { type, length, offset: layout.place(length * type.bytes) };
 }
 
@@ -38,14 +33,14 @@ const view = (buffer: ArrayBufferLike, { type, offset, length }: Placement): Pix
 
 /**
  * `count` slots for windows of at most `pixels` pixels, with an array per input of `inputs` and
- * one per overview level of `levels` (and its sums and counts), and the memory that holds them.
+ * one per overview level of `levels` (and its sums and counts).
  */
 export function createSlots(
   count: number,
   inputs: readonly PixelType[],
   pixels: number,
   levels: readonly LevelSize[],
-): { memory: WebAssembly.Memory; slots: WindowSlot[] } {
+): WindowSlot[] {
   const layout = new MemoryLayout();
   // The kernel reads a pixel of every input before it writes that pixel: the output can take a
   // Float32 input's buffer.
@@ -73,5 +68,5 @@ export function createSlots(
       })),
     };
   });
-  return { memory, slots };
+  return slots;
 }

@@ -2,8 +2,8 @@
  * The computation of one window: the compiled expression, then its overview pixels. Windows are
  * independent (each maps onto whole overview pixels), so several are computed at once: one on the
  * worker process's main thread, the others on worker threads (`compute-thread.ts`), each with its
- * own kernel (SIMD where the expression allows) and pyramid, all on buffers shared with the main
- * thread, so no pixel is copied between threads.
+ * own kernel and pyramid, all on buffers shared with the main thread, so no pixel is copied
+ * between threads.
  */
 import { extname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -12,8 +12,6 @@ import { Worker } from 'node:worker_threads';
 import { type ExpressionNode } from './ast.js';
 import { compileExpression, type Kernel, type KernelInput } from './compiler.js';
 import { OverviewPyramid } from './pyramid.js';
-import { compileSimdKernel } from './simd-compiler.js';
-import { compileSimdReductions } from './simd-pyramid.js';
 import type { WindowSlot } from './slot-memory.js';
 
 /**
@@ -24,8 +22,6 @@ export interface ComputeSetup {
   tree: ExpressionNode;
   inputs: KernelInput[];
   noData: number;
-  /** The memory of the slots (slot-memory.ts). */
-  memory: WebAssembly.Memory;
   slots: WindowSlot[];
 }
 
@@ -39,10 +35,8 @@ export interface WindowComputer {
 export type SlotComputation = (slot: number, width: number, height: number) => void;
 
 export function slotComputation(setup: ComputeSetup): SlotComputation {
-  const kernel: Kernel =
-    compileSimdKernel(setup.tree, setup.inputs, setup.noData, setup.memory) ??
-    compileExpression(setup.tree, setup.inputs, setup.noData);
-  const pyramid = new OverviewPyramid(setup.noData, compileSimdReductions(setup.noData, setup.memory));
+  const kernel: Kernel = compileExpression(setup.tree, setup.inputs, setup.noData);
+  const pyramid = new OverviewPyramid(setup.noData);
   return (index, width, height) => {
     const slot = setup.slots[index] as WindowSlot;
     kernel(width * height, slot.output, slot.inputs);
