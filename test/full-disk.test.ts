@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
 
 import { type RunningServer, startServer } from '../src/app/server.js';
 import { loadConfig } from '../src/config.js';
 import { apiCall } from './support/http.js';
+import { after, before, describe, test } from './support/node-test.js';
 import { mountTmpfs, type Tmpfs } from './support/tmpfs.js';
 
 const MIB = 1024 * 1024;

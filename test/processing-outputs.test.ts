@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { mkdir, readdir, readFile, rm, stat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
 
 import type { FastifyInstance } from 'fastify';
 import gdal from 'gdal-async';
@@ -17,9 +16,11 @@ import { buildApp } from '../src/http/app.js';
 import { processingRoutes } from '../src/http/routes/processing.js';
 import { DataRoots } from '../src/services/data-roots.js';
 import { ProcessingService } from '../src/services/processing.js';
+import { after, before, describe, test } from './support/node-test.js';
 import { MemoryLayers } from './support/processing-app.js';
 import { scratchFolder, writeRaster } from './support/rasters.js';
 import { mountTmpfs, type Tmpfs } from './support/tmpfs.js';
+import { until } from './support/wait.js';
 
 configureGdalMemory();
 const MIB = 1024 * 1024;
@@ -32,14 +33,6 @@ async function children(): Promise<number[]> {
     .split(' ')
     .filter((pid) => pid.trim() !== '')
     .map(Number);
-}
-
-async function until(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** A GeoTIFF of `width` x `height` Byte pixels whose blocks were never written: tiny on disk. */
