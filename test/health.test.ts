@@ -61,7 +61,7 @@ describe('health checks', () => {
     const { status, body } = await ready();
     assert.equal(status, 200, JSON.stringify(body));
     assert.equal(body.status, 'ok');
-    assert.deepEqual(Object.keys(body.checks).sort(), ['mapproxy', 'monitoring', 'qgis_server', 'storage']);
+    assert.deepEqual(Object.keys(body.checks).sort(), ['disk', 'mapproxy', 'monitoring', 'qgis_server', 'storage']);
     for (const [name, check] of Object.entries(body.checks)) assert.ok(check.ok, `${name}: ${check.detail}`);
   }
 

@@ -1038,6 +1038,8 @@ export interface paths {
                         expression: string;
                         /** @description GeoTIFF to create: an absolute path or /vsis3/<bucket>/<key> */
                         output: string;
+                        /** @description Replace the file at output if there is one (409 otherwise); never a project layer's source */
+                        overwrite?: boolean;
                     };
                 };
             };
@@ -4305,7 +4307,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Whether storage, QGIS Server, MapProxy and the monitoring port answer; 503 naming what is down */
+        /** Whether storage, QGIS Server, MapProxy and the monitoring port answer and the disks have room; 503 naming what is down */
         get: {
             parameters: {
                 query?: never;
@@ -4344,7 +4346,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description storage, qgis_server, and mapproxy / monitoring when enabled */
+                            /** @description storage, qgis_server, disk, and mapproxy / monitoring when enabled */
                             checks: {
                                 [key: string]: {
                                     detail: string;
@@ -4364,7 +4366,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description storage, qgis_server, and mapproxy / monitoring when enabled */
+                            /** @description storage, qgis_server, disk, and mapproxy / monitoring when enabled */
                             checks: {
                                 [key: string]: {
                                     detail: string;
