@@ -3,23 +3,23 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { after, before, describe, test } from '../../../test/support/node-test.js';
-import { startTestQgis } from '../../../test/support/qgis-runtime.js';
-import { makeData, pyqgis, type Rgba } from '../../../test/support/style-oracle.js';
-import { Conflict, NotFound, Unprocessable } from '../../errors.js';
-import { loadSymbologyCatalogue, type SymbologyCatalogue } from '../symbology/catalogue.js';
-import { childElements, childText, firstChild, path, type XmlDocument, type XmlElement } from '../xml/node.js';
-import { parseXml } from '../xml/parse.js';
-import { serializeXml } from '../xml/serialize.js';
+import { Conflict, NotFound, Unprocessable } from '../src/errors.js';
 import {
   currentLayerStyleName,
   layerStyleNames,
   putLayerStyle,
   removeLayerStyle,
   setCurrentLayerStyle,
-} from './layer-styles.js';
-import { styleToQml } from './qml.js';
-import type { Style } from './schema.js';
+} from '../src/qgis/style/layer-styles.js';
+import { styleToQml } from '../src/qgis/style/qml.js';
+import type { Style } from '../src/qgis/style/schema.js';
+import { loadSymbologyCatalogue, type SymbologyCatalogue } from '../src/qgis/symbology/catalogue.js';
+import { childElements, childText, firstChild, path, type XmlDocument, type XmlElement } from '../src/qgis/xml/node.js';
+import { parseXml } from '../src/qgis/xml/parse.js';
+import { serializeXml } from '../src/qgis/xml/serialize.js';
+import { after, before, describe, test } from './support/node-test.js';
+import { startTestQgis } from './support/qgis-runtime.js';
+import { makeData, pyqgis, type Rgba } from './support/style-oracle.js';
 
 const EXTENT = [0, 0, 10, 10];
 const INSIDE = [5, 5];

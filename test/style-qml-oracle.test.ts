@@ -3,13 +3,13 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { after, before, describe, test } from '../../../test/support/node-test.js';
-import { comparableXml, makeData, type OracleResult, pyqgis, type Rgba } from '../../../test/support/style-oracle.js';
-import { loadSymbologyCatalogue, type SymbologyCatalogue } from '../symbology/catalogue.js';
-import { qgisColour } from './colour.js';
-import { type QmlContext, qmlToStyle, styleToQml } from './qml.js';
-import type { MultiBandColorStyle, SingleBandGrayStyle, Style, VectorStyle } from './schema.js';
-import { parseStyle } from './validate.js';
+import { qgisColour } from '../src/qgis/style/colour.js';
+import { type QmlContext, qmlToStyle, styleToQml } from '../src/qgis/style/qml.js';
+import type { MultiBandColorStyle, SingleBandGrayStyle, Style, VectorStyle } from '../src/qgis/style/schema.js';
+import { parseStyle } from '../src/qgis/style/validate.js';
+import { loadSymbologyCatalogue, type SymbologyCatalogue } from '../src/qgis/symbology/catalogue.js';
+import { after, before, describe, test } from './support/node-test.js';
+import { comparableXml, makeData, type OracleResult, pyqgis, type Rgba } from './support/style-oracle.js';
 
 const EXTENT = [0, 0, 10, 10];
 const CENTRE = [5, 5];
