@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 
-import { describe, it } from '../../test/support/node-test.js';
-import { installedFontFamilies } from './fonts.js';
+import { installedFontFamilies } from '../src/runtime/fonts.js';
+import { describe, it } from './support/node-test.js';
 
 describe('installedFontFamilies (fontconfig of this machine)', () => {
   it('counts a name the configuration maps to an installed font as there, and an unknown name as not', async () => {
