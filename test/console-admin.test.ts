@@ -205,6 +205,7 @@ describe('web console administration', () => {
       'truncate succeeded',
     ]);
     await page.getByRole('button', { name: 'Reset the cache' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Clear every tile' }).click();
     await page.getByText('The cached tiles of tiles were cleared').waitFor();
     await checkAccessibility(page, 'the tile cache page');
     await screenshot(page, 'cache');

@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks';
 
 import { api } from '../api/client';
 import { projectRef, schemaQuery } from '../api/projects';
+import { ConfirmDialog } from '../components/confirm-dialog';
 import { JobList } from '../components/jobs';
 import { ErrorMessage, Loading } from '../components/messages';
 import { NumberField } from '../components/number-field';
@@ -39,12 +40,13 @@ function CacheState(props: { project: string; schema: string | undefined }): JSX
     [props.project, props.schema],
   );
   const [message, setMessage] = useState<string | undefined>(undefined);
-  const reset = useAction(async () => {
+  const [asking, setAsking] = useState(false);
+  const reset = async (): Promise<void> => {
     setMessage(undefined);
     await api.post('/api/projects/{project}/cache/reset', options);
     setMessage(`The cached tiles of ${props.project} were cleared and its configuration rebuilt.`);
     status.reload();
-  });
+  };
   const state = status.data;
   return (
     <div class="grid-2">
@@ -64,10 +66,23 @@ function CacheState(props: { project: string; schema: string | undefined }): JSX
           </dl>
         )}
         <p>Resetting clears every cached tile and rebuilds the configuration from the project's layers.</p>
-        <button type="button" class="danger" disabled={reset.busy} onClick={() => void reset.run()}>
-          {reset.busy ? 'Resetting…' : 'Reset the cache'}
+        <button type="button" class="danger" onClick={() => setAsking(true)}>
+          Reset the cache
         </button>
-        <ErrorMessage error={reset.error} />
+        {asking && (
+          <ConfirmDialog
+            title={`Reset the tile cache of ${props.project}?`}
+            confirm="Clear every tile"
+            cancel="Keep the tiles"
+            onConfirm={reset}
+            onClose={() => setAsking(false)}
+          >
+            <p>
+              Every cached tile of {props.project} is deleted; maps are drawn again by QGIS Server until the cache fills
+              anew. Seeding afterwards can take a long time.
+            </p>
+          </ConfirmDialog>
+        )}
         {message && (
           <p role="status" class="muted">
             {message}
@@ -83,6 +98,24 @@ function CacheState(props: { project: string; schema: string | undefined }): JSX
   );
 }
 
+/** The zoom level a field holds, or a sentence saying what is wrong with it. */
+function zoomLevel(label: string, text: string): number {
+  if (text.trim() === '') throw new Error(`“${label}” is empty: enter a zoom level from 0 to 19.`);
+  const level = Number(text);
+  if (!Number.isInteger(level) || level < 0 || level > 19)
+    throw new Error(`“${label}” must be a whole number from 0 to 19, not ${text}.`);
+  return level;
+}
+
+/** The range of zoom levels the form names, checked as the API would (and empty fields refused). */
+function zoomLevels(from: string, to: string): { min_zoom: number; max_zoom: number } {
+  const min_zoom = zoomLevel('From zoom level', from);
+  const max_zoom = zoomLevel('To zoom level', to);
+  if (min_zoom > max_zoom)
+    throw new Error(`“From zoom level” (${min_zoom}) must not be above “To zoom level” (${max_zoom}).`);
+  return { min_zoom, max_zoom };
+}
+
 /** Starts a seeding or truncation job of all the project's layers on a range of zoom levels. */
 function SeedForm(props: { project: string; schema: string | undefined }): JSX.Element {
   const ref = { project: props.project, schema: props.schema };
@@ -90,20 +123,23 @@ function SeedForm(props: { project: string; schema: string | undefined }): JSX.E
   const [maxZoom, setMaxZoom] = useState('4');
   const [refresh, setRefresh] = useState(false);
   const [message, setMessage] = useState<string | undefined>(undefined);
-  const levels = { min_zoom: Number(minZoom), max_zoom: Number(maxZoom) };
   const options = { path: { project: props.project }, query: schemaQuery(ref) };
   const start = useAction(async (kind: 'seed' | 'truncate') => {
     setMessage(undefined);
+    const levels = zoomLevels(minZoom, maxZoom);
     const job =
       kind === 'seed'
         ? await api.post('/api/projects/{project}/cache/seed', { ...options, body: { ...levels, refresh } })
         : await api.post('/api/projects/{project}/cache/truncate', { ...options, body: levels });
-    setMessage(`The ${kind} job of levels ${minZoom} to ${maxZoom} is ${job.state}; its progress shows below.`);
+    setMessage(
+      `The ${kind} job of levels ${levels.min_zoom} to ${levels.max_zoom} is ${job.state}; its progress shows below.`,
+    );
   });
   return (
     <form
       class="form"
       aria-label="Seed or truncate the cache"
+      noValidate
       onSubmit={(event) => {
         event.preventDefault();
         void start.run('seed');

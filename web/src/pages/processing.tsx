@@ -5,10 +5,11 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 
-import { type Answer, api } from '../api/client';
+import { type Answer, api, ApiError } from '../api/client';
 import { type LayerInfo, layerInfo, loadLayers } from '../api/layers';
 import { type ProjectRef, projectRef, schemaQuery } from '../api/projects';
 import { Chart } from '../components/chart';
+import { ConfirmDialog } from '../components/confirm-dialog';
 import { ErrorMessage, Loading } from '../components/messages';
 import { NumberField } from '../components/number-field';
 import { Page } from '../components/page';
@@ -40,6 +41,7 @@ export default function ProcessingPage({ params, query }: PageProps): JSX.Elemen
           <CalculatorPanel
             project={ref}
             rasters={rasters}
+            layers={(layers.data ?? []).map((row) => row.name)}
             folder={server.data.data_roots[0] ?? ''}
             onAdded={layers.reload}
           />
@@ -119,6 +121,8 @@ function BandChart(props: { band: string; min: number; max: number; values: numb
 function CalculatorPanel(props: {
   project: ProjectRef;
   rasters: string[];
+  /** Every layer of the project, whose names a new layer may not take. */
+  layers: string[];
   folder: string;
   onAdded: () => void;
 }): JSX.Element {
@@ -129,10 +133,25 @@ function CalculatorPanel(props: {
   const [result, setResult] = useState<LayerInfo & { name: string }>();
   const [mapError, setMapError] = useState<Error | undefined>(undefined);
   const options = { path: { project: props.project.project }, query: schemaQuery(props.project) };
-  const calculate = useAction(async () => {
+  // The file the API found at the output, which it replaces only once the person confirms it.
+  const [existing, setExisting] = useState<string | undefined>(undefined);
+  const calculate = useAction(async (overwrite: boolean) => {
     setResult(undefined);
+    // Checked first, so that a taken name does not leave a calculated GeoTIFF without its layer.
+    if (props.layers.includes(name))
+      throw new Error(`Project ${props.project.project} has a layer named “${name}” already: choose another name.`);
     setStep('Calculating the raster (step 1 of 2)…');
-    await api.post('/api/processing/raster/calculator/{project}', { ...options, body: { expression, output } });
+    try {
+      const body = { expression, output, ...(overwrite && { overwrite: true }) };
+      await api.post('/api/processing/raster/calculator/{project}', { ...options, body });
+    } catch (error) {
+      // 409 also refuses a layer's own datasource, which no confirmation replaces.
+      if (!overwrite && error instanceof ApiError && error.status === 409 && /exists already/.test(error.message)) {
+        setExisting(output);
+        return;
+      }
+      throw error;
+    }
     setStep('Adding the result as a layer (step 2 of 2)…');
     await api.post('/api/projects/{project}/layers', {
       ...options,
@@ -149,7 +168,7 @@ function CalculatorPanel(props: {
         aria-label="Raster calculator"
         onSubmit={(event) => {
           event.preventDefault();
-          void calculate.run();
+          void calculate.run(false);
         }}
       >
         <div class="fields">
@@ -183,6 +202,22 @@ function CalculatorPanel(props: {
         </div>
       )}
       <ErrorMessage error={calculate.error} />
+      {existing !== undefined && (
+        <ConfirmDialog
+          title="Replace the existing file?"
+          confirm="Replace the file"
+          cancel="Keep the file"
+          onClose={() => setExisting(undefined)}
+          onConfirm={async () => {
+            void calculate.run(true);
+          }}
+        >
+          <p>
+            <strong>{existing}</strong> exists already (the API answered 409). Replacing it changes what every layer
+            that reads it draws, in every project, and cannot be undone.
+          </p>
+        </ConfirmDialog>
+      )}
       {result && (
         <>
           <p role="status">

@@ -1,0 +1,177 @@
+/**
+ * The console's destructive controls in Chromium, against a real Steward, QGIS Server and MapProxy:
+ * the raster calculator never replaces a file unless the person confirms it, and never its own
+ * input; the tile cache's reset asks first; truncation checks its zoom levels on the form.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+import { type Browser, type Page } from 'playwright-core';
+
+import { checkAccessibility, launchBrowser, openPage, screenshot } from './support/browser.js';
+import { type CacheStack, startCacheStack } from './support/cache-stack.js';
+import { apiCall } from './support/http.js';
+import { after, before, describe, test } from './support/node-test.js';
+
+const repo = resolve(import.meta.dirname, '..');
+
+/** The SHA-256 of a file: whether its bytes changed. */
+function digest(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
+}
+
+describe('web console: destructive actions', () => {
+  let cs: CacheStack;
+  let browser: Browser;
+  let page: Page;
+  let errors: string[];
+  const dataDir = mkdtempSync(join(tmpdir(), 'steward-console-safety-'));
+  const demo = join(dataDir, 'demo');
+  const call = (method: string, path: string, body?: unknown) => apiCall(cs.stack.api.url, method, path, body);
+
+  before(async () => {
+    execFileSync('/usr/bin/python3', [join(repo, 'scripts', 'demo-data.py'), demo]);
+    [cs, browser] = await Promise.all([startCacheStack({ dataRoots: [demo] }), launchBrowser()]);
+    ({ page, errors } = await openPage(browser, cs.stack.api.url));
+    assert.equal((await call('POST', '/api/projects', { name: 'terrain', author: 'Ada' })).status, 201);
+    const elevation = { datasource: join(demo, 'elevation.tif'), name: 'elevation', type: 'raster' };
+    assert.equal((await call('POST', '/api/projects/terrain/layers', elevation)).status, 201);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await cs?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('the calculator API refuses an existing output (409) unless told to overwrite, and a layer source always', async () => {
+    const input = join(demo, 'elevation.tif');
+    const before = digest(input);
+    const url = '/api/processing/raster/calculator/terrain';
+    const own = await call('POST', url, { expression: 'elevation@1 * 2', output: input, overwrite: true });
+    assert.equal(own.status, 409);
+    assert.match((own.body as { error: string }).error, /is the datasource of a project layer/);
+    const first = join(demo, 'api-first.tif');
+    assert.equal((await call('POST', url, { expression: 'elevation@1 * 2', output: first })).status, 201);
+    const made = digest(first);
+    const again = await call('POST', url, { expression: 'elevation@1 * 3', output: first });
+    assert.equal(again.status, 409);
+    assert.equal((again.body as { error: string }).error.includes(first), true, 'the 409 names the file');
+    assert.equal(digest(first), made);
+    assert.equal(
+      (await call('POST', url, { expression: 'elevation@1 * 3', output: first, overwrite: true })).status,
+      201,
+    );
+    assert.notEqual(digest(first), made);
+    const failed = join(demo, 'api-failed.tif');
+    assert.equal((await call('POST', url, { expression: 'elevation@7', output: failed })).status, 400);
+    assert.equal(existsSync(failed), false, 'a refused calculation leaves no GeoTIFF');
+    assert.equal(digest(input), before);
+  });
+
+  test('the calculator page: its own input refused in words, an existing output replaced only once confirmed', async () => {
+    const input = join(demo, 'elevation.tif');
+    const original = digest(input);
+    await page.goto('/projects/terrain/processing');
+    const calculator = page.getByRole('form', { name: 'Raster calculator' });
+    const output = calculator.getByLabel('Output GeoTIFF');
+    const name = calculator.getByLabel('New layer name');
+    const submit = calculator.getByRole('button', { name: 'Calculate and add the layer' });
+    const section = page.locator('section', { has: calculator });
+
+    await output.fill(input);
+    await submit.click();
+    await section
+      .getByRole('alert')
+      .getByText(/is the datasource of a project layer/)
+      .waitFor();
+    assert.equal(digest(input), original);
+
+    const target = join(demo, 'terrain-calculated.tif');
+    await output.fill(target);
+    await name.fill('doubled');
+    await submit.click();
+    await page.getByText(/Layer doubled added/).waitFor({ timeout: 30_000 });
+    const doubled = digest(target);
+
+    await name.fill('doubled');
+    await calculator.getByLabel('Expression').fill('elevation@1 * 3');
+    await submit.click();
+    await section.getByRole('alert').getByText('has a layer named “doubled” already').waitFor();
+    assert.equal(digest(target), doubled, 'a taken name is refused before anything is calculated');
+
+    // The file of layer doubled now: refused in words, with no offer to replace it.
+    await name.fill('tripled');
+    await submit.click();
+    await section
+      .getByRole('alert')
+      .getByText(/is the datasource of a project layer/)
+      .waitFor();
+    const dialog = page.getByRole('dialog', { name: 'Replace the existing file?' });
+    assert.equal(await dialog.isVisible(), false);
+    assert.equal(digest(target), doubled);
+
+    const spare = join(demo, 'spare.tif');
+    writeFileSync(spare, 'an earlier result');
+    await output.fill(spare);
+    await submit.click();
+    await dialog.getByText(`${spare} exists already (the API answered 409)`).waitFor();
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.closest('dialog') !== null),
+      true,
+      'focus moves into the dialog',
+    );
+    await checkAccessibility(page, 'the calculator asking to replace a file');
+    await screenshot(page, 'calculator-replace');
+    await dialog.getByRole('button', { name: 'Keep the file' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    assert.equal(readFileSync(spare, 'utf8'), 'an earlier result');
+    assert.deepEqual((await call('GET', '/api/projects/terrain/layers')).body, ['elevation', 'doubled']);
+
+    await submit.click();
+    await dialog.getByRole('button', { name: 'Replace the file' }).click();
+    await page.getByText(/Layer tripled added/).waitFor({ timeout: 30_000 });
+    assert.notEqual(readFileSync(spare, 'utf8'), 'an earlier result');
+    assert.deepEqual((await call('GET', '/api/projects/terrain/layers')).body, ['elevation', 'doubled', 'tripled']);
+    assert.equal(digest(input), original);
+    assert.deepEqual(errors, []);
+  });
+
+  test('the tile cache: truncation checks its levels on the form; the reset asks first', async () => {
+    await page.goto('/projects/terrain/cache');
+    const form = page.getByRole('form', { name: 'Seed or truncate the cache' });
+    await form.getByLabel('From zoom level').fill('');
+    await form.getByLabel('To zoom level').fill('3');
+    await form.getByRole('button', { name: 'Truncate' }).click();
+    await form.getByRole('alert').getByText('“From zoom level” is empty: enter a zoom level from 0 to 19.').waitFor();
+    await form.getByRole('button', { name: 'Seed' }).click();
+    await form.getByRole('alert').getByText('“From zoom level” is empty').waitFor();
+    await form.getByLabel('From zoom level').fill('5');
+    await form.getByRole('button', { name: 'Truncate' }).click();
+    await form.getByRole('alert').getByText('“From zoom level” (5) must not be above “To zoom level” (3).').waitFor();
+    assert.deepEqual((await call('GET', '/api/jobs?project=terrain')).body, [], 'nothing was sent');
+    await screenshot(page, 'cache-levels-refused');
+
+    await form.getByLabel('From zoom level').fill('1');
+    await form.getByRole('button', { name: 'Truncate' }).click();
+    await form.getByText(/^The truncate job of levels 1 to 3 is (queued|running|succeeded)/).waitFor();
+
+    const reset = page.getByRole('button', { name: 'Reset the cache' });
+    await reset.click();
+    const dialog = page.getByRole('dialog', { name: 'Reset the tile cache of terrain?' });
+    await dialog.getByText('Every cached tile of terrain is deleted').waitFor();
+    await checkAccessibility(page, 'the cache reset confirmation');
+    await screenshot(page, 'cache-reset-confirm');
+    await dialog.getByRole('button', { name: 'Keep the tiles' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    assert.equal(await page.getByText('The cached tiles of terrain were cleared').count(), 0);
+    await reset.click();
+    await dialog.getByRole('button', { name: 'Clear every tile' }).click();
+    await page.getByText('The cached tiles of terrain were cleared').waitFor();
+    assert.deepEqual(errors, []);
+  });
+});
