@@ -40,6 +40,10 @@ export interface Config {
   apiToken: string | undefined;
   /** When set, filesystem datasources and outputs must lie inside these folders. */
   dataRoots: string[] | undefined;
+  /** Where published projects' data files go, `<root>/<project>/` (STEWARD_UPLOAD_ROOT, a data root). */
+  uploadRoot?: string | undefined;
+  /** Bytes a project upload (`.qgs`, `.qgz` or bundle) may have (STEWARD_PUBLISH_BODY_LIMIT). */
+  publishBodyLimit?: number;
   /** Whether datasources naming other datasets (VRT, `CSV:` and other driver prefixes) are taken. */
   allowIndirectDatasources?: boolean;
   /** Hosts whose http(s) images and SVG files styles may name; none when empty. */
@@ -153,6 +157,21 @@ function dataRoots(env: Env): string[] | undefined {
 }
 
 const MIB = 1024 * 1024;
+
+/** `STEWARD_UPLOAD_ROOT`: an absolute folder, inside STEWARD_DATA_ROOTS when they are set. */
+function uploadRoot(env: Env, roots: string[] | undefined): string | undefined {
+  const root = optional(env, 'STEWARD_UPLOAD_ROOT')?.replace(/(.)\/+$/, '$1');
+  if (root === undefined) return undefined;
+  if (!root.startsWith('/')) throw new ConfigError(`STEWARD_UPLOAD_ROOT must be an absolute folder, not "${root}"`);
+  const within = (folder: string): boolean =>
+    root === folder || root.startsWith(folder.endsWith('/') ? folder : `${folder}/`);
+  if (roots !== undefined && !roots.some(within)) {
+    throw new ConfigError(
+      `STEWARD_UPLOAD_ROOT (${root}) must lie inside one of STEWARD_DATA_ROOTS (${roots.join(':')})`,
+    );
+  }
+  return root;
+}
 
 /** A size setting: bytes, or with a K, M or G suffix (KiB, MiB, GiB); `minimum` bytes at least. */
 function size(env: Env, name: string, fallback: string, minimum = 1): number {
@@ -341,6 +360,8 @@ export function loadConfig(env: Env = process.env): Config {
     s3: readS3Settings(env),
     apiToken: optional(env, 'STEWARD_API_TOKEN'),
     dataRoots: dataRoots(env),
+    uploadRoot: uploadRoot(env, dataRoots(env)),
+    publishBodyLimit: size(env, 'STEWARD_PUBLISH_BODY_LIMIT', '512M'),
     allowIndirectDatasources: flag(env, 'STEWARD_ALLOW_INDIRECT_DATASOURCES'),
     styleRemoteHosts: hostList(env, 'STEWARD_STYLE_REMOTE_HOSTS'),
     styleBodyLimit: size(env, 'STEWARD_STYLE_BODY_LIMIT', '16M'),

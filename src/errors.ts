@@ -47,6 +47,9 @@ export class NotFound extends withStatus(404) {}
 
 export class Conflict extends withStatus(409) {}
 
+/** A conditional request (`If-Match`) whose condition does not hold: the resource changed. */
+export class PreconditionFailed extends withStatus(412) {}
+
 /** A request body that stopped arriving, or a request not received whole in time. */
 export class RequestTimeout extends withStatus(408) {}
 

@@ -69,8 +69,12 @@ async function main(): Promise<void> {
   mkdirSync(env['STEWARD_QGISSERVER_PROJECTS_DIR'], { recursive: true });
   // The demo dataset scripts/setup.sh writes is offered in the datasource browser.
   const demo = join(checkout, 'data', 'demo');
+  // Published projects' data files go to the upload root, which must be a data root too.
+  env['STEWARD_UPLOAD_ROOT'] ??= join(checkout, 'data', 'uploads');
+  mkdirSync(env['STEWARD_UPLOAD_ROOT'], { recursive: true });
   const roots = (env['STEWARD_DATA_ROOTS'] ?? '').split(':').filter((root) => root !== '');
-  if (!roots.includes(demo)) env['STEWARD_DATA_ROOTS'] = [...roots, demo].join(':');
+  for (const root of [demo, env['STEWARD_UPLOAD_ROOT']]) if (!roots.includes(root)) roots.push(root);
+  env['STEWARD_DATA_ROOTS'] = roots.join(':');
   env['STEWARD_QGISSERVER_MONITORING_PORT'] ??= String(await freePort());
   const ownQgisPort = env['STEWARD_QGISSERVER_URL'] ? undefined : await freePort();
   if (ownQgisPort !== undefined) env['STEWARD_QGISSERVER_URL'] = `http://127.0.0.1:${ownQgisPort}/ows/`;
@@ -120,6 +124,7 @@ async function main(): Promise<void> {
     `Monitoring port ${env['STEWARD_QGISSERVER_MONITORING_PORT']} (try: STEWARD_SERVER_URL=${server.url} npx steward ps)`,
   );
   console.log(`Projects        ${env['STEWARD_QGISSERVER_PROJECTS_DIR']}`);
+  console.log(`Uploads         ${env['STEWARD_UPLOAD_ROOT']} (data of published projects)`);
   console.log(`Web console     ${server.url}/ (demo data in ${demo})`);
   if (mapproxy)
     console.log(

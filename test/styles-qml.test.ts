@@ -7,7 +7,7 @@ import { zipSync } from 'fflate';
 
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { after, before, describe, it } from './support/node-test.js';
-import { decodePng, type Image } from './support/png.js';
+import { decodePng, type Image, pixelsDifferingBeyond } from './support/png.js';
 import { type Stack, startStack } from './support/stack.js';
 import {
   type CorpusSources,
@@ -34,26 +34,9 @@ const CHANNEL_TOLERANCE = 24;
 /** Inverted polygons paint outside the polygons, so they are compared over twice the layer's extent. */
 const WIDENED = new Set(['inverted-polygons']);
 
-/** The pixels of two drawings that differ by more than CHANNEL_TOLERANCE in a channel. */
-function differingPixels(a: Image, b: Image): number {
-  assert.equal(a.width, b.width);
-  assert.equal(a.height, b.height);
-  let count = 0;
-  for (let y = 0; y < a.height; y++) {
-    for (let x = 0; x < a.width; x++) {
-      const p = a.pixel(x, y);
-      const q = b.pixel(x, y);
-      // Fully transparent pixels agree whatever colour they hold.
-      if (p[3] === 0 && q[3] === 0) continue;
-      if (p.some((value, channel) => Math.abs(value - (q[channel] ?? 0)) > CHANNEL_TOLERANCE)) count++;
-    }
-  }
-  return count;
-}
-
 /** Whether two drawings agree within the stated tolerance. */
 function agree(a: Image, b: Image): { ok: boolean; differing: number } {
-  const differing = differingPixels(a, b);
+  const differing = pixelsDifferingBeyond(a, b, CHANNEL_TOLERANCE);
   const painted = Math.max(a.paintedPixels(), b.paintedPixels());
   return { ok: differing <= PIXEL_SHARE_TOLERANCE * painted, differing };
 }

@@ -31,6 +31,7 @@ import { LayerService } from '../services/layers.js';
 import { MapService, qgisProjectUrl } from '../services/maps.js';
 import { ProjectPins } from '../services/pins.js';
 import { ProcessingService } from '../services/processing.js';
+import { ProjectArchives } from '../services/project-archives.js';
 import { ProjectStyles } from '../services/project-styles.js';
 import { DEFAULT_SCHEMA, projectRef, ProjectService } from '../services/projects.js';
 import { ProviderRegistry } from '../services/providers/registry.js';
@@ -47,6 +48,9 @@ import { createTileCache } from '../tile-cache/factory.js';
 import { Reseeder } from '../tile-cache/reseed.js';
 import { FastcgiQgisClient } from '../transport/qgis-fastcgi.js';
 import { HttpQgisClient } from '../transport/qgis-get.js';
+
+/** Bytes a project upload may have when the configuration does not say. */
+const DEFAULT_PUBLISH_BODY_LIMIT = 512 * 1024 * 1024;
 
 export interface Services extends ApiServices {
   /** Stops what the services hold open: the monitoring port, database pools, connections. */
@@ -224,8 +228,20 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     fonts,
     styleFiles,
   });
+  const publishBodyLimit = config.publishBodyLimit ?? DEFAULT_PUBLISH_BODY_LIMIT;
+  const archives = new ProjectArchives({
+    repository,
+    layers,
+    checker,
+    dataRoots,
+    uploadRoot: config.uploadRoot,
+    bodyLimit: publishBodyLimit,
+    lifecycle: cache,
+  });
   return {
     projects,
+    archives,
+    publishBodyLimit,
     layers,
     trees: new LayerTreeService(repository),
     checker,

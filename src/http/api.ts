@@ -12,6 +12,7 @@ import { type LayerService } from '../services/layers.js';
 import { type MapService } from '../services/maps.js';
 import { type ProjectPins } from '../services/pins.js';
 import { type ProcessingService } from '../services/processing.js';
+import { type ProjectArchives } from '../services/project-archives.js';
 import { type ProjectService } from '../services/projects.js';
 import { type StyleDocuments } from '../services/style-documents.js';
 import { type StylePackages } from '../services/style-packages.js';
@@ -30,6 +31,7 @@ import { jobRoutes } from './routes/jobs.js';
 import { layerTreeRoutes } from './routes/layer-tree.js';
 import { layerRoutes } from './routes/layers.js';
 import { processingRoutes } from './routes/processing.js';
+import { projectArchiveRoutes } from './routes/project-archives.js';
 import { fleetRoutes } from './routes/project-fleet.js';
 import { projectMapRoutes } from './routes/project-map.js';
 import { projectRoutes } from './routes/projects.js';
@@ -40,6 +42,10 @@ import { symbologyRoutes } from './routes/symbology.js';
 /** What the API serves; the features that are off (monitoring, tile cache) are undefined. */
 export interface ApiServices {
   projects: ProjectService;
+  /** Projects in and out as QGIS Desktop has them, with their data. */
+  archives: ProjectArchives;
+  /** Bytes a project upload may have (STEWARD_PUBLISH_BODY_LIMIT). */
+  publishBodyLimit: number;
   layers: LayerService;
   trees: LayerTreeService;
   maps: MapService;
@@ -76,6 +82,7 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
   return [
     projectRoutes(services.projects),
     historyRoutes(services.history),
+    projectArchiveRoutes(services),
     layerRoutes(services.layers, services.maps),
     layerTreeRoutes(services.trees),
     projectMapRoutes(services.maps),

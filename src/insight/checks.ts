@@ -10,7 +10,7 @@ import { DOMParser } from '@xmldom/xmldom';
 
 import { type CrsResolver } from '../gdal/crs.js';
 import { type InstanceDirectory } from '../monitor/registry.js';
-import { type LayerEntry } from '../qgis/project.js';
+import { type LayerEntry, type ProjectDocument } from '../qgis/project.js';
 import { styleReferences } from '../qgis/style-references.js';
 import { type LayerService } from '../services/layers.js';
 import { type ProjectRepository } from '../services/repository.js';
@@ -74,18 +74,47 @@ export class ProjectChecker {
   async check(ref: ProjectRef): Promise<ProjectCheck> {
     const document = await this.options.repository.read(ref);
     const projectFile = await this.options.repository.store.mapParameter(ref);
+    const [server, checked, invalid] = await Promise.all([
+      this.askServer(ref),
+      this.layerFindings(ref, document),
+      this.invalidOnInstances(projectFile),
+    ]);
+    const layers = checked.map(({ entry, findings }) => {
+      if (server.published && !server.published.has(document.wmsName(entry))) {
+        findings.push({ kind: 'server', message: `QGIS Server does not publish layer "${entry.name}"` });
+      }
+      for (const id of invalid.get(entry.name) ?? []) {
+        findings.push({ kind: 'server', message: `instance ${id} holds layer "${entry.name}" as not valid` });
+      }
+      return { name: entry.name, status: layerStatus(findings), findings };
+    });
+    const status =
+      server.published === undefined ? 'broken' : layers.some((layer) => layer.status !== 'ok') ? 'degraded' : 'ok';
+    return { status, layers, findings: server.findings };
+  }
+
+  /**
+   * The layers of `document`, stored as `ref` or about to be, checked as QGIS will read them there
+   * (datasources, CRSs, the files and fonts of their styles), without asking QGIS Server.
+   */
+  async checkLayers(ref: ProjectRef, document: ProjectDocument): Promise<LayerCheck[]> {
+    const checked = await this.layerFindings(ref, document);
+    return checked.map(({ entry, findings }) => ({ name: entry.name, status: layerStatus(findings), findings }));
+  }
+
+  private async layerFindings(
+    ref: ProjectRef,
+    document: ProjectDocument,
+  ): Promise<Array<{ entry: LayerEntry; findings: Finding[] }>> {
+    const projectFile = await this.options.repository.store.mapParameter(ref);
     const projectDir = isAbsolute(projectFile) ? dirname(projectFile) : undefined;
     const entries = document.layers();
     const references = entries.map((entry) => {
       const element = document.mapLayerElement(entry.name);
       return element && styleReferences(element);
     });
-    const [server, fonts, invalid] = await Promise.all([
-      this.askServer(ref),
-      this.options.fonts.hosts([...new Set(references.flatMap((found) => found?.fonts ?? []))]),
-      this.invalidOnInstances(projectFile),
-    ]);
-    const layers = await Promise.all(
+    const fonts = await this.options.fonts.hosts([...new Set(references.flatMap((found) => found?.fonts ?? []))]);
+    return Promise.all(
       entries.map(async (entry, index) => {
         const found = references[index];
         const findings = [
@@ -93,18 +122,9 @@ export class ProjectChecker {
           ...this.crs(entry),
           ...(found ? await this.styles(found, projectDir, fonts) : []),
         ];
-        if (server.published && !server.published.has(document.wmsName(entry))) {
-          findings.push({ kind: 'server', message: `QGIS Server does not publish layer "${entry.name}"` });
-        }
-        for (const id of invalid.get(entry.name) ?? []) {
-          findings.push({ kind: 'server', message: `instance ${id} holds layer "${entry.name}" as not valid` });
-        }
-        return { name: entry.name, status: layerStatus(findings), findings };
+        return { entry, findings };
       }),
     );
-    const status =
-      server.published === undefined ? 'broken' : layers.some((layer) => layer.status !== 'ok') ? 'degraded' : 'ok';
-    return { status, layers, findings: server.findings };
   }
 
   /** Layer name -> the instances whose cached copy of the project (MAP `map`) holds it as not valid. */

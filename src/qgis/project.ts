@@ -504,6 +504,39 @@ export class ProjectDocument {
   }
 
   /**
+   * Offers every layer Steward manages to `change` as an element, with what the project records of
+   * it, for changes to a whole project such as moving its data; `change` answers whether it changed
+   * the element, which then replaces the layer's text.
+   */
+  rewriteLayers(change: (element: XmlElement, entry: LayerEntry) => boolean): void {
+    this.projectLayers.children.forEach((node, index) => {
+      if ((node.kind !== 'element' && node.kind !== 'deferred') || node.name !== 'maplayer') return;
+      const element = node.kind === 'element' ? node : parseXml(deferredMarkup(node)).root;
+      const entry = managedEntry(element);
+      if (!entry || !change(element, entry)) return;
+      if (node.kind === 'deferred') this.replaceLayerNode(index, element, entry.id);
+    });
+    this.invalidate();
+  }
+
+  /**
+   * Sets the source the layer tree records of each layer `sources` names by id, as QGIS writes it
+   * beside the layer's datasource. A record changed is a new element, never one written before.
+   */
+  setTreeSources(sources: ReadonlyMap<string, string>): void {
+    const groups = [this.layerTree];
+    for (let group = groups.pop(); group; group = groups.pop()) {
+      group.children.forEach((child, index) => {
+        if (child.kind !== 'element') return;
+        if (child.name === 'layer-tree-group') groups.push(child);
+        const source = child.name === 'layer-tree-layer' ? sources.get(child.attributes.get('id') ?? '') : undefined;
+        if (source === undefined || !child.attributes.has('source')) return;
+        group.children[index] = { ...child, attributes: new Map(child.attributes).set('source', source) };
+      });
+    }
+  }
+
+  /**
    * Call after changing layer elements directly, so the next read sees the change: with a name,
    * after changing that layer only (not its name), whose entry alone is then read again.
    */

@@ -243,14 +243,45 @@ export class ProjectRepository {
   }
 
   async create(ref: ProjectRef, document: ProjectDocument): Promise<void> {
-    await this.store.withLock(ref, async () => {
-      const text = document.serialize();
-      await this.store.create(ref, text);
+    await this.store.withLock(ref, () => this.createStored(ref, document, 'created the project'));
+  }
+
+  /** Stores a new project, holding its lock, and records it as its first version. */
+  private async createStored(ref: ProjectRef, document: ProjectDocument, summary: string): Promise<void> {
+    const text = document.serialize();
+    await this.store.create(ref, text);
+    const identity = await this.store.identity(ref);
+    const pieces = [Buffer.from(text, 'utf8')];
+    if (identity !== undefined) await this.options.history?.record(ref, { pieces, identity, summary, styles: [] });
+  }
+
+  /**
+   * Stores `document` as the project whole, creating it or replacing the stored one atomically,
+   * under its lock, as a version told by `summary`: `allow` is given the stored project's identity
+   * (undefined when there is none) and throws to refuse. Answers whether the project is new; the
+   * `onChanged` listener is awaited as after `update`.
+   */
+  async put(
+    ref: ProjectRef,
+    document: ProjectDocument,
+    allow: (identity: string | undefined) => void,
+    summary: string,
+  ): Promise<boolean> {
+    const created = await this.store.withLock(ref, async () => {
       const identity = await this.store.identity(ref);
-      const pieces = [Buffer.from(text, 'utf8')];
-      if (identity !== undefined)
-        await this.options.history?.record(ref, { pieces, identity, summary: 'created the project', styles: [] });
+      allow(identity);
+      if (identity === undefined) {
+        this.cache.delete(projectKey(ref));
+        await this.createStored(ref, document, summary);
+        return true;
+      }
+      await this.baseline(ref, identity);
+      const content = document.encode();
+      await this.writeDocument(ref, document, async () => ({ result: undefined, content, styles: [], summary }), true);
+      return false;
     });
+    await this.options.onChanged?.(ref);
+    return created;
   }
 
   async remove(ref: ProjectRef): Promise<boolean> {

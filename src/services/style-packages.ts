@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { dirname, extname, isAbsolute, join, posix } from 'node:path';
+import { dirname, extname, isAbsolute, join } from 'node:path';
 
 import { BadRequest, Unprocessable } from '../errors.js';
 import { fontAbsences, type InstanceFonts } from '../insight/instance-fonts.js';
@@ -20,6 +20,7 @@ import { serializeXml } from '../qgis/xml/serialize.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { declaredSizes, unzipEntries, type ZipLimits } from '../storage/zip-entries.js';
+import { packagedEntry, withoutSystemFiles } from './bundle-entries.js';
 import { checkName } from './names.js';
 import { type ProjectStyles } from './project-styles.js';
 import { type ProjectRepository } from './repository.js';
@@ -38,47 +39,10 @@ export interface PackageAnswer extends StyleAnswer {
   images: string[];
 }
 
-/** A file the style names, as a path of segments, whatever separator QGIS Desktop's system used. */
-function segments(file: string): string[] {
-  return file
-    .replace(/^file:\/\//i, '')
-    .split(/[/\\]/)
-    .filter((segment) => segment !== '' && segment !== '.');
-}
-
-/**
- * The package entry a file named by the style is: the entry whose path ends the file's path, the
- * longest such; else the one entry with the file's name.
- */
-function packagedEntry(file: string, entries: string[]): string | undefined {
-  const wanted = segments(file);
-  const endsWanted = (entry: string): boolean => {
-    const parts = entry.split('/');
-    return (
-      parts.length <= wanted.length &&
-      parts.every((part, index) => part === wanted[wanted.length - parts.length + index])
-    );
-  };
-  const suffixes = entries.filter(endsWanted).sort((a, b) => b.split('/').length - a.split('/').length);
-  if (suffixes[0] !== undefined) return suffixes[0];
-  const named = entries.filter((entry) => posix.basename(entry) === wanted[wanted.length - 1]);
-  return named.length === 1 ? named[0] : undefined;
-}
-
 /** Most entries a package may hold. */
 const MAX_ENTRIES = 1000;
 /** A package may unpack to this many times the bytes a style upload may have. */
 const UNPACKED_FACTOR = 4;
-
-/** What the systems that zip folders add of their own: macOS's `__MACOSX/` and `._*` forks, `.DS_Store`, `Thumbs.db`. */
-function isSystemFile(entry: string): boolean {
-  const name = posix.basename(entry);
-  return entry.startsWith('__MACOSX/') || name.startsWith('._') || name === '.DS_Store' || name === 'Thumbs.db';
-}
-
-function withoutSystemFiles(entries: Map<string, Buffer>): Map<string, Buffer> {
-  return new Map([...entries].filter(([entry]) => !isSystemFile(entry)));
-}
 
 /** Writes the used entries into the style's image folder `dir`; answers each entry's path there. */
 async function keep(dir: string, used: Set<string>, entries: Map<string, Buffer>): Promise<Map<string, string>> {

@@ -53,6 +53,24 @@ export function differingPixels(a: Image, b: Image): number {
   return differing;
 }
 
+/**
+ * How many pixels of two drawings of the same size differ by more than `tolerance` in a channel;
+ * pixels transparent in both agree whatever colour they hold.
+ */
+export function pixelsDifferingBeyond(a: Image, b: Image, tolerance: number): number {
+  assert.deepEqual([a.width, a.height], [b.width, b.height], 'the images have the same size');
+  let count = 0;
+  for (let y = 0; y < a.height; y++) {
+    for (let x = 0; x < a.width; x++) {
+      const p = a.pixel(x, y);
+      const q = b.pixel(x, y);
+      if (p[3] === 0 && q[3] === 0) continue;
+      if (p.some((value, channel) => Math.abs(value - (q[channel] ?? 0)) > tolerance)) count++;
+    }
+  }
+  return count;
+}
+
 /** How many pixels of a drawing are opaque and exactly of this colour (r, g, b). */
 export function pixelsOf(image: Image, [r, g, b]: readonly number[]): number {
   let count = 0;

@@ -20,7 +20,7 @@ const Finding = Type.Object({
   message: Type.String(),
 });
 
-const ProjectCheck = Type.Object({
+export const ProjectCheck = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('broken')], {
     description: 'broken: QGIS Server refuses the project; degraded: some layers have findings',
   }),

@@ -9,6 +9,7 @@ import { BadRequest, Unprocessable } from '../../errors.js';
 import { type GdalSource, pathKind } from '../../gdal/datasource.js';
 import { ProbeError } from '../../gdal/probe.js';
 import { maskPasswords } from '../../qgis/datasource-uri.js';
+import { isProjectRelative, splitFileDatasource } from '../../qgis/file-datasource.js';
 import { type LayerType } from '../../qgis/layer.js';
 import { type DataRoots, isDriverPrefixed } from '../data-roots.js';
 import { type LayerInspector } from '../layer-inspector.js';
@@ -24,8 +25,8 @@ const NEW_VECTOR_OPTION = /^(layername=.+|layerid=\d+)$/;
 
 /** The source GDAL opens: the path (resolved against the project when relative) and the layer options. */
 function fileSource(datasource: string, projectDir: string | undefined): GdalSource {
-  const [path = '', ...options] = datasource.split('|');
-  const absolute = /^\.\.?\//.test(path) && projectDir !== undefined ? resolve(projectDir, path) : path;
+  const { path, options } = splitFileDatasource(datasource);
+  const absolute = isProjectRelative(path) && projectDir !== undefined ? resolve(projectDir, path) : path;
   const source: GdalSource = { kind: pathKind(absolute), gdalPath: absolute };
   for (const option of options) {
     const [key, value = ''] = option.split('=', 2);

@@ -1625,6 +1625,189 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/projects/{project}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project as a .qgz QGIS Desktop opens, or with ?data=true a zip of it and its data files */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description A zip of the project and the data files of its layers, paths made relative, rather than the .qgz */
+                    data?: "true" | "false";
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description application/zip */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+            };
+        };
+        /**
+         * Publish a project from QGIS Desktop: a .qgs, a .qgz, or a zip bundle of the project and its data
+         * @description A bundle's data files go to the project's folder of STEWARD_UPLOAD_ROOT and the layers' datasources are pointed at them. The project is checked as GET .../check checks it: 422 naming the broken layers unless ?allow_broken=true. An existing project is replaced only with ?replace=true (else 409) or an If-Match naming its ETag (else 412), atomically. 201 when the project is new, 200 when it replaced one.
+         */
+        put: {
+            parameters: {
+                query?: {
+                    /** @description Store the project even when layers are broken (else 422 naming them) */
+                    allow_broken?: "true" | "false";
+                    /** @description Replace the project when it exists (else 409, unless If-Match names its version) */
+                    replace?: "true" | "false";
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                };
+                cookie?: never;
+            };
+            /** @description the .qgs, .qgz or zip bundle */
+            requestBody: {
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            check: {
+                                /** @description About the project as a whole */
+                                findings: {
+                                    kind: "datasource" | "server" | "svg" | "image" | "font" | "crs";
+                                    message: string;
+                                }[];
+                                layers: {
+                                    findings: {
+                                        kind: "datasource" | "server" | "svg" | "image" | "font" | "crs";
+                                        message: string;
+                                    }[];
+                                    name: string;
+                                    status: "ok" | "degraded" | "broken";
+                                }[];
+                                /** @description broken: QGIS Server refuses the project; degraded: some layers have findings */
+                                status: "ok" | "degraded" | "broken";
+                            };
+                            created: boolean;
+                            /** @description Where the bundle's data files now are */
+                            data_dir?: string;
+                            /** @description The bundle's data files, by their path in the bundle */
+                            data_files: string[];
+                            /** @description The stored project's version, for If-Match */
+                            etag: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            check: {
+                                /** @description About the project as a whole */
+                                findings: {
+                                    kind: "datasource" | "server" | "svg" | "image" | "font" | "crs";
+                                    message: string;
+                                }[];
+                                layers: {
+                                    findings: {
+                                        kind: "datasource" | "server" | "svg" | "image" | "font" | "crs";
+                                        message: string;
+                                    }[];
+                                    name: string;
+                                    status: "ok" | "degraded" | "broken";
+                                }[];
+                                /** @description broken: QGIS Server refuses the project; degraded: some layers have findings */
+                                status: "ok" | "degraded" | "broken";
+                            };
+                            created: boolean;
+                            /** @description Where the bundle's data files now are */
+                            data_dir?: string;
+                            /** @description The bundle's data files, by their path in the bundle */
+                            data_files: string[];
+                            /** @description The stored project's version, for If-Match */
+                            etag: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project}/cache": {
         parameters: {
             query?: never;

@@ -1,0 +1,385 @@
+/**
+ * Projects in and out as QGIS Desktop has them: a `.qgz` (or `.qgs`), or a bundle, a zip of the
+ * project and the data files it reads. A published bundle's data files go to the project's folder
+ * of the upload root, in a revision folder of their own, and the layers' datasources (and their
+ * styles' files) are pointed there, relative to the project as QGIS writes them; the project is
+ * checked before it is stored and replaces the stored one in one write, so that readers and QGIS
+ * Server see the old project with its files or the new one with its own (docs/publishing.md).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, posix, relative } from 'node:path';
+
+import {
+  BadRequest,
+  Conflict,
+  DocumentFormatError,
+  PreconditionFailed,
+  Unprocessable,
+  UnsupportedMediaType,
+} from '../errors.js';
+import { datasetFiles } from '../gdal/dataset-files.js';
+import { type LayerCheck, type ProjectCheck, type ProjectChecker } from '../insight/checks.js';
+import {
+  FILE_PROVIDERS,
+  isProjectRelative,
+  joinFileDatasource,
+  relativeToProject,
+  saveRelativePaths,
+  savesAbsolutePaths,
+  splitFileDatasource,
+} from '../qgis/file-datasource.js';
+import { ProjectDocument } from '../qgis/project.js';
+import { rewriteStyleFiles } from '../qgis/style-references.js';
+import { firstChild, setText } from '../qgis/xml/node.js';
+import { writeFileAtomic } from '../storage/atomic-file.js';
+import { insufficientStorage, isDiskFull } from '../storage/disk-space.js';
+import { ProjectArchive } from '../storage/project-archive.js';
+import { type ProjectRef } from '../storage/project-store.js';
+import { unzipEntries, type ZipLimits } from '../storage/zip-entries.js';
+import { LOCAL_HEADER } from '../storage/zip-format.js';
+import { zipArchive } from '../storage/zip-writer.js';
+import { packagedEntry, withoutSystemFiles } from './bundle-entries.js';
+import { type DataRoots } from './data-roots.js';
+import { type LayerService } from './layers.js';
+import { type ProjectLifecycle } from './projects.js';
+import { projectNotFound, type ProjectRepository } from './repository.js';
+
+export interface ArchiveDownload {
+  bytes: Buffer;
+  /** The stored project's entity tag, for `If-Match` on a later upload. */
+  etag: string;
+  filename: string;
+}
+
+export interface PublishOptions {
+  /** Replace a stored project of that name. */
+  replace: boolean;
+  /** The `If-Match` header: the stored project is replaced only while it is this version. */
+  ifMatch?: string | undefined;
+  /** Store the project even when layers are broken. */
+  allowBroken: boolean;
+}
+
+export interface PublishAnswer {
+  created: boolean;
+  etag: string;
+  /** Where the bundle's data files now are, when it had any. */
+  data_dir?: string;
+  /** The bundle's entries written there, by their path in the bundle. */
+  data_files: string[];
+  /** The project as `GET .../check` checks it once stored. */
+  check: ProjectCheck;
+}
+
+/** The upload, unpacked: the project, its folder in the bundle, and the data files beside it. */
+interface Upload {
+  document: ProjectDocument;
+  /** The folder of the project file in the bundle, `.` at its root. */
+  folder: string;
+  data: Map<string, Buffer>;
+}
+
+/** Most entries a bundle may hold. */
+const MAX_ENTRIES = 10_000;
+/** A bundle may unpack to this many times the bytes an upload may have. */
+const UNPACKED_FACTOR = 4;
+const PROJECT_FILE = /\.(qgs|qgz)$/i;
+/** Revision folders: `20261205T130301Z-1a2b3c`. */
+const REVISION = /^\d{8}T\d{6}Z-[0-9a-f]{6}$/;
+
+/** The entity tag of a stored project's identity. */
+export function projectEtag(identity: string): string {
+  return `"${createHash('sha256').update(identity).digest('base64url').slice(0, 27)}"`;
+}
+
+function newRevision(): string {
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  return `${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+function isZip(body: Buffer): boolean {
+  return body.length >= 4 && body.readUInt32LE(0) === LOCAL_HEADER;
+}
+
+/** The project's text, 422 with the reason when it is not a project QGIS writes. */
+function parseProject(text: string, file: string): ProjectDocument {
+  try {
+    return ProjectDocument.parse(text);
+  } catch (error) {
+    if (error instanceof DocumentFormatError) throw new Unprocessable(`${file} cannot be read: ${error.message}`);
+    throw error;
+  }
+}
+
+function projectText(bytes: Uint8Array): string {
+  return new TextDecoder('utf-8').decode(bytes);
+}
+
+function brokenMessage(broken: LayerCheck[]): string {
+  const named = broken.map((layer) => `"${layer.name}" (${layer.findings.map((f) => f.message).join('; ')})`);
+  return `the project's layers ${named.join(', ')} are broken; publish it anyway with ?allow_broken=true`;
+}
+
+export class ProjectArchives {
+  private readonly limits: ZipLimits;
+
+  constructor(
+    private readonly options: {
+      repository: ProjectRepository;
+      layers: LayerService;
+      checker: ProjectChecker;
+      dataRoots: DataRoots;
+      /** Where data files go; undefined when bundles with data files are refused. */
+      uploadRoot: string | undefined;
+      /** Bytes an upload may have. */
+      bodyLimit: number;
+      lifecycle?: ProjectLifecycle | undefined;
+    },
+  ) {
+    this.limits = { entries: MAX_ENTRIES, bytes: UNPACKED_FACTOR * options.bodyLimit };
+  }
+
+  private get repository(): ProjectRepository {
+    return this.options.repository;
+  }
+
+  /** The stored project's entity tag; NotFound when there is none. */
+  async etag(ref: ProjectRef): Promise<string> {
+    const identity = await this.repository.store.identity(ref);
+    if (identity === undefined) throw projectNotFound(ref);
+    return projectEtag(identity);
+  }
+
+  /**
+   * The project as a `.qgz`, or with `withData` a zip of the project (`<name>.qgs`) and the files
+   * of its layers that lie in the data roots, under `data/`, its datasources made relative to them.
+   */
+  async download(ref: ProjectRef, withData: boolean): Promise<ArchiveDownload> {
+    const etag = await this.etag(ref);
+    const document = await this.repository.read(ref);
+    const text = document.serialize();
+    if (!withData) {
+      return { bytes: await ProjectArchive.create(ref.name, text).bytes(), etag, filename: `${ref.name}.qgz` };
+    }
+    const copy = ProjectDocument.parse(text);
+    const { sources, files } = await this.bundledFiles(ref, copy);
+    const datasources = new Map<string, string>();
+    copy.rewriteLayers((element, entry) => {
+      const source = sources.get(entry.id);
+      const holder = firstChild(element, 'datasource');
+      if (source === undefined || !holder) return false;
+      datasources.set(entry.id, joinFileDatasource({ ...splitFileDatasource(entry.datasource), path: source }));
+      setText(holder, datasources.get(entry.id) ?? '');
+      return true;
+    });
+    copy.setTreeSources(datasources);
+    if (datasources.size > 0) saveRelativePaths(copy.root);
+    const entries: Array<[string, Uint8Array]> = [[`${ref.name}.qgs`, Buffer.from(copy.serialize(), 'utf8')]];
+    for (const [name, path] of files) entries.push([name, await readFile(path)]);
+    return { bytes: await zipArchive(entries), etag, filename: `${ref.name}.zip` };
+  }
+
+  /**
+   * The files of the layers GDAL reads from the data roots, by their name in the bundle
+   * (`data/<folder>/<file>`), and each such layer's path there as QGIS reads it (`./data/...`).
+   */
+  private async bundledFiles(
+    ref: ProjectRef,
+    document: ProjectDocument,
+  ): Promise<{ sources: Map<string, string>; files: Map<string, string> }> {
+    const sources = new Map<string, string>();
+    const files = new Map<string, string>();
+    const folders = new Map<string, string>();
+    for (const entry of document.layers()) {
+      if (!FILE_PROVIDERS.has(entry.provider)) continue;
+      const source = await this.options.layers.gdalSource(ref, entry);
+      if (!source || source.kind !== 'file' || !isAbsolute(source.gdalPath)) continue;
+      const confined = await this.options.layers.confineByName(ref, entry.name).then(
+        () => true,
+        () => false,
+      );
+      const listed = confined ? await datasetFiles(source.gdalPath) : undefined;
+      if (!listed) continue;
+      const inside = await Promise.all(listed.map((file) => this.options.dataRoots.isInside(file)));
+      if (inside.some((ok) => !ok)) continue;
+      const dir = dirname(source.gdalPath);
+      let folder = folders.get(dir);
+      if (folder === undefined) {
+        const base = `data/${basename(dir) || 'root'}`;
+        folder = base;
+        for (let n = 2; [...folders.values()].includes(folder); n++) folder = `${base}-${n}`;
+        folders.set(dir, folder);
+      }
+      for (const file of listed) {
+        const rest = relative(dir, file);
+        const name = `${folder}/${rest.startsWith('..') || isAbsolute(rest) ? basename(file) : rest}`;
+        files.set(name, file);
+        if (file === source.gdalPath) sources.set(entry.id, `./${name}`);
+      }
+    }
+    return { sources, files };
+  }
+
+  /**
+   * Stores an uploaded `.qgs`, `.qgz` or bundle as project `ref` (see the module's comment):
+   * Conflict when it exists and neither `replace` nor `ifMatch` is given, PreconditionFailed when
+   * `ifMatch` is not its version, Unprocessable naming the broken layers unless `allowBroken`.
+   * Nothing is left behind on failure.
+   */
+  async publish(ref: ProjectRef, body: Buffer, options: PublishOptions): Promise<PublishAnswer> {
+    const allow = (identity: string | undefined): void => this.precondition(ref, identity, options);
+    allow(await this.repository.store.identity(ref));
+    const upload = this.unpack(body);
+    const dataDir = upload.data.size > 0 ? await this.writeData(ref, upload.data) : undefined;
+    let created: boolean;
+    try {
+      if (dataDir !== undefined) await this.relocate(ref, upload, dataDir);
+      const layers = await this.options.checker.checkLayers(ref, upload.document);
+      const broken = layers.filter((layer) => layer.status === 'broken');
+      if (broken.length > 0 && !options.allowBroken) throw new Unprocessable(brokenMessage(broken));
+      created = await this.repository.put(ref, upload.document, allow, 'published the project from an upload');
+    } catch (error) {
+      if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+      throw error;
+    }
+    if (created) await this.options.lifecycle?.projectCreated?.(ref);
+    if (dataDir !== undefined) await this.removeOtherRevisions(dataDir);
+    const check = await this.options.checker.check(ref);
+    return {
+      created,
+      etag: await this.etag(ref),
+      ...(dataDir !== undefined && { data_dir: dataDir }),
+      data_files: [...upload.data.keys()],
+      check,
+    };
+  }
+
+  private precondition(ref: ProjectRef, identity: string | undefined, options: PublishOptions): void {
+    const { ifMatch } = options;
+    if (ifMatch !== undefined) {
+      const tags = ifMatch.split(',').map((tag) => tag.trim());
+      const holds = identity !== undefined && (tags.includes('*') || tags.includes(projectEtag(identity)));
+      if (!holds)
+        throw new PreconditionFailed(
+          identity === undefined
+            ? `project "${ref.name}" does not exist, so If-Match does not hold`
+            : `project "${ref.name}" changed since the version If-Match names (now ${projectEtag(identity)})`,
+        );
+      return;
+    }
+    if (identity !== undefined && !options.replace)
+      throw new Conflict(`project "${ref.name}" exists: replace it with ?replace=true or If-Match: <its ETag>`);
+  }
+
+  /** The project and data files of an upload: a `.qgs`, a `.qgz`, or a zip of one project file and data. */
+  private unpack(body: Buffer): Upload {
+    if (!isZip(body)) {
+      if (!/^(\uFEFF)?\s*</.test(body.subarray(0, 64).toString('utf8')))
+        throw new UnsupportedMediaType('the upload is neither a QGIS project (.qgs, .qgz) nor a zip bundle of one');
+      return { document: parseProject(projectText(body), 'the project'), folder: '.', data: new Map() };
+    }
+    const entries = withoutSystemFiles(unzipEntries(body, this.limits));
+    const projects = [...entries.keys()].filter((name) => PROJECT_FILE.test(name));
+    if (projects.length !== 1) {
+      throw new BadRequest(
+        projects.length === 0
+          ? 'the archive holds no QGIS project (.qgs or .qgz)'
+          : `the archive holds several QGIS projects (${projects.join(', ')}); a bundle holds one`,
+      );
+    }
+    const file = projects[0] as string;
+    const bytes = entries.get(file) as Buffer;
+    const content = file.toLowerCase().endsWith('.qgz') ? ProjectArchive.open(bytes).content : bytes;
+    const document = parseProject(projectText(content), file);
+    // QGIS's auxiliary storage and backups (`<name>.qgd`, `<name>.qgs~`) are not data.
+    const stem = file.replace(PROJECT_FILE, '');
+    const data = new Map(
+      [...entries].filter(([name]) => name !== file && name !== `${stem}.qgd` && !name.endsWith('~')),
+    );
+    return { document, folder: posix.dirname(file), data };
+  }
+
+  /** The folder of a project's data files in the upload root: `<root>/<name>`, `<root>/<name>@<schema>` beyond public. */
+  private projectDataDir(ref: ProjectRef): string {
+    const root = this.options.uploadRoot;
+    if (root === undefined) {
+      throw new BadRequest(
+        'this server takes no data files (STEWARD_UPLOAD_ROOT is not set): upload the project alone',
+      );
+    }
+    return join(root, ref.schema === 'public' ? ref.name : `${ref.name}@${ref.schema}`);
+  }
+
+  /** Writes the data files into a new revision folder of the project's; nothing stays when a write fails. */
+  private async writeData(ref: ProjectRef, data: Map<string, Buffer>): Promise<string> {
+    const dir = join(this.projectDataDir(ref), newRevision());
+    try {
+      for (const [name, bytes] of data) {
+        const path = join(dir, ...name.split('/'));
+        await mkdir(dirname(path), { recursive: true });
+        await writeFileAtomic(path, bytes);
+      }
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true });
+      throw isDiskFull(error) ? await insufficientStorage(error, dir) : error;
+    }
+    return dir;
+  }
+
+  /**
+   * Points the layers whose files the bundle holds, and the files their styles draw with, at the
+   * files in `dataDir`: relative to the stored project's folder unless it saves absolute paths or
+   * has no folder (a project in PostgreSQL).
+   */
+  private async relocate(ref: ProjectRef, upload: Upload, dataDir: string): Promise<void> {
+    const { document, folder, data } = upload;
+    const projectFile = await this.repository.store.mapParameter(ref);
+    const projectDir = isAbsolute(projectFile) && !savesAbsolutePaths(document.root) ? dirname(projectFile) : undefined;
+    const names = [...data.keys()];
+    const located = (path: string): string | undefined => {
+      const entry = isProjectRelative(path)
+        ? posix.normalize(posix.join(folder, path))
+        : /^(\/|[A-Za-z]:[\\/]|file:)/.test(path)
+          ? packagedEntry(path, names)
+          : undefined;
+      if (entry === undefined || !data.has(entry)) return undefined;
+      const written = join(dataDir, ...entry.split('/'));
+      return projectDir === undefined ? written : relativeToProject(projectDir, written);
+    };
+    const datasources = new Map<string, string>();
+    document.rewriteLayers((element, entry) => {
+      let changed = false;
+      const holder = firstChild(element, 'datasource');
+      if (FILE_PROVIDERS.has(entry.provider) && holder) {
+        const source = splitFileDatasource(entry.datasource);
+        const path = located(source.path);
+        if (path !== undefined) {
+          datasources.set(entry.id, joinFileDatasource({ ...source, path }));
+          setText(holder, datasources.get(entry.id) ?? '');
+          changed = true;
+        }
+      }
+      rewriteStyleFiles(element, (file) => {
+        const path = located(file);
+        if (path !== undefined) changed = true;
+        return path;
+      });
+      return changed;
+    });
+    document.setTreeSources(datasources);
+  }
+
+  /** Removes the project's revision folders but `kept`, once the project that used them is replaced. */
+  private async removeOtherRevisions(kept: string): Promise<void> {
+    const parent = dirname(kept);
+    const entries = await readdir(parent).catch(() => [] as string[]);
+    for (const entry of entries) {
+      if (REVISION.test(entry) && entry !== basename(kept))
+        await rm(join(parent, entry), { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,297 @@
+/**
+ * Publishing from QGIS Desktop: a project made by PyQGIS beside a GeoPackage and a GeoTIFF made by
+ * GDAL is uploaded as a bundle, drawn by QGIS Server through Steward as PyQGIS draws the original,
+ * and taken back to Desktop (a .qgz, a bundle with its data) that PyQGIS opens with every layer
+ * valid. Replacing, broken layers and bad uploads each get their status and leave nothing behind.
+ */
+import assert from 'node:assert/strict';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+import { unzipSync, zipSync } from 'fflate';
+
+import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { after, before, describe, it } from './support/node-test.js';
+import { decodePng, pixelsDifferingBeyond, pixelsOf } from './support/png.js';
+import { type Check } from './support/project-check.js';
+import { runPyqgisScript } from './support/pyqgis-scripts.js';
+import { scratchFolder } from './support/scratch.js';
+import { type Stack, startStack } from './support/stack.js';
+import { selectedStorage } from './support/test-storage.js';
+
+/** Bytes an upload may have here: a bundle of the fixtures is about 100 KiB. */
+const BODY_LIMIT = 2 * 1024 * 1024;
+const VIEW = { bbox: [0.5, 43.5, 3.5, 46.5], size: 300 } as const;
+/** As the style tests compare drawings: at most this share of painted pixels may differ by more than 24 a channel. */
+const PIXEL_SHARE_TOLERANCE = 0.005;
+const CHANNEL_TOLERANCE = 24;
+
+interface QgisLayers {
+  layers: Record<string, { valid: boolean; features: number | null; source: string }>;
+}
+
+interface PublishAnswer {
+  created: boolean;
+  etag: string;
+  data_dir?: string;
+  data_files: string[];
+  check: Check;
+}
+
+function readWithQgis(project: string): QgisLayers {
+  return JSON.parse(runPyqgisScript('publish_oracle.py', 'read', project)) as QgisLayers;
+}
+
+/** Unpacks a zip into `folder`. */
+function unpack(bytes: Buffer, folder: string): string[] {
+  const entries = unzipSync(bytes);
+  for (const [name, content] of Object.entries(entries)) {
+    mkdirSync(dirname(join(folder, name)), { recursive: true });
+    writeFileSync(join(folder, name), content);
+  }
+  return Object.keys(entries).sort();
+}
+
+describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`, () => {
+  let stack: Stack;
+  let data: Fixtures;
+  let uploads = '';
+  const scratch = scratchFolder('steward-publish-');
+  let desktops = 0;
+
+  async function put(
+    name: string,
+    body: Uint8Array | string,
+    query = '',
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: unknown; etag: string | null }> {
+    const response = await fetch(`${stack.api.url}/api/projects/${name}/archive${query}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/zip', ...headers },
+      body: typeof body === 'string' ? body : Buffer.from(body),
+    });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON: kept as text
+    }
+    return { status: response.status, body: parsed, etag: response.headers.get('etag') };
+  }
+
+  async function download(name: string, query = ''): Promise<Response> {
+    const response = await fetch(`${stack.api.url}/api/projects/${name}/archive${query}`);
+    assert.equal(response.status, 200, await response.clone().text());
+    return response;
+  }
+
+  /** What the upload root holds for project `name`. */
+  function uploaded(name: string): string[] {
+    const folder = join(uploads, name);
+    return existsSync(folder) ? readdirSync(folder) : [];
+  }
+
+  /**
+   * A folder as QGIS Desktop leaves it: project.qgs reading data/places.gpkg and data/colours.tif
+   * (in a data root, so that the project alone can be published with its paths made absolute).
+   */
+  function desktopProject(): string {
+    const folder = join(data.dir, `desktop-${++desktops}`);
+    mkdirSync(join(folder, 'data'), { recursive: true });
+    copyFileSync(data.geopackage, join(folder, 'data', 'places.gpkg'));
+    copyFileSync(data.rgbTiff, join(folder, 'data', 'colours.tif'));
+    runPyqgisScript('publish_oracle.py', 'make', folder, 'places.gpkg', 'colours.tif');
+    return folder;
+  }
+
+  function bundleOf(folder: string, files = ['project.qgs', 'data/places.gpkg', 'data/colours.tif']): Uint8Array {
+    return zipSync(Object.fromEntries(files.map((file) => [file, readFileSync(join(folder, file))])));
+  }
+
+  before(async () => {
+    data = makeFixtures();
+    uploads = join(scratch, 'uploads');
+    mkdirSync(uploads);
+    stack = await startStack({ dataRoots: [data.dir, uploads], uploadRoot: uploads, publishBodyLimit: BODY_LIMIT });
+  });
+
+  after(async () => {
+    await stack?.stop();
+  });
+
+  it('gives a project as a .qgz and as a bundle with its data that QGIS opens, every layer valid', async () => {
+    assert.equal((await stack.call('POST', '/api/projects', { name: 'outgoing', author: 'tests' })).status, 201);
+    for (const layer of [
+      { type: 'vector', name: 'points', datasource: `${data.geopackage}|layername=points` },
+      { type: 'raster', name: 'rgb', datasource: data.rgbTiff },
+    ]) {
+      const added = await stack.call('POST', '/api/projects/outgoing/layers', layer);
+      assert.equal(added.status, 201, JSON.stringify(added.body));
+    }
+    const qgz = await download('outgoing');
+    assert.equal(qgz.headers.get('content-type'), 'application/zip');
+    assert.match(qgz.headers.get('content-disposition') ?? '', /filename="outgoing\.qgz"/);
+    const etag = qgz.headers.get('etag');
+    assert.match(etag ?? '', /^"[\w-]+"$/);
+    const qgzFile = join(scratch, 'outgoing.qgz');
+    writeFileSync(qgzFile, Buffer.from(await qgz.arrayBuffer()));
+    const opened = readWithQgis(qgzFile);
+    assert.deepEqual(Object.keys(opened.layers).sort(), ['points', 'rgb']);
+    assert.equal(opened.layers['points']?.valid, true);
+    assert.equal(opened.layers['points']?.features, 3);
+    assert.equal(opened.layers['rgb']?.valid, true);
+
+    const bundle = await download('outgoing', '?data=true');
+    assert.match(bundle.headers.get('content-disposition') ?? '', /filename="outgoing\.zip"/);
+    assert.equal(bundle.headers.get('etag'), etag, 'the same version of the project');
+    const folder = join(scratch, 'outgoing-bundle');
+    const entries = unpack(Buffer.from(await bundle.arrayBuffer()), folder);
+    const dataFolder = `data/${data.dir.split('/').pop() ?? ''}`;
+    // Sidecars GDAL reads with a dataset (the statistics QGIS wrote in rgb.tif.aux.xml) go along.
+    assert.deepEqual(
+      entries.filter((entry) => !entry.endsWith('.aux.xml')),
+      [`${dataFolder}/rgb.tif`, `${dataFolder}/vectors.gpkg`, 'outgoing.qgs'],
+    );
+    const text = readFileSync(join(folder, 'outgoing.qgs'), 'utf8');
+    const naming = text.split('\n').filter((line) => line.includes(data.dir));
+    assert.deepEqual(naming, [], "no line names the server's folders");
+    assert.match(text, new RegExp(`<datasource>\\./${dataFolder}/vectors\\.gpkg\\|layername=points</datasource>`));
+    const read = readWithQgis(join(folder, 'outgoing.qgs'));
+    for (const [name, layer] of Object.entries(read.layers)) {
+      assert.equal(layer.valid, true, `${name} is valid`);
+      assert.ok(layer.source.startsWith(folder), `${name} reads the bundle's file: ${layer.source}`);
+    }
+    assert.equal(read.layers['points']?.features, 3);
+  });
+
+  it('publishes a bundle made in QGIS Desktop, which QGIS Server draws as QGIS draws the original', async () => {
+    const desktop = desktopProject();
+    const expected = join(scratch, 'expected.png');
+    const [xmin, ymin, xmax, ymax] = VIEW.bbox;
+    runPyqgisScript(
+      'publish_oracle.py',
+      'draw',
+      join(desktop, 'project.qgs'),
+      expected,
+      '300',
+      '300',
+      ...[xmin, ymin, xmax, ymax].map(String),
+    );
+
+    const published = await put('published', bundleOf(desktop));
+    assert.equal(published.status, 201, JSON.stringify(published.body));
+    const answer = published.body as PublishAnswer;
+    assert.equal(answer.created, true);
+    assert.equal(published.etag, answer.etag);
+    assert.deepEqual(answer.data_files.sort(), ['data/colours.tif', 'data/places.gpkg']);
+    assert.deepEqual(answer.check.layers.map((layer) => [layer.name, layer.status]).sort(), [
+      ['colours', 'ok'],
+      ['places', 'ok'],
+    ]);
+    const revisions = uploaded('published');
+    assert.equal(revisions.length, 1);
+    assert.equal(answer.data_dir, join(uploads, 'published', revisions[0] ?? ''));
+    assert.ok(existsSync(join(answer.data_dir ?? '', 'data', 'places.gpkg')));
+
+    const query = new URLSearchParams({
+      layers: 'colours,places',
+      bbox: VIEW.bbox.join(','),
+      crs: 'EPSG:4326',
+      width: String(VIEW.size),
+      height: String(VIEW.size),
+    });
+    const map = await fetch(`${stack.api.url}/api/projects/published/wms?${query}`);
+    assert.equal(map.status, 200, await map.clone().text());
+    const served = decodePng(Buffer.from(await map.arrayBuffer()));
+    const drawn = decodePng(readFileSync(expected));
+    assert.ok(served.paintedPixels() > 0, 'QGIS Server drew the layers');
+    assert.ok(pixelsOf(served, [255, 0, 0]) > 0, 'the places are drawn in their red squares');
+    assert.ok(pixelsOf(served, [200, 40, 90]) > 0, 'the raster is drawn in its colours');
+    const differing = pixelsDifferingBeyond(served, drawn, CHANNEL_TOLERANCE);
+    assert.ok(
+      differing <= PIXEL_SHARE_TOLERANCE * drawn.paintedPixels(),
+      `${differing} of ${drawn.paintedPixels()} painted pixels differ from PyQGIS's drawing`,
+    );
+
+    // And back to Desktop: the bundle opens with both layers valid, reading its own files.
+    const folder = join(scratch, 'round-trip');
+    unpack(Buffer.from(await (await download('published', '?data=true')).arrayBuffer()), folder);
+    const read = readWithQgis(join(folder, 'published.qgs'));
+    assert.equal(read.layers['places']?.valid, true);
+    assert.equal(read.layers['places']?.features, 3);
+    assert.equal(read.layers['colours']?.valid, true);
+    assert.ok(read.layers['colours']?.source.startsWith(folder));
+  });
+
+  it('replaces a project only with ?replace=true or the ETag it has now', async () => {
+    const desktop = desktopProject();
+    const bundle = bundleOf(desktop);
+    const first = await put('replaced', bundle);
+    assert.equal(first.status, 201, JSON.stringify(first.body));
+    const refused = await put('replaced', bundle);
+    assert.equal(refused.status, 409);
+    assert.match((refused.body as { error: string }).error, /replace=true/);
+    const stale = await put('replaced', bundle, '', { 'if-match': '"not-its-version"' });
+    assert.equal(stale.status, 412);
+    assert.equal(uploaded('replaced').length, 1, 'the refused uploads left no files');
+    const matched = await put('replaced', bundle, '', { 'if-match': first.etag ?? '' });
+    assert.equal(matched.status, 200, JSON.stringify(matched.body));
+    assert.equal((matched.body as PublishAnswer).created, false);
+    assert.notEqual(matched.etag, first.etag);
+    const replaced = await put('replaced', bundle, '?replace=true');
+    assert.equal(replaced.status, 200);
+    assert.deepEqual(uploaded('replaced'), [(replaced.body as PublishAnswer).data_dir?.split('/').pop()]);
+    const etag = (await download('replaced')).headers.get('etag');
+    assert.equal(etag, replaced.etag);
+    const absent = await put('never-there', bundle, '', { 'if-match': etag ?? '' });
+    assert.equal(absent.status, 412);
+  });
+
+  it('refuses a project with broken layers, naming them, unless ?allow_broken=true', async () => {
+    const desktop = desktopProject();
+    const without = bundleOf(desktop, ['project.qgs', 'data/colours.tif']);
+    const refused = await put('broken', without);
+    assert.equal(refused.status, 422, JSON.stringify(refused.body));
+    assert.match((refused.body as { error: string }).error, /"places"/);
+    assert.doesNotMatch((refused.body as { error: string }).error, /"colours"/);
+    assert.equal((await stack.call('GET', '/api/projects/broken')).status, 404);
+    assert.deepEqual(uploaded('broken'), [], 'the data files written are removed');
+    const allowed = await put('broken', without, '?allow_broken=true');
+    assert.equal(allowed.status, 201, JSON.stringify(allowed.body));
+    const places = (allowed.body as PublishAnswer).check.layers.find((layer) => layer.name === 'places');
+    assert.equal(places?.status, 'broken');
+  });
+
+  it('takes a lone .qgs and a .qgz, and refuses unsafe archives, bombs, unknown formats and unreadable projects', async () => {
+    const desktop = desktopProject();
+    const qgs = readFileSync(join(desktop, 'project.qgs'), 'utf8').replaceAll('./data/', `${desktop}/data/`);
+    const alone = await put('lone', qgs, '', { 'content-type': 'application/xml' });
+    assert.equal(alone.status, 201, JSON.stringify(alone.body));
+    assert.deepEqual((alone.body as PublishAnswer).data_files, []);
+    const qgz = zipSync({ 'lone.qgs': Buffer.from(qgs), 'lone.qgd': new Uint8Array(10) });
+    assert.equal((await put('lone-qgz', qgz)).status, 201);
+
+    const bad: Array<[string, Uint8Array | string, number, RegExp]> = [
+      ['unsafe', zipSync({ 'project.qgs': Buffer.from(qgs), '../escape.gpkg': new Uint8Array(4) }), 400, /leave/],
+      [
+        'bomb',
+        zipSync({ 'project.qgs': Buffer.from(qgs), 'zeros.bin': new Uint8Array(5 * BODY_LIMIT) }),
+        400,
+        /more than/,
+      ],
+      ['none', zipSync({ 'readme.txt': Buffer.from('hello') }), 400, /no QGIS project/],
+      ['two', zipSync({ 'a.qgs': Buffer.from(qgs), 'b.qgs': Buffer.from(qgs) }), 400, /several/],
+      ['unknown', 'GIF89a not a project', 415, /neither/],
+      ['unreadable', '<qgis><projectlayers>', 422, /cannot be read/],
+      ['large', new Uint8Array(BODY_LIMIT + 1), 413, /./],
+    ];
+    for (const [name, body, status, message] of bad) {
+      const reply = await put(name, body);
+      assert.equal(reply.status, status, `${name}: ${JSON.stringify(reply.body)}`);
+      assert.match((reply.body as { error: string }).error, message, name);
+      assert.equal((await stack.call('GET', `/api/projects/${name}`)).status, 404, `${name} is not stored`);
+      assert.deepEqual(uploaded(name), [], `${name} left no files`);
+    }
+  });
+});
