@@ -16,8 +16,11 @@ import {
   readSldWithQgis,
   type RenderJob,
   renderWithQgis,
+  type SaveSldJob,
+  saveSldWithQgis,
   writeCorpus,
 } from './support/style-corpus.js';
+import { comparableXml } from './support/style-oracle.js';
 import { selectedStorage } from './support/test-storage.js';
 import { fillStyle } from './support/write-bodies.js';
 
@@ -90,6 +93,12 @@ describe(`styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them 
     const response = await fetch(`${stack.api.url}${project}/layers/${layer}/map`);
     assert.equal(response.status, 200);
     return Buffer.from(await response.arrayBuffer());
+  };
+  /** The layer's extent as Steward reports it (`xmin ymin, xmax ymax`, east first). */
+  const layerExtent = async (layer: string): Promise<[number, number, number, number]> => {
+    const { bbox } = (await stack.call('GET', `${project}/layers/${layer}`)).body as { bbox: string };
+    const [xmin, ymin, xmax, ymax] = bbox.split(/[ ,]+/).map(Number) as [number, number, number, number];
+    return [xmin, ymin, xmax, ymax];
   };
   const apply = async (layer: string, name: string): Promise<void> => {
     const reply = await stack.call('POST', `${project}/layers/${layer}/style`, { name, current: true });
@@ -225,7 +234,13 @@ describe(`styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them 
       } else {
         served.set(style, await map(layer));
       }
-      const extent: RenderJob['extent'] = crs === 'EPSG:4326' ? [box[1], box[0], box[3], box[2]] : box;
+      // QGIS is given the layer's own extent, as Desktop's "Zoom to Layer" is: it widens the extent
+      // to the image's square, as Steward's map must (the DEM is wider than tall, the classes taller).
+      const extent: RenderJob['extent'] = WIDENED.has(style)
+        ? crs === 'EPSG:4326'
+          ? [box[1], box[0], box[3], box[2]]
+          : box
+        : await layerExtent(layer);
       jobs.push({
         style,
         kind,
@@ -263,18 +278,97 @@ describe(`styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them 
     assert.ok(stars.has('255,140,0'), 'the package\'s SVG is drawn in its colour, not QGIS\'s "?"');
   });
 
-  it('gives the current style, from QML or JSON, as the SLD QGIS Server writes, which QGIS reads back', async () => {
+  it('draws a layer whose extent is not square in a square around it, not stretched', async () => {
+    for (const [layer, wider] of [
+      ['dem', true],
+      ['classes', false],
+    ] as const) {
+      const [xmin, ymin, xmax, ymax] = await layerExtent(layer);
+      assert.equal(xmax - xmin > ymax - ymin, wider, `${layer}'s extent is not square`);
+      const { url } = (await stack.call('GET', `${project}/layers/${layer}/map/url`)).body as { url: string };
+      const query = new URL(url).searchParams;
+      assert.equal(query.get('WIDTH'), '400');
+      assert.equal(query.get('HEIGHT'), '400');
+      const [bx0, by0, bx1, by1] = (query.get('BBOX') ?? '').split(',').map(Number) as [number, number, number, number];
+      assert.ok(
+        Math.abs(bx1 - bx0 - (by1 - by0)) < 1e-6,
+        `${layer}: the GetMap's box is square (${bx0},${by0},${bx1},${by1})`,
+      );
+      assert.ok(bx0 <= xmin && by0 <= ymin && bx1 >= xmax && by1 >= ymax, `${layer}: the box holds the extent`);
+      assert.ok(Math.abs((bx0 + bx1) / 2 - (xmin + xmax) / 2) < 1e-6, `${layer}: the box is centred on it`);
+      assert.ok(Math.abs((by0 + by1) / 2 - (ymin + ymax) / 2) < 1e-6, `${layer}: the box is centred on it`);
+    }
+  });
+
+  it("gives the current style alone as the SLD QGIS Desktop's Save as SLD writes, which QGIS reads as Desktop's", async () => {
+    // Every corpus style was uploaded by the test before; each vector layer has several styles.
+    const vector = corpus.filter((entry) => entry.kind === 'vector');
+    const exports: SaveSldJob[] = [];
+    const renders: RenderJob[] = [];
+    for (const { style, layer } of vector) {
+      await apply(layer, style);
+      const response = await fetch(`${stack.api.url}${project}/layers/${layer}/style.sld`);
+      assert.equal(response.status, 200, style);
+      assert.equal(response.headers.get('content-type'), 'application/vnd.ogc.sld+xml');
+      const steward = join(scratch, `${style}.steward.sld`);
+      writeFileSync(steward, await response.text());
+      const desktop = join(scratch, `${style}.desktop.sld`);
+      exports.push({
+        kind: 'vector',
+        source: sources[layer],
+        name: layer,
+        qml: join(scratch, `${style}.qml`),
+        out: desktop,
+      });
+      const { crs } = (await stack.call('GET', `${project}/layers/${layer}`)).body as { crs: string };
+      const job = { kind: 'vector' as const, source: sources[layer], qml: '', crs, size: 400, dpi: SERVER_DPI };
+      const extent = await layerExtent(layer);
+      renders.push({ ...job, extent, sld: steward, out: join(scratch, `${style}.steward-sld.png`) });
+      renders.push({ ...job, extent, sld: desktop, out: join(scratch, `${style}.desktop-sld.png`) });
+    }
+    const saved = saveSldWithQgis(exports, scratch);
+    assert.ok(
+      saved.every((result) => result.ok),
+      JSON.stringify(saved),
+    );
+    const failures: string[] = [];
+    for (const { style } of vector) {
+      const steward = readFileSync(join(scratch, `${style}.steward.sld`), 'utf8');
+      // Desktop names the images as the QML it loaded does; Steward as the project keeps them.
+      const withoutImages = (sld: string): string => sld.replace(/xlink:href="[^"]*"/g, 'xlink:href=""');
+      const desktop = readFileSync(join(scratch, `${style}.desktop.sld`), 'utf8');
+      // Qt writes attributes in a random order (QHash): the documents are compared as trees.
+      const tree = (sld: string): string => JSON.stringify(comparableXml(withoutImages(sld)));
+      if (tree(steward) !== tree(desktop)) {
+        // Each line with its attributes sorted, for the first line that differs.
+        const sorted = (line: string): string =>
+          line.replace(
+            /^(<[^\s>]+)((?:\s+[^\s=]+="[^"]*")+)(\s*\/?>.*)$/,
+            (_, open: string, list: string, end: string) =>
+              [open, ...(list.match(/[^\s=]+="[^"]*"/g) ?? []).sort(), end].join(' '),
+          );
+        const [ours, theirs] = [steward, desktop].map((sld) => sld.split('\n').map((line) => sorted(line.trim())));
+        const at = ours?.findIndex((line, index) => line !== theirs?.[index]) ?? -1;
+        failures.push(`${style}: the SLD differs from Desktop's at line ${at + 1}: ${ours?.[at]} / ${theirs?.[at]}`);
+      }
+      assert.equal((steward.match(/<UserStyle>/g) ?? []).length, 1, `${style}: one user style`);
+    }
+    assert.deepEqual(failures, []);
+    // The documents are Desktop's, so QGIS reads each as it reads Desktop's (labels from an SLD are
+    // placed anew on each drawing, so their pixels are compared with the layer's map only below).
+    const read = renderWithQgis(renders, scratch);
+    for (const [index, job] of renders.entries()) {
+      if (index % 2 === 0) assert.equal(read[index]?.ok, read[index + 1]?.ok, `${job.out}: QGIS reads both SLDs alike`);
+    }
+    // SLD holds sizes in pixels where QGIS has millimetres, so QGIS draws an SLD a little off the
+    // style itself, Desktop's as Steward's; the categories come back with their colours.
     await apply('points', 'categorized');
-    const response = await fetch(`${stack.api.url}${project}/layers/points/style.sld`);
-    assert.equal(response.status, 200);
-    const sld = await response.text();
-    assert.match(sld, /StyledLayerDescriptor/);
-    assert.match(sld, /points-0/, 'the categories are rules of the SLD');
-    const file = join(scratch, 'points.sld');
-    writeFileSync(file, sld);
-    const read = readSldWithQgis(file, 'vector', sources.points);
-    assert.equal(read.ok, true, read.message);
-    assert.equal(read.renderer, 'RuleRenderer');
+    const index = renders.findIndex((job) => job.out.endsWith('/categorized.steward-sld.png'));
+    const fromSld = distinctColours(decodePng(readFileSync(renders[index]?.out ?? '')));
+    const served = distinctColours(decodePng(await map('points')));
+    for (const colour of ['255,0,0', '0,160,0', '0,0,255']) {
+      assert.ok(served.has(colour) && fromSld.has(colour), `the category drawn in ${colour} is drawn from the SLD too`);
+    }
     // A style made from Steward's JSON, as QGIS Server writes it, is read back too.
     await apply('polygons', 'teal');
     const fill = await fetch(`${stack.api.url}${project}/layers/polygons/style.sld`);
@@ -282,13 +376,66 @@ describe(`styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them 
     const fillFile = join(scratch, 'polygons.sld');
     const fillSld = await fill.text();
     assert.match(fillSld, /#00bbbb/i, "the SLD fills with the style's colour");
+    assert.match(fillSld, /<se:Name>polygons<\/se:Name>/, 'the style is named after the layer, as Desktop names it');
     writeFileSync(fillFile, fillSld);
     const fillRead = readSldWithQgis(fillFile, 'vector', sources.polygons);
     assert.equal(fillRead.ok, true, fillRead.message);
     assert.equal((await fetch(`${stack.api.url}${project}/layers/nope/style.sld`)).status, 404);
   });
 
+  it("gives a JSON raster style's QML with the layer's minimum and maximum, which QGIS draws as the project does", async () => {
+    const gray = {
+      type: 'raster',
+      name: 'dem-stretched',
+      rendering: {},
+      symbology: {
+        type: 'singlebandgray',
+        properties: {
+          gray: { band: 1 },
+          contrast_enhancement: { algorithm: 'StretchToMinimumMaximum', limits_min_max: 'MinMax' },
+        },
+      },
+    };
+    assert.equal((await stack.call('POST', `${project}/styles`, gray)).status, 201);
+    const unapplied = await (await fetch(`${stack.api.url}${project}/styles/dem-stretched/qml`)).text();
+    assert.doesNotMatch(unapplied, /<minValue>/, 'no layer has the style yet: it has no values');
+    await apply('dem', 'dem-stretched');
+    const response = await fetch(`${stack.api.url}${project}/styles/dem-stretched/qml`);
+    assert.equal(response.status, 200);
+    const qml = await response.text();
+    assert.match(qml, /<minValue>[^<]+<\/minValue>/);
+    assert.match(qml, /<maxValue>[^<]+<\/maxValue>/);
+    const named = await (await fetch(`${stack.api.url}${project}/styles/dem-stretched/qml?layer=dem`)).text();
+    assert.equal(named, qml, 'the layer named gives the same values');
+    assert.equal((await fetch(`${stack.api.url}${project}/styles/dem-stretched/qml?layer=nope`)).status, 404);
+    const file = join(scratch, 'dem-stretched.qml');
+    writeFileSync(file, qml);
+    const { crs } = (await stack.call('GET', `${project}/layers/dem`)).body as { crs: string };
+    const out = join(scratch, 'dem-stretched.qgis.png');
+    const [read] = renderWithQgis(
+      [
+        {
+          kind: 'raster',
+          source: sources.dem,
+          qml: file,
+          crs,
+          extent: await layerExtent('dem'),
+          size: 400,
+          dpi: SERVER_DPI,
+          out,
+        },
+      ],
+      scratch,
+    );
+    assert.equal(read?.ok, true, read?.message);
+    const served = decodePng(await map('dem'));
+    assert.ok(distinctColours(served).size > 50, 'the project draws a stretched grey ramp');
+    const { ok, differing } = agree(served, decodePng(readFileSync(out)));
+    assert.ok(ok, `QGIS draws the downloaded QML as the project draws the layer (${differing} pixels differ)`);
+  });
+
   it('gives the legend as QGIS Server draws it', async () => {
+    await apply('points', 'categorized');
     const response = await fetch(`${stack.api.url}${project}/layers/points/legend`);
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('content-type'), 'image/png');

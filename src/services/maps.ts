@@ -20,6 +20,20 @@ export interface RenderedMap {
   body: Buffer | Readable;
 }
 
+/**
+ * The square a layer's map covers: its extent widened on its shorter side, about its centre, so
+ * that the square image keeps the layer's shape (QGIS Desktop's map canvas does the same when its
+ * extent is set to a layer's). An extent without area on either side is left as it is.
+ */
+export function squareAround([xmin, ymin, xmax, ymax]: Extent): Extent {
+  const width = xmax - xmin;
+  const height = ymax - ymin;
+  if (!(width > 0 && height > 0) || width === height) return [xmin, ymin, xmax, ymax];
+  const half = Math.max(width, height) / 2;
+  const [cx, cy] = [(xmin + xmax) / 2, (ymin + ymax) / 2];
+  return width > height ? [xmin, cy - half, xmax, cy + half] : [cx - half, ymin, cx + half, ymax];
+}
+
 /** WMS 1.3.0 BBOX: latitude/northing first for CRSs whose EPSG axis order says so. */
 function wmsBbox(extent: Extent, authid: string): string {
   const [xmin, ymin, xmax, ymax] = extent;
@@ -67,7 +81,7 @@ export class MapService {
       LAYERS: layer.wmsName,
       STYLES: '',
       CRS: layer.authid,
-      BBOX: wmsBbox(layer.extent, layer.authid),
+      BBOX: wmsBbox(squareAround(layer.extent), layer.authid),
       WIDTH: String(MAP_SIZE),
       HEIGHT: String(MAP_SIZE),
       FORMAT: 'image/png',

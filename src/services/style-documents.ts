@@ -1,4 +1,5 @@
 import { BadGateway } from '../errors.js';
+import { currentVectorSld, SldFormatError } from '../qgis/style/sld.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { type LayerService } from './layers.js';
 import { bytes, type MapService } from './maps.js';
@@ -32,15 +33,23 @@ export class StyleDocuments {
     return { contentType, body };
   }
 
-  /** The SLD 1.1 document QGIS Server writes for the layer's current style. */
+  /**
+   * The layer's current style alone as SLD, the document QGIS Desktop's "Save as SLD" writes: QGIS
+   * Server's GetStyles gives every style of the layer, of which the current one is kept.
+   */
   async sld(ref: ProjectRef, layer: string): Promise<string> {
+    const published = await this.layers.published(ref, layer);
     const answer = await this.ask(ref, layer, { REQUEST: 'GetStyles', LAYERS: '{layer}' });
     const sld = answer.body.toString('utf8');
-    if (!sld.includes('StyledLayerDescriptor')) {
-      const failed = `QGIS Server's GetStyles for layer "${layer}" is not an SLD`;
-      throw new BadGateway(`${failed}: ${sld.slice(0, 300)}`, { clientMessage: failed });
+    // QGIS Server writes no style for a raster layer (only vector layers' styles are SLD to it).
+    if (published.type !== 'vector') return sld;
+    try {
+      return currentVectorSld(sld, published.name, published.currentStyle);
+    } catch (error) {
+      if (!(error instanceof SldFormatError)) throw error;
+      const failed = `QGIS Server's GetStyles for layer "${layer}" is not the SLD of its style`;
+      throw new BadGateway(`${failed}: ${error.message}: ${sld.slice(0, 300)}`, { clientMessage: failed });
     }
-    return sld;
   }
 
   /** The PNG legend QGIS Server draws for the layer's current style. */

@@ -60,6 +60,12 @@ function mapLayerOf(document: ProjectDocument, ref: ProjectRef, name: string): X
   return element;
 }
 
+/** Whether the style's QML takes values from the layer it is applied to: a JSON raster style with MinMax limits. */
+function dependsOnLayer(stored: StoredStyle): boolean {
+  if (stored.origin === 'qml' || stored.style.type !== 'raster') return false;
+  return stored.style.symbology.properties.contrast_enhancement?.limits_min_max !== 'UserDefined';
+}
+
 export class StyleService {
   /** Styles as read from their QML, for each catalogue they were read with. */
   private readonly readStyles = new WeakMap<SymbologyCatalogue, LruCache<{ bytes: number; stored: StoredStyle }>>();
@@ -84,9 +90,28 @@ export class StyleService {
     return stored.origin === 'json' ? stored.style : stored.qml;
   }
 
-  /** The style's QML document, whichever way it was made. */
-  async getQml(ref: ProjectRef, name: string): Promise<string> {
-    return (await this.load(ref, name)).qml;
+  /**
+   * The style's QML document, whichever way it was made. A raster style made from JSON whose
+   * limits are the layer's minimum and maximum holds the values a layer draws with: those of
+   * `layerName`, else of the first layer drawing with the style, else of the first having it
+   * (QGIS reads no limits from a QML without them, and draws such a style as a flat grey).
+   */
+  async getQml(ref: ProjectRef, name: string, layerName?: string): Promise<string> {
+    const stored = await this.load(ref, name);
+    if (layerName === undefined && !dependsOnLayer(stored)) return stored.qml;
+    const document = await this.repository.read(ref);
+    const layers = document.layers();
+    let layer: LayerEntry | undefined;
+    if (layerName !== undefined) {
+      layer = await this.layers.entry(ref, layerName);
+    } else {
+      const having = layers.filter((candidate) => {
+        const element = document.mapLayerElement(candidate.name);
+        return element !== undefined && layerStyleNames(element).includes(name);
+      });
+      layer = having.find((candidate) => candidate.currentStyle === name) ?? having[0];
+    }
+    return layer ? this.qmlForLayer(ref, layer, stored) : stored.qml;
   }
 
   private async load(ref: ProjectRef, name: string): Promise<StoredStyle> {

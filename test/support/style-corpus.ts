@@ -11,9 +11,9 @@ export interface CorpusSources {
   lines: string;
   polygons: string;
   rgb: string;
-  /** A Float32 hill, 100 x 100 pixels of 10 m in EPSG:32631, 100 at its top. */
+  /** A Float32 hill, 160 x 100 pixels of 10 m in EPSG:32631 (wider than tall), 100 at its top. */
   dem: string;
-  /** A Byte raster of diagonal bands of classes 0, 1 and 2, 60 x 60 pixels in EPSG:32631. */
+  /** A Byte raster of diagonal bands of classes 0, 1 and 2, 60 x 90 pixels in EPSG:32631 (taller than wide). */
   classes: string;
 }
 
@@ -29,14 +29,14 @@ export interface CorpusStyle {
 export function corpusSources(data: Fixtures): CorpusSources {
   const dem = writeRaster(join(data.dir, 'dem.tif'), {
     type: 'Float32',
-    width: 100,
+    width: 160,
     height: 100,
-    value: (x, y) => 100 * Math.exp(-((x - 50) ** 2 + (y - 50) ** 2) / 800),
+    value: (x, y) => 100 * Math.exp(-((x - 80) ** 2 + (y - 50) ** 2) / 800),
   });
   const classes = writeRaster(join(data.dir, 'classes.tif'), {
     type: 'Byte',
     width: 60,
-    height: 60,
+    height: 90,
     value: (x, y) => Math.floor(x / 20 + y / 20) % 3,
   });
   return {
@@ -60,6 +60,8 @@ export interface RenderJob {
   kind: 'vector' | 'raster';
   source: string;
   qml: string;
+  /** An SLD file to draw with instead of the QML, read with loadSldStyle. */
+  sld?: string;
   crs: string;
   extent: [number, number, number, number];
   size: number;
@@ -67,11 +69,30 @@ export interface RenderJob {
   out: string;
 }
 
-/** Draws each layer with its QML as QGIS does (QgsMapRendererParallelJob), into each job's PNG. */
-export function renderWithQgis(jobs: RenderJob[], dir: string): void {
+/**
+ * Draws each layer with its QML (or SLD) as QGIS does (QgsMapRendererParallelJob), into each job's
+ * PNG; answers whether each style was read.
+ */
+export function renderWithQgis(jobs: RenderJob[], dir: string): Array<{ ok: boolean; message?: string }> {
   const file = join(dir, 'jobs.json');
   writeFileSync(file, JSON.stringify(jobs));
-  runPyqgisScript('style_corpus.py', 'render', file);
+  return JSON.parse(runPyqgisScript('style_corpus.py', 'render', file)) as Array<{ ok: boolean; message?: string }>;
+}
+
+export interface SaveSldJob {
+  kind: 'vector' | 'raster';
+  source: string;
+  /** The layer's name, which QGIS writes as the SLD's layer and style name. */
+  name: string;
+  qml: string;
+  out: string;
+}
+
+/** Writes each layer's SLD as QGIS Desktop's "Save as SLD" does (saveSldStyle after loading the QML). */
+export function saveSldWithQgis(jobs: SaveSldJob[], dir: string): Array<{ ok: boolean; message: string }> {
+  const file = join(dir, 'sld-jobs.json');
+  writeFileSync(file, JSON.stringify(jobs));
+  return JSON.parse(runPyqgisScript('style_corpus.py', 'save-sld', file)) as Array<{ ok: boolean; message: string }>;
 }
 
 /** Reads an SLD file into a layer with QGIS (loadSldStyle). */

@@ -118,7 +118,11 @@ export function layerRoutes(layers: LayerService, maps: MapService): RouteModule
       {
         schema: {
           tags,
-          summary: 'PNG of a WMS GetMap of the layer (400x400, its extent)',
+          summary: 'PNG of a WMS GetMap of the layer (400x400, a square around its extent)',
+          description:
+            "The image is 400 x 400 pixels and covers the square around the layer's extent: the extent is " +
+            'widened on its shorter side, about its centre, so the layer keeps its shape (as in QGIS Desktop when ' +
+            "zoomed to the layer) and is not stretched. The GetMap is in the layer's CRS; .../map/url gives it.",
           params: LayerParams,
           querystring: SchemaQuery,
         },

@@ -46,6 +46,11 @@ const PackageAnswer = Type.Object({
   }),
 });
 
+const StyleQmlQuery = Type.Object({
+  ...SchemaQuery.properties,
+  layer: Type.Optional(Type.String({ minLength: 1, description: 'the layer whose values the QML holds' })),
+});
+
 const XML_TYPES = ['application/xml', 'text/xml'];
 const ZIP_TYPES = ['application/zip', 'application/x-zip-compressed'];
 
@@ -255,12 +260,17 @@ export function styleRoutes(services: StyleRouteServices): RouteModule {
         schema: {
           tags,
           summary: 'The QML document of a style, whether it was made from JSON or uploaded as QML',
+          description:
+            "A raster style made from JSON whose limits are the layer's minimum and maximum (`MinMax`) holds the " +
+            'values a layer draws it with, as QGIS Desktop saves them: those of the layer named by `layer`, else ' +
+            'of the first layer drawing with the style, else of the first layer having it. 404 for a `layer` the ' +
+            'project lacks.',
           params: StyleParams,
-          querystring: SchemaQuery,
+          querystring: StyleQmlQuery,
         },
       },
       async (request, reply) => {
-        const qml = await styles.getQml(request.project, request.params.style);
+        const qml = await styles.getQml(request.project, request.params.style, request.query.layer);
         return asAttachment(reply, `${request.params.style}.qml`).type('application/xml').send(qml);
       },
     );

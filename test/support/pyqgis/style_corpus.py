@@ -7,7 +7,11 @@
       its source; package: the files, relative to out_dir, the style draws with and is uploaded with).
   style_corpus.py render <jobs.json>
       jobs.json: [{"kind", "source", "qml", "crs", "extent": [xmin, ymin, xmax, ymax], "size", "dpi", "out"}]
-      Draws each layer with its QML with QgsMapRendererParallelJob and writes a PNG to "out".
+      Draws each layer with its QML with QgsMapRendererParallelJob and writes a PNG to "out"; a job
+      with "sld" draws with that SLD instead, read with loadSldStyle.
+  style_corpus.py save-sld <jobs.json>
+      jobs.json: [{"kind", "source", "name", "qml", "out"}]: loads each QML into a layer named "name"
+      and writes its SLD to "out" as Desktop's "Save as SLD" does (saveSldStyle).
   style_corpus.py sld <sld_file> <kind> <source>
       Reads an SLD into a layer with loadSldStyle and prints {"ok", "message", "renderer"}.
 Run with QT_QPA_PLATFORM=offscreen.
@@ -292,8 +296,8 @@ def write(sources_file, out_dir):
     return written
 
 
-def open_layer(kind, source):
-    made = QgsRasterLayer(source, "layer", "gdal") if kind == "raster" else QgsVectorLayer(source, "layer", "ogr")
+def open_layer(kind, source, name="layer"):
+    made = QgsRasterLayer(source, name, "gdal") if kind == "raster" else QgsVectorLayer(source, name, "ogr")
     if not made.isValid():
         raise RuntimeError("cannot open " + source)
     return made
@@ -306,9 +310,14 @@ def render_all(jobs_file):
 
 def render(job):
     made = open_layer(job["kind"], job["source"])
-    message, ok = made.loadNamedStyle(job["qml"], CATEGORIES)
-    if not ok:
-        raise RuntimeError("loadNamedStyle: " + message)
+    if job.get("sld"):
+        message, ok = made.loadSldStyle(job["sld"])
+        if not ok:
+            return {"ok": False, "message": message}
+    else:
+        message, ok = made.loadNamedStyle(job["qml"], CATEGORIES)
+        if not ok:
+            raise RuntimeError("loadNamedStyle: " + message)
     settings = QgsMapSettings()
     settings.setLayers([made])
     settings.setDestinationCrs(QgsCoordinateReferenceSystem(job["crs"]))
@@ -327,6 +336,20 @@ def render(job):
     return {"ok": True, "errors": [error.message for error in renderer.errors()]}
 
 
+def save_sld_all(jobs_file):
+    with open(jobs_file) as handle:
+        jobs = json.load(handle)
+    saved = []
+    for job in jobs:
+        made = open_layer(job["kind"], job["source"], job["name"])
+        message, ok = made.loadNamedStyle(job["qml"], CATEGORIES)
+        if not ok:
+            raise RuntimeError("loadNamedStyle: " + message)
+        message, ok = made.saveSldStyle(job["out"])
+        saved.append({"ok": bool(ok), "message": message})
+    return saved
+
+
 def read_sld(sld_file, kind, source):
     made = open_layer(kind, source)
     message, ok = made.loadSldStyle(sld_file)
@@ -342,6 +365,8 @@ def main():
         result = write(sys.argv[2], sys.argv[3])
     elif command == "render":
         result = render_all(sys.argv[2])
+    elif command == "save-sld":
+        result = save_sld_all(sys.argv[2])
     else:
         result = read_sld(sys.argv[2], sys.argv[3], sys.argv[4])
     print(json.dumps(result))

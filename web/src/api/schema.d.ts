@@ -2547,7 +2547,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** PNG of a WMS GetMap of the layer (400x400, its extent) */
+        /**
+         * PNG of a WMS GetMap of the layer (400x400, a square around its extent)
+         * @description The image is 400 x 400 pixels and covers the square around the layer's extent: the extent is widened on its shorter side, about its centre, so the layer keeps its shape (as in QGIS Desktop when zoomed to the layer) and is not stretched. The GetMap is in the layer's CRS; .../map/url gives it.
+         */
         get: {
             parameters: {
                 query?: {
@@ -3333,10 +3336,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The QML document of a style, whether it was made from JSON or uploaded as QML */
+        /**
+         * The QML document of a style, whether it was made from JSON or uploaded as QML
+         * @description A raster style made from JSON whose limits are the layer's minimum and maximum (`MinMax`) holds the values a layer draws it with, as QGIS Desktop saves them: those of the layer named by `layer`, else of the first layer drawing with the style, else of the first layer having it. 404 for a `layer` the project lacks.
+         */
         get: {
             parameters: {
                 query?: {
+                    /** @description the layer whose values the QML holds */
+                    layer?: string;
                     /** @description Database schema of the project (default public) */
                     schema?: string;
                 };
