@@ -174,4 +174,58 @@ describe('web console: destructive actions', () => {
     await page.getByText('The cached tiles of terrain were cleared').waitFor();
     assert.deepEqual(errors, []);
   });
+
+  test('layers: one removed from the console once confirmed', async () => {
+    await page.goto('/projects/terrain');
+    const remove = page.getByRole('button', { name: 'Remove layer tripled' });
+    await remove.click();
+    const dialog = page.getByRole('dialog', { name: 'Remove layer “tripled”?' });
+    await dialog.getByText('The data it reads stays where it is').waitFor();
+    await checkAccessibility(page, 'the layer removal confirmation');
+    await screenshot(page, 'layer-remove-confirm');
+    await dialog.getByRole('button', { name: 'Keep it' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    assert.deepEqual((await call('GET', '/api/projects/terrain/layers')).body, ['elevation', 'doubled', 'tripled']);
+    await remove.click();
+    await dialog.getByRole('button', { name: 'Remove tripled' }).click();
+    await page.getByRole('status').getByText('Layer tripled was removed from terrain.').waitFor();
+    await remove.waitFor({ state: 'detached' });
+    assert.deepEqual((await call('GET', '/api/projects/terrain/layers')).body, ['elevation', 'doubled']);
+    assert.equal(existsSync(join(demo, 'spare.tif')), true, 'its data file stays');
+    assert.deepEqual(errors, []);
+  });
+
+  test('live views poll nothing in a hidden tab, and nothing once their instance is gone', async () => {
+    const asked: string[] = [];
+    page.on('request', (request) => asked.push(new URL(request.url()).pathname));
+    const setVisibility = (state: string) =>
+      page.evaluate((value) => {
+        Object.defineProperty(document, 'visibilityState', { value, configurable: true });
+        document.dispatchEvent(new Event('visibilitychange'));
+      }, state);
+    const jobsAsked = () => asked.filter((path) => path === '/api/jobs').length;
+
+    await page.goto('/projects/terrain/cache');
+    await page.waitForRequest((request) => new URL(request.url()).pathname === '/api/jobs');
+    await page.waitForRequest((request) => new URL(request.url()).pathname === '/api/jobs');
+    await setVisibility('hidden');
+    const hidden = jobsAsked();
+    await page.waitForTimeout(3500);
+    assert.equal(jobsAsked(), hidden, 'a hidden tab asks nothing');
+    const shown = page.waitForRequest((request) => new URL(request.url()).pathname === '/api/jobs', { timeout: 500 });
+    await setVisibility('visible');
+    await shown;
+
+    await page.goto('/instances/dead-instance');
+    const notice = page.getByRole('alert').filter({ hasText: 'Instance dead-instance is no longer registered' });
+    await notice.waitFor();
+    await notice.getByRole('link', { name: 'Instances' }).waitFor();
+    const after = asked.length;
+    await page.waitForTimeout(3500);
+    const since = asked.slice(after).filter((path) => path.startsWith('/api/instances/dead-instance'));
+    assert.deepEqual(since, [], 'a gone instance is polled no more');
+    await checkAccessibility(page, 'the page of a gone instance');
+    await screenshot(page, 'instance-gone');
+    assert.deepEqual(errors, []);
+  });
 });

@@ -68,10 +68,31 @@ export function useAction<A extends unknown[]>(work: (...args: A) => Promise<unk
   return { run, busy, error };
 }
 
-/** Calls `tick` every `ms` milliseconds while the component is shown (a live view's refresh). */
-export function useInterval(tick: () => void, ms: number): void {
+/**
+ * Calls `tick` every `ms` milliseconds while the component is shown, `enabled` and the browser tab
+ * visible (a live view's refresh): a hidden tab polls nothing, and catches up at once when shown.
+ */
+export function useInterval(tick: () => void, ms: number, enabled = true): void {
   useEffect(() => {
-    const id = setInterval(tick, ms);
-    return () => clearInterval(id);
-  }, [tick, ms]);
+    if (!enabled) return undefined;
+    let id: ReturnType<typeof setInterval> | undefined;
+    const start = (): void => {
+      id ??= setInterval(tick, ms);
+    };
+    const stop = (): void => {
+      clearInterval(id);
+      id = undefined;
+    };
+    const changed = (): void => {
+      if (document.visibilityState !== 'visible') return stop();
+      tick();
+      start();
+    };
+    if (document.visibilityState === 'visible') start();
+    document.addEventListener('visibilitychange', changed);
+    return () => {
+      stop();
+      document.removeEventListener('visibilitychange', changed);
+    };
+  }, [tick, ms, enabled]);
 }

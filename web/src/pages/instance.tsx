@@ -5,7 +5,7 @@
 import type { JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 
-import { type Answer, api } from '../api/client';
+import { type Answer, api, ApiError } from '../api/client';
 import { Chart } from '../components/chart';
 import { ErrorMessage, Loading } from '../components/messages';
 import { Page } from '../components/page';
@@ -26,19 +26,35 @@ interface Sample {
   stats: Stats;
 }
 
+/** Whether a failure says the instance is no longer registered (it stopped, or never was). */
+function isGone(error: Error | undefined): boolean {
+  return error instanceof ApiError && error.status === 404;
+}
+
 export default function InstancePage({ params }: PageProps): JSX.Element {
   const id = params['instance'] ?? '';
   const path = { instance: id };
   const metadata = useApi((signal) => api.get('/api/instances/{instance}', { path, signal }), [id]);
+  // The address it registered from, known while it is listed: its successor registers from it too.
+  const listed = useApi((signal) => api.get('/api/instances', { signal }), [id]);
+  const [gone, setGone] = useState(false);
+  const ip = listed.data?.servers.find((server) => server.id === id)?.ip;
+  const onError = (error: Error | undefined): void => {
+    if (isGone(error)) setGone(true);
+  };
+  useEffect(() => {
+    if (gone) listed.reload();
+  }, [gone]);
   return (
     <Page title={`Instance ${id}`}>
       <p class="breadcrumb">
         <Link href="/instances">Instances</Link> / {id}
       </p>
+      {gone && <GoneNotice id={id} ip={ip} servers={listed.data?.servers ?? []} />}
       <div class="grid-2">
         <section class="card" aria-labelledby="stats-title">
           <h2 id="stats-title">Requests</h2>
-          <LiveStats id={id} />
+          <LiveStats id={id} live={!gone} onError={onError} />
         </section>
         <section class="card" aria-labelledby="metadata-title">
           <h2 id="metadata-title">Metadata</h2>
@@ -49,9 +65,44 @@ export default function InstancePage({ params }: PageProps): JSX.Element {
       </div>
       <section class="card" aria-labelledby="log-title">
         <h2 id="log-title">Log</h2>
-        <FollowedLog id={id} />
+        <FollowedLog id={id} live={!gone} onError={onError} />
       </section>
     </Page>
+  );
+}
+
+/** Says that the instance is gone, and links the instances now registered from its address. */
+function GoneNotice(props: {
+  id: string;
+  ip: string | undefined;
+  servers: Array<{ id: string; ip: string }>;
+}): JSX.Element {
+  const others = props.servers.filter((server) => server.id !== props.id);
+  const successors = props.ip === undefined ? others : others.filter((server) => server.ip === props.ip);
+  return (
+    <div class="card" role="alert">
+      <p>
+        Instance {props.id} is no longer registered: its QGIS Server process stopped or lost its connection. This page
+        no longer asks for its statistics and log.
+      </p>
+      {successors.length > 0 ? (
+        <p>
+          {props.ip === undefined ? 'Instances registered now: ' : `Registered since from ${props.ip}: `}
+          {successors.map((server, index) => (
+            <span key={server.id}>
+              {index > 0 && ', '}
+              <Link href={`/instances/${encodeURIComponent(server.id)}`}>{server.id}</Link>
+            </span>
+          ))}
+          .
+        </p>
+      ) : (
+        <p>
+          No other instance has registered{props.ip === undefined ? '' : ` from ${props.ip}`} yet: see{' '}
+          <Link href="/instances">Instances</Link>.
+        </p>
+      )}
+    </div>
   );
 }
 
@@ -80,13 +131,21 @@ function MetadataFacts({ metadata }: { metadata: Metadata }): JSX.Element {
   );
 }
 
+interface LiveProps {
+  id: string;
+  /** Whether to keep polling: not once the instance is gone. */
+  live: boolean;
+  onError: (error: Error | undefined) => void;
+}
+
 /** Polls the statistics and charts the requests served and failed since the page opened. */
-function LiveStats({ id }: { id: string }): JSX.Element {
+function LiveStats({ id, live, onError }: LiveProps): JSX.Element {
   const stats = useApi(
     (signal) => api.get('/api/instances/{instance}/stats', { path: { instance: id }, signal }),
     [id],
   );
-  useInterval(stats.reload, STATS_MS);
+  useInterval(stats.reload, STATS_MS, live);
+  useEffect(() => onError(stats.error), [stats.error]);
   const [samples, setSamples] = useState<Sample[]>([]);
   useEffect(() => {
     const current = stats.data;
@@ -136,9 +195,10 @@ function LiveStats({ id }: { id: string }): JSX.Element {
 }
 
 /** The instance's log, polled; it scrolls to the newest line while “Follow” is on. */
-function FollowedLog({ id }: { id: string }): JSX.Element {
+function FollowedLog({ id, live, onError }: LiveProps): JSX.Element {
   const logs = useApi((signal) => api.get('/api/instances/{instance}/logs', { path: { instance: id }, signal }), [id]);
-  useInterval(logs.reload, LOG_MS);
+  useInterval(logs.reload, LOG_MS, live);
+  useEffect(() => onError(logs.error), [logs.error]);
   const [follow, setFollow] = useState(true);
   const box = useRef<HTMLPreElement>(null);
   const lines = logs.data?.lines ?? [];

@@ -3,7 +3,8 @@ import { useState } from 'preact/hooks';
 
 import { api } from '../api/client';
 import { type LayerInfo, loadLayers } from '../api/layers';
-import { projectRef } from '../api/projects';
+import { projectRef, schemaQuery } from '../api/projects';
+import { ConfirmDialog } from '../components/confirm-dialog';
 import { type Candidate, DatasourcePicker } from '../components/datasource-picker';
 import { Dialog } from '../components/dialog';
 import { ErrorMessage, Loading } from '../components/messages';
@@ -24,6 +25,8 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const [mapError, setMapError] = useState<Error | undefined>(undefined);
   const [adding, setAdding] = useState(false);
   const [styling, setStyling] = useState<string | undefined>(undefined);
+  const [removing, setRemoving] = useState<string | undefined>(undefined);
+  const [removed, setRemoved] = useState<string | undefined>(undefined);
   const rows = layers.data ?? [];
   const mapLayers = rows
     .filter((row) => row.info?.valid)
@@ -60,6 +63,11 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
         <section aria-labelledby="layers-title">
           <h2 id="layers-title">Layers</h2>
           {layers.data === undefined && layers.loading && <Loading what="layers" />}
+          {removed && (
+            <p role="status" class="muted">
+              Layer {removed} was removed from {ref.project}.
+            </p>
+          )}
           <ul class="layer-list">
             {[...rows].reverse().map((row) => (
               <li key={row.name} class="card">
@@ -91,6 +99,14 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
                     Style…
                   </button>
                 )}
+                <button
+                  type="button"
+                  class="danger"
+                  onClick={() => setRemoving(row.name)}
+                  aria-label={`Remove layer ${row.name}`}
+                >
+                  Remove…
+                </button>
                 {previews[row.name] && (
                   <p class="muted">
                     Previewing “{previews[row.name]}”.{' '}
@@ -121,6 +137,28 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
             onChanged={layers.reload}
           />
         </section>
+      )}
+      {removing && (
+        <ConfirmDialog
+          title={`Remove layer “${removing}”?`}
+          confirm={`Remove ${removing}`}
+          cancel="Keep it"
+          onClose={() => setRemoving(undefined)}
+          onConfirm={async () => {
+            await api.delete('/api/projects/{project}/layers/{layer}', {
+              path: { project: ref.project, layer: removing },
+              query: schemaQuery(ref),
+            });
+            if (styling === removing) setStyling(undefined);
+            setRemoved(removing);
+            layers.reload();
+          }}
+        >
+          <p>
+            The layer leaves project {ref.project}, its map and its tile cache. The data it reads stays where it is: it
+            can be added again with “Add layer”.
+          </p>
+        </ConfirmDialog>
       )}
       {adding && (
         <AddLayer
