@@ -26,6 +26,7 @@ import { DataRoots } from '../services/data-roots.js';
 import { DatasourceBrowser } from '../services/datasources.js';
 import { HistoryService } from '../services/history.js';
 import { LayerInspector } from '../services/layer-inspector.js';
+import { LayerPropertiesService } from '../services/layer-properties.js';
 import { LayerTreeService } from '../services/layer-tree.js';
 import { LayerService } from '../services/layers.js';
 import { MapService, qgisProjectUrl } from '../services/maps.js';
@@ -244,6 +245,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     publishBodyLimit,
     layers,
     trees: new LayerTreeService(repository),
+    layerProperties: new LayerPropertiesService(repository, crs, cache),
     checker,
     projectFleet,
     pins,

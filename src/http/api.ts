@@ -7,6 +7,7 @@ import { type InstanceDirectory } from '../monitor/registry.js';
 import { type AdministeredQgis } from '../services/administered-qgis.js';
 import { type DatasourceBrowser } from '../services/datasources.js';
 import { type HistoryService } from '../services/history.js';
+import { type LayerPropertiesService } from '../services/layer-properties.js';
 import { type LayerTreeService } from '../services/layer-tree.js';
 import { type LayerService } from '../services/layers.js';
 import { type MapService } from '../services/maps.js';
@@ -28,6 +29,7 @@ import { healthRoutes } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
 import { instanceRoutes } from './routes/instances.js';
 import { jobRoutes } from './routes/jobs.js';
+import { layerPropertiesRoutes } from './routes/layer-properties.js';
 import { layerTreeRoutes } from './routes/layer-tree.js';
 import { layerRoutes } from './routes/layers.js';
 import { processingRoutes } from './routes/processing.js';
@@ -48,6 +50,7 @@ export interface ApiServices {
   publishBodyLimit: number;
   layers: LayerService;
   trees: LayerTreeService;
+  layerProperties: LayerPropertiesService;
   maps: MapService;
   styles: StyleService;
   styleDocuments: StyleDocuments;
@@ -85,6 +88,7 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     projectArchiveRoutes(services),
     layerRoutes(services.layers, services.maps),
     layerTreeRoutes(services.trees),
+    layerPropertiesRoutes(services.layerProperties),
     projectMapRoutes(services.maps),
     styleRoutes(services),
     symbologyRoutes(() => services.qgis.symbology()),

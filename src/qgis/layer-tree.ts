@@ -464,3 +464,16 @@ export function replaceLayerTree(
     text('\n  '),
   ];
 }
+
+/** Names the layer `id`'s nodes under `group` `name`, as copies: a node's written markup must stay its own. */
+export function renameLayerNodes(group: XmlElement, id: string, name: string): void {
+  group.children.forEach((child, index) => {
+    if (child.kind !== 'element') return;
+    if (child.name === GROUP) renameLayerNodes(child, id, name);
+    else if (child.name === LAYER && child.attributes.get('id') === id) {
+      const renamed = { ...child, attributes: new Map(child.attributes) };
+      renamed.attributes.set('name', name);
+      group.children[index] = renamed;
+    }
+  });
+}

@@ -1,6 +1,12 @@
 import { DocumentFormatError } from '../errors.js';
 import { authidOf } from './crs.js';
 import { type Extent, layerTreeElement, type LayerType, type MapLayerDefinition, mapLayerElement } from './layer.js';
+import {
+  type LayerProperties,
+  type LayerPropertiesChange,
+  readLayerProperties,
+  writeLayerProperties,
+} from './layer-properties.js';
 import { LayerRecords } from './layer-records.js';
 import {
   addSnapping,
@@ -14,6 +20,7 @@ import {
   type LayerTree,
   type LayerTreeRequest,
   readLayerTree,
+  renameLayerNodes,
   replaceLayerTree,
   type UntreedLayer,
 } from './layer-tree.js';
@@ -431,6 +438,33 @@ export class ProjectDocument {
     replaceLayerTree(this.layerTree, order, request, (id) => names.get(id), untreed);
     this.records.forget();
     this.index = undefined;
+  }
+
+  /** The layer's own properties; its element is read from its text without being kept expanded. */
+  layerProperties(name: string): LayerProperties | undefined {
+    const entry = this.layer(name);
+    const node = entry && this.mapLayerNode(entry.id);
+    if (!node) return undefined;
+    return readLayerProperties(node.kind === 'element' ? node : parseXml(deferredMarkup(node)).root);
+  }
+
+  /**
+   * Changes the layer's properties (layer-properties.ts); a new name goes to its layer tree nodes
+   * too, as QGIS names them after their layer. False when there is no such layer.
+   */
+  changeLayerProperties(name: string, change: LayerPropertiesChange): boolean {
+    const element = this.mapLayerElement(name);
+    const entry = this.layer(name);
+    if (!element || !entry) return false;
+    writeLayerProperties(element, change);
+    if (change.name === undefined || change.name === name) {
+      this.invalidate(name);
+      return true;
+    }
+    renameLayerNodes(this.layerTree, entry.id, change.name);
+    this.records.forget();
+    this.invalidate();
+    return true;
   }
 
   /**

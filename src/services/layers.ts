@@ -72,6 +72,8 @@ export interface LayerLifecycle {
   checkNewLayer?(ref: ProjectRef, layer: PlannedLayer): Promise<void> | void;
   layerAdded?(ref: ProjectRef, layer: LayerEntry): Promise<void>;
   layerRemoved?(ref: ProjectRef, layer: LayerEntry): Promise<void>;
+  /** The layer is drawn otherwise (its opacity, blending, scales or CRS changed). */
+  layerStyleChanged?(ref: ProjectRef, layerName: string): Promise<void>;
 }
 
 /** `xmin ymin, xmax ymax` */

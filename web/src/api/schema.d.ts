@@ -2497,7 +2497,120 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        patch?: never;
+        /** Change a layer's properties (any of them), as QGIS Desktop's layer properties write them */
+        patch: {
+            parameters: {
+                query?: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    layer: string;
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        abstract?: string;
+                        attribution?: {
+                            title: string;
+                            url: string;
+                        };
+                        /** @enum {string} */
+                        blending?: "normal" | "lighten" | "screen" | "dodge" | "addition" | "darken" | "multiply" | "burn" | "overlay" | "soft_light" | "hard_light" | "difference" | "subtract";
+                        /** @description Sets the CRS the layer is read in, as "Set Layer CRS" does (EPSG:4326) */
+                        crs?: string;
+                        data_url?: {
+                            format: string;
+                            url: string;
+                        };
+                        keywords?: string[];
+                        /** @description The most zoomed in scale drawn (its denominator); 0: no bound */
+                        max_scale?: number;
+                        metadata_urls?: {
+                            format: string;
+                            type: string;
+                            url: string;
+                        }[];
+                        /** @description The most zoomed out scale drawn (its denominator) */
+                        min_scale?: number;
+                        /** @description Renames the layer; its styles and everything else stay */
+                        name?: string;
+                        opacity?: number;
+                        scale_based_visibility?: boolean;
+                        /** @description The name QGIS Server publishes the layer under (an XML name, as Desktop takes it); empty for none */
+                        short_name?: string;
+                        title?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            abstract: string;
+                            attribution: {
+                                title: string;
+                                url: string;
+                            };
+                            /** @enum {string} */
+                            blending: "normal" | "lighten" | "screen" | "dodge" | "addition" | "darken" | "multiply" | "burn" | "overlay" | "soft_light" | "hard_light" | "difference" | "subtract";
+                            crs: string;
+                            data_url: {
+                                format: string;
+                                url: string;
+                            };
+                            keywords: string[];
+                            /** @description The most zoomed in scale drawn (its denominator); 0: no bound */
+                            max_scale: number;
+                            metadata_urls: {
+                                format: string;
+                                type: string;
+                                url: string;
+                            }[];
+                            /** @description The most zoomed out scale drawn (its denominator) */
+                            min_scale: number;
+                            /** @description Renames the layer; its styles and everything else stay */
+                            name: string;
+                            opacity: number;
+                            scale_based_visibility: boolean;
+                            /** @description The name QGIS Server publishes the layer under (an XML name, as Desktop takes it); empty for none */
+                            short_name: string;
+                            title: string;
+                        };
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/api/projects/{project}/layers/{layer}/legend": {
@@ -2636,6 +2749,100 @@ export interface paths {
                     content: {
                         "application/json": {
                             url: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project}/layers/{layer}/properties": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The layer's name, what QGIS Server publishes of it, its scales, opacity, blending and CRS */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    layer: string;
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            abstract: string;
+                            attribution: {
+                                title: string;
+                                url: string;
+                            };
+                            /** @enum {string} */
+                            blending: "normal" | "lighten" | "screen" | "dodge" | "addition" | "darken" | "multiply" | "burn" | "overlay" | "soft_light" | "hard_light" | "difference" | "subtract";
+                            crs: string;
+                            data_url: {
+                                format: string;
+                                url: string;
+                            };
+                            keywords: string[];
+                            /** @description The most zoomed in scale drawn (its denominator); 0: no bound */
+                            max_scale: number;
+                            metadata_urls: {
+                                format: string;
+                                type: string;
+                                url: string;
+                            }[];
+                            /** @description The most zoomed out scale drawn (its denominator) */
+                            min_scale: number;
+                            /** @description Renames the layer; its styles and everything else stay */
+                            name: string;
+                            opacity: number;
+                            scale_based_visibility: boolean;
+                            /** @description The name QGIS Server publishes the layer under (an XML name, as Desktop takes it); empty for none */
+                            short_name: string;
+                            title: string;
                         };
                     };
                 };
