@@ -172,14 +172,20 @@ export class HistoryService {
     });
   }
 
-  /** The layers of `document` whose datasource is a local file that does not exist. */
+  /** The layers of `document` whose datasource is a local file that does not exist; each file is looked for once. */
   private async brokenLayers(ref: ProjectRef, document: ProjectDocument): Promise<string[]> {
-    const broken: string[] = [];
-    for (const layer of document.layers()) {
-      const source = await this.layers.gdalSource(ref, layer);
-      if (source?.kind !== 'file' || !source.gdalPath.startsWith('/') || source.gdalPath.startsWith('/vsi')) continue;
-      if (!existsSync(source.gdalPath)) broken.push(layer.name);
-    }
-    return broken;
+    const layers = document.layers();
+    const sources = await this.layers.gdalSources(ref, layers);
+    const exists = new Map<string, boolean>();
+    return layers
+      .filter((_, index) => {
+        const source = sources[index];
+        if (source?.kind !== 'file' || !source.gdalPath.startsWith('/') || source.gdalPath.startsWith('/vsi'))
+          return false;
+        const path = source.gdalPath;
+        if (!exists.has(path)) exists.set(path, existsSync(path));
+        return exists.get(path) === false;
+      })
+      .map((layer) => layer.name);
   }
 }

@@ -175,13 +175,26 @@ export class LayerService {
 
   /** What a layer's provider is given besides its datasource. */
   private async context(ref: ProjectRef, layer: LayerEntry): Promise<SourceContext> {
+    return { type: layer.type, projectDir: await this.projectDir(ref) };
+  }
+
+  /** The project file's folder, which relative paths resolve against; undefined for a project in a database. */
+  private async projectDir(ref: ProjectRef): Promise<string | undefined> {
     const projectFile = await this.repository.store.mapParameter(ref);
-    return { type: layer.type, projectDir: isAbsolute(projectFile) ? dirname(projectFile) : undefined };
+    return isAbsolute(projectFile) ? dirname(projectFile) : undefined;
   }
 
   /** The source GDAL opens for a layer, relative paths (QGIS writes them) resolved; undefined when GDAL does not read it. */
   async gdalSource(ref: ProjectRef, layer: LayerEntry): Promise<GdalSource | undefined> {
-    return this.providers.provider(layer.provider).gdalSource(layer.datasource, await this.context(ref, layer));
+    return (await this.gdalSources(ref, [layer]))[0];
+  }
+
+  /** The sources of `layers` of one project, as `gdalSource` gives each; the project's folder is looked up once. */
+  async gdalSources(ref: ProjectRef, layers: readonly LayerEntry[]): Promise<Array<GdalSource | undefined>> {
+    const projectDir = await this.projectDir(ref);
+    return layers.map((layer) =>
+      this.providers.provider(layer.provider).gdalSource(layer.datasource, { type: layer.type, projectDir }),
+    );
   }
 
   /**
