@@ -3,7 +3,7 @@
 const TEST = '\\.test\\.ts$';
 const ENTRY = '^src/(main|launcher|heap-flags)\\.ts$|^src/cli/main\\.ts$';
 const FOUNDATION = '^src/(errors|config|s3-settings|log|checkout)\\.ts$';
-const CAPABILITIES = '^src/(services|tile-cache|monitor|jobs|insight)/';
+const CAPABILITIES = '^src/(services|tile-cache|monitor|jobs|insight|access)/';
 const ENGINES = '^src/(qgis|gdal|storage|runtime|transport)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */

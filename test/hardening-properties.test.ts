@@ -323,6 +323,40 @@ function validBodies(data: Fixtures, tokens: readonly string[]): Record<string, 
       example: { min_zoom: 0, max_zoom: 1 },
       arbitrary: fc.record(selection, { requiredKeys: ['min_zoom', 'max_zoom'] }),
     },
+    'POST /api/tokens': {
+      example: { name: 'canonical', roles: [] },
+      arbitrary: fc.record(
+        {
+          name: freshName,
+          roles: fc.subarray(['viewer', 'missing']),
+          expires: fc.constantFrom('2099-01-01T00:00:00Z', '2001-01-01T00:00:00Z', null),
+        },
+        { requiredKeys: ['name', 'roles'] },
+      ),
+    },
+    'PUT /api/roles/{role}': {
+      example: { projects: { alpha: { access: 'read', layers: { rgb: { read: false } } } } },
+      arbitrary: fc.record(
+        {
+          admin: fc.boolean(),
+          projects: fc.dictionary(
+            fc.oneof(fc.constantFrom('alpha', '*', 'public/*', 'a/b/c'), freshName),
+            fc.record(
+              {
+                access: fc.constantFrom('read', 'write', 'admin'),
+                layers: fc.dictionary(
+                  freshName,
+                  fc.record({ read: fc.boolean(), filter: fc.string({ minLength: 1 }) }, { requiredKeys: [] }),
+                ),
+              },
+              { requiredKeys: ['access'] },
+            ),
+          ),
+          services: fc.record({ WMS: fc.boolean(), 'WFS-T': fc.boolean() }, { requiredKeys: [] }),
+        },
+        { requiredKeys: [] },
+      ),
+    },
     'POST /api/processing/raster/calculator/{project}': {
       example: { expression: 'elevation@1 * 2', output: join(data.dir, 'canonical.tif') },
       arbitrary: fc.record({ expression: fc.constantFrom(...expressions), output }),
@@ -416,6 +450,17 @@ describe('hostile requests to every route', () => {
     assert.ok(statuses.includes(reply.status), `${method} ${path}: ${reply.status} ${JSON.stringify(reply.body)}`);
   }
 
+  /** Ids of API tokens for the token routes to revoke. */
+  async function madeTokens(): Promise<string[]> {
+    const ids: string[] = [];
+    for (let made = 0; made < 4; made++) {
+      const reply = await api('POST', '/api/tokens', { name: `target ${made}`, roles: [] });
+      assert.equal(reply.status, 201, JSON.stringify(reply.body));
+      ids.push((reply.body as { id: string }).id);
+    }
+    return ids;
+  }
+
   /** Projects, layers and styles the requests aim at; idempotent, so it also restores what DELETEs removed. */
   async function seed(): Promise<void> {
     const projects: Record<string, Array<{ type: string; name: string; datasource: string }>> = {
@@ -495,7 +540,8 @@ describe('hostile requests to every route', () => {
       style: ['gray', 'fill', 'colours', META_STYLE, 'default', 'spare', 'missing'],
       name: ['Viridis', 'Blues', 'missing'],
       instance: [instance, 'missing'],
-      id: [await leftJob(), randomUUID(), 'missing'],
+      id: [await leftJob(), randomUUID(), 'missing', ...(await madeTokens())],
+      role: ['viewer', 'missing'],
     };
     const escapes = [
       join(sandbox, 'outside', 'escape.tif'),

@@ -6,6 +6,7 @@ import { apiRoutes } from '../http/api.js';
 import { buildApp } from '../http/app.js';
 import { mapPassthrough } from '../http/map-passthrough.js';
 import { createLogger } from '../log.js';
+import { DEFAULT_SCHEMA } from '../services/projects.js';
 import { createServices, type Services } from './services.js';
 
 export interface RunningServer {
@@ -24,6 +25,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const observe = services.metrics.observe.bind(services.metrics);
   const app = await buildApp(logger, apiRoutes(services, consoleBuildDir()), {
     apiToken: config.apiToken,
+    access: services.access,
+    jobProject: async (id) => {
+      const job = await services.jobs.get(id).catch(() => undefined);
+      return job && { name: job.project, schema: job.schema ?? DEFAULT_SCHEMA };
+    },
     tokenFailures: config.tokenFailures,
     bodyIdleSeconds: config.bodyIdleSeconds,
     beforeRouting: mapPassthrough(services.maps, logger, observe),

@@ -2,6 +2,9 @@ import { tmpdir } from 'node:os';
 
 import { type FastifyBaseLogger } from 'fastify';
 
+import { FilesystemAccessStore } from '../access/filesystem-access.js';
+import { PostgresAccessStore } from '../access/postgres-access.js';
+import { AccessService } from '../access/service.js';
 import { type Config } from '../config.js';
 import { CrsResolver } from '../gdal/crs.js';
 import { keepWorkerReadyAfterFirstTask, stopWorkerReady } from '../gdal/gdal-child.js';
@@ -141,6 +144,13 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const fleet = registry && postgres && (await InstanceFleet.join(postgres.database, registry, monitorLog(logger)));
   const instances = fleet ?? registry;
   await clearLeftovers(store, logger);
+  // Tokens, roles and the audit log are kept with the projects; enforced once STEWARD_API_TOKEN is set.
+  const access = new AccessService(
+    config.apiToken,
+    postgres ? new PostgresAccessStore(postgres.database) : new FilesystemAccessStore(config.projectsDir),
+    { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
+  );
+  await access.start();
   if (postgres) await adoptFolderStyles(postgres, logger);
   // QGIS Server keeps a database project cached until its plugin is told the project changed.
   const repository = new ProjectRepository(store, {
@@ -265,6 +275,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     datasources: new DatasourceBrowser(dataRoots, crs),
     jobs,
     history: new HistoryService(repository, layers),
+    access,
     server: {
       storage: store.kind,
       cache: cache ? 'mapproxy' : 'disabled',
@@ -274,6 +285,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     },
     close: async () => {
       await jobs.close();
+      await access.close();
       stopWorkerReady();
       await fleet?.close();
       await registry?.close();

@@ -1,3 +1,4 @@
+import { type AccessService } from '../access/service.js';
 import { type ProjectChecker } from '../insight/checks.js';
 import { type HealthChecks } from '../insight/health.js';
 import { type Metrics } from '../insight/metrics.js';
@@ -22,6 +23,7 @@ import { type Reseeder } from '../tile-cache/reseed.js';
 import { type TileCacheService } from '../tile-cache/service.js';
 import { consoleRoutes } from './console.js';
 import { type RouteModule } from './route-module.js';
+import { accessRoutes } from './routes/access.js';
 import { cacheRoutes } from './routes/cache.js';
 import { checkRoutes } from './routes/checks.js';
 import { datasourceRoutes } from './routes/datasources.js';
@@ -76,6 +78,8 @@ export interface ApiServices {
   jobs: JobService;
   /** The versions of projects: list, content, differences and restore. */
   history: HistoryService;
+  /** Identities, roles and the audit log, enforced when STEWARD_API_TOKEN is set. */
+  access: AccessService;
   /** What this server offers, for clients to show only what works. */
   server: ServerFacts;
 }
@@ -101,6 +105,7 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     healthRoutes(services.health, services.metrics),
     checkRoutes(services.checker, services.projects),
     fleetRoutes(services.projectFleet, services.pins),
+    accessRoutes(services.access),
     consoleRoutes(consoleDir),
   ];
 }

@@ -4,6 +4,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 
+import { AccessService, type Identity } from '../access/service.js';
+import { type ProjectRef } from '../storage/project-ref.js';
 import { installTokenGate, TokenGate } from './auth.js';
 import { installBodyTimeouts, REQUEST_SECONDS } from './body-timeouts.js';
 import { frameworkError, installErrorHandling, MAX_PATH_SEGMENT_LENGTH } from './errors.js';
@@ -20,8 +22,16 @@ export const DEFAULT_TOKEN_FAILURES = 10;
 /** Seconds a request body may stop arriving (STEWARD_BODY_IDLE_SECONDS). */
 export const DEFAULT_BODY_IDLE_SECONDS = 30;
 
-/** Serves a request ahead of the router, or hands it on with `next`. */
-export type EarlyHandler = (request: IncomingMessage, response: ServerResponse, next: () => void) => void;
+/**
+ * Serves a request ahead of the router, or hands it on with `next`; `identity` is the request's
+ * when access control is on (undefined when it is off).
+ */
+export type EarlyHandler = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  next: () => void,
+  identity: Identity | undefined,
+) => void;
 
 /** Told of each answered request: its route pattern (undefined when no route matched), status and time. */
 export type RequestObserver = (method: string, route: string, status: number, seconds: number) => void;
@@ -34,7 +44,12 @@ export async function buildApp(
   logger: FastifyBaseLogger,
   routes: RouteModule[],
   options: {
+    /** STEWARD_API_TOKEN: access control on, with this token the bootstrap administrator. */
     apiToken: string | undefined;
+    /** Identities and roles (docs/access.md), enforced when `apiToken` is set; made from it alone when not given. */
+    access?: AccessService;
+    /** The project of a job, for the job routes' access check. */
+    jobProject?: (id: string) => Promise<ProjectRef | undefined>;
     /** Wrong tokens per minute and address before 429 (DEFAULT_TOKEN_FAILURES). */
     tokenFailures?: number;
     /** Seconds a request body may stop arriving before 408 (DEFAULT_BODY_IDLE_SECONDS). */
@@ -46,7 +61,11 @@ export async function buildApp(
   const gate =
     options.apiToken === undefined
       ? undefined
-      : new TokenGate(options.apiToken, options.tokenFailures ?? DEFAULT_TOKEN_FAILURES);
+      : new TokenGate(
+          options.access ?? new AccessService(options.apiToken, undefined),
+          options.tokenFailures ?? DEFAULT_TOKEN_FAILURES,
+          options.jobProject,
+        );
   const app = Fastify({
     ...(options.beforeRouting && { serverFactory: serverWith(options.beforeRouting, gate) }),
     loggerInstance: logger,
@@ -91,6 +110,7 @@ export async function buildApp(
         { name: 'datasources' },
         { name: 'jobs' },
         { name: 'history' },
+        { name: 'access' },
       ],
     },
   });
@@ -108,16 +128,19 @@ export async function buildApp(
 }
 
 /**
- * The HTTP server Fastify would make, with `beforeRouting` given each admitted request first; any
- * other (no or a wrong token, a throttled address) goes straight to the router, whose token check
- * refuses it once it has matched the route. `beforeRouting` serves protected routes only.
+ * The HTTP server Fastify would make, with `beforeRouting` given each request whose identity is
+ * known at once, with it; any other (no or a wrong token, one not verified lately, a throttled
+ * address) goes straight to the router, whose check judges it once it has matched the route.
+ * `beforeRouting` serves protected routes only, and checks the identity's permissions itself.
  */
 function serverWith(beforeRouting: EarlyHandler, gate: TokenGate | undefined): FastifyServerFactory<Server> {
   return (route, options) => {
     const server = createServer((request, response) => {
       const next = (): void => route(request, response);
-      if (gate && !gate.admits(request.headers.authorization, request.socket.remoteAddress ?? '')) next();
-      else beforeRouting(request, response, next);
+      if (!gate) return beforeRouting(request, response, next, undefined);
+      const identity = gate.knownIdentity(request.headers.authorization, request.socket.remoteAddress ?? '');
+      if (identity) beforeRouting(request, response, next, identity);
+      else next();
     });
     server.keepAliveTimeout = options['keepAliveTimeout'] as number;
     server.requestTimeout = options['requestTimeout'] as number;

@@ -1,76 +1,140 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 
-import { type FastifyInstance } from 'fastify';
-
-import { RetryLater, type StewardError, Unauthorized } from '../errors.js';
+import { type AccessService, ANONYMOUS_ROLE, type Identity } from '../access/service.js';
+import { RetryLater, StewardError, Unauthorized } from '../errors.js';
+import { type ProjectRef } from '../storage/project-ref.js';
+import { authorizeBody, authorizeJob, authorizeRoute, filterPayload, type RouteRequest } from './access-policy.js';
 import { sendError } from './errors.js';
 import { isOpenRoute } from './open-routes.js';
 import { TokenFailures } from './token-failures.js';
 
-/** Whether an `Authorization` header opens the API. */
-export type BearerCheck = (authorization: string | undefined) => boolean;
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who sent the request, once the token check passed; undefined on open routes and without access control. */
+    identity: Identity | undefined;
+  }
 }
 
-/**
- * Passes `Authorization: Bearer <token>` only. Digests are compared in constant time, so neither
- * the token's content nor its length leaks through timing.
- */
-export function bearerCheck(token: string): BearerCheck {
-  const expected = digest(token);
-  return (authorization) => {
-    const presented = /^Bearer (.+)$/.exec(authorization ?? '')?.[1] ?? '';
-    return presented !== '' && timingSafeEqual(digest(presented), expected);
-  };
+/** The token presented as `Authorization: Bearer <token>`; '' for another scheme; undefined without the header. */
+function bearer(authorization: string | undefined): string | undefined {
+  if (authorization === undefined) return undefined;
+  return /^Bearer (.+)$/.exec(authorization)?.[1] ?? '';
 }
 
-/** The token check of the protected routes, with wrong tokens throttled per address. */
+const REFUSED = 'this API needs Authorization: Bearer <token>, a token of POST /api/tokens or STEWARD_API_TOKEN';
+
+/** The identity check of the protected routes, with wrong tokens throttled per address. */
 export class TokenGate {
-  private readonly authorized: BearerCheck;
   private readonly failures: TokenFailures;
 
-  constructor(token: string, failuresPerMinute: number) {
-    this.authorized = bearerCheck(token);
+  constructor(
+    readonly access: AccessService,
+    failuresPerMinute: number,
+    /** The project of a job, for the job routes' check. */
+    readonly jobProject: (id: string) => Promise<ProjectRef | undefined> = async () => undefined,
+  ) {
     this.failures = new TokenFailures(failuresPerMinute);
   }
 
-  /** Whether the request may go on at once: the right token from an address not refused. Counts nothing. */
-  admits(authorization: string | undefined, address: string): boolean {
-    return this.failures.retryAfter(address) === undefined && this.authorized(authorization);
+  /**
+   * The identity of a request known at once (STEWARD_API_TOKEN, a token verified lately, the
+   * anonymous role), from an address not refused; undefined otherwise. Counts nothing.
+   */
+  knownIdentity(authorization: string | undefined, address: string): Identity | undefined {
+    if (this.failures.retryAfter(address) !== undefined) return undefined;
+    const token = bearer(authorization);
+    if (token === undefined) return this.access.anonymous();
+    return token === '' ? undefined : this.access.knownIdentity(token);
   }
 
   /**
-   * Why a request is refused, or undefined. A wrong token is counted against its address; a
-   * request without an `Authorization` header guesses nothing and is not.
+   * The identity of a request, or why it is refused. A wrong, expired or revoked token is counted
+   * against its address; a request without an `Authorization` header guesses nothing and is not.
    */
-  refusal(authorization: string | undefined, address: string): StewardError | undefined {
+  async identify(authorization: string | undefined, address: string): Promise<Identity | StewardError> {
     const wait = this.failures.retryAfter(address);
     if (wait !== undefined) {
       return new RetryLater(429, `too many wrong tokens from this address; try again in ${wait} s`, wait);
     }
-    if (this.authorized(authorization)) return undefined;
-    if (authorization !== undefined) this.failures.failed(address);
-    return new Unauthorized('this API needs Authorization: Bearer <STEWARD_API_TOKEN>');
+    const token = bearer(authorization);
+    if (token === undefined) return this.access.anonymous() ?? new Unauthorized(REFUSED);
+    const identity = token === '' ? undefined : await this.access.identify(token);
+    if (identity) return identity;
+    this.failures.failed(address);
+    return new Unauthorized(`${REFUSED}; this one is wrong, expired or revoked`);
   }
 }
 
+const CHALLENGE = 'Bearer realm="steward"';
+
+/** The route's facts the policy judges. */
+function routeRequest(request: FastifyRequest): RouteRequest {
+  return {
+    method: request.method,
+    url: request.routeOptions.url ?? '',
+    params: request.params,
+    query: request.query,
+  };
+}
+
+/** A refusal as sent: the anonymous role refused is asked for a token, which may open what it may not. */
+function refusalOf(identity: Identity, error: unknown): unknown {
+  if (
+    identity.token === null &&
+    identity.name === ANONYMOUS_ROLE &&
+    error instanceof StewardError &&
+    error.status < 500
+  )
+    return new Unauthorized(`${REFUSED} (${error.clientMessage})`);
+  return error;
+}
+
+function deny(reply: FastifyReply, error: unknown): FastifyReply {
+  if (error instanceof Unauthorized) void reply.header('www-authenticate', CHALLENGE);
+  return sendError(reply, error);
+}
+
 /**
- * With a token configured (a gate given), every route but the open ones (open-routes.ts) needs
- * `Authorization: Bearer <token>`. The check runs once the router has matched the route, so it
- * judges the route the request reaches, however its path was spelt.
+ * With access control on (a gate given), every route but the open ones (open-routes.ts) needs an
+ * identity, and what the route does needs its permissions (access-policy.ts). The check runs once
+ * the router has matched the route, so it judges the route the request reaches, however its path
+ * was spelt; what a body names is judged once it is validated, and listings are filtered before
+ * they are serialized.
  */
 export function installTokenGate(app: FastifyInstance, gate: TokenGate | undefined): void {
+  app.decorateRequest('identity', undefined);
   if (gate === undefined) {
     app.log.warn('STEWARD_API_TOKEN is not set: the API is open to anyone who can reach it');
     return;
   }
   app.addHook('onRequest', async (request, reply) => {
     if (isOpenRoute(request.method, request.routeOptions.url)) return;
-    const refusal = gate.refusal(request.headers.authorization, request.ip);
-    if (refusal === undefined) return;
-    if (refusal instanceof Unauthorized) void reply.header('www-authenticate', 'Bearer realm="steward"');
-    return sendError(reply, refusal);
+    const identity = await gate.identify(request.headers.authorization, request.ip);
+    if (identity instanceof StewardError) return deny(reply, identity);
+    request.identity = identity;
+    if (request.routeOptions.url === undefined) return; // no route: the not-found handler answers
+    const route = routeRequest(request);
+    try {
+      if (authorizeRoute(identity, route) === 'job')
+        authorizeJob(identity, route, await gate.jobProject((request.params as { id: string }).id));
+    } catch (error) {
+      return deny(reply, refusalOf(identity, error));
+    }
+  });
+  app.addHook('preHandler', async (request, reply) => {
+    const identity = request.identity;
+    if (!identity) return;
+    try {
+      authorizeBody(identity, routeRequest(request), request.body);
+    } catch (error) {
+      const refusal = refusalOf(identity, error);
+      if (refusal instanceof Unauthorized) void reply.header('www-authenticate', CHALLENGE);
+      throw refusal;
+    }
+  });
+  app.addHook('preSerialization', async (request, reply, payload) => {
+    const identity = request.identity;
+    if (!identity) return payload;
+    return filterPayload(identity, routeRequest(request), reply.statusCode, payload);
   });
 }

@@ -2,9 +2,11 @@ import { type IncomingMessage, type ServerResponse } from 'node:http';
 
 import { type FastifyBaseLogger } from 'fastify';
 
+import { type Identity } from '../access/service.js';
 import { BadGateway, GatewayTimeout, StewardError } from '../errors.js';
 import { type MapService, type RenderedMap } from '../services/maps.js';
 import { projectRef } from '../services/projects.js';
+import { type ProjectRef } from '../storage/project-ref.js';
 import { type EarlyHandler, type RequestObserver } from './app.js';
 import { errorReply } from './errors.js';
 import { API_HEADERS } from './security-headers.js';
@@ -56,11 +58,21 @@ export function mapPassthrough(maps: MapService, log: FastifyBaseLogger, observe
     request: IncomingMessage,
     response: ServerResponse,
     next: () => void,
+    identity: Identity | undefined,
   ): Promise<void> {
     const started = performance.now();
+    let ref: ProjectRef;
+    try {
+      ref = projectRef(target.project, target.schema);
+    } catch {
+      return next();
+    }
+    // What the identity may not read is the route's to refuse, as a missing project or layer.
+    if (identity && !(identity.permissions.may(ref, 'read') && identity.permissions.layerReadable(ref, target.layer)))
+      return next();
     let map: RenderedMap | BadGateway | GatewayTimeout;
     try {
-      map = await maps.render(projectRef(target.project, target.schema), target.layer);
+      map = await maps.render(ref, target.layer);
     } catch (error) {
       if (!(error instanceof BadGateway || error instanceof GatewayTimeout)) return next();
       map = error;
@@ -92,10 +104,10 @@ export function mapPassthrough(maps: MapService, log: FastifyBaseLogger, observe
     body.pipe(response);
   }
 
-  return (request, response, next) => {
+  return (request, response, next, identity) => {
     const target = request.method === 'GET' ? mapTarget(request.url ?? '') : undefined;
     if (!target) return next();
-    serve(target, request, response, next).catch((error: unknown) => {
+    serve(target, request, response, next, identity).catch((error: unknown) => {
       log.error({ err: error }, 'unexpected failure');
       response.destroy();
     });

@@ -5,15 +5,19 @@ import { withWriteOrigin } from '../services/write-origin.js';
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * Runs every route that may write with its origin (the client's address and the route) at hand, so
- * that a version of a project tells who made it and how, however deep the write is made.
+ * Runs every route that may write with its origin (the identity's name, else the client's address,
+ * and the route) at hand, so that a version of a project tells who made it and how, however deep
+ * the write is made.
  */
 export function installWriteOrigin(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
     if ([route.method].flat().every((method) => READS.has(method))) return;
     const handler = route.handler;
     const wrapped: RouteHandlerMethod = function (request, reply) {
-      const origin = { who: request.ip, route: `${request.method} ${request.routeOptions.url ?? request.url}` };
+      const origin = {
+        who: request.identity?.name ?? request.ip,
+        route: `${request.method} ${request.routeOptions.url ?? request.url}`,
+      };
       return withWriteOrigin(origin, () => handler.call(this, request, reply));
     };
     route.handler = wrapped;

@@ -24,21 +24,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
  * with the columns the listing filters on beside it.
  */
 export class PostgresJobStore implements JobStore {
-  private ready: Promise<void> | undefined;
+  /** Creates the table on first use. */
+  private readonly ensureTable: () => Promise<void>;
 
-  constructor(private readonly db: PostgresDatabase) {}
-
-  /** Creates the table on first use; concurrent starts take turns so `IF NOT EXISTS` cannot race. */
-  private ensureTable(): Promise<void> {
-    this.ready ??= this.db
-      .withAdvisoryLock('steward.jobs', async () => {
-        await this.db.query(SCHEMA);
-      })
-      .catch((error: unknown) => {
-        this.ready = undefined;
-        throw error;
-      });
-    return this.ready;
+  constructor(private readonly db: PostgresDatabase) {
+    this.ensureTable = db.createOnce('steward.jobs', SCHEMA);
   }
 
   async insert(job: JobRecord): Promise<void> {

@@ -153,6 +153,23 @@ export class PostgresDatabase {
     }
   }
 
+  /**
+   * A function that runs `ddl` (`CREATE ... IF NOT EXISTS`) on its first call, under an advisory
+   * lock on `key` so that processes starting at once take turns, and again after a failure.
+   */
+  createOnce(key: string, ddl: string): () => Promise<void> {
+    let ready: Promise<void> | undefined;
+    return () => {
+      ready ??= this.withAdvisoryLock(key, async () => {
+        await this.query(ddl);
+      }).catch((error: unknown) => {
+        ready = undefined;
+        throw error;
+      });
+      return ready;
+    };
+  }
+
   /** Takes an advisory lock held until the transaction that `query` runs in ends. */
   static async lockForTransaction(query: Query, key: string): Promise<void> {
     await query('SELECT pg_advisory_xact_lock($1::bigint)', [advisoryKey(key)]);

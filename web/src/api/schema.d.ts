@@ -4,6 +4,82 @@
  */
 
 export interface paths {
+    "/api/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Changes made through the API, newest first */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description At most this many entries, 1 to 9999 (default 100) */
+                    limit?: string;
+                    project?: string;
+                    schema?: string;
+                    since?: string;
+                    who?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            at: string;
+                            method: string;
+                            path: string;
+                            project: string | null;
+                            route: string;
+                            schema: string | null;
+                            status: number;
+                            token: string | null;
+                            who: string | null;
+                        }[];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/checks": {
         parameters: {
             query?: never;
@@ -4269,6 +4345,382 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every role, by name */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: {
+                                /** @description Administrators: tokens, roles, audit, instances, every project */
+                                admin?: boolean;
+                                /** @description By project: name (schema public), schema/name, schema/* or * */
+                                projects?: {
+                                    [key: string]: {
+                                        access: "read" | "write" | "admin";
+                                        layers?: {
+                                            [key: string]: {
+                                                /** @description A QGIS expression the features served match */
+                                                filter?: string;
+                                                hidden_attributes?: string[];
+                                                /** @description false hides the layer */
+                                                read?: boolean;
+                                            };
+                                        };
+                                    };
+                                };
+                                /** @description false refuses a service or operation of QGIS Server */
+                                services?: {
+                                    GetFeatureInfo?: boolean;
+                                    GetLegendGraphic?: boolean;
+                                    GetMap?: boolean;
+                                    GetPrint?: boolean;
+                                    OAPIF?: boolean;
+                                    WCS?: boolean;
+                                    WFS?: boolean;
+                                    "WFS-T"?: boolean;
+                                    WMS?: boolean;
+                                    WMTS?: boolean;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/roles/{role}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A role */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    role: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Administrators: tokens, roles, audit, instances, every project */
+                            admin?: boolean;
+                            /** @description By project: name (schema public), schema/name, schema/* or * */
+                            projects?: {
+                                [key: string]: {
+                                    access: "read" | "write" | "admin";
+                                    layers?: {
+                                        [key: string]: {
+                                            /** @description A QGIS expression the features served match */
+                                            filter?: string;
+                                            hidden_attributes?: string[];
+                                            /** @description false hides the layer */
+                                            read?: boolean;
+                                        };
+                                    };
+                                };
+                            };
+                            /** @description false refuses a service or operation of QGIS Server */
+                            services?: {
+                                GetFeatureInfo?: boolean;
+                                GetLegendGraphic?: boolean;
+                                GetMap?: boolean;
+                                GetPrint?: boolean;
+                                OAPIF?: boolean;
+                                WCS?: boolean;
+                                WFS?: boolean;
+                                "WFS-T"?: boolean;
+                                WMS?: boolean;
+                                WMTS?: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        /** Make or replace a role */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    role: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Administrators: tokens, roles, audit, instances, every project */
+                        admin?: boolean;
+                        /** @description By project: name (schema public), schema/name, schema/* or * */
+                        projects?: {
+                            [key: string]: {
+                                access: "read" | "write" | "admin";
+                                layers?: {
+                                    [key: string]: {
+                                        /** @description A QGIS expression the features served match */
+                                        filter?: string;
+                                        hidden_attributes?: string[];
+                                        /** @description false hides the layer */
+                                        read?: boolean;
+                                    };
+                                };
+                            };
+                        };
+                        /** @description false refuses a service or operation of QGIS Server */
+                        services?: {
+                            GetFeatureInfo?: boolean;
+                            GetLegendGraphic?: boolean;
+                            GetMap?: boolean;
+                            GetPrint?: boolean;
+                            OAPIF?: boolean;
+                            WCS?: boolean;
+                            WFS?: boolean;
+                            "WFS-T"?: boolean;
+                            WMS?: boolean;
+                            WMTS?: boolean;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Administrators: tokens, roles, audit, instances, every project */
+                            admin?: boolean;
+                            /** @description By project: name (schema public), schema/name, schema/* or * */
+                            projects?: {
+                                [key: string]: {
+                                    access: "read" | "write" | "admin";
+                                    layers?: {
+                                        [key: string]: {
+                                            /** @description A QGIS expression the features served match */
+                                            filter?: string;
+                                            hidden_attributes?: string[];
+                                            /** @description false hides the layer */
+                                            read?: boolean;
+                                        };
+                                    };
+                                };
+                            };
+                            /** @description false refuses a service or operation of QGIS Server */
+                            services?: {
+                                GetFeatureInfo?: boolean;
+                                GetLegendGraphic?: boolean;
+                                GetMap?: boolean;
+                                GetPrint?: boolean;
+                                OAPIF?: boolean;
+                                WCS?: boolean;
+                                WFS?: boolean;
+                                "WFS-T"?: boolean;
+                                WMS?: boolean;
+                                WMTS?: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Administrators: tokens, roles, audit, instances, every project */
+                            admin?: boolean;
+                            /** @description By project: name (schema public), schema/name, schema/* or * */
+                            projects?: {
+                                [key: string]: {
+                                    access: "read" | "write" | "admin";
+                                    layers?: {
+                                        [key: string]: {
+                                            /** @description A QGIS expression the features served match */
+                                            filter?: string;
+                                            hidden_attributes?: string[];
+                                            /** @description false hides the layer */
+                                            read?: boolean;
+                                        };
+                                    };
+                                };
+                            };
+                            /** @description false refuses a service or operation of QGIS Server */
+                            services?: {
+                                GetFeatureInfo?: boolean;
+                                GetLegendGraphic?: boolean;
+                                GetMap?: boolean;
+                                GetPrint?: boolean;
+                                OAPIF?: boolean;
+                                WCS?: boolean;
+                                WFS?: boolean;
+                                "WFS-T"?: boolean;
+                                WMS?: boolean;
+                                WMTS?: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Remove a role; the tokens that name it keep the name and are granted nothing by it */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    role: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": boolean;
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/server": {
         parameters: {
             query?: never;
@@ -4626,6 +5078,258 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The API tokens, oldest first, without their secrets */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            created: string;
+                            expired: boolean;
+                            /** Format: date-time */
+                            expires: string | null;
+                            id: string;
+                            name: string;
+                            roles: string[];
+                        }[];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Make an API token; its secret is answered this once */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description Never, when absent or null
+                         */
+                        expires?: string | null;
+                        /** @description Who or what the token is for */
+                        name: string;
+                        roles: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            expires: string | null;
+                            id: string;
+                            name: string;
+                            roles: string[];
+                            /** @description The secret, answered this once: present it as Authorization: Bearer <token> */
+                            token: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an API token */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": boolean;
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/whoami": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The identity of the request: its name, roles, and whether it administers */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            admin: boolean;
+                            name: string;
+                            roles: string[];
+                        };
+                    };
                 };
             };
         };

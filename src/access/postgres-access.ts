@@ -1,0 +1,188 @@
+import { type PostgresDatabase } from '../storage/pg-database.js';
+import {
+  type AccessStore,
+  type AuditEntry,
+  type AuditFilter,
+  type RoleDefinition,
+  type TokenRecord,
+} from './records.js';
+import { isTokenId } from './token-secret.js';
+
+/** Told of every change of tokens and roles, so that every process drops what it cached at once. */
+const CHANNEL = 'steward_access';
+
+const SCHEMA = `
+CREATE SCHEMA IF NOT EXISTS steward;
+CREATE TABLE IF NOT EXISTS steward.access_tokens (
+  id text PRIMARY KEY,
+  name text NOT NULL,
+  roles jsonb NOT NULL,
+  created timestamptz NOT NULL,
+  expires timestamptz,
+  hash text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS steward.access_roles (
+  name text PRIMARY KEY,
+  definition jsonb NOT NULL
+);
+CREATE TABLE IF NOT EXISTS steward.audit (
+  id bigserial PRIMARY KEY,
+  at timestamptz NOT NULL,
+  who text,
+  token text,
+  method text NOT NULL,
+  route text NOT NULL,
+  path text NOT NULL,
+  project text,
+  project_schema text,
+  status integer NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_at ON steward.audit (at DESC);
+`;
+
+interface TokenRow {
+  id: string;
+  name: string;
+  roles: string[];
+  created: Date;
+  expires: Date | null;
+  hash: string;
+}
+
+function tokenRecord(row: TokenRow): TokenRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    roles: row.roles,
+    created: row.created.toISOString(),
+    expires: row.expires?.toISOString() ?? null,
+    hash: row.hash,
+  };
+}
+
+const TOKEN_COLUMNS = 'id, name, roles, created, expires, hash';
+
+/**
+ * Tokens, roles and the audit log as rows of `steward.access_tokens`, `steward.access_roles` and
+ * `steward.audit` in the database of the projects; each change of the first two is notified on
+ * `steward_access` to every process listening.
+ */
+export class PostgresAccessStore implements AccessStore {
+  /** Creates the tables on first use. */
+  private readonly ensureTables: () => Promise<void>;
+
+  constructor(private readonly db: PostgresDatabase) {
+    this.ensureTables = db.createOnce('steward.access', SCHEMA);
+  }
+
+  async tokens(): Promise<TokenRecord[]> {
+    await this.ensureTables();
+    const rows = await this.db.query<TokenRow>(`SELECT ${TOKEN_COLUMNS} FROM steward.access_tokens ORDER BY created`);
+    return rows.map(tokenRecord);
+  }
+
+  async token(id: string): Promise<TokenRecord | undefined> {
+    if (!isTokenId(id)) return undefined;
+    await this.ensureTables();
+    const rows = await this.db.query<TokenRow>(`SELECT ${TOKEN_COLUMNS} FROM steward.access_tokens WHERE id = $1`, [
+      id,
+    ]);
+    return rows[0] && tokenRecord(rows[0]);
+  }
+
+  async addToken(token: TokenRecord): Promise<void> {
+    await this.ensureTables();
+    await this.db.transaction(async (query) => {
+      await query(
+        'INSERT INTO steward.access_tokens (id, name, roles, created, expires, hash) VALUES ($1, $2, $3, $4, $5, $6)',
+        [token.id, token.name, JSON.stringify(token.roles), token.created, token.expires, token.hash],
+      );
+      await query('SELECT pg_notify($1, $2)', [CHANNEL, 'tokens']);
+    });
+  }
+
+  async removeToken(id: string): Promise<boolean> {
+    if (!isTokenId(id)) return false;
+    await this.ensureTables();
+    return this.db.transaction(async (query) => {
+      const rows = await query('DELETE FROM steward.access_tokens WHERE id = $1 RETURNING id', [id]);
+      await query('SELECT pg_notify($1, $2)', [CHANNEL, 'tokens']);
+      return rows.length > 0;
+    });
+  }
+
+  async roles(): Promise<Map<string, RoleDefinition>> {
+    await this.ensureTables();
+    const rows = await this.db.query<{ name: string; definition: RoleDefinition }>(
+      'SELECT name, definition FROM steward.access_roles',
+    );
+    return new Map(rows.map((row) => [row.name, row.definition]));
+  }
+
+  async putRole(name: string, role: RoleDefinition): Promise<boolean> {
+    await this.ensureTables();
+    return this.db.transaction(async (query) => {
+      const rows = await query<{ created: boolean }>(
+        `INSERT INTO steward.access_roles (name, definition) VALUES ($1, $2)
+           ON CONFLICT (name) DO UPDATE SET definition = EXCLUDED.definition RETURNING (xmax = 0) AS created`,
+        [name, JSON.stringify(role)],
+      );
+      await query('SELECT pg_notify($1, $2)', [CHANNEL, 'roles']);
+      return rows[0]?.created ?? false;
+    });
+  }
+
+  async removeRole(name: string): Promise<boolean> {
+    await this.ensureTables();
+    return this.db.transaction(async (query) => {
+      const rows = await query('DELETE FROM steward.access_roles WHERE name = $1 RETURNING name', [name]);
+      await query('SELECT pg_notify($1, $2)', [CHANNEL, 'roles']);
+      return rows.length > 0;
+    });
+  }
+
+  async appendAudit(entry: AuditEntry): Promise<void> {
+    await this.ensureTables();
+    await this.db.query(
+      `INSERT INTO steward.audit (at, who, token, method, route, path, project, project_schema, status)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [
+        entry.at,
+        entry.who,
+        entry.token,
+        entry.method,
+        entry.route,
+        entry.path,
+        entry.project,
+        entry.schema,
+        entry.status,
+      ],
+    );
+  }
+
+  async audit(filter: AuditFilter): Promise<AuditEntry[]> {
+    await this.ensureTables();
+    const conditions: string[] = [];
+    const values: unknown[] = [];
+    const where = (condition: string, value: string | undefined): void => {
+      if (value === undefined) return;
+      values.push(value);
+      conditions.push(`${condition} $${values.length}`);
+    };
+    where('project =', filter.project);
+    where('project_schema =', filter.schema);
+    where('who =', filter.who);
+    where('at >=', filter.since);
+    values.push(filter.limit);
+    const rows = await this.db.query<Omit<AuditEntry, 'at' | 'schema'> & { at: Date; project_schema: string | null }>(
+      `SELECT at, who, token, method, route, path, project, project_schema, status FROM steward.audit
+         ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''} ORDER BY at DESC, id DESC LIMIT $${values.length}`,
+      values,
+    );
+    return rows.map(({ at, project_schema, ...rest }) => ({ ...rest, at: at.toISOString(), schema: project_schema }));
+  }
+
+  async watch(changed: () => void): Promise<{ stop(): Promise<void> }> {
+    return this.db.listen(CHANNEL, () => changed());
+  }
+}

@@ -1,0 +1,349 @@
+import { timingSafeEqual } from 'node:crypto';
+
+import { NotFound, Unprocessable } from '../errors.js';
+import { checkName, checkText } from '../services/names.js';
+import { Permissions } from './permissions.js';
+import {
+  type AccessStore,
+  type AuditEntry,
+  type AuditFilter,
+  type ProjectRule,
+  type RoleDefinition,
+  type TokenRecord,
+} from './records.js';
+import { hashSecret, newToken, quickDigest, tokenId, verifySecret } from './token-secret.js';
+
+/** Who a request comes from, and what they may do. */
+export interface Identity {
+  name: string;
+  roles: readonly string[];
+  admin: boolean;
+  /** The id of the token presented; null for STEWARD_API_TOKEN and the anonymous role. */
+  token: string | null;
+  permissions: Permissions;
+}
+
+/** A token as listed: never its secret nor its hash. */
+export interface PublicToken {
+  id: string;
+  name: string;
+  roles: string[];
+  created: string;
+  expires: string | null;
+  expired: boolean;
+}
+
+export interface NewToken {
+  name: string;
+  roles: string[];
+  expires?: string | null;
+}
+
+/** The role requests without a token take, when it is defined. */
+export const ANONYMOUS_ROLE = 'anonymous';
+/** The name STEWARD_API_TOKEN's requests are made under. */
+export const BOOTSTRAP_NAME = 'bootstrap';
+
+const ROLE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const MAX_TOKEN_NAME = 200;
+/** How long a verified token is taken without its slow hash again. */
+const VERIFIED_MS = 60_000;
+/** Tokens and roles are read again at least this often, even without a change notified. */
+const REFRESH_MS = 5_000;
+
+interface KnownToken {
+  record: TokenRecord;
+  expiresAt: number;
+}
+
+interface Verified {
+  digest: Buffer;
+  hash: string;
+  until: number;
+}
+
+export interface AccessLog {
+  warn(message: string): void;
+  info(message: string): void;
+}
+
+function known(record: TokenRecord): KnownToken {
+  return { record, expiresAt: record.expires === null ? Infinity : Date.parse(record.expires) };
+}
+
+function checkRoleName(name: string): string {
+  if (!ROLE_NAME.test(name))
+    throw new Unprocessable(
+      `role name "${name.slice(0, 80)}" must be 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit`,
+    );
+  return name;
+}
+
+/** A role's project key: `*`, `schema/*`, `schema/name` or `name`, each name one a project may have. */
+function checkProjectKey(key: string): void {
+  if (key === '*') return;
+  const parts = key.split('/');
+  if (parts.length > 2) throw new Unprocessable(`project key "${key.slice(0, 80)}" has more than one "/"`);
+  const [first = '', second] = parts;
+  if (second === undefined) {
+    checkName('project', first);
+    return;
+  }
+  checkName('schema', first);
+  if (second !== '*') checkName('project', second);
+}
+
+function checkRule(key: string, rule: ProjectRule): void {
+  checkProjectKey(key);
+  for (const [layer, layerRule] of Object.entries(rule.layers ?? {})) {
+    checkName('layer', layer);
+    if (layerRule.filter !== undefined) checkText(`the filter of layer "${layer}"`, layerRule.filter);
+  }
+}
+
+/**
+ * Identities and what they may do: STEWARD_API_TOKEN (the bootstrap administrator), the API tokens
+ * and roles kept in the store, the anonymous role, and the audit log (docs/access.md).
+ *
+ * Tokens and roles are held in memory and read again when the store says they changed (another
+ * process: PostgreSQL's NOTIFY, inotify on the folder) and at least every 5 s. A token is verified
+ * against its slow hash once, then for a minute by a SHA-256 of it compared in constant time; a
+ * token revoked or expired is refused at once, whatever was verified.
+ */
+export class AccessService {
+  private readonly bootstrap: Buffer | undefined;
+  private tokens = new Map<string, KnownToken>();
+  private roleDefinitions = new Map<string, RoleDefinition>();
+  private readonly verified = new Map<string, Verified>();
+  private readonly permissions = new Map<string, Permissions>();
+  private loadedAt = 0;
+  private refreshing: Promise<void> | undefined;
+  private refreshAgain = false;
+  private watcher: { stop(): Promise<void> } | undefined;
+
+  constructor(
+    /** STEWARD_API_TOKEN; undefined when access control is off (tokens and roles are kept all the same). */
+    bootstrapToken: string | undefined,
+    private readonly store: AccessStore | undefined,
+    private readonly log: AccessLog = { warn: () => undefined, info: () => undefined },
+    private readonly now: () => number = Date.now,
+  ) {
+    this.bootstrap = bootstrapToken === undefined ? undefined : quickDigest(bootstrapToken);
+  }
+
+  /** Reads tokens and roles and follows their changes. */
+  async start(): Promise<void> {
+    if (!this.store) return;
+    await this.refresh();
+    this.watcher = await this.store.watch(() => void this.refresh());
+  }
+
+  async close(): Promise<void> {
+    await this.watcher?.stop();
+  }
+
+  /** Reads tokens and roles again; calls made meanwhile make it read once more when done. */
+  refresh(): Promise<void> {
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return this.refreshing;
+    }
+    const store = this.store;
+    if (!store) return Promise.resolve();
+    this.refreshing = (async () => {
+      do {
+        this.refreshAgain = false;
+        const [tokens, roles] = await Promise.all([store.tokens(), store.roles()]);
+        this.tokens = new Map(tokens.map((token) => [token.id, known(token)]));
+        this.roleDefinitions = roles;
+        this.permissions.clear();
+        this.loadedAt = this.now();
+      } while (this.refreshAgain);
+    })()
+      .catch((error: unknown) => this.log.warn(`cannot read tokens and roles: ${(error as Error).message}`))
+      .finally(() => {
+        this.refreshing = undefined;
+      });
+    return this.refreshing;
+  }
+
+  private refreshWhenOld(): void {
+    if (this.store && this.now() - this.loadedAt > REFRESH_MS) void this.refresh();
+  }
+
+  private permissionsOf(roles: readonly string[]): Permissions {
+    const key = roles.join('\n');
+    let permissions = this.permissions.get(key);
+    if (!permissions) {
+      const definitions = roles.flatMap((role) => this.roleDefinitions.get(role) ?? []);
+      permissions = new Permissions(
+        definitions.some((role) => role.admin === true),
+        definitions,
+      );
+      this.permissions.set(key, permissions);
+    }
+    return permissions;
+  }
+
+  private identityOf(record: TokenRecord): Identity {
+    const permissions = this.permissionsOf(record.roles);
+    return { name: record.name, roles: record.roles, admin: permissions.admin, token: record.id, permissions };
+  }
+
+  private isBootstrap(token: string): boolean {
+    return this.bootstrap !== undefined && timingSafeEqual(quickDigest(token), this.bootstrap);
+  }
+
+  private static readonly BOOTSTRAP: Identity = {
+    name: BOOTSTRAP_NAME,
+    roles: [],
+    admin: true,
+    token: null,
+    permissions: Permissions.ALL,
+  };
+
+  /** The identity of a bearer token known without waiting (STEWARD_API_TOKEN, a token verified lately), else undefined. */
+  knownIdentity(token: string): Identity | undefined {
+    if (this.isBootstrap(token)) return AccessService.BOOTSTRAP;
+    const id = tokenId(token);
+    const found = id === undefined ? undefined : this.tokens.get(id);
+    if (!found || found.expiresAt <= this.now()) return undefined;
+    const verified = this.verified.get(found.record.id);
+    if (!verified || verified.until <= this.now() || verified.hash !== found.record.hash) return undefined;
+    if (!timingSafeEqual(verified.digest, quickDigest(token))) return undefined;
+    this.refreshWhenOld();
+    return this.identityOf(found.record);
+  }
+
+  /** The identity of a bearer token; undefined when it is none of ours, expired or revoked. */
+  async identify(token: string): Promise<Identity | undefined> {
+    const quick = this.knownIdentity(token);
+    if (quick) return quick;
+    const id = tokenId(token);
+    if (id === undefined || !this.store) return undefined;
+    this.refreshWhenOld();
+    let found = this.tokens.get(id);
+    if (!found) {
+      // Made by another process since the tokens were read.
+      const record = await this.store.token(id);
+      if (!record) return undefined;
+      found = known(record);
+      this.tokens.set(id, found);
+    }
+    if (found.expiresAt <= this.now()) return undefined;
+    if (!(await verifySecret(token, found.record.hash))) return undefined;
+    // Revoked while the hash was computed? Tokens read since then that lack it are asked again.
+    if (this.tokens.get(id)?.record.hash !== found.record.hash) {
+      const again = await this.store.token(id);
+      if (again?.hash !== found.record.hash) return undefined;
+      this.tokens.set(id, known(again));
+    }
+    this.verified.set(id, { digest: quickDigest(token), hash: found.record.hash, until: this.now() + VERIFIED_MS });
+    return this.identityOf(found.record);
+  }
+
+  /** The identity of requests without a token: the anonymous role's, when it is defined. */
+  anonymous(): Identity | undefined {
+    if (!this.roleDefinitions.has(ANONYMOUS_ROLE)) return undefined;
+    const permissions = this.permissionsOf([ANONYMOUS_ROLE]);
+    // The anonymous role never administers, whatever it says.
+    const limited = permissions.admin ? new Permissions(false, []) : permissions;
+    return { name: ANONYMOUS_ROLE, roles: [ANONYMOUS_ROLE], admin: false, token: null, permissions: limited };
+  }
+
+  private publicToken({ hash: _hash, ...token }: TokenRecord): PublicToken {
+    return { ...token, expired: known(token as TokenRecord).expiresAt <= this.now() };
+  }
+
+  private requireStore(): AccessStore {
+    if (!this.store)
+      throw new NotFound('tokens and roles are kept with the projects; this server has no store for them');
+    return this.store;
+  }
+
+  /** Makes a token; its secret is answered here and never again. */
+  async createToken(request: NewToken): Promise<{ id: string; token: string; record: PublicToken }> {
+    const store = this.requireStore();
+    const name = checkText('token name', request.name.trim());
+    if (name === '' || name.length > MAX_TOKEN_NAME)
+      throw new Unprocessable(`token name must have 1 to ${MAX_TOKEN_NAME} characters`);
+    await this.refresh();
+    for (const role of request.roles) {
+      if (!this.roleDefinitions.has(checkRoleName(role)))
+        throw new Unprocessable(`role "${role}" does not exist; PUT /api/roles/${role} first`);
+    }
+    let expires: string | null = null;
+    if (request.expires !== undefined && request.expires !== null) {
+      const at = Date.parse(request.expires);
+      if (Number.isNaN(at)) throw new Unprocessable(`expires "${request.expires.slice(0, 80)}" is not a date and time`);
+      if (at <= this.now()) throw new Unprocessable(`expires ${request.expires} is in the past`);
+      expires = new Date(at).toISOString();
+    }
+    const { id, token } = newToken();
+    const record: TokenRecord = {
+      id,
+      name,
+      roles: [...new Set(request.roles)],
+      created: new Date(this.now()).toISOString(),
+      expires,
+      hash: await hashSecret(token),
+    };
+    await store.addToken(record);
+    this.tokens.set(id, known(record));
+    return { id, token, record: this.publicToken(record) };
+  }
+
+  async listTokens(): Promise<PublicToken[]> {
+    const tokens = await this.requireStore().tokens();
+    return tokens.sort((a, b) => a.created.localeCompare(b.created)).map((token) => this.publicToken(token));
+  }
+
+  /** Revokes a token: refused at once here, and by other processes once they hear of it (milliseconds with PostgreSQL). */
+  async revokeToken(id: string): Promise<void> {
+    const removed = await this.requireStore().removeToken(id);
+    this.tokens.delete(id);
+    this.verified.delete(id);
+    if (!removed) throw new NotFound(`token "${id.slice(0, 80)}" does not exist`);
+  }
+
+  async roles(): Promise<Record<string, RoleDefinition>> {
+    return Object.fromEntries([...(await this.requireStore().roles())].sort(([a], [b]) => a.localeCompare(b)));
+  }
+
+  async role(name: string): Promise<RoleDefinition> {
+    const role = (await this.requireStore().roles()).get(checkRoleName(name));
+    if (!role) throw new NotFound(`role "${name}" does not exist`);
+    return role;
+  }
+
+  /** Stores a role, replacing one of the name; true when it is new. */
+  async putRole(name: string, role: RoleDefinition): Promise<boolean> {
+    const store = this.requireStore();
+    checkRoleName(name);
+    for (const [key, rule] of Object.entries(role.projects ?? {})) checkRule(key, rule);
+    if (name === ANONYMOUS_ROLE && role.admin === true)
+      throw new Unprocessable(`role "${ANONYMOUS_ROLE}" is every request's without a token: it cannot administer`);
+    const created = await store.putRole(name, role);
+    await this.refresh();
+    return created;
+  }
+
+  async removeRole(name: string): Promise<void> {
+    const removed = await this.requireStore().removeRole(checkRoleName(name));
+    await this.refresh();
+    if (!removed) throw new NotFound(`role "${name}" does not exist`);
+  }
+
+  /** Keeps an entry of the audit log; a failure to is logged, never the request's. */
+  async record(entry: AuditEntry): Promise<void> {
+    this.log.info(`audit: ${JSON.stringify(entry)}`);
+    if (!this.store) return;
+    await this.store
+      .appendAudit(entry)
+      .catch((error: unknown) => this.log.warn(`cannot keep an audit entry: ${(error as Error).message}`));
+  }
+
+  async audit(filter: AuditFilter): Promise<AuditEntry[]> {
+    return this.requireStore().audit(filter);
+  }
+}
