@@ -118,6 +118,7 @@ function historySuite(kind: StorageKind): void {
       await snapshot('replaced style red');
       await write('DELETE', '/styles/blue', undefined, 'removed style blue');
       await write('DELETE', '/layers/roads', undefined, 'removed layer roads');
+      await write('PATCH', '/layers/districts', { title: 'Districts' }, 'changed title of layer districts');
 
       const listed = (await versions()).versions;
       assert.deepEqual(

@@ -30,6 +30,18 @@ function checkTexts(request: LayerPropertiesRequest): void {
 }
 
 /** A layer's properties (layer-properties.ts of src/qgis), read and changed as QGIS Desktop's layer properties do. */
+/** The one-line summary of a change of properties, as the layer's version tells it. */
+function propertiesSummary(layer: string, request: LayerPropertiesRequest): string {
+  const changed = Object.entries(request)
+    .filter(([field, value]) => value !== undefined && field !== 'name')
+    .map(([field]) => field);
+  const renamed =
+    request.name !== undefined && request.name !== layer ? `renamed layer ${layer} → ${request.name}` : '';
+  if (changed.length === 0) return renamed || `changed layer ${layer}`;
+  const properties = `changed ${changed.join(', ')} of layer ${renamed ? (request.name as string) : layer}`;
+  return renamed ? `${renamed}; ${properties}` : properties;
+}
+
 export class LayerPropertiesService {
   constructor(
     private readonly repository: ProjectRepository,
@@ -56,14 +68,19 @@ export class LayerPropertiesService {
     const { crs, ...fields } = request;
     const change: LayerPropertiesChange = crs === undefined ? fields : { ...fields, crs: this.definition(crs) };
     const renamed = request.name !== undefined && request.name !== layer;
-    const before = await this.repository.update(ref, (document) => {
-      const entry = document.layer(layer);
-      if (!entry) throw layerNotFound(ref, layer);
-      if (renamed && document.layer(request.name as string))
-        throw new Conflict(`project "${ref.name}" already has a layer "${request.name}"`);
-      document.changeLayerProperties(layer, change);
-      return entry;
-    });
+    const before = await this.repository.update(
+      ref,
+      (document) => {
+        const entry = document.layer(layer);
+        if (!entry) throw layerNotFound(ref, layer);
+        if (renamed && document.layer(request.name as string))
+          throw new Conflict(`project "${ref.name}" already has a layer "${request.name}"`);
+        document.changeLayerProperties(layer, change);
+        return entry;
+      },
+      [],
+      propertiesSummary(layer, request),
+    );
     const name = request.name ?? layer;
     if (renamed || request.short_name !== undefined) {
       // The layer's WMS name may have changed: the tile cache's configuration names it.
