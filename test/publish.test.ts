@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 
 import { unzipSync, zipSync } from 'fflate';
 
+import { steward } from './support/cli.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, pixelsDifferingBeyond, pixelsOf } from './support/png.js';
@@ -293,5 +294,31 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
       assert.equal((await stack.call('GET', `/api/projects/${name}`)).status, 404, `${name} is not stored`);
       assert.deepEqual(uploaded(name), [], `${name} left no files`);
     }
+  });
+  it('publishes a folder and downloads a bundle with the steward command', async () => {
+    const desktop = desktopProject();
+    const env = { STEWARD_SERVER_URL: stack.api.url };
+    const published = await steward(['publish', desktop, '--project', 'from-cli'], env);
+    assert.equal(published.code, 0, published.err + published.out);
+    assert.match(published.out, /^Published project from-cli \(ok\)\.\nData files \(\d+\) in /);
+    assert.match(published.out, /places\s+ok/);
+    const again = await steward(['publish', desktop, '--project', 'from-cli'], env);
+    assert.equal(again.code, 1);
+    assert.match(again.err, /replace=true/);
+    const replaced = await steward(['publish', desktop, '--project', 'from-cli', '--replace', '--json'], env);
+    assert.equal(replaced.code, 0, replaced.err);
+    assert.equal((JSON.parse(replaced.out) as PublishAnswer).created, false);
+
+    const output = join(scratch, 'from-cli.zip');
+    const downloaded = await steward(['download', 'from-cli', '--data', '--output', output], env);
+    assert.equal(downloaded.code, 0, downloaded.err);
+    const folder = join(scratch, 'from-cli');
+    unpack(readFileSync(output), folder);
+    const read = readWithQgis(join(folder, 'from-cli.qgs'));
+    assert.equal(read.layers['places']?.valid, true);
+    assert.equal(read.layers['colours']?.valid, true);
+    const qgz = await steward(['download', 'from-cli', '--output', join(scratch, 'from-cli.qgz')], env);
+    assert.equal(qgz.code, 0, qgz.err);
+    assert.equal(readWithQgis(join(scratch, 'from-cli.qgz')).layers['places']?.valid, true);
   });
 });

@@ -11,6 +11,8 @@ import type { InstanceSummary } from '../monitor/registry.js';
 import type { Pin } from '../services/pins.js';
 
 const REQUEST_TIMEOUT_MS = 10_000;
+/** Uploads and downloads of projects with their data take as long as their bytes do. */
+const TRANSFER_TIMEOUT_MS = 30 * 60_000;
 
 /** A failure to report on one line of stderr, exiting with 1. */
 export class CliError extends Error {}
@@ -74,6 +76,15 @@ export interface ProjectVersion {
   who: string;
   route: string;
   summary: string;
+}
+
+/** The answer of PUT /api/projects/{project}/archive, as far as the command prints it. */
+export interface Published {
+  created: boolean;
+  etag: string;
+  data_dir?: string;
+  data_files: string[];
+  check: ProjectCheck;
 }
 
 export class StewardApi {
@@ -177,6 +188,29 @@ export class StewardApi {
     return this.send(withQuery(path, force ? { force: 'true' } : {}), undefined);
   }
 
+  /** Publishes a .qgs, .qgz or zip bundle as the project (PUT .../archive). */
+  async publish(
+    project: string,
+    bytes: Uint8Array,
+    options: { replace: boolean; allowBroken: boolean; schema?: string | undefined },
+  ): Promise<Published> {
+    const query = {
+      ...(options.replace && { replace: 'true' }),
+      ...(options.allowBroken && { allow_broken: 'true' }),
+    };
+    const path = withQuery(projectPath(project, 'archive', options.schema), query);
+    const response = await this.fetch(new URL(path, this.baseUrl), { method: 'PUT', upload: bytes });
+    return answerOf<Published>(response);
+  }
+
+  /** The project as a .qgz, or with `data` a zip of it and its data files (GET .../archive). */
+  async download(project: string, data: boolean, schema?: string): Promise<Buffer> {
+    const path = withQuery(projectPath(project, 'archive', schema), data ? { data: 'true' } : {});
+    const response = await this.fetch(new URL(path, this.baseUrl), {});
+    if (!response.ok) return answerOf<never>(response);
+    return Buffer.from(await response.arrayBuffer());
+  }
+
   private get<T>(path: string): Promise<T> {
     return this.request<T>(path);
   }
@@ -187,20 +221,23 @@ export class StewardApi {
 
   /** GET by default; a JSON body when there is one. */
   private async request<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
-    const url = new URL(path, this.baseUrl);
-    const response = await this.fetch(url, init);
-    const answer: unknown = await response.json().catch(() => undefined);
-    if (response.ok) return answer as T;
-    throw new HttpError(response.status, errorMessage(answer) ?? `${url.href} answered HTTP ${response.status}`);
+    return answerOf<T>(await this.fetch(new URL(path, this.baseUrl), init));
   }
 
-  private async fetch(url: URL, { method = 'GET', body }: { method?: string; body?: unknown }): Promise<Response> {
+  /** `upload`: bytes sent as they are, with the longer timeout of transfers. */
+  private async fetch(
+    url: URL,
+    { method = 'GET', body, upload }: { method?: string; body?: unknown; upload?: Uint8Array },
+  ): Promise<Response> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.token) headers['authorization'] = `Bearer ${this.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const payload = body === undefined ? {} : { body: JSON.stringify(body) };
+    if (upload !== undefined) headers['content-type'] = 'application/octet-stream';
+    const payload =
+      upload !== undefined ? { body: Buffer.from(upload) } : body === undefined ? {} : { body: JSON.stringify(body) };
+    const timeout = url.pathname.endsWith('/archive') ? TRANSFER_TIMEOUT_MS : REQUEST_TIMEOUT_MS;
     try {
-      return await fetch(url, { method, headers, ...payload, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      return await fetch(url, { method, headers, ...payload, signal: AbortSignal.timeout(timeout) });
     } catch (error) {
       throw new Unreachable(`Cannot reach the Steward server at ${this.baseUrl.href}: ${reason(error)}`);
     }
@@ -221,6 +258,13 @@ function withQuery(path: string, query: Record<string, string>): string {
   const extra = new URLSearchParams(query).toString();
   if (extra === '') return path;
   return `${path}${path.includes('?') ? '&' : '?'}${extra}`;
+}
+
+/** The JSON answer of a success; HttpError with the API's message otherwise. */
+async function answerOf<T>(response: Response): Promise<T> {
+  const answer: unknown = await response.json().catch(() => undefined);
+  if (response.ok) return answer as T;
+  throw new HttpError(response.status, errorMessage(answer) ?? `${response.url} answered HTTP ${response.status}`);
 }
 
 function errorMessage(body: unknown): string | undefined {

@@ -8,6 +8,7 @@ import { pin, pins, reload, unpin } from './fleet-commands.js';
 import { history, restore } from './history-commands.js';
 import { askEveryInstance, instance, instances } from './instance-commands.js';
 import { job, jobs, seed } from './job-commands.js';
+import { download, publish } from './publish-commands.js';
 import { formatTable } from './table.js';
 
 export const WATCH_INTERVAL_MS = 2000;
@@ -154,4 +155,6 @@ export const commands: Record<string, Command> = {
   seed,
   history,
   restore,
+  publish,
+  download,
 };

@@ -160,27 +160,45 @@ export class ProjectArchives {
    */
   async download(ref: ProjectRef, withData: boolean): Promise<ArchiveDownload> {
     const etag = await this.etag(ref);
-    const document = await this.repository.read(ref);
-    const text = document.serialize();
+    const copy = ProjectDocument.parse((await this.repository.read(ref)).serialize());
     if (!withData) {
+      // Outside the project's folder, paths relative to it lead nowhere: the .qgz names the server's files.
+      this.pointLayers(copy, await this.absoluteSources(ref, copy));
+      const text = copy.serialize();
       return { bytes: await ProjectArchive.create(ref.name, text).bytes(), etag, filename: `${ref.name}.qgz` };
     }
-    const copy = ProjectDocument.parse(text);
     const { sources, files } = await this.bundledFiles(ref, copy);
-    const datasources = new Map<string, string>();
-    copy.rewriteLayers((element, entry) => {
-      const source = sources.get(entry.id);
-      const holder = firstChild(element, 'datasource');
-      if (source === undefined || !holder) return false;
-      datasources.set(entry.id, joinFileDatasource({ ...splitFileDatasource(entry.datasource), path: source }));
-      setText(holder, datasources.get(entry.id) ?? '');
-      return true;
-    });
-    copy.setTreeSources(datasources);
-    if (datasources.size > 0) saveRelativePaths(copy.root);
+    if (this.pointLayers(copy, sources)) saveRelativePaths(copy.root);
     const entries: Array<[string, Uint8Array]> = [[`${ref.name}.qgs`, Buffer.from(copy.serialize(), 'utf8')]];
     for (const [name, path] of files) entries.push([name, await readFile(path)]);
     return { bytes: await zipArchive(entries), etag, filename: `${ref.name}.zip` };
+  }
+
+  /** Gives each layer `paths` names by id that path in its datasource and tree record; whether any changed. */
+  private pointLayers(document: ProjectDocument, paths: ReadonlyMap<string, string>): boolean {
+    const datasources = new Map<string, string>();
+    document.rewriteLayers((element, entry) => {
+      const path = paths.get(entry.id);
+      const holder = firstChild(element, 'datasource');
+      if (path === undefined || !holder) return false;
+      datasources.set(entry.id, joinFileDatasource({ ...splitFileDatasource(entry.datasource), path }));
+      setText(holder, datasources.get(entry.id) ?? '');
+      return true;
+    });
+    document.setTreeSources(datasources);
+    return datasources.size > 0;
+  }
+
+  /** The absolute path of each file layer whose datasource is relative to the project, by id. */
+  private async absoluteSources(ref: ProjectRef, document: ProjectDocument): Promise<Map<string, string>> {
+    const paths = new Map<string, string>();
+    for (const entry of document.layers()) {
+      if (!FILE_PROVIDERS.has(entry.provider) || !isProjectRelative(splitFileDatasource(entry.datasource).path))
+        continue;
+      const source = await this.options.layers.gdalSource(ref, entry);
+      if (source?.kind === 'file' && isAbsolute(source.gdalPath)) paths.set(entry.id, source.gdalPath);
+    }
+    return paths;
   }
 
   /**

@@ -1,0 +1,94 @@
+/** The `steward` subcommands that take projects in and out as QGIS Desktop has them (docs/publishing.md). */
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { basename, extname, join, relative, sep } from 'node:path';
+
+import { zipSync } from 'fflate';
+
+import { CliError, type Published } from './api.js';
+import { type Command, json, JSON_OPTION, SCHEMA_OPTION } from './command.js';
+import { formatTable } from './table.js';
+
+const PROJECT_FILE = /\.(qgs|qgz)$/i;
+
+/** Every file below `folder`, by its path relative to it with `/` separators. */
+async function filesBelow(folder: string): Promise<string[]> {
+  const entries = await readdir(folder, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(folder, join(entry.parentPath, entry.name)).split(sep).join('/'))
+    .sort();
+}
+
+/** What to upload for FILE: a .qgs, .qgz or .zip as it is, a folder as a bundle; and the project's default name. */
+async function upload(file: string): Promise<{ bytes: Uint8Array; name: string }> {
+  const info = await stat(file).catch(() => undefined);
+  if (!info) throw new CliError(`${file} does not exist`);
+  if (!info.isDirectory()) {
+    if (!/\.(qgs|qgz|zip)$/i.test(file)) throw new CliError(`${file} is not a .qgs, .qgz, .zip or folder`);
+    return { bytes: await readFile(file), name: basename(file, extname(file)) };
+  }
+  const files = await filesBelow(file);
+  const projects = files.filter((name) => PROJECT_FILE.test(name));
+  if (projects.length !== 1) {
+    throw new CliError(
+      projects.length === 0
+        ? `${file} holds no QGIS project (.qgs or .qgz)`
+        : `${file} holds several QGIS projects (${projects.join(', ')}): give one folder a project`,
+    );
+  }
+  const entries = Object.fromEntries(
+    await Promise.all(files.map(async (name) => [name, await readFile(join(file, ...name.split('/')))] as const)),
+  );
+  const project = projects[0] ?? '';
+  return { bytes: zipSync(entries), name: basename(project, extname(project)) };
+}
+
+function publishedText(project: string, answer: Published): string {
+  const rows = answer.check.layers.map(({ name, status, findings }) => [
+    name,
+    status,
+    findings.map((finding) => finding.message).join('; '),
+  ]);
+  const lines = [
+    `${answer.created ? 'Published' : 'Replaced'} project ${project} (${answer.check.status}).`,
+    ...(answer.data_dir ? [`Data files (${answer.data_files.length}) in ${answer.data_dir}.`] : []),
+  ];
+  return `${lines.join('\n')}\n${rows.length > 0 ? formatTable(['LAYER', 'STATUS', 'FINDINGS'], rows) : ''}`;
+}
+
+export const publish: Command = {
+  summary: 'Publish a QGIS project: a .qgs, a .qgz, a zip bundle, or a folder holding one project and its data',
+  arguments: ['<file>'],
+  options: {
+    ...JSON_OPTION,
+    replace: 'replace the project when it exists',
+    'allow-broken': 'store the project even when layers are broken',
+  },
+  valueOptions: { ...SCHEMA_OPTION, project: "the project's name (default: the project file's name)" },
+  async run(api, { ids: [file = ''], flags, values }, io) {
+    const { bytes, name } = await upload(file);
+    const project = values['project'] ?? name;
+    if (io.isTTY) io.err(`Uploading ${(bytes.byteLength / 1024 / 1024).toFixed(1)} MiB to ${project}...\n`);
+    const answer = await api.publish(project, bytes, {
+      replace: flags['replace'] === true,
+      allowBroken: flags['allow-broken'] === true,
+      schema: values['schema'],
+    });
+    io.out(flags['json'] ? json(answer) : publishedText(project, answer));
+    return answer.check.status === 'ok' ? undefined : 1;
+  },
+};
+
+export const download: Command = {
+  summary: 'Download a project as a .qgz, or with --data a zip of it and its data files',
+  arguments: ['<project>'],
+  options: { data: 'a zip of the project and the data files of its layers, paths made relative' },
+  valueOptions: { ...SCHEMA_OPTION, output: 'the file to write (default: <project>.qgz or <project>.zip)' },
+  async run(api, { ids: [project = ''], flags, values }, io) {
+    const data = flags['data'] === true;
+    const bytes = await api.download(project, data, values['schema']);
+    const output = values['output'] ?? `${project}.${data ? 'zip' : 'qgz'}`;
+    await writeFile(output, bytes);
+    io.out(`Wrote ${output} (${bytes.length} bytes).\n`);
+  },
+};
