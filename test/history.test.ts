@@ -4,6 +4,7 @@ import { join } from 'node:path';
 
 import { steward } from './support/cli.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { apiCall } from './support/http.js';
 import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, differingPixels } from './support/png.js';
 import { ows } from './support/qgis.js';
@@ -315,5 +316,36 @@ describe('retention of versions', () => {
     assert.equal(content.status, 200);
     const edit = Number(oldest.id) - 2;
     assert.match(await content.text(), new RegExp(`edit ${edit}<`));
+  });
+});
+
+describe('who made a version, with API tokens', () => {
+  const ADMIN = 'the history bootstrap token';
+  let stack: Stack;
+  const as = (token: string) => (method: string, path: string, body?: unknown) =>
+    apiCall(stack.api.url, method, path, body, token);
+  before(async () => {
+    stack = await startStack({ apiToken: ADMIN }, {}, 'filesystem');
+  });
+  after(() => stack.stop());
+
+  it("tells the token's name rather than the client's address", async () => {
+    const admin = as(ADMIN);
+    assert.equal((await admin('POST', '/api/projects', { name: 'signed', author: 'Ada' })).status, 201);
+    const role = await admin('PUT', '/api/roles/editor', { projects: { signed: { access: 'write' } } });
+    assert.equal(role.status, 201, JSON.stringify(role.body));
+    const made = await admin('POST', '/api/tokens', { name: 'ada', roles: ['editor'] });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const ada = as((made.body as { token: string }).token);
+    assert.equal((await ada('PATCH', '/api/projects/signed', { abstract: 'by Ada' })).status, 200);
+    const listed = await ada('GET', '/api/projects/signed/versions');
+    assert.equal(listed.status, 200, JSON.stringify(listed.body));
+    assert.deepEqual(
+      (listed.body as { versions: Version[] }).versions.map(({ who, summary }) => [who, summary]),
+      [
+        ['ada', "changed the project's abstract"],
+        ['bootstrap', 'created the project'],
+      ],
+    );
   });
 });

@@ -9,7 +9,9 @@ import { errorResponses, ProjectParams, SchemaQuery } from '../schemas.js';
 const Version = Type.Object({
   id: Type.String(),
   time: Type.String({ description: 'ISO 8601, UTC' }),
-  who: Type.String({ description: "The client's address (or `steward` for Steward's own writes)" }),
+  who: Type.String({
+    description: "The token's name, else the client's address (`steward` for Steward's own writes)",
+  }),
   route: Type.String({ description: 'The route of the write, as `METHOD /path`' }),
   summary: Type.String(),
 });

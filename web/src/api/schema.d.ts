@@ -4045,7 +4045,7 @@ export interface paths {
                                 summary: string;
                                 /** @description ISO 8601, UTC */
                                 time: string;
-                                /** @description The client's address (or `steward` for Steward's own writes) */
+                                /** @description The token's name, else the client's address (`steward` for Steward's own writes) */
                                 who: string;
                             }[];
                         };
@@ -4282,7 +4282,7 @@ export interface paths {
                             summary: string;
                             /** @description ISO 8601, UTC */
                             time: string;
-                            /** @description The client's address (or `steward` for Steward's own writes) */
+                            /** @description The token's name, else the client's address (`steward` for Steward's own writes) */
                             who: string;
                         };
                     };
