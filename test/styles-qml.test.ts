@@ -19,6 +19,7 @@ import {
   type SaveSldJob,
   saveSldWithQgis,
   writeCorpus,
+  writeLayerLevelStyles,
 } from './support/style-corpus.js';
 import { comparableXml } from './support/style-oracle.js';
 import { selectedStorage } from './support/test-storage.js';
@@ -432,6 +433,57 @@ describe(`styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them 
     assert.ok(distinctColours(served).size > 50, 'the project draws a stretched grey ramp');
     const { ok, differing } = agree(served, decodePng(readFileSync(out)));
     assert.ok(ok, `QGIS draws the downloaded QML as the project draws the layer (${differing} pixels differ)`);
+  });
+
+  it('applies what a QML holds for the whole layer as Load Style does: scale visibility, reference scale, expression fields', async () => {
+    const styles = writeLayerLevelStyles(sources, scratch);
+    const extent = await layerExtent('points');
+    const jobs: RenderJob[] = [];
+    const served = new Map<string, Image>();
+    const attributes = new Map<string, string>();
+    for (const { style } of styles) {
+      assert.equal((await put(style, qml(style))).status, 201, style);
+      await apply('points', style);
+      served.set(style, decodePng(await map('points')));
+      const project = await stack.storage.projectXml('desk');
+      const layer =
+        /<maplayer [^>]*>(?:(?!<\/maplayer>)[\s\S])*<layername>points<\/layername>/.exec(project)?.[0] ?? '';
+      attributes.set(style, layer.slice(0, layer.indexOf('>') + 1));
+      const out = join(scratch, `${style}.qgis.png`);
+      jobs.push({
+        kind: 'vector',
+        source: sources.points,
+        qml: join(scratch, `${style}.qml`),
+        crs: 'EPSG:4326',
+        extent,
+        size: 400,
+        dpi: SERVER_DPI,
+        out,
+      });
+    }
+    renderWithQgis(jobs, scratch);
+    const failures: string[] = [];
+    for (const job of jobs) {
+      const style = job.out.slice(job.out.lastIndexOf('/') + 1).replace('.qgis.png', '');
+      const { ok, differing } = agree(served.get(style) as Image, decodePng(readFileSync(job.out)));
+      if (!ok) failures.push(`${style}: ${differing} pixels differ from QGIS's drawing`);
+    }
+    assert.deepEqual(failures, []);
+    assert.equal(served.get('hidden-far')?.paintedPixels(), 0, 'hidden beyond 1:10,000, as the QML says');
+    assert.match(attributes.get('hidden-far') ?? '', /hasScaleBasedVisibilityFlag="1"/);
+    assert.match(attributes.get('hidden-far') ?? '', /minScale="10000"/);
+    assert.match(attributes.get('reference-scale') ?? '', /symbologyReferenceScale="20000000"/);
+    assert.ok((served.get('reference-scale')?.paintedPixels() ?? 0) > 3000, 'symbols grow to the reference scale');
+    const colours = distinctColours(served.get('virtual-field') as Image);
+    for (const colour of ['255,0,0', '0,160,0', '0,0,255']) {
+      assert.ok(colours.has(colour), `the category of the expression field drawn in ${colour}`);
+    }
+    const xml = await stack.storage.projectXml('desk');
+    assert.match(xml, /<expressionfields>[\s\S]*name="loud"/, "the QML's expression field is the layer's");
+    // Switching to a style whose QML has no scale limit draws the layer again.
+    await apply('points', 'hidden-far');
+    await apply('points', 'categorized');
+    assert.equal(decodePng(await map('points')).paintedPixels() > 0, true, 'the categorized style has no scale limit');
   });
 
   it('gives the legend as QGIS Server draws it', async () => {

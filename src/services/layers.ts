@@ -339,7 +339,7 @@ export class LayerService {
         document.addLayer(definition);
         const element = defaultStyle && document.mapLayerElement(request.name);
         if (defaultStyle && element) {
-          putLayerStyle(element, defaultStyle.name, defaultStyle.qml, true);
+          putLayerStyle(element, defaultStyle.name, defaultStyle.qml, true, { keepLayerRendering: true });
           document.invalidate(request.name);
         }
         return document.layer(request.name);

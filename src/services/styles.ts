@@ -333,13 +333,16 @@ export class StyleService {
     const current = request.current ?? false;
     if (request.name === BUILT_IN_STYLE || !(await this.styles.has(ref, request.name)))
       return this.applyLayerOwn(ref, layerName, request.name, current);
-    const qml = await this.qmlForLayer(ref, layer, await this.load(ref, request.name));
+    const stored = await this.load(ref, request.name);
+    const qml = await this.qmlForLayer(ref, layer, stored);
+    // Steward's own styles hold QGIS's default rendering, not a choice: the layer keeps its own.
+    const options = { keepLayerRendering: stored.origin === 'json' };
     const changed = await this.repository.update(
       ref,
       (document) => {
         const element = mapLayerOf(document, ref, layerName);
         const wasCurrent = currentLayerStyleName(element);
-        putLayerStyle(element, request.name, qml, current);
+        putLayerStyle(element, request.name, qml, current, options);
         document.invalidate(layerName);
         return current || wasCurrent === request.name;
       },

@@ -56,6 +56,13 @@ export function writeCorpus(sources: CorpusSources, dir: string): CorpusStyle[] 
   return JSON.parse(runPyqgisScript('style_corpus.py', 'write', file, dir)) as CorpusStyle[];
 }
 
+/** Has QGIS write QMLs whose layer-level settings matter (scale visibility, reference scale, expression fields). */
+export function writeLayerLevelStyles(sources: CorpusSources, dir: string): CorpusStyle[] {
+  const file = join(dir, 'sources.json');
+  writeFileSync(file, JSON.stringify(sources));
+  return JSON.parse(runPyqgisScript('style_corpus.py', 'layer-level', file, dir)) as CorpusStyle[];
+}
+
 export interface RenderJob {
   kind: 'vector' | 'raster';
   source: string;

@@ -35,6 +35,7 @@ const STYLE_ELEMENTS: Record<string, ReadonlyMap<string, string>> = {
     ['LinearlyInterpolatedDiagramRenderer', 'Diagrams'],
     ['StackedDiagramRenderer', 'Diagrams'],
     ['DiagramLayerSettings', 'Diagrams'],
+    ['expressionfields', 'Fields'],
   ]),
   raster: new Map([
     ['pipe-data-defined-properties', 'Symbology'],
@@ -93,6 +94,20 @@ function takeStyleAttributes(mapLayer: XmlElement, document: XmlElement): void {
   const attributes = STYLE_ATTRIBUTES[mapLayer.attributes.get('type') ?? ''] ?? new Map<string, string>();
   for (const [name, category] of attributes) {
     if (!covers(document, category)) continue;
+    const value = document.attributes.get(name);
+    if (value === undefined) mapLayer.attributes.delete(name);
+    else if (mapLayer.attributes.get(name) !== value) mapLayer.attributes.set(name, value);
+  }
+}
+
+/**
+ * Sets the layer's Rendering attributes (scale-based visibility, its scales, the symbology
+ * reference scale, simplification) to a style document's, as QGIS's "Load Style" does when the
+ * document covers that category; one the document lacks goes (QGIS reads its default then).
+ */
+function takeRendering(mapLayer: XmlElement, document: XmlElement): void {
+  if (!covers(document, 'Rendering')) return;
+  for (const name of RENDERING_ATTRIBUTES) {
     const value = document.attributes.get(name);
     if (value === undefined) mapLayer.attributes.delete(name);
     else if (mapLayer.attributes.get(name) !== value) mapLayer.attributes.set(name, value);
@@ -223,7 +238,9 @@ function currentStyleDocument(mapLayer: XmlElement, version: string): XmlElement
     const value = mapLayer.attributes.get(name);
     if (value !== undefined) attributes[name] = value;
   }
-  const children = styleChildren(mapLayer, styleElementsOf(mapLayer));
+  const kept = KEPT_CATEGORIES.split('|');
+  const owned = styleElementsOf(mapLayer);
+  const children = styleChildren(mapLayer, owned).filter((child) => kept.includes(owned.get(child.name) ?? ''));
   const geometry = geometryClass('layer', mapLayer.attributes.get('geometry'))?.code;
   if (geometry !== undefined) children.push(element('layerGeometryType', {}, [text(geometry)]));
   return element('qgis', attributes, children);
@@ -258,7 +275,8 @@ function withLayerRendering(qml: XmlElement, mapLayer: XmlElement): XmlElement {
   const attributes = new Map(qml.attributes);
   for (const name of RENDERING_ATTRIBUTES) {
     const value = mapLayer.attributes.get(name);
-    if (value !== undefined && attributes.has(name)) attributes.set(name, value);
+    if (value === undefined) attributes.delete(name);
+    else attributes.set(name, value);
   }
   return { ...qml, attributes };
 }
@@ -278,27 +296,46 @@ export function setCurrentLayerStyle(mapLayer: XmlElement, name: string): void {
   const kept = previous && currentStyleDocument(mapLayer, document.attributes.get('version') ?? '');
   replaceStyleElements(mapLayer, document, styleChildren(document, styleElementsOf(mapLayer)));
   takeStyleAttributes(mapLayer, document);
+  takeRendering(mapLayer, document);
   if (previous) setEntryDocument(mapLayer, previous, kept);
   setEntryDocument(mapLayer, target, undefined);
   manager(mapLayer).attributes.set('current', name);
 }
 
+/** How a style is applied to a layer. */
+export interface ApplyOptions {
+  /**
+   * Keep the layer's Rendering attributes (scale-based visibility, reference scale...) rather than
+   * take the style's: for Steward's own styles, whose QML holds QGIS's defaults there, not the
+   * designer's choice. A QML from QGIS brings its own, as Desktop's "Load Style" does.
+   */
+  keepLayerRendering?: boolean;
+}
+
 /**
- * Adds the style `name` to the layer from its QML (as written by styleToQml), or replaces the
- * style of that name; with `current` it becomes the style QGIS Server draws when STYLE is empty.
- * Throws Unprocessable when the style cannot draw this layer.
+ * Adds the style `name` to the layer from its QML, or replaces the style of that name; with
+ * `current` it becomes the style QGIS Server draws when STYLE is empty. What the QML holds of its
+ * categories (Symbology, Labeling, Diagrams, Rendering, the Fields' expression fields) is applied
+ * as QGIS's "Load Style" applies it. Throws Unprocessable when the style cannot draw this layer.
  */
-export function putLayerStyle(mapLayer: XmlElement, name: string, qml: string, current: boolean): void {
+export function putLayerStyle(
+  mapLayer: XmlElement,
+  name: string,
+  qml: string,
+  current: boolean,
+  options: ApplyOptions = {},
+): void {
   const document = parseQml(qml, name);
   checkFits(mapLayer, document, name);
   const existing = entry(mapLayer, name);
   if (existing && currentLayerStyleName(mapLayer) === name) {
     replaceStyleElements(mapLayer, document, styleChildren(document, styleElementsOf(mapLayer)));
     takeStyleAttributes(mapLayer, document);
+    if (!options.keepLayerRendering) takeRendering(mapLayer, document);
     return;
   }
   const target = existing ?? element('map-layer-style', { name });
-  setEntryDocument(mapLayer, target, withLayerRendering(document, mapLayer));
+  setEntryDocument(mapLayer, target, options.keepLayerRendering ? withLayerRendering(document, mapLayer) : document);
   if (!existing) {
     const layout = layoutOfLayer(mapLayer);
     appendChild(manager(mapLayer), target, MAPLAYER_DEPTH + 1, layout);

@@ -9,6 +9,10 @@
       jobs.json: [{"kind", "source", "qml", "crs", "extent": [xmin, ymin, xmax, ymax], "size", "dpi", "out"}]
       Draws each layer with its QML with QgsMapRendererParallelJob and writes a PNG to "out"; a job
       with "sld" draws with that SLD instead, read with loadSldStyle.
+  style_corpus.py layer-level <sources.json> <out_dir>
+      Writes QMLs of the points layer whose layer-level settings matter: scale-based visibility
+      (hidden beyond 1:10,000), a symbology reference scale, a renderer on an expression field;
+      prints [{"style", "layer", "kind", "package"}] as "write" does.
   style_corpus.py save-sld <jobs.json>
       jobs.json: [{"kind", "source", "name", "qml", "out"}]: loads each QML into a layer named "name"
       and writes its SLD to "out" as Desktop's "Save as SLD" does (saveSldStyle).
@@ -32,6 +36,7 @@ from qgis.core import (
     QgsCoordinateReferenceSystem,
     QgsDiagramLayerSettings,
     QgsDiagramSettings,
+    QgsField,
     QgsFillSymbol,
     QgsGradientColorRamp,
     QgsGraduatedSymbolRenderer,
@@ -67,7 +72,7 @@ from qgis.core import (
     QgsVectorLayer,
     QgsVectorLayerSimpleLabeling,
 )
-from qgis.PyQt.QtCore import QSize, QSizeF
+from qgis.PyQt.QtCore import QSize, QSizeF, QVariant
 from qgis.PyQt.QtGui import QColor, QFont
 
 CATEGORIES = QgsMapLayer.AllStyleCategories
@@ -282,6 +287,51 @@ def raster_styles(sources):
     return styles
 
 
+def layer_level_styles(sources):
+    def points():
+        made = QgsVectorLayer(sources["points"], "points", "ogr")
+        if not made.isValid():
+            raise RuntimeError("cannot open " + sources["points"])
+        return made
+
+    styles = []
+    made = points()
+    made.setRenderer(QgsSingleSymbolRenderer(QgsMarkerSymbol.createSimple({"color": "255,0,0", "size": "6"})))
+    made.setScaleBasedVisibility(True)
+    made.setMinimumScale(10000)
+    made.setMaximumScale(0)
+    styles.append(("hidden-far", "points", made))
+
+    made = points()
+    renderer = QgsSingleSymbolRenderer(QgsMarkerSymbol.createSimple({"color": "0,0,255", "size": "2"}))
+    renderer.setReferenceScale(20000000)
+    made.setRenderer(renderer)
+    styles.append(("reference-scale", "points", made))
+
+    made = points()
+    made.addExpressionField('upper("name")', QgsField("loud", QVariant.String))
+    colours = ("255,0,0", "0,160,0", "0,0,255")
+    categories = [
+        QgsRendererCategory(f"POINTS-{i}", QgsMarkerSymbol.createSimple({"color": c, "size": "6"}), f"p{i}")
+        for i, c in enumerate(colours)
+    ]
+    made.setRenderer(QgsCategorizedSymbolRenderer("loud", categories))
+    styles.append(("virtual-field", "points", made))
+    return styles
+
+
+def write_layer_level(sources_file, out_dir):
+    with open(sources_file) as handle:
+        sources = json.load(handle)
+    written = []
+    for style, key, made in layer_level_styles(sources):
+        message, ok = made.saveNamedStyle(os.path.join(out_dir, style + ".qml"), CATEGORIES)
+        if not ok:
+            raise RuntimeError(f"saveNamedStyle {style}: {message}")
+        written.append({"style": style, "layer": key, "kind": "vector", "package": []})
+    return written
+
+
 def write(sources_file, out_dir):
     with open(sources_file) as handle:
         sources = json.load(handle)
@@ -365,6 +415,8 @@ def main():
         result = write(sys.argv[2], sys.argv[3])
     elif command == "render":
         result = render_all(sys.argv[2])
+    elif command == "layer-level":
+        result = write_layer_level(sys.argv[2], sys.argv[3])
     elif command == "save-sld":
         result = save_sld_all(sys.argv[2])
     else:
