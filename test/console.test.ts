@@ -175,6 +175,39 @@ describe('web console', () => {
     assert.deepEqual(errors, []);
   });
 
+  test('styles: the editor opens in view from the current style, and replaces it in one request', async () => {
+    await page.reload();
+    await page.getByRole('button', { name: 'Edit the style of districts' }).click();
+    const heading = page.getByRole('heading', { name: 'Style of districts' });
+    await heading.waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'style-title', 'focus moves to the editor');
+    const box = await heading.boundingBox();
+    assert.ok(box && box.y >= 0 && box.y < 860, `the editor's heading is in view (y ${box?.y})`);
+    const editor = page.getByRole('form', { name: 'Style editor for districts' });
+    assert.equal(await editor.getByLabel('Style name').inputValue(), 'red', 'the editor starts from the current style');
+    assert.equal(await editor.getByLabel('Color', { exact: true }).inputValue(), '#ff0000');
+    assert.equal(await editor.getByLabel('Outline style').inputValue(), 'no');
+
+    await editor.getByLabel('Style name').fill('a/b');
+    await editor.getByRole('button', { name: 'Preview on the map' }).click();
+    await editor.getByRole('alert').getByText('The style name “a/b” may not contain a slash.').waitFor();
+    await editor.getByLabel('Style name').fill('red');
+
+    const methods: string[] = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname.includes('/styles')) methods.push(request.method());
+    });
+    await editor.getByLabel('Color', { exact: true }).fill('#0000ff');
+    await editor.getByRole('button', { name: 'Make current style' }).click();
+    await editor.getByText('is now the current style of districts').waitFor();
+    assert.ok(methods.includes('PUT'), methods.join(' '));
+    assert.ok(!methods.includes('DELETE'), `no DELETE before the new version: ${methods.join(' ')}`);
+    const png = await fetch(`${stack.api.url}/api/projects/parcels/layers/districts/map`);
+    assert.deepEqual(decodePng(Buffer.from(await png.arrayBuffer())).pixel(200, 200), [0, 0, 255, 255]);
+    await screenshot(page, 'style-editor-current');
+    assert.deepEqual(errors, []);
+  });
+
   test('instances: without monitoring the page says how to turn it on', async () => {
     await page.getByRole('link', { name: 'Instances' }).click();
     await page.getByText('Monitoring is not enabled on this Steward').waitFor();

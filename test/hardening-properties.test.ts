@@ -269,6 +269,10 @@ function validBodies(data: Fixtures, tokens: readonly string[]): Record<string, 
       example: fillStyle(undefined),
       arbitrary: fc.constantFrom(fillStyle(undefined), grayStyle(undefined)),
     },
+    'PUT /api/projects/{project}/styles/{style}': {
+      example: fillStyle(undefined),
+      arbitrary: fc.constantFrom(fillStyle(undefined), grayStyle(undefined)),
+    },
     'POST /api/projects/{project}/styles/default': {
       example: { name: 'fill', geometry: 'polygon' },
       arbitrary: fc.oneof(

@@ -198,6 +198,15 @@ export class StyleService {
     });
   }
 
+  /**
+   * Stores a JSON style as style `name`, or replaces it, in one write (in every layer that has it,
+   * as putQml does); answers whether the style is new.
+   */
+  async put(ref: ProjectRef, name: string, body: unknown): Promise<boolean> {
+    const style = parseStyle(this.nameFromPath(body, name), this.catalogue());
+    return this.putQml(ref, name, styleToQml(style, { catalogue: this.catalogue() }));
+  }
+
   private nameFromPath(body: unknown, pathName: string): unknown {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
     const given = (body as { name?: unknown }).name;

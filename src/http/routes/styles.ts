@@ -291,6 +291,27 @@ export function styleRoutes(services: StyleRouteServices): RouteModule {
         return reply.status(201).send(true);
       },
     );
+    api.put(
+      '/styles/:style',
+      {
+        schema: {
+          tags,
+          summary: 'Add or replace a style named by the path, in one request',
+          description:
+            'The body is a vector or raster style as for POST. 201 when the style is new, 200 when it replaced ' +
+            'one, in every layer that has it (those drawing with it are drawn anew); the style is never missing ' +
+            'between the two, as it was with DELETE then POST.',
+          params: StyleParams,
+          querystring: SchemaQuery,
+          body: Type.Unknown({ description: 'a vector or raster style, checked by the style codec' }),
+          response: { 200: Type.Boolean(), 201: Type.Boolean(), ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const created = await styles.put(request.project, request.params.style, request.body);
+        return reply.status(created ? 201 : 200).send(true);
+      },
+    );
     api.delete(
       '/styles/:style',
       {

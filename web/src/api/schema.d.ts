@@ -3408,7 +3408,72 @@ export interface paths {
                 };
             };
         };
-        put?: never;
+        /**
+         * Add or replace a style named by the path, in one request
+         * @description The body is a vector or raster style as for POST. 201 when the style is new, 200 when it replaced one, in every layer that has it (those drawing with it are drawn anew); the style is never missing between the two, as it was with DELETE then POST.
+         */
+        put: {
+            parameters: {
+                query?: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                    style: string;
+                };
+                cookie?: never;
+            };
+            /** @description a vector or raster style, checked by the style codec */
+            requestBody: {
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": boolean;
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": boolean;
+                    };
+                };
+            };
+        };
         /** Add a style named by the path */
         post: {
             parameters: {

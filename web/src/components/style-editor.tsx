@@ -7,7 +7,7 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 
-import { api, ApiError } from '../api/client';
+import { api } from '../api/client';
 import { type ProjectRef, schemaQuery } from '../api/projects';
 import { ErrorMessage, Loading } from './messages';
 import { useAction, useApi } from './use-api';
@@ -54,18 +54,73 @@ function label(name: string): string {
   return name.replace(/_/g, ' ').replace(/^./, (first) => first.toUpperCase());
 }
 
-export function StyleEditor(props: {
+interface EditorProps {
   project: ProjectRef;
   layer: string;
   geometry: Geometry;
+  /** The layer's current style, which the editor starts from when the JSON codec describes it. */
+  current: string | undefined;
   onPreview: (style: string | undefined) => void;
   onChanged: () => void;
-}): JSX.Element {
+}
+
+/** Where the editor starts: the current style's name, opacity and properties, or QGIS's defaults. */
+interface Start {
+  name: string;
+  opacity: string;
+  values: Record<string, string>;
+  /** Why the editor starts from QGIS's defaults rather than the current style. */
+  note?: string;
+}
+
+interface JsonStyle {
+  rendering?: { opacity?: number };
+  symbology?: { type?: string; symbol?: string; properties?: Record<string, unknown> };
+}
+
+async function startOf(props: EditorProps, signal: AbortSignal): Promise<Start> {
+  const fresh = { name: `${props.layer}-style`, opacity: '1', values: {} };
+  const current = props.current;
+  if (!current || current === 'default') return fresh;
+  const style: unknown = await api.get('/api/projects/{project}/styles/{style}', {
+    path: { project: props.project.project, style: current },
+    query: schemaQuery(props.project),
+    signal,
+  });
+  const json = typeof style === 'object' && style !== null ? (style as JsonStyle) : undefined;
+  const symbology = json?.symbology;
+  if (!json || symbology?.type !== 'single_symbol' || symbology.symbol !== ENDPOINTS[props.geometry][1])
+    return {
+      ...fresh,
+      note: `The current style “${current}” was not made with this editor (a QML from QGIS Desktop, or another renderer): the editor starts from QGIS's defaults under a new name.`,
+    };
+  const values = Object.fromEntries(
+    Object.entries(symbology.properties ?? {}).map(([key, value]) => [key, String(value)]),
+  );
+  return { name: current, opacity: String(json.rendering?.opacity ?? 1), values };
+}
+
+/** The editor, once the layer's current style is read. */
+export function StyleEditor(props: EditorProps): JSX.Element {
+  const start = useApi((signal) => startOf(props, signal), [props.layer, props.current]);
+  if (!start.data) return start.error ? <ErrorMessage error={start.error} /> : <Loading what="the current style" />;
+  return <StyleForm {...props} start={start.data} />;
+}
+
+/** Refuses, in words, a style name the API would refuse as part of a file name. */
+function checkStyleName(name: string): void {
+  if (name.trim() === '') throw new Error('The style needs a name.');
+  if (/[/\\]/.test(name)) throw new Error(`The style name “${name}” may not contain a slash.`);
+  if (name.startsWith('.')) throw new Error(`The style name “${name}” may not start with a dot.`);
+  if (name === 'default') throw new Error('“default” is the built-in style: choose another name.');
+}
+
+function StyleForm(props: EditorProps & { start: Start }): JSX.Element {
   const [endpoint, symbol] = ENDPOINTS[props.geometry];
   const catalogue = useApi((signal) => api.get(endpoint, { signal }), [endpoint]);
-  const [values, setValues] = useState<Record<string, string>>({});
-  const [name, setName] = useState(`${props.layer}-style`);
-  const [opacity, setOpacity] = useState('1');
+  const [values, setValues] = useState<Record<string, string>>(props.start.values);
+  const [name, setName] = useState(props.start.name);
+  const [opacity, setOpacity] = useState(props.start.opacity);
   const [saved, setSaved] = useState<string | undefined>(undefined);
   const [message, setMessage] = useState<string | undefined>(undefined);
   const fields = Object.entries((catalogue.data ?? {}) as Record<string, string>)
@@ -89,15 +144,10 @@ export function StyleEditor(props: {
     };
   };
 
-  /** Saves the style under its name, replacing an earlier version that no layer draws with. */
+  /** Saves the style under its name, replacing an earlier version in one request (PUT). */
   const save = async (): Promise<void> => {
-    try {
-      await api.post('/api/projects/{project}/styles', { path, query, body: body() });
-    } catch (error) {
-      if (!(error instanceof ApiError && error.status === 409)) throw error;
-      await api.delete('/api/projects/{project}/styles/{style}', { path: { ...path, style: name }, query });
-      await api.post('/api/projects/{project}/styles', { path, query, body: body() });
-    }
+    checkStyleName(name);
+    await api.put('/api/projects/{project}/styles/{style}', { path: { ...path, style: name }, query, body: body() });
     await api.post('/api/projects/{project}/layers/{layer}/style', {
       path: { ...path, layer: props.layer },
       query,
@@ -144,10 +194,11 @@ export function StyleEditor(props: {
         void preview.run();
       }}
     >
+      {props.start.note && <p class="muted">{props.start.note}</p>}
       <div class="fields">
         <label>
           Style name
-          <input required pattern="[^/]+" value={name} onInput={(event) => setName(event.currentTarget.value)} />
+          <input required value={name} onInput={(event) => setName(event.currentTarget.value)} />
         </label>
         <label>
           Opacity

@@ -1,5 +1,5 @@
 import type { JSX } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 
 import { api } from '../api/client';
 import { type LayerInfo, loadLayers } from '../api/layers';
@@ -39,6 +39,12 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
     }));
   const styled = rows.find((row) => row.name === styling);
   const styledGeometry = geometryClass(styled?.info?.geometry);
+  // The editor opens below the map: brought into view, with the focus on its heading.
+  useEffect(() => {
+    const heading = styling === undefined ? null : document.getElementById('style-title');
+    heading?.scrollIntoView({ block: 'start' });
+    heading?.focus();
+  }, [styling]);
 
   return (
     <Page
@@ -127,12 +133,15 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
       <ProjectCheck project={ref} version={layers.data} />
       {styled && styledGeometry && (
         <section class="card" aria-labelledby="style-title">
-          <h2 id="style-title">Style of {styled.name}</h2>
+          <h2 id="style-title" tabIndex={-1}>
+            Style of {styled.name}
+          </h2>
           <StyleEditor
             key={styled.name}
             project={ref}
             layer={styled.name}
             geometry={styledGeometry}
+            current={styled.info?.current_style}
             onPreview={(style) => setPreviews({ ...previews, [styled.name]: style })}
             onChanged={layers.reload}
           />
