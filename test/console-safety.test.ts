@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 
 import { type Browser, type Page } from 'playwright-core';
 
-import { checkAccessibility, launchBrowser, openPage, screenshot } from './support/browser.js';
+import { centreWhen, checkAccessibility, launchBrowser, openPage, screenshot } from './support/browser.js';
 import { type CacheStack, startCacheStack } from './support/cache-stack.js';
 import { apiCall } from './support/http.js';
 import { after, before, describe, test } from './support/node-test.js';
@@ -226,6 +226,32 @@ describe('web console: destructive actions', () => {
     assert.deepEqual(since, [], 'a gone instance is polled no more');
     await checkAccessibility(page, 'the page of a gone instance');
     await screenshot(page, 'instance-gone');
+    assert.deepEqual(errors, []);
+  });
+
+  test('the map asks again by itself after a 502, without a pan', async () => {
+    await page.goto('/projects/terrain');
+    const map = page.getByTestId('project-map');
+    const drawn = ([r = 0, g = 0, b = 0]: number[]) => !(r === 255 && g === 255 && b === 255);
+    await centreWhen(map, 'drawn', drawn);
+    // The next map answers 502, as nginx does while QGIS Server restarts; the ones after reach it.
+    let refused = 0;
+    await page.route('**/api/projects/terrain/wms?**', async (route) => {
+      if (refused++ > 0) return route.continue();
+      return route.fulfill({
+        status: 502,
+        contentType: 'application/json',
+        body: JSON.stringify({ error: 'QGIS Server could not be reached' }),
+      });
+    });
+    for (const layer of ['doubled', 'elevation']) await page.getByLabel(`${layer} visible on the map`).uncheck();
+    await centreWhen(map, 'empty', (pixel) => !drawn(pixel));
+    await page.getByLabel('doubled visible on the map').check();
+    await page.getByRole('alert').getByText('QGIS Server could not be reached (HTTP 502)').waitFor();
+    await centreWhen(map, 'drawn after the 502', drawn);
+    await page.getByRole('alert').getByText('QGIS Server could not be reached').waitFor({ state: 'detached' });
+    assert.equal(refused, 2, 'asked again once');
+    await page.unroute('**/api/projects/terrain/wms?**');
     assert.deepEqual(errors, []);
   });
 });

@@ -16,7 +16,7 @@ import View from 'ol/View';
 import type { JSX } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 
-import { apiUrl, send } from '../api/client';
+import { ApiError, apiUrl, send } from '../api/client';
 import { type ProjectRef, schemaQuery } from '../api/projects';
 
 export interface MapLayer {
@@ -30,6 +30,9 @@ export interface MapLayer {
 }
 
 const VIEW_CRS = 'EPSG:3857';
+/** After a failed map, it is asked again after 1 s, then 2, 4, ... up to 30 s between tries. */
+const FIRST_RETRY_MS = 1000;
+const LAST_RETRY_MS = 30_000;
 
 /** The layer's extent in the map's CRS, when OpenLayers knows the layer's CRS. */
 function extentOf(layer: MapLayer): Extent | undefined {
@@ -70,6 +73,8 @@ export function ProjectMap({
   errorRef.current = onError;
 
   useEffect(() => {
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    let retryMs = FIRST_RETRY_MS;
     // A source draws one view; the layers or styles changing make a new one (OpenLayers keeps an
     // image as long as the view holds it).
     const newSource = (): ImageSource =>
@@ -95,10 +100,18 @@ export function ProjectMap({
           );
           try {
             const image = await createImageBitmap(await (await send(url)).blob());
+            retryMs = FIRST_RETRY_MS;
             errorRef.current(undefined);
             return image;
           } catch (error) {
             errorRef.current(error instanceof Error ? error : new Error(String(error)));
+            // OpenLayers keeps the blank image for this view: a failure that may pass (a 5xx, the
+            // network) draws the map again after a while, longer each time, without a pan.
+            if (!(error instanceof ApiError) || error.status >= 500) {
+              clearTimeout(retry);
+              retry = setTimeout(() => renew.current(), retryMs);
+              retryMs = Math.min(retryMs * 2, LAST_RETRY_MS);
+            }
             return canvas;
           }
         },
@@ -112,7 +125,10 @@ export function ProjectMap({
       controls: defaultControls({ attribution: false }).extend([new ScaleLine()]),
     });
     map.current = olMap;
-    return () => olMap.setTarget(undefined);
+    return () => {
+      clearTimeout(retry);
+      olMap.setTarget(undefined);
+    };
   }, [project.project, project.schema]);
 
   const key = layers.map((layer) => `${layer.name}:${layer.visible}:${layer.style ?? ''}`).join('|');
