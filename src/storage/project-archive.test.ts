@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { unzipSync, zipSync } from 'fflate';
 
 import { describe, it } from '../../test/support/node-test.js';
+import { ProjectFormatError } from '../qgis/project.js';
 import { ProjectArchive } from './project-archive.js';
 
 const text = (value: string): Uint8Array => new TextEncoder().encode(value);
@@ -31,5 +32,18 @@ describe('a project archive', () => {
   it('refuses bytes that are not a project archive', () => {
     assert.throws(() => ProjectArchive.open(text('<qgis/>')), /not a zip archive/);
     assert.throws(() => ProjectArchive.open(zipSync({ 'readme.txt': text('hi') })), /holds no \.qgs/);
+  });
+
+  it('refuses, as a project it cannot read, names leaving the folder and entries that lie about their size', () => {
+    const refused = (bytes: Uint8Array, reason: RegExp): void => {
+      assert.throws(
+        () => ProjectArchive.open(bytes),
+        (error: unknown) => error instanceof ProjectFormatError && reason.test(error.message),
+      );
+    };
+    for (const name of ['../x.qgs', '/etc/y.qgs']) refused(zipSync({ [name]: text('<qgis/>') }), /would leave/);
+    const liar = Buffer.from(zipSync({ 'p.qgs': text(`<qgis>${' '.repeat(100_000)}</qgis>`) }));
+    liar.writeUInt32LE(10, liar.lastIndexOf(Buffer.from('p.qgs')) - 46 + 24);
+    refused(liar, /does not unpack to the 10 bytes it declares/);
   });
 });

@@ -1,7 +1,12 @@
-import { unzipSync } from 'fflate';
-
 import { ProjectFormatError } from '../qgis/project.js';
+import { unzipEntries, type ZipLimits } from './zip-entries.js';
 import { zipArchive } from './zip-writer.js';
+
+/**
+ * What a stored project may unpack to: QGIS writes the .qgs, its auxiliary storage (.qgd) and
+ * attachments; a .qgs beyond V8's longest string (about 512 MiB) could not be parsed anyway.
+ */
+const PROJECT_LIMITS: ZipLimits = { entries: 1000, bytes: 1024 * 1024 * 1024 };
 
 /**
  * A zipped QGIS project as QGIS stores it in a .qgz file or the `content` of a `qgis_projects` row:
@@ -21,12 +26,12 @@ export class ProjectArchive {
   }
 
   static open(bytes: Uint8Array): ProjectArchive {
-    let entries: Record<string, Uint8Array>;
-    try {
-      entries = unzipSync(bytes);
-    } catch (error) {
-      throw new ProjectFormatError(`the project is not a zip archive: ${(error as Error).message}`);
-    }
+    const unpacked = unzipEntries(
+      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+      PROJECT_LIMITS,
+      (reason) => new ProjectFormatError(`the project is not a zip archive Steward unpacks: ${reason}`),
+    );
+    const entries: Record<string, Uint8Array> = Object.fromEntries(unpacked);
     const qgsName = Object.keys(entries).find((entry) => entry.toLowerCase().endsWith('.qgs'));
     if (qgsName === undefined) throw new ProjectFormatError('the project archive holds no .qgs file');
     return new ProjectArchive(entries, qgsName);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { strToU8, zipSync } from 'fflate';
 
 import { describe, it } from '../../test/support/node-test.js';
-import { BadRequest } from '../errors.js';
+import { BadRequest, Conflict } from '../errors.js';
 import { unzipEntries } from './zip-entries.js';
 
 const LIMITS = { entries: 10, bytes: 1000 };
@@ -44,6 +44,25 @@ describe('unzipEntries', () => {
     const entry = bytes.lastIndexOf(Buffer.from('liar')) - 46;
     bytes.writeUInt32LE(10, entry + 24);
     refused(bytes, /does not unpack to the 10 bytes it declares/);
+  });
+
+  it('refuses an entry that unpacks to fewer bytes, or to other bytes, than it declares', () => {
+    const stored = zip({ short: new Uint8Array(100) });
+    const entry = stored.lastIndexOf(Buffer.from('short')) - 46;
+    stored.writeUInt32LE(200, entry + 24);
+    refused(stored, /does not unpack to the 200 bytes it declares/);
+    // A stored entry (level 0) whose bytes were changed after its CRC-32 was written.
+    const altered = Buffer.from(zipSync({ 'data.bin': [new Uint8Array(64).fill(7), { level: 0 }] }));
+    const at = altered.indexOf(Buffer.from('data.bin')) + 'data.bin'.length + 3;
+    altered.writeUInt8(altered.readUInt8(at) ^ 0xff, at);
+    refused(altered, /does not unpack to the bytes it declares \(CRC-32\)/);
+  });
+
+  it("answers with the caller's error", () => {
+    assert.throws(
+      () => unzipEntries(zip({ '../x': strToU8('x') }), LIMITS, (reason) => new Conflict(`no: ${reason}`)),
+      (error: unknown) => error instanceof Conflict && /^no: entry "\.\.\/x" would leave/.test(error.message),
+    );
   });
 
   it('refuses what is not a whole zip', () => {

@@ -1,14 +1,16 @@
 /**
- * The files of a zip archive a client sent, unpacked within limits. The central directory is read
- * here rather than trusted to an unzip library: each entry is inflated with zlib's
- * `maxOutputLength` set to the size it declares, so an archive whose entries claim small sizes and
- * unpack to gigabytes stops at the first byte past its claim, and the declared sizes together must
- * fit the limit before anything is inflated. Entry names that would leave the folder they are
- * unpacked in (absolute, `..`, backslashes, drive letters, control characters) refuse the archive.
+ * Steward's one zip reader, for the archives clients send (style packages, project bundles) and
+ * the projects QGIS stores zipped (.qgz files, `qgis_projects` rows), unpacked within limits. The
+ * central directory is read here rather than trusted to an unzip library: each entry is inflated
+ * with zlib's `maxOutputLength` set to the size it declares, so an archive whose entries claim
+ * small sizes and unpack to gigabytes stops at the first byte past its claim, and the declared
+ * sizes together must fit the limit before anything is inflated. An entry that unpacks to another
+ * size than it declares, or to other bytes (its CRC-32), and a name that would leave the folder it
+ * is unpacked in (absolute, `..`, backslashes, drive letters, control characters) refuse the archive.
  */
-import { inflateRawSync } from 'node:zlib';
+import { crc32, inflateRawSync } from 'node:zlib';
 
-import { BadRequest } from '../errors.js';
+import { BadRequest, type StewardError } from '../errors.js';
 import { DEFLATED, DIRECTORY_ENTRY, END_OF_DIRECTORY, LOCAL_HEADER, STORED } from './zip-format.js';
 
 export interface ZipLimits {
@@ -25,14 +27,24 @@ const ENCRYPTED_FLAG = 1;
 interface DirectoryEntry {
   name: string;
   flags: number;
+  crc: number;
   method: number;
   compressedSize: number;
   size: number;
   localOffset: number;
 }
 
+/** Makes the error the caller answers with from the reason an archive is refused. */
+export type ZipRefusal = (reason: string) => StewardError;
+
+/** A client's archive: 400. */
+const CLIENT_ARCHIVE: ZipRefusal = (reason) =>
+  new BadRequest(`the package is not a zip archive Steward unpacks: ${reason}`);
+
+class Refused extends Error {}
+
 function refuse(reason: string): never {
-  throw new BadRequest(`the package is not a zip archive Steward unpacks: ${reason}`);
+  throw new Refused(reason);
 }
 
 function endOfDirectory(bytes: Buffer): number {
@@ -55,7 +67,7 @@ function checkEntryName(name: string): void {
       .replace(/\/$/, '')
       .split('/')
       .some((segment) => segment === '' || segment === '.' || segment === '..');
-  if (unsafe) refuse(`entry ${JSON.stringify(name)} would leave the package's folder`);
+  if (unsafe) refuse(`entry ${JSON.stringify(name)} would leave the archive's folder`);
 }
 
 function directory(bytes: Buffer, limits: ZipLimits): DirectoryEntry[] {
@@ -74,6 +86,7 @@ function directory(bytes: Buffer, limits: ZipLimits): DirectoryEntry[] {
       name,
       flags: bytes.readUInt16LE(at + 8),
       method: bytes.readUInt16LE(at + 10),
+      crc: bytes.readUInt32LE(at + 16),
       compressedSize: bytes.readUInt32LE(at + 20),
       size: bytes.readUInt32LE(at + 24),
       localOffset: bytes.readUInt32LE(at + 42),
@@ -102,14 +115,16 @@ function unpack(bytes: Buffer, entry: DirectoryEntry): Buffer {
   }
   if (data.length !== entry.size)
     refuse(`entry "${entry.name}" does not unpack to the ${entry.size} bytes it declares`);
+  if (crc32(data) !== entry.crc) refuse(`entry "${entry.name}" does not unpack to the bytes it declares (CRC-32)`);
   return data;
 }
 
-function read<T>(reading: () => T): T {
+function read<T>(reading: () => T, refusal: ZipRefusal): T {
   try {
     return reading();
   } catch (error) {
-    if (error instanceof RangeError) refuse('it is cut short');
+    if (error instanceof Refused) throw refusal(error.message);
+    if (error instanceof RangeError) throw refusal('it is cut short');
     throw error;
   }
 }
@@ -126,12 +141,23 @@ function files(bytes: Buffer, limits: ZipLimits): DirectoryEntry[] {
  * The bytes each of the archive's files says it unpacks to, read from its central directory
  * without inflating anything (unzipEntries holds each file to its word); BadRequest as unzipEntries.
  */
-export function declaredSizes(bytes: Buffer, limits: ZipLimits): Map<string, number> {
-  return read(() => new Map(files(bytes, limits).map((entry) => [entry.name, entry.size])));
+export function declaredSizes(
+  bytes: Buffer,
+  limits: ZipLimits,
+  refusal: ZipRefusal = CLIENT_ARCHIVE,
+): Map<string, number> {
+  return read(() => new Map(files(bytes, limits).map((entry) => [entry.name, entry.size])), refusal);
 }
 
-/** The archive's files by name (folders left out); BadRequest for anything unsafe or beyond the limits. */
-export function unzipEntries(bytes: Buffer, limits: ZipLimits): Map<string, Buffer> {
+/**
+ * The archive's files by name, in its order (folders left out); for anything unsafe, damaged or
+ * beyond the limits, what `refusal` makes of the reason (BadRequest by default).
+ */
+export function unzipEntries(
+  bytes: Buffer,
+  limits: ZipLimits,
+  refusal: ZipRefusal = CLIENT_ARCHIVE,
+): Map<string, Buffer> {
   return read(() => {
     const unpacked = new Map<string, Buffer>();
     for (const entry of files(bytes, limits)) {
@@ -139,5 +165,5 @@ export function unzipEntries(bytes: Buffer, limits: ZipLimits): Map<string, Buff
       unpacked.set(entry.name, unpack(bytes, entry));
     }
     return unpacked;
-  });
+  }, refusal);
 }
