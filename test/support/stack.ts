@@ -37,9 +37,9 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** STEWARD_TEST_STACK (`production` or `development`); `development` when unset. */
+/** STEWARD_TEST_STACK (`production` or `development`); `production` when unset. */
 export function selectedStackKind(): StackKind {
-  const wanted = process.env['STEWARD_TEST_STACK'] ?? 'development';
+  const wanted = process.env['STEWARD_TEST_STACK'] ?? 'production';
   if (wanted !== 'production' && wanted !== 'development') {
     throw new Error(`STEWARD_TEST_STACK must be production or development, not "${wanted}"`);
   }
