@@ -7,7 +7,7 @@ import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { apiCall } from './support/http.js';
 import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, differingPixels } from './support/png.js';
-import { ows } from './support/qgis.js';
+import { ows, withSortedAttributes } from './support/qgis.js';
 import { type Stack, startStack } from './support/stack.js';
 import { type StorageKind } from './support/test-storage.js';
 import { fillStyle, polygonLayer } from './support/write-bodies.js';
@@ -57,7 +57,7 @@ function historySuite(kind: StorageKind): void {
         REQUEST: 'GetCapabilities',
       });
       assert.equal(reply.status, 200);
-      return reply.text();
+      return withSortedAttributes(await reply.text());
     }
 
     async function districtsMap(xml: string): Promise<Buffer | undefined> {

@@ -60,3 +60,17 @@ export function projectProblems(qgis: TestQgisServer): string[] {
     /broken|corrupt|invalid layer|could not be loaded|error reading|unable to load/i.test(line),
   );
 }
+
+/**
+ * An XML document with each element's attributes in name order: QGIS Server's processes write them
+ * in the order of a per-process hash, so two processes of one pool differ there and only there.
+ */
+export function withSortedAttributes(xml: string): string {
+  return xml.replace(
+    /<([\w:.-]+)((?:\s+[\w:.-]+="[^"]*")+)(\s*\/?)>/g,
+    (_tag, name: string, attributes: string, end: string) => {
+      const sorted = (attributes.match(/[\w:.-]+="[^"]*"/g) ?? []).sort();
+      return `<${name} ${sorted.join(' ')}${end}>`;
+    },
+  );
+}
