@@ -254,4 +254,23 @@ describe('web console: destructive actions', () => {
     await page.unroute('**/api/projects/terrain/wms?**');
     assert.deepEqual(errors, []);
   });
+
+  test('a page whose script fails to load says so and tries again; navigation moves the focus to the page', async () => {
+    await page.goto('/');
+    await page.getByRole('row', { name: /terrain/ }).waitFor();
+    await page.getByRole('link', { name: 'terrain', exact: true }).click();
+    await page.getByRole('heading', { name: 'terrain', exact: true }).waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'main', 'focus moves to the new page');
+
+    await page.route('**/assets/instances-*.js', (route) => route.abort());
+    await page.getByRole('link', { name: 'Instances', exact: true }).click();
+    const failure = page.getByRole('alert').filter({ hasText: 'This page could not be loaded' });
+    await failure.getByText("The console could not load this page's script").waitFor();
+    await checkAccessibility(page, 'a page whose script failed to load');
+    await screenshot(page, 'page-failed-to-load');
+    await page.unroute('**/assets/instances-*.js');
+    await failure.getByRole('button', { name: 'Try again' }).click();
+    await page.getByRole('heading', { name: 'Instances', exact: true }).waitFor();
+    assert.deepEqual(errors, []);
+  });
 });
