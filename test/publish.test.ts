@@ -321,4 +321,41 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
     assert.equal(qgz.code, 0, qgz.err);
     assert.equal(readWithQgis(join(scratch, 'from-cli.qgz')).layers['places']?.valid, true);
   });
+  it('takes data files GDAL opens into the upload root, lists and gives them, and keeps those a layer reads', async () => {
+    const url = (path: string): string => `${stack.api.url}/api/data/${path}`;
+    const sent = await fetch(url('shared/places.gpkg'), { method: 'PUT', body: readFileSync(data.geopackage) });
+    assert.equal(sent.status, 201, await sent.clone().text());
+    assert.ok(existsSync(join(uploads, 'shared', 'places.gpkg')));
+    const again = await fetch(url('shared/places.gpkg'), { method: 'PUT', body: readFileSync(data.geopackage) });
+    assert.equal(again.status, 200);
+    const junk = await fetch(url('shared/notes.tif'), { method: 'PUT', body: 'not a raster' });
+    assert.equal(junk.status, 422, await junk.clone().text());
+    assert.deepEqual(readdirSync(join(uploads, 'shared')), ['places.gpkg'], 'the refused file left nothing');
+    const escape = await fetch(`${url('shared')}%2F..%2F..%2Fescaped.gpkg`, { method: 'PUT', body: 'x' });
+    assert.equal(escape.status, 400, 'a path leaving the upload root is refused');
+    assert.ok(!existsSync(join(uploads, '..', 'escaped.gpkg')));
+
+    const listing = await fetch(url('shared'));
+    assert.deepEqual(await listing.json(), [
+      { name: 'places.gpkg', type: 'file', size: readFileSync(data.geopackage).length },
+    ]);
+    const file = await fetch(url('shared/places.gpkg'));
+    assert.equal(file.status, 200);
+    assert.deepEqual(Buffer.from(await file.arrayBuffer()), readFileSync(data.geopackage));
+
+    assert.equal((await stack.call('POST', '/api/projects', { name: 'reader', author: 'tests' })).status, 201);
+    const layer = {
+      type: 'vector',
+      name: 'shared-places',
+      datasource: `${join(uploads, 'shared', 'places.gpkg')}|layername=points`,
+    };
+    assert.equal((await stack.call('POST', '/api/projects/reader/layers', layer)).status, 201);
+    const refused = await stack.call('DELETE', '/api/data/shared/places.gpkg');
+    assert.equal(refused.status, 409);
+    assert.match((refused.body as { error: string }).error, /project "reader" layer "shared-places"/);
+    assert.equal((await stack.call('DELETE', '/api/projects/reader/layers/shared-places')).status, 200);
+    assert.equal((await stack.call('DELETE', '/api/data/shared/places.gpkg')).status, 200);
+    assert.equal((await stack.call('DELETE', '/api/data/shared')).status, 200);
+    assert.ok(!existsSync(join(uploads, 'shared')));
+  });
 });

@@ -25,6 +25,7 @@ import { type SymbologyCatalogue, SymbologyCatalogues } from '../qgis/symbology/
 import { installedFontFamilies } from '../runtime/fonts.js';
 import { localQgisVersion } from '../runtime/qgis-version.js';
 import { AdministeredQgis } from '../services/administered-qgis.js';
+import { DataFiles } from '../services/data-files.js';
 import { DataRoots } from '../services/data-roots.js';
 import { DatasourceBrowser } from '../services/datasources.js';
 import { HistoryService } from '../services/history.js';
@@ -253,6 +254,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     projects,
     archives,
     publishBodyLimit,
+    dataFiles: new DataFiles(config.uploadRoot, repository, layers),
     layers,
     trees: new LayerTreeService(repository),
     layerProperties: new LayerPropertiesService(repository, crs, cache),

@@ -6,6 +6,7 @@ import { type ProjectFleet } from '../insight/project-fleet.js';
 import { type JobService } from '../jobs/service.js';
 import { type InstanceDirectory } from '../monitor/registry.js';
 import { type AdministeredQgis } from '../services/administered-qgis.js';
+import { type DataFiles } from '../services/data-files.js';
 import { type DatasourceBrowser } from '../services/datasources.js';
 import { type HistoryService } from '../services/history.js';
 import { type LayerPropertiesService } from '../services/layer-properties.js';
@@ -26,6 +27,7 @@ import { type RouteModule } from './route-module.js';
 import { accessRoutes } from './routes/access.js';
 import { cacheRoutes } from './routes/cache.js';
 import { checkRoutes } from './routes/checks.js';
+import { dataFileRoutes } from './routes/data-files.js';
 import { datasourceRoutes } from './routes/datasources.js';
 import { healthRoutes } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
@@ -48,8 +50,10 @@ export interface ApiServices {
   projects: ProjectService;
   /** Projects in and out as QGIS Desktop has them, with their data. */
   archives: ProjectArchives;
-  /** Bytes a project upload may have (STEWARD_PUBLISH_BODY_LIMIT). */
+  /** Bytes a project or data file upload may have (STEWARD_PUBLISH_BODY_LIMIT). */
   publishBodyLimit: number;
+  /** Data files in the upload root. */
+  dataFiles: DataFiles;
   layers: LayerService;
   trees: LayerTreeService;
   layerProperties: LayerPropertiesService;
@@ -90,6 +94,7 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     projectRoutes(services.projects),
     historyRoutes(services.history),
     projectArchiveRoutes(services),
+    dataFileRoutes(services),
     layerRoutes(services.layers, services.maps),
     layerTreeRoutes(services.trees),
     layerPropertiesRoutes(services.layerProperties),

@@ -34,4 +34,13 @@ export class UploadBudget {
       this.held -= size;
     });
   }
+
+  /**
+   * Holds, before the body is read, the bytes a request declares (`Content-Length`) or, when it
+   * declares none, the most its route takes (`limit`).
+   */
+  holdDeclared(reply: FastifyReply, contentLength: string | undefined, limit: number): void {
+    const declared = Number(contentLength);
+    this.hold(reply, Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, limit) : limit);
+  }
 }

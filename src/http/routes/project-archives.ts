@@ -71,13 +71,7 @@ export function projectArchiveRoutes(services: ArchiveRouteServices): RouteModul
       '/:project/archive',
       {
         bodyLimit,
-        onRequest: async (request, reply) => {
-          const declared = Number(request.headers['content-length']);
-          budget.hold(
-            reply,
-            Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, bodyLimit) : bodyLimit,
-          );
-        },
+        onRequest: async (request, reply) => budget.holdDeclared(reply, request.headers['content-length'], bodyLimit),
         schema: {
           tags: ['projects'],
           summary: 'Publish a project from QGIS Desktop: a .qgs, a .qgz, or a zip bundle of the project and its data',

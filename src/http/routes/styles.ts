@@ -86,10 +86,9 @@ function uploadRoutes(services: StyleRouteServices): FastifyPluginAsync {
   return async (app) => {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
     // Before the body is read: its declared length, or the most it may be when it declares none.
-    app.addHook('onRequest', async (request, reply) => {
-      const declared = Number(request.headers['content-length']);
-      budget.hold(reply, Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, bodyLimit) : bodyLimit);
-    });
+    app.addHook('onRequest', async (request, reply) =>
+      budget.holdDeclared(reply, request.headers['content-length'], bodyLimit),
+    );
     app.addContentTypeParser(XML_TYPES, { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body));
     app.addContentTypeParser(ZIP_TYPES, { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
     // Any other type reaches the route, which names the types it takes.

@@ -1,0 +1,107 @@
+/**
+ * Data files in the upload root (STEWARD_UPLOAD_ROOT) over HTTP: a file uploaded lands whole or
+ * not at all, once GDAL opens it; folders are listed and files given back; a file a layer reads
+ * is not removed (docs/publishing.md).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+
+import { BadRequest, Conflict, NotFound, Unprocessable } from '../errors.js';
+import { datasetFiles } from '../gdal/dataset-files.js';
+import { writeFileAtomic } from '../storage/atomic-file.js';
+import { insufficientStorage, isDiskFull } from '../storage/disk-space.js';
+import { type LayerService } from './layers.js';
+import { checkName } from './names.js';
+import { DEFAULT_SCHEMA } from './projects.js';
+import { type ProjectRepository } from './repository.js';
+
+export interface DataEntry {
+  name: string;
+  type: 'file' | 'folder';
+  /** Bytes, for a file. */
+  size?: number;
+}
+
+export type DataRead = { kind: 'folder'; entries: DataEntry[] } | { kind: 'file'; path: string; name: string };
+
+export class DataFiles {
+  constructor(
+    private readonly root: string | undefined,
+    private readonly repository: ProjectRepository,
+    private readonly layers: LayerService,
+  ) {}
+
+  /** The absolute path of `relative` (segments by `/`) in the upload root; each segment a valid name. */
+  private pathOf(relative: string): string {
+    if (this.root === undefined) throw new NotFound('this server takes no data files (STEWARD_UPLOAD_ROOT is not set)');
+    const segments = relative.split('/').filter((segment) => segment !== '');
+    for (const segment of segments) checkName('data path segment', segment);
+    return join(this.root, ...segments);
+  }
+
+  /** Stores `bytes` as the file at `relative`; Unprocessable, leaving nothing, when GDAL cannot open it. */
+  async put(relative: string, bytes: Buffer): Promise<{ created: boolean; path: string }> {
+    const path = this.pathOf(relative);
+    if (path === this.root) throw new BadRequest("give the file's path in the upload root");
+    const existing = await stat(path).catch(() => undefined);
+    if (existing?.isDirectory()) throw new Conflict(`${relative} is a folder`);
+    // The temporary name keeps the file's extension, which GDAL recognises some formats by.
+    const temporary = join(dirname(path), `.${randomUUID()}.${path.split('/').pop() ?? ''}`);
+    try {
+      await mkdir(dirname(path), { recursive: true });
+      await writeFileAtomic(temporary, bytes);
+      if (!(await datasetFiles(temporary))) throw new Unprocessable(`GDAL cannot open ${relative} as a dataset`);
+      await rename(temporary, path);
+      return { created: existing === undefined, path };
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw isDiskFull(error) ? await insufficientStorage(error, dirname(path)) : error;
+    }
+  }
+
+  /** A folder's entries, or the file to send. */
+  async read(relative: string): Promise<DataRead> {
+    const path = this.pathOf(relative);
+    const info = await stat(path).catch(() => undefined);
+    if (!info) throw new NotFound(`${relative || '/'} is not in the upload root`);
+    if (info.isFile()) return { kind: 'file', path, name: path.split('/').pop() ?? 'data' };
+    const entries = await readdir(path, { withFileTypes: true });
+    const listed = await Promise.all(
+      entries
+        .filter((entry) => !entry.name.startsWith('.') && (entry.isFile() || entry.isDirectory()))
+        .map(async (entry): Promise<DataEntry> => {
+          if (entry.isDirectory()) return { name: entry.name, type: 'folder' };
+          return { name: entry.name, type: 'file', size: (await stat(join(path, entry.name))).size };
+        }),
+    );
+    return { kind: 'folder', entries: listed.sort((a, b) => a.name.localeCompare(b.name)) };
+  }
+
+  /** Removes a file, or an empty folder; Conflict naming the projects and layers that read the file. */
+  async remove(relative: string): Promise<void> {
+    const path = this.pathOf(relative);
+    const info = await stat(path).catch(() => undefined);
+    if (!info || path === this.root) throw new NotFound(`${relative || '/'} is not in the upload root`);
+    if (info.isDirectory()) {
+      if ((await readdir(path)).length > 0) throw new Conflict(`folder ${relative} is not empty`);
+      await rm(path, { recursive: true });
+      return;
+    }
+    const users = await this.layersReading(path);
+    if (users.length > 0) throw new Conflict(`${relative} is read by ${users.join(', ')}: remove those layers first`);
+    await rm(path);
+  }
+
+  /** `project "p" layer "l"` for each layer of the default schema's projects that reads `path`. */
+  private async layersReading(path: string): Promise<string[]> {
+    const users: string[] = [];
+    for (const name of await this.repository.store.list(DEFAULT_SCHEMA)) {
+      const sources = await this.layers.sources({ name, schema: DEFAULT_SCHEMA }).catch(() => []);
+      for (const source of sources) {
+        if (source.source === path) users.push(`project "${name}" layer "${source.name}"`);
+      }
+    }
+    return users;
+  }
+}
