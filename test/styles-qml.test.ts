@@ -35,6 +35,8 @@ const SERVER_DPI = 25.4 / 0.28;
  */
 const PIXEL_SHARE_TOLERANCE = 0.005;
 const CHANNEL_TOLERANCE = 24;
+/** Renderers SLD has no form for. */
+const WITHOUT_SLD = ['heatmap', 'inverted-polygons', 'two-and-half-d'];
 /** Inverted polygons paint outside the polygons, so they are compared over twice the layer's extent. */
 const WIDENED = new Set(['inverted-polygons']);
 
@@ -328,12 +330,16 @@ describe(`styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them 
       renders.push({ ...job, extent, sld: desktop, out: join(scratch, `${style}.desktop-sld.png`) });
     }
     const saved = saveSldWithQgis(exports, scratch);
+    // From 3.44 on, Desktop refuses to save renderers SLD has no form for (earlier releases write a
+    // comment in their place); Steward still gives QGIS Server's document for them.
+    const refused = vector.filter((_, index) => !saved[index]?.ok).map(({ style }) => style);
     assert.ok(
-      saved.every((result) => result.ok),
+      refused.every((style) => WITHOUT_SLD.includes(style)),
       JSON.stringify(saved),
     );
     const failures: string[] = [];
     for (const { style } of vector) {
+      if (refused.includes(style)) continue;
       const steward = readFileSync(join(scratch, `${style}.steward.sld`), 'utf8');
       // Desktop names the images as the QML it loaded does; Steward as the project keeps them.
       const withoutImages = (sld: string): string => sld.replace(/xlink:href="[^"]*"/g, 'xlink:href=""');
@@ -359,7 +365,8 @@ describe(`styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them 
     // placed anew on each drawing, so their pixels are compared with the layer's map only below).
     const read = renderWithQgis(renders, scratch);
     for (const [index, job] of renders.entries()) {
-      if (index % 2 === 0) assert.equal(read[index]?.ok, read[index + 1]?.ok, `${job.out}: QGIS reads both SLDs alike`);
+      if (index % 2 === 1 || refused.includes(vector[index / 2]?.style ?? '')) continue;
+      assert.equal(read[index]?.ok, read[index + 1]?.ok, `${job.out}: QGIS reads both SLDs alike`);
     }
     // SLD holds sizes in pixels where QGIS has millimetres, so QGIS draws an SLD a little off the
     // style itself, Desktop's as Steward's; the categories come back with their colours.
