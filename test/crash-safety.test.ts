@@ -19,6 +19,7 @@ import { crc32 } from 'node:zlib';
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { fileVersion } from '../src/storage/file-version.js';
 import { journalPaths } from '../src/storage/project-journal.js';
+import { HISTORY_FILE } from '../src/storage/sqlite-versions.js';
 import { type ApiProcess, startApiProcess } from './support/api-process.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { after, before, describe, it } from './support/node-test.js';
@@ -280,6 +281,8 @@ function leftovers(dir: string, top = true): string[] {
         .filter((lock) => !(lock.isFile() && lock.name.endsWith('.lock')))
         .map((lock) => join(path, lock.name));
     }
+    // The versions database is kept, in SQLite's write-ahead mode, beside the projects.
+    if (top && [HISTORY_FILE, `${HISTORY_FILE}-wal`, `${HISTORY_FILE}-shm`].includes(entry.name)) return [];
     if (entry.name.startsWith('.') || /-(journal|wal|shm)$/.test(entry.name)) return [path];
     return entry.isDirectory() ? leftovers(path, false) : [];
   });
