@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -71,7 +71,7 @@ async function listedOperations(baseUrl: string): Promise<Operation[]> {
       .map((method) => ({
         method: method.toUpperCase(),
         template,
-        params: [...template.matchAll(/\{(\w+)\}/g)].map((match) => match[1] ?? ''),
+        params: [...template.matchAll(/\{([\w*]+)\}/g)].map((match) => match[1] ?? ''),
       })),
   );
 }
@@ -264,6 +264,28 @@ function validBodies(data: Fixtures, tokens: readonly string[]): Record<string, 
         ),
       }),
     },
+    'PATCH /api/projects/{project}/layers/{layer}': {
+      example: { title: 'Canonical', abstract: 'a <b> & c' },
+      arbitrary: fc.record(
+        {
+          title: fc.string(),
+          abstract: fc.string(),
+          keywords: fc.array(fc.string()),
+          opacity: fc.double({ min: -1, max: 2 }),
+          crs: fc.constantFrom('EPSG:4326', 'EPSG:3857', 'EPSG:0', ...tokens),
+        },
+        { requiredKeys: [] },
+      ),
+    },
+    'PUT /api/data/{*}': {
+      contentType: 'application/octet-stream',
+      example: readFileSync(data.floatTiff),
+      arbitrary: fc.oneof(
+        fc.constant(readFileSync(data.floatTiff)),
+        fc.nat({ max: 400 }).map((end) => readFileSync(data.floatTiff).subarray(0, end)),
+        fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes)),
+      ),
+    },
     'POST /api/projects/{project}/styles': { example: fillStyle('canonical'), arbitrary: styles },
     'POST /api/projects/{project}/styles/{style}': {
       example: fillStyle(undefined),
@@ -377,7 +399,7 @@ interface Generated {
 
 function target(operation: Operation, generated: Generated): string {
   return (
-    operation.template.replace(/\{(\w+)\}/g, (_, name: string) => generated.segments[name] ?? '') + generated.query
+    operation.template.replace(/\{([\w*]+)\}/g, (_, name: string) => generated.segments[name] ?? '') + generated.query
   );
 }
 
@@ -495,6 +517,14 @@ describe('hostile requests to every route', () => {
     }
   }
 
+  /** The project's versions, newest first, and one that does not exist. */
+  async function versionIds(project: string): Promise<string[]> {
+    const { versions } = (await api('GET', `/api/projects/${project}/versions`)).body as {
+      versions: Array<{ id: string }>;
+    };
+    return [...versions.map(({ id }) => id), 'missing'];
+  }
+
   async function registeredInstance(): Promise<string> {
     return waitFor('the fake plugin to register', async () => {
       const { servers } = (await api('GET', '/api/instances')).body as { servers: Array<{ id: string }> };
@@ -529,7 +559,9 @@ describe('hostile requests to every route', () => {
 
     data = makeFixtures();
     const monitoringPort = await freePort();
-    cs = await startCacheStack({ dataRoots: [data.dir], monitoringPort }, {}, { env: { TMPDIR: qgisTmp } });
+    const uploadRoot = join(data.dir, 'uploads');
+    mkdirSync(uploadRoot);
+    cs = await startCacheStack({ dataRoots: [data.dir], uploadRoot, monitoringPort }, {}, { env: { TMPDIR: qgisTmp } });
     plugin = await FakePlugin.connect(monitoringPort, hello(), ({ id, method }) => ({
       id,
       result: PLUGIN_ANSWERS[method],
@@ -546,6 +578,8 @@ describe('hostile requests to every route', () => {
       instance: [instance, 'missing'],
       id: [await leftJob(), randomUUID(), 'missing', ...(await madeTokens())],
       role: ['viewer', 'missing'],
+      '*': ['canonical.tif', 'alpha', 'missing.tif'],
+      version: await versionIds('alpha'),
     };
     const escapes = [
       join(sandbox, 'outside', 'escape.tif'),
@@ -598,6 +632,7 @@ describe('hostile requests to every route', () => {
   const canonicalQueries: Record<string, () => string> = {
     'GET /api/datasources/files': () => `?path=${encodeURIComponent(data.dir)}`,
     'GET /api/datasources/postgres': () => '?service=steward',
+    'GET /api/projects/{project}/versions/{version}/diff': () => `?to=${realValues['version']?.[1] ?? 'missing'}`,
     'GET /api/projects/{project}/wms': () => '?layers=elevation&bbox=-180,-90,180,90&crs=EPSG:4326&width=64&height=64',
   };
 
@@ -643,6 +678,8 @@ describe('hostile requests to every route', () => {
         failures.push(`${key(operation)}: ${fc.defaultReportMessage(details)}\n${String(details.errorInstance)}`);
       if (operation.method === 'DELETE')
         await seed().catch((error: Error) => failures.push(`seeding after ${key(operation)}: ${error.message}`));
+      // Deleting a project deletes its versions: the next routes are given the new ones.
+      realValues['version'] = await versionIds('alpha');
       const statuses = outcomes.get(key(operation)) ?? [];
       t.diagnostic(
         `${key(operation)}: ${statuses.length} requests in ${Date.now() - started} ms, statuses ${[...new Set(statuses)].sort().join(' ')}`,
