@@ -31,6 +31,11 @@ async function readJson<T>(path: string): Promise<T | undefined> {
   }
 }
 
+/** The UTC day of an ISO time, as the audit files are named. */
+function dayOf(time: string): string {
+  return new Date(time).toISOString().slice(0, 10);
+}
+
 async function removed(path: string): Promise<boolean> {
   try {
     await rm(path);
@@ -111,9 +116,13 @@ export class FilesystemAccessStore implements AccessStore {
   }
 
   async audit(filter: AuditFilter): Promise<AuditEntry[]> {
-    const sinceDay = filter.since === undefined ? '' : new Date(filter.since).toISOString().slice(0, 10);
+    const sinceDay = filter.since === undefined ? '' : dayOf(filter.since);
+    const untilDay = filter.until === undefined ? '9' : dayOf(filter.until);
     const days = (await entries(this.auditDir))
-      .filter((name) => /^\d{4}-\d{2}-\d{2}\.jsonl$/.test(name) && name.slice(0, 10) >= sinceDay)
+      .filter((name) => {
+        const day = name.slice(0, 10);
+        return /^\d{4}-\d{2}-\d{2}\.jsonl$/.test(name) && day >= sinceDay && day <= untilDay;
+      })
       .sort()
       .reverse();
     const found: AuditEntry[] = [];

@@ -173,6 +173,7 @@ export class PostgresAccessStore implements AccessStore {
     where('project_schema =', filter.schema);
     where('who =', filter.who);
     where('at >=', filter.since);
+    where('at <', filter.until);
     values.push(filter.limit);
     const rows = await this.db.query<Omit<AuditEntry, 'at' | 'schema'> & { at: Date; project_schema: string | null }>(
       `SELECT at, who, token, method, route, path, project, project_schema, status FROM steward.audit

@@ -73,6 +73,8 @@ export interface AuditFilter {
   who?: string;
   /** ISO time: entries at or after it. */
   since?: string;
+  /** ISO time: entries before it. */
+  until?: string;
   /** Newest first, at most this many. */
   limit: number;
 }
@@ -83,7 +85,8 @@ export function auditMatches(entry: AuditEntry, filter: AuditFilter): boolean {
     (filter.project === undefined || entry.project === filter.project) &&
     (filter.schema === undefined || entry.schema === filter.schema) &&
     (filter.who === undefined || entry.who === filter.who) &&
-    (filter.since === undefined || Date.parse(entry.at) >= Date.parse(filter.since))
+    (filter.since === undefined || Date.parse(entry.at) >= Date.parse(filter.since)) &&
+    (filter.until === undefined || Date.parse(entry.at) < Date.parse(filter.until))
   );
 }
 

@@ -41,6 +41,11 @@ export interface NewToken {
 
 /** The role requests without a token take, when it is defined. */
 export const ANONYMOUS_ROLE = 'anonymous';
+
+/** Whether an identity is the anonymous role's, which requests without a token take. */
+export function isAnonymous(identity: Identity): boolean {
+  return identity.token === null && identity.name === ANONYMOUS_ROLE;
+}
 /** The name STEWARD_API_TOKEN's requests are made under. */
 export const BOOTSTRAP_NAME = 'bootstrap';
 
@@ -69,6 +74,13 @@ export interface AccessLog {
 
 function known(record: TokenRecord): KnownToken {
   return { record, expiresAt: record.expires === null ? Infinity : Date.parse(record.expires) };
+}
+
+/** The milliseconds of a date and time given as text; 422 when it is none. */
+function timeOf(what: string, text: string): number {
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) throw new Unprocessable(`${what} "${text.slice(0, 80)}" is not a date and time`);
+  return at;
 }
 
 function checkRoleName(name: string): string {
@@ -120,6 +132,8 @@ export class AccessService {
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
   private watcher: { stop(): Promise<void> } | undefined;
+  /** The audit entries under way, one after the other. */
+  private recording = Promise.resolve();
 
   constructor(
     /** STEWARD_API_TOKEN; undefined when access control is off (tokens and roles are kept all the same). */
@@ -274,8 +288,7 @@ export class AccessService {
     }
     let expires: string | null = null;
     if (request.expires !== undefined && request.expires !== null) {
-      const at = Date.parse(request.expires);
-      if (Number.isNaN(at)) throw new Unprocessable(`expires "${request.expires.slice(0, 80)}" is not a date and time`);
+      const at = timeOf('expires', request.expires);
       if (at <= this.now()) throw new Unprocessable(`expires ${request.expires} is in the past`);
       expires = new Date(at).toISOString();
     }
@@ -334,16 +347,31 @@ export class AccessService {
     if (!removed) throw new NotFound(`role "${name}" does not exist`);
   }
 
-  /** Keeps an entry of the audit log; a failure to is logged, never the request's. */
-  async record(entry: AuditEntry): Promise<void> {
+  /**
+   * Keeps an entry of the audit log, after those this process was given before it, so that its
+   * entries are kept in the order they happened; a failure to keep one is logged, never thrown.
+   */
+  record(entry: AuditEntry): Promise<void> {
     this.log.info(`audit: ${JSON.stringify(entry)}`);
-    if (!this.store) return;
-    await this.store
-      .appendAudit(entry)
-      .catch((error: unknown) => this.log.warn(`cannot keep an audit entry: ${(error as Error).message}`));
+    const store = this.store;
+    if (!store) return Promise.resolve();
+    this.recording = this.recording.then(() =>
+      store
+        .appendAudit(entry)
+        .catch((error: unknown) => this.log.warn(`cannot keep an audit entry: ${(error as Error).message}`)),
+    );
+    return this.recording;
   }
 
+  /** The audit log, newest first; `since` and `until` are times, made ISO (UTC) for the store. */
   async audit(filter: AuditFilter): Promise<AuditEntry[]> {
-    return this.requireStore().audit(filter);
+    const store = this.requireStore();
+    const since = filter.since === undefined ? undefined : new Date(timeOf('since', filter.since)).toISOString();
+    const until = filter.until === undefined ? undefined : new Date(timeOf('until', filter.until)).toISOString();
+    return store.audit({
+      ...filter,
+      ...(since !== undefined && { since }),
+      ...(until !== undefined && { until }),
+    });
   }
 }

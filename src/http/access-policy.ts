@@ -42,6 +42,8 @@ const PROJECT_NEEDS: ReadonlyMap<string, Access> = new Map([
   ['DELETE /api/projects/:project', 'admin'],
 ]);
 
+const READS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /** The routes whose project is named by the body: creating one needs `admin` of its name. */
 const BODY_PROJECT = 'POST /api/projects';
 /** The routes of a job, whose project is the job's. */
@@ -107,12 +109,32 @@ export function authorizeRoute(identity: Identity, request: RouteRequest): 'job'
   throw new Forbidden(`${request.method} ${request.url} is for administrators`);
 }
 
+/** The project a request names in its body: the one POST /api/projects creates; BadRequest for a bad name. */
+function bodyProject(request: RouteRequest, body: unknown): ProjectRef | undefined {
+  if (`${request.method} ${request.url}` !== BODY_PROJECT) return undefined;
+  const name = text(body, 'name');
+  return name === undefined ? undefined : projectRef(name, text(body, 'schema'));
+}
+
+/** The project a request is about, named by its path or (creating one) its body; undefined for none or a bad name. */
+export function projectOf(request: RouteRequest, body: unknown): ProjectRef | undefined {
+  try {
+    return requestProject(request) ?? bodyProject(request, body);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a request may change something: any method but GET, HEAD and OPTIONS, but for the POSTs that only read. */
+export function isChange(method: string, url: string): boolean {
+  return !READS.has(method) && PROJECT_NEEDS.get(`${method} ${url}`) !== 'read';
+}
+
 /** The part of the judgement that needs the validated body: the project a POST /api/projects creates. */
 export function authorizeBody(identity: Identity, request: RouteRequest, body: unknown): void {
-  if (identity.admin || `${request.method} ${request.url}` !== BODY_PROJECT) return;
-  const name = text(body, 'name');
-  if (name === undefined) return;
-  const ref = projectRef(name, text(body, 'schema'));
+  if (identity.admin) return;
+  const ref = bodyProject(request, body);
+  if (ref === undefined) return;
   if (!identity.permissions.may(ref, 'admin'))
     throw new Forbidden(`${identity.name} may not create project "${ref.name}": that needs admin of it`);
 }

@@ -6,6 +6,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServ
 
 import { AccessService, type Identity } from '../access/service.js';
 import { type ProjectRef } from '../storage/project-ref.js';
+import { installAuditTrail } from './audit-trail.js';
 import { installTokenGate, TokenGate } from './auth.js';
 import { installBodyTimeouts, REQUEST_SECONDS } from './body-timeouts.js';
 import { frameworkError, installErrorHandling, MAX_PATH_SEGMENT_LENGTH } from './errors.js';
@@ -46,7 +47,10 @@ export async function buildApp(
   options: {
     /** STEWARD_API_TOKEN: access control on, with this token the bootstrap administrator. */
     apiToken: string | undefined;
-    /** Identities and roles (docs/access.md), enforced when `apiToken` is set; made from it alone when not given. */
+    /**
+     * Identities, roles and the audit log (docs/access.md), enforced when `apiToken` is set; made
+     * from it alone, with no store, when not given.
+     */
     access?: AccessService;
     /** The project of a job, for the job routes' access check. */
     jobProject?: (id: string) => Promise<ProjectRef | undefined>;
@@ -58,14 +62,11 @@ export async function buildApp(
     observe?: RequestObserver;
   },
 ): Promise<FastifyInstance> {
+  const access = options.access ?? new AccessService(options.apiToken, undefined);
   const gate =
     options.apiToken === undefined
       ? undefined
-      : new TokenGate(
-          options.access ?? new AccessService(options.apiToken, undefined),
-          options.tokenFailures ?? DEFAULT_TOKEN_FAILURES,
-          options.jobProject,
-        );
+      : new TokenGate(access, options.tokenFailures ?? DEFAULT_TOKEN_FAILURES, options.jobProject);
   const app = Fastify({
     ...(options.beforeRouting && { serverFactory: serverWith(options.beforeRouting, gate) }),
     loggerInstance: logger,
@@ -78,6 +79,7 @@ export async function buildApp(
   });
   installErrorHandling(app);
   installTokenGate(app, gate);
+  installAuditTrail(app, access, gate !== undefined);
   installSecurityHeaders(app);
   installBodyTimeouts(app, {
     idleMs: (options.bodyIdleSeconds ?? DEFAULT_BODY_IDLE_SECONDS) * 1000,

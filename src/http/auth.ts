@@ -1,6 +1,6 @@
 import { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 
-import { type AccessService, ANONYMOUS_ROLE, type Identity } from '../access/service.js';
+import { type AccessService, type Identity, isAnonymous } from '../access/service.js';
 import { RetryLater, StewardError, Unauthorized } from '../errors.js';
 import { type ProjectRef } from '../storage/project-ref.js';
 import { authorizeBody, authorizeJob, authorizeRoute, filterPayload, type RouteRequest } from './access-policy.js';
@@ -68,7 +68,7 @@ export class TokenGate {
 const CHALLENGE = 'Bearer realm="steward"';
 
 /** The route's facts the policy judges. */
-function routeRequest(request: FastifyRequest): RouteRequest {
+export function routeRequest(request: FastifyRequest): RouteRequest {
   return {
     method: request.method,
     url: request.routeOptions.url ?? '',
@@ -79,12 +79,7 @@ function routeRequest(request: FastifyRequest): RouteRequest {
 
 /** A refusal as sent: the anonymous role refused is asked for a token, which may open what it may not. */
 function refusalOf(identity: Identity, error: unknown): unknown {
-  if (
-    identity.token === null &&
-    identity.name === ANONYMOUS_ROLE &&
-    error instanceof StewardError &&
-    error.status < 500
-  )
+  if (isAnonymous(identity) && error instanceof StewardError && error.status < 500)
     return new Unauthorized(`${REFUSED} (${error.clientMessage})`);
   return error;
 }

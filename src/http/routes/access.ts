@@ -91,7 +91,8 @@ const AuditQuery = Type.Object(
     project: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
     schema: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
     who: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    since: Type.Optional(DateTime),
+    since: Type.Optional(Type.String({ format: 'date-time', description: 'Entries at or after this time' })),
+    until: Type.Optional(Type.String({ format: 'date-time', description: 'Entries before this time' })),
     limit: Type.Optional(
       Type.String({ pattern: '^[1-9][0-9]{0,3}$', description: 'At most this many entries, 1 to 9999 (default 100)' }),
     ),

@@ -19,7 +19,10 @@ export interface paths {
                     limit?: string;
                     project?: string;
                     schema?: string;
+                    /** @description Entries at or after this time */
                     since?: string;
+                    /** @description Entries before this time */
+                    until?: string;
                     who?: string;
                 };
                 header?: never;
