@@ -22,6 +22,7 @@ const VERSION_DEPENDENT = [
   'test/postgres-refresh.test.ts',
   'test/project-edits-oracle.test.ts',
   'test/project-fidelity.test.ts',
+  'test/project-services.test.ts',
   'test/qgis-made-projects.test.ts',
   'test/styles-qml.test.ts',
   'test/styles-replicas.test.ts',

@@ -237,6 +237,36 @@ function validBodies(data: Fixtures, tokens: readonly string[]): Record<string, 
         .tuple(freshName, layer, fc.option(fc.constantFrom(4326, 3857, 'EPSG:4326'), { nil: undefined }))
         .map(([name, source, crs]) => ({ ...source, name, ...(crs === undefined ? {} : { crs }) })),
     },
+    'PATCH /api/projects/{project}/services': {
+      example: {
+        wms: { crs: ['EPSG:4326'], max_width: 2000 },
+        wfs: { layers: ['polygons'] },
+        contact: { person: 'x' },
+      },
+      arbitrary: fc.record(
+        {
+          title: fc.string(),
+          contact: fc.record({ person: fc.string(), mail: fc.string() }, { requiredKeys: [] }),
+          wms: fc.record(
+            {
+              crs: fc.array(fc.constantFrom('EPSG:4326', 'EPSG:3857', '4326', 'bogus')),
+              max_width: fc.option(fc.integer({ min: -5, max: 5000 }), { nil: null }),
+              extent: fc.option(fc.tuple(fc.double(), fc.double(), fc.double(), fc.double()), { nil: null }),
+            },
+            { requiredKeys: [] },
+          ),
+          wfs: fc.record(
+            { layers: fc.array(fc.constantFrom('polygons', 'points', 'rgb', 'missing')), enabled: fc.boolean() },
+            { requiredKeys: [] },
+          ),
+          wmts: fc.record(
+            { groups: fc.array(freshName, { maxLength: 2 }), layers: fc.array(fc.constantFrom('rgb', 'missing')) },
+            { requiredKeys: [] },
+          ),
+        },
+        { requiredKeys: [] },
+      ),
+    },
     'PUT /api/projects/{project}/tree': {
       example: { children: [{ type: 'layer', name: 'canonical', visible: true }] },
       arbitrary: fc.record({

@@ -51,6 +51,41 @@ const METADATA = {
   wms_abstract: 'Rivers and lakes, daily',
 };
 
+/** Every service setting Steward writes, on the corpus's layers (vector, raster) and a group. */
+const SERVICES = {
+  title: 'Hydrography',
+  abstract: 'Rivers & lakes',
+  keywords: ['water', 'rivers'],
+  online_resource: 'https://maps.example.org/',
+  fees: 'none',
+  access_constraints: 'open',
+  advertised: true,
+  contact: { person: 'Ada', organization: 'Survey', position: 'pointOfContact', mail: 'a@b.org', phone: '+33 1' },
+  wms: {
+    crs: ['EPSG:4326', 'EPSG:3857', 'EPSG:2154'],
+    extent: [0.5, 43.5, 3.5, 46.5],
+    max_width: 4000,
+    max_height: 3000,
+    image_quality: 85,
+    feature_info: { geometry: true, segmentize: true, precision: 4, use_form_settings: true },
+    use_layer_ids: false,
+  },
+  wfs: {
+    layers: ['polygons', 'points'],
+    precision: { polygons: 3 },
+    insert: ['points'],
+    update: ['points'],
+    delete: ['polygons'],
+  },
+  wcs: { layers: ['rgb'] },
+  wmts: {
+    project: true,
+    groups: ['vectors'],
+    layers: ['lines', 'rgb'],
+    formats: { rgb: ['image/jpeg'], '': ['image/png'] },
+  },
+};
+
 /** The corpus regrouped: a new group, layers moved between groups, a mutually exclusive one, hidden layers. */
 const TREE = {
   children: [
@@ -198,6 +233,11 @@ function edits(fixtures: () => Fixtures): Edit[] {
       name: 'set_tree_order',
       steward: (stack, project) => ok(stack, 'PUT', `/api/projects/${project}/tree`, ORDERED_TREE),
       qgis: () => [['set-tree', JSON.stringify(ORDERED_TREE)]],
+    },
+    {
+      name: 'set_services',
+      steward: (stack, project) => ok(stack, 'PATCH', `/api/projects/${project}/services`, SERVICES),
+      qgis: () => [['set-services', JSON.stringify(SERVICES)]],
     },
     {
       name: 'make_current',

@@ -37,6 +37,7 @@ import { MapService, qgisProjectUrl } from '../services/maps.js';
 import { ProjectPins } from '../services/pins.js';
 import { ProcessingService } from '../services/processing.js';
 import { ProjectArchives } from '../services/project-archives.js';
+import { ProjectServicesService } from '../services/project-services.js';
 import { ProjectStyles } from '../services/project-styles.js';
 import { DEFAULT_SCHEMA, projectRef, ProjectService } from '../services/projects.js';
 import { ProviderRegistry } from '../services/providers/registry.js';
@@ -258,6 +259,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     layers,
     trees: new LayerTreeService(repository),
     layerProperties: new LayerPropertiesService(repository, crs, cache),
+    projectServices: new ProjectServicesService(repository, crs),
     checker,
     projectFleet,
     pins,

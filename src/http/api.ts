@@ -16,6 +16,7 @@ import { type MapService } from '../services/maps.js';
 import { type ProjectPins } from '../services/pins.js';
 import { type ProcessingService } from '../services/processing.js';
 import { type ProjectArchives } from '../services/project-archives.js';
+import { type ProjectServicesService } from '../services/project-services.js';
 import { type ProjectService } from '../services/projects.js';
 import { type StyleDocuments } from '../services/style-documents.js';
 import { type StylePackages } from '../services/style-packages.js';
@@ -40,6 +41,7 @@ import { processingRoutes } from './routes/processing.js';
 import { projectArchiveRoutes } from './routes/project-archives.js';
 import { fleetRoutes } from './routes/project-fleet.js';
 import { projectMapRoutes } from './routes/project-map.js';
+import { projectServicesRoutes } from './routes/project-services.js';
 import { projectRoutes } from './routes/projects.js';
 import { type ServerFacts, serverRoutes } from './routes/server.js';
 import { styleRoutes } from './routes/styles.js';
@@ -57,6 +59,8 @@ export interface ApiServices {
   layers: LayerService;
   trees: LayerTreeService;
   layerProperties: LayerPropertiesService;
+  /** What QGIS Server publishes of each project, by service. */
+  projectServices: ProjectServicesService;
   maps: MapService;
   styles: StyleService;
   styleDocuments: StyleDocuments;
@@ -98,6 +102,7 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     layerRoutes(services.layers, services.maps),
     layerTreeRoutes(services.trees),
     layerPropertiesRoutes(services.layerProperties),
+    projectServicesRoutes(services.projectServices),
     projectMapRoutes(services.maps),
     styleRoutes(services),
     symbologyRoutes(() => services.qgis.symbology()),

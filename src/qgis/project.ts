@@ -25,6 +25,13 @@ import {
   type UntreedLayer,
 } from './layer-tree.js';
 import { type MetadataChange, type ProjectMetadata, readMetadata, writeMetadata } from './project-metadata.js';
+import {
+  type LayerNames,
+  readServices,
+  type ServicesChange,
+  type ServiceSettings,
+  writeServices,
+} from './project-services.js';
 import { emptyProject, type NewProject } from './project-template.js';
 import { readTimeDimension, type TimeDimension } from './temporal.js';
 import { type Layout, layoutOf, lineBreak } from './xml/layout.js';
@@ -309,6 +316,21 @@ export class ProjectDocument {
 
   changeMetadata(change: MetadataChange): void {
     writeMetadata(this.document.root, change, this.layout);
+  }
+
+  /** What QGIS Server publishes of the project, by service (project-services.ts). */
+  services(): ServiceSettings {
+    return readServices(this.document.root, this.layerNames());
+  }
+
+  /** Writes the service settings as Desktop's Project Properties > QGIS Server does; layers named must exist. */
+  changeServices(change: ServicesChange): void {
+    writeServices(this.document.root, change, this.layerNames(), this.layout);
+  }
+
+  private layerNames(): LayerNames {
+    const names = this.namesById();
+    return { name: (id) => names.get(id), id: (name) => this.layer(name)?.id };
   }
 
   private get projectLayers(): XmlElement {

@@ -12,6 +12,9 @@ usage: edit_project.py INPUT OUTPUT EDIT ARGS...
   set-tree JSON                             rebuilds the layer tree as Steward's PUT .../tree body
                                             describes it, moving the layers' nodes as Desktop's drag
                                             and drop does (and the custom order with an "order")
+  set-services JSON                         the service settings of Steward's PATCH .../services
+                                            body, as QGIS Desktop's Project Properties > QGIS
+                                            Server writes them (QgsProjectProperties::apply)
 The project is read from INPUT and written to OUTPUT by QGIS.
 """
 import json
@@ -99,6 +102,107 @@ def set_tree(wanted):
     root.setHasCustomLayerOrder(bool(wanted.get("order")))
 
 
+SERVICE_TEXTS = {
+    "title": "WMSServiceTitle",
+    "abstract": "WMSServiceAbstract",
+    "online_resource": "WMSOnlineResource",
+    "fees": "WMSFees",
+    "access_constraints": "WMSAccessConstraints",
+}
+CONTACT = {
+    "person": "WMSContactPerson",
+    "organization": "WMSContactOrganization",
+    "position": "WMSContactPosition",
+    "mail": "WMSContactMail",
+    "phone": "WMSContactPhone",
+}
+FEATURE_INFO_FLAGS = {
+    "geometry": "WMSAddWktGeometry",
+    "segmentize": "WMSSegmentizeFeatureInfoGeometry",
+    "use_form_settings": "WMSFeatureInfoUseAttributeFormSettings",
+}
+
+
+def ids(names):
+    return [layer_named(name).id() for name in names]
+
+
+def set_wms(wms):
+    # As QgsProjectProperties::apply writes the QGIS Server tab's WMS settings.
+    if "crs" in wms:
+        project.removeEntry("WMSEpsgList", "/")
+        if wms["crs"]:
+            project.writeEntry("WMSCrsList", "/", wms["crs"])
+        else:
+            project.removeEntry("WMSCrsList", "/")
+    if "extent" in wms:
+        if wms["extent"] is None:
+            project.removeEntry("WMSExtent", "/")
+        else:
+            project.writeEntry("WMSExtent", "/", [str(value) for value in wms["extent"]])
+    for field, key in (("max_width", "WMSMaxWidth"), ("max_height", "WMSMaxHeight"), ("image_quality", "WMSImageQuality")):
+        if field in wms:
+            if wms[field] is None:
+                project.removeEntry(key, "/")
+            else:
+                project.writeEntry(key, "/", int(wms[field]))
+    info = wms.get("feature_info", {})
+    for field, key in FEATURE_INFO_FLAGS.items():
+        if field in info:
+            project.writeEntryBool(key, "/", info[field])
+    if "precision" in info:
+        project.writeEntry("WMSPrecision", "/", str(info["precision"]))
+    if "use_layer_ids" in wms:
+        project.writeEntryBool("WMSUseLayerIDs", "/", wms["use_layer_ids"])
+
+
+def set_wfs(wfs):
+    layers = wfs.get("layers", [])
+    project.writeEntry("WFSLayers", "/", ids(layers))
+    for name, precision in wfs.get("precision", {}).items():
+        project.writeEntry("WFSLayersPrecision", "/" + layer_named(name).id(), int(precision))
+    for operation, key in (("insert", "Insert"), ("update", "Update"), ("delete", "Delete")):
+        project.writeEntry("WFSTLayers", key, ids(name for name in wfs.get(operation, []) if name in layers))
+
+
+def set_wmts(wmts):
+    publish = wmts.get("project", False)
+    groups = wmts.get("groups", [])
+    layers = wmts.get("layers", [])
+    formats = wmts.get("formats", {})
+
+    def has(name, format):
+        return format in formats.get(name, ["image/png", "image/jpeg"])
+
+    project.writeEntryBool("WMTSLayers", "Project", publish)
+    project.writeEntry("WMTSLayers", "Group", groups)
+    project.writeEntry("WMTSLayers", "Layer", ids(layers))
+    for format, key in (("image/png", "WMTSPngLayers"), ("image/jpeg", "WMTSJpegLayers")):
+        project.writeEntryBool(key, "Project", publish and has("", format))
+        project.writeEntry(key, "Group", [name for name in groups if has(name, format)])
+        project.writeEntry(key, "Layer", ids(name for name in layers if has(name, format)))
+
+
+def set_services(settings):
+    for field, key in SERVICE_TEXTS.items():
+        if field in settings:
+            project.writeEntry(key, "/", settings[field])
+    if "keywords" in settings:
+        project.writeEntry("WMSKeywordList", "/", settings["keywords"])
+    if "advertised" in settings:
+        project.writeEntryBool("WMSServiceCapabilities", "/", settings["advertised"])
+    for field, key in CONTACT.items():
+        if field in settings.get("contact", {}):
+            project.writeEntry(key, "/", settings["contact"][field])
+    set_wms(settings.get("wms", {}))
+    if "wfs" in settings:
+        set_wfs(settings["wfs"])
+    if "wcs" in settings:
+        project.writeEntry("WCSLayers", "/", ids(settings["wcs"].get("layers", [])))
+    if "wmts" in settings:
+        set_wmts(settings["wmts"])
+
+
 if edit == "add-layer":
     name, kind, datasource = arguments
     layer = QgsVectorLayer(datasource, name, "ogr") if kind == "vector" else QgsRasterLayer(datasource, name, "gdal")
@@ -142,6 +246,8 @@ elif edit == "set-metadata":
     project.writeEntry("WMSServiceAbstract", "/", wms_abstract)
 elif edit == "set-tree":
     set_tree(json.loads(arguments[0]))
+elif edit == "set-services":
+    set_services(json.loads(arguments[0]))
 else:
     sys.exit(f"unknown edit {edit}")
 if not project.write(output):

@@ -22,6 +22,7 @@ from qgis.core import (  # noqa: E402
     QgsRenderContext,
     QgsReport,
 )
+from qgis.server import QgsServerProjectUtils  # noqa: E402
 
 app = QgsApplication([], False)
 app.initQgis()
@@ -191,6 +192,61 @@ def report_of(report):
     return {"name": report.name(), **section_of(report)}
 
 
+
+def services_of():
+    """What QGIS Server reads of the project's service settings (QgsServerProjectUtils), layers by name."""
+    utils = QgsServerProjectUtils
+    wfs = [name_of(layer_id) for layer_id in utils.wfsLayerIds(project)]
+
+    def listed(key, path):
+        return [name_of(value) if value in project.mapLayers() else value for value in project.readListEntry(key, path)[0]]
+
+    extent = utils.wmsExtent(project)
+    return {
+        "capabilities": utils.owsServiceCapabilities(project),
+        "title": utils.owsServiceTitle(project),
+        "abstract": utils.owsServiceAbstract(project),
+        "keywords": utils.owsServiceKeywords(project),
+        "onlineResource": utils.owsServiceOnlineResource(project),
+        "fees": utils.owsServiceFees(project),
+        "accessConstraints": utils.owsServiceAccessConstraints(project),
+        "contact": [
+            utils.owsServiceContactPerson(project),
+            utils.owsServiceContactOrganization(project),
+            utils.owsServiceContactPosition(project),
+            utils.owsServiceContactMail(project),
+            utils.owsServiceContactPhone(project),
+        ],
+        "wmsCrs": utils.wmsOutputCrsList(project),
+        "wmsExtent": None if extent.isNull() else [extent.xMinimum(), extent.yMinimum(), extent.xMaximum(), extent.yMaximum()],
+        "wmsMaxSize": [utils.wmsMaxWidth(project), utils.wmsMaxHeight(project)],
+        "wmsImageQuality": utils.wmsImageQuality(project),
+        "featureInfo": [
+            utils.wmsFeatureInfoAddWktGeometry(project),
+            utils.wmsFeatureInfoSegmentizeWktGeometry(project),
+            utils.wmsFeatureInfoPrecision(project),
+            utils.wmsFeatureInfoUseAttributeFormSettings(project),
+        ],
+        "wmsUseLayerIds": utils.wmsUseLayerIds(project),
+        "wfs": wfs,
+        "wfsPrecision": {name_of(layer_id): utils.wfsLayerPrecision(project, layer_id) for layer_id in utils.wfsLayerIds(project)},
+        "wfst": [
+            [name_of(layer_id) for layer_id in utils.wfstInsertLayerIds(project)],
+            [name_of(layer_id) for layer_id in utils.wfstUpdateLayerIds(project)],
+            [name_of(layer_id) for layer_id in utils.wfstDeleteLayerIds(project)],
+        ],
+        "wcs": [name_of(layer_id) for layer_id in utils.wcsLayerIds(project)],
+        "wmts": {
+            key: {
+                "project": project.readBoolEntry(key, "Project")[0],
+                "groups": listed(key, "Group"),
+                "layers": listed(key, "Layer"),
+            }
+            for key in ("WMTSLayers", "WMTSPngLayers", "WMTSJpegLayers")
+        },
+    }
+
+
 snapping = project.snappingConfig()
 root = project.layerTreeRoot()
 summary = {
@@ -238,6 +294,7 @@ summary = {
     },
     "wfsLayers": [name_of(layer_id) for layer_id in project.readListEntry("WFSLayers", "/")[0]],
     "identifyDisabled": [name_of(layer_id) for layer_id in project.readListEntry("Identify", "/disabledLayers")[0]],
+    "services": services_of(),
     "messages": sorted(set(messages)),
 }
 print(json.dumps(summary, sort_keys=True))

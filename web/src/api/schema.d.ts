@@ -3436,6 +3436,353 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project}/services": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What QGIS Server publishes of the project through WMS, WFS, WCS, WMTS and OGC API Features */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            abstract: string;
+                            access_constraints: string;
+                            /** @description Desktop’s "Service capabilities": the capabilities tell the contact, fees and constraints */
+                            advertised: boolean;
+                            contact: {
+                                mail: string;
+                                organization: string;
+                                person: string;
+                                phone: string;
+                                position: string;
+                            };
+                            fees: string;
+                            keywords: string[];
+                            ogcapi_features: {
+                                collections: string[];
+                                enabled: boolean;
+                            };
+                            online_resource: string;
+                            title: string;
+                            wcs: {
+                                enabled: boolean;
+                                layers: string[];
+                                url: string;
+                            };
+                            wfs: {
+                                delete: string[];
+                                enabled: boolean;
+                                insert: string[];
+                                layers: string[];
+                                /** @description Decimals of the coordinates, by published layer (QGIS Server: 6 otherwise) */
+                                precision: {
+                                    [key: string]: number;
+                                };
+                                update: string[];
+                                url: string;
+                            };
+                            wms: {
+                                /** @description The CRSs the capabilities advertise (EPSG:4326); empty: the project CRS, 4326 and 3857 */
+                                crs: string[];
+                                /** @description The advertised extent, [xmin, ymin, xmax, ymax] in the project CRS; null: the layers’ */
+                                extent: [
+                                    number,
+                                    number,
+                                    number,
+                                    number
+                                ] | null;
+                                feature_info: {
+                                    /** @description GetFeatureInfo answers the geometry of each feature (WKT) */
+                                    geometry: boolean;
+                                    /** @description Decimals of the geometry */
+                                    precision: number;
+                                    /** @description Curves in that geometry as segments */
+                                    segmentize: boolean;
+                                    /** @description Fields as the attribute form shows them */
+                                    use_form_settings: boolean;
+                                };
+                                /** @description JPEG quality; null: QGIS Server’s default */
+                                image_quality: number | null;
+                                /** @description Pixels; null: no limit */
+                                max_height: number | null;
+                                /** @description Pixels; null: no limit */
+                                max_width: number | null;
+                                url: string;
+                                /** @description Layers named by their ids in the services */
+                                use_layer_ids: boolean;
+                            };
+                            wmts: {
+                                enabled: boolean;
+                                /** @description Tile formats by layer or group (the project under ""); both when not given */
+                                formats: {
+                                    [key: string]: ("image/png" | "image/jpeg")[];
+                                };
+                                groups: string[];
+                                layers: string[];
+                                /** @description The whole project as one tiled layer */
+                                project: boolean;
+                                url: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change the service settings given, as QGIS Desktop’s Project Properties > QGIS Server writes them */
+        patch: {
+            parameters: {
+                query?: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        abstract?: string;
+                        access_constraints?: string;
+                        /** @description Desktop’s "Service capabilities": the capabilities tell the contact, fees and constraints */
+                        advertised?: boolean;
+                        contact?: {
+                            mail?: string;
+                            organization?: string;
+                            person?: string;
+                            phone?: string;
+                            position?: string;
+                        };
+                        fees?: string;
+                        keywords?: string[];
+                        online_resource?: string;
+                        title?: string;
+                        wcs?: {
+                            enabled?: boolean;
+                            layers?: string[];
+                            url?: string;
+                        };
+                        wfs?: {
+                            delete?: string[];
+                            enabled?: boolean;
+                            insert?: string[];
+                            layers?: string[];
+                            /** @description Decimals of the coordinates, by published layer (QGIS Server: 6 otherwise) */
+                            precision?: {
+                                [key: string]: number;
+                            };
+                            update?: string[];
+                            url?: string;
+                        };
+                        wms?: {
+                            /** @description The CRSs the capabilities advertise (EPSG:4326); empty: the project CRS, 4326 and 3857 */
+                            crs?: string[];
+                            /** @description The advertised extent, [xmin, ymin, xmax, ymax] in the project CRS; null: the layers’ */
+                            extent?: [
+                                number,
+                                number,
+                                number,
+                                number
+                            ] | null;
+                            feature_info?: {
+                                /** @description GetFeatureInfo answers the geometry of each feature (WKT) */
+                                geometry?: boolean;
+                                /** @description Decimals of the geometry */
+                                precision?: number;
+                                /** @description Curves in that geometry as segments */
+                                segmentize?: boolean;
+                                /** @description Fields as the attribute form shows them */
+                                use_form_settings?: boolean;
+                            };
+                            /** @description JPEG quality; null: QGIS Server’s default */
+                            image_quality?: number | null;
+                            /** @description Pixels; null: no limit */
+                            max_height?: number | null;
+                            /** @description Pixels; null: no limit */
+                            max_width?: number | null;
+                            url?: string;
+                            /** @description Layers named by their ids in the services */
+                            use_layer_ids?: boolean;
+                        };
+                        wmts?: {
+                            enabled?: boolean;
+                            /** @description Tile formats by layer or group (the project under ""); both when not given */
+                            formats?: {
+                                [key: string]: ("image/png" | "image/jpeg")[];
+                            };
+                            groups?: string[];
+                            layers?: string[];
+                            /** @description The whole project as one tiled layer */
+                            project?: boolean;
+                            url?: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            abstract: string;
+                            access_constraints: string;
+                            /** @description Desktop’s "Service capabilities": the capabilities tell the contact, fees and constraints */
+                            advertised: boolean;
+                            contact: {
+                                mail: string;
+                                organization: string;
+                                person: string;
+                                phone: string;
+                                position: string;
+                            };
+                            fees: string;
+                            keywords: string[];
+                            ogcapi_features: {
+                                collections: string[];
+                                enabled: boolean;
+                            };
+                            online_resource: string;
+                            title: string;
+                            wcs: {
+                                enabled: boolean;
+                                layers: string[];
+                                url: string;
+                            };
+                            wfs: {
+                                delete: string[];
+                                enabled: boolean;
+                                insert: string[];
+                                layers: string[];
+                                /** @description Decimals of the coordinates, by published layer (QGIS Server: 6 otherwise) */
+                                precision: {
+                                    [key: string]: number;
+                                };
+                                update: string[];
+                                url: string;
+                            };
+                            wms: {
+                                /** @description The CRSs the capabilities advertise (EPSG:4326); empty: the project CRS, 4326 and 3857 */
+                                crs: string[];
+                                /** @description The advertised extent, [xmin, ymin, xmax, ymax] in the project CRS; null: the layers’ */
+                                extent: [
+                                    number,
+                                    number,
+                                    number,
+                                    number
+                                ] | null;
+                                feature_info: {
+                                    /** @description GetFeatureInfo answers the geometry of each feature (WKT) */
+                                    geometry: boolean;
+                                    /** @description Decimals of the geometry */
+                                    precision: number;
+                                    /** @description Curves in that geometry as segments */
+                                    segmentize: boolean;
+                                    /** @description Fields as the attribute form shows them */
+                                    use_form_settings: boolean;
+                                };
+                                /** @description JPEG quality; null: QGIS Server’s default */
+                                image_quality: number | null;
+                                /** @description Pixels; null: no limit */
+                                max_height: number | null;
+                                /** @description Pixels; null: no limit */
+                                max_width: number | null;
+                                url: string;
+                                /** @description Layers named by their ids in the services */
+                                use_layer_ids: boolean;
+                            };
+                            wmts: {
+                                enabled: boolean;
+                                /** @description Tile formats by layer or group (the project under ""); both when not given */
+                                formats: {
+                                    [key: string]: ("image/png" | "image/jpeg")[];
+                                };
+                                groups: string[];
+                                layers: string[];
+                                /** @description The whole project as one tiled layer */
+                                project: boolean;
+                                url: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
     "/api/projects/{project}/styles": {
         parameters: {
             query?: never;

@@ -1,0 +1,161 @@
+import { BadRequest, Unprocessable } from '../errors.js';
+import { type CrsResolver } from '../gdal/crs.js';
+import { normaliseAuthid } from '../qgis/crs.js';
+import { type TreeNode } from '../qgis/layer-tree.js';
+import { type LayerEntry, type ProjectDocument } from '../qgis/project.js';
+import { type ServicesChange, type ServiceSettings, type WfsSettings } from '../qgis/project-services.js';
+import { type ProjectRef } from '../storage/project-store.js';
+import { checkText } from './names.js';
+import { type ProjectRepository } from './repository.js';
+
+/** The settings a request gives, the WFS's and WCS's `enabled` included. */
+export type ServicesRequest = Omit<ServicesChange, 'wfs' | 'wcs' | 'wmts'> & {
+  wfs?: NonNullable<ServicesChange['wfs']> & { enabled?: boolean };
+  wcs?: NonNullable<ServicesChange['wcs']> & { enabled?: boolean };
+  wmts?: NonNullable<ServicesChange['wmts']> & { enabled?: boolean };
+};
+
+function groupNames(nodes: readonly TreeNode[], found: Set<string> = new Set()): Set<string> {
+  for (const node of nodes) {
+    if (node.type !== 'group') continue;
+    found.add(node.name);
+    groupNames(node.children, found);
+  }
+  return found;
+}
+
+function checkTexts(request: ServicesRequest): void {
+  const texts: Array<[string, string | undefined]> = [
+    ['title', request.title],
+    ['abstract', request.abstract],
+    ['online_resource', request.online_resource],
+    ['fees', request.fees],
+    ['access_constraints', request.access_constraints],
+    ...Object.entries(request.contact ?? {}).map(([field, value]): [string, string] => [`contact ${field}`, value]),
+    ...(request.keywords ?? []).map((keyword): [string, string] => ['keyword', keyword]),
+    ['wms url', request.wms?.url],
+    ['wfs url', request.wfs?.url],
+    ['wcs url', request.wcs?.url],
+    ['wmts url', request.wmts?.url],
+  ];
+  for (const [field, value] of texts) if (value !== undefined) checkText(field, value);
+  const extent = request.wms?.extent;
+  if (extent && !(extent[0] < extent[2] && extent[1] < extent[3]))
+    throw new BadRequest('wms extent must be [xmin, ymin, xmax, ymax] with xmin < xmax and ymin < ymax');
+}
+
+/** Checks a request against the project: its layers exist and are of the kind the service publishes. */
+class RequestCheck {
+  private readonly layers: Map<string, LayerEntry>;
+
+  constructor(
+    document: ProjectDocument,
+    private readonly project: string,
+  ) {
+    this.layers = new Map(document.layers().map((entry) => [entry.name, entry]));
+  }
+
+  layersOf(service: string, names: readonly string[] | undefined, type?: LayerEntry['type']): void {
+    for (const name of names ?? []) {
+      const entry = this.layers.get(name);
+      if (!entry) throw new Unprocessable(`${service}: project "${this.project}" has no layer "${name}"`);
+      if (type && entry.type !== type)
+        throw new Unprocessable(
+          `${service}: layer "${name}" is a ${entry.type} layer; ${service} publishes ${type} layers`,
+        );
+    }
+  }
+}
+
+/** The WFS change in full: transactions only on published layers, as Desktop unchecks them with the layer. */
+function wfsChange(request: NonNullable<ServicesRequest['wfs']>, current: WfsSettings): ServicesChange['wfs'] {
+  const { enabled, ...change } = request;
+  if (enabled === false) {
+    if ((change.layers ?? []).length > 0) throw new BadRequest('wfs: enabled false publishes no layer');
+    change.layers = [];
+  }
+  const layers = change.layers ?? current.layers;
+  const published = new Set(layers);
+  for (const operation of ['insert', 'update', 'delete'] as const) {
+    const given = change[operation];
+    const unpublished = given?.filter((name) => !published.has(name)) ?? [];
+    if (unpublished.length > 0)
+      throw new Unprocessable(`wfs ${operation}: ${unpublished.join(', ')} not published by WFS (wfs layers)`);
+    change[operation] = (given ?? current[operation]).filter((name) => published.has(name));
+  }
+  const precision = Object.keys(change.precision ?? {}).filter((name) => !published.has(name));
+  if (precision.length > 0) throw new Unprocessable(`wfs precision: ${precision.join(', ')} not published by WFS`);
+  return change;
+}
+
+/** A project's OWS service settings: what QGIS Server publishes, and how (project-services.ts of src/qgis). */
+export class ProjectServicesService {
+  constructor(
+    private readonly repository: ProjectRepository,
+    private readonly crs: CrsResolver,
+  ) {}
+
+  async settings(ref: ProjectRef): Promise<ServiceSettings> {
+    return (await this.repository.read(ref)).services();
+  }
+
+  private crsList(values: readonly string[]): string[] {
+    return values.map((value) => {
+      const authid = normaliseAuthid(value);
+      if (authid === undefined || !this.crs.fromAuthid(authid))
+        throw new Unprocessable(`wms crs: "${value}" is not a known EPSG code`);
+      return authid;
+    });
+  }
+
+  private change(document: ProjectDocument, ref: ProjectRef, request: ServicesRequest): ServicesChange {
+    const check = new RequestCheck(document, ref.name);
+    const current = document.services();
+    const { wfs, wcs, wmts, ...rest } = request;
+    const change: ServicesChange = { ...rest };
+    if (request.wms) {
+      change.wms = { ...request.wms };
+      if (request.wms.crs) change.wms.crs = this.crsList(request.wms.crs);
+    }
+    if (wfs) {
+      check.layersOf('wfs', wfs.layers, 'vector');
+      change.wfs = wfsChange(wfs, current.wfs);
+    }
+    if (wcs) {
+      const { enabled, ...rasters } = wcs;
+      check.layersOf('wcs', rasters.layers, 'raster');
+      change.wcs = enabled === false ? { ...rasters, layers: [] } : rasters;
+    }
+    if (wmts) {
+      const { enabled, ...tiles } = wmts;
+      check.layersOf('wmts', tiles.layers);
+      const groups = groupNames(document.layerTreeOf().children);
+      const unknown = (tiles.groups ?? []).filter((name) => !groups.has(name));
+      if (unknown.length > 0) throw new Unprocessable(`wmts: project "${ref.name}" has no group ${unknown.join(', ')}`);
+      const published = new Set([
+        '',
+        ...(tiles.groups ?? current.wmts.groups),
+        ...(tiles.layers ?? current.wmts.layers),
+      ]);
+      const stray = Object.keys(tiles.formats ?? {}).filter((name) => !published.has(name));
+      if (stray.length > 0) throw new Unprocessable(`wmts formats: ${stray.join(', ')} not published by WMTS`);
+      change.wmts = enabled === false ? { ...tiles, project: false, groups: [], layers: [] } : tiles;
+    }
+    return change;
+  }
+
+  /** Changes the settings given, as Desktop's Project Properties > QGIS Server writes them. */
+  async update(ref: ProjectRef, request: ServicesRequest): Promise<ServiceSettings> {
+    checkTexts(request);
+    const changed = Object.keys(request).join(', ');
+    return this.repository.update(
+      ref,
+      (document) => {
+        document.changeServices(this.change(document, ref, request));
+        return document.services();
+      },
+      [],
+      `changed the service settings (${changed})`,
+    );
+  }
+}
