@@ -122,9 +122,9 @@ describe('web console', () => {
     assert.equal(drawn[3], 255);
 
     // Hiding the layer leaves the map blank.
-    await page.getByRole('checkbox', { name: /districts/ }).uncheck();
+    await page.getByRole('checkbox', { name: 'districts visible on the map' }).uncheck();
     await centreWhen(map, 'blank', ([r = 0, g = 0, b = 0]) => r === 255 && g === 255 && b === 255);
-    await page.getByRole('checkbox', { name: /districts/ }).check();
+    await page.getByRole('checkbox', { name: 'districts visible on the map' }).check();
     await centreWhen(map, 'drawn again', ([r = 0, g = 0, b = 0]) => !(r === 255 && g === 255 && b === 255));
     await checkAccessibility(page, 'the project page');
     const wms = '/api/projects/parcels/wms?crs=EPSG:3857&width=256&height=256';

@@ -3,10 +3,11 @@
  * which openapi-typescript generates from the API's own OpenAPI description, so a change of the API
  * that the console does not follow fails the typecheck.
  */
+import { failureInWords } from './error-words';
 import type { paths } from './schema';
 import { authorization, tokenRefused } from './token';
 
-type Method = 'get' | 'post' | 'put' | 'delete';
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type PathWith<M extends Method> = {
   [P in keyof paths]: paths[P][M] extends { responses: unknown } ? P : never;
 }[keyof paths];
@@ -36,7 +37,7 @@ export interface RequestOptions<O> {
   token?: string;
 }
 
-/** An answer other than 2xx, with the API's `{"error": ...}` message. */
+/** An answer other than 2xx: its status, and the API's `{"error": ...}` message as a sentence. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -63,15 +64,7 @@ export function apiUrl(template: string, path?: object, query?: object): string 
 }
 
 async function errorOf(response: Response): Promise<ApiError> {
-  const text = await response.text();
-  let message = text.trim() || response.statusText;
-  try {
-    const body = JSON.parse(text) as { error?: unknown };
-    if (typeof body.error === 'string') message = body.error;
-  } catch {
-    // Not JSON (a proxy's page, QGIS Server's XML): the text itself says what happened.
-  }
-  return new ApiError(response.status, `${message} (HTTP ${response.status})`);
+  return new ApiError(response.status, failureInWords(response.status, response.statusText, await response.text()));
 }
 
 /** Sends a request with the bearer token; a 401 asks the person for a (new) token. */
@@ -107,6 +100,8 @@ export const api = {
     call<Operation<P, 'post'>>('post', path, options),
   put: <P extends PathWith<'put'>>(path: P, options?: RequestOptions<Operation<P, 'put'>>) =>
     call<Operation<P, 'put'>>('put', path, options),
+  patch: <P extends PathWith<'patch'>>(path: P, options?: RequestOptions<Operation<P, 'patch'>>) =>
+    call<Operation<P, 'patch'>>('patch', path, options),
   delete: <P extends PathWith<'delete'>>(path: P, options?: RequestOptions<Operation<P, 'delete'>>) =>
     call<Operation<P, 'delete'>>('delete', path, options),
 };

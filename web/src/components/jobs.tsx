@@ -1,12 +1,34 @@
 /** Long work of a project (seeding, truncation, processing) and its progress, from `GET /api/jobs`. */
 import type { JSX } from 'preact';
 
-import { api } from '../api/client';
+import { type Answer, api } from '../api/client';
 import { type ProjectRef, schemaQuery } from '../api/projects';
 import { ErrorMessage } from './messages';
 import { useAction, useApi, useInterval } from './use-api';
 
 const REFRESH_MS = 1000;
+
+type Job = Answer<'/api/jobs'>[number];
+
+const count = (value: number, unit: string): string => `${value.toLocaleString('en')} ${unit}${value === 1 ? '' : 's'}`;
+
+/**
+ * How far a job got, in its own units: a seeding counts MapProxy's tasks (100 points a task) and
+ * reports the tiles it seeded once done; a truncation counts levels of layers; other jobs their
+ * percentage.
+ */
+export function progressInWords(job: Job): string {
+  const percent = `${Math.round(job.progress * 100)}%`;
+  const tiles = job.result?.['tiles'];
+  if (job.kind === 'seed' && typeof tiles === 'number') return `${percent}: ${count(tiles, 'tile')} seeded`;
+  if (job.kind === 'seed' && job.total >= 100) {
+    const tasks = Math.round(job.total / 100);
+    return `${percent}: task ${Math.min(Math.floor(job.done / 100) + 1, tasks)} of ${tasks}`;
+  }
+  if (job.kind === 'truncate' && job.total > 0)
+    return `${percent}: ${job.done} of ${count(job.total, 'level')} cleared`;
+  return percent;
+}
 
 export function JobList({ project, kinds }: { project: ProjectRef; kinds: string[] }): JSX.Element {
   const jobs = useApi(
@@ -47,7 +69,7 @@ export function JobList({ project, kinds }: { project: ProjectRef; kinds: string
                 </td>
                 <td>
                   <progress max={1} value={job.progress} aria-label={`Progress of ${job.kind} job ${job.id}`} />{' '}
-                  {Math.round(job.progress * 100)}%{job.total > 0 && ` (${job.done} of ${job.total})`}
+                  {progressInWords(job)}
                 </td>
                 <td>{new Date(job.created).toLocaleString()}</td>
                 <td>

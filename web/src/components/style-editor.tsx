@@ -29,13 +29,25 @@ export function geometryClass(wkbType: string | undefined): Geometry | undefined
 
 interface Field {
   name: string;
-  kind: 'choice' | 'colour' | 'number' | 'text';
+  kind: 'choice' | 'colour' | 'number' | 'yes-no' | 'text';
   initial: string;
   choices: string[];
 }
 
-/** `solid (no, solid, dash)` → a choice; `255,0,0,255` → a colour; `0.26` → a number. */
+/**
+ * The yes/no settings of QGIS's simple symbol layers: QGIS writes them 0 or 1, which the catalogue
+ * cannot tell from a number, so they are named here.
+ */
+const YES_NO = new Set([
+  'align_dash_pattern',
+  'draw_inside_polygon',
+  'tweak_dash_pattern_on_corners',
+  'use_custom_dash',
+]);
+
+/** `solid (no, solid, dash)` → a choice; `255,0,0,255` → a colour; `0.26` → a number; a yes/no → a checkbox. */
 export function fieldOf(name: string, description: string): Field {
+  if (YES_NO.has(name)) return { name, kind: 'yes-no', initial: description === '1' ? '1' : '0', choices: [] };
   const choice = /^(.*?) \((.+)\)$/.exec(description);
   if (choice) return { name, kind: 'choice', initial: choice[1] ?? '', choices: (choice[2] ?? '').split(', ') };
   if (/colou?r$/.test(name) && /^\d+,\d+,\d+(,\d+)?$/.test(description)) {
@@ -134,7 +146,7 @@ function StyleForm(props: EditorProps & { start: Start }): JSX.Element {
     for (const field of fields) {
       const value = values[field.name];
       if (value === undefined || value === field.initial) continue;
-      properties[field.name] = field.kind === 'number' ? Number(value) : value;
+      properties[field.name] = field.kind === 'number' || field.kind === 'yes-no' ? Number(value) : value;
     }
     return {
       type: 'vector',
@@ -225,6 +237,18 @@ function StyleForm(props: EditorProps & { start: Start }): JSX.Element {
                     </option>
                   ))}
                 </select>
+              </label>
+            );
+          }
+          if (field.kind === 'yes-no') {
+            return (
+              <label key={field.name} class="check">
+                <input
+                  type="checkbox"
+                  checked={value === '1' || value === 'true'}
+                  onChange={(event) => set(event.currentTarget.checked ? '1' : '0')}
+                />
+                {label(field.name)}
               </label>
             );
           }

@@ -2,11 +2,14 @@ import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
 import { api } from '../api/client';
-import { type LayerInfo, loadLayers } from '../api/layers';
-import { projectRef, schemaQuery } from '../api/projects';
+import { type LayerInfo, type LayerRow, loadLayers } from '../api/layers';
+import { type ProjectRef, projectRef, schemaQuery } from '../api/projects';
+import { layersTopFirst, type LayerTree } from '../api/tree-edits';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { type Candidate, DatasourcePicker } from '../components/datasource-picker';
 import { Dialog } from '../components/dialog';
+import { LayerPropertiesDialog } from '../components/layer-properties';
+import { LayerTreePanel } from '../components/layer-tree';
 import { ErrorMessage, Loading } from '../components/messages';
 import { Page } from '../components/page';
 import { ProjectCheck } from '../components/project-check';
@@ -16,10 +19,34 @@ import { geometryClass, StyleEditor } from '../components/style-editor';
 import { useAction, useApi } from '../components/use-api';
 import type { PageProps } from '../routes';
 
+/** The layers bottom first, as the map draws them: the project's drawing order, else its tree's. */
+function drawingOrder(rows: LayerRow[], tree: LayerTree | undefined): LayerRow[] {
+  if (!tree) return rows;
+  const topFirst = tree.order ?? layersTopFirst(tree.children);
+  const rank = (name: string): number => {
+    const index = topFirst.indexOf(name);
+    return index === -1 ? -1 : topFirst.length - index;
+  };
+  return [...rows].sort((a, b) => rank(a.name) - rank(b.name));
+}
+
+/** The project's layer tree, read again whenever its layers are, and as the API last answered a change. */
+function useProjectTree(ref: ProjectRef, version: unknown) {
+  const loaded = useApi(
+    (signal) =>
+      api.get('/api/projects/{project}/tree', { path: { project: ref.project }, query: schemaQuery(ref), signal }),
+    [ref.project, ref.schema, version],
+  );
+  const [saved, setSaved] = useState<LayerTree | undefined>(undefined);
+  useEffect(() => setSaved(undefined), [loaded.data]);
+  return { current: saved ?? loaded.data, saved: setSaved, error: loaded.error };
+}
+
 export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const ref = projectRef(params, query);
   const server = useApi((signal) => api.get('/api/server', { signal }), []);
   const layers = useApi((signal) => loadLayers(ref, signal), [ref.project, ref.schema]);
+  const tree = useProjectTree(ref, layers.data);
   const [hidden, setHidden] = useState<Set<string>>(new Set());
   const [previews, setPreviews] = useState<Record<string, string | undefined>>({});
   const [mapError, setMapError] = useState<Error | undefined>(undefined);
@@ -27,7 +54,8 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const [styling, setStyling] = useState<string | undefined>(undefined);
   const [removing, setRemoving] = useState<string | undefined>(undefined);
   const [removed, setRemoved] = useState<string | undefined>(undefined);
-  const rows = layers.data ?? [];
+  const rows = drawingOrder(layers.data ?? [], tree.current);
+  const [editing, setEditing] = useState<string | undefined>(undefined);
   const mapLayers = rows
     .filter((row) => row.info?.valid)
     .map((row) => ({
@@ -130,6 +158,20 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
           </ul>
         </section>
       </div>
+      {tree.current && (
+        <LayerTreePanel project={ref} tree={tree.current} onSaved={tree.saved} onProperties={setEditing} />
+      )}
+      <ErrorMessage error={tree.error} />
+      {editing && (
+        <LayerPropertiesDialog
+          project={ref}
+          layer={editing}
+          onClose={() => setEditing(undefined)}
+          onSaved={() => {
+            layers.reload();
+          }}
+        />
+      )}
       <ProjectCheck project={ref} version={layers.data} />
       {styled && styledGeometry && (
         <section class="card" aria-labelledby="style-title">

@@ -64,7 +64,7 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
         <FirstProject demo={server.data?.data_roots.find((root) => /\/demo\/?$/.test(root))} />
       )}
       {projects.data && projects.data.length > 0 && (
-        <table class="table">
+        <table class="table stack">
           <caption class="visually-hidden">Projects{schema ? ` in schema ${schema}` : ''}</caption>
           <thead>
             <tr>
@@ -84,15 +84,19 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
           <tbody>
             {projects.data.map((project) => (
               <tr key={project.name}>
-                <td>
+                <td data-label="Name">
                   <Link href={projectPath({ project: project.name, schema: schema || undefined })}>{project.name}</Link>
                   {project.error && <span class="error-inline"> {project.error}</span>}
                 </td>
-                <td>{project.schema ? `${project.storage} (schema ${project.schema})` : project.storage}</td>
-                <td class="number">{project.layers ?? '–'}</td>
-                <td>{project.crs}</td>
-                <td>{project.author}</td>
-                <td>
+                <td data-label="Storage">
+                  {project.schema ? `${project.storage} (schema ${project.schema})` : project.storage}
+                </td>
+                <td class="number" data-label="Layers">
+                  {project.layers ?? '–'}
+                </td>
+                <td data-label="CRS">{project.crs}</td>
+                <td data-label="Author">{project.author}</td>
+                <td data-label="Pinned">
                   <PinToggle project={project} schema={schema || undefined} onChanged={projects.reload} />
                 </td>
                 <td>
@@ -248,25 +252,28 @@ function DeleteProject(props: {
   };
   return (
     <Dialog title={`Delete project “${name}”?`} open onClose={props.onClose}>
-      {lost.data ? (
-        <div>
-          <p>This removes the project from QGIS Server and deletes, for good:</p>
-          <ul>
-            <li>
-              {lost.data.layers.length} layer{lost.data.layers.length === 1 ? '' : 's'}
-              {lost.data.layers.length > 0 && `: ${lost.data.layers.join(', ')}`}
-            </li>
-            <li>
-              {lost.data.styles.length} style{lost.data.styles.length === 1 ? '' : 's'}
-              {lost.data.styles.length > 0 && `: ${lost.data.styles.join(', ')}`}
-            </li>
-            <li>its default styles and its tile cache</li>
-          </ul>
-          <p>The data files and tables the layers read stay where they are.</p>
-        </div>
-      ) : (
-        <Loading what="what the project holds" />
-      )}
+      {/* One element whatever it shows: the buttons below stay the same, and keep the focus. */}
+      <div>
+        {lost.data ? (
+          <>
+            <p>This removes the project from QGIS Server and deletes, for good:</p>
+            <ul>
+              <li>
+                {lost.data.layers.length} layer{lost.data.layers.length === 1 ? '' : 's'}
+                {lost.data.layers.length > 0 && `: ${lost.data.layers.join(', ')}`}
+              </li>
+              <li>
+                {lost.data.styles.length} style{lost.data.styles.length === 1 ? '' : 's'}
+                {lost.data.styles.length > 0 && `: ${lost.data.styles.join(', ')}`}
+              </li>
+              <li>its default styles and its tile cache</li>
+            </ul>
+            <p>The data files and tables the layers read stay where they are.</p>
+          </>
+        ) : (
+          <Loading what="what the project holds" />
+        )}
+      </div>
       <ErrorMessage error={lost.error ?? remove.error} />
       <div class="dialog-actions">
         <button type="button" onClick={props.onClose}>
@@ -286,8 +293,8 @@ async function makeDemoProject(folder: string): Promise<void> {
   const candidates = listing.datasets.flatMap((dataset) => dataset.layers);
   if (candidates.length === 0) throw new Error(`the demo folder ${folder} holds no data: run scripts/setup.sh`);
   await api.post('/api/projects', { body: { name: 'demo', author: 'Steward demo' } });
-  // Rasters first, so that the vector layers are drawn over them.
-  const ordered = [...candidates].sort((a, b) => (a.type === b.type ? 0 : a.type === 'raster' ? -1 : 1));
+  // A new layer goes to the bottom of the layer tree: vectors first, so that they are drawn over the rasters.
+  const ordered = [...candidates].sort((a, b) => (a.type === b.type ? 0 : a.type === 'raster' ? 1 : -1));
   for (const layer of ordered) {
     await api.post('/api/projects/{project}/layers', {
       path: { project: 'demo' },
