@@ -1,4 +1,6 @@
 /** The few calls the `steward` command makes to the Steward API, with errors as one readable line. */
+import type { AuditEntry, RoleDefinition } from '../access/records.js';
+import type { PublicToken as TokenInfo } from '../access/service.js';
 import type { InstanceReload } from '../insight/project-fleet.js';
 import type {
   InstanceAbout,
@@ -78,6 +80,31 @@ export interface ProjectVersion {
   summary: string;
 }
 
+/** The answer of GET /api/whoami. */
+export interface Whoami {
+  name: string;
+  roles: string[];
+  admin: boolean;
+}
+
+/** The answer of POST /api/tokens. */
+export interface CreatedToken {
+  id: string;
+  token: string;
+  name: string;
+  roles: string[];
+  expires: string | null;
+}
+
+/** The URL of a server as given (STEWARD_SERVER_URL, `steward login URL`), with a trailing `/`. */
+export function serverUrl(text: string, what: string): URL {
+  if (!URL.canParse(text)) throw new CliError(`${what} is not a URL: ${text}`);
+  const url = new URL(text.endsWith('/') ? text : `${text}/`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new CliError(`${what} is not an http(s) URL: ${text}`);
+  return url;
+}
+
 /** The answer of PUT /api/projects/{project}/archive, as far as the command prints it. */
 export interface Published {
   created: boolean;
@@ -93,12 +120,58 @@ export class StewardApi {
     private readonly token: string | undefined,
   ) {}
 
-  static fromEnv(env: NodeJS.ProcessEnv): StewardApi {
-    const url = env['STEWARD_SERVER_URL'];
-    if (!url)
-      throw new CliError('STEWARD_SERVER_URL is not set: point it at the Steward API, e.g. http://localhost:5000');
-    if (!URL.canParse(url)) throw new CliError(`STEWARD_SERVER_URL is not a URL: ${url}`);
-    return new StewardApi(new URL(url.endsWith('/') ? url : `${url}/`), env['STEWARD_API_TOKEN'] || undefined);
+  /** The API at `server` (serverUrl's), sending `token` as a bearer token when given. */
+  static at(server: URL, token: string | undefined): StewardApi {
+    return new StewardApi(server, token);
+  }
+
+  /** The URL of the server, with a trailing `/`. */
+  get server(): string {
+    return this.baseUrl.href;
+  }
+
+  whoami(): Promise<Whoami> {
+    return this.get('api/whoami');
+  }
+
+  tokens(): Promise<TokenInfo[]> {
+    return this.get('api/tokens');
+  }
+
+  /** Makes a token; its secret is in the answer, and never again. */
+  createToken(body: { name: string; roles: string[]; expires?: string }): Promise<CreatedToken> {
+    return this.send('api/tokens', body);
+  }
+
+  async revokeToken(id: string): Promise<void> {
+    await this.request(`api/tokens/${encodeURIComponent(id)}`, { method: 'DELETE' });
+  }
+
+  roles(): Promise<Record<string, RoleDefinition>> {
+    return this.get('api/roles');
+  }
+
+  role(name: string): Promise<RoleDefinition> {
+    return this.get(`api/roles/${encodeURIComponent(name)}`);
+  }
+
+  /** Makes or replaces a role; true when it is new. */
+  async putRole(name: string, role: unknown): Promise<boolean> {
+    const response = await this.fetch(new URL(`api/roles/${encodeURIComponent(name)}`, this.baseUrl), {
+      method: 'PUT',
+      body: role,
+    });
+    await answerOf(response);
+    return response.status === 201;
+  }
+
+  async removeRole(name: string): Promise<void> {
+    await this.request(`api/roles/${encodeURIComponent(name)}`, { method: 'DELETE' });
+  }
+
+  /** The audit log, newest first, as `filter` (GET /api/audit's query) narrows it. */
+  audit(filter: Record<string, string>): Promise<AuditEntry[]> {
+    return this.get(withQuery('api/audit', filter));
   }
 
   async instances(): Promise<InstanceSummary[]> {

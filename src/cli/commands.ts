@@ -2,12 +2,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { InstanceStats } from '../monitor/protocol.js';
+import { audit, roles, tokens, whoami } from './access-commands.js';
 import { type LayerTree, type ProjectCheck, type StewardApi, type TreeNode } from './api.js';
-import { type Command, json, JSON_OPTION, SCHEMA_OPTION } from './command.js';
+import { type AnyCommand, type Command, json, JSON_OPTION, SCHEMA_OPTION } from './command.js';
 import { pin, pins, reload, unpin } from './fleet-commands.js';
 import { history, restore } from './history-commands.js';
 import { askEveryInstance, instance, instances } from './instance-commands.js';
 import { job, jobs, seed } from './job-commands.js';
+import { login, logout } from './login-commands.js';
 import { download, publish } from './publish-commands.js';
 import { formatTable } from './table.js';
 
@@ -137,7 +139,7 @@ const tree: Command = {
   },
 };
 
-export const commands: Record<string, Command> = {
+export const commands: Record<string, AnyCommand> = {
   ps,
   inspect,
   logs,
@@ -157,4 +159,10 @@ export const commands: Record<string, Command> = {
   restore,
   publish,
   download,
+  login,
+  logout,
+  whoami,
+  tokens,
+  roles,
+  audit,
 };

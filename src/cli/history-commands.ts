@@ -1,18 +1,9 @@
 /** The `steward` subcommands of project versions: list them, restore one. */
-import { CliError } from './api.js';
-import { type Command, json, JSON_OPTION, SCHEMA_OPTION } from './command.js';
+import { type Command, countOf, json, JSON_OPTION, SCHEMA_OPTION } from './command.js';
 import { formatTable } from './table.js';
 
 /** Versions listed when `--limit` is not given. */
 const DEFAULT_LIMIT = 20;
-
-function limitOf(text: string | undefined): number {
-  if (text === undefined) return DEFAULT_LIMIT;
-  const limit = Number(text);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 500)
-    throw new CliError(`--limit must be from 1 to 500, not "${text}"`);
-  return limit;
-}
 
 export const history: Command = {
   summary: "List a project's versions, newest first",
@@ -26,7 +17,7 @@ export const history: Command = {
   async run(api, { ids: [project = ''], flags, values }, io) {
     const page = await api.versions(
       project,
-      { limit: limitOf(values['limit']), before: values['before'] },
+      { limit: countOf('limit', values['limit'], DEFAULT_LIMIT, 500), before: values['before'] },
       values['schema'],
     );
     if (flags['json']) return io.out(json(page));

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** The `steward` command: manages QGIS Server instances through the Steward API. */
 import { run } from './run.js';
+import { readSecret } from './secret-input.js';
 
 const stop = new AbortController();
 process.once('SIGINT', () => stop.abort());
@@ -11,4 +12,5 @@ process.exitCode = await run(process.argv.slice(2), {
   env: process.env,
   isTTY: process.stdout.isTTY === true,
   signal: stop.signal,
+  readSecret: (prompt) => readSecret(prompt),
 });

@@ -40,6 +40,7 @@ async function steward(
     env,
     isTTY: false,
     signal,
+    readSecret: async () => '',
   };
   outcome.code = await run(argv, io);
   return outcome;
@@ -123,6 +124,7 @@ describe('steward against an API with two instances', () => {
       env,
       isTTY: false,
       signal: stop.signal,
+      readSecret: async () => '',
     };
     assert.equal(await run(['stats', '--watch'], io), 0);
     assert.equal(renders, 2);

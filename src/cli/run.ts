@@ -1,9 +1,10 @@
 /** Parses the `steward` command line and runs a subcommand; returns the exit code. */
 import { parseArgs } from 'node:util';
 
-import { CliError, StewardApi } from './api.js';
-import { type Command, type Invocation, type Io } from './command.js';
+import { CliError } from './api.js';
+import { type AnyCommand, type Invocation, type Io } from './command.js';
 import { commands } from './commands.js';
+import { connect } from './connection.js';
 
 class UsageError extends Error {}
 
@@ -21,19 +22,21 @@ function mainUsage(): string {
     ...lines,
     '',
     'Environment:',
-    '  STEWARD_SERVER_URL   URL of the Steward API (required), e.g. http://localhost:5000',
-    '  STEWARD_API_TOKEN    sent as a bearer token when set',
+    '  STEWARD_SERVER_URL   URL of the Steward API, e.g. http://localhost:5000',
+    '                       (default: the server of the last steward login)',
+    '  STEWARD_API_TOKEN    sent as a bearer token (default: the token steward login kept',
+    '                       for the server)',
     '',
     "Run 'steward <command> --help' for the options of a command.",
     '',
   ].join('\n');
 }
 
-function commandLine(name: string, command: Command): string {
+function commandLine(name: string, command: AnyCommand): string {
   return [name, ...command.arguments].join(' ');
 }
 
-function commandUsage(name: string, command: Command): string {
+function commandUsage(name: string, command: AnyCommand): string {
   const valued = Object.entries(command.valueOptions ?? {}).map(([option, text]) => [`${option} <value>`, text]);
   const options = [...valued, ...Object.entries({ ...command.options, ...HELP_OPTION })];
   const width = Math.max(...options.map(([option = '']) => option.length)) + 2;
@@ -49,7 +52,7 @@ function commandUsage(name: string, command: Command): string {
   ].join('\n');
 }
 
-function parse(name: string, command: Command, args: string[]): Invocation {
+function parse(name: string, command: AnyCommand, args: string[]): Invocation {
   const valued = command.valueOptions ?? {};
   const known = { ...command.options, ...HELP_OPTION, ...valued };
   const options = Object.fromEntries(
@@ -82,7 +85,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
       throw new UsageError(name ? `steward: unknown command ${name}` : 'steward: no command given');
     const invocation = parse(name, command, args);
     if (invocation.flags['help']) return (io.out(commandUsage(name, command)), 0);
-    return (await command.run(StewardApi.fromEnv(io.env), invocation, io)) ?? 0;
+    const code = 'ownServer' in command ? command.run(invocation, io) : command.run(connect(io.env), invocation, io);
+    return (await code) ?? 0;
   } catch (error) {
     if (error instanceof UsageError) {
       io.err(`${error.message}\nRun 'steward ${name && commands[name] ? `${name} ` : ''}--help' for usage.\n`);

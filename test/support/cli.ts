@@ -7,7 +7,8 @@ export interface CliOutcome {
   err: string;
 }
 
-export async function steward(argv: string[], env: NodeJS.ProcessEnv): Promise<CliOutcome> {
+/** `input` is what stdin gives (`steward login` reads its token there). */
+export async function steward(argv: string[], env: NodeJS.ProcessEnv, input = ''): Promise<CliOutcome> {
   const outcome = { code: -1, out: '', err: '' };
   outcome.code = await run(argv, {
     out: (text) => void (outcome.out += text),
@@ -15,6 +16,7 @@ export async function steward(argv: string[], env: NodeJS.ProcessEnv): Promise<C
     env,
     isTTY: false,
     signal: new AbortController().signal,
+    readSecret: async () => input.split('\n')[0] ?? '',
   });
   return outcome;
 }
