@@ -25,6 +25,7 @@ export const routes: Route[] = [
   { path: '/projects/:project/cache', section: 'projects', page: () => import('./pages/cache') },
   { path: '/projects/:project/processing', section: 'projects', page: () => import('./pages/processing') },
   { path: '/projects/:project/history', section: 'projects', page: () => import('./pages/history') },
+  { path: '/projects/:project/publish', section: 'projects', page: () => import('./pages/publish') },
   { path: '/instances', section: 'instances', page: () => import('./pages/instances') },
   { path: '/instances/:instance', section: 'instances', page: () => import('./pages/instance') },
 ];

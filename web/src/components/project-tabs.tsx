@@ -8,6 +8,7 @@ const TABS = [
   ['/cache', 'Tile cache'],
   ['/processing', 'Processing'],
   ['/history', 'History'],
+  ['/publish', 'Publish'],
 ] as const;
 
 /** The breadcrumb and the sub-pages of a project. */

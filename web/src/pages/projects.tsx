@@ -6,6 +6,7 @@ import { projectPath } from '../api/projects';
 import { Dialog } from '../components/dialog';
 import { ErrorMessage, Loading } from '../components/messages';
 import { Page } from '../components/page';
+import { PublishForm } from '../components/publish-form';
 import { useAction, useApi } from '../components/use-api';
 import { Link, navigate } from '../router';
 import type { PageProps } from '../routes';
@@ -115,6 +116,10 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
         </table>
       )}
       <NewProjectForm schema={schema} postgres={postgres} onCreated={projects.reload} />
+      <section class="card" aria-labelledby="publish-title">
+        <h2 id="publish-title">Publish from QGIS Desktop</h2>
+        <PublishForm schema={schema || undefined} onPublished={projects.reload} />
+      </section>
       {deleting && (
         <DeleteProject
           project={deleting}

@@ -1,0 +1,120 @@
+/**
+ * Publishing in Chromium against a real Steward and QGIS Server: a project downloaded as a .qgz
+ * from its Publish page, published again under another name from the projects page, and a
+ * replacement that waits for the person's confirmation.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+import { unzipSync } from 'fflate';
+import { type Browser, type Page } from 'playwright-core';
+
+import { checkAccessibility, launchBrowser, openPage, screenshot } from './support/browser.js';
+import { after, before, describe, test } from './support/node-test.js';
+import { type Stack, startStack } from './support/stack.js';
+
+const repo = resolve(import.meta.dirname, '..');
+
+describe('web console: publishing', () => {
+  let stack: Stack;
+  let browser: Browser;
+  let page: Page;
+  let errors: string[];
+  const dataDir = mkdtempSync(join(tmpdir(), 'steward-console-publish-'));
+  const demo = join(dataDir, 'demo');
+  const qgz = join(dataDir, 'town.qgz');
+
+  before(async () => {
+    execFileSync('/usr/bin/python3', [join(repo, 'scripts', 'demo-data.py'), demo]);
+    [stack, browser] = await Promise.all([startStack({ dataRoots: [demo] }), launchBrowser()]);
+    ({ page, errors } = await openPage(browser, stack.api.url));
+    assert.equal((await stack.call('POST', '/api/projects', { name: 'town', author: 'Ada' })).status, 201);
+    const districts = {
+      datasource: `${join(demo, 'town.gpkg')}|layername=districts`,
+      name: 'districts',
+      type: 'vector',
+    };
+    assert.equal((await stack.call('POST', '/api/projects/town/layers', districts)).status, 201);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await stack?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('a project downloads as the .qgz QGIS Desktop opens', async () => {
+    await page.goto('/projects/town');
+    await page.getByRole('link', { name: 'Publish' }).click();
+    await page.getByRole('heading', { name: 'town: publish' }).waitFor();
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download the .qgz' }).click(),
+    ]);
+    assert.equal(download.suggestedFilename(), 'town.qgz');
+    await download.saveAs(qgz);
+    const entries = Object.keys(unzipSync(readFileSync(qgz)));
+    assert.ok(
+      entries.some((entry) => entry.endsWith('.qgs')),
+      `the .qgz holds a .qgs: ${entries.join(', ')}`,
+    );
+    await page.getByRole('status').getByText('Saved as town.qgz.').waitFor();
+    await checkAccessibility(page, 'the publish page');
+    await screenshot(page, 'publish');
+    assert.deepEqual(errors, []);
+  });
+
+  test('a .qgz is published as a new project from the projects page; a wrong file is refused in words', async () => {
+    await page.goto('/');
+    const form = page.getByRole('form', { name: 'Publish a project file' });
+    await form.getByLabel('Project to create or replace').fill('copy');
+    const notAProject = join(dataDir, 'notes.qgz');
+    writeFileSync(notAProject, 'not a zip');
+    await form.getByLabel('Project file').setInputFiles(notAProject);
+    await form.getByRole('button', { name: 'Publish' }).click();
+    const alert = form.getByRole('alert');
+    await alert.waitFor();
+    const said = await alert.innerText();
+    assert.doesNotMatch(said, /HTTP|^\{/, said);
+    assert.match(said, /^[A-Z].*\.$/, said);
+    assert.deepEqual((await stack.call('GET', '/api/projects')).body, ['town']);
+
+    await form.getByLabel('Project file').setInputFiles(qgz);
+    await form.getByRole('button', { name: 'Publish' }).click();
+    await form
+      .getByRole('status')
+      .getByText('Project copy was published; its check says every layer is valid.')
+      .waitFor();
+    await page.getByRole('link', { name: 'copy', exact: true }).waitFor();
+    assert.deepEqual((await stack.call('GET', '/api/projects')).body, ['copy', 'town']);
+    assert.deepEqual((await stack.call('GET', '/api/projects/copy/layers')).body, ['districts']);
+    await checkAccessibility(page, 'the projects page after publishing');
+    assert.deepEqual(errors, []);
+  });
+
+  test('publishing over an existing project asks first', async () => {
+    assert.equal((await stack.call('DELETE', '/api/projects/copy/layers/districts')).status, 200);
+    await page.goto('/projects/copy/publish');
+    const form = page.getByRole('form', { name: 'Replace copy from a file' });
+    await form.getByLabel('Project file').setInputFiles(qgz);
+    await form.getByRole('button', { name: 'Replace the project' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Replace project “copy”?' });
+    await dialog.getByText('A project named copy exists already.').waitFor();
+    await screenshot(page, 'publish-replace');
+    await dialog.getByRole('button', { name: 'Keep it' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    assert.deepEqual((await stack.call('GET', '/api/projects/copy/layers')).body, []);
+
+    await form.getByRole('button', { name: 'Replace the project' }).click();
+    await dialog.getByRole('button', { name: 'Replace copy' }).click();
+    await form
+      .getByRole('status')
+      .getByText('Project copy was replaced; its check says every layer is valid.')
+      .waitFor();
+    assert.deepEqual((await stack.call('GET', '/api/projects/copy/layers')).body, ['districts']);
+    assert.deepEqual(errors, []);
+  });
+});
