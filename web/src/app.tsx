@@ -68,6 +68,9 @@ export function App(): JSX.Element {
           <Link href="/instances" aria-current={section === 'instances' ? 'page' : undefined}>
             Instances
           </Link>
+          <Link href="/access" aria-current={section === 'access' ? 'page' : undefined}>
+            Access
+          </Link>
           <a href="/docs">API reference</a>
         </nav>
       </header>

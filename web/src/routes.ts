@@ -15,7 +15,7 @@ export interface PageProps {
 export interface Route {
   path: string;
   /** The entry of the navigation the page belongs to. */
-  section: 'projects' | 'instances';
+  section: 'projects' | 'instances' | 'access';
   page: () => Promise<{ default: FunctionComponent<PageProps> }>;
 }
 
@@ -28,6 +28,7 @@ export const routes: Route[] = [
   { path: '/projects/:project/publish', section: 'projects', page: () => import('./pages/publish') },
   { path: '/instances', section: 'instances', page: () => import('./pages/instances') },
   { path: '/instances/:instance', section: 'instances', page: () => import('./pages/instance') },
+  { path: '/access', section: 'access', page: () => import('./pages/access') },
 ];
 
 export function findRoute(path: string): { route: Route; params: Record<string, string> } | undefined {
