@@ -76,6 +76,11 @@ describe('web console: tokens and roles', () => {
       [{ name: 'ci', roles: ['viewer'] }],
     );
     assert.equal(JSON.stringify(listed).includes(secret), false, 'the list never shows the secret');
+    await page.setViewportSize({ width: 390, height: 844 });
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    await screenshot(page, 'access-390');
+    await page.setViewportSize({ width: 1280, height: 860 });
+    assert.ok(width <= 390, `the access page is ${width} px wide at 390 px`);
     await page.reload();
     await page.getByRole('row', { name: /ci\s+viewer/ }).waitFor();
     assert.equal(await page.getByText(secret).count(), 0, 'shown once: gone after a reload');

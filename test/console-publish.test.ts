@@ -62,6 +62,10 @@ describe('web console: publishing', () => {
       `the .qgz holds a .qgs: ${entries.join(', ')}`,
     );
     await page.getByRole('status').getByText('Saved as town.qgz.').waitFor();
+    await page.setViewportSize({ width: 390, height: 844 });
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    await page.setViewportSize({ width: 1280, height: 860 });
+    assert.ok(width <= 390, `the publish page is ${width} px wide at 390 px`);
     await checkAccessibility(page, 'the publish page');
     await screenshot(page, 'publish');
     assert.deepEqual(errors, []);
