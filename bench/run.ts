@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark of the project, printed and written to bench/results/.
- * `npm run bench -- api` (or `processing`, `jobs`, `plugin`, `scale`, `pool`, `console`, `history`) runs the named suites only;
+ * `npm run bench -- api` (or `processing`, `jobs`, `plugin`, `scale`, `pool`, `console`, `history`, `uploads`) runs the named suites only;
  * `--part <part>` (repeated for more) runs only those parts of them (scale: writes, reads, memory; api:
  * latency, throughput, map, fastcgi, memory) and only prints them, as `--print-only` does for whole
  * suites: nothing is written to bench/results/ or the README.
@@ -23,6 +23,7 @@ import { runPoolBench } from './pool.js';
 import { runProcessingBench } from './processing.js';
 import { RESULTS, suiteMark, updateReadme } from './readme-performance.js';
 import { runScaleBench, SCALE_PARTS } from './scale.js';
+import { runUploadsBench } from './uploads.js';
 
 async function machine(): Promise<string> {
   return [
@@ -49,6 +50,7 @@ const suites: Suite[] = [
   { key: 'pool', name: 'QGIS Server FastCGI pool', run: runPoolBench },
   { key: 'console', name: 'web console', run: runConsoleBench },
   { key: 'history', name: 'project versions', run: runHistoryBench, parts: HISTORY_PARTS },
+  { key: 'uploads', name: 'streamed uploads', run: runUploadsBench },
 ];
 
 const { values, positionals } = parseArgs({

@@ -1,14 +1,15 @@
-/** Median and 95th percentile of repeated timings, in milliseconds. */
+/** Median, 95th and 99th percentiles of repeated timings, in milliseconds. */
 export interface Timing {
   median: number;
   p95: number;
+  p99: number;
 }
 
 export function summarise(samples: number[]): Timing {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (quantile: number): number =>
     sorted[Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))] ?? Number.NaN;
-  return { median: at(0.5), p95: at(0.95) };
+  return { median: at(0.5), p95: at(0.95), p99: at(0.99) };
 }
 
 /** The time of each of `runs` runs of `work`, one after the other. */

@@ -50,6 +50,9 @@ export class Conflict extends withStatus(409) {}
 /** A conditional request (`If-Match`) whose condition does not hold: the resource changed. */
 export class PreconditionFailed extends withStatus(412) {}
 
+/** An upload larger than the route takes. */
+export class PayloadTooLarge extends withStatus(413) {}
+
 /** A request body that stopped arriving, or a request not received whole in time. */
 export class RequestTimeout extends withStatus(408) {}
 

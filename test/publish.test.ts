@@ -5,13 +5,16 @@
  * valid. Replacing, broken layers and bad uploads each get their status and leave nothing behind.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import { unzipSync, zipSync } from 'fflate';
 
+import { startApiProcess } from './support/api-process.js';
 import { steward } from './support/cli.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { processMemory, resetPeak, sendChunked, sendFile, writeRandomGeoTiff } from './support/large-upload.js';
 import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, pixelsDifferingBeyond, pixelsOf } from './support/png.js';
 import { type Check } from './support/project-check.js';
@@ -26,6 +29,10 @@ const VIEW = { bbox: [0.5, 43.5, 3.5, 46.5], size: 300 } as const;
 /** As the style tests compare drawings: at most this share of painted pixels may differ by more than 24 a channel. */
 const PIXEL_SHARE_TOLERANCE = 0.005;
 const CHANNEL_TOLERANCE = 24;
+/** The large uploads: a GeoTIFF of random bytes, alone and in a bundle. */
+const LARGE_BYTES = 200 * 1024 * 1024;
+/** KiB the API's resident memory may grow by while it takes a large upload: streamed, not held. */
+const STREAMED_RSS_GROWTH_KIB = 48 * 1024;
 
 interface QgisLayers {
   layers: Record<string, { valid: boolean; features: number | null; source: string }>;
@@ -85,6 +92,12 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
     const response = await fetch(`${stack.api.url}/api/projects/${name}/archive${query}`);
     assert.equal(response.status, 200, await response.clone().text());
     return response;
+  }
+
+  /** The hidden files (uploads being received) in the upload root and its folders. */
+  function hiddenFiles(): string[] {
+    const entries = readdirSync(uploads, { recursive: true, encoding: 'utf8' });
+    return entries.filter((entry) => entry.split('/').some((part) => part.startsWith('.')));
   }
 
   /** What the upload root holds for project `name`. */
@@ -357,5 +370,70 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
     assert.equal((await stack.call('DELETE', '/api/data/shared/places.gpkg')).status, 200);
     assert.equal((await stack.call('DELETE', '/api/data/shared')).status, 200);
     assert.ok(!existsSync(join(uploads, 'shared')));
+  });
+  it('refuses uploads past the limit however they are sent, and leaves nothing of them or of ones cut short', async () => {
+    const over = BODY_LIMIT + 1024 * 1024;
+    const archive = await sendChunked(`${stack.api.url}/api/projects/chunked/archive`, over);
+    assert.equal(archive?.status, 413, JSON.stringify(archive?.body));
+    const file = await sendChunked(`${stack.api.url}/api/data/chunked/large.tif`, over);
+    assert.equal(file?.status, 413, JSON.stringify(file?.body));
+    assert.equal(await sendChunked(`${stack.api.url}/api/projects/cut/archive`, over, 256 * 1024), undefined);
+    assert.equal(await sendChunked(`${stack.api.url}/api/data/cut/short.tif`, over, 256 * 1024), undefined);
+    // The API notices a dropped connection as it reads: given a moment, then watched until it has cleared up.
+    await new Promise((done) => setTimeout(done, 1_000));
+    const settled = Date.now() + 5_000;
+    while (hiddenFiles().length > 0 && Date.now() < settled) await new Promise((done) => setTimeout(done, 100));
+    assert.deepEqual(hiddenFiles(), [], 'no part of a refused or cut short upload is left');
+    assert.equal((await stack.call('GET', '/api/projects/chunked')).status, 404);
+    assert.equal((await stack.call('GET', '/api/projects/cut')).status, 404);
+  });
+
+  it('streams a 200 MB data file and a 200 MB bundle to the disk: the API grows by a few tens of MB', async () => {
+    const root = join(scratch, 'large');
+    const folder = desktopProject();
+    writeRandomGeoTiff(join(folder, 'data', 'large.tif'), LARGE_BYTES);
+    const bundle = join(scratch, 'large.zip');
+    // Stored (zip -0): the bundle is as large as its files.
+    execFileSync('zip', ['-0', '-q', '-r', bundle, 'project.qgs', 'data'], { cwd: folder });
+    mkdirSync(root);
+    const api = await startApiProcess({
+      STEWARD_QGISSERVER_URL: stack.qgis.url,
+      STEWARD_QGISSERVER_PROJECTS_DIR: join(scratch, 'large-projects'),
+      STEWARD_DATA_ROOTS: `${data.dir}:${root}`,
+      STEWARD_UPLOAD_ROOT: root,
+      STEWARD_PUBLISH_BODY_LIMIT: '300M',
+    });
+    try {
+      const growth = async (
+        send: () => Promise<{ status: number; body: unknown }>,
+        status: number,
+      ): Promise<number> => {
+        const before = processMemory(api.pid).rss;
+        await resetPeak(api.pid);
+        const reply = await send();
+        assert.equal(reply.status, status, JSON.stringify(reply.body));
+        return processMemory(api.pid).peak - before;
+      };
+      const file = await growth(
+        () => sendFile(`${api.url}/api/data/rasters/large.tif`, join(folder, 'data', 'large.tif')),
+        201,
+      );
+      execFileSync('cmp', [join(folder, 'data', 'large.tif'), join(root, 'rasters', 'large.tif')]);
+      const published = await growth(() => sendFile(`${api.url}/api/projects/large/archive`, bundle), 201);
+      const dir = join(root, 'large');
+      const revision = readdirSync(dir)[0] ?? '';
+      assert.deepEqual(
+        execFileSync('cmp', [join(folder, 'data', 'large.tif'), join(dir, revision, 'data', 'large.tif')]).toString(),
+        '',
+      );
+      for (const [what, kib] of [
+        ['data file', file],
+        ['bundle', published],
+      ] as const) {
+        assert.ok(kib <= STREAMED_RSS_GROWTH_KIB, `the API grew by ${kib} KiB taking the 200 MB ${what}`);
+      }
+    } finally {
+      await api.kill();
+    }
   });
 });

@@ -255,7 +255,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     projects,
     archives,
     publishBodyLimit,
-    dataFiles: new DataFiles(config.uploadRoot, repository, layers),
+    dataFiles: new DataFiles(config.uploadRoot, repository, layers, publishBodyLimit),
     layers,
     trees: new LayerTreeService(repository),
     layerProperties: new LayerPropertiesService(repository, crs, cache),

@@ -32,7 +32,7 @@ export function packagedEntry(file: string, entries: string[]): string | undefin
 }
 
 /** What the systems that zip folders add of their own: macOS's `__MACOSX/` and `._*` forks, `.DS_Store`, `Thumbs.db`. */
-function isSystemFile(entry: string): boolean {
+export function isSystemFile(entry: string): boolean {
   const name = posix.basename(entry);
   return entry.startsWith('__MACOSX/') || name.startsWith('._') || name === '.DS_Store' || name === 'Thumbs.db';
 }

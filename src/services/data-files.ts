@@ -6,11 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { type Readable } from 'node:stream';
 
 import { BadRequest, Conflict, NotFound, Unprocessable } from '../errors.js';
 import { datasetFiles } from '../gdal/dataset-files.js';
-import { writeFileAtomic } from '../storage/atomic-file.js';
 import { insufficientStorage, isDiskFull } from '../storage/disk-space.js';
+import { receiveFile } from '../storage/received-file.js';
 import { type LayerService } from './layers.js';
 import { checkName } from './names.js';
 import { DEFAULT_SCHEMA } from './projects.js';
@@ -30,6 +31,8 @@ export class DataFiles {
     private readonly root: string | undefined,
     private readonly repository: ProjectRepository,
     private readonly layers: LayerService,
+    /** Bytes an upload may have. */
+    private readonly bodyLimit: number,
   ) {}
 
   /** The absolute path of `relative` (segments by `/`) in the upload root; each segment a valid name. */
@@ -40,8 +43,12 @@ export class DataFiles {
     return join(this.root, ...segments);
   }
 
-  /** Stores `bytes` as the file at `relative`; Unprocessable, leaving nothing, when GDAL cannot open it. */
-  async put(relative: string, bytes: Buffer): Promise<{ created: boolean; path: string }> {
+  /**
+   * Stores the upload `body` as the file at `relative`, written beside it as it arrives and renamed
+   * into place once whole; PayloadTooLarge past the body limit, Unprocessable when GDAL cannot open
+   * it, leaving nothing either way.
+   */
+  async put(relative: string, body: Readable): Promise<{ created: boolean; path: string }> {
     const path = this.pathOf(relative);
     if (path === this.root) throw new BadRequest("give the file's path in the upload root");
     const existing = await stat(path).catch(() => undefined);
@@ -50,7 +57,7 @@ export class DataFiles {
     const temporary = join(dirname(path), `.${randomUUID()}.${path.split('/').pop() ?? ''}`);
     try {
       await mkdir(dirname(path), { recursive: true });
-      await writeFileAtomic(temporary, bytes);
+      await receiveFile(body, temporary, this.bodyLimit);
       if (!(await datasetFiles(temporary))) throw new Unprocessable(`GDAL cannot open ${relative} as a dataset`);
       await rename(temporary, path);
       return { created: existing === undefined, path };

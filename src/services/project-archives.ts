@@ -7,8 +7,10 @@
  * Server see the old project with its files or the new one with its own (docs/publishing.md).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, posix, relative } from 'node:path';
+import { type Readable } from 'node:stream';
 
 import {
   BadRequest,
@@ -32,14 +34,16 @@ import {
 import { ProjectDocument } from '../qgis/project.js';
 import { rewriteStyleFiles } from '../qgis/style-references.js';
 import { firstChild, setText } from '../qgis/xml/node.js';
-import { writeFileAtomic } from '../storage/atomic-file.js';
+import { hiddenSibling } from '../storage/atomic-file.js';
 import { insufficientStorage, isDiskFull } from '../storage/disk-space.js';
 import { ProjectArchive } from '../storage/project-archive.js';
 import { type ProjectRef } from '../storage/project-store.js';
-import { unzipEntries, type ZipLimits } from '../storage/zip-entries.js';
+import { receiveFile } from '../storage/received-file.js';
+import { type ZipLimits } from '../storage/zip-entries.js';
+import { ZipFile } from '../storage/zip-file.js';
 import { LOCAL_HEADER } from '../storage/zip-format.js';
 import { zipArchive } from '../storage/zip-writer.js';
-import { packagedEntry, withoutSystemFiles } from './bundle-entries.js';
+import { isSystemFile, packagedEntry } from './bundle-entries.js';
 import { type DataRoots } from './data-roots.js';
 import { type LayerService } from './layers.js';
 import { type ProjectLifecycle } from './projects.js';
@@ -72,12 +76,14 @@ export interface PublishAnswer {
   check: ProjectCheck;
 }
 
-/** The upload, unpacked: the project, its folder in the bundle, and the data files beside it. */
+/** The upload, opened: the project, its folder in the bundle, and the data files beside it in the bundle. */
 interface Upload {
   document: ProjectDocument;
   /** The folder of the project file in the bundle, `.` at its root. */
   folder: string;
-  data: Map<string, Buffer>;
+  /** The bundle's data files, by their path in it. */
+  data: Set<string>;
+  bundle?: ZipFile;
 }
 
 /** Most entries a bundle may hold. */
@@ -101,8 +107,20 @@ function newRevision(): string {
   return `${stamp}-${randomBytes(3).toString('hex')}`;
 }
 
-function isZip(body: Buffer): boolean {
-  return body.length >= 4 && body.readUInt32LE(0) === LOCAL_HEADER;
+/** The first bytes of a file. */
+async function head(path: string, length: number): Promise<Buffer> {
+  const handle = await open(path, 'r');
+  try {
+    const buffer = Buffer.alloc(length);
+    const { bytesRead } = await handle.read(buffer, 0, length, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+function isZip(start: Buffer): boolean {
+  return start.length >= 4 && start.readUInt32LE(0) === LOCAL_HEADER;
 }
 
 /** The project's text, 422 with the reason when it is not a project QGIS writes. */
@@ -248,11 +266,37 @@ export class ProjectArchives {
    * `ifMatch` is not its version, Unprocessable naming the broken layers unless `allowBroken`.
    * Nothing is left behind on failure.
    */
-  async publish(ref: ProjectRef, body: Buffer, options: PublishOptions): Promise<PublishAnswer> {
+  async publish(ref: ProjectRef, body: Readable, options: PublishOptions): Promise<PublishAnswer> {
     const allow = (identity: string | undefined): void => this.precondition(ref, identity, options);
     allow(await this.repository.store.identity(ref));
-    const upload = this.unpack(body);
-    const dataDir = upload.data.size > 0 ? await this.writeData(ref, upload.data) : undefined;
+    const received = await this.receive(body);
+    try {
+      return await this.publishReceived(ref, await this.open(received), allow, options);
+    } finally {
+      await rm(received, { force: true });
+    }
+  }
+
+  /**
+   * Writes an upload's body to a hidden file of the upload root, the file system its data files go
+   * to (or of the system's temporary folder without one); its path.
+   */
+  private async receive(body: Readable): Promise<string> {
+    const folder = this.options.uploadRoot ?? tmpdir();
+    await mkdir(folder, { recursive: true });
+    const path = hiddenSibling(join(folder, 'upload'), '.tmp');
+    await receiveFile(body, path, this.options.bodyLimit);
+    return path;
+  }
+
+  private async publishReceived(
+    ref: ProjectRef,
+    upload: Upload,
+    allow: (identity: string | undefined) => void,
+    options: PublishOptions,
+  ): Promise<PublishAnswer> {
+    const dataDir =
+      upload.bundle && upload.data.size > 0 ? await this.writeData(ref, upload.bundle, upload.data) : undefined;
     let created: boolean;
     try {
       if (dataDir !== undefined) await this.relocate(ref, upload, dataDir);
@@ -271,7 +315,7 @@ export class ProjectArchives {
       created,
       etag: await this.etag(ref),
       ...(dataDir !== undefined && { data_dir: dataDir }),
-      data_files: [...upload.data.keys()],
+      data_files: [...upload.data],
       check,
     };
   }
@@ -293,15 +337,16 @@ export class ProjectArchives {
       throw new Conflict(`project "${ref.name}" exists: replace it with ?replace=true or If-Match: <its ETag>`);
   }
 
-  /** The project and data files of an upload: a `.qgs`, a `.qgz`, or a zip of one project file and data. */
-  private unpack(body: Buffer): Upload {
-    if (!isZip(body)) {
-      if (!/^(\uFEFF)?\s*</.test(body.subarray(0, 64).toString('utf8')))
+  /** The project and data files of the upload at `path`: a `.qgs`, a `.qgz`, or a zip of one project file and data. */
+  private async open(path: string): Promise<Upload> {
+    if (!isZip(await head(path, 4))) {
+      if (!/^(\uFEFF)?\s*</.test((await head(path, 64)).toString('utf8')))
         throw new UnsupportedMediaType('the upload is neither a QGIS project (.qgs, .qgz) nor a zip bundle of one');
-      return { document: parseProject(projectText(body), 'the project'), folder: '.', data: new Map() };
+      return { document: parseProject(projectText(await readFile(path)), 'the project'), folder: '.', data: new Set() };
     }
-    const entries = withoutSystemFiles(unzipEntries(body, this.limits));
-    const projects = [...entries.keys()].filter((name) => PROJECT_FILE.test(name));
+    const bundle = await ZipFile.open(path, this.limits);
+    const names = bundle.names().filter((name) => !isSystemFile(name));
+    const projects = names.filter((name) => PROJECT_FILE.test(name));
     if (projects.length !== 1) {
       throw new BadRequest(
         projects.length === 0
@@ -310,15 +355,13 @@ export class ProjectArchives {
       );
     }
     const file = projects[0] as string;
-    const bytes = entries.get(file) as Buffer;
+    const bytes = await bundle.read(file);
     const content = file.toLowerCase().endsWith('.qgz') ? ProjectArchive.open(bytes).content : bytes;
     const document = parseProject(projectText(content), file);
     // QGIS's auxiliary storage and backups (`<name>.qgd`, `<name>.qgs~`) are not data.
     const stem = file.replace(PROJECT_FILE, '');
-    const data = new Map(
-      [...entries].filter(([name]) => name !== file && name !== `${stem}.qgd` && !name.endsWith('~')),
-    );
-    return { document, folder: posix.dirname(file), data };
+    const data = new Set(names.filter((name) => name !== file && name !== `${stem}.qgd` && !name.endsWith('~')));
+    return { document, folder: posix.dirname(file), data, bundle };
   }
 
   /** The folder of a project's data files in the upload root: `<root>/<name>`, `<root>/<name>@<schema>` beyond public. */
@@ -332,14 +375,14 @@ export class ProjectArchives {
     return join(root, ref.schema === 'public' ? ref.name : `${ref.name}@${ref.schema}`);
   }
 
-  /** Writes the data files into a new revision folder of the project's; nothing stays when a write fails. */
-  private async writeData(ref: ProjectRef, data: Map<string, Buffer>): Promise<string> {
+  /** Unpacks the bundle's data files into a new revision folder of the project's; nothing stays when a write fails. */
+  private async writeData(ref: ProjectRef, bundle: ZipFile, data: Set<string>): Promise<string> {
     const dir = join(this.projectDataDir(ref), newRevision());
     try {
-      for (const [name, bytes] of data) {
+      for (const name of data) {
         const path = join(dir, ...name.split('/'));
         await mkdir(dirname(path), { recursive: true });
-        await writeFileAtomic(path, bytes);
+        await bundle.extract(name, path);
       }
     } catch (error) {
       await rm(dir, { recursive: true, force: true });
@@ -357,7 +400,7 @@ export class ProjectArchives {
     const { document, folder, data } = upload;
     const projectFile = await this.repository.store.mapParameter(ref);
     const projectDir = isAbsolute(projectFile) && !savesAbsolutePaths(document.root) ? dirname(projectFile) : undefined;
-    const names = [...data.keys()];
+    const names = [...data];
     const located = (path: string): string | undefined => {
       const entry = isProjectRelative(path)
         ? posix.normalize(posix.join(folder, path))

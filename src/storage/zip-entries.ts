@@ -22,9 +22,13 @@ export interface ZipLimits {
 
 const END_RECORD_SIZE = 22;
 const MAX_COMMENT = 0xffff;
+/** The last bytes of an archive that hold its end of central directory record, whatever its comment. */
+export const END_SEARCH_BYTES = END_RECORD_SIZE + MAX_COMMENT;
 const ENCRYPTED_FLAG = 1;
+/** Bytes of a local header before its name and extra field. */
+export const LOCAL_HEADER_SIZE = 30;
 
-interface DirectoryEntry {
+export interface DirectoryEntry {
   name: string;
   flags: number;
   crc: number;
@@ -38,19 +42,36 @@ interface DirectoryEntry {
 export type ZipRefusal = (reason: string) => StewardError;
 
 /** A client's archive: 400. */
-const CLIENT_ARCHIVE: ZipRefusal = (reason) =>
+export const CLIENT_ARCHIVE: ZipRefusal = (reason) =>
   new BadRequest(`the package is not a zip archive Steward unpacks: ${reason}`);
 
-class Refused extends Error {}
+/** Why an archive is refused, before its caller's ZipRefusal makes its error of it. */
+export class Refused extends Error {}
 
-function refuse(reason: string): never {
+export function refuse(reason: string): never {
   throw new Refused(reason);
 }
 
-function endOfDirectory(bytes: Buffer): number {
-  const lowest = Math.max(0, bytes.length - END_RECORD_SIZE - MAX_COMMENT);
+/** Where the central directory is and how many entries it holds, from the end of the archive (or its last bytes). */
+export interface EndRecord {
+  count: number;
+  offset: number;
+  size: number;
+}
+
+/** The end of central directory record in `bytes`, the archive or its last `END_SEARCH_BYTES` bytes. */
+export function endRecord(bytes: Buffer): EndRecord {
+  const lowest = Math.max(0, bytes.length - END_SEARCH_BYTES);
   for (let at = bytes.length - END_RECORD_SIZE; at >= lowest; at--) {
-    if (bytes.readUInt32LE(at) === END_OF_DIRECTORY) return at;
+    if (bytes.readUInt32LE(at) === END_OF_DIRECTORY) {
+      const end = {
+        count: bytes.readUInt16LE(at + 10),
+        size: bytes.readUInt32LE(at + 12),
+        offset: bytes.readUInt32LE(at + 16),
+      };
+      if (end.count === 0xffff || end.offset === 0xffffffff) refuse('ZIP64 archives are not taken');
+      return end;
+    }
   }
   return refuse('it has no end of central directory record');
 }
@@ -70,11 +91,8 @@ function checkEntryName(name: string): void {
   if (unsafe) refuse(`entry ${JSON.stringify(name)} would leave the archive's folder`);
 }
 
-function directory(bytes: Buffer, limits: ZipLimits): DirectoryEntry[] {
-  const end = endOfDirectory(bytes);
-  const count = bytes.readUInt16LE(end + 10);
-  let at = bytes.readUInt32LE(end + 16);
-  if (count === 0xffff || at === 0xffffffff) refuse('ZIP64 archives are not taken');
+/** The `count` central directory entries from `at` in `bytes`, each name checked. */
+export function directoryEntries(bytes: Buffer, at: number, count: number, limits: ZipLimits): DirectoryEntry[] {
   if (count > limits.entries) refuse(`it holds ${count} entries, more than ${limits.entries}`);
   const entries: DirectoryEntry[] = [];
   for (let index = 0; index < count; index++) {
@@ -96,11 +114,20 @@ function directory(bytes: Buffer, limits: ZipLimits): DirectoryEntry[] {
   return entries;
 }
 
-function unpack(bytes: Buffer, entry: DirectoryEntry): Buffer {
-  const at = entry.localOffset;
+function directory(bytes: Buffer, limits: ZipLimits): DirectoryEntry[] {
+  const end = endRecord(bytes);
+  return directoryEntries(bytes, end.offset, end.count, limits);
+}
+
+/** Where the entry's data begins, from its local header at `at` in `bytes`; refused when encrypted. */
+export function localDataStart(bytes: Buffer, at: number, entry: DirectoryEntry): number {
   if (bytes.readUInt32LE(at) !== LOCAL_HEADER) refuse(`entry "${entry.name}" has no local header`);
   if (entry.flags & ENCRYPTED_FLAG) refuse(`entry "${entry.name}" is encrypted`);
-  const start = at + 30 + bytes.readUInt16LE(at + 26) + bytes.readUInt16LE(at + 28);
+  return at + LOCAL_HEADER_SIZE + bytes.readUInt16LE(at + 26) + bytes.readUInt16LE(at + 28);
+}
+
+function unpack(bytes: Buffer, entry: DirectoryEntry): Buffer {
+  const start = localDataStart(bytes, entry.localOffset, entry);
   const compressed = bytes.subarray(start, start + entry.compressedSize);
   if (compressed.length !== entry.compressedSize) refuse(`entry "${entry.name}" is cut short`);
   let data: Buffer;
@@ -130,11 +157,20 @@ function read<T>(reading: () => T, refusal: ZipRefusal): T {
 }
 
 /** The archive's files (folders left out), their declared sizes together within the limit. */
-function files(bytes: Buffer, limits: ZipLimits): DirectoryEntry[] {
-  const entries = directory(bytes, limits).filter((entry) => !entry.name.endsWith('/'));
-  const total = entries.reduce((sum, entry) => sum + entry.size, 0);
+export function filesWithin(entries: DirectoryEntry[], limits: ZipLimits): DirectoryEntry[] {
+  const files = entries.filter((entry) => !entry.name.endsWith('/'));
+  const total = files.reduce((sum, entry) => sum + entry.size, 0);
   if (total > limits.bytes) refuse(`its files unpack to ${total} bytes, more than ${limits.bytes}`);
-  return entries;
+  const names = new Set<string>();
+  for (const { name } of files) {
+    if (names.has(name)) refuse(`it holds "${name}" twice`);
+    names.add(name);
+  }
+  return files;
+}
+
+function files(bytes: Buffer, limits: ZipLimits): DirectoryEntry[] {
+  return filesWithin(directory(bytes, limits), limits);
 }
 
 /**
@@ -161,7 +197,6 @@ export function unzipEntries(
   return read(() => {
     const unpacked = new Map<string, Buffer>();
     for (const entry of files(bytes, limits)) {
-      if (unpacked.has(entry.name)) refuse(`it holds "${entry.name}" twice`);
       unpacked.set(entry.name, unpack(bytes, entry));
     }
     return unpacked;

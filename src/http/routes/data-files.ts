@@ -9,6 +9,7 @@ import { type DataFiles } from '../../services/data-files.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses } from '../schemas.js';
 import { asAttachment } from '../security-headers.js';
+import { admitUpload, takeStreamedBodies, uploadBody } from '../streamed-uploads.js';
 import { UploadBudget } from '../upload-budget.js';
 
 const PathParams = Type.Object({ '*': Type.String() });
@@ -30,13 +31,11 @@ export function dataFileRoutes(services: DataRouteServices): RouteModule {
   const budget = new UploadBudget(Math.max(services.uploadBudget, bodyLimit));
   const routes: FastifyPluginAsync = async (app) => {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
-    app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
+    takeStreamedBodies(app);
     api.put(
       '/*',
       {
-        bodyLimit,
-        onRequest: async (request, reply) => budget.holdDeclared(reply, request.headers['content-length'], bodyLimit),
+        onRequest: admitUpload(budget, bodyLimit),
         schema: {
           tags: ['data'],
           summary: 'Upload a data file into STEWARD_UPLOAD_ROOT, kept only when GDAL opens it (else 422)',
@@ -50,8 +49,7 @@ export function dataFileRoutes(services: DataRouteServices): RouteModule {
         },
       },
       async (request, reply) => {
-        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        const answer = await dataFiles.put(request.params['*'], body);
+        const answer = await dataFiles.put(request.params['*'], uploadBody(request));
         return reply.status(answer.created ? 201 : 200).send(answer);
       },
     );

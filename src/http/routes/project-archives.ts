@@ -7,6 +7,7 @@ import { type ProjectArchives } from '../../services/project-archives.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses, ProjectParams, SchemaQuery } from '../schemas.js';
 import { asAttachment } from '../security-headers.js';
+import { admitUpload, takeStreamedBodies, uploadBody } from '../streamed-uploads.js';
 import { UploadBudget } from '../upload-budget.js';
 import { ProjectCheck } from './checks.js';
 
@@ -45,9 +46,7 @@ export function projectArchiveRoutes(services: ArchiveRouteServices): RouteModul
   const budget = new UploadBudget(Math.max(services.uploadBudget, bodyLimit));
   const routes: FastifyPluginAsync = async (app) => {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
-    // Uploads are taken whatever their type: what they are is read from their bytes.
-    app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
+    takeStreamedBodies(app);
     api.get(
       '/:project/archive',
       {
@@ -70,8 +69,7 @@ export function projectArchiveRoutes(services: ArchiveRouteServices): RouteModul
     api.put(
       '/:project/archive',
       {
-        bodyLimit,
-        onRequest: async (request, reply) => budget.holdDeclared(reply, request.headers['content-length'], bodyLimit),
+        onRequest: admitUpload(budget, bodyLimit),
         schema: {
           tags: ['projects'],
           summary: 'Publish a project from QGIS Desktop: a .qgs, a .qgz, or a zip bundle of the project and its data',
@@ -87,9 +85,8 @@ export function projectArchiveRoutes(services: ArchiveRouteServices): RouteModul
         },
       },
       async (request, reply) => {
-        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         const ifMatch = request.headers['if-match'];
-        const answer = await archives.publish(request.project, body, {
+        const answer = await archives.publish(request.project, uploadBody(request), {
           replace: request.query.replace === 'true',
           ifMatch,
           allowBroken: request.query.allow_broken === 'true',

@@ -1,0 +1,141 @@
+/**
+ * Streamed uploads: a bundle of a project and a GeoTIFF of random bytes published with
+ * `PUT /api/projects/{p}/archive`, and the GeoTIFF alone with `PUT /api/data/{path}`, each timed
+ * against `cp` of the same files to the same disk (and `cp` then `sync` of them, as Steward flushes
+ * what it writes), with the API's peak resident memory over the upload and the latency of reads of
+ * another project meanwhile. The API runs as a process of its own, as in production.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { startApiProcess } from '../test/support/api-process.js';
+import { processMemory, resetPeak, sendFile, writeRandomGeoTiff } from '../test/support/large-upload.js';
+import { median, ms, summarise, table } from './stats.js';
+
+/** Bytes of the GeoTIFF (STEWARD_BENCH_UPLOAD_MIB, default 1024 MiB as the target names). */
+const SIZE_MIB = Number(process.env['STEWARD_BENCH_UPLOAD_MIB'] ?? 1024);
+const RUNS = 3;
+const TARGET_SHARE_OF_CP = 0.8;
+const TARGET_RSS_MIB = 64;
+const TARGET_P99_MS = 5;
+
+/** Milliseconds `work` takes. */
+async function timed(work: () => unknown): Promise<number> {
+  const start = performance.now();
+  await work();
+  return performance.now() - start;
+}
+
+/** Reads `url` one request after another until `running()` is false; each read's latency in ms. */
+async function readWhile(url: string, running: () => boolean): Promise<number[]> {
+  const samples: number[] = [];
+  while (running()) {
+    const start = performance.now();
+    const reply = await fetch(url);
+    await reply.arrayBuffer();
+    samples.push(performance.now() - start);
+    if (reply.status !== 200) throw new Error(`read answered ${reply.status}`);
+  }
+  return samples;
+}
+
+function rate(mib: number, times: number[]): string {
+  return `${(mib / (median(times) / 1000)).toFixed(0)} MiB/s (${ms(median(times))} ms)`;
+}
+
+export async function runUploadsBench(): Promise<string> {
+  const folder = await mkdtemp(join(tmpdir(), 'steward-bench-uploads-'));
+  const uploads = join(folder, 'uploads');
+  await mkdir(uploads);
+  const api = await startApiProcess({
+    STEWARD_QGISSERVER_URL: 'http://127.0.0.1:9/',
+    STEWARD_QGISSERVER_PROJECTS_DIR: join(folder, 'projects'),
+    STEWARD_DATA_ROOTS: uploads,
+    STEWARD_UPLOAD_ROOT: uploads,
+    STEWARD_PUBLISH_BODY_LIMIT: `${SIZE_MIB + 64}M`,
+  });
+  try {
+    for (const name of ['seed', 'other']) await api.call('POST', '/api/projects/', { name, author: 'bench' });
+    const source = join(folder, 'desktop');
+    await mkdir(join(source, 'data'), { recursive: true });
+    const seed = await fetch(`${api.url}/api/projects/seed/archive`);
+    await writeFile(join(source, 'project.qgz'), Buffer.from(await seed.arrayBuffer()));
+    const tiff = writeRandomGeoTiff(join(source, 'data', 'large.tif'), SIZE_MIB * 1024 * 1024);
+    const bundle = join(folder, 'bundle.zip');
+    execFileSync('zip', ['-0', '-q', '-r', bundle, 'project.qgz', 'data'], { cwd: source });
+
+    const times = { cp: [] as number[], cpSync: [] as number[], bundle: [] as number[], file: [] as number[] };
+    const rss: number[] = [];
+    const reads: number[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      const copy = join(folder, `copy-${run}`);
+      times.cp.push(await timed(() => execFileSync('cp', ['-r', join(source, 'data'), copy])));
+      await rm(copy, { recursive: true });
+      times.cpSync.push(
+        await timed(() => {
+          execFileSync('cp', ['-r', join(source, 'data'), copy]);
+          execFileSync('sync', [join(copy, 'large.tif')]);
+        }),
+      );
+      await rm(copy, { recursive: true });
+      const before = processMemory(api.pid).rss;
+      await resetPeak(api.pid);
+      let uploading = true;
+      const reading = readWhile(`${api.url}/api/projects/other`, () => uploading);
+      times.bundle.push(
+        await timed(async () => {
+          const reply = await sendFile(`${api.url}/api/projects/bench/archive?replace=true&allow_broken=true`, bundle);
+          if (reply.status >= 300)
+            throw new Error(`the bundle upload answered ${reply.status}: ${JSON.stringify(reply.body)}`);
+        }),
+      );
+      uploading = false;
+      reads.push(...(await reading));
+      rss.push(processMemory(api.pid).peak - before);
+      times.file.push(
+        await timed(async () => {
+          const reply = await sendFile(`${api.url}/api/data/bench/large.tif`, tiff);
+          if (reply.status >= 300)
+            throw new Error(`the data upload answered ${reply.status}: ${JSON.stringify(reply.body)}`);
+        }),
+      );
+    }
+    const share = median(times.cp) / median(times.bundle);
+    const growthMib = Math.max(...rss) / 1024;
+    const during = summarise(reads);
+    return [
+      '## Streamed uploads',
+      '',
+      `A bundle (\`zip -0\`) of a project and a ${SIZE_MIB} MiB GeoTIFF of random bytes published with \`PUT /api/projects/bench/archive\` (received to a file, flushed, unpacked into the upload root, flushed), and the GeoTIFF alone with \`PUT /api/data/bench/large.tif\`; medians of ${RUNS} runs on the same disk, while one client reads \`GET /api/projects/other\` over and over.`,
+      '',
+      table(
+        ['Work', 'Rate (median)', 'Target'],
+        [
+          ['`cp -r` of the files', rate(SIZE_MIB, times.cp), '-'],
+          ['`cp -r` then `sync` of the files', rate(SIZE_MIB, times.cpSync), '-'],
+          [
+            'bundle upload (`PUT .../archive`)',
+            rate(SIZE_MIB, times.bundle),
+            `>= ${TARGET_SHARE_OF_CP * 100}% of cp: ${(share * 100).toFixed(0)}%, ${share >= TARGET_SHARE_OF_CP ? 'met' : 'NOT met'}`,
+          ],
+          ['data file upload (`PUT /api/data/...`)', rate(SIZE_MIB, times.file), '-'],
+          [
+            "API's peak RSS growth during a bundle upload",
+            `${growthMib.toFixed(1)} MiB`,
+            `<= ${TARGET_RSS_MIB} MiB: ${growthMib <= TARGET_RSS_MIB ? 'met' : 'NOT met'}`,
+          ],
+          [
+            `reads of another project during the uploads (${reads.length})`,
+            `p99 ${ms(during.p99)} ms (median ${ms(during.median)} ms)`,
+            `p99 < ${TARGET_P99_MS} ms: ${during.p99 < TARGET_P99_MS ? 'met' : 'NOT met'}`,
+          ],
+        ],
+      ),
+    ].join('\n');
+  } finally {
+    await api.kill();
+    await rm(folder, { recursive: true, force: true });
+  }
+}

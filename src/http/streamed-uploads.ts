@@ -1,0 +1,42 @@
+/**
+ * Routes that take large uploads (projects, bundles, data files) get their body as the stream it
+ * arrives as, which the service writes to the disk, rather than as a buffer in memory: what an
+ * upload is is read from its bytes, whatever its type, and its size is held to the route's limit
+ * by the service as it reads (413), and here before reading when `Content-Length` declares more.
+ */
+import { Readable } from 'node:stream';
+
+import { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+
+import { PayloadTooLarge } from '../errors.js';
+import { type UploadBudget } from './upload-budget.js';
+
+/** Makes every body of `app`'s routes a stream, whatever its `Content-Type`. */
+export function takeStreamedBodies(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+  // A refused upload's unread body is not read to its end to keep the connection: it is closed.
+  app.addHook('onError', async (request, reply) => {
+    if (!request.raw.complete) void reply.header('connection', 'close');
+  });
+}
+
+/** The request's body as a stream; an empty one when it has none. */
+export function uploadBody(request: FastifyRequest): Readable {
+  return request.body instanceof Readable ? request.body : Readable.from([]);
+}
+
+/**
+ * An upload route's `onRequest`: 413 when `Content-Length` declares more than `limit`; else holds
+ * its share of the upload budget until it is answered.
+ */
+export function admitUpload(budget: UploadBudget, limit: number) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const declared = Number(request.headers['content-length']);
+    if (Number.isSafeInteger(declared) && declared > limit) {
+      void reply.header('connection', 'close');
+      throw new PayloadTooLarge(`the upload is ${declared} bytes, more than the ${limit} this server takes`);
+    }
+    budget.holdDeclared(reply, request.headers['content-length'], limit);
+  };
+}

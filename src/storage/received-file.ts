@@ -1,0 +1,63 @@
+/**
+ * An upload's body written to a file as it arrives, never held in memory: at most `limit` bytes
+ * (413 past them), flushed to the disk, and removed on any failure, so that a refused, cut short
+ * or interrupted upload leaves nothing behind.
+ */
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+import { BadRequest, PayloadTooLarge, StewardError } from '../errors.js';
+import { flushToDisk } from './atomic-file.js';
+import { insufficientStorage, isDiskFull } from './disk-space.js';
+
+/** Bytes the file stream gathers before it waits for its writes. */
+const WRITE_BYTES = 4 * 1024 * 1024;
+
+/** What a failed receipt answers: Steward's own errors as they are, a full disk 507, a lost client 400. */
+async function receiptError(error: unknown, path: string): Promise<unknown> {
+  if (error instanceof StewardError) return error;
+  if (isDiskFull(error)) return insufficientStorage(error, path);
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ABORT_ERR')
+    return new BadRequest('the upload was cut short before its end');
+  return error;
+}
+
+/**
+ * Writes `body` to the new file `path` (which must not exist) and flushes it; the bytes written.
+ * PayloadTooLarge past `limit`; nothing stays at `path` when anything fails.
+ */
+/** The chunks of `body` until it ends, PayloadTooLarge past `limit` bytes; `body` is not destroyed when refused. */
+async function* within(body: Readable, limit: number, count: (bytes: number) => void): AsyncGenerator<Buffer> {
+  let received = 0;
+  // Not destroyed when refused: the client is still to be told why, on its connection.
+  for await (const chunk of body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+    received += chunk.length;
+    if (received > limit) throw new PayloadTooLarge(`the upload is larger than ${limit} bytes`);
+    count(received);
+    yield chunk;
+  }
+}
+
+/**
+ * Writes `body` to the new file `path` (which must not exist) and flushes it; the bytes written.
+ * PayloadTooLarge past `limit`; nothing stays at `path` when anything fails.
+ */
+export async function receiveFile(body: Readable, path: string, limit: number): Promise<number> {
+  let received = 0;
+  try {
+    // The file stream gathers the chunks that arrive while it writes into one writev.
+    const file = createWriteStream(path, { flags: 'wx', mode: 0o644, highWaterMark: WRITE_BYTES });
+    await pipeline(
+      within(body, limit, (bytes) => (received = bytes)),
+      file,
+    );
+    await flushToDisk(path);
+    return received;
+  } catch (error) {
+    await rm(path, { force: true });
+    throw await receiptError(error, path);
+  }
+}
