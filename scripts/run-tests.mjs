@@ -17,6 +17,7 @@ const VERSION_DEPENDENT = [
   'test/layer-tree.test.ts',
   'test/monitoring.test.ts',
   'test/plugin-fcgi-crash.test.ts',
+  'test/ows-access.test.ts',
   'test/plugin-python.test.ts',
   'test/postgres.test.ts',
   'test/postgres-refresh.test.ts',

@@ -44,6 +44,7 @@ async function startQgisServer(
   port: number,
   fcgiPorts: number[] | undefined,
   supervisor: Supervisor,
+  stewardApi: string | undefined,
 ): Promise<{ stop(): Promise<void> }> {
   const pluginEnv = {
     QGIS_PLUGINPATH: join(checkout, 'plugin'),
@@ -59,6 +60,7 @@ async function startQgisServer(
     port,
     env: pluginEnv,
     supervisor,
+    ...(stewardApi !== undefined && { stewardApi }),
   });
 }
 
@@ -112,7 +114,9 @@ async function main(): Promise<void> {
   }
   if (ownQgisPort !== undefined) {
     // Started after the API, so that the plugin's first connection attempt succeeds.
-    const qgis = await startQgisServer(env, ownQgisPort, fcgiPorts, supervisor);
+    // With access control on, nginx asks the API about each request to QGIS Server (docs/access.md).
+    const stewardApi = env['STEWARD_API_TOKEN'] ? new URL(server.url).host : undefined;
+    const qgis = await startQgisServer(env, ownQgisPort, fcgiPorts, supervisor, stewardApi);
     stops.unshift(() => qgis.stop());
   }
   console.log(`QGIS Server     ${env['STEWARD_QGISSERVER_URL']}`);

@@ -151,7 +151,13 @@ describe('the server install of deploy/', () => {
     assert.match(readFileSync(join(repo, 'README.md'), 'utf8'), /`gettext-base` \(`envsubst`/);
     // The header's own command renders what `npm start` renders from the same values.
     const { values, list } = headerRendering();
-    assert.deepEqual(Object.keys(values).sort(), ['QGIS_FCGI_PARAMS', 'QGIS_FCGI_SERVERS', 'QGIS_LISTEN']);
+    assert.deepEqual(Object.keys(values).sort(), [
+      'QGIS_ACCESS_API',
+      'QGIS_ACCESS_CHECK',
+      'QGIS_FCGI_PARAMS',
+      'QGIS_FCGI_SERVERS',
+      'QGIS_LISTEN',
+    ]);
     const template = readFileSync(join(repo, 'deploy', 'nginx-qgis-server.conf'), 'utf8');
     const child = execFile('envsubst', [list], { env: { ...process.env, ...values } });
     child.stdin?.end(template);

@@ -19,6 +19,7 @@ from qgis.server import QgsServerInterface
 
 from . import info
 from .about import About
+from .access_filter import StewardAccessFilter
 from .client import StewardClient, parse_addresses, resolve_addresses
 from .invalidation import PendingInvalidations
 from .logbuffer import LogBuffer, local_offset_seconds
@@ -82,6 +83,9 @@ class StewardMonitor:
             self._projects.record_served,
         )
         server_iface.registerFilter(self._filter, 100)
+        # Steward's roles, as each request's STEWARD_ACCESS parameter carries them (access.py).
+        self._access = StewardAccessFilter(server_iface, self._log)
+        server_iface.registerAccessControl(self._access, 100)
         self._idle = QTimer()
         self._idle.timeout.connect(self._between_requests)
         self._idle.start(IDLE_CHECK_MS)

@@ -77,6 +77,12 @@ export class Permissions {
     });
   }
 
+  /** The rules for the project of the roles that grant it; none for an administrator, who needs none. */
+  rulesFor(ref: ProjectRef): ProjectRule[] {
+    if (this.admin) return [];
+    return this.roles.flatMap((role) => ruleFor(role, ref) ?? []);
+  }
+
   /** A service is refused only when every role refuses it. */
   service(name: OwsService): boolean {
     return this.admin || this.roles.length === 0 || this.roles.some((role) => own(role.services, name) !== false);

@@ -215,6 +215,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     ...(cache && { mapproxy: { url: config.mapproxyUrl } }),
     ...(registry && { registry, monitoringHost: config.listen.host }),
     disks: { folders: writtenFolders(config), minFree: config.minFreeSpace },
+    ...(config.apiToken !== undefined && { apiToken: config.apiToken }),
   });
   const metrics = new Metrics({
     registry,

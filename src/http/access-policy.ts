@@ -21,6 +21,8 @@ import { type ProjectRef } from '../storage/project-ref.js';
 const ANY_IDENTITY: ReadonlySet<string> = new Set([
   'GET /api/projects',
   'GET /api/whoami',
+  // nginx's auth_request before QGIS Server: the route judges the OWS request itself (ows-auth.ts).
+  'GET /api/auth/ows',
   'GET /api/server',
   'GET /api/checks',
   'GET /api/pins',

@@ -37,6 +37,7 @@ import { jobRoutes } from './routes/jobs.js';
 import { layerPropertiesRoutes } from './routes/layer-properties.js';
 import { layerTreeRoutes } from './routes/layer-tree.js';
 import { layerRoutes } from './routes/layers.js';
+import { owsAuthRoutes } from './routes/ows-auth.js';
 import { processingRoutes } from './routes/processing.js';
 import { projectArchiveRoutes } from './routes/project-archives.js';
 import { fleetRoutes } from './routes/project-fleet.js';
@@ -116,6 +117,7 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     checkRoutes(services.checker, services.projects),
     fleetRoutes(services.projectFleet, services.pins),
     accessRoutes(services.access),
+    owsAuthRoutes(services.maps.store),
     consoleRoutes(consoleDir),
   ];
 }

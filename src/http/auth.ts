@@ -1,7 +1,7 @@
 import { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 
 import { type AccessService, type Identity, isAnonymous } from '../access/service.js';
-import { RetryLater, StewardError, Unauthorized } from '../errors.js';
+import { Forbidden, RetryLater, StewardError, Unauthorized } from '../errors.js';
 import { type ProjectRef } from '../storage/project-ref.js';
 import { authorizeBody, authorizeJob, authorizeRoute, filterPayload, type RouteRequest } from './access-policy.js';
 import { sendError } from './errors.js';
@@ -67,6 +67,30 @@ export class TokenGate {
 
 const CHALLENGE = 'Bearer realm="steward"';
 
+/** nginx's auth_request (routes/ows-auth.ts): nginx passes on its 401 and 403 only, any other status is a 500. */
+const OWS_AUTH_ROUTE = '/api/auth/ows';
+
+function isLoopback(address: string): boolean {
+  return address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';
+}
+
+/**
+ * The address wrong tokens count against: the client's as nginx gives it (X-Real-IP) for its
+ * auth_request from this machine, whose own address is every client's.
+ */
+function clientAddress(request: FastifyRequest): string {
+  const real = request.headers['x-real-ip'];
+  if (request.routeOptions.url === OWS_AUTH_ROUTE && isLoopback(request.ip) && typeof real === 'string' && real !== '')
+    return real;
+  return request.ip;
+}
+
+/** A refusal nginx's auth_request can pass on: 429 (too many wrong tokens) becomes 403. */
+function forNginx(request: FastifyRequest, error: StewardError): StewardError {
+  if (request.routeOptions.url !== OWS_AUTH_ROUTE || error.status === 401 || error.status === 403) return error;
+  return new Forbidden(error.clientMessage);
+}
+
 /** The route's facts the policy judges. */
 export function routeRequest(request: FastifyRequest): RouteRequest {
   return {
@@ -104,8 +128,8 @@ export function installTokenGate(app: FastifyInstance, gate: TokenGate | undefin
   }
   app.addHook('onRequest', async (request, reply) => {
     if (isOpenRoute(request.method, request.routeOptions.url)) return;
-    const identity = await gate.identify(request.headers.authorization, request.ip);
-    if (identity instanceof StewardError) return deny(reply, identity);
+    const identity = await gate.identify(request.headers.authorization, clientAddress(request));
+    if (identity instanceof StewardError) return deny(reply, forNginx(request, identity));
     request.identity = identity;
     if (request.routeOptions.url === undefined) return; // no route: the not-found handler answers
     const route = routeRequest(request);

@@ -9,6 +9,7 @@ import { projectRef } from '../services/projects.js';
 import { type ProjectRef } from '../storage/project-ref.js';
 import { type EarlyHandler, type RequestObserver } from './app.js';
 import { errorReply } from './errors.js';
+import { owsAccessParams } from './ows-access.js';
 import { API_HEADERS } from './security-headers.js';
 
 /** The route pattern the passthrough answers for, as metrics label it. */
@@ -72,7 +73,9 @@ export function mapPassthrough(maps: MapService, log: FastifyBaseLogger, observe
       return next();
     let map: RenderedMap | BadGateway | GatewayTimeout;
     try {
-      map = await maps.render(ref, target.layer);
+      const params =
+        identity && !identity.admin ? await owsAccessParams(identity, ref, (each) => maps.mapParameter(each)) : [];
+      map = await maps.render(ref, target.layer, params);
     } catch (error) {
       if (!(error instanceof BadGateway || error instanceof GatewayTimeout)) return next();
       map = error;

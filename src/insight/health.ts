@@ -32,6 +32,8 @@ export interface HealthOptions {
   monitoringHost?: string;
   /** Folders Steward writes to, whose disks must each keep `minFree` bytes free. */
   disks?: { folders: string[]; minFree: number };
+  /** STEWARD_API_TOKEN: nginx asks Steward about each request to QGIS Server, which must get through. */
+  apiToken?: string;
 }
 
 function message(error: unknown): string {
@@ -61,9 +63,10 @@ function fetchFailure(error: unknown): Error {
   return new Error(cause || message(error));
 }
 
-async function get(url: string): Promise<{ status: number; text: string }> {
+async function get(url: string, token?: string): Promise<{ status: number; text: string }> {
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
+    const headers = token === undefined ? undefined : { authorization: `Bearer ${token}` };
+    const response = await fetch(url, { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS), ...(headers && { headers }) });
     return { status: response.status, text: await response.text() };
   } catch (error) {
     throw fetchFailure(error);
@@ -104,14 +107,14 @@ export class HealthChecks {
     const [project] = await this.options.store.list(this.options.schema);
     const url = new URL(this.options.qgisServerUrl);
     if (project === undefined) {
-      const { status } = await get(url.href);
+      const { status } = await get(url.href, this.options.apiToken);
       return `answers HTTP (${status}); no project to ask for`;
     }
     url.searchParams.set('MAP', await this.options.store.mapParameter({ name: project, schema: this.options.schema }));
     for (const [name, value] of Object.entries({ SERVICE: 'WMS', VERSION: '1.3.0', REQUEST: 'GetCapabilities' })) {
       url.searchParams.set(name, value);
     }
-    const { status, text } = await get(url.href);
+    const { status, text } = await get(url.href, this.options.apiToken);
     if (text.includes('WMS_Capabilities')) return `GetCapabilities of project ${project} answered`;
     // A project QGIS Server refuses: an OGC ServiceExceptionReport, or its own ServerException (with 500).
     const refusal = /<Serv(?:ice|er)Exception[^>]*>([^<]*)/.exec(text);

@@ -37,6 +37,11 @@ export interface QgisFcgiPoolOptions {
   onLog?: (line: string) => void;
   /** What nginx sends with each request as FastCGI parameters; by default the settings of the processes' environment. */
   requestSettings?: ReadonlyArray<readonly [string, string]>;
+  /**
+   * Steward's API (`host:port`) when access control is on: nginx asks it about each request
+   * (auth_request) and hands QGIS Server the caller's rules. Without it, QGIS Server serves everyone.
+   */
+  stewardApi?: string;
   /** Supervises the processes (the launcher's, which logs and counts restarts); one of the pool's own if not given. */
   supervisor?: Supervisor;
 }
@@ -71,6 +76,19 @@ export function nginxFastcgiParams(settings: ReadonlyArray<readonly [string, str
       return `fastcgi_param ${name} "${value}";`;
     })
     .join('\n    ');
+}
+
+/**
+ * QGIS_ACCESS_CHECK and QGIS_ACCESS_API: nginx's auth_request to the API at `stewardApi`, or none
+ * (the internal location is then never used, and names Steward's default address).
+ */
+export function nginxAccessCheck(stewardApi: string | undefined): {
+  QGIS_ACCESS_CHECK: string;
+  QGIS_ACCESS_API: string;
+} {
+  return stewardApi === undefined
+    ? { QGIS_ACCESS_CHECK: '', QGIS_ACCESS_API: '127.0.0.1:5000' }
+    : { QGIS_ACCESS_CHECK: 'auth_request /_steward_access;', QGIS_ACCESS_API: stewardApi };
 }
 
 /** The upstream servers of nginx for the processes on `ports`: never held out after a failure (max_fails=0). */
@@ -121,6 +139,7 @@ export class QgisFcgiPool {
       QGIS_LISTEN: `${host}:${port}`,
       QGIS_FCGI_SERVERS: nginxFcgiServers(ports),
       QGIS_FCGI_PARAMS: nginxFastcgiParams(options.requestSettings ?? qgisRequestSettings(env)),
+      ...nginxAccessCheck(options.stewardApi),
     });
     const nginx = supervisor.start({
       name: 'nginx',

@@ -5,7 +5,7 @@ import { CrsResolver } from '../gdal/crs.js';
 import { type Extent } from '../qgis/layer.js';
 import { type PublishedLayer } from '../qgis/project.js';
 import { projectKey, type ProjectRef, type ProjectStore } from '../storage/project-store.js';
-import { type PreparedGet, type QgisAnswer, type QgisClient } from '../transport/qgis-get.js';
+import { type PreparedGet, type QgisAnswer, type QgisClient, type QgisParams } from '../transport/qgis-get.js';
 import { type LayerService } from './layers.js';
 import { type ProjectRepository } from './repository.js';
 
@@ -68,6 +68,16 @@ export class MapService {
     private readonly qgis: QgisClient,
   ) {}
 
+  /** The store of the projects drawn: what a MAP value names. */
+  get store(): ProjectStore {
+    return this.repository.store;
+  }
+
+  /** The MAP value of a project, as QGIS Server is asked for it. */
+  mapParameter(ref: ProjectRef): Promise<string> {
+    return this.repository.store.mapParameter(ref);
+  }
+
   projectUrl(ref: ProjectRef): Promise<URL> {
     return qgisProjectUrl(this.qgisServerUrl, this.repository.store, ref);
   }
@@ -107,7 +117,7 @@ export class MapService {
    * Draws a view of several of a project's layers, as an interactive map client asks for one: each
    * layer must exist (404 otherwise), and QGIS Server reprojects them into the view's CRS.
    */
-  async view(ref: ProjectRef, view: MapView): Promise<RenderedMap> {
+  async view(ref: ProjectRef, view: MapView, params: QgisParams = []): Promise<RenderedMap> {
     const entries = await Promise.all(view.layers.map((name) => this.layers.published(ref, name)));
     const url = await this.projectUrl(ref);
     const parameters: Record<string, string> = {
@@ -124,16 +134,16 @@ export class MapService {
       TRANSPARENT: 'TRUE',
     };
     for (const [name, value] of Object.entries(parameters)) url.searchParams.set(name, value);
-    return mapOf(await this.ask(url.toString()), view.layers.join(', '));
+    return mapOf(await this.ask(url.toString(), params), view.layers.join(', '));
   }
 
   close(): void {
     this.qgis.close();
   }
 
-  /** Sends a GET of `url` to QGIS Server. */
-  ask(url: string): Promise<QgisAnswer> {
-    return this.qgis.prepare(url)();
+  /** Sends a GET of `url` to QGIS Server, with `params` (the identity's rules) when it is reached over FastCGI. */
+  ask(url: string, params: QgisParams = []): Promise<QgisAnswer> {
+    return this.qgis.prepare(url, params)();
   }
 
   /**
@@ -143,7 +153,9 @@ export class MapService {
    * written, while QGIS Server draws (the check is a tenth of a millisecond of the map's latency
    * otherwise): when another process changed it, that answer is discarded and QGIS Server asked again.
    */
-  async render(ref: ProjectRef, name: string): Promise<RenderedMap> {
+  async render(ref: ProjectRef, name: string, params: QgisParams = []): Promise<RenderedMap> {
+    // A map drawn under an identity's rules is asked for as it is; the prepared requests are everyone's.
+    if (params.length > 0) return mapOf(await this.ask(await this.url(ref, name), params), name);
     const cached = this.urls.get(urlKey(ref, name));
     if (cached && cached.identity === this.repository.lastSeenIdentity(ref)) {
       if (this.layers.confining) await this.layers.confineByName(ref, name);

@@ -1,7 +1,7 @@
 import { type ServerAddress } from '../config.js';
 import { fastcgiGet, NoAnswer, NotDelivered } from './fastcgi-get.js';
 import { responderRequest } from './fastcgi-records.js';
-import { type PreparedGet, type QgisAnswer, type QgisClient } from './qgis-get.js';
+import { type PreparedGet, type QgisAnswer, type QgisClient, type QgisParams } from './qgis-get.js';
 
 /**
  * The CGI parameters nginx sends QGIS Server for a GET of `url` through the `/ows/` location of
@@ -75,8 +75,8 @@ export class FastcgiQgisClient implements QgisClient {
     this.processes = addresses.map((address) => ({ address, inFlight: 0 }));
   }
 
-  prepare(url: string): PreparedGet {
-    const request = responderRequest([...cgiParams(url), ...this.settings]);
+  prepare(url: string, params: QgisParams = []): PreparedGet {
+    const request = responderRequest([...cgiParams(url), ...this.settings, ...params]);
     return (onSent) => this.send(request, onSent);
   }
 

@@ -19,10 +19,16 @@ export interface QgisAnswer {
 /** A GET of one URL, made ready once and sent again at each call; `onSent` hears when the request has been written. */
 export type PreparedGet = (onSent?: () => void) => Promise<QgisAnswer>;
 
+/** Parameters of a request to QGIS Server besides its URL's (Steward's rules for the caller). */
+export type QgisParams = ReadonlyArray<readonly [string, string]>;
+
 /** How the API sends its GETs to QGIS Server: over HTTP, or over FastCGI to its processes. */
 export interface QgisClient {
-  /** The GET of `url` (a URL of STEWARD_QGISSERVER_URL's server), ready to be sent. */
-  prepare(url: string): PreparedGet;
+  /**
+   * The GET of `url` (a URL of STEWARD_QGISSERVER_URL's server), ready to be sent; `params` go as
+   * FastCGI parameters, which only FastCGI carries: over HTTP they are not sent.
+   */
+  prepare(url: string, params?: QgisParams): PreparedGet;
   close(): void;
 }
 

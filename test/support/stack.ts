@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 
 import { type RunningServer, startServer } from '../../src/app/server.js';
 import { type Config, loadConfig, qgisRequestSettings, serviceFiles } from '../../src/config.js';
+import { freePort } from '../../src/runtime/ports.js';
 import { distinctFreePorts, fcgiServerAddresses, QgisFcgiPool } from '../../src/runtime/qgis-fcgi-pool.js';
 import { type QgisServerOptions } from '../../src/runtime/qgis-server.js';
 import { type Supervisor } from '../../src/runtime/supervisor.js';
@@ -52,7 +53,12 @@ export function selectedStackKind(): StackKind {
  */
 export async function startTestPool(
   runDir: string,
-  options: QgisServerOptions & { processes?: number; fcgiPorts?: number[]; supervisor?: Supervisor } = {},
+  options: QgisServerOptions & {
+    processes?: number;
+    fcgiPorts?: number[];
+    supervisor?: Supervisor;
+    stewardApi?: string;
+  } = {},
 ): Promise<QgisFcgiPool> {
   return QgisFcgiPool.start({
     deployDir: DEPLOY,
@@ -63,6 +69,7 @@ export async function startTestPool(
     ...(options.env && { env: options.env }),
     ...(options.onLog && { onLog: options.onLog }),
     ...(options.supervisor && { supervisor: options.supervisor }),
+    ...(options.stewardApi !== undefined && { stewardApi: options.stewardApi }),
   });
 }
 
@@ -91,14 +98,17 @@ export async function startStack(
   const storage = await openTestStorage(storageKind, projectsDir, overrides.psqlService);
   const options = { ...qgisOptions, env: { ...storage.qgisEnv, ...qgisOptions.env } };
   const runDir = mkdtempSync(join(tmpdir(), 'steward-pool-'));
-  const pool = kind === 'production' ? await startTestPool(runDir, options) : undefined;
+  // With access control on, nginx asks the API about each request: the API's port is chosen first.
+  const apiPort = overrides.apiToken !== undefined && kind === 'production' ? await freePort() : 0;
+  const stewardApi = apiPort === 0 ? {} : { stewardApi: `127.0.0.1:${apiPort}` };
+  const pool = kind === 'production' ? await startTestPool(runDir, { ...options, ...stewardApi }) : undefined;
   const qgis = pool ?? (await startTestQgis(options));
   const api = await startServer({
     ...loadConfig({
       STEWARD_QGISSERVER_URL: qgis.url,
       STEWARD_QGISSERVER_PROJECTS_DIR: projectsDir,
       STEWARD_LOGLEVEL: 'ERROR',
-      STEWARD_LISTEN: '127.0.0.1:0',
+      STEWARD_LISTEN: `127.0.0.1:${apiPort}`,
       STEWARD_QGISSERVER_VERSION: TEST_QGIS.version,
     }),
     // Tests set up S3 and PostgreSQL in this process's environment, as an operator would.

@@ -4,6 +4,7 @@ import { type FastifyPluginAsync } from 'fastify';
 
 import { type LayerService } from '../../services/layers.js';
 import { type MapService } from '../../services/maps.js';
+import { owsAccessParams } from '../ows-access.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses, LayerParams, ProjectParams, SchemaQuery } from '../schemas.js';
 
@@ -128,7 +129,8 @@ export function layerRoutes(layers: LayerService, maps: MapService): RouteModule
         },
       },
       async (request, reply) => {
-        const map = await maps.render(request.project, request.params.layer);
+        const params = await owsAccessParams(request.identity, request.project, (ref) => maps.mapParameter(ref));
+        const map = await maps.render(request.project, request.params.layer, params);
         return reply.headers(map.headers).send(map.body);
       },
     );

@@ -4,6 +4,7 @@ import { type FastifyPluginAsync } from 'fastify';
 
 import { BadRequest } from '../../errors.js';
 import { type MapService, type MapView } from '../../services/maps.js';
+import { owsAccessParams } from '../ows-access.js';
 import { type RouteModule } from '../route-module.js';
 import { ProjectParams } from '../schemas.js';
 
@@ -72,14 +73,16 @@ export function projectMapRoutes(maps: MapService): RouteModule {
         if (styles.length > 0 && styles.length !== layers.length) {
           throw new BadRequest(`styles names ${styles.length} styles for ${layers.length} layers`);
         }
-        const map = await maps.view(request.project, {
+        const view = {
           layers,
           styles,
           bbox: bboxOf(query.bbox),
           crs: query.crs,
           width: sizeOf('width', query.width),
           height: sizeOf('height', query.height),
-        });
+        };
+        const params = await owsAccessParams(request.identity, request.project, (ref) => maps.mapParameter(ref));
+        const map = await maps.view(request.project, view, params);
         return reply.headers({ ...map.headers, 'cache-control': 'no-store' }).send(map.body);
       },
     );

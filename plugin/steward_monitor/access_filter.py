@@ -1,0 +1,60 @@
+"""The QgsAccessControlFilter that applies the request's rules (access.py) to QGIS Server's answers:
+layer permissions (GetCapabilities, GetMap, GetFeatureInfo, GetLegendGraphic, GetPrint, WFS, WCS,
+WMTS, OGC API Features), attributes (GetFeatureInfo, WFS GetFeature, DescribeFeatureType), feature
+filters (GetMap, GetFeatureInfo, WFS GetFeature), edits (WFS-T) and the capabilities cache key.
+
+QGIS Server calls it on its main thread while it serves a request: the only place the request's
+parameters (STEWARD_ACCESS, MAP) may be read under FastCGI.
+"""
+
+from __future__ import annotations
+
+from qgis.core import QgsMapLayer, QgsVectorLayer
+from qgis.server import QgsAccessControlFilter, QgsServerInterface
+
+from .access import PARAMETER, REFUSE_ALL, RequestRules, Rules
+from .pluginlog import PluginLog
+
+
+class StewardAccessFilter(QgsAccessControlFilter):
+    def __init__(self, server_iface: QgsServerInterface, log: PluginLog) -> None:
+        super().__init__(server_iface)
+        self._server_iface = server_iface
+        self._rules = RequestRules()
+        self._log = log
+
+    def _current(self) -> Rules | None:
+        """The request's rules; None for no restriction. A failure refuses everything."""
+        try:
+            iface = self._server_iface
+            value = iface.getEnv(PARAMETER)
+            if not value:
+                return None
+            return self._rules.of(value, iface.requestHandler().parameter("MAP"))
+        except Exception:  # never open what could not be judged
+            self._log.failure("the access filter")
+            return REFUSE_ALL
+
+    def layerPermissions(self, layer: QgsMapLayer) -> QgsAccessControlFilter.LayerPermissions:  # noqa: N802 (QGIS API)
+        permissions = QgsAccessControlFilter.LayerPermissions()
+        rules = self._current()
+        readable = rules is None or rules.readable(layer.name())
+        writable = readable and (rules is None or rules.write)
+        permissions.canRead = readable
+        permissions.canInsert = permissions.canUpdate = permissions.canDelete = writable
+        return permissions
+
+    def authorizedLayerAttributes(self, layer: QgsVectorLayer, attributes: list[str]) -> list[str]:  # noqa: N802 (QGIS API)
+        rules = self._current()
+        hidden = rules.hidden.get(layer.name()) if rules is not None else None
+        if not hidden:
+            return list(attributes)
+        return [attribute for attribute in attributes if attribute not in hidden]
+
+    def layerFilterExpression(self, layer: QgsVectorLayer) -> str:  # noqa: N802 (QGIS API)
+        rules = self._current()
+        return "" if rules is None else rules.filters.get(layer.name(), "")
+
+    def cacheKey(self) -> str:  # noqa: N802 (QGIS API)
+        rules = self._current()
+        return "" if rules is None else rules.key
