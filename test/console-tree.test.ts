@@ -113,6 +113,19 @@ describe('web console: the layer tree and layer properties', () => {
     await panel.getByRole('status').getByText('elevation moved above roads.').waitFor();
     assert.deepEqual(names(await tree()), ['Base[districts]', 'elevation', 'roads']);
 
+    await panel.getByRole('button', { name: 'Properties of group Base' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Group Base' });
+    await dialog.getByLabel('Title (published)').fill('Base layers');
+    await dialog.getByLabel('Short name (published name)').fill('base');
+    await dialog.getByLabel('One layer at a time').check();
+    await checkAccessibility(page, 'the group properties dialog');
+    await dialog.getByRole('button', { name: 'Save the group' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await panel.getByRole('status').getByText('Group Base saved.').waitFor();
+    const edited = (await tree())[0] as Node & { title?: string; short_name?: string; mutually_exclusive?: boolean };
+    assert.deepEqual([edited.title, edited.short_name, edited.mutually_exclusive], ['Base layers', 'base', true]);
+    assert.equal(await focused(), 'Properties of group Base', 'the focus goes back to the button');
+
     await panel.getByLabel('Base visible by default').uncheck();
     await panel.getByRole('status').getByText('Base is hidden by default.').waitFor();
     const base = (await tree())[0];

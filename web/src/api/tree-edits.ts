@@ -114,3 +114,14 @@ export function layersTopFirst(nodes: TreeNode[]): string[] {
 export function groupNames(nodes: TreeNode[]): string[] {
   return nodes.flatMap((node) => (node.type === 'group' ? [node.name, ...groupNames(node.children)] : []));
 }
+
+/** What a group publishes of itself, and how it shows its children. */
+export type GroupFields = Pick<TreeGroup, 'name' | 'title' | 'short_name' | 'abstract' | 'mutually_exclusive'>;
+
+/** The group at `path` with `fields` changed. */
+export function setGroupFields(nodes: TreeNode[], path: Path, fields: GroupFields): TreeNode[] {
+  const next = copy(nodes);
+  const node = nodeAt(next, path);
+  if (node?.type === 'group') Object.assign(node, fields);
+  return next;
+}

@@ -16,11 +16,13 @@ import {
   moveInto,
   nodeAt,
   type Path,
+  setGroupFields,
   setVisible,
   step,
   type TreeNode,
   ungroup,
 } from '../api/tree-edits';
+import { GroupPropertiesDialog } from './group-properties';
 import { ErrorMessage } from './messages';
 import { useAction } from './use-api';
 
@@ -71,6 +73,8 @@ export function LayerTreePanel({ project, tree: saved, onSaved, onProperties }: 
   const edit = (children: TreeNode[], said: string, focus?: Refocus): void => {
     if (!save.busy) void save.run(children, said, focus);
   };
+  const [groupPath, setGroupPath] = useState<Path | undefined>(undefined);
+  const group = groupPath && nodeAt(tree.children, groupPath);
   const actions: NodeActions = {
     step: (path, direction) => {
       const node = nodeAt(tree.children, path);
@@ -103,6 +107,7 @@ export function LayerTreePanel({ project, tree: saved, onSaved, onProperties }: 
       edit(moved, into ? `${node.name} moved into group ${onto.name}.` : `${node.name} moved above ${onto.name}.`);
     },
     properties: onProperties,
+    group: setGroupPath,
   };
   return (
     <section class="card" aria-labelledby="tree-title">
@@ -121,6 +126,19 @@ export function LayerTreePanel({ project, tree: saved, onSaved, onProperties }: 
         taken={groupNames(tree.children)}
         onAdd={(name) => edit(addGroup(tree.children, name), `Group ${name} added on top.`)}
       />
+      {group?.type === 'group' && groupPath && (
+        <GroupPropertiesDialog
+          group={group}
+          taken={groupNames(tree.children)}
+          failure={save.error}
+          onClose={() => setGroupPath(undefined)}
+          onSave={(fields) =>
+            save.run(setGroupFields(tree.children, groupPath, fields), `Group ${fields.name} saved.`, {
+              label: `Properties of group ${fields.name}`,
+            })
+          }
+        />
+      )}
       <ErrorMessage error={save.error} />
       <p role="status" class="muted">
         {save.busy ? 'Saving the layer tree…' : status}
@@ -136,6 +154,7 @@ interface NodeActions {
   drag: (path: Path) => void;
   drop: (path: Path) => void;
   properties: ((layer: string) => void) | undefined;
+  group: (path: Path) => void;
 }
 
 function TreeItem({ node, path, actions }: { node: TreeNode; path: Path; actions: NodeActions }): JSX.Element {
@@ -187,6 +206,11 @@ function TreeItem({ node, path, actions }: { node: TreeNode; path: Path; actions
           >
             ↓
           </button>
+          {group && !group.embedded && (
+            <button type="button" onClick={() => actions.group(path)} aria-label={`Properties of group ${node.name}`}>
+              Properties…
+            </button>
+          )}
           {group && !group.embedded && (
             <button type="button" onClick={() => actions.ungroup(path)} aria-label={`Ungroup ${node.name}`}>
               Ungroup
