@@ -57,6 +57,30 @@ describe('web console: tokens and roles', () => {
     assert.deepEqual(errors, []);
   });
 
+  test('a role is edited from its row, keeping the layer rules the form does not show', async () => {
+    const rules = { projects: { town: { access: 'read', layers: { roads: { read: false } } } } };
+    const put = await fetch(`${stack.api.url}/api/roles/viewer`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(rules),
+    });
+    assert.equal(put.status, 200);
+    await page.reload();
+    await page.getByRole('button', { name: 'Edit role viewer' }).click();
+    const form = page.getByRole('form', { name: 'Make or replace a role' });
+    await form.getByRole('heading', { name: 'Edit role viewer' }).waitFor();
+    assert.equal(await form.getByLabel('Role name').inputValue(), 'viewer');
+    assert.equal(await form.getByLabel('Projects (names separated by commas').inputValue(), 'town');
+    await form.getByLabel('Projects (names separated by commas').fill('town, parcels');
+    await form.getByLabel('Access to them').selectOption('write');
+    await form.getByRole('button', { name: 'Save the role' }).click();
+    await form.getByRole('status').getByText('Role viewer saved: write town; write parcels.').waitFor();
+    assert.deepEqual(await admin('GET', '/api/roles/viewer'), {
+      projects: { town: { access: 'write', layers: { roads: { read: false } } }, parcels: { access: 'write' } },
+    });
+    assert.deepEqual(errors, []);
+  });
+
   test('a token is made with the role; its secret is shown once and works', async () => {
     const form = page.getByRole('form', { name: 'New API token' });
     await form.getByLabel('Token name').fill('ci');

@@ -19,6 +19,7 @@ type Access = 'read' | 'write' | 'admin';
 export default function AccessPage(): JSX.Element {
   const tokens = useApi((signal) => api.get('/api/tokens', { signal }), []);
   const roles = useApi((signal) => api.get('/api/roles', { signal }), []);
+  const [editing, setEditing] = useState<{ name: string; role: Role } | undefined>(undefined);
   return (
     <Page title="Access">
       <p class="muted">
@@ -37,8 +38,14 @@ export default function AccessPage(): JSX.Element {
           <h2 id="roles-title">Roles</h2>
           <ErrorMessage error={roles.error} />
           {!roles.data && roles.loading && <Loading what="the roles" />}
-          {roles.data && <RoleList roles={roles.data} onChanged={roles.reload} />}
-          <RoleForm onSaved={roles.reload} />
+          {roles.data && (
+            <RoleList
+              roles={roles.data}
+              onChanged={roles.reload}
+              onEdit={(name) => setEditing({ name, role: roles.data?.[name] as Role })}
+            />
+          )}
+          <RoleForm key={editing?.name ?? ''} start={editing} onSaved={roles.reload} />
         </section>
       </div>
     </Page>
@@ -181,7 +188,8 @@ function grantsInWords(role: Role): string {
   return [...(role.admin ? ['administrator'] : []), ...grants].join('; ') || 'nothing';
 }
 
-function RoleList({ roles, onChanged }: { roles: Roles; onChanged: () => void }): JSX.Element {
+function RoleList(props: { roles: Roles; onChanged: () => void; onEdit: (name: string) => void }): JSX.Element {
+  const { roles, onChanged } = props;
   const [removing, setRemoving] = useState<string | undefined>(undefined);
   const names = Object.keys(roles);
   if (names.length === 0) return <p class="muted">No role yet.</p>;
@@ -192,6 +200,9 @@ function RoleList({ roles, onChanged }: { roles: Roles; onChanged: () => void })
           <li key={name} class="tree-row">
             <strong>{name}</strong> <span>{grantsInWords(roles[name] as Role)}</span>
             <span class="row-actions">
+              <button type="button" onClick={() => props.onEdit(name)} aria-label={`Edit role ${name}`}>
+                Edit
+              </button>
               <button type="button" class="danger" onClick={() => setRemoving(name)} aria-label={`Remove role ${name}`}>
                 Remove…
               </button>
@@ -217,12 +228,38 @@ function RoleList({ roles, onChanged }: { roles: Roles; onChanged: () => void })
   );
 }
 
+/** The one access a role grants its projects, and whether they differ. */
+function accessOf(role: Role | undefined): { access: Access; mixed: boolean } {
+  const accesses = [...new Set(Object.values(role?.projects ?? {}).map((rule) => rule.access))];
+  return { access: accesses[0] ?? 'read', mixed: accesses.length > 1 };
+}
+
+/**
+ * The role the form describes. What the form does not show is kept from the role it edits: its
+ * services, and the layer rules of the projects it still names.
+ */
+function roleOf(start: Role | undefined, admin: boolean, keys: string[], access: Access): Role {
+  const before = start?.projects ?? {};
+  const projects = Object.fromEntries(keys.map((key) => [key, { ...before[key], access }]));
+  return {
+    ...(start?.services ? { services: start.services } : {}),
+    ...(admin ? { admin: true } : {}),
+    ...(keys.length > 0 ? { projects } : {}),
+  };
+}
+
 /** Makes or replaces a role: administrator, or an access to projects by name (`*` for all). */
-function RoleForm({ onSaved }: { onSaved: () => void }): JSX.Element {
-  const [name, setName] = useState('');
-  const [admin, setAdmin] = useState(false);
-  const [projects, setProjects] = useState('');
-  const [access, setAccess] = useState<Access>('read');
+function RoleForm({
+  start,
+  onSaved,
+}: {
+  start?: { name: string; role: Role } | undefined;
+  onSaved: () => void;
+}): JSX.Element {
+  const [name, setName] = useState(start?.name ?? '');
+  const [admin, setAdmin] = useState(start?.role.admin ?? false);
+  const [projects, setProjects] = useState(Object.keys(start?.role.projects ?? {}).join(', '));
+  const [access, setAccess] = useState<Access>(accessOf(start?.role).access);
   const [message, setMessage] = useState<string | undefined>(undefined);
   const save = useAction(async () => {
     setMessage(undefined);
@@ -232,10 +269,7 @@ function RoleForm({ onSaved }: { onSaved: () => void }): JSX.Element {
       .split(',')
       .map((key) => key.trim())
       .filter(Boolean);
-    const body: Role = {
-      ...(admin ? { admin: true } : {}),
-      ...(keys.length > 0 ? { projects: Object.fromEntries(keys.map((key) => [key, { access }])) } : {}),
-    };
+    const body = roleOf(start?.name === role ? start.role : undefined, admin, keys, access);
     await api.put('/api/roles/{role}', { path: { role }, body });
     setMessage(`Role ${role} saved: ${grantsInWords(body)}.`);
     onSaved();
@@ -250,7 +284,12 @@ function RoleForm({ onSaved }: { onSaved: () => void }): JSX.Element {
         void save.run();
       }}
     >
-      <h3>Make or replace a role</h3>
+      <h3>{start ? `Edit role ${start.name}` : 'Make or replace a role'}</h3>
+      {accessOf(start?.role).mixed && (
+        <p class="muted">
+          This role grants its projects different accesses: saving gives them all the one chosen here.
+        </p>
+      )}
       <div class="fields">
         <label>
           Role name
