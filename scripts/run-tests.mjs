@@ -11,6 +11,7 @@ import { join } from 'node:path';
 /** What QGIS Server, PyQGIS or MapProxy decide: drawing, styles, stored projects, tiles, the plugin. */
 const VERSION_DEPENDENT = [
   'test/cache.test.ts',
+  'test/datasource-repair.test.ts',
   'test/layer-extents.test.ts',
   'test/layer-properties.test.ts',
   'test/layer-styles.test.ts',

@@ -27,6 +27,7 @@ import { localQgisVersion } from '../runtime/qgis-version.js';
 import { AdministeredQgis } from '../services/administered-qgis.js';
 import { DataFiles } from '../services/data-files.js';
 import { DataRoots } from '../services/data-roots.js';
+import { DatasourceRepair } from '../services/datasource-repair.js';
 import { DatasourceBrowser } from '../services/datasources.js';
 import { HistoryService } from '../services/history.js';
 import { LayerInspector } from '../services/layer-inspector.js';
@@ -260,6 +261,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     layers,
     trees: new LayerTreeService(repository),
     layerProperties: new LayerPropertiesService(repository, crs, cache),
+    datasourceRepair: new DatasourceRepair(repository, layers, crs, cache),
     projectServices: new ProjectServicesService(repository, crs),
     checker,
     projectFleet,

@@ -120,6 +120,16 @@ export async function probeDatasource(source: GdalSource, type: LayerType, crs: 
   }
 }
 
+/** The field names of a vector source's layer, as GDAL reads them. */
+export async function vectorFields(source: GdalSource): Promise<string[]> {
+  const dataset = await openDataset(source);
+  try {
+    return vectorLayer(dataset, source).fields.getNames();
+  } finally {
+    dataset.close();
+  }
+}
+
 /** Transforms an extent to WGS 84 longitude/latitude, following the edges so curved bounds are kept. */
 export function wgs84Extent(extent: Extent, from: CrsDefinition): Extent {
   if (from.authid === 'EPSG:4326') return extent;

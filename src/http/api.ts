@@ -7,6 +7,7 @@ import { type JobService } from '../jobs/service.js';
 import { type InstanceDirectory } from '../monitor/registry.js';
 import { type AdministeredQgis } from '../services/administered-qgis.js';
 import { type DataFiles } from '../services/data-files.js';
+import { type DatasourceRepair } from '../services/datasource-repair.js';
 import { type DatasourceBrowser } from '../services/datasources.js';
 import { type HistoryService } from '../services/history.js';
 import { type LayerPropertiesService } from '../services/layer-properties.js';
@@ -60,6 +61,8 @@ export interface ApiServices {
   layers: LayerService;
   trees: LayerTreeService;
   layerProperties: LayerPropertiesService;
+  /** Layers' datasources changed in place. */
+  datasourceRepair: DatasourceRepair;
   /** What QGIS Server publishes of each project, by service. */
   projectServices: ProjectServicesService;
   maps: MapService;
@@ -102,7 +105,7 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     dataFileRoutes(services),
     layerRoutes(services.layers, services.maps),
     layerTreeRoutes(services.trees),
-    layerPropertiesRoutes(services.layerProperties),
+    layerPropertiesRoutes(services.layerProperties, services.datasourceRepair),
     projectServicesRoutes(services.projectServices),
     projectMapRoutes(services.maps),
     styleRoutes(services),

@@ -12,6 +12,7 @@ import { type CrsResolver } from '../gdal/crs.js';
 import { type InstanceDirectory } from '../monitor/registry.js';
 import { type LayerEntry, type ProjectDocument } from '../qgis/project.js';
 import { styleReferences } from '../qgis/style-references.js';
+import { repairHint } from '../services/datasource-repair.js';
 import { type LayerService } from '../services/layers.js';
 import { type ProjectRepository } from '../services/repository.js';
 import { type StyleFiles } from '../services/style-files.js';
@@ -147,7 +148,8 @@ export class ProjectChecker {
     const state = await this.options.layers.inspect(ref, entry, true);
     if (state.valid) return [];
     const source = this.options.layers.describe(entry);
-    return [{ kind: 'datasource', message: `cannot open ${source}: ${state.reason ?? 'not valid'}` }];
+    const reason = state.reason ?? 'not valid';
+    return [{ kind: 'datasource', message: `cannot open ${source}: ${reason}; ${repairHint(ref, entry.name)}` }];
   }
 
   private crs(entry: LayerEntry): Finding[] {

@@ -1,6 +1,7 @@
 import { DocumentFormatError } from '../errors.js';
 import { authidOf } from './crs.js';
 import { type Extent, layerTreeElement, type LayerType, type MapLayerDefinition, mapLayerElement } from './layer.js';
+import { fieldsUsed, type NewDatasource, writeLayerDatasource } from './layer-datasource.js';
 import {
   type LayerProperties,
   type LayerPropertiesChange,
@@ -486,6 +487,26 @@ export class ProjectDocument {
     renameLayerNodes(this.layerTree, entry.id, change.name);
     this.records.forget();
     this.invalidate();
+    return true;
+  }
+
+  /** The fields the layer's styles, labels and filter read (layer-datasource.ts); undefined for no such layer. */
+  layerFieldsUsed(name: string): string[] | undefined {
+    const entry = this.layer(name);
+    const node = entry && this.mapLayerNode(entry.id);
+    if (!entry || !node) return undefined;
+    const element = node.kind === 'element' ? node : parseXml(deferredMarkup(node)).root;
+    return fieldsUsed(element, entry.datasource, entry.provider);
+  }
+
+  /** Gives the layer a new source in place, as `QgsMapLayer::setDataSource` does; false for no such layer. */
+  changeLayerDatasource(name: string, source: NewDatasource): boolean {
+    const element = this.mapLayerElement(name);
+    const entry = this.layer(name);
+    if (!element || !entry) return false;
+    writeLayerDatasource(element, source);
+    this.setTreeSources(new Map([[entry.id, source.datasource]]));
+    this.invalidate(name);
     return true;
   }
 

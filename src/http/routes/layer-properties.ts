@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { type FastifyPluginAsync } from 'fastify';
 
 import { BLEND_MODES, type BlendMode } from '../../qgis/layer-properties.js';
+import { type DatasourceRepair } from '../../services/datasource-repair.js';
 import { type LayerPropertiesService } from '../../services/layer-properties.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses, LayerParams, SchemaQuery } from '../schemas.js';
@@ -41,12 +42,27 @@ const PropertiesChange = Type.Partial(
     {
       ...fields,
       crs: Type.String({ description: 'Sets the CRS the layer is read in, as "Set Layer CRS" does (EPSG:4326)' }),
+      datasource: Type.String({
+        minLength: 1,
+        maxLength: 65536,
+        description:
+          'A new source for the layer, as "Change Data Source" sets it: styles, labels and every other property kept',
+      }),
     },
     { additionalProperties: false, minProperties: 1 },
   ),
 );
 
-export function layerPropertiesRoutes(properties: LayerPropertiesService): RouteModule {
+const PatchQuery = Type.Object({
+  ...SchemaQuery.properties,
+  force: Type.Optional(
+    Type.Union([Type.Literal('true'), Type.Literal('false')], {
+      description: 'Change the datasource even when it lacks fields the styles, labels or filter use',
+    }),
+  ),
+});
+
+export function layerPropertiesRoutes(properties: LayerPropertiesService, repair: DatasourceRepair): RouteModule {
   const routes: FastifyPluginAsync = async (app) => {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['layers'];
@@ -68,17 +84,22 @@ export function layerPropertiesRoutes(properties: LayerPropertiesService): Route
       {
         schema: {
           tags,
-          summary: "Change a layer's properties (any of them), as QGIS Desktop's layer properties write them",
+          summary: "Change a layer's properties (any of them) or its datasource, as QGIS Desktop writes them",
           params: LayerParams,
-          querystring: SchemaQuery,
+          querystring: PatchQuery,
           body: PropertiesChange,
           response: { 200: LayerProperties, ...errorResponses },
         },
       },
       async (request) => {
         // Type.Partial does not carry the blend modes' type through; the schema has checked the value.
-        const blending = request.body.blending as BlendMode | undefined;
-        return properties.change(request.project, request.params.layer, { ...request.body, blending });
+        const { datasource, ...fields } = request.body;
+        const { project, params } = request;
+        if (datasource !== undefined)
+          await repair.repair(project, params.layer, datasource, request.query.force === 'true');
+        if (Object.keys(fields).length === 0) return properties.properties(project, params.layer);
+        const blending = fields.blending as BlendMode | undefined;
+        return properties.change(project, params.layer, { ...fields, blending });
       },
     );
   };

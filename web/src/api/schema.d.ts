@@ -2807,10 +2807,12 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** Change a layer's properties (any of them), as QGIS Desktop's layer properties write them */
+        /** Change a layer's properties (any of them) or its datasource, as QGIS Desktop writes them */
         patch: {
             parameters: {
                 query?: {
+                    /** @description Change the datasource even when it lacks fields the styles, labels or filter use */
+                    force?: "true" | "false";
                     /** @description Database schema of the project (default public) */
                     schema?: string;
                 };
@@ -2837,6 +2839,8 @@ export interface paths {
                             format: string;
                             url: string;
                         };
+                        /** @description A new source for the layer, as "Change Data Source" sets it: styles, labels and every other property kept */
+                        datasource?: string;
                         keywords?: string[];
                         /** @description The most zoomed in scale drawn (its denominator); 0: no bound */
                         max_scale?: number;

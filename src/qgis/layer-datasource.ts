@@ -1,0 +1,111 @@
+/**
+ * A layer's datasource changed in place, as QGIS's `QgsMapLayer::setDataSource` ("Change Data
+ * Source" in Desktop) changes it: the source, the provider, and what the provider reads of the new
+ * data (its WKB type, its extent), everything else of the layer (styles, labels, forms, fields'
+ * configuration) as it was. And the fields its styles, labels and filter read, which the new source
+ * must have.
+ */
+import { type CrsDefinition, spatialRefSysElement } from './crs.js';
+import { expressionFields } from './expression-fields.js';
+import { splitFileDatasource } from './file-datasource.js';
+import { type Extent, formatNumber } from './layer.js';
+import { fieldsOf } from './layer-references.js';
+import {
+  childElements,
+  element,
+  firstChild,
+  indent,
+  replaceChild,
+  setText,
+  textContent,
+  type XmlElement,
+} from './xml/node.js';
+
+/** What the new source is, as the provider read it. */
+export interface NewDatasource {
+  datasource: string;
+  provider: string;
+  extent: Extent;
+  wgs84Extent: Extent;
+  /** Vector only: the new source's WKB type as QGIS names it. */
+  wkbType?: string;
+  /** Set when the new source's CRS is not the layer's: QGIS takes the provider's. */
+  crs?: CrsDefinition;
+}
+
+/** The parts of a layer that draw, label or filter it: the current style and the others. */
+const STYLE_PARTS = ['renderer-v2', 'labeling', 'map-layer-style-manager'];
+
+function walk(node: XmlElement, visit: (element: XmlElement) => void): void {
+  visit(node);
+  for (const child of childElements(node)) walk(child, visit);
+}
+
+/** The fields one element reads: a renderer's attribute, a rule's filter, a label's field, a data-defined property's. */
+function readsFields(node: XmlElement, known: ReadonlySet<string>, add: (fields: Iterable<string>) => void): void {
+  const expression = (value: string | undefined): void => {
+    if (value === undefined || value === '') return;
+    add(known.has(value) ? [value] : expressionFields(value));
+  };
+  expression(node.attributes.get('attr'));
+  expression(node.attributes.get('filter'));
+  if (node.name === 'text-style') {
+    const field = node.attributes.get('fieldName') ?? '';
+    if (node.attributes.get('isExpression') === '1') expression(field);
+    else if (field !== '') add([field]);
+  }
+  if (node.name === 'Option') {
+    const name = node.attributes.get('name');
+    const value = node.attributes.get('value');
+    if (name === 'field' && value) add([value]);
+    if (name === 'expression') expression(value);
+  }
+}
+
+/** The subset string (filter) of a datasource: OGR's `|subset=`, a database's `sql=`. */
+export function datasourceFilter(datasource: string, provider: string): string {
+  if (provider === 'ogr') {
+    const option = splitFileDatasource(datasource).options.find((item) => item.startsWith('subset='));
+    return option?.slice('subset='.length) ?? '';
+  }
+  return /\bsql=(.*)$/s.exec(datasource)?.[1] ?? '';
+}
+
+/** The fields the layer's styles, labels and filter read, sorted. */
+export function fieldsUsed(mapLayer: XmlElement, datasource: string, provider: string): string[] {
+  const known = new Set(fieldsOf(mapLayer));
+  const used = new Set<string>(expressionFields(datasourceFilter(datasource, provider)));
+  const add = (fields: Iterable<string>): void => {
+    for (const field of fields) used.add(field);
+  };
+  for (const part of STYLE_PARTS) {
+    const found = firstChild(mapLayer, part);
+    if (found) walk(found, (node) => readsFields(node, known, add));
+  }
+  return [...used].sort();
+}
+
+function setExtent(mapLayer: XmlElement, name: string, extent: Extent): void {
+  const box = firstChild(mapLayer, name);
+  if (!box) return;
+  (['xmin', 'ymin', 'xmax', 'ymax'] as const).forEach((corner, index) => {
+    const holder = firstChild(box, corner);
+    const value = extent[index] as number;
+    // The same bounds stay as QGIS wrote them.
+    if (holder && Number(textContent(holder)) !== value) setText(holder, formatNumber(value));
+  });
+}
+
+/** Writes the new source in the layer's element, as QGIS writes a layer whose source was changed. */
+export function writeLayerDatasource(mapLayer: XmlElement, source: NewDatasource): void {
+  const holder = firstChild(mapLayer, 'datasource');
+  if (holder) setText(holder, source.datasource);
+  const provider = firstChild(mapLayer, 'provider');
+  if (provider) setText(provider, source.provider);
+  if (source.wkbType !== undefined && mapLayer.attributes.has('wkbType'))
+    mapLayer.attributes.set('wkbType', source.wkbType);
+  setExtent(mapLayer, 'extent', source.extent);
+  setExtent(mapLayer, 'wgs84extent', source.wgs84Extent);
+  const srs = firstChild(mapLayer, 'srs');
+  if (source.crs && srs) replaceChild(mapLayer, srs, indent(element('srs', {}, [spatialRefSysElement(source.crs)]), 3));
+}
