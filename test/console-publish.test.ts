@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { unzipSync } from 'fflate';
+import { strFromU8, unzipSync } from 'fflate';
 import { type Browser, type Page } from 'playwright-core';
 
 import { checkAccessibility, launchBrowser, openPage, screenshot } from './support/browser.js';
@@ -96,6 +96,38 @@ describe('web console: publishing', () => {
     assert.deepEqual((await stack.call('GET', '/api/projects')).body, ['copy', 'town']);
     assert.deepEqual((await stack.call('GET', '/api/projects/copy/layers')).body, ['districts']);
     await checkAccessibility(page, 'the projects page after publishing');
+    assert.deepEqual(errors, []);
+  });
+
+  test('a project whose layer reads a missing file is refused, then stored when asked, naming the layer', async () => {
+    const files = unzipSync(readFileSync(qgz));
+    const qgsName = Object.keys(files).find((entry) => entry.endsWith('.qgs')) ?? '';
+    const qgs = strFromU8(files[qgsName] ?? new Uint8Array());
+    assert.ok(qgs.includes(join(demo, 'town.gpkg')), 'the project reads the demo file');
+    const broken = join(dataDir, 'broken.qgs');
+    writeFileSync(broken, qgs.split(join(demo, 'town.gpkg')).join(join(demo, 'gone.gpkg')));
+
+    await page.goto('/');
+    const form = page.getByRole('form', { name: 'Publish a project file' });
+    await form.getByLabel('Project to create or replace').fill('broken');
+    await form.getByLabel('Project file').setInputFiles(broken);
+    await form.getByRole('button', { name: 'Publish' }).click();
+    const alert = form.getByRole('alert');
+    await alert.getByText(/districts/).waitFor();
+    assert.doesNotMatch(await alert.innerText(), /HTTP|^\{/);
+    assert.deepEqual((await stack.call('GET', '/api/projects')).body, ['copy', 'town']);
+
+    await form.getByLabel('Store it even if some layers are broken').check();
+    await form.getByRole('button', { name: 'Publish' }).click();
+    await form
+      .getByRole('status')
+      .getByText(/^Project broken was published; its check says/)
+      .waitFor();
+    const troubles = form.getByRole('list', { name: 'Published layers with problems' });
+    await troubles.getByText(/districts \((broken|degraded)\)/).waitFor();
+    await checkAccessibility(page, 'a published project with a broken layer');
+    await screenshot(page, 'publish-broken');
+    assert.deepEqual((await stack.call('GET', '/api/projects')).body, ['broken', 'copy', 'town']);
     assert.deepEqual(errors, []);
   });
 

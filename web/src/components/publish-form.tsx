@@ -46,6 +46,21 @@ function summary(project: string, answer: Published): string {
   return `Project ${project} was ${answer.created ? 'published' : 'replaced'}${data}; its check says ${check[answer.check.status]}.`;
 }
 
+/** The layers the check of a published project found problems with, and why. */
+function Troubles({ answer }: { answer: Published }): JSX.Element | null {
+  const troubled = answer.check.layers.filter((layer) => layer.status !== 'ok');
+  if (troubled.length === 0) return null;
+  return (
+    <ul class="layer-list" aria-label="Published layers with problems">
+      {troubled.map((layer) => (
+        <li key={layer.name}>
+          <strong>{layer.name}</strong> ({layer.status}): {layer.findings.map((finding) => finding.message).join(' ')}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 interface PublishProps {
   /** The project to replace; the person names a new one when absent. */
   project?: string;
@@ -59,14 +74,17 @@ export function PublishForm(props: PublishProps): JSX.Element {
   const [allowBroken, setAllowBroken] = useState(false);
   const [message, setMessage] = useState<string | undefined>(undefined);
   const [exists, setExists] = useState(false);
+  const [published, setPublished] = useState<Published | undefined>(undefined);
   const project = props.project ?? name.trim();
   const publish = async (replace: boolean): Promise<void> => {
     if (!file) throw new Error('Choose a .qgs, .qgz or .zip file to publish.');
     if (project === '') throw new Error('The project needs a name.');
     setMessage(undefined);
+    setPublished(undefined);
     try {
       const answer = await publishArchive(project, props.schema, file, { replace, allowBroken });
       setMessage(summary(project, answer));
+      setPublished(answer);
       props.onPublished(project);
     } catch (error) {
       if (!replace && error instanceof ApiError && error.status === 409) return setExists(true);
@@ -110,6 +128,7 @@ export function PublishForm(props: PublishProps): JSX.Element {
           {message}
         </p>
       )}
+      {published && <Troubles answer={published} />}
       <div class="actions">
         <button type="submit" class="primary" disabled={upload.busy}>
           {upload.busy ? 'Publishing…' : props.project ? 'Replace the project' : 'Publish'}
