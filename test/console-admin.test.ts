@@ -102,7 +102,10 @@ describe('web console administration', () => {
     await served.waitFor();
     const before = Number(await served.innerText());
     const wms = `${cs.stack.qgis.url}?SERVICE=WMS&REQUEST=GetCapabilities&MAP=${join(demo, 'none.qgs')}`;
-    await fetch(wms).then((response) => response.text());
+    // nginx asks Steward about each request to QGIS Server (docs/access.md, "QGIS Server"), and
+    // sends one after the other to each of the pool's processes in turn: one of them is this instance.
+    for (let request = 0; request < 2; request++)
+      await fetch(wms, { headers: { authorization: `Bearer ${TOKEN}` } }).then((response) => response.text());
     await page.waitForFunction(
       (count) => Number(document.querySelector('[data-testid="requests-served"]')?.textContent) > count,
       before,
@@ -245,7 +248,9 @@ describe('web console administration', () => {
       );
     // qgis_mapserv.fcgi runs no event loop: a process loads the pin when its next request starts.
     const cached = async () => {
-      await fetch(`${cs.stack.qgis.url}?SERVICE=WMS&REQUEST=GetCapabilities&MAP=${join(demo, 'none.qgs')}`);
+      await fetch(`${cs.stack.qgis.url}?SERVICE=WMS&REQUEST=GetCapabilities&MAP=${join(demo, 'none.qgs')}`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
       return (await Promise.all(ids.map(cachedBy))).every(Boolean);
     };
     const pinned = async () => ((await call('GET', '/api/projects/pinned')).body as { pinned: boolean }).pinned;

@@ -242,6 +242,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     instances,
     fonts,
     styleFiles,
+    apiToken: config.apiToken,
   });
   const publishBodyLimit = config.publishBodyLimit ?? DEFAULT_PUBLISH_BODY_LIMIT;
   const archives = new ProjectArchives({

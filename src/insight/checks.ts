@@ -57,6 +57,8 @@ export interface CheckerOptions {
   fonts: InstanceFonts;
   /** Where the files styles name may be read from. */
   styleFiles: StyleFiles;
+  /** STEWARD_API_TOKEN: nginx asks Steward about each request to QGIS Server, which must get through. */
+  apiToken?: string | undefined;
 }
 
 interface ServerAnswer {
@@ -192,7 +194,9 @@ export class ProjectChecker {
     }
     let text: string;
     try {
-      text = await (await fetch(url, { signal: AbortSignal.timeout(SERVER_TIMEOUT_MS) })).text();
+      const token = this.options.apiToken;
+      const headers = token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } };
+      text = await (await fetch(url, { signal: AbortSignal.timeout(SERVER_TIMEOUT_MS), ...headers })).text();
     } catch (error) {
       const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : message(error);
       return { published: undefined, findings: [{ kind: 'server', message: `QGIS Server did not answer: ${cause}` }] };
