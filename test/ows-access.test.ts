@@ -118,6 +118,20 @@ describe('roles enforced by QGIS Server through nginx and the API', () => {
     assert.ok(!forged.body.toString().includes('<Name>secret</Name>'));
   });
 
+  it('gives requests without a token the anonymous role, while it exists', async () => {
+    const anonymous = { projects: { town: { access: 'read', layers: { secret: { read: false } } } } };
+    assert.equal((await admin('PUT', '/api/roles/anonymous', anonymous)).status, 201);
+    try {
+      const capabilities = await text(undefined, 'SERVICE=WMS&REQUEST=GetCapabilities');
+      assert.match(capabilities, /<Name>roads<\/Name>/);
+      assert.doesNotMatch(capabilities, /<Name>secret<\/Name>/);
+      assert.equal((await ows(undefined, 'SERVICE=WFS&REQUEST=GetFeature&TYPENAME=secret')).status, 403);
+    } finally {
+      assert.equal((await admin('DELETE', '/api/roles/anonymous')).status, 200);
+    }
+    assert.equal((await ows(undefined, 'SERVICE=WMS&REQUEST=GetCapabilities')).status, 401);
+  });
+
   it('lists in the capabilities only the layers a role may read', async () => {
     const viewer = await text('viewer', 'SERVICE=WMS&REQUEST=GetCapabilities');
     assert.match(viewer, /<Name>roads<\/Name>/);

@@ -1,7 +1,8 @@
 /**
  * Runs the plugin's Python tests with the PyQGIS of the release under test (TEST_QGIS): its
  * connection thread, own log and safe point (test/plugin/test_client.py, stdlib only), its record
- * of cached projects (test_projects.py), its log capture (test_logbuffer.py), and the plugin
+ * of cached projects (test_projects.py), its log capture (test_logbuffer.py), its reading of
+ * Steward's access rules (test_access.py; test/ows-access.test.ts enforces them), and the plugin
  * inside QGIS Server, requests served in process by QgsServer().handleRequest (test_filters.py).
  */
 import assert from 'node:assert/strict';
@@ -33,6 +34,9 @@ test(`the plugin client frames, answers and reconnects (Python unittest, ${TEST_
 
 test(`the plugin records each project object QGIS Server serves until it is deleted (${TEST_QGIS.name})`, () =>
   pythonTests('test_projects.py'));
+
+test(`the plugin reads Steward's access rules, and opens nothing it cannot read (${TEST_QGIS.name})`, () =>
+  pythonTests('test_access.py'));
 
 test(`the plugin logs QGIS messages and a line per request served (${TEST_QGIS.name})`, () =>
   pythonTests('test_logbuffer.py'));
