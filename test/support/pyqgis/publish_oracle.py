@@ -1,8 +1,10 @@
 """PyQGIS as QGIS Desktop for publishing: makes a project beside its data, reads projects, draws them.
 
 usage:
-  publish_oracle.py make FOLDER GPKG TIFF   writes FOLDER/project.qgs reading FOLDER/data/GPKG (layer points)
-                                            and FOLDER/data/TIFF with relative paths, points drawn in red
+  publish_oracle.py make FOLDER GPKG TIFF [PROJECT]
+                                            writes FOLDER/project.qgs (or PROJECT, a .qgs or .qgz) reading
+                                            FOLDER/data/GPKG (layer points) and FOLDER/data/TIFF with relative
+                                            paths, points drawn in red
   publish_oracle.py read PROJECT            prints {"layers": {name: {"valid", "features", "source"}}}
   publish_oracle.py draw PROJECT OUT.png W H XMIN YMIN XMAX YMAX
                                             draws every layer in EPSG:4326 at QGIS Server's 90.714 DPI
@@ -32,7 +34,7 @@ from qgis.PyQt.QtGui import QColor  # noqa: E402
 SERVER_DPI = 25.4 / 0.28
 
 
-def make(folder, gpkg, tiff):
+def make(folder, gpkg, tiff, path=None):
     project = QgsProject.instance()
     project.setCrs(QgsCoordinateReferenceSystem("EPSG:4326"))
     project.setTitle("published from Desktop")
@@ -45,7 +47,7 @@ def make(folder, gpkg, tiff):
     points.setRenderer(QgsSingleSymbolRenderer(symbol))
     project.addMapLayer(raster)
     project.addMapLayer(points)
-    if not project.write(os.path.join(folder, "project.qgs")):
+    if not project.write(path or os.path.join(folder, "project.qgs")):
         sys.exit(f"could not write the project: {project.error()}")
 
 
