@@ -164,7 +164,11 @@ describe('web console: the layer tree and layer properties', () => {
     await dialog.getByLabel('Short name (published name)').fill('town_districts');
     await dialog.getByRole('button', { name: 'Save properties' }).click();
     await dialog.waitFor({ state: 'detached' });
-    assert.equal(await focused(), 'Properties of districts');
+    await until(
+      () => 'the focus to go back to “Properties of districts”',
+      async () => (await focused()) === 'Properties of districts',
+      2000,
+    );
     const saved = (await stack.call('GET', '/api/projects/town/layers/districts/properties')).body as {
       title: string;
       keywords: string[];

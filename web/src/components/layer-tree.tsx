@@ -104,6 +104,8 @@ export function LayerTreePanel({ project, tree: saved, onSaved, onProperties }: 
       if (!from || !node || !onto) return;
       const into = onto.type === 'group' && !onto.embedded;
       const moved = into ? moveInto(tree.children, from, target) : moveBefore(tree.children, from, target);
+      // Onto itself, or a group into its own children: nothing moves, nothing is sent.
+      if (moved === tree.children) return;
       edit(moved, into ? `${node.name} moved into group ${onto.name}.` : `${node.name} moved above ${onto.name}.`);
     },
     properties: onProperties,
