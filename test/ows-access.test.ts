@@ -143,6 +143,23 @@ describe('roles enforced by QGIS Server through nginx and the API', () => {
     assert.match(wfs, /<Name>roads<\/Name>/);
   });
 
+  it('refuses the legend of a hidden layer, and a service every role of the identity refuses', async () => {
+    const legend = (who: string, layer: string) =>
+      ows(who, `SERVICE=WMS&VERSION=1.3.0&REQUEST=GetLegendGraphic&LAYER=${layer}&FORMAT=image/png`);
+    assert.equal((await legend('viewer', 'secret')).status, 403);
+    assert.equal((await legend('viewer', 'roads')).type, 'image/png');
+    const mapsOnly = { projects: { town: { access: 'read' } }, services: { GetFeatureInfo: false, WFS: false } };
+    assert.equal((await admin('PUT', '/api/roles/maps-only', mapsOnly)).status, 201);
+    const made = await admin('POST', '/api/tokens', { name: 'maps-only', roles: ['maps-only'] });
+    tokens['maps-only'] = (made.body as { token: string }).token;
+    const info = `SERVICE=WMS&REQUEST=GetFeatureInfo&${VIEW}&LAYERS=roads&QUERY_LAYERS=roads&I=5&J=35`;
+    assert.equal((await ows('maps-only', info)).status, 403);
+    assert.equal((await ows('maps-only', 'SERVICE=WFS&REQUEST=GetCapabilities')).status, 403);
+    assert.equal((await ows('maps-only', 'service=wfs&request=GetFeature&typename=roads')).status, 403);
+    assert.equal((await image('maps-only', 'LAYERS=roads')).width, 40);
+    assert.equal((await ows('reader', info)).status, 200);
+  });
+
   it('draws only the features and layers a role may see', async () => {
     const viewer = await image('viewer', 'LAYERS=roads');
     const allowed = await image('allowed', 'LAYERS=roads');
