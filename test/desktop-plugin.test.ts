@@ -52,7 +52,12 @@ describe('the QGIS Desktop plugin publishes the open project with its data', () 
     data = makeFixtures();
     uploads = join(scratch, 'uploads');
     mkdirSync(uploads);
-    stack = await startStack({ apiToken: TOKEN, dataRoots: [data.dir, uploads], uploadRoot: uploads });
+    // Files, as access.test.ts: the database stack waits for QGIS Server's registration without a token.
+    stack = await startStack(
+      { apiToken: TOKEN, dataRoots: [data.dir, uploads], uploadRoot: uploads },
+      {},
+      'filesystem',
+    );
   });
 
   after(async () => {
@@ -94,8 +99,8 @@ describe('the QGIS Desktop plugin publishes the open project with its data', () 
       const url = `${stack.api.url}/api/projects/survey/layers/${layer}`;
       const reply = await fetch(url, { headers: { authorization: `Bearer ${TOKEN}` } });
       const path = ((await reply.json()) as { source: string }).source;
-      // Relative to the stored project's folder, as QGIS writes paths (absolute in a database).
-      return path.startsWith('.') ? resolve(stack.projectsDir, 'survey', path) : path;
+      // Relative to the stored project's folder, as QGIS writes paths.
+      return resolve(stack.projectsDir, 'survey', path);
     };
     const sources = [['colours', await source('colours')] as const, ['places', await source('places')] as const];
     assert.deepEqual(sources.sort(), [
