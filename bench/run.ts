@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: every benchmark of the project, printed and written to bench/results/.
- * `npm run bench -- api` (or `processing`, `jobs`, `plugin`, `scale`, `pool`, `console`, `history`, `uploads`) runs the named suites only;
+ * `npm run bench -- api` (or `processing`, `jobs`, `plugin`, `scale`, `pool`, `kills`, `console`, `history`,
+ * `uploads`) runs the named suites only;
  * `--part <part>` (repeated for more) runs only those parts of them (scale: writes, reads, memory; api:
  * latency, throughput, map, fastcgi, memory) and only prints them, as `--print-only` does for whole
  * suites: nothing is written to bench/results/ or the README.
@@ -20,6 +21,7 @@ import { runJobsBench } from './jobs.js';
 import { EVERY_PART, type PartFilter } from './parts.js';
 import { runPluginBench } from './plugin.js';
 import { runPoolBench } from './pool.js';
+import { runPoolKillsBench } from './pool-kills.js';
 import { runProcessingBench } from './processing.js';
 import { RESULTS, suiteMark, updateReadme } from './readme-performance.js';
 import { runScaleBench, SCALE_PARTS } from './scale.js';
@@ -48,6 +50,7 @@ const suites: Suite[] = [
   { key: 'plugin', name: 'monitoring plugin', run: runPluginBench },
   { key: 'scale', name: 'writes, reads under writes and many projects', run: runScaleBench, parts: SCALE_PARTS },
   { key: 'pool', name: 'QGIS Server FastCGI pool', run: runPoolBench },
+  { key: 'kills', name: 'the pool under kills', run: runPoolKillsBench },
   { key: 'console', name: 'web console', run: runConsoleBench },
   { key: 'history', name: 'project versions', run: runHistoryBench, parts: HISTORY_PARTS },
   { key: 'uploads', name: 'streamed uploads', run: runUploadsBench },

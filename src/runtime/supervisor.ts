@@ -4,7 +4,8 @@
  * (nginx's, gunicorn's) go with it: when the child exits, what is left of its group is killed
  * (workers holding its port would keep the next start from listening), and the child is started
  * again after a delay that doubles from 250 ms up to 30 s, back to 250 ms once a start has run
- * for 30 s. Each restart is counted (`onRestart`, /metrics' steward_child_restarts_total) and said
+ * for 5 s: a child that fails as it starts backs off, one killed while it serves comes back at
+ * once. Each restart is counted (`onRestart`, /metrics' steward_child_restarts_total) and said
  * in the log; every line a child writes goes to the log as a structured line naming the child.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -14,6 +15,8 @@ import { ChildLog } from './child-log.js';
 
 export const FIRST_RESTART_DELAY_MS = 250;
 export const LONGEST_RESTART_DELAY_MS = 30_000;
+/** A start that ran this long was no failure to start: the next delay is the first again. */
+export const STABLE_RUN_MS = 5_000;
 /** How long SIGTERM may take before the group is killed. */
 const STOP_TIMEOUT_MS = 3000;
 
@@ -96,7 +99,7 @@ export class SupervisedChild {
   private exited(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     killGroup(child, 'SIGKILL');
     if (this.stopping) return;
-    if (Date.now() - this.startedAt >= LONGEST_RESTART_DELAY_MS) this.delayMs = FIRST_RESTART_DELAY_MS;
+    if (Date.now() - this.startedAt >= STABLE_RUN_MS) this.delayMs = FIRST_RESTART_DELAY_MS;
     const delayMs = this.delayMs;
     this.delayMs = Math.min(this.delayMs * 2, LONGEST_RESTART_DELAY_MS);
     this.options.log?.warn(
