@@ -55,7 +55,7 @@ async function startQgisServer(
   if (fcgiPorts === undefined) return QgisServerProcess.start({ port, env: pluginEnv });
   return QgisFcgiPool.start({
     deployDir: deploy,
-    runDir: join(checkout, 'data', 'run'),
+    runDir: join(dataDir(env), 'run'),
     fcgiPorts,
     port,
     env: pluginEnv,
@@ -64,15 +64,20 @@ async function startQgisServer(
   });
 }
 
+/** Where the embedded default keeps its projects, uploads, tile cache and run files: STEWARD_DATA_DIR. */
+function dataDir(env: NodeJS.ProcessEnv): string {
+  return env['STEWARD_DATA_DIR'] || join(checkout, 'data');
+}
+
 async function main(): Promise<void> {
   const env = { ...process.env };
   const stops: Array<() => Promise<void>> = [];
-  env['STEWARD_QGISSERVER_PROJECTS_DIR'] ??= join(checkout, 'data', 'projects');
+  env['STEWARD_QGISSERVER_PROJECTS_DIR'] ??= join(dataDir(env), 'projects');
   mkdirSync(env['STEWARD_QGISSERVER_PROJECTS_DIR'], { recursive: true });
   // The demo dataset scripts/setup.sh writes is offered in the datasource browser.
   const demo = join(checkout, 'data', 'demo');
   // Published projects' data files go to the upload root, which must be a data root too.
-  env['STEWARD_UPLOAD_ROOT'] ??= join(checkout, 'data', 'uploads');
+  env['STEWARD_UPLOAD_ROOT'] ??= join(dataDir(env), 'uploads');
   mkdirSync(env['STEWARD_UPLOAD_ROOT'], { recursive: true });
   const roots = (env['STEWARD_DATA_ROOTS'] ?? '').split(':').filter((root) => root !== '');
   for (const root of [demo, env['STEWARD_UPLOAD_ROOT']]) if (!roots.includes(root)) roots.push(root);
@@ -87,7 +92,7 @@ async function main(): Promise<void> {
       : await distinctFreePorts(qgisProcesses(env));
   if (fcgiPorts !== undefined) env['STEWARD_QGISSERVER_FCGI'] = fcgiAddresses(fcgiPorts);
   // Tile cache: on by default, served by a MapProxy of our own unless a folder is given.
-  const ownMapproxyDir = env['STEWARD_MAPPROXY_PROJECTS_DIR'] ? undefined : join(checkout, 'data', 'mapproxy');
+  const ownMapproxyDir = env['STEWARD_MAPPROXY_PROJECTS_DIR'] ? undefined : join(dataDir(env), 'mapproxy');
   if (ownMapproxyDir !== undefined) env['STEWARD_MAPPROXY_PROJECTS_DIR'] = ownMapproxyDir;
   const ownMapproxyPort = ownMapproxyDir === undefined ? undefined : await freePort();
   if (ownMapproxyPort !== undefined) env['STEWARD_MAPPROXY_URL'] = `http://127.0.0.1:${ownMapproxyPort}/`;

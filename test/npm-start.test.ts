@@ -1,0 +1,157 @@
+/**
+ * What `npm start` runs once set up (scripts/bounded-node.sh dist/src/launcher.js), end to end: the
+ * API, the pool of qgis_mapserv.fcgi behind nginx with the plugin, MapProxy under gunicorn, all
+ * supervised; a project made through the API drawn through nginx, through the API and by MapProxy;
+ * a killed pool process started again and counted; SIGTERM leaves no process behind. Needs the
+ * compiled checkout (scripts/setup.sh builds it).
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+import { freePort } from '../src/runtime/ports.js';
+import { apiCall } from './support/http.js';
+import { after, before, describe, it } from './support/node-test.js';
+import { mapStatus } from './support/pool-load.js';
+import { until, waitFor } from './support/wait.js';
+
+const repo = resolve(import.meta.dirname, '..');
+const PROCESSES = 2;
+
+/** The addresses the launcher prints, by their label ("Steward API", "QGIS Server", "MapProxy"). */
+type Printed = Map<string, string>;
+
+function printedUrl(printed: Printed, label: string): string {
+  const url = printed.get(label)?.match(/https?:\/\/\S+/)?.[0];
+  assert.ok(url, `the launcher printed no address for ${label}: ${[...printed.keys()].join(', ')}`);
+  return url;
+}
+
+interface Running {
+  pid: number;
+  command: string;
+}
+
+/** The processes whose command line or environment names `folder`: what the launcher started there. */
+function processesIn(folder: string): Running[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
+    .flatMap((entry) => {
+      try {
+        const command = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ');
+        const environment = readFileSync(`/proc/${entry}/environ`, 'utf8');
+        return command.includes(folder) || environment.includes(folder) ? [{ pid: Number(entry), command }] : [];
+      } catch {
+        return []; // gone meanwhile
+      }
+    });
+}
+
+/** The pool's qgis_mapserv.fcgi processes. */
+function poolProcesses(dataDir: string): number[] {
+  return processesIn(dataDir)
+    .filter(({ command }) => command.includes('qgis_mapserv.fcgi'))
+    .map(({ pid }) => pid);
+}
+
+describe('npm start, end to end', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'steward-npm-start-'));
+  let launcher: ChildProcess;
+  const printed: Printed = new Map();
+  let output = '';
+  let api = '';
+  const call = (method: string, path: string, body?: unknown) => apiCall(api, method, path, body);
+
+  before(async () => {
+    launcher = spawn('sh', [join(repo, 'scripts', 'bounded-node.sh'), join(repo, 'dist', 'src', 'launcher.js')], {
+      cwd: repo,
+      env: {
+        ...process.env,
+        STEWARD_DATA_DIR: dataDir,
+        STEWARD_LISTEN: `127.0.0.1:${await freePort()}`,
+        STEWARD_QGIS_PROCESSES: String(PROCESSES),
+        STEWARD_LOGLEVEL: 'ERROR',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const take = (chunk: Buffer): void => {
+      output += chunk.toString();
+      for (const line of output.split('\n')) {
+        const label = line.match(/^([A-Z][A-Za-z ]+?)\s{2,}/)?.[1];
+        if (label) printed.set(label, line);
+      }
+    };
+    launcher.stdout?.on('data', take);
+    launcher.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    await until(
+      () => `the launcher to print its addresses:\n${output}`,
+      () => printed.has('Web console'),
+      120_000,
+    );
+    api = new URL(printedUrl(printed, 'Steward API')).origin;
+  });
+
+  after(async () => {
+    if (launcher.exitCode === null) {
+      launcher.kill('SIGKILL');
+      for (const { pid } of processesIn(dataDir)) process.kill(pid, 'SIGKILL');
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('is ready, with every pool process registered through the plugin', async () => {
+    await until('readiness', async () => (await call('GET', '/health/ready')).status === 200, 60_000);
+    const ids = await waitFor('the pool processes to register', async () => {
+      const { servers } = (await call('GET', '/api/instances')).body as { servers: Array<{ id: string }> };
+      return servers.length === PROCESSES ? servers.map(({ id }) => id) : undefined;
+    });
+    assert.equal(new Set(ids).size, PROCESSES);
+  });
+
+  it('draws a project made through the API through nginx, through the API and through MapProxy', async () => {
+    assert.equal((await call('POST', '/api/projects', { name: 'started', author: 'e2e' })).status, 201);
+    const dem = { type: 'raster', name: 'dem', datasource: join(repo, 'data', 'demo', 'elevation.tif') };
+    assert.equal((await call('POST', '/api/projects/started/layers', dem)).status, 201);
+    const { url } = (await call('GET', '/api/projects/started/layers/dem/map/url')).body as { url: string };
+    assert.ok(url.startsWith(printedUrl(printed, 'QGIS Server')), `${url} is nginx's /ows/`);
+    assert.equal(await mapStatus(url), 200);
+    assert.equal(await mapStatus(`${api}/api/projects/started/layers/dem/map`), 200);
+    const mapproxy = new URL(printedUrl(printed, 'MapProxy')).origin;
+    const capabilities = await fetch(`${mapproxy}/started/wmts/1.0.0/WMTSCapabilities.xml`);
+    assert.equal(capabilities.status, 200);
+    assert.match(await capabilities.text(), /<ows:Identifier>dem<\/ows:Identifier>/);
+  });
+
+  it('starts a killed pool process again and counts it in /metrics', async () => {
+    const [victim, ...others] = poolProcesses(dataDir);
+    assert.ok(victim !== undefined && others.length === PROCESSES - 1, `pool processes: ${victim} ${others.join(' ')}`);
+    process.kill(victim, 'SIGKILL');
+    await until(
+      'the killed process to be started again',
+      () => {
+        const now = poolProcesses(dataDir);
+        return now.length === PROCESSES && !now.includes(victim);
+      },
+      30_000,
+    );
+    const metrics = await (await fetch(`${api}/metrics`)).text();
+    assert.match(metrics, /steward_child_restarts_total\{child="qgis-fcgi:\d+"\} 1/);
+  });
+
+  it('stops on SIGTERM, and every process it started goes with it', async () => {
+    launcher.kill('SIGTERM');
+    const [code] = (await once(launcher, 'exit')) as [number | null];
+    assert.equal(code, 0, output);
+    await until(
+      () =>
+        `no process of the stack left: ${processesIn(dataDir)
+          .map(({ command }) => command)
+          .join('; ')}`,
+      () => processesIn(dataDir).length === 0,
+      10_000,
+    );
+  });
+});
