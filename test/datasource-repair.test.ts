@@ -58,9 +58,12 @@ describe("a layer's datasource repaired in place, as QGIS's Change Data Source d
   const check = async () =>
     (
       (await stack.call('GET', `/api/projects/${PROJECT}/check`)).body as {
-        layers: Array<{ name: string; status: string; findings: Array<{ message: string }> }>;
+        layers: Array<{ name: string; status: string; findings: Array<{ kind: string; message: string }> }>;
       }
     ).layers[0];
+
+  /** The kinds of the layer's findings: a font the release's labels name may be missing, which says nothing of the source. */
+  const findingKinds = async (): Promise<string[]> => ((await check())?.findings ?? []).map((finding) => finding.kind);
 
   before(async () => {
     data = makeFixtures();
@@ -123,7 +126,10 @@ describe("a layer's datasource repaired in place, as QGIS's Change Data Source d
     const reply = await patch({ datasource: `${newPath}|layername=polygons` });
     assert.equal(reply.status, 200, JSON.stringify(reply.body));
     assert.equal((reply.body as { name: string }).name, 'parcels');
-    assert.equal((await check())?.status, 'ok');
+    assert.deepEqual(
+      (await findingKinds()).filter((kind) => kind !== 'font'),
+      [],
+    );
     assert.equal(differingPixels(await getMap(), drawn), 0);
     assert.equal(await stack.storage.projectXml(PROJECT), written.replaceAll(oldPath, newPath));
   });
@@ -133,6 +139,9 @@ describe("a layer's datasource repaired in place, as QGIS's Change Data Source d
     const reply = await patch({ datasource }, '?force=true');
     assert.equal(reply.status, 200, JSON.stringify(reply.body));
     assert.ok((await stack.storage.projectXml(PROJECT)).includes(datasource));
-    assert.equal((await check())?.status, 'ok');
+    assert.deepEqual(
+      (await findingKinds()).filter((kind) => kind !== 'font'),
+      [],
+    );
   });
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -167,6 +167,8 @@ async function ok(stack: Stack, method: string, path: string, body?: unknown): P
 function edits(fixtures: () => Fixtures): Edit[] {
   const styleFile = (stack: Stack, project: string, style: string): string =>
     join(stack.projectsDir, project, `${style}.qml`);
+  /** Where the datasource repair finds the polygons: a copy of the fixtures' GeoPackage. */
+  const moved = (): string => join(fixtures().dir, 'moved.gpkg');
   const removal = (layer: string): Edit => ({
     name: `remove_${layer}`,
     steward: (stack, project) => ok(stack, 'DELETE', `/api/projects/${project}/layers/${layer}`),
@@ -233,6 +235,16 @@ function edits(fixtures: () => Fixtures): Edit[] {
       name: 'set_tree_order',
       steward: (stack, project) => ok(stack, 'PUT', `/api/projects/${project}/tree`, ORDERED_TREE),
       qgis: () => [['set-tree', JSON.stringify(ORDERED_TREE)]],
+    },
+    {
+      name: 'set_datasource',
+      steward(stack, project) {
+        copyFileSync(fixtures().geopackage, moved());
+        return ok(stack, 'PATCH', `/api/projects/${project}/layers/polygons`, {
+          datasource: `${moved()}|layername=polygons`,
+        });
+      },
+      qgis: () => [['set-datasource', 'polygons', `${moved()}|layername=polygons`]],
     },
     {
       name: 'set_services',

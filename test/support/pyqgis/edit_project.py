@@ -12,6 +12,8 @@ usage: edit_project.py INPUT OUTPUT EDIT ARGS...
   set-tree JSON                             rebuilds the layer tree as Steward's PUT .../tree body
                                             describes it, moving the layers' nodes as Desktop's drag
                                             and drop does (and the custom order with an "order")
+  set-datasource LAYER DATASOURCE           QgsMapLayer.setDataSource, as Desktop's "Change Data
+                                            Source" does (same provider)
   set-services JSON                         the service settings of Steward's PATCH .../services
                                             body, as QGIS Desktop's Project Properties > QGIS
                                             Server writes them (QgsProjectProperties::apply)
@@ -25,6 +27,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from qgis.core import (  # noqa: E402
     QgsApplication,
+    QgsDataProvider,
     QgsLayerTree,
     QgsLayerTreeGroup,
     QgsMapLayer,
@@ -246,6 +249,11 @@ elif edit == "set-metadata":
     project.writeEntry("WMSServiceAbstract", "/", wms_abstract)
 elif edit == "set-tree":
     set_tree(json.loads(arguments[0]))
+elif edit == "set-datasource":
+    name, datasource = arguments
+    layer = layer_named(name)
+    layer.setDataSource(datasource, layer.name(), layer.providerType(), QgsDataProvider.ProviderOptions())
+    assert layer.isValid(), datasource
 elif edit == "set-services":
     set_services(json.loads(arguments[0]))
 else:
