@@ -11,7 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { startApiProcess } from '../test/support/api-process.js';
-import { processMemory, resetPeak, sendFile, writeRandomGeoTiff } from '../test/support/large-upload.js';
+import {
+  processMemory,
+  resetPeak,
+  sendFile,
+  servingProcess,
+  writeRandomGeoTiff,
+} from '../test/support/large-upload.js';
 import { median, ms, summarise, table } from './stats.js';
 
 /** Bytes of the GeoTIFF (STEWARD_BENCH_UPLOAD_MIB, default 1024 MiB as the target names). */
@@ -57,6 +63,7 @@ export async function runUploadsBench(): Promise<string> {
     STEWARD_PUBLISH_BODY_LIMIT: `${SIZE_MIB + 64}M`,
   });
   try {
+    const server = servingProcess(api.pid);
     for (const name of ['seed', 'other']) await api.call('POST', '/api/projects/', { name, author: 'bench' });
     const source = join(folder, 'desktop');
     await mkdir(join(source, 'data'), { recursive: true });
@@ -80,8 +87,8 @@ export async function runUploadsBench(): Promise<string> {
         }),
       );
       await rm(copy, { recursive: true });
-      const before = processMemory(api.pid).rss;
-      await resetPeak(api.pid);
+      const before = processMemory(server).rss;
+      await resetPeak(server);
       let uploading = true;
       const reading = readWhile(`${api.url}/api/projects/other`, () => uploading);
       times.bundle.push(
@@ -93,7 +100,7 @@ export async function runUploadsBench(): Promise<string> {
       );
       uploading = false;
       reads.push(...(await reading));
-      rss.push(processMemory(api.pid).peak - before);
+      rss.push(processMemory(server).peak - before);
       times.file.push(
         await timed(async () => {
           const reply = await sendFile(`${api.url}/api/data/bench/large.tif`, tiff);

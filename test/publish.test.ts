@@ -14,7 +14,14 @@ import { unzipSync, zipSync } from 'fflate';
 import { startApiProcess } from './support/api-process.js';
 import { steward } from './support/cli.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
-import { processMemory, resetPeak, sendChunked, sendFile, writeRandomGeoTiff } from './support/large-upload.js';
+import {
+  processMemory,
+  resetPeak,
+  sendChunked,
+  sendFile,
+  servingProcess,
+  writeRandomGeoTiff,
+} from './support/large-upload.js';
 import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, pixelsDifferingBeyond, pixelsOf } from './support/png.js';
 import { type Check } from './support/project-check.js';
@@ -31,8 +38,12 @@ const PIXEL_SHARE_TOLERANCE = 0.005;
 const CHANNEL_TOLERANCE = 24;
 /** The large uploads: a GeoTIFF of random bytes, alone and in a bundle. */
 const LARGE_BYTES = 200 * 1024 * 1024;
-/** KiB the API's resident memory may grow by while it takes a large upload: streamed, not held. */
-const STREAMED_RSS_GROWTH_KIB = 48 * 1024;
+/**
+ * KiB the API's resident memory may grow by while it takes a large upload, whatever its size (the
+ * issue's 64 MiB): the read buffers Node collects as garbage, not the upload (37 and 47 MiB here;
+ * a 128 MB bundle took 256 MiB when uploads were held in memory).
+ */
+const STREAMED_RSS_GROWTH_KIB = 64 * 1024;
 
 interface QgisLayers {
   layers: Record<string, { valid: boolean; features: number | null; source: string }>;
@@ -388,7 +399,7 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
     assert.equal((await stack.call('GET', '/api/projects/cut')).status, 404);
   });
 
-  it('streams a 200 MB data file and a 200 MB bundle to the disk: the API grows by a few tens of MB', async () => {
+  it('streams a 200 MB data file and a 200 MB bundle to the disk: the API grows by at most 64 MiB', async () => {
     const root = join(scratch, 'large');
     const folder = desktopProject();
     writeRandomGeoTiff(join(folder, 'data', 'large.tif'), LARGE_BYTES);
@@ -404,15 +415,16 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
       STEWARD_PUBLISH_BODY_LIMIT: '300M',
     });
     try {
+      const server = servingProcess(api.pid);
       const growth = async (
         send: () => Promise<{ status: number; body: unknown }>,
         status: number,
       ): Promise<number> => {
-        const before = processMemory(api.pid).rss;
-        await resetPeak(api.pid);
+        const before = processMemory(server).rss;
+        await resetPeak(server);
         const reply = await send();
         assert.equal(reply.status, status, JSON.stringify(reply.body));
-        return processMemory(api.pid).peak - before;
+        return processMemory(server).peak - before;
       };
       const file = await growth(
         () => sendFile(`${api.url}/api/data/rasters/large.tif`, join(folder, 'data', 'large.tif')),

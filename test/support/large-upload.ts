@@ -82,6 +82,15 @@ function statusOf(pid: number): Map<string, number> {
   );
 }
 
+/**
+ * The process that serves for the API process `pid`: the process itself, or the child it started
+ * with a bounded heap (src/runtime/heap-bound.ts), followed down while there is one.
+ */
+export function servingProcess(pid: number): number {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+  return children.length === 1 ? servingProcess(Number(children[0])) : pid;
+}
+
 /** Makes the process's peak resident memory (VmHWM) its present one (Linux's clear_refs). */
 export async function resetPeak(pid: number): Promise<void> {
   await writeFile(`/proc/${pid}/clear_refs`, '5');
