@@ -7,11 +7,13 @@ import {
   type AccessStore,
   type AuditEntry,
   type AuditFilter,
+  OWS_SERVICES,
+  type OwsService,
   type ProjectRule,
   type RoleDefinition,
   type TokenRecord,
 } from './records.js';
-import { hashSecret, newToken, quickDigest, tokenId, verifySecret } from './token-secret.js';
+import { hashSecret, newToken, quickDigest, tileCacheToken, tokenId, verifySecret } from './token-secret.js';
 
 /** Who a request comes from, and what they may do. */
 export interface Identity {
@@ -48,6 +50,19 @@ export function isAnonymous(identity: Identity): boolean {
 }
 /** The name STEWARD_API_TOKEN's requests are made under. */
 export const BOOTSTRAP_NAME = 'bootstrap';
+/** The name the tile cache's requests (MapProxy's, to QGIS Server) are made under. */
+export const TILE_CACHE_NAME = 'tile-cache';
+
+/** What MapProxy asks of QGIS Server: maps and legends through WMS. */
+const TILE_CACHE_SERVICES: readonly OwsService[] = ['WMS', 'GetMap', 'GetLegendGraphic'];
+
+/** MapProxy fills the cache from every layer of every project, through WMS only, and writes nothing. */
+const TILE_CACHE_ROLE: RoleDefinition = {
+  projects: { '*': { access: 'read' } },
+  services: Object.fromEntries(
+    OWS_SERVICES.filter((service) => !TILE_CACHE_SERVICES.includes(service)).map((service) => [service, false]),
+  ),
+};
 
 const ROLE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const MAX_TOKEN_NAME = 200;
@@ -124,6 +139,9 @@ function checkRule(key: string, rule: ProjectRule): void {
  */
 export class AccessService {
   private readonly bootstrap: Buffer | undefined;
+  /** The token MapProxy presents to QGIS Server through nginx (tileCacheToken); undefined with access control off. */
+  readonly tileCacheToken: string | undefined;
+  private readonly tileCache: Buffer | undefined;
   private tokens = new Map<string, KnownToken>();
   private roleDefinitions = new Map<string, RoleDefinition>();
   private readonly verified = new Map<string, Verified>();
@@ -143,6 +161,8 @@ export class AccessService {
     private readonly now: () => number = Date.now,
   ) {
     this.bootstrap = bootstrapToken === undefined ? undefined : quickDigest(bootstrapToken);
+    this.tileCacheToken = bootstrapToken === undefined ? undefined : tileCacheToken(bootstrapToken);
+    this.tileCache = this.tileCacheToken === undefined ? undefined : quickDigest(this.tileCacheToken);
   }
 
   /** Reads tokens and roles and follows their changes. */
@@ -208,6 +228,18 @@ export class AccessService {
     return this.bootstrap !== undefined && timingSafeEqual(quickDigest(token), this.bootstrap);
   }
 
+  private isTileCache(token: string): boolean {
+    return this.tileCache !== undefined && timingSafeEqual(quickDigest(token), this.tileCache);
+  }
+
+  private static readonly TILE_CACHE: Identity = {
+    name: TILE_CACHE_NAME,
+    roles: [],
+    admin: false,
+    token: null,
+    permissions: new Permissions(false, [TILE_CACHE_ROLE]),
+  };
+
   private static readonly BOOTSTRAP: Identity = {
     name: BOOTSTRAP_NAME,
     roles: [],
@@ -219,6 +251,7 @@ export class AccessService {
   /** The identity of a bearer token known without waiting (STEWARD_API_TOKEN, a token verified lately), else undefined. */
   knownIdentity(token: string): Identity | undefined {
     if (this.isBootstrap(token)) return AccessService.BOOTSTRAP;
+    if (this.isTileCache(token)) return AccessService.TILE_CACHE;
     const id = tokenId(token);
     const found = id === undefined ? undefined : this.tokens.get(id);
     if (!found || found.expiresAt <= this.now()) return undefined;

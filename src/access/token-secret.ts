@@ -4,7 +4,7 @@
  * A token is `stw_<id>_<secret>`: `id` (16 hex digits) names the stored record, so that a request
  * is checked against one hash, not against every token; `secret` is 32 random bytes (base64url).
  */
-import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
 const PREFIX = 'stw_';
 const TOKEN = /^stw_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
@@ -13,6 +13,14 @@ const TOKEN = /^stw_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
 const COST = { N: 16384, r: 8, p: 1 };
 const KEY_BYTES = 32;
 const SALT_BYTES = 16;
+
+/**
+ * The tile cache's token, derived from STEWARD_API_TOKEN so that every replica sends and accepts
+ * the same one without storing it: MapProxy presents it to QGIS Server through nginx's check.
+ */
+export function tileCacheToken(bootstrap: string): string {
+  return `stwc_${createHmac('sha256', bootstrap).update('steward tile cache').digest('base64url')}`;
+}
 
 /** A new token: its id and the whole secret string the client presents. */
 export function newToken(): { id: string; token: string } {

@@ -161,8 +161,11 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     onChanged: postgres && (async (ref) => instances?.invalidateProject(await postgres.mapParameter(ref))),
     history: config.history.versions > 0 ? new VersionRecorder(store, config.history) : undefined,
   });
-  const tileCache = await createTileCache(config, repository, (ref) =>
-    qgisProjectUrl(config.qgisServerUrl, store, ref),
+  const tileCache = await createTileCache(
+    config,
+    repository,
+    (ref) => qgisProjectUrl(config.qgisServerUrl, store, ref),
+    access.tileCacheToken,
   );
   const cache = tileCache?.service;
   const jobs = new JobService(

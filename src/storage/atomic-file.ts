@@ -57,6 +57,8 @@ export async function writePieces(handle: FileHandle, pieces: readonly Uint8Arra
 }
 
 export interface AtomicWriteOptions {
+  /** The new file's permissions (0o666 less the umask by default). */
+  mode?: number;
   /** The new file's modification time (seconds since the epoch). */
   modified?: number;
   /**
@@ -133,7 +135,7 @@ export async function stageFile(
   const temporary = temporarySibling(path);
   const discard = (): Promise<void> => rm(temporary, { force: true });
   try {
-    const handle = await open(temporary, 'wx');
+    const handle = await open(temporary, 'wx', options.mode);
     try {
       if (Array.isArray(data)) await writePieces(handle, data);
       else await handle.writeFile(data as string | Uint8Array);

@@ -23,6 +23,7 @@ export async function createTileCache(
   config: CacheConfig,
   repository: ProjectRepository,
   projectUrl: (ref: ProjectRef) => Promise<URL>,
+  qgisToken?: string,
 ): Promise<TileCache | undefined> {
   if (config.mapproxyProjectsDir === undefined) return undefined;
   const env = s3Environment(config.s3);
@@ -43,6 +44,7 @@ export async function createTileCache(
     projectUrl,
     validate: (file) => validateWithMapProxy(file, env),
     env,
+    qgisToken,
   });
   return { service, close: () => s3?.close() };
 }

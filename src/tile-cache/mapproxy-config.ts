@@ -24,6 +24,8 @@ export interface ProjectCache {
   app: string;
   /** MapProxy's `globals.cache.base_dir` for this project (legends, locks). */
   mapproxyDir: string;
+  /** Sent with every request to QGIS Server: the tile cache's token, when nginx checks tokens. */
+  sourceHeaders?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -31,12 +33,13 @@ export interface ProjectCache {
  * tile inside it, which for a layer under a pixel and a half at the low levels is a 1 x 1 GetMap,
  * and QGIS Server refuses WIDTH=1 with HEIGHT=1 (400); such tiles could neither be served nor seeded.
  */
-function source(layer: CacheLayer, projectUrl: URL, withTime: boolean): YamlMapping {
+function source(layer: CacheLayer, project: ProjectCache, withTime: boolean): YamlMapping {
   return {
     type: 'wms',
-    req: { url: projectUrl.toString(), layers: layer.wmsName, transparent: true },
+    req: { url: project.projectUrl.toString(), layers: layer.wmsName, transparent: true },
     wms_opts: { version: '1.3.0', legendgraphic: true },
     ...(withTime ? { forward_req_params: ['time'] } : {}),
+    ...(project.sourceHeaders ? { http: { headers: { ...project.sourceHeaders } } } : {}),
   };
 }
 
@@ -131,7 +134,7 @@ export function mapproxyConfig(project: ProjectCache): YamlMapping {
       ...(layers.length > 0 ? { wms: { md: { title: project.title } } } : {}),
     },
     sources: Object.fromEntries(
-      layers.map((named) => [`${named.id}_wms`, source(named.layer, project.projectUrl, time(named) !== undefined)]),
+      layers.map((named) => [`${named.id}_wms`, source(named.layer, project, time(named) !== undefined)]),
     ),
     caches: Object.fromEntries(layers.map((named) => [cacheName(named.id), cache(named, project)])),
     ...(layers.length > 0 ? { layers: layers.map((named) => mapproxyLayer(named, time(named))) } : {}),

@@ -35,6 +35,8 @@ export interface TileCacheOptions {
   validate(file: string): Promise<Validation>;
   /** Added to the environment of `mapproxy-seed`: MapProxy's S3 caches read their endpoint and keys there. */
   env: Readonly<Record<string, string>>;
+  /** The token MapProxy presents to QGIS Server, when nginx checks tokens (access/token-secret.ts). */
+  qgisToken?: string | undefined;
 }
 
 /** Seeding or truncating the cache, ready to run as a job; it resolves to the job's result. */
@@ -238,13 +240,17 @@ export class TileCacheService implements ProjectLifecycle, LayerLifecycle {
       tiles,
       app,
       mapproxyDir: layout.mapproxyDir(app),
+      ...(this.options.qgisToken !== undefined && {
+        sourceHeaders: { Authorization: `Bearer ${this.options.qgisToken}` },
+      }),
     });
     const comments = [
       `MapProxy configuration of the project "${ref.name}", written by Steward from the project's layers.`,
       'Steward rewrites it when layers change; resetting the cache rebuilds it.',
     ];
     await mkdir(layout.configDir, { recursive: true });
-    await writeFileAtomic(layout.configFile(app), toYaml(config, comments));
+    // It may hold the tile cache's token: for Steward's user alone, as MapProxy runs under it too.
+    await writeFileAtomic(layout.configFile(app), toYaml(config, comments), { mode: 0o600 });
   }
 
   private async clearLayer(ref: ProjectRef, layerName: string): Promise<void> {
