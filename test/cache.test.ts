@@ -101,6 +101,20 @@ describe('tile cache on disk, served by a real MapProxy', () => {
     });
   }
 
+  it('asks QGIS Server for the layer ids once the project publishes its layers under them', async () => {
+    await cs.stack.call('POST', '/api/projects/', { name: 'ids', author: 'test' });
+    assert.equal((await cs.stack.call('POST', '/api/projects/ids/layers', polygonsLayer(data))).status, 201);
+    const id = /<layer-tree-layer[^>]*\bid="([^"]+)"/.exec(readFileSync(cs.qgsFile('ids'), 'utf8'))?.[1];
+    assert.ok(id, 'the layer has an id');
+    assert.ok(!configText('ids').includes(id), 'the source names the layer by its name first');
+    const patch = await cs.stack.call('PATCH', '/api/projects/ids/services', { wms: { use_layer_ids: true } });
+    assert.equal(patch.status, 200, JSON.stringify(patch.body));
+    assert.ok(configText('ids').includes(`layers: "${id}"`), configText('ids'));
+    await assertLoads(cs.configFile('ids'));
+    const tile = await cs.tile('ids', 'polygons', POLYGON_TILE);
+    assert.deepEqual(tile.pixel(128, 128), [229, 182, 54, 255], 'QGIS Server drew the layer asked by its id');
+  });
+
   it('keeps every layer of concurrent additions, writing the configuration atomically', async () => {
     await cs.stack.call('POST', '/api/projects/', { name: 'busy', author: 'test' });
     const names = Array.from({ length: 12 }, (_, index) => `rgb${index}`);

@@ -266,7 +266,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     trees: new LayerTreeService(repository),
     layerProperties: new LayerPropertiesService(repository, crs, cache),
     datasourceRepair: new DatasourceRepair(repository, layers, crs, cache),
-    projectServices: new ProjectServicesService(repository, crs),
+    projectServices: new ProjectServicesService(repository, crs, cache),
     checker,
     projectFleet,
     pins,

@@ -8,6 +8,11 @@ import { type ProjectRef } from '../storage/project-store.js';
 import { checkText } from './names.js';
 import { type ProjectRepository } from './repository.js';
 
+/** Told when the names QGIS Server publishes the layers under may have changed (the tile cache). */
+export interface PublishedNamesListener {
+  publishedNamesChanged(ref: ProjectRef): Promise<void>;
+}
+
 /** The settings a request gives, the WFS's and WCS's `enabled` included. */
 export type ServicesRequest = Omit<ServicesChange, 'wfs' | 'wcs' | 'wmts'> & {
   wfs?: NonNullable<ServicesChange['wfs']> & { enabled?: boolean };
@@ -93,6 +98,7 @@ export class ProjectServicesService {
   constructor(
     private readonly repository: ProjectRepository,
     private readonly crs: CrsResolver,
+    private readonly names?: PublishedNamesListener,
   ) {}
 
   async settings(ref: ProjectRef): Promise<ServiceSettings> {
@@ -148,7 +154,7 @@ export class ProjectServicesService {
   async update(ref: ProjectRef, request: ServicesRequest): Promise<ServiceSettings> {
     checkTexts(request);
     const changed = Object.keys(request).join(', ');
-    return this.repository.update(
+    const settings = await this.repository.update(
       ref,
       (document) => {
         document.changeServices(this.change(document, ref, request));
@@ -157,5 +163,7 @@ export class ProjectServicesService {
       [],
       `changed the service settings (${changed})`,
     );
+    if (request.wms?.use_layer_ids !== undefined) await this.names?.publishedNamesChanged(ref);
+    return settings;
   }
 }

@@ -107,6 +107,11 @@ export class TileCacheService implements ProjectLifecycle, LayerLifecycle {
 
   /** A project made without Steward has no cache until it is reset (`POST .../cache/reset`). */
   async layerAdded(ref: ProjectRef): Promise<void> {
+    await this.publishedNamesChanged(ref);
+  }
+
+  /** QGIS Server publishes the layers under other names (WMSUseLayerIDs): the sources ask for them. */
+  async publishedNamesChanged(ref: ProjectRef): Promise<void> {
     await this.locked(ref, async () => {
       if (await this.hasConfig(ref)) await this.writeConfig(ref);
     });
