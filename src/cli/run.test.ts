@@ -221,6 +221,7 @@ test('--help describes the command and each subcommand', async () => {
     const sub = await steward([name, '--help'], {});
     assert.equal(sub.code, 0);
     assert.match(sub.out, new RegExp(`^Usage: steward ${name}\\b`));
+    assert.deepEqual(await steward([name, '-h'], {}), sub, `${name} -h`);
   }
   assert.match((await steward(['stats', '--help'], {})).out, /--watch/);
 });
@@ -231,4 +232,28 @@ test('usage mistakes exit with 2 and point to --help', async () => {
     assert.equal(code, 2, argv.join(' '));
     assert.match(err, /--help' for usage/);
   }
+});
+
+test('options are parsed strictly: unknown, missing or unwanted values are usage errors', async () => {
+  const mistakes: [string[], RegExp][] = [
+    [['ps', '--bogus'], /^steward ps: Unknown option '--bogus'\n/],
+    [['ps', '--json=yes'], /^steward ps: Option '--json' does not take an argument\n/],
+    [['ps', '-x'], /^steward ps: Unknown option '-x'\n/],
+    [['seed', 'demo', '--levels', '0-3', '--schema'], /^steward seed: Option '--schema <value>' argument missing\n/],
+    [['check', '--schema'], /^steward check: Option '--schema <value>' argument missing\n/],
+  ];
+  for (const [argv, message] of mistakes) {
+    const { code, out, err } = await steward(argv, {});
+    assert.equal(code, 2, argv.join(' '));
+    assert.equal(out, '');
+    assert.match(err, message);
+    assert.match(err, new RegExp(`Run 'steward ${argv[0]} --help' for usage\\.\\n$`));
+  }
+});
+
+test("a command's usage lists its options with -h, --help", async () => {
+  const { code, out } = await steward(['seed', '-h'], {});
+  assert.equal(code, 0);
+  assert.match(out, /^Usage: steward seed <project> .*\[--levels <value>\].*\[-h, --help\]$/m);
+  assert.match(out, /^ {2}-h, --help\s+show this help$/m);
 });

@@ -36,34 +36,71 @@ function commandLine(name: string, command: AnyCommand): string {
   return [name, ...command.arguments].join(' ');
 }
 
+/** `--json`, `--schema <value>`, and `-h, --help` for the one option with a short form. */
+function optionLabel(option: string): string {
+  return option === 'help' ? '-h, --help' : `--${option}`;
+}
+
 function commandUsage(name: string, command: AnyCommand): string {
   const valued = Object.entries(command.valueOptions ?? {}).map(([option, text]) => [`${option} <value>`, text]);
   const options = [...valued, ...Object.entries({ ...command.options, ...HELP_OPTION })];
-  const width = Math.max(...options.map(([option = '']) => option.length)) + 2;
-  const flags = options.map(([option]) => `[--${option}]`).join(' ');
+  const width = Math.max(...options.map(([option = '']) => optionLabel(option).length));
+  const flags = options.map(([option = '']) => `[${optionLabel(option)}]`).join(' ');
   return [
     `Usage: steward ${commandLine(name, command)} ${flags}`,
     '',
     `${command.summary}.`,
     '',
     'Options:',
-    ...options.map(([option, text]) => `  ${`--${option}`.padEnd(width)}   ${text}`),
+    ...options.map(([option = '', text]) => `  ${optionLabel(option).padEnd(width)}   ${text}`),
     '',
   ].join('\n');
 }
 
+/** Node's message for an option it refuses, without its advice on positionals: `Unknown option '--x'`. */
+function refusal(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !code.startsWith('ERR_PARSE_ARGS_')) return undefined;
+  const message = (error as Error).message;
+  return message.split(/\. (?=[A-Z])/)[0]?.replace(/\.$/, '');
+}
+
+type OptionSpec = { type: 'string' | 'boolean'; short?: string };
+
+/** Every option of the command, `--help` with its `-h`, for parseArgs. */
+function parseOptions(command: AnyCommand): Record<string, OptionSpec> {
+  const spec = (type: OptionSpec['type']) => (option: string) => [option, { type }] as const;
+  const entries = [
+    ...Object.keys(command.options).map(spec('boolean')),
+    ...Object.keys(command.valueOptions ?? {}).map(spec('string')),
+  ];
+  return { ...Object.fromEntries(entries), help: { type: 'boolean', short: 'h' } };
+}
+
+interface Parsed {
+  values: Record<string, string | boolean | undefined>;
+  positionals: string[];
+}
+
+function parseStrictly(name: string, command: AnyCommand, args: string[]): Parsed {
+  try {
+    const { values, positionals } = parseArgs({
+      args,
+      options: parseOptions(command),
+      allowPositionals: true,
+      strict: true,
+    });
+    return { values, positionals };
+  } catch (error) {
+    const message = refusal(error);
+    if (message === undefined) throw error;
+    throw new UsageError(`steward ${name}: ${message}`);
+  }
+}
+
 function parse(name: string, command: AnyCommand, args: string[]): Invocation {
   const valued = command.valueOptions ?? {};
-  const known = { ...command.options, ...HELP_OPTION, ...valued };
-  const options = Object.fromEntries(
-    Object.keys(known).map((option) => [
-      option,
-      { type: option in valued ? ('string' as const) : ('boolean' as const) },
-    ]),
-  );
-  const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: false });
-  const unknown = Object.keys(values).find((option) => !(option in known));
-  if (unknown) throw new UsageError(`steward ${name}: unknown option --${unknown}`);
+  const { values, positionals } = parseStrictly(name, command, args);
   const flags = Object.fromEntries(Object.entries(values).map(([option, value]) => [option, value === true]));
   const given = Object.fromEntries(
     Object.keys(valued).map((option) => [option, typeof values[option] === 'string' ? values[option] : undefined]),
