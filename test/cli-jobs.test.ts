@@ -35,7 +35,7 @@ describe('steward seed, jobs and job against the real API', () => {
     assert.match(row ?? '', /^[0-9a-f-]{36}\s+seed\s+cli\s+succeeded\s+100%/);
   });
 
-  it('exits 1 with the reason when the followed job fails, and explains bad levels', async () => {
+  it('exits 1 when the followed job fails; bad levels or a valueless option start no job', async () => {
     const reply = await cs.stack.call('POST', '/api/projects/cli/cache/seed', {
       min_zoom: 0,
       max_zoom: 1,
@@ -50,5 +50,10 @@ describe('steward seed, jobs and job against the real API', () => {
     const bad = await steward(['seed', 'cli', '--levels', 'all'], env);
     assert.equal(bad.code, 1);
     assert.match(bad.err, /--levels must look like 0-8/);
+    const jobs = (await steward(['jobs', '--json'], env)).out;
+    const unfinished = await steward(['seed', 'cli', '--levels', '0-3', '--schema'], env);
+    assert.equal(unfinished.code, 2);
+    assert.match(unfinished.err, /^steward seed: Option '--schema <value>' argument missing\n/);
+    assert.equal((await steward(['jobs', '--json'], env)).out, jobs, 'no job started');
   });
 });
