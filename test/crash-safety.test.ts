@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { crc32 } from 'node:zlib';
 
+import { ACCESS_DIR } from '../src/access/filesystem-access.js';
 import { QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { fileVersion } from '../src/storage/file-version.js';
 import { journalPaths } from '../src/storage/project-journal.js';
@@ -283,6 +284,8 @@ function leftovers(dir: string, top = true): string[] {
     }
     // The versions database is kept, in SQLite's write-ahead mode, beside the projects.
     if (top && [HISTORY_FILE, `${HISTORY_FILE}-wal`, `${HISTORY_FILE}-shm`].includes(entry.name)) return [];
+    // So are tokens, roles and the audit log, whose folder is searched like a project's.
+    if (top && entry.name === ACCESS_DIR && entry.isDirectory()) return leftovers(path, false);
     if (entry.name.startsWith('.') || /-(journal|wal|shm)$/.test(entry.name)) return [path];
     return entry.isDirectory() ? leftovers(path, false) : [];
   });

@@ -46,6 +46,9 @@ async function removed(path: string): Promise<boolean> {
   }
 }
 
+/** The folder of the projects directory that holds tokens, roles and the audit log. */
+export const ACCESS_DIR = '.access';
+
 /**
  * Tokens, roles and the audit log in the hidden `.access` folder of the projects directory:
  * `tokens/<id>.json` and `roles/<role>.json`, each written atomically, and `audit/<day>.jsonl`,
@@ -57,7 +60,7 @@ export class FilesystemAccessStore implements AccessStore {
   private readonly auditDir: string;
 
   constructor(projectsDir: string) {
-    const root = join(projectsDir, '.access');
+    const root = join(projectsDir, ACCESS_DIR);
     this.tokensDir = join(root, 'tokens');
     this.rolesDir = join(root, 'roles');
     this.auditDir = join(root, 'audit');
