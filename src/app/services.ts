@@ -266,7 +266,12 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     trees: new LayerTreeService(repository),
     layerProperties: new LayerPropertiesService(repository, crs, cache),
     datasourceRepair: new DatasourceRepair(repository, layers, crs, cache),
-    projectServices: new ProjectServicesService(repository, crs, cache),
+    projectServices: new ProjectServicesService(
+      repository,
+      crs,
+      (ref) => qgisProjectUrl(config.qgisServerUrl, store, ref),
+      cache,
+    ),
     checker,
     projectFleet,
     pins,

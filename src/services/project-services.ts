@@ -7,6 +7,10 @@ import { type ServicesChange, type ServiceSettings, type WfsSettings } from '../
 import { type ProjectRef } from '../storage/project-store.js';
 import { checkText } from './names.js';
 import { type ProjectRepository } from './repository.js';
+import { type ServiceEndpoints, serviceEndpoints } from './service-endpoints.js';
+
+/** The settings and where a client reaches each service. */
+export type ServicesAnswer = ServiceSettings & { endpoints: ServiceEndpoints };
 
 /** Told when the names QGIS Server publishes the layers under may have changed (the tile cache). */
 export interface PublishedNamesListener {
@@ -98,11 +102,16 @@ export class ProjectServicesService {
   constructor(
     private readonly repository: ProjectRepository,
     private readonly crs: CrsResolver,
+    private readonly projectUrl: (ref: ProjectRef) => Promise<URL>,
     private readonly names?: PublishedNamesListener,
   ) {}
 
-  async settings(ref: ProjectRef): Promise<ServiceSettings> {
-    return (await this.repository.read(ref)).services();
+  async settings(ref: ProjectRef): Promise<ServicesAnswer> {
+    return this.answer(ref, (await this.repository.read(ref)).services());
+  }
+
+  private async answer(ref: ProjectRef, settings: ServiceSettings): Promise<ServicesAnswer> {
+    return { ...settings, endpoints: serviceEndpoints(await this.projectUrl(ref), settings) };
   }
 
   private crsList(values: readonly string[]): string[] {
@@ -151,7 +160,7 @@ export class ProjectServicesService {
   }
 
   /** Changes the settings given, as Desktop's Project Properties > QGIS Server writes them. */
-  async update(ref: ProjectRef, request: ServicesRequest): Promise<ServiceSettings> {
+  async update(ref: ProjectRef, request: ServicesRequest): Promise<ServicesAnswer> {
     checkTexts(request);
     const changed = Object.keys(request).join(', ');
     const settings = await this.repository.update(
@@ -164,6 +173,6 @@ export class ProjectServicesService {
       `changed the service settings (${changed})`,
     );
     if (request.wms?.use_layer_ids !== undefined) await this.names?.publishedNamesChanged(ref);
-    return settings;
+    return this.answer(ref, settings);
   }
 }

@@ -26,6 +26,7 @@ export const routes: Route[] = [
   { path: '/projects/:project/processing', section: 'projects', page: () => import('./pages/processing') },
   { path: '/projects/:project/history', section: 'projects', page: () => import('./pages/history') },
   { path: '/projects/:project/publish', section: 'projects', page: () => import('./pages/publish') },
+  { path: '/projects/:project/services', section: 'projects', page: () => import('./pages/services') },
   { path: '/instances', section: 'instances', page: () => import('./pages/instances') },
   { path: '/instances/:instance', section: 'instances', page: () => import('./pages/instance') },
   { path: '/access', section: 'access', page: () => import('./pages/access') },

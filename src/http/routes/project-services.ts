@@ -94,6 +94,13 @@ const ServiceSettings = Type.Object({
   wcs: strict({ ...enabled, layers: Names, url: Url }),
   wmts: strict({ ...enabled, ...wmts }),
   ogcapi_features: strict({ ...enabled, collections: Names }),
+  endpoints: strict({
+    wms: Type.String({ description: 'WMS GetCapabilities, on the advertised URL if set, else on QGIS Server' }),
+    wfs: Type.String({ description: 'WFS GetCapabilities' }),
+    wcs: Type.String({ description: 'WCS GetCapabilities' }),
+    wmts: Type.String({ description: 'WMTS GetCapabilities' }),
+    ogcapi_features: Type.String({ description: 'The OGC API Features landing page' }),
+  }),
 });
 
 const ServicesChange = Type.Partial(

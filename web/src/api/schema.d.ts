@@ -3561,6 +3561,18 @@ export interface paths {
                                 phone: string;
                                 position: string;
                             };
+                            endpoints: {
+                                /** @description The OGC API Features landing page */
+                                ogcapi_features: string;
+                                /** @description WCS GetCapabilities */
+                                wcs: string;
+                                /** @description WFS GetCapabilities */
+                                wfs: string;
+                                /** @description WMS GetCapabilities, on the advertised URL if set, else on QGIS Server */
+                                wms: string;
+                                /** @description WMTS GetCapabilities */
+                                wmts: string;
+                            };
                             fees: string;
                             keywords: string[];
                             ogcapi_features: {
@@ -3771,6 +3783,18 @@ export interface paths {
                                 person: string;
                                 phone: string;
                                 position: string;
+                            };
+                            endpoints: {
+                                /** @description The OGC API Features landing page */
+                                ogcapi_features: string;
+                                /** @description WCS GetCapabilities */
+                                wcs: string;
+                                /** @description WFS GetCapabilities */
+                                wfs: string;
+                                /** @description WMS GetCapabilities, on the advertised URL if set, else on QGIS Server */
+                                wms: string;
+                                /** @description WMTS GetCapabilities */
+                                wmts: string;
                             };
                             fees: string;
                             keywords: string[];

@@ -9,6 +9,7 @@ const TABS = [
   ['/processing', 'Processing'],
   ['/history', 'History'],
   ['/publish', 'Publish'],
+  ['/services', 'Services'],
 ] as const;
 
 /** The breadcrumb and the sub-pages of a project. */

@@ -1,0 +1,125 @@
+/**
+ * The Services tab in Chromium against a real Steward and QGIS Server: a vector layer published
+ * through WFS and the WMS maximum width changed through the form, checked in the API's state and
+ * in QGIS Server's own WFS capabilities, fetched from the URL the page shows.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+import { type Browser, type Page } from 'playwright-core';
+
+import { checkAccessibility, launchBrowser, openPage, screenshot } from './support/browser.js';
+import { after, before, describe, test } from './support/node-test.js';
+import { type Stack, startStack } from './support/stack.js';
+
+const repo = resolve(import.meta.dirname, '..');
+
+interface Services {
+  wms: { crs: string[]; max_width: number | null; max_height: number | null };
+  wfs: { enabled: boolean; layers: string[]; insert: string[]; update: string[]; delete: string[] };
+  wcs: { layers: string[] };
+  endpoints: { wfs: string; ogcapi_features: string };
+}
+
+describe('web console: the Services tab', () => {
+  let stack: Stack;
+  let browser: Browser;
+  let page: Page;
+  let errors: string[];
+  const dataDir = mkdtempSync(join(tmpdir(), 'steward-console-services-'));
+  const demo = join(dataDir, 'demo');
+  const services = async () => (await stack.call('GET', '/api/projects/town/services')).body as Services;
+
+  before(async () => {
+    execFileSync('/usr/bin/python3', [join(repo, 'scripts', 'demo-data.py'), demo]);
+    [stack, browser] = await Promise.all([startStack({ dataRoots: [demo] }), launchBrowser()]);
+    ({ page, errors } = await openPage(browser, stack.api.url));
+    assert.equal((await stack.call('POST', '/api/projects', { name: 'town', author: 'Ada' })).status, 201);
+    const layers = [
+      { datasource: join(demo, 'elevation.tif'), name: 'elevation', type: 'raster' },
+      { datasource: `${join(demo, 'town.gpkg')}|layername=districts`, name: 'districts', type: 'vector' },
+    ];
+    for (const layer of layers)
+      assert.equal((await stack.call('POST', '/api/projects/town/layers', layer)).status, 201);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await stack?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('publishing a layer to WFS and bounding WMS width: the API and QGIS Server agree', async () => {
+    await page.goto('/projects/town');
+    await page.getByRole('link', { name: 'Services' }).click();
+    await page.getByRole('heading', { name: 'town: services' }).waitFor();
+    const form = page.getByRole('form', { name: 'Service settings' });
+    assert.deepEqual((await services()).wfs.layers, []);
+
+    await form.getByLabel('districts published through WFS').check();
+    await form.getByRole('checkbox', { name: 'insert districts' }).check();
+    await form.getByLabel(/^Maximum width/).fill('2000');
+    await form.getByRole('button', { name: 'Save service settings' }).click();
+    await form.getByRole('status').getByText('Saved: wms, wfs.').waitFor();
+
+    const state = await services();
+    assert.deepEqual(state.wfs.layers, ['districts']);
+    assert.deepEqual(state.wfs.insert, ['districts']);
+    assert.equal(state.wfs.enabled, true);
+    assert.equal(state.wms.max_width, 2000);
+    assert.equal(state.wms.max_height, null, 'only what changed is sent');
+    assert.deepEqual(state.wcs.layers, []);
+
+    const shown = page.getByRole('region', { name: 'Service URLs' });
+    const url = (await shown.getByText(/SERVICE=WFS/).innerText()).trim();
+    assert.equal(url, state.endpoints.wfs);
+    const response = await fetch(url);
+    const xml = await response.text();
+    assert.equal(response.status, 200, xml.slice(0, 300));
+    assert.match(xml, /<(\w+:)?FeatureType\b[\s\S]*<(\w+:)?Name>districts<\/(\w+:)?Name>/);
+    const landing = await fetch(state.endpoints.ogcapi_features, { headers: { accept: 'application/json' } });
+    const links = (await landing.json()) as { links: Array<{ href: string }> };
+    assert.equal(landing.status, 200);
+    assert.ok(
+      links.links.some((link) => link.href.includes('/collections')),
+      JSON.stringify(links),
+    );
+
+    await form.getByRole('button', { name: 'Save service settings' }).click();
+    await form.getByRole('status').getByText('Nothing changed.').waitFor();
+    assert.deepEqual(errors, []);
+  });
+
+  test('bad input is said in a sentence and leaves the project as it was', async () => {
+    const form = page.getByRole('form', { name: 'Service settings' });
+    await form.getByLabel(/^Advertised CRSs/).fill('EPSG:999999');
+    await form.getByRole('button', { name: 'Save service settings' }).click();
+    const alert = form.getByRole('alert');
+    await alert.waitFor();
+    const said = await alert.innerText();
+    assert.doesNotMatch(said, /HTTP|^\{/, said);
+    assert.match(said, /^[A-Z].*\.$/, said);
+    assert.match(said, /EPSG:999999/, said);
+    assert.deepEqual((await services()).wms.crs, []);
+    await form.getByLabel(/^Advertised CRSs/).fill('');
+  });
+
+  test('the tab fits a 390 px phone and passes the accessibility check', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    await screenshot(page, 'services-phone');
+    await page.setViewportSize({ width: 1280, height: 860 });
+    assert.ok(width <= 390, `the services page is ${width} px wide at 390 px`);
+    await checkAccessibility(page, 'the services page');
+    await screenshot(page, 'services');
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+    await page.getByRole('button', { name: 'Copy the WFS GetCapabilities URL' }).click();
+    await page.getByRole('status').getByText('The WFS GetCapabilities URL was copied.').waitFor();
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    assert.equal(copied, (await services()).endpoints.wfs);
+    assert.deepEqual(errors, []);
+  });
+});

@@ -1,0 +1,303 @@
+/**
+ * A project's service settings (`GET`/`PATCH .../services`), by service, as QGIS Desktop's Project
+ * Properties > QGIS Server shows them. Only the fields changed are sent.
+ */
+import type { JSX } from 'preact';
+import { useState } from 'preact/hooks';
+
+import { api } from '../api/client';
+import { type ProjectRef, schemaQuery } from '../api/projects';
+import { type ServicesAnswer, servicesChange, type Settings, toggled, words } from '../api/service-settings';
+import { ErrorMessage } from './messages';
+import { useAction } from './use-api';
+
+export interface Layer {
+  name: string;
+  type: string | undefined;
+}
+
+type Edit = (change: (draft: Settings) => Settings) => void;
+
+function settingsOf({ endpoints: _endpoints, ogcapi_features: _ogc, ...settings }: ServicesAnswer): Settings {
+  return settings;
+}
+
+/** A size in pixels or empty for none; anything else is said in words. */
+function size(label: string, text: string, max: number): number | null {
+  if (text.trim() === '') return null;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1 || value > max)
+    throw new Error(`${label} is a whole number from 1 to ${max}, or empty for none, not “${text}”.`);
+  return value;
+}
+
+export function ServicesForm(props: {
+  project: ProjectRef;
+  start: ServicesAnswer;
+  layers: Layer[];
+  onSaved: (answer: ServicesAnswer) => void;
+}): JSX.Element {
+  const [start, setStart] = useState<Settings>(() => settingsOf(props.start));
+  const [draft, setDraft] = useState<Settings>(start);
+  const [maxWidth, setMaxWidth] = useState(String(start.wms.max_width ?? ''));
+  const [maxHeight, setMaxHeight] = useState(String(start.wms.max_height ?? ''));
+  const [quality, setQuality] = useState(String(start.wms.image_quality ?? ''));
+  const [crs, setCrs] = useState(start.wms.crs.join(', '));
+  const [keywords, setKeywords] = useState(start.keywords.join(', '));
+  const [message, setMessage] = useState<string | undefined>(undefined);
+  const edit: Edit = (change) => setDraft((current) => change(current));
+  const save = useAction(async () => {
+    setMessage(undefined);
+    const now: Settings = {
+      ...draft,
+      keywords: words(keywords),
+      wms: {
+        ...draft.wms,
+        crs: words(crs),
+        max_width: size('The maximum width', maxWidth, 1000000),
+        max_height: size('The maximum height', maxHeight, 1000000),
+        image_quality: size('The image quality', quality, 100),
+      },
+    };
+    const body = servicesChange(start, now);
+    if (Object.keys(body).length === 0) return setMessage('Nothing changed.');
+    const answer = await api.patch('/api/projects/{project}/services', {
+      path: { project: props.project.project },
+      query: schemaQuery(props.project),
+      body,
+    });
+    setStart(settingsOf(answer));
+    setDraft(settingsOf(answer));
+    props.onSaved(answer);
+    setMessage(`Saved: ${Object.keys(body).join(', ')}.`);
+  });
+  const vectors = props.layers.filter((layer) => layer.type === 'vector').map((layer) => layer.name);
+  const rasters = props.layers.filter((layer) => layer.type === 'raster').map((layer) => layer.name);
+  return (
+    <form
+      class="form"
+      aria-label="Service settings"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void save.run();
+      }}
+    >
+      <DescriptionFields draft={draft} edit={edit} keywords={keywords} setKeywords={setKeywords} />
+      <fieldset class="card">
+        <legend>WMS</legend>
+        <div class="fields stacked">
+          <label>
+            Advertised CRSs (separated by commas; empty: the project’s, EPSG:4326 and EPSG:3857)
+            <input value={crs} onInput={(event) => setCrs(event.currentTarget.value)} />
+          </label>
+          <label>
+            Maximum width (pixels; empty: no limit)
+            <input inputMode="numeric" value={maxWidth} onInput={(event) => setMaxWidth(event.currentTarget.value)} />
+          </label>
+          <label>
+            Maximum height (pixels; empty: no limit)
+            <input inputMode="numeric" value={maxHeight} onInput={(event) => setMaxHeight(event.currentTarget.value)} />
+          </label>
+          <label>
+            JPEG image quality (1 to 100; empty: QGIS Server’s default)
+            <input inputMode="numeric" value={quality} onInput={(event) => setQuality(event.currentTarget.value)} />
+          </label>
+          <label class="check">
+            <input
+              type="checkbox"
+              checked={draft.wms.use_layer_ids}
+              onChange={(event) => {
+                const on = event.currentTarget.checked;
+                edit((d) => ({ ...d, wms: { ...d.wms, use_layer_ids: on } }));
+              }}
+            />
+            Name layers by their ids
+          </label>
+        </div>
+      </fieldset>
+      <WfsFields draft={draft} edit={edit} vectors={vectors} />
+      <LayerChoice
+        legend="WCS: published rasters"
+        names={rasters}
+        chosen={draft.wcs.layers}
+        none="The project has no raster layer."
+        onChange={(layers) => edit((d) => ({ ...d, wcs: { ...d.wcs, layers } }))}
+      />
+      <LayerChoice
+        legend="WMTS: published layers"
+        names={props.layers.map((layer) => layer.name)}
+        chosen={draft.wmts.layers}
+        none="The project has no layer."
+        onChange={(layers) => edit((d) => ({ ...d, wmts: { ...d.wmts, layers } }))}
+      />
+      <ContactFields draft={draft} edit={edit} />
+      <ErrorMessage error={save.error} />
+      {message && (
+        <p role="status" class="muted">
+          {message}
+        </p>
+      )}
+      <div class="actions">
+        <button type="submit" class="primary" disabled={save.busy}>
+          {save.busy ? 'Saving…' : 'Save service settings'}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function TextField(props: { label: string; value: string; onInput: (value: string) => void }): JSX.Element {
+  return (
+    <label>
+      {props.label}
+      <input value={props.value} onInput={(event) => props.onInput(event.currentTarget.value)} />
+    </label>
+  );
+}
+
+function DescriptionFields(props: {
+  draft: Settings;
+  edit: Edit;
+  keywords: string;
+  setKeywords: (value: string) => void;
+}): JSX.Element {
+  const { draft, edit } = props;
+  const text = (key: 'title' | 'fees' | 'access_constraints' | 'online_resource') => (value: string) =>
+    edit((d) => ({ ...d, [key]: value }));
+  return (
+    <fieldset class="card">
+      <legend>Service description</legend>
+      <div class="fields stacked">
+        <TextField label="Title" value={draft.title} onInput={text('title')} />
+        <label>
+          Abstract
+          <textarea
+            rows={3}
+            value={draft.abstract}
+            onInput={(event) => {
+              const value = event.currentTarget.value;
+              edit((d) => ({ ...d, abstract: value }));
+            }}
+          />
+        </label>
+        <TextField label="Keywords (separated by commas)" value={props.keywords} onInput={props.setKeywords} />
+        <TextField label="Online resource" value={draft.online_resource} onInput={text('online_resource')} />
+        <TextField label="Fees" value={draft.fees} onInput={text('fees')} />
+        <TextField label="Access constraints" value={draft.access_constraints} onInput={text('access_constraints')} />
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={draft.advertised}
+            onChange={(event) => {
+              const on = event.currentTarget.checked;
+              edit((d) => ({ ...d, advertised: on }));
+            }}
+          />
+          Capabilities tell the contact, fees and constraints
+        </label>
+      </div>
+    </fieldset>
+  );
+}
+
+function ContactFields({ draft, edit }: { draft: Settings; edit: Edit }): JSX.Element {
+  const fields = [
+    ['person', 'Contact person'],
+    ['organization', 'Organization'],
+    ['position', 'Position'],
+    ['mail', 'E-mail'],
+    ['phone', 'Phone'],
+  ] as const;
+  return (
+    <fieldset class="card">
+      <legend>Contact</legend>
+      <div class="fields stacked">
+        {fields.map(([key, label]) => (
+          <TextField
+            key={key}
+            label={label}
+            value={draft.contact[key]}
+            onInput={(value) => edit((d) => ({ ...d, contact: { ...d.contact, [key]: value } }))}
+          />
+        ))}
+      </div>
+    </fieldset>
+  );
+}
+
+function LayerChoice(props: {
+  legend: string;
+  names: string[];
+  chosen: string[];
+  none: string;
+  onChange: (chosen: string[]) => void;
+}): JSX.Element {
+  return (
+    <fieldset class="card">
+      <legend>{props.legend}</legend>
+      {props.names.length === 0 && <p class="muted">{props.none}</p>}
+      {props.names.map((name) => (
+        <label key={name} class="check">
+          <input
+            type="checkbox"
+            checked={props.chosen.includes(name)}
+            onChange={(event) => props.onChange(toggled(props.chosen, name, event.currentTarget.checked))}
+          />
+          {name}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+const TRANSACTIONS = ['insert', 'update', 'delete'] as const;
+
+/** WFS: each vector layer published or not, and the transactions allowed on it. */
+function WfsFields({ draft, edit, vectors }: { draft: Settings; edit: Edit; vectors: string[] }): JSX.Element {
+  const publish = (name: string, on: boolean): void =>
+    edit((d) => {
+      const wfs = { ...d.wfs, layers: toggled(d.wfs.layers, name, on) };
+      // Unpublishing takes the layer's transactions away, as Desktop unchecks them.
+      if (!on) for (const kind of TRANSACTIONS) wfs[kind] = toggled(wfs[kind], name, false);
+      return { ...d, wfs };
+    });
+  return (
+    <fieldset class="card">
+      <legend>WFS: published vector layers</legend>
+      {vectors.length === 0 && <p class="muted">The project has no vector layer.</p>}
+      <ul class="service-layers">
+        {vectors.map((name) => {
+          const published = draft.wfs.layers.includes(name);
+          return (
+            <li key={name}>
+              <label class="check">
+                <input
+                  type="checkbox"
+                  checked={published}
+                  onChange={(event) => publish(name, event.currentTarget.checked)}
+                />
+                <strong>{name}</strong>
+                <span class="visually-hidden"> published through WFS</span>
+              </label>
+              {TRANSACTIONS.map((kind) => (
+                <label key={kind} class="check">
+                  <input
+                    type="checkbox"
+                    disabled={!published}
+                    checked={draft.wfs[kind].includes(name)}
+                    onChange={(event) => {
+                      const on = event.currentTarget.checked;
+                      edit((d) => ({ ...d, wfs: { ...d.wfs, [kind]: toggled(d.wfs[kind], name, on) } }));
+                    }}
+                  />
+                  {kind}
+                  <span class="visually-hidden"> {name}</span>
+                </label>
+              ))}
+            </li>
+          );
+        })}
+      </ul>
+    </fieldset>
+  );
+}
