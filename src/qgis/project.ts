@@ -36,6 +36,7 @@ import {
 import { emptyProject, type NewProject } from './project-template.js';
 import { readTimeDimension, type TimeDimension } from './temporal.js';
 import { type Layout, layoutOf, lineBreak } from './xml/layout.js';
+import { MarkupMemo } from './xml/markup-memo.js';
 import {
   appendChild,
   childElements,
@@ -170,6 +171,12 @@ function layerFacts(layer: XmlElement): DeferredLayerFacts {
   return { entry: managedEntry(layer), linked: namesOtherLayers(layer) };
 }
 
+/**
+ * What layers kept as text say of themselves, by their bytes, across documents: a version restored
+ * or a project read again holds mostly the layers already read. Facts are never changed once read.
+ */
+const KNOWN_LAYERS = new MarkupMemo<DeferredLayerFacts>(20_000);
+
 /** Ids of the layers of the layer tree, top first, groups flattened in document order. */
 function treeLayerIds(group: XmlElement): string[] {
   const ids: string[] = [];
@@ -303,6 +310,7 @@ export class ProjectDocument {
       utf8: Buffer.from(serializeElement(node), 'utf8'),
     };
     const facts = layerFacts(node);
+    KNOWN_LAYERS.remember(collapsed.utf8, facts);
     this.deferredFacts.set(collapsed, facts);
     this.replaceLayerNode(index, collapsed, facts.entry?.id);
   }
@@ -350,7 +358,7 @@ export class ProjectDocument {
   private factsOf(node: XmlDeferred): DeferredLayerFacts {
     let facts = this.deferredFacts.get(node);
     if (facts === undefined) {
-      facts = layerFacts(parseXml(deferredMarkup(node)).root);
+      facts = KNOWN_LAYERS.get(node.utf8, () => layerFacts(parseXml(deferredMarkup(node)).root));
       this.deferredFacts.set(node, facts);
     }
     return facts;

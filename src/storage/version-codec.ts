@@ -12,6 +12,12 @@ import { type VersionContent } from './version-store.js';
 const deflateAsync = promisify(deflate);
 /** Fast over small: a keyframe of a large project is deflated while its write waits. */
 const LEVEL = { level: constants.Z_BEST_SPEED };
+/**
+ * Pieces beyond which a chain being rebuilt is joined: applying a delta costs a view per piece its
+ * copies cross, and pieces grow with each delta, so a long chain of a large project would cost its
+ * length times its pieces; joining now and then costs a copy of the content instead.
+ */
+const MAX_PIECES = 1024;
 
 /** A keyframe's payload, deflated off the event loop. */
 export function encodeKeyframe(pieces: readonly Uint8Array[]): Promise<Buffer> {
@@ -33,6 +39,7 @@ export function decodeChain(chain: readonly VersionContent[]): Buffer {
   for (const delta of deltas) {
     const bytes = inflateSync(delta.payload);
     pieces = applyDeltaToPieces(pieces, decodeOps(bytes, 4, bytes.readUInt32LE(0)));
+    if (pieces.length > MAX_PIECES) pieces = [Buffer.concat(pieces)];
   }
   return Buffer.concat(pieces);
 }
