@@ -97,7 +97,7 @@ describe('configuration', () => {
     }
   });
 
-  it('takes the libpq and QGIS Server settings QGIS Server reads during a request, in name order', () => {
+  it('takes the libpq, GDAL and QGIS Server settings QGIS Server reads during a request, in name order', () => {
     assert.deepEqual(
       loadConfig({
         ...REQUIRED,
@@ -110,6 +110,7 @@ describe('configuration', () => {
         HOME: '/home/steward',
       }).qgisRequestSettings,
       [
+        ['OGR_SQLITE_JOURNAL', 'DELETE'],
         ['PGSERVICEFILE', '/etc/steward/pg_service.conf'],
         ['PGSYSCONFDIR', '/etc/steward'],
         ['QGIS_SERVER_IGNORE_BAD_LAYERS', 'true'],

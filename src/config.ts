@@ -250,14 +250,30 @@ const LIBPQ_SETTINGS = [
 ];
 const QGIS_REQUEST_SETTING = /^(QGIS_SERVER_[A-Z0-9_]+|QGIS_AUTH_DB_DIR_PATH|QGIS_AUTH_PASSWORD_FILE)$/;
 
-/** Which of LIBPQ_SETTINGS and QGIS_SERVER_* `env` sets, as FastCGI parameters, in name order. */
+/**
+ * GDAL's setting for the GeoPackages (SQLite) QGIS Server opens, read as each is opened, so during
+ * a request (docs/datasources.md, "GeoPackages and the pool"), and its default. QGIS reads a
+ * GeoPackage without file locks (NOLOCK); without OGR_SQLITE_JOURNAL it switches the file to WAL
+ * when it opens it for writing (a FILTER, a WFS-T edit), after which the other processes that had
+ * read it answer "unable to open database file". DELETE leaves the journal as it is.
+ */
+export const QGIS_REQUEST_DEFAULTS: Readonly<Record<string, string>> = { OGR_SQLITE_JOURNAL: 'DELETE' };
+
+/**
+ * Which of LIBPQ_SETTINGS, QGIS_SERVER_* and QGIS_REQUEST_DEFAULTS `env` sets (those defaults
+ * unless it sets them, an empty value leaving one out), as FastCGI parameters, in name order.
+ */
 export function qgisRequestSettings(env: Env): Array<[string, string]> {
-  return Object.entries(env)
+  return Object.entries({ ...QGIS_REQUEST_DEFAULTS, ...env })
     .filter((entry): entry is [string, string] => {
       const [name, value] = entry;
-      return value !== undefined && value !== '' && (LIBPQ_SETTINGS.includes(name) || QGIS_REQUEST_SETTING.test(name));
+      return value !== undefined && value !== '' && isRequestSetting(name);
     })
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function isRequestSetting(name: string): boolean {
+  return LIBPQ_SETTINGS.includes(name) || name in QGIS_REQUEST_DEFAULTS || QGIS_REQUEST_SETTING.test(name);
 }
 
 /** The environment of a child process: this process's over `defaults`, with `overrides` on top. */

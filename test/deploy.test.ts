@@ -181,7 +181,10 @@ describe('the server install of deploy/', () => {
     assert.equal(steward['PGSYSCONFDIR'], '/etc/steward');
     assert.equal(qgis['PGSYSCONFDIR'], steward['PGSYSCONFDIR']);
     // What Steward sends with its FastCGI requests, nginx sends with its own.
-    assert.deepEqual(qgisRequestSettings(steward), [['PGSYSCONFDIR', '/etc/steward']]);
+    assert.deepEqual(qgisRequestSettings(steward), [
+      ['OGR_SQLITE_JOURNAL', 'DELETE'],
+      ['PGSYSCONFDIR', '/etc/steward'],
+    ]);
     assert.equal(headerRendering().values['QGIS_FCGI_PARAMS'], nginxFastcgiParams(qgisRequestSettings(steward)));
   });
 

@@ -75,7 +75,7 @@ export function nginxFastcgiParams(settings: ReadonlyArray<readonly [string, str
       }
       return `fastcgi_param ${name} "${value}";`;
     })
-    .join('\n    ');
+    .join(' ');
 }
 
 /**

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { childEnvironment } from '../config.js';
+import { childEnvironment, QGIS_REQUEST_DEFAULTS } from '../config.js';
 import { ChildLog } from './child-log.js';
 import { accepts, freePort } from './ports.js';
 
@@ -35,6 +35,8 @@ const READY_WITHIN_MS = 30_000;
  */
 export const QGIS_SERVER_DEFAULTS: Readonly<Record<string, string>> = {
   QGIS_SERVER_LOG_LEVEL: DEFAULT_LOG_LEVEL,
+  // Read outside FastCGI requests, and by qgis_mapserver: the same as each request's parameters.
+  ...QGIS_REQUEST_DEFAULTS,
 };
 
 /** The environment of a QGIS Server process: QGIS_SERVER_SETTINGS with `extra` added. */
