@@ -20,6 +20,7 @@ const VERSION_DEPENDENT = [
   'test/plugin-fcgi-crash.test.ts',
   'test/ows-access.test.ts',
   'test/plugin-python.test.ts',
+  'test/pool-geopackage.test.ts',
   'test/postgres.test.ts',
   'test/postgres-refresh.test.ts',
   'test/project-edits-oracle.test.ts',
