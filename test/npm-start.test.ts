@@ -7,8 +7,18 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -65,7 +75,16 @@ describe('npm start, end to end', () => {
   let api = '';
   const call = (method: string, path: string, body?: unknown) => apiCall(api, method, path, body);
 
+  // What a process that died mid-upload left: an abandoned file, and one an upload still writes.
+  const uploads = join(dataDir, 'uploads');
+  const abandonedUpload = join(uploads, `.upload.${randomUUID()}.tmp`);
+  const uploadInProgress = join(uploads, `.upload.${randomUUID()}.tmp`);
+
   before(async () => {
+    mkdirSync(uploads);
+    for (const file of [abandonedUpload, uploadInProgress]) writeFileSync(file, 'part of a bundle');
+    const hourAgo = Date.now() / 1000 - 3600;
+    utimesSync(abandonedUpload, hourAgo, hourAgo);
     launcher = spawn('sh', [join(repo, 'scripts', 'bounded-node.sh'), join(repo, 'dist', 'src', 'launcher.js')], {
       cwd: repo,
       env: {
@@ -109,6 +128,11 @@ describe('npm start, end to end', () => {
       return servers.length === PROCESSES ? servers.map(({ id }) => id) : undefined;
     });
     assert.equal(new Set(ids).size, PROCESSES);
+  });
+
+  it('clears what an upload cut short by a stopped process left, and not an upload in progress', async () => {
+    await until('the abandoned upload file to be removed', () => !existsSync(abandonedUpload), 10_000);
+    assert.ok(existsSync(uploadInProgress));
   });
 
   it('draws a project made through the API through nginx, through the API and through MapProxy', async () => {

@@ -51,6 +51,7 @@ import { VersionRecorder } from '../services/version-recorder.js';
 import { FilesystemStore } from '../storage/filesystem-store.js';
 import { type PostgresStore } from '../storage/postgres-store.js';
 import { type ProjectStore } from '../storage/project-store.js';
+import { clearUploadLeftovers } from '../storage/upload-leftovers.js';
 import { createTileCache } from '../tile-cache/factory.js';
 import { Reseeder } from '../tile-cache/reseed.js';
 import { FastcgiQgisClient } from '../transport/qgis-fastcgi.js';
@@ -124,7 +125,17 @@ async function adoptFolderStyles(store: PostgresStore, logger: FastifyBaseLogger
   }
 }
 
-/** Builds every service from the configuration, each from the ones it needs, in that order. */
+/** Clears, in the background, the files of uploads a stopped process cut short (storage/upload-leftovers.ts). */
+function clearUploads(uploadRoot: string | undefined, logger: FastifyBaseLogger): void {
+  if (uploadRoot === undefined) return;
+  void clearUploadLeftovers(uploadRoot).then(
+    (cleared) => {
+      if (cleared > 0) logger.info(`cleared ${cleared} files of uploads cut short by a stopped process`);
+    },
+    (error: unknown) => logger.warn(`cannot clear what cut-short uploads left: ${(error as Error).message}`),
+  );
+}
+
 /** The folders Steward writes to: projects and their data, the tile cache's, and work files of processing. */
 function writtenFolders(config: Config): string[] {
   return [
@@ -134,6 +145,7 @@ function writtenFolders(config: Config): string[] {
   ];
 }
 
+/** Builds every service from the configuration, each from the ones it needs, in that order. */
 export async function createServices(config: Config, logger: FastifyBaseLogger): Promise<Services> {
   configureGdalMemory();
   const objectStorage = configureObjectStorage(config.s3);
@@ -147,6 +159,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const fleet = registry && postgres && (await InstanceFleet.join(postgres.database, registry, monitorLog(logger)));
   const instances = fleet ?? registry;
   await clearLeftovers(store, logger);
+  clearUploads(config.uploadRoot, logger);
   // Tokens, roles and the audit log are kept with the projects; enforced once STEWARD_API_TOKEN is set.
   const access = new AccessService(
     config.apiToken,
