@@ -16,6 +16,7 @@ import { layerNotFound } from '../services/layers.js';
 import { DEFAULT_SCHEMA, projectRef } from '../services/projects.js';
 import { projectNotFound } from '../services/repository.js';
 import { type ProjectRef } from '../storage/project-ref.js';
+import { isReadMethod } from './read-methods.js';
 
 /** Routes any identity may call: what they answer says nothing of a project, or is filtered. */
 const ANY_IDENTITY: ReadonlySet<string> = new Set([
@@ -43,8 +44,6 @@ const PROJECT_NEEDS: ReadonlyMap<string, Access> = new Map([
   ['POST /api/processing/raster/histogram/:project/:layer', 'read'],
   ['DELETE /api/projects/:project', 'admin'],
 ]);
-
-const READS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The routes whose project is named by the body: creating one needs `admin` of its name. */
 const BODY_PROJECT = 'POST /api/projects';
@@ -129,7 +128,7 @@ export function projectOf(request: RouteRequest, body: unknown): ProjectRef | un
 
 /** Whether a request may change something: any method but GET, HEAD and OPTIONS, but for the POSTs that only read. */
 export function isChange(method: string, url: string): boolean {
-  return !READS.has(method) && PROJECT_NEEDS.get(`${method} ${url}`) !== 'read';
+  return !isReadMethod(method) && PROJECT_NEEDS.get(`${method} ${url}`) !== 'read';
 }
 
 /** The part of the judgement that needs the validated body: the project a POST /api/projects creates. */

@@ -1,8 +1,7 @@
 import { type FastifyInstance, type RouteHandlerMethod } from 'fastify';
 
 import { withWriteOrigin } from '../services/write-origin.js';
-
-const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+import { isReadMethod } from './read-methods.js';
 
 /**
  * Runs every route that may write with its origin (the identity's name, else the client's address,
@@ -11,7 +10,7 @@ const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
  */
 export function installWriteOrigin(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
-    if ([route.method].flat().every((method) => READS.has(method))) return;
+    if ([route.method].flat().every(isReadMethod)) return;
     const handler = route.handler;
     const wrapped: RouteHandlerMethod = function (request, reply) {
       const origin = {
