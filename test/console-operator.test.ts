@@ -28,6 +28,20 @@ const duplicateIds = (page: Page): Promise<string[]> =>
     return ids.filter((id, index) => ids.indexOf(id) !== index);
   });
 
+/** What `describe` says of the focused element once it says `expected`, or after 5 s what it says then. */
+async function settledFocus(page: Page, describe: () => string | null | undefined, expected: string): Promise<unknown> {
+  const deadline = Date.now() + 5000;
+  let said = await page.evaluate(describe);
+  while (said !== expected && Date.now() < deadline) {
+    await new Promise((wake) => setTimeout(wake, 50));
+    said = await page.evaluate(describe);
+  }
+  return said;
+}
+
+/** The accessible label of the focused element. */
+const focusedLabel = (): string | null | undefined => document.activeElement?.getAttribute('aria-label');
+
 describe('web console: an operator’s day', () => {
   let cs: CacheStack;
   let browser: Browser;
@@ -90,32 +104,21 @@ describe('web console: an operator’s day', () => {
     await remove.click();
     const dialog = page.getByRole('dialog', { name: 'Delete project “town”?' });
     await dialog.getByText('2 layers: districts, roads').waitFor();
-    assert.equal(
-      await page.evaluate(
-        () =>
-          document.activeElement?.closest('dialog')?.getAttribute('aria-labelledby') ??
-          document.activeElement?.outerHTML,
-      ),
-      await dialog.getAttribute('aria-labelledby'),
-      'focus moves into the dialog',
-    );
+    // The focus moves in an effect after the render, and goes back in the commit after the dialog
+    // leaves the page: each is waited for, then judged.
+    const title = await dialog.getAttribute('aria-labelledby');
+    const focusedDialog = (): string | null | undefined =>
+      document.activeElement?.closest('dialog')?.getAttribute('aria-labelledby') ?? document.activeElement?.outerHTML;
+    assert.equal(await settledFocus(page, focusedDialog, title ?? ''), title, 'focus moves into the dialog');
     assert.deepEqual(await duplicateIds(page), [], 'the token dialog and this one have ids of their own');
+    const opener = 'Delete project town';
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
-    // The focus is given back in the commit after the dialog leaves the page: wait for it, then judge.
-    const opener = 'Delete project town';
-    await page
-      .waitForFunction((name) => document.activeElement?.getAttribute('aria-label') === name, opener, { timeout: 5000 })
-      .catch(() => undefined);
-    assert.equal(
-      await page.evaluate(() => document.activeElement?.getAttribute('aria-label')),
-      opener,
-      'focus goes back to the button that opened it',
-    );
+    assert.equal(await settledFocus(page, focusedLabel, opener), opener, 'Escape gives the focus back to the opener');
     await remove.click();
     await dialog.getByRole('button', { name: 'Keep it' }).click();
     await dialog.waitFor({ state: 'detached' });
-    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Delete project town');
+    assert.equal(await settledFocus(page, focusedLabel, opener), opener, 'Keep it gives the focus back to the opener');
     assert.deepEqual((await call('GET', '/api/projects')).body, [
       'a-project-with-a-rather-long-name-for-a-phone-screen',
       'town',
