@@ -138,6 +138,47 @@ describe('data roots by content', () => {
     assert.equal(info.valid, false);
   });
 
+  it('refuses to draw, by every path of the API, a layer a project file names outside the roots', async () => {
+    // As QGIS Desktop would write them, or as they stood before STEWARD_DATA_ROOTS was set.
+    const insidePng = join(data.dir, 'drawn.png');
+    const outsidePng = join(outside.dir, 'drawn.png');
+    writeFileSync(insidePng, PNG);
+    writeFileSync(outsidePng, PNG);
+    const points = `${data.geopackage}|layername=points`;
+    assert.equal((await addLayer({ type: 'vector', name: 'desk', datasource: points })).status, 201);
+    assert.equal((await addLayer({ type: 'raster', name: 'desk-grid', datasource: data.rgbTiff })).status, 201);
+    assert.equal((await putQml('drawn', rasterMarkerQml(insidePng))).status, 201);
+    const applied = await stack.call('POST', '/api/projects/guarded/layers/desk/style', {
+      name: 'drawn',
+      current: true,
+    });
+    assert.equal(applied.status, 200, JSON.stringify(applied.body));
+    const paths = (layer: string): string[] => [
+      `/api/projects/guarded/layers/${layer}/map`,
+      `/api/projects/guarded/layers/${layer}/map?schema=public`,
+      `/api/projects/guarded/layers/${layer}/legend`,
+      `/api/projects/guarded/layers/${layer}/style.sld`,
+      `/api/projects/guarded/wms?layers=desk-grid,${layer}&bbox=0,43,4,47&crs=EPSG:4326&width=64&height=64`,
+    ];
+    const statuses = async (layer: string): Promise<number[]> =>
+      Promise.all(paths(layer).map(async (path) => (await fetch(stack.api.url + path)).status));
+    assert.deepEqual(await statuses('desk'), [200, 200, 200, 200, 200]);
+    const original = readFileSync(qgsFile(), 'utf8');
+    try {
+      writeFileSync(qgsFile(), original.replaceAll(insidePng, outsidePng));
+      assert.deepEqual(await statuses('desk'), [403, 403, 403, 403, 403], 'a style image outside');
+      writeFileSync(qgsFile(), original.replaceAll(insidePng, 'http://169.254.169.254/latest/marker.png'));
+      assert.deepEqual(await statuses('desk'), [403, 403, 403, 403, 403], 'a style image on a host not allowed');
+      writeFileSync(qgsFile(), original.replaceAll(data.geopackage, outside.geopackage));
+      assert.deepEqual(await statuses('desk'), [403, 403, 403, 403, 403], 'a source outside');
+      const map = await fetch(`${stack.api.url}/api/projects/guarded/layers/desk/map`);
+      assert.match(((await map.json()) as { error: string }).error, /not a dataset inside the data folders/);
+    } finally {
+      writeFileSync(qgsFile(), original);
+    }
+    assert.deepEqual(await statuses('desk'), [200, 200, 200, 200, 200]);
+  });
+
   it('refuses a QML image outside the roots as it refuses a missing one, and keeps one inside', async () => {
     const outsidePng = join(outside.dir, 'secret.png');
     writeFileSync(outsidePng, PNG);

@@ -202,7 +202,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const styleFiles = new StyleFiles(dataRoots, config.styleRemoteHosts ?? []);
   const qgis = await administeredQgis(config, registry, logger);
   const catalogue = (): SymbologyCatalogue => qgis.catalogue();
-  const layers = new LayerService(repository, crs, providers, projectStyles, catalogue, cache);
+  const layers = new LayerService(repository, crs, providers, styleFiles, projectStyles, catalogue, cache);
   const processing = new ProcessingService(
     {
       findLayer: (ref, layer) => layers.source(ref, layer),

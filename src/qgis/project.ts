@@ -182,7 +182,7 @@ function treeLayerIds(group: XmlElement): string[] {
   const ids: string[] = [];
   for (const child of childElements(group)) {
     if (child.name === 'layer-tree-layer') ids.push(child.attributes.get('id') ?? '');
-    else if (child.name === 'layer-tree-group') ids.push(...treeLayerIds(child));
+    else if (child.name === 'layer-tree-group') for (const id of treeLayerIds(child)) ids.push(id);
   }
   return ids;
 }

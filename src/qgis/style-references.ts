@@ -65,6 +65,18 @@ function isLocalFile(value: string): boolean {
   return value !== '' && !/^base64:/i.test(value) && !REMOTE.test(value);
 }
 
+/**
+ * `root` and every element under it, without recursion and without spreading an element's
+ * children into one call's arguments: a style may hold hundreds of thousands of siblings.
+ */
+function* elementsUnder(root: XmlElement): Generator<XmlElement> {
+  const stack = [root];
+  for (let node = stack.pop(); node; node = stack.pop()) {
+    yield node;
+    for (const child of childElements(node)) stack.push(child);
+  }
+}
+
 export function styleReferences(mapLayer: XmlElement): StyleReferences {
   const found = {
     svg: new Set<string>(),
@@ -72,9 +84,7 @@ export function styleReferences(mapLayer: XmlElement): StyleReferences {
     fonts: new Set<string>(),
     remote: new Set<string>(),
   };
-  const stack = [mapLayer];
-  for (let node = stack.pop(); node; node = stack.pop()) {
-    stack.push(...childElements(node));
+  for (const node of elementsUnder(mapLayer)) {
     if (node.name === 'text-style') {
       const family = node.attributes.get('fontFamily');
       if (family) found.fonts.add(family);
@@ -108,9 +118,7 @@ export function rewriteStyleFiles(root: XmlElement, replacement: (file: string) 
     const next = value === undefined ? undefined : replacement(value);
     if (next !== undefined) holder.attributes.set(attribute, next);
   };
-  const stack = [root];
-  for (let node = stack.pop(); node; node = stack.pop()) {
-    stack.push(...childElements(node));
+  for (const node of elementsUnder(root)) {
     if (node.name === 'background') replace(node, LABEL_BACKGROUND_SVG);
     const file = node.name === 'layer' ? FILE_PROPERTIES[node.attributes.get('class') ?? ''] : undefined;
     if (file) for (const [holder, attribute] of propertyHolders(node, file.property)) replace(holder, attribute);

@@ -13,6 +13,7 @@ import { type Extent, formatNumber, type LayerType, type MapLayerDefinition, new
 import { type LayerEntry, type ProjectDocument, type PublishedLayer } from '../qgis/project.js';
 import { putLayerStyle } from '../qgis/style/layer-styles.js';
 import { styleElements } from '../qgis/style/qml.js';
+import { styleReferences } from '../qgis/style-references.js';
 import { type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
 import { instantDimension, utcInstant } from '../qgis/temporal.js';
 import { type ProjectRef } from '../storage/project-store.js';
@@ -21,6 +22,7 @@ import { type ProjectStyles } from './project-styles.js';
 import { type PreparedSource, type SourceContext, type SourceState } from './providers/provider.js';
 import { type ProviderRegistry } from './providers/registry.js';
 import { type ProjectRepository } from './repository.js';
+import { type StyleFiles } from './style-files.js';
 
 export interface NewLayerRequest {
   type: LayerType;
@@ -102,6 +104,8 @@ export class LayerService {
     private readonly repository: ProjectRepository,
     private readonly crs: CrsResolver,
     private readonly providers: ProviderRegistry,
+    /** Where the images and SVG files of the styles of a layer drawn may be read from. */
+    private readonly styleFiles: StyleFiles,
     private readonly styles: ProjectStyles,
     /** The symbology catalogue of the administered QGIS, which the default style is written for. */
     private readonly catalogue: () => SymbologyCatalogue,
@@ -120,7 +124,7 @@ export class LayerService {
     const layer = await this.entry(ref, name);
     const source = await this.gdalSource(ref, layer);
     if (!source) throw new BadRequest(`layer "${name}" (provider ${layer.provider}) is not data GDAL reads`);
-    await this.confine(ref, layer);
+    await this.confineSource(ref, layer);
     return { name: layer.name, type: layer.type, source: source.gdalPath };
   }
 
@@ -159,7 +163,7 @@ export class LayerService {
   async published(ref: ProjectRef, name: string): Promise<PublishedLayer> {
     const document = await this.repository.read(ref);
     const layer = layerOf(document, ref, name);
-    await this.confine(ref, layer);
+    await this.confineDrawn(ref, document, layer);
     return this.withExtent(ref, document.published(layer));
   }
 
@@ -216,14 +220,25 @@ export class LayerService {
     return this.providers.confining;
   }
 
-  /** Forbidden when layer `name` reads a file outside the data folders; NotFound for an unknown one. */
+  /**
+   * Forbidden when drawing layer `name` would read a file outside the data folders (its source, its
+   * styles' images and SVG files) or fetch one from a host not allowed; NotFound for an unknown one.
+   */
   async confineByName(ref: ProjectRef, name: string): Promise<void> {
-    await this.confine(ref, await this.entry(ref, name));
+    const document = await this.repository.read(ref);
+    await this.confineDrawn(ref, document, layerOf(document, ref, name));
   }
 
-  /** Forbidden when the layer reads a file outside the data folders: checked again before it is drawn. */
-  private async confine(ref: ProjectRef, layer: LayerEntry): Promise<void> {
+  /** Forbidden when the layer's source reads a file outside the data folders: checked again before it is read. */
+  async confineSource(ref: ProjectRef, layer: LayerEntry): Promise<void> {
     await this.providers.provider(layer.provider).confine(layer.datasource, await this.context(ref, layer));
+  }
+
+  /** `confineSource`, and the files its styles name, as QGIS Server reads them when it draws the layer. */
+  private async confineDrawn(ref: ProjectRef, document: ProjectDocument, layer: LayerEntry): Promise<void> {
+    await this.confineSource(ref, layer);
+    const element = document.mapLayerElement(layer.name);
+    if (element) await this.styleFiles.confine(styleReferences(element), await this.projectDir(ref));
   }
 
   async info(ref: ProjectRef, name: string): Promise<LayerInfo> {

@@ -234,7 +234,7 @@ export class ProjectArchives {
       if (!FILE_PROVIDERS.has(entry.provider)) continue;
       const source = await this.options.layers.gdalSource(ref, entry);
       if (!source || source.kind !== 'file' || !isAbsolute(source.gdalPath)) continue;
-      const confined = await this.options.layers.confineByName(ref, entry.name).then(
+      const confined = await this.options.layers.confineSource(ref, entry).then(
         () => true,
         () => false,
       );

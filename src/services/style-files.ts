@@ -19,6 +19,11 @@ export const SAFE_IMAGE_EXTENSIONS: ReadonlySet<string> = new Set([
   '.webp',
 ]);
 
+interface Located {
+  path: string;
+  searchPaths: readonly string[];
+}
+
 export class StyleFiles {
   constructor(
     private readonly dataRoots: DataRoots,
@@ -31,12 +36,42 @@ export class StyleFiles {
    * the places allowed are alike not found. SVG files are also looked for in QGIS's SVG folders.
    */
   async found(file: string, kind: 'svg' | 'image', projectDir: string | undefined): Promise<boolean> {
+    const located = this.located(file, kind, projectDir);
+    return located !== undefined && (await this.allowed(located, projectDir));
+  }
+
+  /**
+   * Forbidden when drawing a layer with these styles would have QGIS Server read a file outside
+   * the places allowed or fetch one from a host not allowed: checked each time Steward has QGIS
+   * Server draw a layer, whoever wrote its styles (QGIS Desktop, a project published before the
+   * data roots were set). A file missing is nothing read and passes.
+   */
+  async confine(references: StyleReferences, projectDir: string | undefined): Promise<void> {
+    this.checkRemote(references);
+    if (this.dataRoots.folders === undefined) return;
+    for (const [files, kind] of [
+      [references.svg, 'svg'],
+      [references.images, 'image'],
+    ] as const) {
+      for (const file of files) {
+        const located = this.located(file, kind, projectDir);
+        if (located !== undefined && !(await this.allowed(located, projectDir)))
+          throw new Forbidden(`the style names ${file}, which is outside the data folders this server may use`);
+      }
+    }
+  }
+
+  /** Where QGIS reads a style's file, or undefined when it finds none. */
+  private located(file: string, kind: 'svg' | 'image', projectDir: string | undefined): Located | undefined {
     const searchPaths = kind === 'svg' ? QGIS_SVG_PATHS : [];
     const path = styleFilePath(file, projectDir, searchPaths);
-    if (path === undefined) return false;
+    return path === undefined ? undefined : { path, searchPaths };
+  }
+
+  /** Whether a located file lies in the data roots, the folders it was looked for in or the project's folder. */
+  private async allowed({ path, searchPaths }: Located, projectDir: string | undefined): Promise<boolean> {
     if (this.dataRoots.folders === undefined) return true;
-    const allowed = [...searchPaths, ...(projectDir === undefined ? [] : [projectDir])];
-    return this.dataRoots.isInside(path, allowed);
+    return this.dataRoots.isInside(path, [...searchPaths, ...(projectDir === undefined ? [] : [projectDir])]);
   }
 
   /** The remote files of a style whose host is not allowed. */
