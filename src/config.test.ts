@@ -111,6 +111,7 @@ describe('configuration', () => {
       }).qgisRequestSettings,
       [
         ['OGR_SQLITE_JOURNAL', 'DELETE'],
+        ['OGR_SQLITE_PRAGMA', 'busy_timeout=5000'],
         ['PGSERVICEFILE', '/etc/steward/pg_service.conf'],
         ['PGSYSCONFDIR', '/etc/steward'],
         ['QGIS_SERVER_IGNORE_BAD_LAYERS', 'true'],

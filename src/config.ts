@@ -251,13 +251,18 @@ const LIBPQ_SETTINGS = [
 const QGIS_REQUEST_SETTING = /^(QGIS_SERVER_[A-Z0-9_]+|QGIS_AUTH_DB_DIR_PATH|QGIS_AUTH_PASSWORD_FILE)$/;
 
 /**
- * GDAL's setting for the GeoPackages (SQLite) QGIS Server opens, read as each is opened, so during
- * a request (docs/datasources.md, "GeoPackages and the pool"), and its default. QGIS reads a
+ * GDAL's settings for the GeoPackages (SQLite) QGIS Server opens, read as each is opened, so during
+ * a request (docs/datasources.md, "GeoPackages and the pool"), and their defaults. QGIS reads a
  * GeoPackage without file locks (NOLOCK); without OGR_SQLITE_JOURNAL it switches the file to WAL
  * when it opens it for writing (a FILTER, a WFS-T edit), after which the other processes that had
- * read it answer "unable to open database file". DELETE leaves the journal as it is.
+ * read it answer "unable to open database file". DELETE leaves the journal as it is. SQLite has one
+ * writer at a time and answers "database is locked" at once unless told to wait: busy_timeout
+ * (milliseconds) has a process that writes, or reads a file opened for writing, wait for another's.
  */
-export const QGIS_REQUEST_DEFAULTS: Readonly<Record<string, string>> = { OGR_SQLITE_JOURNAL: 'DELETE' };
+export const QGIS_REQUEST_DEFAULTS: Readonly<Record<string, string>> = {
+  OGR_SQLITE_JOURNAL: 'DELETE',
+  OGR_SQLITE_PRAGMA: 'busy_timeout=5000',
+};
 
 /**
  * Which of LIBPQ_SETTINGS, QGIS_SERVER_* and QGIS_REQUEST_DEFAULTS `env` sets (those defaults

@@ -183,6 +183,7 @@ describe('the server install of deploy/', () => {
     // What Steward sends with its FastCGI requests, nginx sends with its own.
     assert.deepEqual(qgisRequestSettings(steward), [
       ['OGR_SQLITE_JOURNAL', 'DELETE'],
+      ['OGR_SQLITE_PRAGMA', 'busy_timeout=5000'],
       ['PGSYSCONFDIR', '/etc/steward'],
     ]);
     assert.equal(headerRendering().values['QGIS_FCGI_PARAMS'], nginxFastcgiParams(qgisRequestSettings(steward)));

@@ -2,7 +2,8 @@
  * Runs the plugin's Python tests with the PyQGIS of the release under test (TEST_QGIS): its
  * connection thread, own log and safe point (test/plugin/test_client.py, stdlib only), its record
  * of cached projects (test_projects.py), its log capture (test_logbuffer.py), its reading of
- * Steward's access rules (test_access.py; test/ows-access.test.ts enforces them), and the plugin
+ * Steward's access rules (test_access.py; test/ows-access.test.ts enforces them), the turns of WFS-T
+ * Transactions (test_turns.py; test/pool-geopackage.test.ts on the pool), and the plugin
  * inside QGIS Server, requests served in process by QgsServer().handleRequest (test_filters.py).
  */
 import assert from 'node:assert/strict';
@@ -40,6 +41,9 @@ test(`the plugin reads Steward's access rules, and opens nothing it cannot read 
 
 test(`the plugin logs QGIS messages and a line per request served (${TEST_QGIS.name})`, () =>
   pythonTests('test_logbuffer.py'));
+
+test(`the plugin has WFS-T Transactions of a host's processes take turns (${TEST_QGIS.name})`, () =>
+  pythonTests('test_turns.py'));
 
 test(`the plugin inside QGIS Server: stats, invalidations, reloads, logs, its threads (${TEST_QGIS.name})`, () =>
   pythonTests('test_filters.py'));

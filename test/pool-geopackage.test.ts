@@ -10,16 +10,23 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
+import gdal from 'gdal-async';
+
+import { freePort } from '../src/runtime/ports.js';
 import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, pixelsOf } from './support/png.js';
 import { runPyqgisScript } from './support/pyqgis-scripts.js';
 import { type Stack, startStack } from './support/stack.js';
+import { pluginEnv, untilRegistered } from './support/test-storage.js';
 
 /** CRS:84 (lon, lat), 10 pixels a degree: the one-degree squares of write_access_project.py. */
 const VIEW = 'VERSION=1.3.0&STYLES=&CRS=CRS:84&BBOX=0,0,4,4&WIDTH=40&HEIGHT=40&TRANSPARENT=TRUE';
 const RED = [255, 0, 0] as const;
 const BLUE = [0, 0, 255] as const;
 const ROUNDS = 15;
+/** Concurrent inserts, each of its own WFS-T Transaction, and how many times they are sent. */
+const CONCURRENT_INSERTS = 8;
+const CONCURRENT_ROUNDS = 40;
 
 describe('a GeoPackage served by the production pool', () => {
   let stack: Stack;
@@ -48,18 +55,25 @@ describe('a GeoPackage served by the production pool', () => {
     const text = answer.body.toString('utf8');
     return (JSON.parse(text) as { features: unknown[] }).features.length;
   };
-  const insert = async (): Promise<void> => {
+  const insert = async (owner = 'eve'): Promise<void> => {
     const answer = await ows('SERVICE=WFS&VERSION=1.1.0&REQUEST=Transaction', {
       method: 'POST',
       headers: { 'content-type': 'text/xml' },
-      body: transaction(),
+      body: transaction(owner),
     });
     const text = answer.body.toString();
     assert.match(text, /<totalInserted>1<\/totalInserted>/, `${text.slice(0, 500)} ${said('insert')}`);
   };
 
   before(async () => {
-    stack = await startStack({}, { onLog: (line) => log.push(line) }, 'filesystem');
+    // With the monitoring plugin, as npm start runs QGIS Server: WFS-T Transactions take turns.
+    const monitoringPort = await freePort();
+    stack = await startStack(
+      { monitoringPort },
+      { onLog: (line) => log.push(line), env: pluginEnv(monitoringPort) },
+      'filesystem',
+    );
+    await untilRegistered((method, path) => stack.call(method, path));
     const folder = join(stack.projectsDir, 'town');
     mkdirSync(folder);
     map = join(folder, 'town.qgs');
@@ -90,6 +104,44 @@ describe('a GeoPackage served by the production pool', () => {
       );
     }
   });
+
+  it('keeps every row of WFS-T inserts sent to both processes at once', async () => {
+    const before = roads().rows;
+    const sent: string[] = [];
+    const failed: string[] = [];
+    for (let round = 0; round < CONCURRENT_ROUNDS; round += 1) {
+      // least_conn hands half of them to each process: two writers of one SQLite file at a time.
+      const batch = Array.from({ length: CONCURRENT_INSERTS }, (_, index) => `writer-${round}-${index}`);
+      const answers = await Promise.allSettled(batch.map((owner) => insert(owner)));
+      for (const answer of answers) if (answer.status === 'rejected') failed.push(String(answer.reason));
+      sent.push(...batch);
+    }
+    assert.deepEqual(failed, [], `${failed.length} of ${sent.length} inserts failed`);
+    const { rows: after, counted } = roads();
+    assert.equal(after.length, before.length + sent.length);
+    assert.deepEqual(after.filter((owner) => owner.startsWith('writer-')).sort(), [...sent].sort());
+    // The count GeoPackages keep beside the table (what QGIS answers as the feature count).
+    assert.equal(counted, after.length);
+    assert.deepEqual(
+      log.filter((line) => line.startsWith('ERROR')),
+      [],
+      'GDAL reported no error',
+    );
+  });
+
+  /** The owner of every road in the GeoPackage as GDAL reads the file, and the count it keeps. */
+  function roads(): { rows: string[]; counted: number } {
+    const dataset = gdal.open(map.replace(/\.qgs$/, '.gpkg'));
+    try {
+      const layer = dataset.layers.get('roads');
+      return {
+        rows: layer.features.map((feature) => String(feature.fields.get('owner'))),
+        counted: layer.features.count(false),
+      };
+    } finally {
+      dataset.close();
+    }
+  }
 });
 
 /** The same answer of both processes. */
@@ -100,11 +152,11 @@ function twice(red: number, blue: number): Array<[number, number]> {
   ];
 }
 
-/** A WFS 1.1.0 insert of one public road at (3,3). */
-function transaction(): string {
+/** A WFS 1.1.0 insert of one public road of `owner` at (3,3). */
+function transaction(owner: string): string {
   return `<wfs:Transaction service="WFS" version="1.1.0" xmlns:wfs="http://www.opengis.net/wfs"
  xmlns:gml="http://www.opengis.net/gml" xmlns:qgs="http://www.qgis.org/gml">
  <wfs:Insert><qgs:roads><qgs:geometry><gml:Polygon srsName="EPSG:4326"><gml:exterior><gml:LinearRing>
  <gml:posList srsDimension="2">3 3 3 4 4 4 4 3 3 3</gml:posList></gml:LinearRing></gml:exterior></gml:Polygon>
- </qgs:geometry><qgs:kind>public</qgs:kind><qgs:owner>eve</qgs:owner></qgs:roads></wfs:Insert></wfs:Transaction>`;
+ </qgs:geometry><qgs:kind>public</qgs:kind><qgs:owner>${owner}</qgs:owner></qgs:roads></wfs:Insert></wfs:Transaction>`;
 }

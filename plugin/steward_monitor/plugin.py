@@ -28,6 +28,7 @@ from .projects import CachedProjects
 from .reload import ProjectReloader
 from .safepoint import SafePoint
 from .stats import RequestStats, StatsFilter
+from .turns import WriteTurns, lock_path
 
 LOG_TAG = "Steward"
 LOGS_REPLY_BUDGET = 900 * 1024  # leaves room under the 1 MiB line limit for JSON escaping
@@ -81,6 +82,7 @@ class StewardMonitor:
             self._logs.on_request,
             self._projects.entries,
             self._projects.record_served,
+            WriteTurns(lock_path(), self._failed),
         )
         server_iface.registerFilter(self._filter, 100)
         # Steward's roles, as each request's STEWARD_ACCESS parameter carries them (access.py).

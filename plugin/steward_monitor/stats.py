@@ -16,6 +16,7 @@ from qgis.server import QgsRequestHandler, QgsServerFilter, QgsServerInterface
 
 from .pluginlog import PluginLog
 from .safepoint import SafePoint
+from .turns import WriteTurns
 
 # (service, request, project, started, elapsed or None while in flight)
 Served = tuple[str, str, str, float, float | None]
@@ -85,7 +86,8 @@ class StatsFilter(QgsServerFilter):
     response is complete, hands `on_served` the request's record (RequestStats.end) and its HTTP
     status (the log's request line), and runs `on_new_map` with the request's MAP value when
     `cached_maps` (the cached projects' record, tested without a call) does not list it. `busy`
-    says whether a request is being served, for the safe point run between requests.
+    says whether a request is being served, for the safe point run between requests. A WFS-T
+    Transaction is served in its turn among the host's processes (`turns`, turns.py).
 
     requestReady() runs on the main thread, before QGIS Server looks the request's project up in
     its cache, so an invalidated or reloaded project is read again by this request. The hooks run
@@ -104,6 +106,7 @@ class StatsFilter(QgsServerFilter):
         on_served: Callable[[Served, int], None] = lambda _served, _status: None,
         cached_maps: dict[str, Any] | None = None,
         on_new_map: Callable[[str], None] = lambda _map: None,
+        turns: WriteTurns | None = None,
     ) -> None:
         super().__init__(server_iface)
         self._server_iface = server_iface
@@ -115,6 +118,7 @@ class StatsFilter(QgsServerFilter):
         self._on_served = on_served
         self._cached_maps = {} if cached_maps is None else cached_maps
         self._on_new_map = on_new_map
+        self._turns = turns
         self.busy = False
         # The request's handler and MAP value, from requestReady to responseComplete: QGIS Server
         # calls both hooks within one request, while that handler lives.
@@ -131,7 +135,10 @@ class StatsFilter(QgsServerFilter):
             # QGIS Server knows these three by name, whatever their case in the request.
             parameter = handler.parameter
             self._map = parameter("MAP") or self._default_project
-            self._stats.begin(parameter("SERVICE"), parameter("REQUEST"), self._map)
+            request = parameter("REQUEST")
+            self._stats.begin(parameter("SERVICE"), request, self._map)
+            if self._turns is not None:
+                self._turns.begin(request)
         except Exception:  # a monitoring failure must never fail the request
             self._log.failure("requestReady")
             handler = None
@@ -139,6 +146,8 @@ class StatsFilter(QgsServerFilter):
 
     def responseComplete(self) -> None:  # noqa: N802 (QgsServerFilter hook)
         self.busy = False
+        if self._turns is not None and self._turns.holding:
+            self._turns.end()
         handler = self._handler
         if handler is None:  # requestReady failed to get it
             return
