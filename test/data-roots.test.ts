@@ -75,7 +75,7 @@ describe('data roots by content', () => {
   before(async () => {
     data = makeFixtures();
     outside = makeFixtures();
-    stack = await startStack({ dataRoots: [data.dir] });
+    stack = await startStack({ dataRoots: [data.dir], styleRemoteHosts: ['tiles.example.org'] });
     assert.equal((await stack.call('POST', '/api/projects', { name: 'guarded', author: 'a' })).status, 201);
   });
 
@@ -186,6 +186,13 @@ describe('data roots by content', () => {
     const missingAnswer = await putQml('missing', rasterMarkerQml(join(data.dir, 'nothing.png')));
     assert.equal(outsideAnswer.status, 422);
     assert.equal(missingAnswer.status, 422);
+    const [outsideError, missingError] = await Promise.all(
+      [outsideAnswer, missingAnswer].map(async (answer) => ((await answer.json()) as { error: string }).error),
+    );
+    assert.equal(
+      outsideError?.replace(outsidePng, 'FILE'),
+      missingError?.replace(join(data.dir, 'nothing.png'), 'FILE'),
+    );
     const insidePng = join(data.dir, 'inside.png');
     writeFileSync(insidePng, PNG);
     assert.equal((await putQml('inside', rasterMarkerQml(insidePng))).status, 201);
@@ -193,10 +200,21 @@ describe('data roots by content', () => {
     assert.ok(!styles.includes('outside') && !styles.includes('missing') && styles.includes('inside'));
   });
 
-  it('refuses remote SVG files, which QGIS Server would fetch as it draws', async () => {
-    const reply = await putQml('remote', svgMarkerQml('http://169.254.169.254/latest/meta-data/marker.svg'));
-    assert.equal(reply.status, 403);
-    assert.match(((await reply.json()) as { error: string }).error, /STEWARD_STYLE_REMOTE_HOSTS/);
+  it('refuses remote images and SVG files on hosts not allowed, which QGIS Server would fetch as it draws', async () => {
+    const refused = [
+      svgMarkerQml('http://169.254.169.254/latest/meta-data/marker.svg'),
+      rasterMarkerQml('https://169.254.169.254/latest/marker.png'),
+      rasterMarkerQml('http://tiles.example.org.attacker.test/marker.png'),
+      rasterMarkerQml('http://tiles.example.org:8080/marker.png'),
+    ];
+    for (const [n, qml] of refused.entries()) {
+      const reply = await putQml(`remote-${n}`, qml);
+      assert.equal(reply.status, 403, qml);
+      assert.match(((await reply.json()) as { error: string }).error, /STEWARD_STYLE_REMOTE_HOSTS/);
+    }
+    assert.equal((await putQml('allowed', rasterMarkerQml('https://tiles.example.org/marker.png'))).status, 201);
+    const styles = (await stack.call('GET', '/api/projects/guarded/styles')).body as string[];
+    assert.ok(styles.includes('allowed') && !styles.some((style) => style.startsWith('remote-')));
   });
 
   it('refuses a style package whose "image" is a VRT, storing nothing', async () => {

@@ -233,6 +233,15 @@ describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
     });
     assert.equal(calculated.status, 400);
     assert.match(((await calculated.json()) as { error: string }).error, /deeper than 100 levels/);
+    const project = await fetch(`${stack.api.url}/api/projects/deep/archive`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/xml' },
+      body: `<qgis version="3.22.16" projectname="deep">${deep.slice(deep.indexOf('>') + 1)}`,
+    });
+    // A project upload that is not one QGIS wrote is 422 (docs/publishing.md), as any XML it cannot read.
+    assert.equal(project.status, 422, await project.clone().text());
+    assert.match(((await project.json()) as { error: string }).error, /nested deeper than 200/);
+    assert.ok(!readdirSync(stack.projectsDir).includes('deep'), 'no project is made of it');
     for (const schema of ['pg_toast', 'pg_catalog', 'information_schema', 'PG_TOAST']) {
       assert.equal((await authorised('GET', `/api/projects?schema=${schema}`)).status, 403, schema);
       assert.equal((await authorised('GET', `/api/projects/guarded?schema=${schema}`)).status, 403, schema);
