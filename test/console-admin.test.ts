@@ -5,17 +5,16 @@
  * axe-core and screenshotted into test/screenshots/.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, renameSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 
 import type { InstanceProjects } from '../src/monitor/protocol.js';
 import { freePort } from '../src/runtime/ports.js';
-import { centreWhen, checkAccessibility, launchBrowser, openPage, screenshot } from './support/browser.js';
+import { centreWhen, checkAccessibility, screenshot } from './support/browser.js';
 import { type CacheStack, startCacheStack } from './support/cache-stack.js';
+import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { apiCall } from './support/http.js';
 import { after, before, describe, test } from './support/node-test.js';
 import { waitFor } from './support/wait.js';
@@ -25,19 +24,17 @@ const TOKEN = 'console-admin-secret';
 const MONITORING_TOKEN = 'console-monitoring-secret';
 
 describe('web console administration', () => {
+  let run: ConsoleRun<CacheStack>;
   let cs: CacheStack;
-  let browser: Browser;
   let page: Page;
   let errors: string[];
-  const dataDir = mkdtempSync(join(tmpdir(), 'steward-console-admin-'));
-  const demo = join(dataDir, 'demo');
+  let demo: string;
   const call = (method: string, path: string, body?: unknown) => apiCall(cs.stack.api.url, method, path, body, TOKEN);
 
   const instanceIds = async () =>
     ((await call('GET', '/api/instances')).body as { servers: { id: string }[] }).servers.map(({ id }) => id);
 
   before(async () => {
-    execFileSync('/usr/bin/python3', [join(repo, 'scripts', 'demo-data.py'), demo]);
     const monitoringPort = await freePort();
     const pluginEnv = {
       QGIS_PLUGINPATH: join(repo, 'plugin'),
@@ -46,22 +43,16 @@ describe('web console administration', () => {
       STEWARD_MONITORING_TOKEN: MONITORING_TOKEN,
       PYTHONDONTWRITEBYTECODE: '1',
     };
-    [cs, browser] = await Promise.all([
-      startCacheStack(
-        { dataRoots: [demo], apiToken: TOKEN, monitoringPort, monitoringToken: MONITORING_TOKEN },
-        {},
-        { env: pluginEnv },
-      ),
-      launchBrowser(),
-    ]);
-    ({ page, errors } = await openPage(browser, cs.stack.api.url));
+    const settings = { apiToken: TOKEN, monitoringPort, monitoringToken: MONITORING_TOKEN };
+    run = await startConsoleRun(
+      'console-admin',
+      (data) => startCacheStack({ dataRoots: [data], ...settings }, {}, { env: pluginEnv }),
+      (server) => server.stack.api.url,
+    );
+    ({ server: cs, page, errors, demo } = run);
   });
 
-  after(async () => {
-    await browser?.close();
-    await cs?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(() => run?.close());
 
   test('a protected Steward asks for the token, refuses a wrong one in words, accepts the right one', async () => {
     await page.goto('/');

@@ -4,19 +4,15 @@
  * it back, yes/no settings are checkboxes, and seeding tells its tiles.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 
-import { checkAccessibility, launchBrowser, openPage, screenshot } from './support/browser.js';
+import { checkAccessibility, screenshot } from './support/browser.js';
 import { type CacheStack, startCacheStack } from './support/cache-stack.js';
+import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { apiCall } from './support/http.js';
 import { after, before, describe, test } from './support/node-test.js';
-
-const repo = resolve(import.meta.dirname, '..');
 
 /** How wide the page's content is: wider than the viewport means a horizontal scroll. */
 const pageWidth = (page: Page): Promise<number> => page.evaluate(() => document.documentElement.scrollWidth);
@@ -43,18 +39,20 @@ async function settledFocus(page: Page, describe: () => string | null | undefine
 const focusedLabel = (): string | null | undefined => document.activeElement?.getAttribute('aria-label');
 
 describe('web console: an operator’s day', () => {
+  let run: ConsoleRun<CacheStack>;
   let cs: CacheStack;
-  let browser: Browser;
   let page: Page;
   let errors: string[];
-  const dataDir = mkdtempSync(join(tmpdir(), 'steward-console-operator-'));
-  const demo = join(dataDir, 'demo');
+  let demo: string;
   const call = (method: string, path: string, body?: unknown) => apiCall(cs.stack.api.url, method, path, body);
 
   before(async () => {
-    execFileSync('/usr/bin/python3', [join(repo, 'scripts', 'demo-data.py'), demo]);
-    [cs, browser] = await Promise.all([startCacheStack({ dataRoots: [demo] }), launchBrowser()]);
-    ({ page, errors } = await openPage(browser, cs.stack.api.url));
+    run = await startConsoleRun(
+      'console-operator',
+      (data) => startCacheStack({ dataRoots: [data] }),
+      (server) => server.stack.api.url,
+    );
+    ({ server: cs, page, errors, demo } = run);
     for (const name of ['town', 'a-project-with-a-rather-long-name-for-a-phone-screen']) {
       assert.equal((await call('POST', '/api/projects', { name, author: 'Ada Lovelace' })).status, 201);
     }
@@ -64,11 +62,7 @@ describe('web console: an operator’s day', () => {
     }
   });
 
-  after(async () => {
-    await browser?.close();
-    await cs?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(() => run?.close());
 
   test('the projects, project and cache pages fit a 390 px wide phone', async () => {
     await page.setViewportSize({ width: 390, height: 844 });

@@ -4,33 +4,33 @@
  * replacement that waits for the person's confirmation.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 import { strFromU8, unzipSync } from 'fflate';
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 
-import { checkAccessibility, launchBrowser, openPage, screenshot } from './support/browser.js';
+import { checkAccessibility, screenshot } from './support/browser.js';
+import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { after, before, describe, test } from './support/node-test.js';
 import { type Stack, startStack } from './support/stack.js';
 
-const repo = resolve(import.meta.dirname, '..');
-
 describe('web console: publishing', () => {
+  let run: ConsoleRun<Stack>;
   let stack: Stack;
-  let browser: Browser;
   let page: Page;
   let errors: string[];
-  const dataDir = mkdtempSync(join(tmpdir(), 'steward-console-publish-'));
-  const demo = join(dataDir, 'demo');
-  const qgz = join(dataDir, 'town.qgz');
+  let demo: string;
+  let dataDir: string;
+  const qgz = (): string => join(dataDir, 'town.qgz');
 
   before(async () => {
-    execFileSync('/usr/bin/python3', [join(repo, 'scripts', 'demo-data.py'), demo]);
-    [stack, browser] = await Promise.all([startStack({ dataRoots: [demo] }), launchBrowser()]);
-    ({ page, errors } = await openPage(browser, stack.api.url));
+    run = await startConsoleRun(
+      'console-publish',
+      (data) => startStack({ dataRoots: [data] }),
+      (server) => server.api.url,
+    );
+    ({ server: stack, page, errors, demo, dataDir } = run);
     assert.equal((await stack.call('POST', '/api/projects', { name: 'town', author: 'Ada' })).status, 201);
     const districts = {
       datasource: `${join(demo, 'town.gpkg')}|layername=districts`,
@@ -40,11 +40,7 @@ describe('web console: publishing', () => {
     assert.equal((await stack.call('POST', '/api/projects/town/layers', districts)).status, 201);
   });
 
-  after(async () => {
-    await browser?.close();
-    await stack?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(() => run?.close());
 
   test('a project downloads as the .qgz QGIS Desktop opens', async () => {
     await page.goto('/projects/town');
@@ -55,8 +51,8 @@ describe('web console: publishing', () => {
       page.getByRole('button', { name: 'Download the .qgz' }).click(),
     ]);
     assert.equal(download.suggestedFilename(), 'town.qgz');
-    await download.saveAs(qgz);
-    const entries = Object.keys(unzipSync(readFileSync(qgz)));
+    await download.saveAs(qgz());
+    const entries = Object.keys(unzipSync(readFileSync(qgz())));
     assert.ok(
       entries.some((entry) => entry.endsWith('.qgs')),
       `the .qgz holds a .qgs: ${entries.join(', ')}`,
@@ -86,7 +82,7 @@ describe('web console: publishing', () => {
     assert.match(said, /^[A-Z].*\.$/, said);
     assert.deepEqual((await stack.call('GET', '/api/projects')).body, ['town']);
 
-    await form.getByLabel('Project file').setInputFiles(qgz);
+    await form.getByLabel('Project file').setInputFiles(qgz());
     await form.getByRole('button', { name: 'Publish' }).click();
     await form
       .getByRole('status')
@@ -100,7 +96,7 @@ describe('web console: publishing', () => {
   });
 
   test('a project whose layer reads a missing file is refused, then stored when asked, naming the layer', async () => {
-    const files = unzipSync(readFileSync(qgz));
+    const files = unzipSync(readFileSync(qgz()));
     const qgsName = Object.keys(files).find((entry) => entry.endsWith('.qgs')) ?? '';
     const qgs = strFromU8(files[qgsName] ?? new Uint8Array());
     assert.ok(qgs.includes(join(demo, 'town.gpkg')), 'the project reads the demo file');
@@ -135,7 +131,7 @@ describe('web console: publishing', () => {
     assert.equal((await stack.call('DELETE', '/api/projects/copy/layers/districts')).status, 200);
     await page.goto('/projects/copy/publish');
     const form = page.getByRole('form', { name: 'Replace copy from a file' });
-    await form.getByLabel('Project file').setInputFiles(qgz);
+    await form.getByLabel('Project file').setInputFiles(qgz());
     await form.getByRole('button', { name: 'Replace the project' }).click();
     const dialog = page.getByRole('dialog', { name: 'Replace project “copy”?' });
     await dialog.getByText('A project named copy exists already.').waitFor();

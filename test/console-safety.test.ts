@@ -4,21 +4,18 @@
  * input; the tile cache's reset asks first; truncation checks its zoom levels on the form.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 
-import { centreWhen, checkAccessibility, launchBrowser, openPage, screenshot } from './support/browser.js';
+import { centreWhen, checkAccessibility, screenshot } from './support/browser.js';
 import { type CacheStack, startCacheStack } from './support/cache-stack.js';
+import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { apiCall } from './support/http.js';
 import { after, before, describe, test } from './support/node-test.js';
 import { until } from './support/wait.js';
-
-const repo = resolve(import.meta.dirname, '..');
 
 /** The SHA-256 of a file: whether its bytes changed. */
 function digest(path: string): string {
@@ -26,28 +23,26 @@ function digest(path: string): string {
 }
 
 describe('web console: destructive actions', () => {
+  let run: ConsoleRun<CacheStack>;
   let cs: CacheStack;
-  let browser: Browser;
   let page: Page;
   let errors: string[];
-  const dataDir = mkdtempSync(join(tmpdir(), 'steward-console-safety-'));
-  const demo = join(dataDir, 'demo');
+  let demo: string;
   const call = (method: string, path: string, body?: unknown) => apiCall(cs.stack.api.url, method, path, body);
 
   before(async () => {
-    execFileSync('/usr/bin/python3', [join(repo, 'scripts', 'demo-data.py'), demo]);
-    [cs, browser] = await Promise.all([startCacheStack({ dataRoots: [demo] }), launchBrowser()]);
-    ({ page, errors } = await openPage(browser, cs.stack.api.url));
+    run = await startConsoleRun(
+      'console-safety',
+      (data) => startCacheStack({ dataRoots: [data] }),
+      (server) => server.stack.api.url,
+    );
+    ({ server: cs, page, errors, demo } = run);
     assert.equal((await call('POST', '/api/projects', { name: 'terrain', author: 'Ada' })).status, 201);
     const elevation = { datasource: join(demo, 'elevation.tif'), name: 'elevation', type: 'raster' };
     assert.equal((await call('POST', '/api/projects/terrain/layers', elevation)).status, 201);
   });
 
-  after(async () => {
-    await browser?.close();
-    await cs?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(() => run?.close());
 
   test('the calculator API refuses an existing output (409) unless told to overwrite, and a layer source always', async () => {
     const input = join(demo, 'elevation.tif');

@@ -4,18 +4,14 @@
  * in QGIS Server's own WFS capabilities, fetched from the URL the page shows.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 
-import { checkAccessibility, launchBrowser, openPage, screenshot } from './support/browser.js';
+import { checkAccessibility, screenshot } from './support/browser.js';
+import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { after, before, describe, test } from './support/node-test.js';
 import { type Stack, startStack } from './support/stack.js';
-
-const repo = resolve(import.meta.dirname, '..');
 
 interface Services {
   wms: { crs: string[]; max_width: number | null; max_height: number | null };
@@ -25,18 +21,20 @@ interface Services {
 }
 
 describe('web console: the Services tab', () => {
+  let run: ConsoleRun<Stack>;
   let stack: Stack;
-  let browser: Browser;
   let page: Page;
   let errors: string[];
-  const dataDir = mkdtempSync(join(tmpdir(), 'steward-console-services-'));
-  const demo = join(dataDir, 'demo');
+  let demo: string;
   const services = async () => (await stack.call('GET', '/api/projects/town/services')).body as Services;
 
   before(async () => {
-    execFileSync('/usr/bin/python3', [join(repo, 'scripts', 'demo-data.py'), demo]);
-    [stack, browser] = await Promise.all([startStack({ dataRoots: [demo] }), launchBrowser()]);
-    ({ page, errors } = await openPage(browser, stack.api.url));
+    run = await startConsoleRun(
+      'console-services',
+      (data) => startStack({ dataRoots: [data] }),
+      (server) => server.api.url,
+    );
+    ({ server: stack, page, errors, demo } = run);
     assert.equal((await stack.call('POST', '/api/projects', { name: 'town', author: 'Ada' })).status, 201);
     const layers = [
       { datasource: join(demo, 'elevation.tif'), name: 'elevation', type: 'raster' },
@@ -46,11 +44,7 @@ describe('web console: the Services tab', () => {
       assert.equal((await stack.call('POST', '/api/projects/town/layers', layer)).status, 201);
   });
 
-  after(async () => {
-    await browser?.close();
-    await stack?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(() => run?.close());
 
   test('publishing a layer to WFS and bounding WMS width: the API and QGIS Server agree', async () => {
     await page.goto('/projects/town');

@@ -4,19 +4,15 @@
  * Server publishes of a layer, each checked on the map, in the page and in the API's state.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 
-import { centreWhen, checkAccessibility, launchBrowser, openPage, screenshot } from './support/browser.js';
+import { centreWhen, checkAccessibility, screenshot } from './support/browser.js';
+import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { after, before, describe, test } from './support/node-test.js';
 import { type Stack, startStack } from './support/stack.js';
 import { until } from './support/wait.js';
-
-const repo = resolve(import.meta.dirname, '..');
 
 interface Node {
   type: 'layer' | 'group';
@@ -33,19 +29,21 @@ function names(nodes: Node[]): string[] {
 }
 
 describe('web console: the layer tree and layer properties', () => {
+  let run: ConsoleRun<Stack>;
   let stack: Stack;
-  let browser: Browser;
   let page: Page;
   let errors: string[];
-  const dataDir = mkdtempSync(join(tmpdir(), 'steward-console-tree-'));
-  const demo = join(dataDir, 'demo');
+  let demo: string;
   const tree = async () => ((await stack.call('GET', '/api/projects/town/tree')).body as { children: Node[] }).children;
   const focused = () => page.evaluate(() => document.activeElement?.getAttribute('aria-label'));
 
   before(async () => {
-    execFileSync('/usr/bin/python3', [join(repo, 'scripts', 'demo-data.py'), demo]);
-    [stack, browser] = await Promise.all([startStack({ dataRoots: [demo] }), launchBrowser()]);
-    ({ page, errors } = await openPage(browser, stack.api.url));
+    run = await startConsoleRun(
+      'console-tree',
+      (data) => startStack({ dataRoots: [data] }),
+      (server) => server.api.url,
+    );
+    ({ server: stack, page, errors, demo } = run);
     assert.equal((await stack.call('POST', '/api/projects', { name: 'town', author: 'Ada' })).status, 201);
     const layers = [
       { datasource: join(demo, 'elevation.tif'), name: 'elevation', type: 'raster' },
@@ -56,11 +54,7 @@ describe('web console: the layer tree and layer properties', () => {
       assert.equal((await stack.call('POST', '/api/projects/town/layers', layer)).status, 201);
   });
 
-  after(async () => {
-    await browser?.close();
-    await stack?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(() => run?.close());
 
   test('the keyboard moves a layer down, the map draws it below, and the focus stays on its button', async () => {
     await page.goto('/projects/town');

@@ -3,37 +3,32 @@
  * person would, checked with axe-core and screenshotted into test/screenshots/.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 
-import { centreWhen, checkAccessibility, launchBrowser, openPage, screenshot } from './support/browser.js';
+import { centreWhen, checkAccessibility, screenshot } from './support/browser.js';
+import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { after, before, describe, test } from './support/node-test.js';
 import { decodePng } from './support/png.js';
 import { type Stack, startStack } from './support/stack.js';
 
 describe('web console', () => {
+  let run: ConsoleRun<Stack>;
   let stack: Stack;
-  let browser: Browser;
   let page: Page;
   let errors: string[];
-  const dataDir = mkdtempSync(join(tmpdir(), 'steward-console-'));
-  const demo = join(dataDir, 'demo');
+  let demo: string;
 
   before(async () => {
-    execFileSync('/usr/bin/python3', [join(import.meta.dirname, '..', 'scripts', 'demo-data.py'), demo]);
-    [stack, browser] = await Promise.all([startStack({ dataRoots: [demo] }), launchBrowser()]);
-    ({ page, errors } = await openPage(browser, stack.api.url));
+    run = await startConsoleRun(
+      'console',
+      (data) => startStack({ dataRoots: [data] }),
+      (server) => server.api.url,
+    );
+    ({ server: stack, page, errors, demo } = run);
   });
 
-  after(async () => {
-    await browser?.close();
-    await stack?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(() => run?.close());
 
   test('the API serves the console at / and keeps its own paths', async () => {
     const home = await fetch(`${stack.api.url}/`);
