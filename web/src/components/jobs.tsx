@@ -4,6 +4,7 @@ import type { JSX } from 'preact';
 import { type Answer, api } from '../api/client';
 import { type ProjectRef, schemaQuery } from '../api/projects';
 import { ErrorMessage } from './messages';
+import { TableHead } from './table-head';
 import { useAction, useApi, useInterval } from './use-api';
 
 const REFRESH_MS = 1000;
@@ -47,18 +48,11 @@ export function JobList({ project, kinds }: { project: ProjectRef; kinds: string
       {jobs.data && shown.length === 0 && <p class="muted">No {kinds.join(' or ')} job yet.</p>}
       {shown.length > 0 && (
         <table class="table">
-          <caption class="visually-hidden">Jobs of {project.project}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Kind</th>
-              <th scope="col">State</th>
-              <th scope="col">Progress</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead
+            caption={`Jobs of ${project.project}`}
+            columns={['Kind', 'State', 'Progress', 'Created']}
+            actions
+          />
           <tbody>
             {shown.map((job) => (
               <tr key={job.id}>

@@ -9,6 +9,7 @@ import { type Answer, api, type Body } from '../api/client';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { ErrorMessage, Loading } from '../components/messages';
 import { Page } from '../components/page';
+import { TableHead } from '../components/table-head';
 import { useAction, useApi } from '../components/use-api';
 
 type Token = Answer<'/api/tokens'>[number];
@@ -58,17 +59,7 @@ function TokenTable({ tokens, onRevoked }: { tokens: Token[]; onRevoked: () => v
   return (
     <>
       <table class="table stack">
-        <caption class="visually-hidden">API tokens</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Roles</th>
-            <th scope="col">Expires</th>
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
+        <TableHead caption="API tokens" columns={['Name', 'Roles', 'Expires']} actions />
         <tbody>
           {tokens.map((token) => (
             <tr key={token.id}>

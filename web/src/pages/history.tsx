@@ -8,6 +8,7 @@ import { Dialog } from '../components/dialog';
 import { ErrorMessage, Loading } from '../components/messages';
 import { Page } from '../components/page';
 import { ProjectTabs } from '../components/project-tabs';
+import { TableHead } from '../components/table-head';
 import { useAction, useApi } from '../components/use-api';
 import type { PageProps } from '../routes';
 
@@ -40,14 +41,7 @@ export default function HistoryPage({ params, query }: PageProps): JSX.Element {
           {!list.data && list.loading && <Loading what="the versions" />}
           {list.data && (
             <table>
-              <thead>
-                <tr>
-                  <th scope="col">Version</th>
-                  <th scope="col">Time</th>
-                  <th scope="col">Who</th>
-                  <th scope="col">Change</th>
-                </tr>
-              </thead>
+              <TableHead caption={`Versions of ${ref.project}`} columns={['Version', 'Time', 'Who', 'Change']} />
               <tbody>
                 {list.data.versions.map((version) => (
                   <tr key={version.id} aria-selected={chosen?.id === version.id}>

@@ -4,6 +4,7 @@ import type { JSX } from 'preact';
 import { api } from '../api/client';
 import { ErrorMessage, Loading } from '../components/messages';
 import { Page } from '../components/page';
+import { TableHead } from '../components/table-head';
 import { useApi, useInterval } from '../components/use-api';
 import { Link } from '../router';
 
@@ -44,14 +45,7 @@ function InstanceTable(): JSX.Element {
       )}
       {servers && servers.length > 0 && (
         <table class="table">
-          <caption class="visually-hidden">Registered instances</caption>
-          <thead>
-            <tr>
-              <th scope="col">Instance ID</th>
-              <th scope="col">IP</th>
-              <th scope="col">Status</th>
-            </tr>
-          </thead>
+          <TableHead caption="Registered instances" columns={['Instance ID', 'IP', 'Status']} />
           <tbody>
             {servers.map((server) => (
               <tr key={server.id}>

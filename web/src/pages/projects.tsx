@@ -7,6 +7,7 @@ import { Dialog } from '../components/dialog';
 import { ErrorMessage, Loading } from '../components/messages';
 import { Page } from '../components/page';
 import { PublishForm } from '../components/publish-form';
+import { TableHead } from '../components/table-head';
 import { useAction, useApi } from '../components/use-api';
 import { Link, navigate } from '../router';
 import type { PageProps } from '../routes';
@@ -66,22 +67,11 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
       )}
       {projects.data && projects.data.length > 0 && (
         <table class="table stack">
-          <caption class="visually-hidden">Projects{schema ? ` in schema ${schema}` : ''}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Storage</th>
-              <th scope="col" class="number">
-                Layers
-              </th>
-              <th scope="col">CRS</th>
-              <th scope="col">Author</th>
-              <th scope="col">Pinned</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead
+            caption={`Projects${schema ? ` in schema ${schema}` : ''}`}
+            columns={['Name', 'Storage', { label: 'Layers', numeric: true }, 'CRS', 'Author', 'Pinned']}
+            actions
+          />
           <tbody>
             {projects.data.map((project) => (
               <tr key={project.name}>
