@@ -5,8 +5,8 @@
  * the tile cache in the checkout), then the API, and says where each listens. QGIS Server and
  * MapProxy run the production way, from the files of deploy/ (a pool of qgis_mapserv.fcgi behind
  * nginx, MapProxy under gunicorn); STEWARD_DEV_SERVERS=1 runs their development servers instead.
- * Every process of the production stack is supervised (runtime/supervisor.ts): started again when
- * it exits, counted in /metrics, its lines in Steward's log.
+ * Every process it starts, of either stack, is supervised (runtime/supervisor.ts): started again
+ * when it exits, counted in /metrics, its lines in Steward's log.
  */
 import { mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -18,7 +18,7 @@ import { runBounded } from './runtime/heap-bound.js';
 import { MapProxyProcess } from './runtime/mapproxy.js';
 import { freePort } from './runtime/ports.js';
 import { distinctFreePorts, fcgiAddresses, QgisFcgiPool } from './runtime/qgis-fcgi-pool.js';
-import { QgisServerProcess } from './runtime/qgis-server.js';
+import { startSupervisedMapserver } from './runtime/qgis-server.js';
 import { Supervisor } from './runtime/supervisor.js';
 
 const checkout = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -52,7 +52,7 @@ async function startQgisServer(
     STEWARD_PORT: env['STEWARD_QGISSERVER_MONITORING_PORT'],
     STEWARD_MONITORING_TOKEN: env['STEWARD_MONITORING_TOKEN'] ?? '',
   };
-  if (fcgiPorts === undefined) return QgisServerProcess.start({ port, env: pluginEnv });
+  if (fcgiPorts === undefined) return startSupervisedMapserver(supervisor, { port, env: pluginEnv });
   return QgisFcgiPool.start({
     deployDir: deploy,
     runDir: join(dataDir(env), 'run'),

@@ -2,7 +2,8 @@
  * What `npm start` runs once set up (scripts/bounded-node.sh dist/src/launcher.js), end to end: the
  * API, the pool of qgis_mapserv.fcgi behind nginx with the plugin, MapProxy under gunicorn, all
  * supervised; a project made through the API drawn through nginx, through the API and by MapProxy;
- * a killed pool process started again and counted; SIGTERM leaves no process behind. Needs the
+ * a killed pool process started again and counted; SIGTERM leaves no process behind. Then with
+ * the development servers: a killed qgis_mapserver is started again and counted too. Needs the
  * compiled checkout (scripts/setup.sh builds it).
  */
 import assert from 'node:assert/strict';
@@ -67,11 +68,75 @@ function poolProcesses(dataDir: string): number[] {
     .map(({ pid }) => pid);
 }
 
-describe('npm start, end to end', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'steward-npm-start-'));
-  let launcher: ChildProcess;
+interface Launched {
+  launcher: ChildProcess;
+  printed: Printed;
+  /** What it wrote to stdout and stderr so far. */
+  output(): string;
+  /** The API's origin, as it printed it. */
+  api: string;
+}
+
+/** The launcher, as `npm start` runs it, on `dataDir` with `env`; once it printed its addresses. */
+async function launch(dataDir: string, env: NodeJS.ProcessEnv): Promise<Launched> {
+  const launcher = spawn('sh', [join(repo, 'scripts', 'bounded-node.sh'), join(repo, 'dist', 'src', 'launcher.js')], {
+    cwd: repo,
+    env: {
+      ...process.env,
+      STEWARD_DATA_DIR: dataDir,
+      STEWARD_LISTEN: `127.0.0.1:${await freePort()}`,
+      STEWARD_LOGLEVEL: 'ERROR',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const printed: Printed = new Map();
   let output = '';
+  const take = (chunk: Buffer): void => {
+    output += chunk.toString();
+    for (const line of output.split('\n')) {
+      const label = line.match(/^([A-Z][A-Za-z ]+?)\s{2,}/)?.[1];
+      if (label) printed.set(label, line);
+    }
+  };
+  launcher.stdout?.on('data', take);
+  launcher.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await until(
+    () => `the launcher to print its addresses:\n${output}`,
+    () => printed.has('Web console'),
+    120_000,
+  );
+  return { launcher, printed, output: () => output, api: new URL(printedUrl(printed, 'Steward API')).origin };
+}
+
+/** SIGKILLs the launcher and what it started in `dataDir`, unless it exited. */
+function killAll(launched: Launched | undefined, dataDir: string): void {
+  if (launched?.launcher.exitCode === null) {
+    launched.launcher.kill('SIGKILL');
+    for (const { pid } of processesIn(dataDir)) process.kill(pid, 'SIGKILL');
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+/** SIGTERMs the launcher: it exits 0, and every process it started in `dataDir` goes with it. */
+async function stopsCleanly(launched: Launched, dataDir: string): Promise<void> {
+  launched.launcher.kill('SIGTERM');
+  const [code] = (await once(launched.launcher, 'exit')) as [number | null];
+  assert.equal(code, 0, launched.output());
+  await until(
+    () =>
+      `no process of the stack left: ${processesIn(dataDir)
+        .map(({ command }) => command)
+        .join('; ')}`,
+    () => processesIn(dataDir).length === 0,
+    10_000,
+  );
+}
+
+describe('npm start, end to end', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'steward-npm-start-'));
+  let launched: Launched;
+  let printed: Printed;
   let api = '';
   const call = (method: string, path: string, body?: unknown) => apiCall(api, method, path, body);
 
@@ -85,41 +150,11 @@ describe('npm start, end to end', () => {
     for (const file of [abandonedUpload, uploadInProgress]) writeFileSync(file, 'part of a bundle');
     const hourAgo = Date.now() / 1000 - 3600;
     utimesSync(abandonedUpload, hourAgo, hourAgo);
-    launcher = spawn('sh', [join(repo, 'scripts', 'bounded-node.sh'), join(repo, 'dist', 'src', 'launcher.js')], {
-      cwd: repo,
-      env: {
-        ...process.env,
-        STEWARD_DATA_DIR: dataDir,
-        STEWARD_LISTEN: `127.0.0.1:${await freePort()}`,
-        STEWARD_QGIS_PROCESSES: String(PROCESSES),
-        STEWARD_LOGLEVEL: 'ERROR',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const take = (chunk: Buffer): void => {
-      output += chunk.toString();
-      for (const line of output.split('\n')) {
-        const label = line.match(/^([A-Z][A-Za-z ]+?)\s{2,}/)?.[1];
-        if (label) printed.set(label, line);
-      }
-    };
-    launcher.stdout?.on('data', take);
-    launcher.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await until(
-      () => `the launcher to print its addresses:\n${output}`,
-      () => printed.has('Web console'),
-      120_000,
-    );
-    api = new URL(printedUrl(printed, 'Steward API')).origin;
+    launched = await launch(dataDir, { STEWARD_QGIS_PROCESSES: String(PROCESSES) });
+    ({ printed, api } = launched);
   });
 
-  after(async () => {
-    if (launcher.exitCode === null) {
-      launcher.kill('SIGKILL');
-      for (const { pid } of processesIn(dataDir)) process.kill(pid, 'SIGKILL');
-    }
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(() => killAll(launched, dataDir));
 
   it('is ready, with every pool process registered through the plugin', async () => {
     await until('readiness', async () => (await call('GET', '/health/ready')).status === 200, 60_000);
@@ -165,17 +200,46 @@ describe('npm start, end to end', () => {
     assert.match(metrics, /steward_child_restarts_total\{child="qgis-fcgi:\d+"\} 1/);
   });
 
-  it('stops on SIGTERM, and every process it started goes with it', async () => {
-    launcher.kill('SIGTERM');
-    const [code] = (await once(launcher, 'exit')) as [number | null];
-    assert.equal(code, 0, output);
-    await until(
-      () =>
-        `no process of the stack left: ${processesIn(dataDir)
-          .map(({ command }) => command)
-          .join('; ')}`,
-      () => processesIn(dataDir).length === 0,
-      10_000,
-    );
+  it('stops on SIGTERM, and every process it started goes with it', () => stopsCleanly(launched, dataDir));
+});
+
+describe('npm start with the development servers (STEWARD_DEV_SERVERS=1)', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'steward-npm-start-dev-'));
+  let launched: Launched;
+
+  before(async () => {
+    launched = await launch(dataDir, { STEWARD_DEV_SERVERS: '1' });
   });
+  after(() => killAll(launched, dataDir));
+
+  it('starts a killed qgis_mapserver again, counts it in /metrics, and it registers again', async () => {
+    const call = (method: string, path: string) => apiCall(launched.api, method, path);
+    const registered = async (): Promise<string[]> =>
+      ((await call('GET', '/api/instances')).body as { servers: Array<{ id: string }> }).servers.map(({ id }) => id);
+    const [first] = await waitFor('qgis_mapserver to register', async () => {
+      const ids = await registered();
+      return ids.length === 1 && ids;
+    });
+    const mapservers = (): number[] =>
+      processesIn(dataDir)
+        .filter(({ command }) => /qgis_mapserver /.test(command))
+        .map(({ pid }) => pid);
+    const [victim] = mapservers();
+    assert.ok(victim !== undefined, 'qgis_mapserver runs');
+    process.kill(victim, 'SIGKILL');
+    await until(
+      'qgis_mapserver to be started again',
+      () => mapservers().length === 1 && mapservers()[0] !== victim,
+      30_000,
+    );
+    const metrics = await (await fetch(`${launched.api}/metrics`)).text();
+    assert.match(metrics, /steward_child_restarts_total\{child="qgis-mapserver"\} 1/);
+    await waitFor('the new process to register', async () => {
+      const ids = await registered();
+      return ids.length === 1 && ids[0] !== first;
+    });
+    await until('readiness', async () => (await call('GET', '/health/ready')).status === 200, 30_000);
+  });
+
+  it('stops on SIGTERM, and every process it started goes with it', () => stopsCleanly(launched, dataDir));
 });

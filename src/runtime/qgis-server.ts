@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { childEnvironment, QGIS_REQUEST_DEFAULTS } from '../config.js';
 import { ChildLog } from './child-log.js';
 import { accepts, freePort } from './ports.js';
+import { type Supervisor } from './supervisor.js';
 
 export interface QgisServerOptions {
   host?: string;
@@ -47,6 +48,70 @@ export function qgisServerEnvironment(extra: NodeJS.ProcessEnv = {}): NodeJS.Pro
 /** What qgis_mapserver prints once it has bound its address (it exits if it cannot). */
 const LISTENING = 'QGIS Development Server listening on';
 
+/** The command of qgis_mapserver listening on host:port, and its environment. */
+function mapserverCommand(
+  host: string,
+  port: number,
+  options: QgisServerOptions,
+): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
+  const [program = 'qgis_mapserver', ...programArgs] = options.command ?? [];
+  const env = qgisServerEnvironment(options.env);
+  // qgis_mapserver sets QGIS_SERVER_LOG_LEVEL from its -l option, 0 when not given.
+  const logLevel = ['-l', env['QGIS_SERVER_LOG_LEVEL'] ?? DEFAULT_LOG_LEVEL];
+  return { command: program, args: [...programArgs, ...logLevel, `${host}:${port}`], env };
+}
+
+/**
+ * Waits until qgis_mapserver on host:port listens; throws once `exited` says how it exited, or
+ * `withinMs` passed.
+ */
+async function untilListening(
+  host: string,
+  port: number,
+  withinMs = READY_WITHIN_MS,
+  log: () => readonly string[],
+  exited: () => string | undefined,
+): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (Date.now() < deadline) {
+    const how = exited();
+    if (how !== undefined) throw new Error(`qgis_mapserver exited with ${how}: ${log().join('\n')}`);
+    // Its own word that it listens, since another process may hold the port it was given; then
+    // a TCP connection, not an OWS request: a request without MAP makes QGIS Server log a
+    // "Project file error" that tests reading its log would take for a broken project.
+    if (log().some((line) => line.startsWith(LISTENING)) && (await accepts(host, port))) return;
+    await sleep(100);
+  }
+  throw new Error(`qgis_mapserver did not answer within ${withinMs / 1000} seconds`);
+}
+
+/**
+ * qgis_mapserver on `options.port` under `supervisor`, started again whenever it exits, as every
+ * process of the production stack is (`npm start` with STEWARD_DEV_SERVERS=1).
+ */
+export async function startSupervisedMapserver(
+  supervisor: Supervisor,
+  options: QgisServerOptions & { port: number },
+): Promise<{ url: string; stop(): Promise<void> }> {
+  const host = options.host ?? '127.0.0.1';
+  const onLine = options.onLog && { onLine: options.onLog };
+  const child = supervisor.start({
+    name: 'qgis-mapserver',
+    ...mapserverCommand(host, options.port, options),
+    ...onLine,
+  });
+  try {
+    // A start that failed is started again: its first exit is the answer.
+    const exited = (): string | undefined =>
+      child.restarts > 0 || !child.running ? String(child.exitCode ?? 'a signal') : undefined;
+    await untilListening(host, options.port, options.readyWithinMs, () => child.log, exited);
+  } catch (error) {
+    await child.stop();
+    throw error;
+  }
+  return { url: `http://${host}:${options.port}/ows/`, stop: () => child.stop() };
+}
+
 /** A `qgis_mapserver` child process listening on a loopback port. */
 export class QgisServerProcess {
   private readonly childLog: ChildLog;
@@ -67,38 +132,22 @@ export class QgisServerProcess {
   static async start(options: QgisServerOptions = {}): Promise<QgisServerProcess> {
     const host = options.host ?? '127.0.0.1';
     const port = options.port ?? (await freePort(host));
-    const [program = 'qgis_mapserver', ...programArgs] = options.command ?? [];
-    const env = qgisServerEnvironment(options.env);
-    // qgis_mapserver sets QGIS_SERVER_LOG_LEVEL from its -l option, 0 when not given.
-    const logLevel = ['-l', env['QGIS_SERVER_LOG_LEVEL'] ?? DEFAULT_LOG_LEVEL];
-    const child = spawn(program, [...programArgs, ...logLevel, `${host}:${port}`], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const { command, args, env } = mapserverCommand(host, port, options);
+    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const server = new QgisServerProcess(host, port, child, options.onLog);
-    await server.waitUntilReady(options.readyWithinMs ?? READY_WITHIN_MS);
+    try {
+      const exited = (): string | undefined => (child.exitCode === null ? undefined : String(child.exitCode));
+      await untilListening(host, port, options.readyWithinMs, () => server.log, exited);
+    } catch (error) {
+      await server.stop();
+      throw error;
+    }
     return server;
   }
 
   /** What QGIS Server has logged recently (see ChildLog). */
   get log(): readonly string[] {
     return this.childLog.lines;
-  }
-
-  private async waitUntilReady(withinMs: number): Promise<void> {
-    const deadline = Date.now() + withinMs;
-    while (Date.now() < deadline) {
-      if (this.child.exitCode !== null) {
-        throw new Error(`qgis_mapserver exited with ${this.child.exitCode}: ${this.log.join('\n')}`);
-      }
-      // Its own word that it listens, since another process may hold the port it was given; then
-      // a TCP connection, not an OWS request: a request without MAP makes QGIS Server log a
-      // "Project file error" that tests reading its log would take for a broken project.
-      if (this.log.some((line) => line.startsWith(LISTENING)) && (await accepts(this.host, this.port))) return;
-      await sleep(100);
-    }
-    await this.stop();
-    throw new Error(`qgis_mapserver did not answer within ${withinMs / 1000} seconds`);
   }
 
   async stop(): Promise<void> {
