@@ -15,7 +15,7 @@ import { zipSync } from 'fflate';
 import { type ApiProcess, startApiProcess } from './support/api-process.js';
 import { processMemory, resetPeak, servingProcess } from './support/large-upload.js';
 import { after, before, describe, it } from './support/node-test.js';
-import { labelledCircleQml } from './support/point-style.js';
+import { labelledCircleQml, squareSvg, stylePackage, svgMarkerQml } from './support/point-style.js';
 import { TEST_QGIS } from './support/qgis-runtime.js';
 
 const MIB = 1024 * 1024;
@@ -68,13 +68,15 @@ describe('style uploads within the bounded heap', () => {
       STEWARD_QGISSERVER_URL: 'http://127.0.0.1:9/ows/',
       STEWARD_QGISSERVER_VERSION: TEST_QGIS.version,
       STEWARD_QGISSERVER_PROJECTS_DIR: join(scratch, 'projects'),
+      STEWARD_HISTORY_VERSIONS: '0',
     });
     assert.equal((await api.call('POST', '/api/projects', { name: 'heavy', author: 'a' })).status, 201);
   });
 
   after(async () => {
     await api.kill();
-    rmSync(scratch, { recursive: true, force: true });
+    // The bounded child outlives its launcher by a moment.
+    rmSync(scratch, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   });
 
   it('stores or refuses with Retry-After each of 8 concurrent 15 MiB QMLs, and serves on', async (t) => {
@@ -105,6 +107,49 @@ describe('style uploads within the bounded heap', () => {
     assert.equal(servingProcess(api.pid), server);
     assert.equal((await putStyle(api, 'after', 'application/xml', labelledCircleQml('DejaVu Sans'))).status, 201);
     assert.equal((await putStyle(api, 'large-again', 'application/xml', qml)).status, 201);
+  });
+
+  it('keeps taking style writes in a project of large styles and kept images, each looking through them all', async (t) => {
+    const write = async (project: string, style: string): Promise<number> => {
+      const started = performance.now();
+      const reply = await fetch(`${api.url}/api/projects/${project}/styles/${style}/qml`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/xml' },
+        body: labelledCircleQml('DejaVu Sans'),
+      });
+      assert.ok([200, 201].includes(reply.status), await reply.text());
+      return performance.now() - started;
+    };
+    const imaged = stylePackage({
+      'style.qml': svgMarkerQml('square.svg', 'DejaVu Sans'),
+      'square.svg': squareSvg([1, 2, 3]),
+    });
+    for (const project of ['empty', 'heavy']) {
+      if (project === 'empty')
+        assert.equal((await api.call('POST', '/api/projects', { name: project, author: 'a' })).status, 201);
+      const reply = await fetch(`${api.url}/api/projects/${project}/styles/imaged/package`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/zip' },
+        body: new Uint8Array(imaged),
+      });
+      assert.equal(reply.status, 201, await reply.text());
+    }
+    const median = async (project: string): Promise<number> => {
+      const times: number[] = [];
+      for (let n = 0; n < 5; n++) times.push(await write(project, `small-${n}`));
+      return times.sort((a, b) => a - b)[2] ?? 0;
+    };
+    const server = servingProcess(api.pid);
+    const empty = await median('empty');
+    const heavy = await median('heavy');
+    // Each write prunes the kept images, looking through every style: the two large ones are
+    // parsed once, one at a time (both at once took the process past its heap), then known by digest.
+    t.diagnostic(
+      `small style writes: ${empty.toFixed(1)} ms beside nothing, ${heavy.toFixed(1)} ms beside 2 styles of 15 MiB`,
+    );
+    assert.equal(servingProcess(api.pid), server);
+    const styles = (await api.call('GET', '/api/projects/heavy/styles')).body as string[];
+    for (const style of ['imaged', 'large-again', 'small-4']) assert.ok(styles.includes(style), style);
   });
 
   it('refuses small zips that would unpack to a 60 MiB QML before unpacking them', async () => {

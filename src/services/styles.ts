@@ -19,6 +19,7 @@ import { type Style } from '../qgis/style/schema.js';
 import { parseStyle } from '../qgis/style/validate.js';
 import { styleReferences } from '../qgis/style-references.js';
 import { type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
+import { MarkupMemo } from '../qgis/xml/markup-memo.js';
 import { type XmlElement } from '../qgis/xml/node.js';
 import { parseXml } from '../qgis/xml/parse.js';
 import { type ProjectRef } from '../storage/project-store.js';
@@ -45,12 +46,25 @@ export interface DefaultStyleRequest {
   geometry: string;
 }
 
-function tryParse(qml: string): XmlElement | undefined {
-  try {
-    return parseXml(qml).root;
-  } catch {
-    return undefined;
-  }
+/** The files each stored style names, by its QML's bytes: every style write looks through them all. */
+const STYLE_FILES = new MarkupMemo<readonly string[]>(1024);
+
+/**
+ * The SVG files and images a stored style names, parsed once for the same bytes: a style write
+ * then costs a digest of each other style rather than a parse (a 15 MiB style took seconds and
+ * hundreds of MiB), and no two parsed styles are held at once.
+ */
+function filesNamedBy(qml: string): readonly string[] {
+  return STYLE_FILES.get(Buffer.from(qml), () => {
+    let root: XmlElement;
+    try {
+      root = parseXml(qml).root;
+    } catch {
+      return [];
+    }
+    const { svg, images } = styleReferences(root);
+    return [...svg, ...images];
+  });
 }
 
 /** The layer's `<maplayer>` element; NotFound when the project has no such layer. */
@@ -280,16 +294,20 @@ export class StyleService {
   /** Every file the project's styles and layers name, as absolute paths. */
   private async namedFiles(ref: ProjectRef): Promise<Set<string>> {
     const document = await this.repository.read(ref);
-    const elements = document.layers().flatMap((layer) => document.mapLayerElement(layer.name) ?? []);
+    const named = new Set<string>();
+    const add = (files: readonly string[]): void => {
+      for (const file of files) named.add(resolve(file));
+    };
+    for (const layer of document.layers()) {
+      const element = document.mapLayerElement(layer.name);
+      if (element) {
+        const { svg, images } = styleReferences(element);
+        add([...svg, ...images]);
+      }
+    }
     for (const style of await this.styles.names(ref)) {
       const qml = await this.styles.read(ref, style).catch(() => undefined);
-      const root = qml === undefined ? undefined : tryParse(qml);
-      if (root) elements.push(root);
-    }
-    const named = new Set<string>();
-    for (const element of elements) {
-      const { svg, images } = styleReferences(element);
-      for (const file of [...svg, ...images]) named.add(resolve(file));
+      if (qml !== undefined) add(filesNamedBy(qml));
     }
     return named;
   }
