@@ -173,6 +173,11 @@ describe('data roots by content', () => {
       assert.deepEqual(await statuses('desk'), [403, 403, 403, 403, 403], 'a source outside');
       const map = await fetch(`${stack.api.url}/api/projects/guarded/layers/desk/map`);
       assert.match(((await map.json()) as { error: string }).error, /not a dataset inside the data folders/);
+      // A VRT inside the roots that reads a raster outside, as a layer stored before the roots were set.
+      writeFileSync(qgsFile(), original.replaceAll(data.rgbTiff, join(data.dir, 'window.vrt')));
+      assert.deepEqual(await statuses('desk-grid'), [403, 403, 403, 403, 403], 'a VRT reading outside');
+      const histogram = await stack.call('POST', '/api/processing/raster/histogram/guarded/desk-grid', {});
+      assert.equal(histogram.status, 403, JSON.stringify(histogram.body));
     } finally {
       writeFileSync(qgsFile(), original);
     }

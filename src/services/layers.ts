@@ -236,9 +236,10 @@ export class LayerService {
 
   /** `confineSource`, and the files its styles name, as QGIS Server reads them when it draws the layer. */
   private async confineDrawn(ref: ProjectRef, document: ProjectDocument, layer: LayerEntry): Promise<void> {
-    await this.confineSource(ref, layer);
+    const context = await this.context(ref, layer);
+    await this.providers.provider(layer.provider).confine(layer.datasource, context);
     const element = document.mapLayerElement(layer.name);
-    if (element) await this.styleFiles.confine(styleReferences(element), await this.projectDir(ref));
+    if (element) await this.styleFiles.confine(styleReferences(element), context.projectDir);
   }
 
   async info(ref: ProjectRef, name: string): Promise<LayerInfo> {
