@@ -142,3 +142,27 @@ describe('configuration', () => {
     );
   });
 });
+
+describe('STEWARD_OIDC_*', () => {
+  it('reads the issuer with its audience and defaults, and needs access control on', () => {
+    const oidc = { STEWARD_OIDC_ISSUER: 'https://id.example.org/realms/maps', STEWARD_OIDC_AUDIENCE: 'steward' };
+    assert.deepEqual(loadConfig({ ...REQUIRED, ...oidc, STEWARD_API_TOKEN: 't' }).oidc, {
+      issuer: 'https://id.example.org/realms/maps',
+      audience: 'steward',
+      rolesClaim: 'roles',
+      nameClaim: undefined,
+      clientId: undefined,
+      scope: 'openid profile',
+    });
+    assert.equal(loadConfig(REQUIRED).oidc, undefined);
+    assert.throws(() => loadConfig({ ...REQUIRED, ...oidc }), /needs STEWARD_API_TOKEN/);
+    assert.throws(
+      () => loadConfig({ ...REQUIRED, STEWARD_API_TOKEN: 't', STEWARD_OIDC_ISSUER: oidc.STEWARD_OIDC_ISSUER }),
+      /STEWARD_OIDC_AUDIENCE is required/,
+    );
+    assert.throws(
+      () => loadConfig({ ...REQUIRED, ...oidc, STEWARD_API_TOKEN: 't', STEWARD_OIDC_ISSUER: 'id.example.org' }),
+      ConfigError,
+    );
+  });
+});

@@ -15,6 +15,22 @@ export interface ServerAddress {
   port: number;
 }
 
+/** OpenID Connect (docs/access.md): the issuer whose bearer JWTs the API takes, and the console's client. */
+export interface OidcSettings {
+  /** STEWARD_OIDC_ISSUER: the `iss` of the tokens, whose discovery document names its keys. */
+  issuer: string;
+  /** STEWARD_OIDC_AUDIENCE: the `aud` the tokens must carry. */
+  audience: string;
+  /** STEWARD_OIDC_ROLES_CLAIM: the claim (a dotted path) holding the Steward roles. */
+  rolesClaim: string;
+  /** STEWARD_OIDC_NAME_CLAIM: the claim naming the identity; `preferred_username`, then `sub`, when undefined. */
+  nameClaim: string | undefined;
+  /** STEWARD_OIDC_CLIENT_ID: the console's public client; no login in the console without it. */
+  clientId: string | undefined;
+  /** STEWARD_OIDC_SCOPE: what the console asks for. */
+  scope: string;
+}
+
 export interface Config {
   qgisServerUrl: string;
   /** QGIS Server's FastCGI processes, which the API sends its GETs to when set. */
@@ -38,6 +54,8 @@ export interface Config {
   s3: S3Settings;
   /** When set, every /api route requires `Authorization: Bearer <token>`. */
   apiToken: string | undefined;
+  /** Bearer JWTs of an OpenID provider taken besides the API tokens (needs `apiToken`). */
+  oidc?: OidcSettings | undefined;
   /** When set, filesystem datasources and outputs must lie inside these folders. */
   dataRoots: string[] | undefined;
   /** Where published projects' data files go, `<root>/<project>/` (STEWARD_UPLOAD_ROOT, a data root). */
@@ -145,6 +163,24 @@ function hostList(env: Env, name: string): string[] {
   const bad = hosts.find((host) => !/^[a-z0-9.-]+(:\d+)?$/i.test(host));
   if (bad !== undefined) throw new ConfigError(`${name} must list host names such as tiles.example.org, not "${bad}"`);
   return hosts.map((host) => host.toLowerCase());
+}
+
+/** STEWARD_OIDC_*: undefined without an issuer; the issuer needs an audience and access control on. */
+function oidc(env: Env): OidcSettings | undefined {
+  const issuer = optional(env, 'STEWARD_OIDC_ISSUER');
+  if (issuer === undefined) return undefined;
+  if (!URL.canParse(issuer) || !['https:', 'http:'].includes(new URL(issuer).protocol))
+    throw new ConfigError(`STEWARD_OIDC_ISSUER must be the issuer's https:// URL, not "${issuer}"`);
+  if (optional(env, 'STEWARD_API_TOKEN') === undefined)
+    throw new ConfigError('STEWARD_OIDC_ISSUER needs STEWARD_API_TOKEN: access control is on only with it');
+  return {
+    issuer,
+    audience: required(env, 'STEWARD_OIDC_AUDIENCE'),
+    rolesClaim: optional(env, 'STEWARD_OIDC_ROLES_CLAIM') ?? 'roles',
+    nameClaim: optional(env, 'STEWARD_OIDC_NAME_CLAIM'),
+    clientId: optional(env, 'STEWARD_OIDC_CLIENT_ID'),
+    scope: optional(env, 'STEWARD_OIDC_SCOPE') ?? 'openid profile',
+  };
 }
 
 function dataRoots(env: Env): string[] | undefined {
@@ -380,6 +416,7 @@ export function loadConfig(env: Env = process.env): Config {
     cacheS3Dir: optional(env, 'STEWARD_MAPPROXY_CACHE_S3_DIR') ?? '/mapproxy/cache',
     s3: readS3Settings(env),
     apiToken: optional(env, 'STEWARD_API_TOKEN'),
+    oidc: oidc(env),
     dataRoots: dataRoots(env),
     uploadRoot: uploadRoot(env, dataRoots(env)),
     publishBodyLimit: size(env, 'STEWARD_PUBLISH_BODY_LIMIT', '512M'),

@@ -68,6 +68,7 @@ describe('API tokens and roles on one API', () => {
       name: 'bootstrap',
       roles: [],
       admin: true,
+      kind: 'bootstrap',
     });
     const anyone = await as(undefined)('GET', '/api/whoami');
     assert.equal(anyone.status, 401);
@@ -125,6 +126,7 @@ describe('API tokens and roles on one API', () => {
       name: 'ci',
       roles: ['viewer'],
       admin: false,
+      kind: 'token',
     });
   });
 
@@ -266,6 +268,7 @@ describe('two API processes on one database', () => {
       name: 'ci',
       roles: ['viewer'],
       admin: false,
+      kind: 'token',
     });
     assert.equal((await apiCall(b.url, 'GET', '/api/tokens', undefined, ADMIN)).body instanceof Array, true);
     assert.equal((await apiCall(b.url, 'GET', '/api/tokens', undefined, token)).status, 403);

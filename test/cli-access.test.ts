@@ -176,7 +176,7 @@ describe('steward login, whoami, tokens, roles and audit against a real API', ()
     // The environment's token is sent rather than the kept one.
     const asViewer = { ...env, STEWARD_API_TOKEN: viewer };
     const me = await steward(['whoami', '--json'], asViewer);
-    assert.deepEqual(JSON.parse(me.out), { name: 'ci', roles: ['viewer'], admin: false });
+    assert.deepEqual(JSON.parse(me.out), { name: 'ci', roles: ['viewer'], admin: false, kind: 'token' });
     const refused = await steward(['tokens'], asViewer);
     assert.deepEqual([refused.code, refused.err], [1, 'steward: GET /api/tokens is for administrators\n']);
 
@@ -238,7 +238,7 @@ describe('steward login, whoami, tokens, roles and audit against a real API', ()
       `Logged in to ${server} as shell (roles: viewer); the token is kept in ${join(home, 'other', 'steward', 'credentials.json')}.\n`,
     );
     const me = await steward(['whoami', '--json'], other);
-    assert.deepEqual(JSON.parse(me.out), { name: 'shell', roles: ['viewer'], admin: false });
+    assert.deepEqual(JSON.parse(me.out), { name: 'shell', roles: ['viewer'], admin: false, kind: 'token' });
 
     const out = await steward(['logout'], other);
     assert.deepEqual([out.code, out.out], [0, `Forgot the token kept for ${server}.\n`]);

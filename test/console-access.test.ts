@@ -93,7 +93,10 @@ describe('web console: tokens and roles', () => {
     await form.getByText('it is shown this once').waitFor();
     await page.getByRole('row', { name: /ci\s+viewer/ }).waitFor();
     await screenshot(page, 'access-token-made');
-    assert.deepEqual(await whoami(secret), { status: 200, body: { name: 'ci', roles: ['viewer'], admin: false } });
+    assert.deepEqual(await whoami(secret), {
+      status: 200,
+      body: { name: 'ci', roles: ['viewer'], admin: false, kind: 'token' },
+    });
     const listed = (await admin('GET', '/api/tokens')) as { name: string; roles: string[] }[];
     assert.deepEqual(
       listed.map(({ name, roles }) => ({ name, roles })),

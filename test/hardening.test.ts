@@ -29,7 +29,8 @@ async function protectedRequests(describe: () => Promise<Response>): Promise<Arr
     ['GET', '/api/openapi.json'],
     ['GET', '/api/projects/guarded/layers/mapped/map'],
   ];
-  return [...listed.filter(([, path]) => path !== '/health/live' && path !== '/health/ready'), ...unlisted];
+  const open = new Set(['/health/live', '/health/ready', '/api/auth/config']);
+  return [...listed.filter(([, path]) => !open.has(path)), ...unlisted];
 }
 
 describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
@@ -177,7 +178,14 @@ describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
   });
 
   it('keeps the console, the health checks and the API reader open, and the API description closed', async () => {
-    for (const path of ['/', '/projects/guarded', '/health/live', '/docs', '/docs/static/index.html']) {
+    for (const path of [
+      '/',
+      '/projects/guarded',
+      '/health/live',
+      '/docs',
+      '/docs/static/index.html',
+      '/api/auth/config',
+    ]) {
       assert.equal((await fetch(stack.api.url + path)).status, 200, path);
     }
     for (const path of ['/docs/json', '/docs/yaml', '/api/openapi.json']) {

@@ -10,7 +10,8 @@ const town = { name: 'town', schema: 'public' };
 
 function identity(roles: Record<string, RoleDefinition>, admin = false): Identity {
   const names = Object.keys(roles);
-  return { name: 'ann', roles: names, admin, token: 'id', permissions: new Permissions(admin, Object.values(roles)) };
+  const permissions = new Permissions(admin, Object.values(roles));
+  return { kind: 'token', name: 'ann', roles: names, admin, token: 'id', permissions };
 }
 
 const viewer: RoleDefinition = {

@@ -1,7 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
 
+import { type OidcSettings } from '../config.js';
 import { NotFound, Unprocessable } from '../errors.js';
 import { checkName, checkText } from '../services/names.js';
+import { isJwt, type OidcVerifier } from './oidc.js';
 import { Permissions } from './permissions.js';
 import {
   type AccessStore,
@@ -15,12 +17,19 @@ import {
 } from './records.js';
 import { hashSecret, newToken, quickDigest, tileCacheToken, tokenId, verifySecret } from './token-secret.js';
 
+/**
+ * How an identity was known: STEWARD_API_TOKEN, an API token, a JWT of the OpenID provider, no
+ * token (the anonymous role), or the tile cache's token.
+ */
+export type IdentityKind = 'bootstrap' | 'token' | 'oidc' | 'anonymous' | 'tile-cache';
+
 /** Who a request comes from, and what they may do. */
 export interface Identity {
+  kind: IdentityKind;
   name: string;
   roles: readonly string[];
   admin: boolean;
-  /** The id of the token presented; null for STEWARD_API_TOKEN and the anonymous role. */
+  /** The id of the API token presented; null for the other kinds. */
   token: string | null;
   permissions: Permissions;
 }
@@ -46,7 +55,7 @@ export const ANONYMOUS_ROLE = 'anonymous';
 
 /** Whether an identity is the anonymous role's, which requests without a token take. */
 export function isAnonymous(identity: Identity): boolean {
-  return identity.token === null && identity.name === ANONYMOUS_ROLE;
+  return identity.kind === 'anonymous';
 }
 /** The name STEWARD_API_TOKEN's requests are made under. */
 export const BOOTSTRAP_NAME = 'bootstrap';
@@ -85,6 +94,13 @@ interface Verified {
 export interface AccessLog {
   warn(message: string): void;
   info(message: string): void;
+}
+
+export interface AccessOptions {
+  log?: AccessLog;
+  now?: () => number;
+  /** The OpenID provider whose bearer JWTs are taken besides the API tokens. */
+  oidc?: OidcVerifier | undefined;
 }
 
 function known(record: TokenRecord): KnownToken {
@@ -153,16 +169,27 @@ export class AccessService {
   /** The audit entries under way, one after the other. */
   private recording = Promise.resolve();
 
+  private readonly log: AccessLog;
+  private readonly now: () => number;
+  private readonly oidc: OidcVerifier | undefined;
+
   constructor(
     /** STEWARD_API_TOKEN; undefined when access control is off (tokens and roles are kept all the same). */
     bootstrapToken: string | undefined,
     private readonly store: AccessStore | undefined,
-    private readonly log: AccessLog = { warn: () => undefined, info: () => undefined },
-    private readonly now: () => number = Date.now,
+    options: AccessOptions = {},
   ) {
+    this.log = options.log ?? { warn: () => undefined, info: () => undefined };
+    this.now = options.now ?? Date.now;
+    this.oidc = options.oidc;
     this.bootstrap = bootstrapToken === undefined ? undefined : quickDigest(bootstrapToken);
     this.tileCacheToken = bootstrapToken === undefined ? undefined : tileCacheToken(bootstrapToken);
     this.tileCache = this.tileCacheToken === undefined ? undefined : quickDigest(this.tileCacheToken);
+  }
+
+  /** The OpenID provider's settings, when its JWTs are taken. */
+  get oidcSettings(): OidcSettings | undefined {
+    return this.oidc?.settings;
   }
 
   /** Reads tokens and roles and follows their changes. */
@@ -221,7 +248,20 @@ export class AccessService {
 
   private identityOf(record: TokenRecord): Identity {
     const permissions = this.permissionsOf(record.roles);
-    return { name: record.name, roles: record.roles, admin: permissions.admin, token: record.id, permissions };
+    return {
+      kind: 'token',
+      name: record.name,
+      roles: record.roles,
+      admin: permissions.admin,
+      token: record.id,
+      permissions,
+    };
+  }
+
+  private oidcIdentity(name: string, roles: readonly string[]): Identity {
+    this.refreshWhenOld();
+    const permissions = this.permissionsOf(roles);
+    return { kind: 'oidc', name, roles, admin: permissions.admin, token: null, permissions };
   }
 
   private isBootstrap(token: string): boolean {
@@ -233,6 +273,7 @@ export class AccessService {
   }
 
   private static readonly TILE_CACHE: Identity = {
+    kind: 'tile-cache',
     name: TILE_CACHE_NAME,
     roles: [],
     admin: false,
@@ -241,6 +282,7 @@ export class AccessService {
   };
 
   private static readonly BOOTSTRAP: Identity = {
+    kind: 'bootstrap',
     name: BOOTSTRAP_NAME,
     roles: [],
     admin: true,
@@ -248,10 +290,17 @@ export class AccessService {
     permissions: Permissions.ALL,
   };
 
-  /** The identity of a bearer token known without waiting (STEWARD_API_TOKEN, a token verified lately), else undefined. */
+  /**
+   * The identity of a bearer token known without waiting (STEWARD_API_TOKEN, a token verified
+   * lately, a JWT verified before and not expired), else undefined.
+   */
   knownIdentity(token: string): Identity | undefined {
     if (this.isBootstrap(token)) return AccessService.BOOTSTRAP;
     if (this.isTileCache(token)) return AccessService.TILE_CACHE;
+    if (this.oidc && isJwt(token)) {
+      const claims = this.oidc.known(token);
+      return claims && this.oidcIdentity(claims.name, claims.roles);
+    }
     const id = tokenId(token);
     const found = id === undefined ? undefined : this.tokens.get(id);
     if (!found || found.expiresAt <= this.now()) return undefined;
@@ -262,10 +311,17 @@ export class AccessService {
     return this.identityOf(found.record);
   }
 
-  /** The identity of a bearer token; undefined when it is none of ours, expired or revoked. */
+  /**
+   * The identity of a bearer token; undefined when it is none of ours, expired or revoked. Throws
+   * 503 when the OpenID provider's keys are needed and cannot be had.
+   */
   async identify(token: string): Promise<Identity | undefined> {
     const quick = this.knownIdentity(token);
     if (quick) return quick;
+    if (this.oidc && isJwt(token)) {
+      const claims = await this.oidc.verify(token);
+      return claims && this.oidcIdentity(claims.name, claims.roles);
+    }
     const id = tokenId(token);
     if (id === undefined || !this.store) return undefined;
     this.refreshWhenOld();
@@ -295,7 +351,14 @@ export class AccessService {
     const permissions = this.permissionsOf([ANONYMOUS_ROLE]);
     // The anonymous role never administers, whatever it says.
     const limited = permissions.admin ? new Permissions(false, []) : permissions;
-    return { name: ANONYMOUS_ROLE, roles: [ANONYMOUS_ROLE], admin: false, token: null, permissions: limited };
+    return {
+      kind: 'anonymous',
+      name: ANONYMOUS_ROLE,
+      roles: [ANONYMOUS_ROLE],
+      admin: false,
+      token: null,
+      permissions: limited,
+    };
   }
 
   private publicToken({ hash: _hash, ...token }: TokenRecord): PublicToken {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { type FastifyBaseLogger } from 'fastify';
 
 import { FilesystemAccessStore } from '../access/filesystem-access.js';
+import { OidcVerifier } from '../access/oidc.js';
 import { PostgresAccessStore } from '../access/postgres-access.js';
 import { AccessService } from '../access/service.js';
 import { type Config } from '../config.js';
@@ -164,7 +165,10 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const access = new AccessService(
     config.apiToken,
     postgres ? new PostgresAccessStore(postgres.database) : new FilesystemAccessStore(config.projectsDir),
-    { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
+    {
+      log: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
+      oidc: config.oidc && new OidcVerifier(config.oidc),
+    },
   );
   await access.start();
   if (postgres) await adoptFolderStyles(postgres, logger);

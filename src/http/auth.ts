@@ -58,7 +58,14 @@ export class TokenGate {
     }
     const token = bearer(authorization);
     if (token === undefined) return this.access.anonymous() ?? new Unauthorized(REFUSED);
-    const identity = token === '' ? undefined : await this.access.identify(token);
+    let identity: Identity | undefined;
+    try {
+      identity = token === '' ? undefined : await this.access.identify(token);
+    } catch (error) {
+      // The OpenID provider unreachable: the token is not known wrong.
+      if (error instanceof StewardError) return error;
+      throw error;
+    }
     if (identity) return identity;
     this.failures.failed(address);
     return new Unauthorized(`${REFUSED}; this one is wrong, expired or revoked`);

@@ -11,6 +11,8 @@ const OPEN_ROUTES: ReadonlySet<string> = new Set([
   // For load balancers and orchestrators; they say nothing secret.
   '/health/live',
   '/health/ready',
+  // How the console logs in (the OpenID provider and the console's public client): needed before it can.
+  '/api/auth/config',
   // The reader of the API description. The description itself (/docs/json, /docs/yaml,
   // /api/openapi.json) needs the token: it maps every route an attacker could try.
   '/docs',

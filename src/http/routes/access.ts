@@ -84,7 +84,34 @@ export const Role = Type.Object(
 const RoleParams = Type.Object({ role: Type.String({ maxLength: 64 }) });
 const TokenParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
-const Whoami = Type.Object({ name: Type.String(), roles: Type.Array(Type.String()), admin: Type.Boolean() });
+const Whoami = Type.Object({
+  name: Type.String(),
+  roles: Type.Array(Type.String()),
+  admin: Type.Boolean(),
+  kind: Type.Union(
+    [
+      Type.Literal('bootstrap'),
+      Type.Literal('token'),
+      Type.Literal('oidc'),
+      Type.Literal('anonymous'),
+      Type.Literal('tile-cache'),
+      Type.Literal('open'),
+    ],
+    { description: 'How the identity was known: open when access control is off' },
+  ),
+});
+
+const AuthConfig = Type.Object({
+  oidc: Type.Union([
+    Type.Object({
+      issuer: Type.String({ description: 'The OpenID provider, whose discovery document the console reads' }),
+      client_id: Type.String({ description: "The console's public client (authorization code flow with PKCE)" }),
+      audience: Type.String({ description: 'The audience the API checks in the tokens' }),
+      scope: Type.String(),
+    }),
+    Type.Null(),
+  ]),
+});
 
 const AuditQuery = Type.Object(
   {
@@ -127,8 +154,23 @@ export function accessRoutes(access: AccessService): RouteModule {
       },
       async (request) => {
         const identity = request.identity;
-        if (!identity) return { name: 'anyone', roles: [], admin: true };
-        return { name: identity.name, roles: [...identity.roles], admin: identity.admin };
+        if (!identity) return { name: 'anyone', roles: [], admin: true, kind: 'open' as const };
+        return { name: identity.name, roles: [...identity.roles], admin: identity.admin, kind: identity.kind };
+      },
+    );
+    api.get(
+      '/auth/config',
+      {
+        schema: {
+          tags,
+          summary: "How the console logs in: the OpenID provider and the console's client, or null",
+          response: { 200: AuthConfig, ...errorResponses },
+        },
+      },
+      async () => {
+        const oidc = access.oidcSettings;
+        if (oidc?.clientId === undefined) return { oidc: null };
+        return { oidc: { issuer: oidc.issuer, client_id: oidc.clientId, audience: oidc.audience, scope: oidc.scope } };
       },
     );
     api.post(

@@ -83,6 +83,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How the console logs in: the OpenID provider and the console's client, or null */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            oidc: {
+                                /** @description The audience the API checks in the tokens */
+                                audience: string;
+                                /** @description The console's public client (authorization code flow with PKCE) */
+                                client_id: string;
+                                /** @description The OpenID provider, whose discovery document the console reads */
+                                issuer: string;
+                                scope: string;
+                            } | null;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/ows": {
         parameters: {
             query?: never;
@@ -6000,6 +6068,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             admin: boolean;
+                            /** @description How the identity was known: open when access control is off */
+                            kind: "bootstrap" | "token" | "oidc" | "anonymous" | "tile-cache" | "open";
                             name: string;
                             roles: string[];
                         };
