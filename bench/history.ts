@@ -15,6 +15,7 @@ import { type Fixtures, makeFixtures } from '../test/support/fixtures.js';
 import { apiCall } from '../test/support/http.js';
 import { type Caller, fillProject, writeSamples } from './api.js';
 import { startApiProcess } from './api-process.js';
+import { cpuSeconds } from './cpu.js';
 import { closeClient } from './http-client.js';
 import { EVERY_PART, type PartFilter } from './parts.js';
 import { median, ms, ratios, sample, spread, summarise, table } from './stats.js';
@@ -29,7 +30,7 @@ const VERSIONS = 10_000;
 const NO_QGIS_SERVER = 'http://127.0.0.1:9/ows/';
 const MIB = 1024 * 1024;
 
-type Api = Caller & { url: string; close(): Promise<void> };
+type Api = Caller & { url: string; pid: number; close(): Promise<void> };
 
 async function startApi(projectsDir: string, history: boolean): Promise<Api> {
   const server = await startApiProcess({
@@ -40,15 +41,24 @@ async function startApi(projectsDir: string, history: boolean): Promise<Api> {
   });
   return {
     url: server.url,
+    pid: server.pid,
     call: (method: string, path: string, body?: unknown) => apiCall(server.url, method, path, body),
     close: () => server.close(),
   };
 }
 
+interface Rounds {
+  /** Each round's median, ms. */
+  on: number[];
+  off: number[];
+  /** The API process's CPU seconds over every round: what the machine's other load does not change. */
+  cpu: { on: number; off: number };
+}
+
 /** Each round's median of every write at `size`, with history on and off, the two processes in turn. */
-async function writeRounds(on: Api, off: Api, data: Fixtures, size: number): Promise<{ on: number[]; off: number[] }> {
+async function writeRounds(on: Api, off: Api, data: Fixtures, size: number): Promise<Rounds> {
   const project = `writes_${size}`;
-  const rounds = { on: [] as number[], off: [] as number[] };
+  const rounds: Rounds = { on: [], off: [], cpu: { on: 0, off: 0 } };
   for (let round = 0; round < WRITE_ROUNDS; round++) {
     const order: Array<['on' | 'off', Api]> =
       round % 2
@@ -61,7 +71,9 @@ async function writeRounds(on: Api, off: Api, data: Fixtures, size: number): Pro
             ['off', off],
           ];
     for (const [key, api] of order) {
+      const cpu = cpuSeconds([api.pid]);
       const written = await writeSamples(api, api.url, data, project, WRITES_PER_ROUND);
+      rounds.cpu[key] += cpuSeconds([api.pid]) - cpu;
       rounds[key].push(median(Object.values(written).flat()));
     }
   }
@@ -71,21 +83,26 @@ async function writeRounds(on: Api, off: Api, data: Fixtures, size: number): Pro
 async function writesSection(on: Api, off: Api, data: Fixtures): Promise<string> {
   const rows: string[][] = [];
   for (const size of SIZES) {
-    const { on: withHistory, off: without } = await writeRounds(on, off, data, size);
+    const { on: withHistory, off: without, cpu } = await writeRounds(on, off, data, size);
     const ratio = ratios(withHistory, without);
+    const perWrite = (seconds: number) => ms((seconds * 1000) / (WRITE_ROUNDS * WRITES_PER_ROUND * 3));
+    const cpuRatio = cpu.on / cpu.off;
     rows.push([
       `${size} layers`,
       ms(median(withHistory)),
       ms(median(without)),
       `${median(ratio).toFixed(2)}x (rounds ${spread(ratio, 2, 'x')})`,
       `≤ 1.2x: ${median(ratio) <= 1.2 ? 'met' : 'not met'}`,
+      `${perWrite(cpu.on)} / ${perWrite(cpu.off)}`,
+      `${cpuRatio.toFixed(2)}x: ${cpuRatio <= 1.2 ? 'met' : 'not met'}`,
     ]);
   }
   return [
     '## Writes with history on against off (ms, median of every write of a round)',
     `${WRITE_ROUNDS} rounds of ${WRITES_PER_ROUND} of each write (add a layer, change a layer's style, remove a layer), the two API processes in turn.`,
+    "CPU per write: the API process's CPU time over every round (clock ticks of /proc), on / off, per write.",
     '',
-    table(['project', 'history on', 'history off', 'ratio', 'target'], rows),
+    table(['project', 'history on', 'history off', 'ratio', 'target', 'CPU per write', 'CPU ratio ≤ 1.2x'], rows),
   ].join('\n');
 }
 

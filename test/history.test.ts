@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
+import Database from 'better-sqlite3';
+
+import { HISTORY_FILE } from '../src/storage/sqlite-versions.js';
 import { steward } from './support/cli.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { apiCall } from './support/http.js';
@@ -316,6 +319,52 @@ describe('retention of versions', () => {
     assert.equal(content.status, 200);
     const edit = Number(oldest.id) - 2;
     assert.match(await content.text(), new RegExp(`edit ${edit}<`));
+  });
+});
+
+describe('a version that cannot be stored after its write', () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack({}, {}, 'filesystem');
+  });
+  after(() => stack.stop());
+
+  const summaries = async (): Promise<string[]> => {
+    const reply = await stack.call('GET', '/api/projects/owed/versions');
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    return (reply.body as { versions: Version[] }).versions.map((version) => version.summary);
+  };
+
+  it('lets the write stand and records its version, as told, at the next write', async () => {
+    assert.equal((await stack.call('POST', '/api/projects', { name: 'owed', author: 'Ada' })).status, 201);
+    // Another connection holding the history file's write lock: the API's insert waits, then fails.
+    const blocker = new Database(join(stack.projectsDir, HISTORY_FILE));
+    blocker.exec('BEGIN IMMEDIATE');
+    let written: string;
+    try {
+      const reply = await stack.call('PATCH', '/api/projects/owed', { abstract: 'kept without its version' });
+      assert.equal(reply.status, 200, JSON.stringify(reply.body));
+      written = await stack.storage.projectXml('owed');
+      assert.match(written, /kept without its version/);
+    } finally {
+      blocker.exec('ROLLBACK');
+      blocker.close();
+    }
+    assert.deepEqual(await summaries(), ['created the project'], 'the version is not stored yet');
+
+    assert.equal((await stack.call('PATCH', '/api/projects/owed', { abstract: 'the next write' })).status, 200);
+    const reply = await stack.call('GET', '/api/projects/owed/versions');
+    const [next, owed] = (reply.body as { versions: Version[] }).versions;
+    assert.deepEqual(await summaries(), [
+      "changed the project's abstract",
+      "changed the project's abstract",
+      'created the project',
+    ]);
+    assert.equal(owed?.who, '127.0.0.1');
+    assert.equal(owed?.route, 'PATCH /api/projects/:project');
+    assert.ok(owed && next && Date.parse(owed.time) <= Date.parse(next.time));
+    const content = await fetch(`${stack.api.url}/api/projects/owed/versions/${owed?.id ?? ''}`);
+    assert.equal(Buffer.from(await content.arrayBuffer()).toString('utf8'), written);
   });
 });
 

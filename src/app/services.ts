@@ -48,7 +48,7 @@ import { StyleDocuments } from '../services/style-documents.js';
 import { StyleFiles } from '../services/style-files.js';
 import { StylePackages } from '../services/style-packages.js';
 import { StyleService } from '../services/styles.js';
-import { VersionRecorder } from '../services/version-recorder.js';
+import { type OwedVersionListener, VersionRecorder } from '../services/version-recorder.js';
 import { FilesystemStore } from '../storage/filesystem-store.js';
 import { type PostgresStore } from '../storage/postgres-store.js';
 import { type ProjectStore } from '../storage/project-store.js';
@@ -104,6 +104,15 @@ async function administeredQgis(
 }
 
 /** Clears what stopped processes left in the store, and says which projects it could not clear and why. */
+/** Logs a write whose version could not be stored: the write stands, and its version waits for the project's next write. */
+function owedVersionLog(logger: FastifyBaseLogger): OwedVersionListener {
+  return (ref, error) =>
+    logger.error(
+      { err: error, project: ref.name, schema: ref.schema },
+      `the version of a write of project "${ref.name}" could not be stored; it is recorded at the project's next write`,
+    );
+}
+
 async function clearLeftovers(store: ProjectStore, logger: FastifyBaseLogger): Promise<void> {
   const { cleared, failures } = await store.clearLeftovers();
   if (cleared > 0) logger.info(`cleared ${cleared} leftovers of writes interrupted by a stopped process`);
@@ -176,7 +185,8 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const repository = new ProjectRepository(store, {
     cacheBytes: config.projectCacheBytes,
     onChanged: postgres && (async (ref) => instances?.invalidateProject(await postgres.mapParameter(ref))),
-    history: config.history.versions > 0 ? new VersionRecorder(store, config.history) : undefined,
+    history:
+      config.history.versions > 0 ? new VersionRecorder(store, config.history, owedVersionLog(logger)) : undefined,
   });
   const tileCache = await createTileCache(
     config,

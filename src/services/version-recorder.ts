@@ -34,6 +34,22 @@ interface Tip {
   styles: Map<string, string>;
 }
 
+/** Who made a version, through which route, and when (ISO 8601). */
+interface Origin {
+  who: string;
+  route: string;
+  time: string;
+}
+
+/** A write's version that could not be stored after the write: recorded at the project's next write. */
+interface Owed {
+  version: Recorded;
+  origin: Origin;
+}
+
+/** Told of a version that could not be stored after its write, which stands all the same. */
+export type OwedVersionListener = (ref: ProjectRef, error: unknown) => void;
+
 /** A version to record: the project's content and identity once written, what it changed, and how it is told. */
 export interface Recorded {
   pieces: readonly Uint8Array[];
@@ -42,6 +58,10 @@ export interface Recorded {
   styles: readonly StyleChange[];
   /** The content was not made from the newest version's pieces (a restore, a project found changed): a delta would cost its size. */
   whole?: boolean;
+}
+
+function now(): string {
+  return new Date().toISOString();
 }
 
 function applyStyleChanges(styles: Map<string, string>, changes: readonly StyleChange[]): Map<string, string> {
@@ -60,41 +80,65 @@ function applyStyleChanges(styles: Map<string, string>, changes: readonly StyleC
  */
 export class VersionRecorder {
   private readonly tips = new Map<string, Tip>();
+  /** Versions of writes that could not be stored, by project: the project's next write records them. */
+  private readonly owed = new Map<string, Owed>();
 
   constructor(
     private readonly store: ProjectStore,
     private readonly settings: HistorySettings = DEFAULT_HISTORY,
+    private readonly onOwed: OwedVersionListener = () => undefined,
   ) {}
 
   /**
    * Before a change, under the lock: records the project as stored (`content`, of `identity`) when
    * its newest version is not it (a project without versions yet, or one changed outside Steward),
-   * so that it can be restored.
+   * so that it can be restored. When it is the write whose version could not be stored, that
+   * version is recorded as it was told; throws when it cannot be now either, before the change.
    */
   async baseline(
     ref: ProjectRef,
     identity: string | undefined,
     content: () => Promise<Uint8Array | undefined>,
   ): Promise<void> {
+    const key = projectKey(ref);
+    const owed = this.owed.get(key);
+    this.owed.delete(key);
     if (identity === undefined) return;
     const latest = await this.store.versions.latest(ref);
     if (latest?.identity === identity) return;
+    if (owed?.version.identity === identity) {
+      await this.append(ref, owed.version, owed.origin).catch((error: unknown) => {
+        this.owed.set(key, owed);
+        throw error;
+      });
+      return;
+    }
     const stored = await content();
     if (!stored) return;
     const summary = latest ? 'changed outside Steward' : 'as it was before its first recorded change';
     await this.append(
       ref,
       { pieces: [stored], identity, summary, styles: [], whole: true },
-      { who: 'steward', route: '' },
+      { who: 'steward', route: '', time: now() },
     );
   }
 
-  /** After a write, under the lock: records the version it made. */
+  /**
+   * After a write, under the lock: records the version it made. The write stands whatever happens
+   * here: a version that cannot be stored is kept to be recorded at the project's next write, and
+   * `onOwed` told.
+   */
   async record(ref: ProjectRef, version: Recorded): Promise<void> {
-    await this.append(ref, version, writeOrigin());
+    const origin = { ...writeOrigin(), time: now() };
+    try {
+      await this.append(ref, version, origin);
+    } catch (error) {
+      this.owed.set(projectKey(ref), { version, origin });
+      this.onOwed(ref, error);
+    }
   }
 
-  private async append(ref: ProjectRef, version: Recorded, origin: { who: string; route: string }): Promise<void> {
+  private async append(ref: ProjectRef, version: Recorded, origin: Origin): Promise<void> {
     const key = projectKey(ref);
     const latest = await this.store.versions.latest(ref);
     const kept = this.tips.get(key);
@@ -110,7 +154,7 @@ export class VersionRecorder {
     const keyframe = !tip || !delta || tip.chainBytes + delta.byteLength > size * MAX_CHAIN_SHARE;
     const payload = keyframe ? await encodeKeyframe(version.pieces) : delta;
     const id = await this.store.versions.append(ref, {
-      time: new Date().toISOString(),
+      time: origin.time,
       who: origin.who,
       route: origin.route,
       summary: version.summary,
@@ -124,7 +168,7 @@ export class VersionRecorder {
     this.keepTip(key, {
       id,
       identity: version.identity,
-      base: new DeltaBase(version.pieces),
+      base: DeltaBase.of(version.pieces),
       chain,
       chainBytes,
       styles,
@@ -157,5 +201,6 @@ export class VersionRecorder {
   /** Forgets what this process kept of the project's versions (it was removed). */
   forget(ref: ProjectRef): void {
     this.tips.delete(projectKey(ref));
+    this.owed.delete(projectKey(ref));
   }
 }

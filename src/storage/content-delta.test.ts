@@ -116,6 +116,28 @@ describe('a delta against a base version', () => {
     ]);
   });
 
+  it('finds a content made afresh in one piece across the base pieces: only what changed is new', () => {
+    const layer = (id: string, source = id) =>
+      Buffer.from(
+        `<maplayer id="${id}">\n  <datasource>/data/${source}.gpkg|layername=${source}</datasource>\n</maplayer>\n`,
+      );
+    const ids = Array.from({ length: 1000 }, (_, index) => `l${index}`);
+    const [head, tail] = [Buffer.from('<qgis>\n<projectlayers>\n'), Buffer.from('</projectlayers>\n</qgis>\n')];
+    const base = new DeltaBase([head, ...ids.map((id) => layer(id)), tail]);
+    const changed = layer('l120', 'moved');
+    const added = layer('new');
+    const restored = Buffer.concat([
+      head,
+      ...ids.filter((id) => id !== 'l50').map((id) => (id === 'l120' ? changed : layer(id))),
+      added,
+      tail,
+    ]);
+    const ops = base.delta([restored]);
+    const old = Buffer.concat([head, ...ids.map((id) => layer(id)), tail]);
+    assert.deepEqual(applyDelta(old, ops), restored);
+    assert.ok(newBytes(ops) <= changed.byteLength + added.byteLength, `${newBytes(ops)} new bytes`);
+  });
+
   it('makes the same content applied in pieces, delta after delta, and through its encoding', () => {
     fc.assert(
       fc.property(
@@ -128,6 +150,9 @@ describe('a delta against a base version', () => {
             const next = [...pieces];
             for (const change of edits) applyEdit(next, change);
             const ops = new DeltaBase(pieces).delta(next);
+            // The same content made afresh in one piece (a version restored).
+            const whole = new DeltaBase(pieces).delta([Buffer.concat(next)]);
+            assert.deepEqual(applyDelta(Buffer.concat(pieces), whole), Buffer.concat(next));
             const encoded = Buffer.concat(encodeOps(ops));
             applied = applyDeltaToPieces(applied, decodeOps(encoded, 0, ops.length));
             assert.deepEqual(Buffer.concat(applied), Buffer.concat(next));

@@ -62,12 +62,18 @@ const MIN_COPY = 32;
 const MAX_PROBES = 256;
 /** How far past the point reached in a base piece a line is looked for: records removed there. */
 const SEARCH_WINDOW = 16 * 1024;
+/**
+ * Pieces at least this long found nowhere are compared with the base pieces that follow the one
+ * they start as, one after another (a whole project made afresh in one piece); shorter ones with
+ * that one alone, which is what a changed layer or record is.
+ */
+const MIN_SPANNING = 64 * 1024;
 /** The base pieces after the last one found that a piece found nowhere is compared with (one removed, or a few). */
 const CANDIDATES = 4;
 
-/** Where `needle` is in `haystack` within SEARCH_WINDOW bytes of `from`, or -1. */
-function searchWindow(haystack: Uint8Array, needle: Uint8Array, from: number): number {
-  const window = haystack.subarray(from, from + SEARCH_WINDOW);
+/** Where `needle` is in `haystack` within `room` bytes of `from`, or -1. */
+function searchWindow(haystack: Uint8Array, needle: Uint8Array, from: number, room: number): number {
+  const window = haystack.subarray(from, from + room);
   const found = Buffer.from(window.buffer, window.byteOffset, window.byteLength).indexOf(needle);
   return found < 0 ? found : from + found;
 }
@@ -98,7 +104,12 @@ function holding(pieces: readonly BasePiece[], candidates: readonly number[], pi
   return piece.byteOffset + piece.byteLength <= base.byteOffset + base.byteLength ? index : undefined;
 }
 
-/** Collects operations, joining copies of adjacent runs. */
+/** Whether `b` starts in the same memory where `a` ends. */
+function adjoins(a: Uint8Array, b: Uint8Array): boolean {
+  return a.buffer === b.buffer && a.byteOffset + a.byteLength === b.byteOffset;
+}
+
+/** Collects operations, joining copies of adjacent runs and new bytes that follow one another. */
 class DeltaBuilder {
   readonly ops: DeltaOp[] = [];
   probesLeft = MAX_PROBES;
@@ -110,8 +121,13 @@ class DeltaBuilder {
     else this.ops.push({ kind: 'copy', offset, length });
   }
 
+  /** New bytes that follow the last ones in memory (the next line of a changed piece) extend them. */
   bytes(bytes: Uint8Array): void {
-    if (bytes.byteLength > 0) this.ops.push({ kind: 'bytes', bytes });
+    if (bytes.byteLength === 0) return;
+    const last = this.ops.at(-1);
+    if (last?.kind === 'bytes' && adjoins(last.bytes, bytes)) {
+      last.bytes = new Uint8Array(last.bytes.buffer, last.bytes.byteOffset, last.bytes.byteLength + bytes.byteLength);
+    } else this.ops.push({ kind: 'bytes', bytes });
   }
 }
 
@@ -122,7 +138,21 @@ class DeltaBuilder {
  * next, and only what differs is new.
  */
 export class DeltaBase {
+  /** The bases made of each write's pieces: the project's journal and its versions diff the next write against the same one. */
+  private static readonly made = new WeakMap<readonly Uint8Array[], DeltaBase>();
+
+  /** The base of `pieces`, made once for the same pieces. */
+  static of(pieces: readonly Uint8Array[]): DeltaBase {
+    const known = DeltaBase.made.get(pieces);
+    if (known) return known;
+    const base = new DeltaBase(pieces);
+    DeltaBase.made.set(pieces, base);
+    return base;
+  }
+
   private readonly pieces: BasePiece[] = [];
+  /** The last delta made, by the pieces it was made for: asked again for the same pieces, it is not made again. */
+  private last: { pieces: readonly Uint8Array[]; ops: readonly DeltaOp[] } | undefined;
   private readonly indexByPiece = new Map<Uint8Array, number>();
   /** The large pieces by the memory they lie in, in the order of where they start in it. */
   private readonly indexesByMemory = new Map<ArrayBufferLike, number[]>();
@@ -153,7 +183,14 @@ export class DeltaBase {
   }
 
   /** The operations that make `pieces`, joined, out of this base. */
-  delta(pieces: readonly Uint8Array[]): DeltaOp[] {
+  delta(pieces: readonly Uint8Array[]): readonly DeltaOp[] {
+    if (this.last?.pieces === pieces) return this.last.ops;
+    const ops = this.make(pieces);
+    this.last = { pieces, ops };
+    return ops;
+  }
+
+  private make(pieces: readonly Uint8Array[]): DeltaOp[] {
     const builder = new DeltaBuilder();
     let next = 0;
     for (const piece of pieces) {
@@ -171,9 +208,13 @@ export class DeltaBase {
         next = from + piece.byteLength === base.bytes.byteLength ? within + 1 : within;
       } else {
         const likeliest = this.likeliest(piece, next);
-        this.differences(piece, likeliest && this.pieces[likeliest.index], builder);
+        if (!likeliest) {
+          builder.bytes(piece);
+          continue;
+        }
+        const after = this.differences(piece, likeliest.index, builder);
         // A piece that starts as a base piece does is that piece changed: the next is expected after it.
-        if (likeliest && likeliest.shared >= MIN_COPY) next = likeliest.index + 1;
+        if (likeliest.shared >= MIN_COPY) next = Math.max(after, likeliest.index + 1);
       }
     }
     return builder.ops;
@@ -207,18 +248,29 @@ export class DeltaBase {
   }
 
   /**
-   * `piece` as runs of `base` and new bytes, read line by line: where the two part, the next line of
-   * `piece` is looked for further on in `base` (a record removed there) or taken as new (a record
-   * added), so that several records changed in one piece cost only their own lines.
+   * `piece` as runs of the base, from base piece `start` on, and new bytes, read line by line: where
+   * the two part, the next line of `piece` is looked for further on in the base (a record removed
+   * there) or taken as new (a record added), so that several records changed in one piece cost only
+   * their own lines. A spanning piece that runs past its base piece goes on in the base pieces
+   * after it (a project made afresh in one piece: a version restored). Answers the base piece
+   * expected next.
    */
-  private differences(piece: Uint8Array, base: BasePiece | undefined, builder: DeltaBuilder): void {
-    const old = base?.bytes ?? new Uint8Array(0);
-    let rest = piece;
+  private differences(piece: Uint8Array, start: number, builder: DeltaBuilder): number {
+    const spanning = piece.byteLength >= MIN_SPANNING;
+    let index = start;
     let from = 0;
+    let rest = piece;
     while (rest.byteLength > 0) {
-      const shared = sharedLength(rest, old.subarray(from));
-      if (shared >= MIN_COPY) {
-        builder.copy((base?.offset ?? 0) + from, shared);
+      const base = this.pieces[index] as BasePiece;
+      if (spanning && from === base.bytes.byteLength && index + 1 < this.pieces.length) {
+        index += 1;
+        from = 0;
+        continue;
+      }
+      const shared = sharedLength(rest, base.bytes.subarray(from));
+      // A run to the end of its base piece may go on in the next one: copied however short.
+      if (shared >= MIN_COPY || (spanning && shared > 0 && from + shared === base.bytes.byteLength)) {
+        builder.copy(base.offset + from, shared);
         rest = rest.subarray(shared);
         from += shared;
         continue;
@@ -226,14 +278,35 @@ export class DeltaBase {
       const line = rest.subarray(0, rest.indexOf(NEWLINE) + 1 || rest.byteLength);
       // The line, and the next ones if it is short: a run long enough to copy.
       const probe = rest.subarray(0, Math.max(line.byteLength, MIN_COPY));
-      const found = probe.byteLength >= MIN_COPY && builder.probesLeft-- > 0 ? searchWindow(old, probe, from) : -1;
-      if (found >= 0) {
-        from = found;
+      const found =
+        probe.byteLength >= MIN_COPY && builder.probesLeft-- > 0
+          ? this.search(probe, index, from, spanning)
+          : undefined;
+      if (found) {
+        [index, from] = found;
         continue;
       }
       builder.bytes(line);
       rest = rest.subarray(line.byteLength);
     }
+    return from === (this.pieces[index] as BasePiece).bytes.byteLength ? index + 1 : index;
+  }
+
+  /**
+   * Where `probe` is within SEARCH_WINDOW bytes of the base from byte `from` of base piece `index`
+   * on, in that piece alone unless `spanning`, as a piece and a byte of it.
+   */
+  private search(probe: Uint8Array, index: number, from: number, spanning: boolean): [number, number] | undefined {
+    let room = SEARCH_WINDOW;
+    const end = spanning ? this.pieces.length : index + 1;
+    for (let at = index; at < end && room > 0; at++) {
+      const bytes = (this.pieces[at] as BasePiece).bytes;
+      const start = at === index ? from : 0;
+      const found = searchWindow(bytes, probe, start, room);
+      if (found >= 0) return [at, found];
+      room -= bytes.byteLength - start;
+    }
+    return undefined;
   }
 }
 

@@ -35,7 +35,7 @@ export function journalPaths(projectPath: string): { checkpoint: string; journal
 interface JournalRecord {
   modified: number;
   size: number;
-  ops: DeltaOp[];
+  ops: readonly DeltaOp[];
 }
 
 function encodeHeader(checkpointVersion: string): Buffer {
@@ -141,7 +141,7 @@ export class ProjectJournal {
     await writeFileAtomic(journal, header);
     return new ProjectJournal(
       projectPath,
-      new DeltaBase(pieces),
+      DeltaBase.of(pieces),
       checkpointVersion,
       header.byteLength,
       fileVersion(journal),
@@ -178,7 +178,7 @@ export class ProjectJournal {
     this.journalLength = before + contentBytes(record);
     this.journalVersion = fileVersion(journal);
     this.records += 1;
-    this.base = new DeltaBase(pieces);
+    this.base = DeltaBase.of(pieces);
     return async () => {
       this.usable = false;
       await writeDurably(journal, 'r+', (handle) => handle.truncate(before));

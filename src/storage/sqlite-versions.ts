@@ -30,6 +30,8 @@ interface ContentRow {
  */
 export class SqliteVersions implements VersionStore {
   private opened: Database.Database | undefined;
+  /** Statements by their SQL, prepared once: preparing costs more than running a version's insert. */
+  private readonly statements = new Map<string, Database.Statement>();
 
   constructor(private readonly path: string) {}
 
@@ -50,104 +52,93 @@ export class SqliteVersions implements VersionStore {
   }
 
   close(): void {
+    this.statements.clear();
     this.opened?.close();
     this.opened = undefined;
   }
 
+  private prepare<Params extends unknown[] | object, Row>(sql: string): Database.Statement<Params, Row> {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement as Database.Statement<Params, Row>;
+  }
+
   async latest(ref: ProjectRef): Promise<{ id: number; identity: string } | undefined> {
-    return this.db
-      .prepare<[string], { id: number; identity: string }>(
-        'SELECT id, identity FROM versions WHERE project = ? ORDER BY id DESC LIMIT 1',
-      )
-      .get(ref.name);
+    return this.prepare<[string], { id: number; identity: string }>(
+      'SELECT id, identity FROM versions WHERE project = ? ORDER BY id DESC LIMIT 1',
+    ).get(ref.name);
   }
 
   async append(ref: ProjectRef, version: NewVersion): Promise<number> {
-    const row = this.db
-      .prepare<unknown[], { id: number }>(
-        `INSERT INTO versions (project, id, time, who, route, summary, identity, keyframe, payload, styles)
-         SELECT ?, coalesce(max(id), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ? FROM versions WHERE project = ? RETURNING id`,
-      )
-      .get(
-        ref.name,
-        version.time,
-        version.who,
-        version.route,
-        version.summary,
-        version.identity,
-        version.keyframe ? 1 : 0,
-        version.payload,
-        version.styles ?? null,
-        ref.name,
-      );
+    const row = this.prepare<[Record<string, unknown>], { id: number }>(
+      `INSERT INTO versions (project, id, time, who, route, summary, identity, keyframe, payload, styles)
+         SELECT :project, coalesce(max(id), 0) + 1, :time, :who, :route, :summary, :identity, :keyframe, :payload,
+           :styles FROM versions WHERE project = :project RETURNING id`,
+    ).get({ ...version, project: ref.name, keyframe: version.keyframe ? 1 : 0, styles: version.styles ?? null });
     return (row as { id: number }).id;
   }
 
   async list(ref: ProjectRef, before: number | undefined, limit: number): Promise<VersionFacts[]> {
-    return this.db
-      .prepare<[string, number, number], VersionFacts>(
-        `SELECT ${FACTS} FROM versions WHERE project = ? AND id < ? ORDER BY id DESC LIMIT ?`,
-      )
-      .all(ref.name, before ?? Number.MAX_SAFE_INTEGER, limit);
+    return this.prepare<[string, number, number], VersionFacts>(
+      `SELECT ${FACTS} FROM versions WHERE project = ? AND id < ? ORDER BY id DESC LIMIT ?`,
+    ).all(ref.name, before ?? Number.MAX_SAFE_INTEGER, limit);
   }
 
   async facts(ref: ProjectRef, id: number): Promise<VersionFacts | undefined> {
-    return this.db
-      .prepare<[string, number], VersionFacts>(`SELECT ${FACTS} FROM versions WHERE project = ? AND id = ?`)
-      .get(ref.name, id);
+    return this.prepare<[string, number], VersionFacts>(
+      `SELECT ${FACTS} FROM versions WHERE project = ? AND id = ?`,
+    ).get(ref.name, id);
   }
 
   async chain(ref: ProjectRef, id: number): Promise<VersionContent[]> {
-    const rows = this.db
-      .prepare<[string, number, string, number], ContentRow>(
-        `SELECT id, keyframe, payload FROM versions WHERE project = ? AND id <= ? AND id >= (
+    const rows = this.prepare<[string, number, string, number], ContentRow>(
+      `SELECT id, keyframe, payload FROM versions WHERE project = ? AND id <= ? AND id >= (
            SELECT max(id) FROM versions WHERE project = ? AND keyframe = 1 AND id <= ?) ORDER BY id`,
-      )
-      .all(ref.name, id, ref.name, id);
+    ).all(ref.name, id, ref.name, id);
     return rows.at(-1)?.id === id ? rows.map((row) => ({ ...row, keyframe: row.keyframe === 1 })) : [];
   }
 
   async styles(ref: ProjectRef, id: number): Promise<Buffer | undefined> {
-    return this.db
-      .prepare<[string, number], { styles: Buffer }>(
-        'SELECT styles FROM versions WHERE project = ? AND id <= ? AND styles IS NOT NULL ORDER BY id DESC LIMIT 1',
-      )
-      .get(ref.name, id)?.styles;
+    return this.prepare<[string, number], { styles: Buffer }>(
+      'SELECT styles FROM versions WHERE project = ? AND id <= ? AND styles IS NOT NULL ORDER BY id DESC LIMIT 1',
+    ).get(ref.name, id)?.styles;
   }
 
   async prune(ref: ProjectRef, retention: Retention): Promise<number> {
-    const { changes } = this.db
-      .prepare(
-        `DELETE FROM versions WHERE project = :project AND id < (
+    const { changes } = this.prepare(
+      `DELETE FROM versions WHERE project = :project AND id < (
            SELECT max(id) FROM versions WHERE project = :project AND keyframe = 1 AND id <= (
              SELECT min(max(
                coalesce((SELECT id FROM versions WHERE project = :project ORDER BY id DESC LIMIT 1 OFFSET :offset), 0),
                coalesce((SELECT min(id) FROM versions WHERE project = :project AND time >= :since), 1e18)),
                (SELECT max(id) FROM versions WHERE project = :project))))`,
-      )
-      .run({ project: ref.name, offset: retention.versions - 1, since: retention.since.toISOString() });
+    ).run({ project: ref.name, offset: retention.versions - 1, since: retention.since.toISOString() });
     return changes;
   }
 
   async forget(ref: ProjectRef): Promise<void> {
-    this.db.prepare('DELETE FROM versions WHERE project = ?').run(ref.name);
-    this.db.prepare('DELETE FROM files WHERE project = ?').run(ref.name);
+    this.prepare<[string], unknown>('DELETE FROM versions WHERE project = ?').run(ref.name);
+    this.prepare<[string], unknown>('DELETE FROM files WHERE project = ?').run(ref.name);
   }
 
   async keepFile(ref: ProjectRef, path: string, bytes: Buffer): Promise<void> {
-    this.db.prepare('INSERT OR REPLACE INTO files (project, path, bytes) VALUES (?, ?, ?)').run(ref.name, path, bytes);
+    this.prepare<[string, string, Buffer], unknown>(
+      'INSERT OR REPLACE INTO files (project, path, bytes) VALUES (?, ?, ?)',
+    ).run(ref.name, path, bytes);
   }
 
   async keptFiles(ref: ProjectRef): Promise<string[]> {
-    return this.db
-      .prepare<[string], { path: string }>('SELECT path FROM files WHERE project = ?')
+    return this.prepare<[string], { path: string }>('SELECT path FROM files WHERE project = ?')
       .all(ref.name)
       .map((row) => row.path);
   }
 
   async keptFile(ref: ProjectRef, path: string): Promise<Buffer | undefined> {
-    return this.db
-      .prepare<[string, string], { bytes: Buffer }>('SELECT bytes FROM files WHERE project = ? AND path = ?')
-      .get(ref.name, path)?.bytes;
+    return this.prepare<[string, string], { bytes: Buffer }>(
+      'SELECT bytes FROM files WHERE project = ? AND path = ?',
+    ).get(ref.name, path)?.bytes;
   }
 }
