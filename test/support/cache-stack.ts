@@ -15,10 +15,21 @@ import { createTileCache, type TileCache } from '../../src/tile-cache/factory.js
 import { type Fixtures } from './fixtures.js';
 import { loadWithMapProxy, setFillColour, tileAt } from './mapproxy.js';
 import { decodePng, type Image } from './png.js';
-import { TEST_QGIS } from './qgis-runtime.js';
+import { SYSTEM_QGIS, TEST_QGIS } from './qgis-runtime.js';
 import { type Stack, startStack } from './stack.js';
 import { until } from './wait.js';
 import { fillStyle } from './write-bodies.js';
+
+const GUNICORN_CONFIG = join(import.meta.dirname, '..', '..', 'deploy', 'gunicorn.conf.py');
+
+/**
+ * How the tests' MapProxy serves: under gunicorn, as `npm start` runs it, with the machine's own
+ * MapProxy; the development server of a root's release (its MapProxy, which the root has no
+ * gunicorn for) when another release is tested.
+ */
+function mapproxyServer(): { gunicornConfig: string } | { command: readonly string[] } {
+  return TEST_QGIS === SYSTEM_QGIS ? { gunicornConfig: GUNICORN_CONFIG } : { command: TEST_QGIS.mapproxyUtil };
+}
 
 /** The API and QGIS Server with the cache enabled, MapProxy serving its configurations. */
 export interface CacheStack {
@@ -52,7 +63,7 @@ export async function startCacheStack(
     ...overrides,
   };
   const stack = await startStack(config, qgisOptions);
-  const mapproxy = await MapProxyProcess.start(configDir, { env, port: mapproxyPort, command: TEST_QGIS.mapproxyUtil });
+  const mapproxy = await MapProxyProcess.start(configDir, { env, port: mapproxyPort, ...mapproxyServer() });
   const repository = new ProjectRepository(new FilesystemStore(stack.projectsDir));
   const projectUrl = async (ref: ProjectRef): Promise<URL> => {
     const url = new URL(stack.qgis.url);
