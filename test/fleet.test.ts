@@ -63,7 +63,12 @@ describe('two Steward processes and two QGIS Server hosts sharing one database',
   };
   const instanceIds = async (steward: Steward): Promise<string[]> => {
     const { body } = await api(steward).call('GET', '/api/instances');
-    return (body as { servers: { id: string }[] }).servers.map((server) => server.id).sort();
+    const { servers } = body as { servers: { id: string; binded: number; registered_at: string }[] };
+    for (const { registered_at, binded } of servers) {
+      const since = (Date.now() - Date.parse(registered_at)) / 1000;
+      assert.ok(Math.abs(since - binded) <= 2, `registered ${registered_at}, ${binded} s ago`);
+    }
+    return servers.map((server) => server.id).sort();
   };
   const project = (rest = ''): string => `/api/projects/shared${rest}?schema=fleet`;
 

@@ -12,8 +12,9 @@ import { promisify } from 'node:util';
 
 import type { FastifyInstance } from 'fastify';
 
+import { type InstanceSummary } from '../src/monitor/connection.js';
 import type { InstanceLogs, InstanceMetadata, InstanceStats } from '../src/monitor/protocol.js';
-import { InstanceRegistry, type InstanceSummary } from '../src/monitor/registry.js';
+import { InstanceRegistry } from '../src/monitor/registry.js';
 import { freePort } from '../src/runtime/ports.js';
 import { type QgisServerProcess } from '../src/runtime/qgis-server.js';
 import { FakePlugin, hello, instancesApp } from './support/monitoring.js';
@@ -95,6 +96,8 @@ describe('monitoring real QGIS Server instances', () => {
       assert.match(instance.id, /^[0-9a-f]{8}$/);
       assert.equal(instance.ip, '127.0.0.1');
       assert.ok(Number.isInteger(instance.binded) && instance.binded >= 0);
+      const since = (Date.now() - Date.parse(instance.registered_at)) / 1000;
+      assert.ok(Math.abs(since - instance.binded) <= 2, `registered ${since} s ago, binded ${instance.binded}`);
     }
     const table = await steward('ps');
     assert.match(table, /^INSTANCE ID\s+IP\s+STATUS\n/);

@@ -2,6 +2,7 @@
 import type { AuditEntry, RoleDefinition } from '../access/records.js';
 import type { PublicToken as TokenInfo } from '../access/service.js';
 import type { InstanceReload } from '../insight/project-fleet.js';
+import type { InstanceSummary } from '../monitor/connection.js';
 import type {
   InstanceAbout,
   InstanceLogs,
@@ -9,7 +10,6 @@ import type {
   InstanceProjects,
   InstanceStats,
 } from '../monitor/protocol.js';
-import type { InstanceSummary } from '../monitor/registry.js';
 import type { Pin } from '../services/pins.js';
 
 const REQUEST_TIMEOUT_MS = 10_000;

@@ -2,8 +2,8 @@
  * The `steward` subcommands that show what each QGIS Server instance reports through its plugin
  * (its cache, settings, versions, process) and reload a project on every instance.
  */
+import type { InstanceSummary } from '../monitor/connection.js';
 import type { InstanceAbout, InstanceMetadata, InstanceProjects } from '../monitor/protocol.js';
-import type { InstanceSummary } from '../monitor/registry.js';
 import { CliError, HttpError, type StewardApi } from './api.js';
 import { type Command, json, JSON_OPTION } from './command.js';
 import { pinnedMaps } from './fleet-commands.js';

@@ -8,7 +8,8 @@ import { fontAbsences, InstanceFonts } from './instance-fonts.js';
 /** A directory of instances that answer `about` with the given fonts, or fail for undefined. */
 function directory(fonts: Record<string, string[] | undefined>): InstanceDirectory {
   return {
-    list: () => Object.keys(fonts).map((id) => ({ id, ip: '127.0.0.1', binded: 0 })),
+    list: () =>
+      Object.keys(fonts).map((id) => ({ id, ip: '127.0.0.1', binded: 0, registered_at: new Date(0).toISOString() })),
     request: async (id) => {
       const families = fonts[id];
       if (!families) throw new Error(`instance ${id} is gone`);

@@ -5,6 +5,15 @@ import { BadGateway, GatewayTimeout } from '../errors.js';
 import { encodeLine } from './lines.js';
 import { isResultOf, type Method, type MethodResult, type Reply } from './protocol.js';
 
+export interface InstanceSummary {
+  id: string;
+  ip: string;
+  /** Whole seconds since the instance registered (the name the API has always answered). */
+  binded: number;
+  /** When the instance registered, in ISO 8601. */
+  registered_at: string;
+}
+
 export const REPLY_TIMEOUT_MS = 2000;
 
 interface Pending {
@@ -26,9 +35,10 @@ export class PluginConnection {
     private readonly timeoutMs = REPLY_TIMEOUT_MS,
   ) {}
 
-  /** Whole seconds since the instance registered. */
-  get binded(): number {
-    return Math.floor((Date.now() - this.registeredAt) / 1000);
+  /** What the instance list says of it. */
+  summary(): InstanceSummary {
+    const binded = Math.floor((Date.now() - this.registeredAt) / 1000);
+    return { id: this.id, ip: this.ip, binded, registered_at: new Date(this.registeredAt).toISOString() };
   }
 
   request<M extends Method>(method: M, params?: Record<string, unknown>): Promise<MethodResult<M>> {

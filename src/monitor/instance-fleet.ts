@@ -19,8 +19,9 @@ import { type Static, Type } from '@sinclair/typebox';
 import { BadGateway, GatewayTimeout, NotFound, StewardError } from '../errors.js';
 import { type PostgresDatabase } from '../storage/pg-database.js';
 import { REPLY_TIMEOUT_MS } from './connection.js';
+import { type InstanceSummary } from './connection.js';
 import { type Hello, isResultOf, type Method, type MethodResult, methodResults, parseMessage } from './protocol.js';
-import { type InstanceDirectory, type InstanceRegistry, type InstanceSummary, type MonitorLogger } from './registry.js';
+import { type InstanceDirectory, type InstanceRegistry, type MonitorLogger } from './registry.js';
 
 export const FLEET_CHANNEL = 'steward_fleet';
 const HEARTBEAT_MS = 3_000;
@@ -125,7 +126,8 @@ export class InstanceFleet implements InstanceDirectory {
 
   async list(): Promise<InstanceSummary[]> {
     return this.db.query<InstanceSummary>(
-      `SELECT id, ip, floor(extract(epoch FROM now() - registered_at))::integer AS binded
+      `SELECT id, ip, floor(extract(epoch FROM now() - registered_at))::integer AS binded,
+              to_char(registered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS registered_at
          FROM steward.instances WHERE ${FRESH} ORDER BY registered_at, id`,
     );
   }

@@ -46,9 +46,14 @@ describe('InstanceRegistry', () => {
   test('lists a registered instance with a short id, its ip and its age', () => {
     const [listed, ...others] = registry.list();
     assert.deepEqual(others, []);
-    assert.deepEqual({ ...listed, binded: 0 }, { id, ip: '127.0.0.1', binded: 0 });
+    assert.deepEqual(
+      { ...listed, binded: 0, registered_at: '' },
+      { id, ip: '127.0.0.1', binded: 0, registered_at: '' },
+    );
     const age = listed?.binded ?? -1;
     assert.ok(age >= 0 && age <= (Date.now() - registering) / 1000, `binded ${age} is the seconds since registering`);
+    const registered = Date.parse(listed?.registered_at ?? '');
+    assert.ok(registered >= registering - 1 && registered <= Date.now(), `registered at ${listed?.registered_at}`);
     assert.match(id, /^[0-9a-f]{8}$/);
   });
 

@@ -8,7 +8,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 
 import { NotFound } from '../errors.js';
 import { reportedQgisVersion } from '../qgis/version.js';
-import { PluginConnection, REPLY_TIMEOUT_MS } from './connection.js';
+import { type InstanceSummary, PluginConnection, REPLY_TIMEOUT_MS } from './connection.js';
 import { LineDecoder, MAX_LINE_BYTES } from './lines.js';
 import { Hello, type Method, type MethodResult, parseMessage, parseReply, PROTOCOL_VERSION } from './protocol.js';
 
@@ -26,12 +26,6 @@ export interface RegistryOptions {
   /** Connections held at once before their hello (MAX_AWAITING_HELLO); the oldest goes for a new one. */
   maxAwaitingHello?: number;
   log?: MonitorLogger;
-}
-
-export interface InstanceSummary {
-  id: string;
-  ip: string;
-  binded: number;
 }
 
 /** What another part of Steward does when an instance comes and goes (the fleet records it). */
@@ -120,7 +114,7 @@ export class InstanceRegistry implements InstanceDirectory {
   }
 
   list(): InstanceSummary[] {
-    return [...this.instances.values()].map(({ id, ip, binded }) => ({ id, ip, binded }));
+    return [...this.instances.values()].map((connection) => connection.summary());
   }
 
   /**
@@ -222,7 +216,7 @@ export class InstanceRegistry implements InstanceDirectory {
     if (!tokenMatches(this.options.token, hello.token)) return this.refuse(socket, ip, 'wrong token');
     const connection = new PluginConnection(this.newId(), ip, socket, this.options.replyTimeoutMs ?? REPLY_TIMEOUT_MS);
     this.instances.set(connection.id, connection);
-    for (const listener of this.listeners) listener.registered({ id: connection.id, ip, binded: 0 }, hello);
+    for (const listener of this.listeners) listener.registered(connection.summary(), hello);
     this.recordVersion(connection.id, hello.qgis_version);
     this.log.info(
       `instance ${connection.id} registered from ${ip} (${hello.hostname ?? '?'}, pid ${hello.pid ?? '?'})`,

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { type Answerer, FakePlugin, hello, instancesApp } from '../../../test/support/monitoring.js';
 import { after, before, describe, test } from '../../../test/support/node-test.js';
 import { waitFor } from '../../../test/support/wait.js';
+import type { InstanceSummary } from '../../monitor/connection.js';
 import { InstanceRegistry } from '../../monitor/registry.js';
 
 const metadata = {
@@ -43,13 +44,18 @@ describe('instance routes', () => {
     for (const url of ['/api/instances', '/api/instances/']) {
       const response = await app.inject({ url });
       assert.equal(response.statusCode, 200);
-      const { servers } = response.json<{ servers: { id: string; ip: string; binded: number }[] }>();
+      const { servers } = response.json<{ servers: InstanceSummary[] }>();
       assert.deepEqual(
-        servers.map(({ binded: _, ...server }) => server),
+        servers.map(({ binded: _, registered_at: __, ...server }) => server),
         [{ id, ip: '127.0.0.1' }],
       );
       const age = servers[0]?.binded ?? -1;
       assert.ok(age >= 0 && age <= (Date.now() - registering) / 1000, `binded ${age} is the seconds since registering`);
+      const registered = Date.parse(servers[0]?.registered_at ?? '');
+      assert.ok(
+        registered >= registering - 1 && registered <= Date.now(),
+        `registered at ${servers[0]?.registered_at}`,
+      );
     }
   });
 

@@ -19,7 +19,14 @@ import { errorResponses } from '../schemas.js';
 const InstanceParams = Type.Object({ instance: Type.String({ minLength: 1, maxLength: 64 }) });
 
 const InstanceList = Type.Object({
-  servers: Type.Array(Type.Object({ id: Type.String(), ip: Type.String(), binded: Type.Integer() })),
+  servers: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      ip: Type.String(),
+      binded: Type.Integer({ description: 'Whole seconds since the instance registered' }),
+      registered_at: Type.String({ format: 'date-time', description: 'When the instance registered' }),
+    }),
+  ),
 });
 
 const DISABLED = 'Monitoring is not enabled: set STEWARD_QGISSERVER_MONITORING_PORT.';

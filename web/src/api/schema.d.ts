@@ -686,9 +686,15 @@ export interface paths {
                     content: {
                         "application/json": {
                             servers: {
+                                /** @description Whole seconds since the instance registered */
                                 binded: number;
                                 id: string;
                                 ip: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the instance registered
+                                 */
+                                registered_at: string;
                             }[];
                         };
                     };

@@ -53,7 +53,10 @@ function InstanceTable(): JSX.Element {
                   <Link href={`/instances/${encodeURIComponent(server.id)}`}>{server.id}</Link>
                 </td>
                 <td>{server.ip}</td>
-                <td>Binded {server.binded} seconds ago</td>
+                <td>
+                  Binded {server.binded} seconds ago{' '}
+                  <span class="muted">(registered {new Date(server.registered_at).toLocaleString()})</span>
+                </td>
               </tr>
             ))}
           </tbody>
