@@ -2,8 +2,7 @@
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, extname, join, relative, sep } from 'node:path';
 
-import { zipSync } from 'fflate';
-
+import { zipArchive } from '../storage/zip-writer.js';
 import { CliError, type Published } from './api.js';
 import { type Command, json, JSON_OPTION, SCHEMA_OPTION } from './command.js';
 import { formatTable } from './table.js';
@@ -36,11 +35,11 @@ async function upload(file: string): Promise<{ bytes: Uint8Array; name: string }
         : `${file} holds several QGIS projects (${projects.join(', ')}): give one folder a project`,
     );
   }
-  const entries = Object.fromEntries(
-    await Promise.all(files.map(async (name) => [name, await readFile(join(file, ...name.split('/')))] as const)),
+  const entries = await Promise.all(
+    files.map(async (name) => [name, await readFile(join(file, ...name.split('/')))] as const),
   );
   const project = projects[0] ?? '';
-  return { bytes: zipSync(entries), name: basename(project, extname(project)) };
+  return { bytes: await zipArchive(entries), name: basename(project, extname(project)) };
 }
 
 function publishedText(project: string, answer: Published): string {

@@ -5,7 +5,7 @@
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 
-import { ProjectFormatError } from '../qgis/project.js';
+import { DocumentFormatError } from '../errors.js';
 import { DEFLATED, DIRECTORY_ENTRY, END_OF_DIRECTORY, LOCAL_HEADER } from './zip-format.js';
 
 const compress = promisify(gzip);
@@ -32,7 +32,7 @@ interface PackedEntry {
  * the CRC-32 in its trailer, so nothing of the entry's size is computed on the event loop.
  */
 async function pack(name: string, content: Uint8Array): Promise<PackedEntry> {
-  if (content.byteLength > MAX_32) throw new ProjectFormatError(`archive entry ${name} is over 4 GiB`);
+  if (content.byteLength > MAX_32) throw new DocumentFormatError(`archive entry ${name} is over 4 GiB`);
   const gzipped = await compress(content);
   return {
     name: Buffer.from(name, 'utf8'),
@@ -67,7 +67,7 @@ function commonFields(entry: PackedEntry, when: { time: number; date: number }):
 
 /** A zip archive of the entries, in the order given. */
 function zipOf(entries: PackedEntry[], now: Date): Buffer[] {
-  if (entries.length > MAX_ENTRIES) throw new ProjectFormatError(`an archive holds at most ${MAX_ENTRIES} entries`);
+  if (entries.length > MAX_ENTRIES) throw new DocumentFormatError(`an archive holds at most ${MAX_ENTRIES} entries`);
   const when = dosTime(now);
   const pieces: Buffer[] = [];
   const directory: Buffer[] = [];
@@ -86,7 +86,7 @@ function zipOf(entries: PackedEntry[], now: Date): Buffer[] {
     offset += 30 + entry.name.length + entry.data.length;
   }
   const directorySize = directory.reduce((sum, piece) => sum + piece.length, 0);
-  if (offset + directorySize > MAX_32) throw new ProjectFormatError('the archive would be over 4 GiB');
+  if (offset + directorySize > MAX_32) throw new DocumentFormatError('the archive would be over 4 GiB');
   const end = Buffer.alloc(22);
   end.writeUInt32LE(END_OF_DIRECTORY, 0);
   end.writeUInt16LE(entries.length, 8);
