@@ -21,9 +21,9 @@ import {
   writeCorpus,
   writeLayerLevelStyles,
 } from './support/style-corpus.js';
-import { comparableXml } from './support/style-oracle.js';
+import { xmlDifference } from './support/style-oracle.js';
 import { selectedStorage } from './support/test-storage.js';
-import { fillStyle } from './support/write-bodies.js';
+import { fillStyle, grayStretch } from './support/write-bodies.js';
 
 const STYLE_BODY_LIMIT = 4 * 1024 * 1024;
 /** QGIS Server draws at 0.28 mm a pixel (OGC's standard rendering pixel), 90.714 DPI. */
@@ -344,20 +344,8 @@ describe(`styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them 
       // Desktop names the images as the QML it loaded does; Steward as the project keeps them.
       const withoutImages = (sld: string): string => sld.replace(/xlink:href="[^"]*"/g, 'xlink:href=""');
       const desktop = readFileSync(join(scratch, `${style}.desktop.sld`), 'utf8');
-      // Qt writes attributes in a random order (QHash): the documents are compared as trees.
-      const tree = (sld: string): string => JSON.stringify(comparableXml(withoutImages(sld)));
-      if (tree(steward) !== tree(desktop)) {
-        // Each line with its attributes sorted, for the first line that differs.
-        const sorted = (line: string): string =>
-          line.replace(
-            /^(<[^\s>]+)((?:\s+[^\s=]+="[^"]*")+)(\s*\/?>.*)$/,
-            (_, open: string, list: string, end: string) =>
-              [open, ...(list.match(/[^\s=]+="[^"]*"/g) ?? []).sort(), end].join(' '),
-          );
-        const [ours, theirs] = [steward, desktop].map((sld) => sld.split('\n').map((line) => sorted(line.trim())));
-        const at = ours?.findIndex((line, index) => line !== theirs?.[index]) ?? -1;
-        failures.push(`${style}: the SLD differs from Desktop's at line ${at + 1}: ${ours?.[at]} / ${theirs?.[at]}`);
-      }
+      const difference = xmlDifference(withoutImages(steward), withoutImages(desktop));
+      if (difference) failures.push(`${style}: the SLD differs from Desktop's at ${difference}`);
       assert.equal((steward.match(/<UserStyle>/g) ?? []).length, 1, `${style}: one user style`);
     }
     assert.deepEqual(failures, []);
@@ -392,19 +380,7 @@ describe(`styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them 
   });
 
   it("gives a JSON raster style's QML with the layer's minimum and maximum, which QGIS draws as the project does", async () => {
-    const gray = {
-      type: 'raster',
-      name: 'dem-stretched',
-      rendering: {},
-      symbology: {
-        type: 'singlebandgray',
-        properties: {
-          gray: { band: 1 },
-          contrast_enhancement: { algorithm: 'StretchToMinimumMaximum', limits_min_max: 'MinMax' },
-        },
-      },
-    };
-    assert.equal((await stack.call('POST', `${project}/styles`, gray)).status, 201);
+    assert.equal((await stack.call('POST', `${project}/styles`, grayStretch('dem-stretched'))).status, 201);
     const unapplied = await (await fetch(`${stack.api.url}${project}/styles/dem-stretched/qml`)).text();
     assert.doesNotMatch(unapplied, /<minValue>/, 'no layer has the style yet: it has no values');
     await apply('dem', 'dem-stretched');

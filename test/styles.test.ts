@@ -6,7 +6,7 @@ import { decodePng, type Image } from './support/png.js';
 import { ows, projectProblems } from './support/qgis.js';
 import { type Stack, startStack } from './support/stack.js';
 import { selectedStorage } from './support/test-storage.js';
-import { fillStyle } from './support/write-bodies.js';
+import { fillStyle, grayStretch } from './support/write-bodies.js';
 
 describe(`styles drawn by a real QGIS Server (${selectedStorage()} storage)`, () => {
   let stack: Stack;
@@ -147,18 +147,7 @@ describe(`styles drawn by a real QGIS Server (${selectedStorage()} storage)`, ()
     assert.deepEqual((await map('rgb')).pixel(100, 100), [90, 40, 200, 255]);
 
     await post('/layers', { type: 'raster', name: 'elevation', datasource: data.floatTiff });
-    const gray = (name: string, min: number, max: number): unknown => ({
-      type: 'raster',
-      name,
-      rendering: {},
-      symbology: {
-        type: 'singlebandgray',
-        properties: {
-          gray: { band: 1 },
-          contrast_enhancement: { algorithm: 'StretchToMinimumMaximum', limits_min_max: 'UserDefined', min, max },
-        },
-      },
-    });
+    const gray = (name: string, min: number, max: number): unknown => grayStretch(name, { min, max });
     assert.equal(await post('/styles', gray('wide', 0, 250)), 201);
     assert.equal(await post('/styles', gray('narrow', 0, 150)), 201);
     await post('/layers/elevation/style', { name: 'wide', current: true });

@@ -16,6 +16,7 @@ import { styleElements } from '../qgis/style/qml.js';
 import { styleReferences } from '../qgis/style-references.js';
 import { type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
 import { instantDimension, utcInstant } from '../qgis/temporal.js';
+import { type XmlElement } from '../qgis/xml/node.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { checkName } from './names.js';
 import { type ProjectStyles } from './project-styles.js';
@@ -157,6 +158,13 @@ export class LayerService {
   /** The layer as the project records it; throws NotFound for an unknown project or layer. */
   async entry(ref: ProjectRef, name: string): Promise<LayerEntry> {
     return layerOf(await this.repository.read(ref), ref, name);
+  }
+
+  /** The layer's `<maplayer>` element as the project holds it (its current style included). */
+  async mapLayer(ref: ProjectRef, name: string): Promise<XmlElement> {
+    const element = (await this.repository.read(ref)).mapLayerElement(name);
+    if (!element) throw layerNotFound(ref, name);
+    return element;
   }
 
   /** The layer with the name QGIS Server publishes it under, for requests Steward sends it by layer. */

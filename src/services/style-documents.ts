@@ -1,4 +1,6 @@
 import { BadGateway } from '../errors.js';
+import { type PublishedLayer } from '../qgis/project.js';
+import { rasterSld, usesBandMinimum } from '../qgis/style/raster-sld.js';
 import { currentVectorSld, SldFormatError } from '../qgis/style/sld.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { type LayerService } from './layers.js';
@@ -39,10 +41,10 @@ export class StyleDocuments {
    */
   async sld(ref: ProjectRef, layer: string): Promise<string> {
     const published = await this.layers.published(ref, layer);
+    // QGIS Server writes no style for a raster layer (only vector layers' styles are SLD to it).
+    if (published.type === 'raster') return this.rasterSld(ref, published);
     const answer = await this.ask(ref, layer, { REQUEST: 'GetStyles', LAYERS: '{layer}' });
     const sld = answer.body.toString('utf8');
-    // QGIS Server writes no style for a raster layer (only vector layers' styles are SLD to it).
-    if (published.type !== 'vector') return sld;
     try {
       return currentVectorSld(sld, published.name, published.currentStyle);
     } catch (error) {
@@ -50,6 +52,21 @@ export class StyleDocuments {
       const failed = `QGIS Server's GetStyles for layer "${layer}" is not the SLD of its style`;
       throw new BadGateway(`${failed}: ${error.message}: ${sld.slice(0, 300)}`, { clientMessage: failed });
     }
+  }
+
+  /**
+   * A raster layer's SLD as Desktop writes it, from the style in the project; a clipping stretch
+   * names the band's minimum over the whole raster, which GDAL's statistics give.
+   */
+  private async rasterSld(ref: ProjectRef, layer: PublishedLayer): Promise<string> {
+    const element = await this.layers.mapLayer(ref, layer.name);
+    const minima = usesBandMinimum(element) ? await this.bandMinima(ref, layer) : [];
+    return rasterSld(element, (band) => minima[band - 1]);
+  }
+
+  private async bandMinima(ref: ProjectRef, layer: PublishedLayer): Promise<number[]> {
+    const { probed } = await this.layers.inspect(ref, layer);
+    return probed?.type === 'raster' ? probed.bandRanges.map((range) => range.min) : [];
   }
 
   /** The PNG legend QGIS Server draws for the layer's current style. */

@@ -49,18 +49,26 @@ export function corpusSources(data: Fixtures): CorpusSources {
   };
 }
 
-/** Has QGIS write a QML per renderer into `dir` (saveNamedStyle); answers what it wrote. */
-export function writeCorpus(sources: CorpusSources, dir: string): CorpusStyle[] {
+/** Runs a style_corpus.py command that writes QMLs into `dir` and answers what it wrote. */
+function writeStyles(command: string, sources: CorpusSources, dir: string): CorpusStyle[] {
   const file = join(dir, 'sources.json');
   writeFileSync(file, JSON.stringify(sources));
-  return JSON.parse(runPyqgisScript('style_corpus.py', 'write', file, dir)) as CorpusStyle[];
+  return JSON.parse(runPyqgisScript('style_corpus.py', command, file, dir)) as CorpusStyle[];
+}
+
+/** Has QGIS write a QML per renderer into `dir` (saveNamedStyle); answers what it wrote. */
+export function writeCorpus(sources: CorpusSources, dir: string): CorpusStyle[] {
+  return writeStyles('write', sources, dir);
 }
 
 /** Has QGIS write QMLs whose layer-level settings matter (scale visibility, reference scale, expression fields). */
 export function writeLayerLevelStyles(sources: CorpusSources, dir: string): CorpusStyle[] {
-  const file = join(dir, 'sources.json');
-  writeFileSync(file, JSON.stringify(sources));
-  return JSON.parse(runPyqgisScript('style_corpus.py', 'layer-level', file, dir)) as CorpusStyle[];
+  return writeStyles('layer-level', sources, dir);
+}
+
+/** Has QGIS write raster QMLs whose SLD holds more than the corpus's (filters, opacity, scales, clipping). */
+export function writeRasterSldStyles(sources: CorpusSources, dir: string): CorpusStyle[] {
+  return writeStyles('raster-sld', sources, dir);
 }
 
 export interface RenderJob {

@@ -64,3 +64,18 @@ function comparable(node: XmlElement): Comparable {
 export function comparableXml(xml: string): Comparable {
   return comparable(parseXml(xml).root);
 }
+
+/**
+ * Where two SLDs differ as trees (Qt writes attributes in a random order, QHash's): the first line
+ * that differs, each with its attributes sorted; undefined when they are the same document.
+ */
+export function xmlDifference(ours: string, theirs: string): string | undefined {
+  if (JSON.stringify(comparableXml(ours)) === JSON.stringify(comparableXml(theirs))) return undefined;
+  const sorted = (line: string): string =>
+    line.replace(/^(<[^\s>]+)((?:\s+[^\s=]+="[^"]*")+)(\s*\/?>.*)$/, (_, open: string, list: string, end: string) =>
+      [open, ...(list.match(/[^\s=]+="[^"]*"/g) ?? []).sort(), end].join(' '),
+    );
+  const [mine, other] = [ours, theirs].map((xml) => xml.split('\n').map((line) => sorted(line.trim())));
+  const at = mine?.findIndex((line, index) => line !== other?.[index]) ?? -1;
+  return `line ${at + 1}: ${mine?.[at]} / ${other?.[at]}`;
+}

@@ -18,3 +18,23 @@ export function fillStyle(name: string, color: string, opacity = 1): Record<stri
     },
   };
 }
+
+/**
+ * A JSON singleband gray style stretched between `limits`, or without them between the minimum and
+ * maximum of the layer it is applied to.
+ */
+export function grayStretch(name: string, limits?: { min: number; max: number }): Record<string, unknown> {
+  const range = limits ? { limits_min_max: 'UserDefined', ...limits } : { limits_min_max: 'MinMax' };
+  return {
+    type: 'raster',
+    name,
+    rendering: {},
+    symbology: {
+      type: 'singlebandgray',
+      properties: {
+        gray: { band: 1 },
+        contrast_enhancement: { algorithm: 'StretchToMinimumMaximum', ...range },
+      },
+    },
+  };
+}

@@ -354,7 +354,10 @@ export function styleRoutes(services: StyleRouteServices): RouteModule {
       {
         schema: {
           tags,
-          summary: "The layer's current style as SLD 1.1, as QGIS Server writes it (WMS GetStyles)",
+          summary: "The layer's current style as SLD, as QGIS Desktop's Save as SLD writes it",
+          description:
+            "A vector layer: SLD 1.1 (`se:`) of its current style alone, from QGIS Server's WMS GetStyles. " +
+            'A raster layer: the SLD 1.0 `<UserLayer>` Desktop writes for it (`sld:RasterSymbolizer`).',
           params: LayerParams,
           querystring: SchemaQuery,
         },

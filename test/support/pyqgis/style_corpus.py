@@ -13,6 +13,11 @@
       Writes QMLs of the points layer whose layer-level settings matter: scale-based visibility
       (hidden beyond 1:10,000), a symbology reference scale, a renderer on an expression field;
       prints [{"style", "layer", "kind", "package"}] as "write" does.
+  style_corpus.py raster-sld <sources.json> <out_dir>
+      Writes QMLs of raster styles whose SLD holds more than the corpus's: opacity, brightness,
+      contrast, saturation, grayscale, inverted and colourized colours, scale-based visibility,
+      clipping stretches, transparent classes, special labels and values; prints
+      [{"style", "layer", "kind", "package"}] as "write" does.
   style_corpus.py save-sld <jobs.json>
       jobs.json: [{"kind", "source", "name", "qml", "out"}]: loads each QML into a layer named "name"
       and writes its SLD to "out" as Desktop's "Save as SLD" does (saveSldStyle).
@@ -42,6 +47,7 @@ from qgis.core import (
     QgsGraduatedSymbolRenderer,
     QgsHeatmapRenderer,
     QgsHillshadeRenderer,
+    QgsHueSaturationFilter,
     QgsInvertedPolygonRenderer,
     QgsLineSymbol,
     QgsMapLayer,
@@ -141,7 +147,9 @@ def vector_styles(sources, out_dir):
 
     made = layer("lines")
     root = QgsRuleBasedRenderer.Rule(None)
-    wide = QgsRuleBasedRenderer.Rule(QgsLineSymbol.createSimple({"line_color": "200,0,0", "line_width": "2"}), 0, 0, "$length > 0")
+    wide = QgsRuleBasedRenderer.Rule(
+        QgsLineSymbol.createSimple({"line_color": "200,0,0", "line_width": "2"}), 0, 0, "$length > 0"
+    )
     root.appendChild(wide)
     root.appendChild(QgsRuleBasedRenderer.Rule(QgsLineSymbol.createSimple({"line_color": "0,0,0"}), 0, 0, "ELSE"))
     made.setRenderer(QgsRuleBasedRenderer(root))
@@ -233,12 +241,16 @@ def vector_styles(sources, out_dir):
     return styles
 
 
+def raster_layer(sources, key):
+    made = QgsRasterLayer(sources[key], key, "gdal")
+    if not made.isValid():
+        raise RuntimeError("cannot open " + sources[key])
+    return made
+
+
 def raster_styles(sources):
     def layer(key):
-        made = QgsRasterLayer(sources[key], key, "gdal")
-        if not made.isValid():
-            raise RuntimeError("cannot open " + sources[key])
-        return made
+        return raster_layer(sources, key)
 
     styles = []
     made = layer("dem")
@@ -287,6 +299,100 @@ def raster_styles(sources):
     return styles
 
 
+def raster_sld_styles(sources):
+    def layer(key):
+        return raster_layer(sources, key)
+
+    styles = []
+    made = layer("dem")
+    gray = QgsSingleBandGrayRenderer(made.dataProvider(), 1)
+    gray.setGradient(QgsSingleBandGrayRenderer.WhiteToBlack)
+    made.setRenderer(gray)
+    made.setContrastEnhancement(QgsContrastEnhancement.ClipToMinimumMaximum, QgsRasterMinMaxOrigin.MinMax)
+    made.renderer().contrastEnhancement().setMinimumValue(10.123456789)
+    made.renderer().setOpacity(0.5)
+    made.brightnessFilter().setBrightness(10)
+    made.brightnessFilter().setContrast(-20)
+    made.hueSaturationFilter().setSaturation(30)
+    made.hueSaturationFilter().setGrayscaleMode(QgsHueSaturationFilter.GrayscaleLuminosity)
+    made.hueSaturationFilter().setInvertColors(True)
+    made.setScaleBasedVisibility(True)
+    made.setMinimumScale(50000)
+    made.setMaximumScale(1000)
+    styles.append(("gray-clipped", "dem", made))
+
+    made = layer("dem")
+    made.setRenderer(QgsSingleBandGrayRenderer(made.dataProvider(), 1))
+    made.setContrastEnhancement(QgsContrastEnhancement.StretchAndClipToMinimumMaximum, QgsRasterMinMaxOrigin.MinMax)
+    made.hueSaturationFilter().setColorizeOn(True)
+    made.hueSaturationFilter().setColorizeColor(QColor(200, 100, 50))
+    made.hueSaturationFilter().setColorizeStrength(60)
+    styles.append(("gray-colourized", "dem", made))
+
+    for interpolation, name in ((QgsColorRampShader.Discrete, "discrete"), (QgsColorRampShader.Exact, "exact")):
+        made = layer("dem")
+        ramp = QgsColorRampShader(0, 100)
+        ramp.setColorRampType(interpolation)
+        ramp.setColorRampItemList(
+            [
+                QgsColorRampShader.ColorRampItem(1 / 3, QColor(0, 90, 0, 100), 'a<b&"c'),
+                QgsColorRampShader.ColorRampItem(50.5, QColor(250, 250, 180), "mid"),
+                QgsColorRampShader.ColorRampItem(float("inf"), QColor(1, 2, 3), "above"),
+            ]
+        )
+        shader = QgsRasterShader()
+        shader.setRasterShaderFunction(ramp)
+        made.setRenderer(QgsSingleBandPseudoColorRenderer(made.dataProvider(), 1, shader))
+        styles.append(("pseudocolor-" + name, "dem", made))
+
+    made = layer("rgb")
+    colour = QgsMultiBandColorRenderer(made.dataProvider(), 1, 2, 3)
+    setters = (colour.setRedContrastEnhancement, colour.setGreenContrastEnhancement, colour.setBlueContrastEnhancement)
+    algorithms = (
+        QgsContrastEnhancement.StretchToMinimumMaximum,
+        QgsContrastEnhancement.ClipToMinimumMaximum,
+        QgsContrastEnhancement.StretchAndClipToMinimumMaximum,
+    )
+    for index, (setter, algorithm) in enumerate(zip(setters, algorithms)):
+        enhancement = QgsContrastEnhancement(Qgis.DataType.Byte)
+        enhancement.setContrastEnhancementAlgorithm(algorithm)
+        enhancement.setMinimumValue(10 + index)
+        enhancement.setMaximumValue(200 - index)
+        setter(enhancement)
+    made.setRenderer(colour)
+    styles.append(("multiband-stretched", "rgb", made))
+
+    made = layer("classes")
+    classes = [
+        QgsPalettedRasterRenderer.Class(0, QColor(230, 25, 75, 128), "zero"),
+        QgsPalettedRasterRenderer.Class(2, QColor(0, 130, 200), ""),
+    ]
+    made.setRenderer(QgsPalettedRasterRenderer(made.dataProvider(), 1, classes))
+    made.renderer().setOpacity(0.25)
+    styles.append(("paletted-transparent", "classes", made))
+
+    made = layer("dem")
+    hillshade = QgsHillshadeRenderer(made.dataProvider(), 1, 300, 30)
+    hillshade.setZFactor(2.5)
+    hillshade.setMultiDirectional(True)
+    made.setRenderer(hillshade)
+    styles.append(("hillshade-multidirectional", "dem", made))
+    return styles
+
+
+def write_styles(sources_file, out_dir, make):
+    with open(sources_file) as handle:
+        sources = json.load(handle)
+    written = []
+    for style, key, made in make(sources):
+        message, ok = made.saveNamedStyle(os.path.join(out_dir, style + ".qml"), CATEGORIES)
+        if not ok:
+            raise RuntimeError(f"saveNamedStyle {style}: {message}")
+        kind = "raster" if isinstance(made, QgsRasterLayer) else "vector"
+        written.append({"style": style, "layer": key, "kind": kind, "package": []})
+    return written
+
+
 def layer_level_styles(sources):
     def points():
         made = QgsVectorLayer(sources["points"], "points", "ogr")
@@ -318,18 +424,6 @@ def layer_level_styles(sources):
     made.setRenderer(QgsCategorizedSymbolRenderer("loud", categories))
     styles.append(("virtual-field", "points", made))
     return styles
-
-
-def write_layer_level(sources_file, out_dir):
-    with open(sources_file) as handle:
-        sources = json.load(handle)
-    written = []
-    for style, key, made in layer_level_styles(sources):
-        message, ok = made.saveNamedStyle(os.path.join(out_dir, style + ".qml"), CATEGORIES)
-        if not ok:
-            raise RuntimeError(f"saveNamedStyle {style}: {message}")
-        written.append({"style": style, "layer": key, "kind": "vector", "package": []})
-    return written
 
 
 def write(sources_file, out_dir):
@@ -416,7 +510,9 @@ def main():
     elif command == "render":
         result = render_all(sys.argv[2])
     elif command == "layer-level":
-        result = write_layer_level(sys.argv[2], sys.argv[3])
+        result = write_styles(sys.argv[2], sys.argv[3], layer_level_styles)
+    elif command == "raster-sld":
+        result = write_styles(sys.argv[2], sys.argv[3], raster_sld_styles)
     elif command == "save-sld":
         result = save_sld_all(sys.argv[2])
     else:
