@@ -3324,7 +3324,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The layer's current style as SLD 1.1, as QGIS Server writes it (WMS GetStyles) */
+        /**
+         * The layer's current style as SLD, as QGIS Desktop's Save as SLD writes it
+         * @description A vector layer: SLD 1.1 (`se:`) of its current style alone, from QGIS Server's WMS GetStyles. A raster layer: the SLD 1.0 `<UserLayer>` Desktop writes for it (`sld:RasterSymbolizer`).
+         */
         get: {
             parameters: {
                 query?: {
