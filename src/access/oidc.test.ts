@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
 
+import { test } from '../../test/support/node-test.js';
 import { claimAt, isJwt, rolesOf } from './oidc.js';
 
 test('claimAt reads a dotted path, or a member of that very name', () => {
