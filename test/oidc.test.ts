@@ -18,8 +18,8 @@ import { after, before, describe, it } from './support/node-test.js';
 import {
   AUDIENCE,
   CONSOLE_CLIENT,
-  ROLES_CLAIM,
   startTestProvider,
+  stewardSettings,
   type TestProvider,
 } from './support/oidc-provider.js';
 import { runPyqgisScript } from './support/pyqgis-scripts.js';
@@ -64,14 +64,7 @@ describe('bearer JWTs of an OpenID provider', () => {
       {
         apiToken: ADMIN,
         tokenFailures: 1000,
-        oidc: {
-          issuer: provider.issuer,
-          audience: AUDIENCE,
-          rolesClaim: ROLES_CLAIM,
-          nameClaim: undefined,
-          clientId: CONSOLE_CLIENT,
-          scope: 'openid profile',
-        },
+        oidc: stewardSettings(provider),
       },
       { env: { QGIS_PLUGINPATH: PLUGIN_PATH } },
       'filesystem',
@@ -109,8 +102,19 @@ describe('bearer JWTs of an OpenID provider', () => {
 
   it('says how the console logs in, to anyone', async () => {
     assert.deepEqual((await as(undefined)('GET', '/api/auth/config')).body, {
-      oidc: { issuer: provider.issuer, client_id: CONSOLE_CLIENT, audience: AUDIENCE, scope: 'openid profile' },
+      oidc: {
+        issuer: provider.issuer,
+        client_id: CONSOLE_CLIENT,
+        audience: AUDIENCE,
+        scope: 'openid profile',
+        authorization_endpoint: `${provider.issuer}/auth`,
+      },
     });
+    const exchange = { code: 'not a code', code_verifier: 'v'.repeat(43), redirect_uri: 'http://127.0.0.1/cb' };
+    const refusal = await as(undefined)('POST', '/api/auth/token', exchange);
+    assert.equal(refusal.status, 401);
+    assert.match((refusal.body as { error: string }).error, /the OpenID provider refused the login/);
+    assert.equal((await as(undefined)('POST', '/api/auth/token', { ...exchange, code_verifier: 'short' })).status, 400);
   });
 
   it("restricts projects by the token's roles, as for API tokens, and names it in the audit log", async () => {

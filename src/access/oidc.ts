@@ -8,8 +8,21 @@
 import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from 'jose';
 
 import { type OidcSettings } from '../config.js';
-import { RetryLater } from '../errors.js';
+import { RetryLater, Unauthorized } from '../errors.js';
 import { quickDigest } from './token-secret.js';
+
+/** What the issuer's discovery document says that Steward uses. */
+export interface ProviderEndpoints {
+  authorization_endpoint: string;
+  token_endpoint: string;
+  jwks_uri: string;
+}
+
+/** What the console's login is answered. */
+export interface LoginTokens {
+  access_token: string;
+  expires_in: number | null;
+}
 
 /** Who a verified token names, and until when. */
 export interface OidcClaims {
@@ -79,7 +92,8 @@ class IssuerUnavailable extends RetryLater {
 /** Verifies bearer JWTs of one issuer for one audience, and keeps those verified until they expire. */
 export class OidcVerifier {
   private keys: ReturnType<typeof createRemoteJWKSet> | undefined;
-  private discovering: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
+  private endpoints: ProviderEndpoints | undefined;
+  private discovering: Promise<ProviderEndpoints> | undefined;
   private failedAt = -Infinity;
   private readonly kept = new Map<string, OidcClaims>();
 
@@ -141,32 +155,77 @@ export class OidcVerifier {
 
   /** The issuer's key set, found through its discovery document on first use. */
   private async keySet(): Promise<ReturnType<typeof createRemoteJWKSet>> {
-    if (this.keys) return this.keys;
+    this.keys ??= createRemoteJWKSet(new URL((await this.provider()).jwks_uri), {
+      cooldownDuration: JWKS_COOLDOWN_MS,
+      timeoutDuration: FETCH_TIMEOUT_MS,
+    });
+    return this.keys;
+  }
+
+  /** The issuer's endpoints, from its discovery document read on first use; 503 when it cannot be. */
+  async provider(): Promise<ProviderEndpoints> {
+    if (this.endpoints) return this.endpoints;
     if (this.now() - this.failedAt < DISCOVERY_RETRY_MS)
       throw new IssuerUnavailable('its discovery document could not be read a moment ago');
     this.discovering ??= this.discover().finally(() => {
       this.discovering = undefined;
     });
     try {
-      this.keys = await this.discovering;
+      this.endpoints = await this.discovering;
     } catch (error) {
       this.failedAt = this.now();
       throw new IssuerUnavailable((error as Error).message);
     }
-    return this.keys;
+    return this.endpoints;
   }
 
-  private async discover(): Promise<ReturnType<typeof createRemoteJWKSet>> {
+  private async discover(): Promise<ProviderEndpoints> {
     const url = `${this.settings.issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
     const response = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
     if (!response.ok) throw new Error(`${url} answered ${response.status}`);
-    const document = (await response.json()) as { issuer?: unknown; jwks_uri?: unknown };
-    if (document.issuer !== this.settings.issuer)
-      throw new Error(`${url} names the issuer ${JSON.stringify(document.issuer)}, not ${this.settings.issuer}`);
-    if (typeof document.jwks_uri !== 'string') throw new Error(`${url} has no jwks_uri`);
-    return createRemoteJWKSet(new URL(document.jwks_uri), {
-      cooldownDuration: JWKS_COOLDOWN_MS,
-      timeoutDuration: FETCH_TIMEOUT_MS,
+    const document = (await response.json()) as Record<string, unknown>;
+    if (document['issuer'] !== this.settings.issuer)
+      throw new Error(`${url} names the issuer ${JSON.stringify(document['issuer'])}, not ${this.settings.issuer}`);
+    const endpoints = ['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const;
+    for (const name of endpoints) {
+      const value = document[name];
+      if (typeof value !== 'string' || !URL.canParse(value)) throw new Error(`${url} has no ${name}`);
+    }
+    return Object.fromEntries(endpoints.map((name) => [name, document[name]])) as unknown as ProviderEndpoints;
+  }
+
+  /**
+   * The console's login (docs/access.md): exchanges an authorization code, with its PKCE verifier,
+   * at the token endpoint for the console's public client. Through the API, as the console's
+   * pages may fetch nothing but their own origin. The access token is asked for the audience as a
+   * resource indicator when the audience is a URL.
+   */
+  async exchangeCode(request: { code: string; code_verifier: string; redirect_uri: string }): Promise<LoginTokens> {
+    const { token_endpoint } = await this.provider();
+    const form = new URLSearchParams({
+      grant_type: 'authorization_code',
+      client_id: this.settings.clientId ?? '',
+      ...request,
     });
+    if (URL.canParse(this.settings.audience)) form.set('resource', this.settings.audience);
+    let response: Response;
+    try {
+      response = await fetch(token_endpoint, {
+        method: 'POST',
+        body: form,
+        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+      });
+    } catch (error) {
+      throw new IssuerUnavailable((error as Error).message);
+    }
+    const answer = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+    const token = answer['access_token'];
+    if (!response.ok || typeof token !== 'string') {
+      const why = [answer['error_description'], answer['error']].find((text) => typeof text === 'string');
+      throw new Unauthorized(`the OpenID provider refused the login: ${(why ?? `${response.status}`).slice(0, 300)}`);
+    }
+    if (!(await this.verify(token)))
+      throw new Unauthorized('the OpenID provider gave an access token this API does not take (check the audience)');
+    return { access_token: token, expires_in: typeof answer['expires_in'] === 'number' ? answer['expires_in'] : null };
   }
 }

@@ -1,6 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
 
-import { type OidcSettings } from '../config.js';
 import { NotFound, Unprocessable } from '../errors.js';
 import { checkName, checkText } from '../services/names.js';
 import { isJwt, type OidcVerifier } from './oidc.js';
@@ -187,9 +186,9 @@ export class AccessService {
     this.tileCache = this.tileCacheToken === undefined ? undefined : quickDigest(this.tileCacheToken);
   }
 
-  /** The OpenID provider's settings, when its JWTs are taken. */
-  get oidcSettings(): OidcSettings | undefined {
-    return this.oidc?.settings;
+  /** The OpenID provider whose JWTs are taken, when there is one. */
+  get openIdProvider(): OidcVerifier | undefined {
+    return this.oidc;
   }
 
   /** Reads tokens and roles and follows their changes. */

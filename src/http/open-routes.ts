@@ -22,9 +22,14 @@ const OPEN_ROUTES: ReadonlySet<string> = new Set([
   '/docs/static/swagger-initializer.js',
 ]);
 
+/** The console's login: it has no token yet when it exchanges the provider's code for one. */
+const OPEN_POSTS: ReadonlySet<string> = new Set(['/api/auth/token']);
+
 /** Whether `method` on the matched route pattern `url` (undefined when no route matched) is open. */
 export function isOpenRoute(method: string, url: string | undefined): boolean {
-  return (method === 'GET' || method === 'HEAD') && url !== undefined && OPEN_ROUTES.has(url);
+  if (url === undefined) return false;
+  if (method === 'POST') return OPEN_POSTS.has(url);
+  return (method === 'GET' || method === 'HEAD') && OPEN_ROUTES.has(url);
 }
 
 /** Whether the matched route pattern `url` serves the web console's files. */

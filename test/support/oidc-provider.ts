@@ -13,6 +13,8 @@ import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import Provider, { type Configuration } from 'oidc-provider';
 import * as client from 'openid-client';
 
+import { type OidcSettings } from '../../src/config.js';
+
 /** The resource server the tokens are for: Steward's API, as its STEWARD_OIDC_AUDIENCE. */
 export const AUDIENCE = 'https://steward.test/api';
 /** The console's public client. */
@@ -39,9 +41,23 @@ export interface TestProvider {
   keys: JWK[];
   /** An access token of a machine client, for `resource` (the API by default). */
   token(machine: string, resource?: string): Promise<string>;
+  /** Lets the console's client be sent back to `uri` from now on. */
+  allowRedirect(uri: string): void;
   /** Signs with a new key from now on, the old one still published. */
   rotateKeys(): Promise<void>;
   stop(): Promise<void>;
+}
+
+/** Steward's settings for `provider`: its JWTs for the API, roles in ROLES_CLAIM, the console's client. */
+export function stewardSettings(provider: TestProvider): OidcSettings {
+  return {
+    issuer: provider.issuer,
+    audience: AUDIENCE,
+    rolesClaim: ROLES_CLAIM,
+    nameClaim: undefined,
+    clientId: CONSOLE_CLIENT,
+    scope: 'openid profile',
+  };
 }
 
 export async function newSigningKey(): Promise<JWK> {
@@ -125,6 +141,10 @@ export async function startTestProvider(options: TestProviderOptions): Promise<T
       });
       const tokens = await client.clientCredentialsGrant(config, { resource });
       return tokens.access_token;
+    },
+    allowRedirect(uri) {
+      options.redirectUris = [...(options.redirectUris ?? []), uri];
+      serve();
     },
     async rotateKeys() {
       keys.unshift(await newSigningKey());

@@ -30,6 +30,7 @@ export const routes: Route[] = [
   { path: '/instances', section: 'instances', page: () => import('./pages/instances') },
   { path: '/instances/:instance', section: 'instances', page: () => import('./pages/instance') },
   { path: '/access', section: 'access', page: () => import('./pages/access') },
+  { path: '/login/callback', section: 'access', page: () => import('./pages/login-callback') },
 ];
 
 export function findRoute(path: string): { route: Route; params: Record<string, string> } | undefined {

@@ -5,6 +5,7 @@ import { type FastifyPluginAsync } from 'fastify';
 
 import { OWS_SERVICES } from '../../access/records.js';
 import { type AccessService } from '../../access/service.js';
+import { NotFound } from '../../errors.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses } from '../schemas.js';
 
@@ -81,6 +82,20 @@ export const Role = Type.Object(
   { additionalProperties: false },
 );
 
+const CodeExchange = Type.Object(
+  {
+    code: Type.String({ minLength: 1, maxLength: 4096 }),
+    code_verifier: Type.String({ minLength: 43, maxLength: 128, pattern: '^[A-Za-z0-9._~-]+$' }),
+    redirect_uri: Type.String({ minLength: 1, maxLength: 2048 }),
+  },
+  { additionalProperties: false },
+);
+
+const LoginTokens = Type.Object({
+  access_token: Type.String({ description: 'The bearer token for this API' }),
+  expires_in: Type.Union([Type.Integer(), Type.Null()], { description: 'Seconds it lives, when the provider says' }),
+});
+
 const RoleParams = Type.Object({ role: Type.String({ maxLength: 64 }) });
 const TokenParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
@@ -108,6 +123,7 @@ const AuthConfig = Type.Object({
       client_id: Type.String({ description: "The console's public client (authorization code flow with PKCE)" }),
       audience: Type.String({ description: 'The audience the API checks in the tokens' }),
       scope: Type.String(),
+      authorization_endpoint: Type.String({ description: "The provider's, where the console sends the person" }),
     }),
     Type.Null(),
   ]),
@@ -168,9 +184,30 @@ export function accessRoutes(access: AccessService): RouteModule {
         },
       },
       async () => {
-        const oidc = access.oidcSettings;
-        if (oidc?.clientId === undefined) return { oidc: null };
-        return { oidc: { issuer: oidc.issuer, client_id: oidc.clientId, audience: oidc.audience, scope: oidc.scope } };
+        const provider = access.openIdProvider;
+        const { issuer, clientId, audience, scope } = provider?.settings ?? {};
+        if (provider === undefined || issuer === undefined || clientId === undefined) return { oidc: null };
+        const { authorization_endpoint } = await provider.provider();
+        return {
+          oidc: { issuer, client_id: clientId, audience: audience ?? '', scope: scope ?? '', authorization_endpoint },
+        };
+      },
+    );
+    api.post(
+      '/auth/token',
+      {
+        schema: {
+          tags,
+          summary: "The console's login: an authorization code (PKCE) exchanged at the OpenID provider",
+          body: CodeExchange,
+          response: { 200: LoginTokens, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const provider = access.openIdProvider;
+        if (provider?.settings.clientId === undefined)
+          throw new NotFound('this server has no OpenID Connect login (STEWARD_OIDC_CLIENT_ID)');
+        return provider.exchangeCode(request.body);
       },
     );
     api.post(

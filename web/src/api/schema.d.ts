@@ -132,6 +132,8 @@ export interface paths {
                             oidc: {
                                 /** @description The audience the API checks in the tokens */
                                 audience: string;
+                                /** @description The provider's, where the console sends the person */
+                                authorization_endpoint: string;
                                 /** @description The console's public client (authorization code flow with PKCE) */
                                 client_id: string;
                                 /** @description The OpenID provider, whose discovery document the console reads */
@@ -204,6 +206,77 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The console's login: an authorization code (PKCE) exchanged at the OpenID provider */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        code: string;
+                        code_verifier: string;
+                        redirect_uri: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The bearer token for this API */
+                            access_token: string;
+                            /** @description Seconds it lives, when the provider says */
+                            expires_in: number | null;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;

@@ -1,7 +1,8 @@
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
-import { api, ApiError } from '../api/client';
+import { type Answer, api, ApiError } from '../api/client';
+import { startLogin } from '../api/oidc';
 import { hasToken, onTokenRefused, setToken } from '../api/token';
 import { Dialog } from './dialog';
 import { ErrorMessage } from './messages';
@@ -16,11 +17,16 @@ export function TokenDialog(): JSX.Element {
   const [value, setValue] = useState('');
   const [error, setError] = useState<string | undefined>(undefined);
   const [checking, setChecking] = useState(false);
+  const [login, setLogin] = useState<Answer<'/api/auth/config'>['oidc']>(null);
   useEffect(
     () =>
       onTokenRefused(() => {
         setRefused(hasToken());
         setOpen(true);
+        api.get('/api/auth/config').then(
+          (config) => setLogin(config.oidc),
+          () => setLogin(null),
+        );
       }),
     [],
   );
@@ -52,6 +58,16 @@ export function TokenDialog(): JSX.Element {
             : 'This Steward is protected by a token (STEWARD_API_TOKEN).'}{' '}
           Give it to continue; it is kept for this browser tab only.
         </p>
+        {login && (
+          <p>
+            <button
+              type="button"
+              onClick={() => void startLogin(login).catch((failure: Error) => setError(failure.message))}
+            >
+              Log in with OpenID Connect
+            </button>
+          </p>
+        )}
         <label>
           Token
           <input
