@@ -41,6 +41,7 @@ import { ProcessingService } from '../services/processing.js';
 import { ProjectArchives } from '../services/project-archives.js';
 import { ProjectServicesService } from '../services/project-services.js';
 import { ProjectStyles } from '../services/project-styles.js';
+import { ProjectSummaries } from '../services/project-summaries.js';
 import { DEFAULT_SCHEMA, projectRef, ProjectService } from '../services/projects.js';
 import { ProviderRegistry } from '../services/providers/registry.js';
 import { ProjectRepository } from '../services/repository.js';
@@ -286,6 +287,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   });
   return {
     projects,
+    summaries: new ProjectSummaries(repository, pins),
     archives,
     publishBodyLimit,
     dataFiles: new DataFiles(config.uploadRoot, repository, layers, publishBodyLimit),

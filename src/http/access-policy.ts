@@ -21,6 +21,8 @@ import { isReadMethod } from './read-methods.js';
 /** Routes any identity may call: what they answer says nothing of a project, or is filtered. */
 const ANY_IDENTITY: ReadonlySet<string> = new Set([
   'GET /api/projects',
+  // Filtered by the route itself, before it counts and pages.
+  'GET /api/project-summaries',
   'GET /api/whoami',
   // nginx's auth_request before QGIS Server: the route judges the OWS request itself (ows-auth.ts).
   'GET /api/auth/ows',

@@ -18,6 +18,7 @@ import { type ProjectPins } from '../services/pins.js';
 import { type ProcessingService } from '../services/processing.js';
 import { type ProjectArchives } from '../services/project-archives.js';
 import { type ProjectServicesService } from '../services/project-services.js';
+import { type ProjectSummaries } from '../services/project-summaries.js';
 import { type ProjectService } from '../services/projects.js';
 import { type StyleDocuments } from '../services/style-documents.js';
 import { type StylePackages } from '../services/style-packages.js';
@@ -44,6 +45,7 @@ import { projectArchiveRoutes } from './routes/project-archives.js';
 import { fleetRoutes } from './routes/project-fleet.js';
 import { projectMapRoutes } from './routes/project-map.js';
 import { projectServicesRoutes } from './routes/project-services.js';
+import { projectSummaryRoutes } from './routes/project-summaries.js';
 import { projectRoutes } from './routes/projects.js';
 import { type ServerFacts, serverRoutes } from './routes/server.js';
 import { styleRoutes } from './routes/styles.js';
@@ -52,6 +54,8 @@ import { symbologyRoutes } from './routes/symbology.js';
 /** What the API serves; the features that are off (monitoring, tile cache) are undefined. */
 export interface ApiServices {
   projects: ProjectService;
+  /** The projects of a schema as a listing shows them. */
+  summaries: ProjectSummaries;
   /** Projects in and out as QGIS Desktop has them, with their data. */
   archives: ProjectArchives;
   /** Bytes a project or data file upload may have (STEWARD_PUBLISH_BODY_LIMIT). */
@@ -100,6 +104,7 @@ export interface ApiServices {
 export function apiRoutes(services: ApiServices, consoleDir: string): RouteModule[] {
   return [
     projectRoutes(services.projects),
+    projectSummaryRoutes(services.summaries),
     historyRoutes(services.history),
     projectArchiveRoutes(services),
     dataFileRoutes(services),

@@ -50,7 +50,7 @@ export interface ProjectLifecycle {
 const SYSTEM_SCHEMA = /^(pg_|information_schema$)/i;
 
 /** A schema named in a request: a valid name, not one of PostgreSQL's own (403). */
-function checkSchema(schema: string): string {
+export function checkSchema(schema: string): string {
   checkName('schema', schema);
   if (SYSTEM_SCHEMA.test(schema))
     throw new Forbidden(`schema "${schema}" is PostgreSQL's own; projects live in others`);

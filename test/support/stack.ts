@@ -118,7 +118,7 @@ export async function startStack(
     ...storage.config,
     ...overrides,
   });
-  await storage.ready((method, path) => apiCall(api.url, method, path));
+  await storage.ready((method, path) => apiCall(api.url, method, path, undefined, overrides.apiToken));
 
   return {
     qgis,

@@ -1776,6 +1776,95 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/project-summaries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The projects of a schema one may read, each with its title, layers, CRS, author and pin */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Projects a page, 1 to 200 (50) */
+                    limit?: string;
+                    /** @description Projects skipped (0) */
+                    offset?: string;
+                    /** @description asc by default */
+                    order?: "asc" | "desc";
+                    /** @description Only projects whose name or title holds this */
+                    q?: string;
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                    /** @description name by default */
+                    sort?: "name" | "layers" | "author";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            limit: number;
+                            offset: number;
+                            projects: {
+                                author: string;
+                                crs: string;
+                                /** @description Why the project cannot be read */
+                                error?: string;
+                                /** @description The layers one may see; absent when the project cannot be read */
+                                layers?: number;
+                                name: string;
+                                pinned: boolean;
+                                schema?: string;
+                                storage: "filesystem" | "postgresql";
+                                title: string;
+                            }[];
+                            /** @description The projects that match, over every page */
+                            total: number;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects": {
         parameters: {
             query?: never;

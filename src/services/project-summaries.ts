@@ -1,0 +1,105 @@
+/**
+ * The projects of a schema as one listing shows them: a summary of each (its title, storage,
+ * layers, CRS, author and pin), searched, sorted and cut into pages, so that a client needs one
+ * request rather than two per project.
+ */
+import { type ProjectRef } from '../storage/project-store.js';
+import { type ProjectPins } from './pins.js';
+import { type ProjectRepository } from './repository.js';
+
+export interface ProjectSummary {
+  name: string;
+  title: string;
+  storage: 'filesystem' | 'postgresql';
+  schema?: string;
+  /** The layers one may see; undefined for a project that cannot be read. */
+  layers?: number;
+  crs: string;
+  author: string;
+  pinned: boolean;
+  /** Why the project cannot be read; the other fields are then empty. */
+  error?: string;
+}
+
+export type SummarySort = 'name' | 'layers' | 'author';
+
+export interface SummaryQuery {
+  schema: string;
+  /** Kept when its name or title holds this, whatever the case. */
+  q?: string;
+  sort: SummarySort;
+  order: 'asc' | 'desc';
+  limit: number;
+  offset: number;
+}
+
+/** What an identity may see: the projects, and the layers of each. */
+export interface SummaryAccess {
+  project(ref: ProjectRef): boolean;
+  layer(ref: ProjectRef, layer: string): boolean;
+}
+
+export interface SummaryPage {
+  /** The projects that match, over every page. */
+  total: number;
+  offset: number;
+  limit: number;
+  projects: ProjectSummary[];
+}
+
+/** Projects read at once: a schema of thousands must not open thousands of reads together. */
+const READS_AT_ONCE = 16;
+
+const collator = new Intl.Collator('en', { sensitivity: 'base', numeric: true });
+
+const COMPARE: Record<SummarySort, (a: ProjectSummary, b: ProjectSummary) => number> = {
+  name: (a, b) => collator.compare(a.name, b.name),
+  // A project that cannot be read counts below an empty one.
+  layers: (a, b) => (a.layers ?? -1) - (b.layers ?? -1),
+  author: (a, b) => collator.compare(a.author, b.author),
+};
+
+function matches(summary: ProjectSummary, q: string | undefined): boolean {
+  if (q === undefined || q === '') return true;
+  const wanted = q.toLocaleLowerCase();
+  return summary.name.toLocaleLowerCase().includes(wanted) || summary.title.toLocaleLowerCase().includes(wanted);
+}
+
+export class ProjectSummaries {
+  constructor(
+    private readonly repository: ProjectRepository,
+    private readonly pins: ProjectPins,
+  ) {}
+
+  /** One project's summary; one that cannot be read has its error instead of failing the listing. */
+  private async summary(ref: ProjectRef, access: SummaryAccess): Promise<ProjectSummary> {
+    const storage = this.repository.store.kind;
+    const where = { name: ref.name, storage, ...(storage === 'postgresql' ? { schema: ref.schema } : {}) };
+    try {
+      const document = await this.repository.read(ref);
+      const metadata = document.metadata();
+      const layers = document.layers().filter((layer) => access.layer(ref, layer.name)).length;
+      const pinned = await this.pins.has(ref);
+      return { ...where, title: metadata.title, layers, crs: metadata.authid, author: metadata.author, pinned };
+    } catch (error) {
+      return { ...where, title: '', crs: '', author: '', pinned: false, error: (error as Error).message };
+    }
+  }
+
+  async page(query: SummaryQuery, access: SummaryAccess): Promise<SummaryPage> {
+    const names = await this.repository.store.list(query.schema);
+    const refs = names.map((name) => ({ name, schema: query.schema })).filter((ref) => access.project(ref));
+    const summaries: ProjectSummary[] = [];
+    for (let start = 0; start < refs.length; start += READS_AT_ONCE) {
+      const batch = refs.slice(start, start + READS_AT_ONCE);
+      summaries.push(...(await Promise.all(batch.map((ref) => this.summary(ref, access)))));
+    }
+    const direction = query.order === 'desc' ? -1 : 1;
+    const compare = COMPARE[query.sort];
+    const found = summaries
+      .filter((summary) => matches(summary, query.q))
+      .sort((a, b) => direction * (compare(a, b) || COMPARE.name(a, b)));
+    const { offset, limit } = query;
+    return { total: found.length, offset, limit, projects: found.slice(offset, offset + limit) };
+  }
+}
