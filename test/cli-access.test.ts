@@ -104,7 +104,7 @@ describe('steward login, whoami, tokens, roles and audit against a real API', ()
 
     const me = await steward(['whoami'], env);
     assert.equal(me.code, 0, me.err);
-    assert.equal(me.out, `Name     bootstrap\nRoles    -\nAdmin    yes\nServer   ${server}\n`);
+    assert.equal(me.out, `Name     bootstrap\nRoles    -\nAdmin    yes\nKind     bootstrap\nServer   ${server}\n`);
   });
 
   it('makes, replaces, shows and lists roles from JSON files, and reports refusals', async () => {

@@ -6,12 +6,14 @@
  * auth_request makes QGIS Server honour the token's roles.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { decodeProtectedHeader } from 'jose';
 
+import { steward } from './support/cli.js';
 import { apiCall } from './support/http.js';
 import { PLUGIN_PATH } from './support/insight-stack.js';
 import { after, before, describe, it } from './support/node-test.js';
@@ -98,6 +100,20 @@ describe('bearer JWTs of an OpenID provider', () => {
       admin: true,
       kind: 'oidc',
     });
+  });
+
+  it('is kept by steward login and answered by steward whoami', async () => {
+    const env = { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'steward-oidc-cli-')) };
+    const login = await steward(['login', stack.api.url], env, `${tokens['ci-viewer']}\n`);
+    assert.equal(login.code, 0, login.err);
+    const me = await steward(['whoami', '--json'], env);
+    assert.deepEqual(JSON.parse(me.out), {
+      name: 'ci-viewer',
+      roles: ['viewer', 'unknown-role'],
+      admin: false,
+      kind: 'oidc',
+    });
+    rmSync(env.XDG_CONFIG_HOME, { recursive: true, force: true });
   });
 
   it('says how the console logs in, to anyone', async () => {

@@ -27,6 +27,7 @@ export const whoami: Command = {
         ['Name', me.name],
         ['Roles', me.roles.join(', ') || '-'],
         ['Admin', me.admin ? 'yes' : 'no'],
+        ['Kind', me.kind],
         ['Server', api.server],
       ]),
     );

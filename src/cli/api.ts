@@ -85,6 +85,8 @@ export interface Whoami {
   name: string;
   roles: string[];
   admin: boolean;
+  /** How the server knew the identity: bootstrap, token, oidc (a JWT of its OpenID provider), anonymous, open. */
+  kind: string;
 }
 
 /** The answer of POST /api/tokens. */
