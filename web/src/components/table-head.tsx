@@ -1,7 +1,15 @@
 import type { JSX } from 'preact';
 
-/** A column heading: its text, and whether it holds numbers (aligned to the right). */
-export type Column = string | { label: string; numeric: true };
+/** How a sortable column is sorted now, as `aria-sort` says it. */
+export type SortState = 'ascending' | 'descending' | 'none';
+
+/**
+ * A column heading: its text, whether it holds numbers (aligned to the right), and for a column
+ * the table can be sorted by, how it is sorted and what sorts it.
+ */
+export type Column = string | { label: string; numeric?: true; sort?: { state: SortState; onSort: () => void } };
+
+const ARROWS: Record<SortState, string> = { ascending: ' ▲', descending: ' ▼', none: '' };
 
 interface TableHeadProps {
   /** What the table lists, read by screen readers only. */
@@ -24,8 +32,20 @@ export function TableHead({ caption, columns, actions = false }: TableHeadProps)
                 {column}
               </th>
             ) : (
-              <th key={column.label} scope="col" class="number">
-                {column.label}
+              <th
+                key={column.label}
+                scope="col"
+                class={column.numeric ? 'number' : undefined}
+                aria-sort={column.sort?.state}
+              >
+                {column.sort ? (
+                  <button type="button" class="sort" onClick={column.sort.onSort}>
+                    {column.label}
+                    <span aria-hidden="true">{ARROWS[column.sort.state]}</span>
+                  </button>
+                ) : (
+                  column.label
+                )}
               </th>
             ),
           )}

@@ -1,79 +1,117 @@
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
-import { api } from '../api/client';
+import { type Answer, api } from '../api/client';
 import { projectPath } from '../api/projects';
 import { Dialog } from '../components/dialog';
 import { ErrorMessage, Loading } from '../components/messages';
 import { Page } from '../components/page';
 import { PublishForm } from '../components/publish-form';
-import { TableHead } from '../components/table-head';
+import { type Column, type SortState, TableHead } from '../components/table-head';
 import { useAction, useApi } from '../components/use-api';
 import { Link, navigate } from '../router';
 import type { PageProps } from '../routes';
 
-interface ProjectRow {
-  name: string;
-  storage: string;
-  schema: string | undefined;
-  layers: number | undefined;
-  crs: string;
-  author: string;
-  pinned: boolean;
-  error?: string;
+type ProjectRow = Answer<'/api/project-summaries'>['projects'][number];
+type SortKey = 'name' | 'layers' | 'author';
+type Order = 'asc' | 'desc';
+
+/** Projects a page shows. */
+const PAGE_SIZE = 50;
+/** How long typing pauses before the search is sent. */
+const SEARCH_PAUSE_MS = 250;
+
+function sortState(column: SortKey, sort: SortKey, order: Order): SortState {
+  if (column !== sort) return 'none';
+  return order === 'asc' ? 'ascending' : 'descending';
 }
 
-async function loadProjects(schema: string | undefined, signal: AbortSignal): Promise<ProjectRow[]> {
-  const query = schema ? { schema } : {};
-  const names = await api.get('/api/projects', { query, signal });
-  return Promise.all(
-    names.map(async (name): Promise<ProjectRow> => {
-      const path = { project: name };
-      try {
-        const [info, layers] = await Promise.all([
-          api.get('/api/projects/{project}', { path, query, signal }),
-          api.get('/api/projects/{project}/layers', { path, query, signal }),
-        ]);
-        return {
-          name,
-          storage: info.storage,
-          schema: info.schema,
-          layers: layers.length,
-          crs: info.crs,
-          author: info.author,
-          pinned: info.pinned,
-        };
-      } catch (error) {
-        const failed = { storage: '', schema, layers: undefined, crs: '', author: '', pinned: false };
-        return { name, ...failed, error: (error as Error).message };
-      }
-    }),
-  );
+/** The search as typed, sent once typing pauses. */
+function useSearch(): { typed: string; setTyped: (value: string) => void; q: string } {
+  const [typed, setTyped] = useState('');
+  const [q, setQ] = useState('');
+  useEffect(() => {
+    const timer = setTimeout(() => setQ(typed.trim()), SEARCH_PAUSE_MS);
+    return () => clearTimeout(timer);
+  }, [typed]);
+  return { typed, setTyped, q };
 }
 
 export default function ProjectsPage({ query }: PageProps): JSX.Element {
   const schema = query.get('schema') ?? '';
   const server = useApi((signal) => api.get('/api/server', { signal }), []);
-  const projects = useApi((signal) => loadProjects(schema || undefined, signal), [schema]);
+  const search = useSearch();
+  const [sort, setSort] = useState<SortKey>('name');
+  const [order, setOrder] = useState<Order>('asc');
+  const [offset, setOffset] = useState(0);
+  useEffect(() => setOffset(0), [search.q, schema]);
+  const projects = useApi(
+    (signal) =>
+      api.get('/api/project-summaries', {
+        query: {
+          ...(schema ? { schema } : {}),
+          ...(search.q ? { q: search.q } : {}),
+          sort,
+          order,
+          limit: String(PAGE_SIZE),
+          offset: String(offset),
+        },
+        signal,
+      }),
+    [schema, search.q, sort, order, offset],
+  );
   const [deleting, setDeleting] = useState<ProjectRow | undefined>(undefined);
   const postgres = server.data?.storage === 'postgresql';
+  const listed = projects.data;
+  const sortBy = (column: SortKey) => () => {
+    setOrder(column === sort && order === 'asc' ? 'desc' : 'asc');
+    setSort(column);
+    setOffset(0);
+  };
+  const sortable = (label: string, column: SortKey, numeric?: true): Column => ({
+    label,
+    ...(numeric && { numeric }),
+    sort: { state: sortState(column, sort, order), onSort: sortBy(column) },
+  });
+  const searching = search.typed.trim() !== '' || search.q !== '';
   return (
     <Page title="Projects">
       {postgres && <SchemaPicker schema={schema} />}
       <ErrorMessage error={server.error ?? projects.error} />
-      {projects.data === undefined && projects.loading && <Loading what="projects" />}
-      {projects.data && projects.data.length === 0 && !schema && (
+      {listed === undefined && projects.loading && <Loading what="projects" />}
+      {listed && listed.total === 0 && !schema && !searching && (
         <FirstProject demo={server.data?.data_roots.find((root) => /\/demo\/?$/.test(root))} />
       )}
-      {projects.data && projects.data.length > 0 && (
+      {listed && (listed.total > 0 || searching) && (
+        <>
+          <label class="inline-form">
+            Search projects
+            <input
+              type="search"
+              value={search.typed}
+              placeholder="name or title"
+              onInput={(event) => search.setTyped(event.currentTarget.value)}
+            />
+          </label>
+          {listed.total === 0 && <p>No project matches “{search.q}”.</p>}
+        </>
+      )}
+      {listed && listed.projects.length > 0 && (
         <table class="table stack">
           <TableHead
             caption={`Projects${schema ? ` in schema ${schema}` : ''}`}
-            columns={['Name', 'Storage', { label: 'Layers', numeric: true }, 'CRS', 'Author', 'Pinned']}
+            columns={[
+              sortable('Name', 'name'),
+              'Storage',
+              sortable('Layers', 'layers', true),
+              'CRS',
+              sortable('Author', 'author'),
+              'Pinned',
+            ]}
             actions
           />
           <tbody>
-            {projects.data.map((project) => (
+            {listed.projects.map((project) => (
               <tr key={project.name}>
                 <td data-label="Name">
                   <Link href={projectPath({ project: project.name, schema: schema || undefined })}>{project.name}</Link>
@@ -105,6 +143,7 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
           </tbody>
         </table>
       )}
+      {listed && listed.total > listed.limit && <Pager listed={listed} onOffset={setOffset} />}
       <NewProjectForm schema={schema} postgres={postgres} onCreated={projects.reload} />
       <section class="card" aria-labelledby="publish-title">
         <h2 id="publish-title">Publish from QGIS Desktop</h2>
@@ -119,6 +158,27 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
         />
       )}
     </Page>
+  );
+}
+
+/** Which projects of how many the page shows, and the way to the pages before and after. */
+function Pager(props: {
+  listed: { total: number; offset: number; limit: number; projects: unknown[] };
+  onOffset: (offset: number) => void;
+}): JSX.Element {
+  const { total, offset, limit, projects } = props.listed;
+  return (
+    <nav class="pager" aria-label="Pages of projects">
+      <button type="button" disabled={offset === 0} onClick={() => props.onOffset(Math.max(0, offset - limit))}>
+        Previous page
+      </button>
+      <span role="status">
+        Projects {projects.length === 0 ? 0 : offset + 1}–{offset + projects.length} of {total}
+      </span>
+      <button type="button" disabled={offset + limit >= total} onClick={() => props.onOffset(offset + limit)}>
+        Next page
+      </button>
+    </nav>
   );
 }
 
