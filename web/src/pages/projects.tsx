@@ -43,8 +43,10 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
   const search = useSearch();
   const [sort, setSort] = useState<SortKey>('name');
   const [order, setOrder] = useState<Order>('asc');
-  const [offset, setOffset] = useState(0);
-  useEffect(() => setOffset(0), [search.q, schema]);
+  // A page belongs to the list it pages: another search, schema or order starts again at the first.
+  const list = [schema, search.q, sort, order].join('\n');
+  const [paging, setPaging] = useState({ list, offset: 0 });
+  const offset = paging.list === list ? paging.offset : 0;
   const projects = useApi(
     (signal) =>
       api.get('/api/project-summaries', {
@@ -66,7 +68,6 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
   const sortBy = (column: SortKey) => () => {
     setOrder(column === sort && order === 'asc' ? 'desc' : 'asc');
     setSort(column);
-    setOffset(0);
   };
   const sortable = (label: string, column: SortKey, numeric?: true): Column => ({
     label,
@@ -143,7 +144,9 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
           </tbody>
         </table>
       )}
-      {listed && listed.total > listed.limit && <Pager listed={listed} onOffset={setOffset} />}
+      {listed && listed.total > listed.limit && (
+        <Pager listed={listed} onOffset={(next) => setPaging({ list, offset: next })} />
+      )}
       <NewProjectForm schema={schema} postgres={postgres} onCreated={projects.reload} />
       <section class="card" aria-labelledby="publish-title">
         <h2 id="publish-title">Publish from QGIS Desktop</h2>
