@@ -83,6 +83,16 @@ const SERVICES = {
     groups: ['vectors'],
     layers: ['lines', 'rgb'],
     formats: { rgb: ['image/jpeg'], '': ['image/png'] },
+    grids: [
+      {
+        crs: 'EPSG:3857',
+        top: 20037508.342789248,
+        left: -20037508.342789248,
+        scale_denominator: 559082264.0287179,
+        last_level: 12,
+      },
+      { crs: 'EPSG:2154', top: 7230727.377, left: -357823.236, scale_denominator: 8000000, last_level: 3 },
+    ],
   },
 };
 

@@ -37,7 +37,14 @@ const SETTINGS = {
   },
   wfs: { layers: ['polygons', 'points'], precision: { polygons: 3 }, insert: ['points'], update: ['points'] },
   wcs: { layers: ['rgb'] },
-  wmts: { layers: ['polygons', 'rgb'], formats: { rgb: ['image/jpeg'] } },
+  wmts: {
+    layers: ['polygons', 'rgb'],
+    formats: { rgb: ['image/jpeg'] },
+    grids: [
+      { crs: 'EPSG:3857', last_level: 5 },
+      { crs: 'epsg:2154', top: 7230727.377, left: -357823.236, scale_denominator: 8000000, last_level: 3 },
+    ],
+  },
 };
 
 function parse(text: string): Document {
@@ -133,6 +140,16 @@ describe('service settings through the API, as QGIS Server publishes them', () =
       groups: [],
       layers: ['polygons', 'rgb'],
       formats: { polygons: ['image/png', 'image/jpeg'], rgb: ['image/jpeg'] },
+      grids: [
+        {
+          crs: 'EPSG:3857',
+          top: 20037508.342789248,
+          left: -20037508.342789248,
+          scale_denominator: 559082264.0287179,
+          last_level: 5,
+        },
+        { crs: 'EPSG:2154', top: 7230727.377, left: -357823.236, scale_denominator: 8000000, last_level: 3 },
+      ],
       url: '',
     });
     assert.deepEqual(settings['ogcapi_features'], { enabled: true, collections: ['polygons', 'points'] });
@@ -219,6 +236,28 @@ describe('service settings through the API, as QGIS Server publishes them', () =
     assert.deepEqual(identifiers.flat().sort(), ['polygons', 'rgb']);
     const rgb = layers.find((layer) => layer.textContent?.includes('rgb'));
     assert.deepEqual(texts(rgb as unknown as Document, 'Format'), ['image/jpeg']);
+    // The grids set: one TileMatrixSet each, a TileMatrix per level from the scale and corner given.
+    const sets = Array.from(wmts.getElementsByTagName('TileMatrixSet') as unknown as Element[]).filter(
+      (set) => (set.parentNode as Element | null)?.localName === 'Contents',
+    );
+    const own = (set: Element, name: string) =>
+      Array.from(set.childNodes).filter((node) => (node as Element).localName === name) as Element[];
+    assert.deepEqual(
+      sets.map((set) => [own(set, 'Identifier')[0]?.textContent, own(set, 'TileMatrix').length]),
+      [
+        ['EPSG:3857', 6],
+        ['EPSG:2154', 4],
+      ],
+    );
+    const lambert = own(sets[1] as Element, 'TileMatrix');
+    assert.deepEqual(
+      lambert.map((matrix) => Number(texts(matrix as unknown as Document, 'ScaleDenominator')[0])),
+      [8000000, 4000000, 2000000, 1000000],
+    );
+    const corner = texts(lambert[0] as unknown as Document, 'TopLeftCorner')[0]
+      ?.split(' ')
+      .map(Number);
+    assert.deepEqual(corner, [-357823.236, 7230727.377]);
   });
 
   it('serves the WFS layers as OGC API Features collections', async () => {
@@ -251,6 +290,20 @@ describe('service settings through the API, as QGIS Server publishes them', () =
       [{ wfs: { layers: ['points'], delete: ['polygons'] } }, 422, /polygons not published/],
       [{ wmts: { groups: ['nogroup'] } }, 422, /no group nogroup/],
       [{ wms: { crs: ['EPSG:999999'] } }, 422, /not a known EPSG code/],
+      [{ wmts: { grids: [{ crs: 'EPSG:2154', last_level: 3 }] } }, 422, /EPSG:2154 needs its top/],
+      [
+        {
+          wmts: {
+            grids: [
+              { crs: 'EPSG:3857', last_level: 1 },
+              { crs: 'epsg:3857', last_level: 2 },
+            ],
+          },
+        },
+        422,
+        /one grid per CRS/,
+      ],
+      [{ wmts: { grids: [{ crs: 'EPSG:3857', last_level: 31 }] } }, 400, /last_level/],
       [{ wms: { crs: ['WGS84'] } }, 422, /not a known EPSG code/],
       [{ wms: { max_width: -1 } }, 400, /max_width/],
       [{ wms: { image_quality: 101 } }, 400, /image_quality/],

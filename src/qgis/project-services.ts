@@ -74,6 +74,26 @@ export interface WcsSettings {
 
 export type WmtsFormat = 'image/png' | 'image/jpeg';
 
+/** A tile grid (TileMatrixSet) as Desktop's WMTS grid table sets it. */
+export interface WmtsGrid {
+  crs: string;
+  /** The top left corner, in the grid CRS. */
+  top: number;
+  left: number;
+  /** The scale denominator of level 0; each level halves it. */
+  scale_denominator: number;
+  last_level: number;
+}
+
+/**
+ * The grids QGIS Server fixes (only their last level is read), with the corner and scale Desktop
+ * shows for them (qgsprojectproperties.cpp, addWmtsGrid).
+ */
+export const FIXED_WMTS_GRIDS: Readonly<Record<string, Omit<WmtsGrid, 'crs' | 'last_level'>>> = {
+  'EPSG:3857': { top: 20037508.342789248, left: -20037508.342789248, scale_denominator: 559082264.0287179 },
+  'EPSG:4326': { top: 90, left: -180, scale_denominator: 279541132.0143589 },
+};
+
 export interface WmtsSettings {
   enabled: boolean;
   /** The whole project as one tiled layer. */
@@ -82,6 +102,8 @@ export interface WmtsSettings {
   layers: string[];
   /** The tile formats of each layer or group published (the project's under ""). */
   formats: Record<string, WmtsFormat[]>;
+  /** The tile grids; empty: QGIS Server's own, one per WMS CRS. */
+  grids: WmtsGrid[];
   url: string;
 }
 
@@ -221,8 +243,20 @@ function readWmts(root: XmlElement, layers: LayerNames): WmtsSettings {
     groups,
     layers: published,
     formats,
+    grids: readGrids(root),
     url: propertyText(root, ['WMTSUrl']),
   };
+}
+
+/** The grids QGIS Server reads: a `Config` entry ("crs,top,left,scale,last level") per listed CRS. */
+function readGrids(root: XmlElement): WmtsGrid[] {
+  const listed = new Set(propertyList(root, ['WMTSGrids', 'CRS']));
+  return propertyList(root, ['WMTSGrids', 'Config']).flatMap((config) => {
+    const [crs = '', ...values] = config.split(',');
+    const [top, left, scale, last] = values.map(Number);
+    if (!listed.has(crs) || values.length < 4 || ![top, left, scale, last].every(Number.isFinite)) return [];
+    return [{ crs, top, left, scale_denominator: scale, last_level: Math.trunc(last as number) } as WmtsGrid];
+  });
 }
 
 export function readServices(root: XmlElement, layers: LayerNames): ServiceSettings {
@@ -315,6 +349,15 @@ function writeWmts(writer: PropertyWriter, wmts: NonNullable<ServicesChange['wmt
       groups.filter((name) => formats(name).includes(format)),
     );
     writer.set([key, 'Layer'], writer.ids(layers.filter((name) => formats(name).includes(format))));
+  }
+  if (wmts.grids !== undefined) {
+    // Without grids the keys go, leaving QGIS Server its own (an empty list would leave it none).
+    const grids = wmts.grids.length > 0 ? wmts.grids : null;
+    writer.set(['WMTSGrids', 'CRS'], grids?.map((grid) => grid.crs) ?? null);
+    writer.set(
+      ['WMTSGrids', 'Config'],
+      grids?.map((grid) => [grid.crs, grid.top, grid.left, grid.scale_denominator, grid.last_level].join(',')) ?? null,
+    );
   }
   writer.set(['WMTSUrl'], wmts.url);
 }

@@ -3,7 +3,13 @@ import { type CrsResolver } from '../gdal/crs.js';
 import { normaliseAuthid } from '../qgis/crs.js';
 import { type TreeNode } from '../qgis/layer-tree.js';
 import { type LayerEntry, type ProjectDocument } from '../qgis/project.js';
-import { type ServicesChange, type ServiceSettings, type WfsSettings } from '../qgis/project-services.js';
+import {
+  FIXED_WMTS_GRIDS,
+  type ServicesChange,
+  type ServiceSettings,
+  type WfsSettings,
+  type WmtsGrid,
+} from '../qgis/project-services.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { checkText } from './names.js';
 import { type ProjectRepository } from './repository.js';
@@ -17,11 +23,14 @@ export interface PublishedNamesListener {
   publishedNamesChanged(ref: ProjectRef): Promise<void>;
 }
 
+/** A grid as requested: QGIS Server's fixed grids need only their CRS and last level. */
+export type GridRequest = Pick<WmtsGrid, 'crs' | 'last_level'> & Partial<WmtsGrid>;
+
 /** The settings a request gives, the WFS's and WCS's `enabled` included. */
 export type ServicesRequest = Omit<ServicesChange, 'wfs' | 'wcs' | 'wmts'> & {
   wfs?: NonNullable<ServicesChange['wfs']> & { enabled?: boolean };
   wcs?: NonNullable<ServicesChange['wcs']> & { enabled?: boolean };
-  wmts?: NonNullable<ServicesChange['wmts']> & { enabled?: boolean };
+  wmts?: Omit<NonNullable<ServicesChange['wmts']>, 'grids'> & { enabled?: boolean; grids?: GridRequest[] };
 };
 
 function groupNames(nodes: readonly TreeNode[], found: Set<string> = new Set()): Set<string> {
@@ -114,12 +123,29 @@ export class ProjectServicesService {
     return { ...settings, endpoints: serviceEndpoints(await this.projectUrl(ref), settings) };
   }
 
-  private crsList(values: readonly string[]): string[] {
+  private crsList(values: readonly string[], field = 'wms crs'): string[] {
     return values.map((value) => {
       const authid = normaliseAuthid(value);
       if (authid === undefined || !this.crs.fromAuthid(authid))
-        throw new Unprocessable(`wms crs: "${value}" is not a known EPSG code`);
+        throw new Unprocessable(`${field}: "${value}" is not a known EPSG code`);
       return authid;
+    });
+  }
+
+  /** The grids complete: a fixed grid's corner and scale are QGIS Server's, any other's are required. */
+  private grids(requested: readonly GridRequest[]): WmtsGrid[] {
+    const codes = this.crsList(
+      requested.map((grid) => grid.crs),
+      'wmts grids',
+    );
+    if (new Set(codes).size < codes.length) throw new Unprocessable('wmts grids: one grid per CRS');
+    return requested.map((grid, index) => {
+      const crs = codes[index] as string;
+      const complete = { ...grid, ...FIXED_WMTS_GRIDS[crs], crs };
+      const { top, left, scale_denominator } = complete;
+      if (top === undefined || left === undefined || scale_denominator === undefined)
+        throw new Unprocessable(`wmts grids: ${crs} needs its top, left and scale_denominator`);
+      return { crs, top, left, scale_denominator, last_level: grid.last_level };
     });
   }
 
@@ -154,7 +180,9 @@ export class ProjectServicesService {
       ]);
       const stray = Object.keys(tiles.formats ?? {}).filter((name) => !published.has(name));
       if (stray.length > 0) throw new Unprocessable(`wmts formats: ${stray.join(', ')} not published by WMTS`);
-      change.wmts = enabled === false ? { ...tiles, project: false, groups: [], layers: [] } : tiles;
+      const { grids, ...layersAndFormats } = tiles;
+      const written = grids === undefined ? layersAndFormats : { ...layersAndFormats, grids: this.grids(grids) };
+      change.wmts = enabled === false ? { ...written, project: false, groups: [], layers: [] } : written;
     }
     return change;
   }

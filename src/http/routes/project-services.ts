@@ -15,6 +15,12 @@ const Size = Type.Union([Type.Integer({ minimum: 1, maximum: 1000000 }), Type.Nu
 });
 const Format = Type.Union([Type.Literal('image/png'), Type.Literal('image/jpeg')]);
 
+const strict = <T extends TProperties>(properties: T): TObject<T> =>
+  Type.Object(properties, { additionalProperties: false });
+const partial = <T extends TProperties>(properties: T) =>
+  Type.Partial(Type.Object(properties, { additionalProperties: false }));
+const enabled = { enabled: Type.Boolean() };
+
 const contact = {
   person: Type.String({ maxLength: 4096 }),
   organization: Type.String({ maxLength: 4096 }),
@@ -58,6 +64,28 @@ const wfs = {
   url: Url,
 };
 
+const gridFields = {
+  crs: Type.String({ minLength: 1, maxLength: 64, description: 'The grid CRS (EPSG:3857)' }),
+  top: Type.Number({ description: 'The top of the grid, in its CRS' }),
+  left: Type.Number({ description: 'The left of the grid, in its CRS' }),
+  scale_denominator: Type.Number({ exclusiveMinimum: 0, description: 'The scale denominator of level 0' }),
+  last_level: Type.Integer({ minimum: 0, maximum: 30, description: 'The last zoom level (each halves the scale)' }),
+};
+const gridsDescription = 'Tile grids (TileMatrixSets); empty: QGIS Server’s own, one per WMS CRS';
+const Grid = strict(gridFields);
+const GridRequest = Type.Object(
+  {
+    ...gridFields,
+    top: Type.Optional(gridFields.top),
+    left: Type.Optional(gridFields.left),
+    scale_denominator: Type.Optional(gridFields.scale_denominator),
+  },
+  {
+    additionalProperties: false,
+    description: 'EPSG:3857 and EPSG:4326 are fixed by QGIS Server: their top, left and scale are its own',
+  },
+);
+
 const wmts = {
   project: Type.Boolean({ description: 'The whole project as one tiled layer' }),
   groups: Names,
@@ -80,19 +108,13 @@ const service = {
   }),
 };
 
-const strict = <T extends TProperties>(properties: T): TObject<T> =>
-  Type.Object(properties, { additionalProperties: false });
-const partial = <T extends TProperties>(properties: T) =>
-  Type.Partial(Type.Object(properties, { additionalProperties: false }));
-const enabled = { enabled: Type.Boolean() };
-
 const ServiceSettings = Type.Object({
   ...service,
   contact: strict(contact),
   wms: strict({ ...wms, feature_info: strict(featureInfo) }),
   wfs: strict({ ...enabled, ...wfs }),
   wcs: strict({ ...enabled, layers: Names, url: Url }),
-  wmts: strict({ ...enabled, ...wmts }),
+  wmts: strict({ ...enabled, ...wmts, grids: Type.Array(Grid, { description: gridsDescription }) }),
   ogcapi_features: strict({ ...enabled, collections: Names }),
   endpoints: strict({
     wms: Type.String({ description: 'WMS GetCapabilities, on the advertised URL if set, else on QGIS Server' }),
@@ -111,7 +133,11 @@ const ServicesChange = Type.Partial(
       wms: partial({ ...wms, feature_info: partial(featureInfo) }),
       wfs: partial({ ...enabled, ...wfs }),
       wcs: partial({ ...enabled, layers: Names, url: Url }),
-      wmts: partial({ ...enabled, ...wmts }),
+      wmts: partial({
+        ...enabled,
+        ...wmts,
+        grids: Type.Array(GridRequest, { maxItems: 64, description: gridsDescription }),
+      }),
     },
     { additionalProperties: false, minProperties: 1 },
   ),

@@ -184,6 +184,11 @@ def set_wmts(wmts):
         project.writeEntryBool(key, "Project", publish and has("", format))
         project.writeEntry(key, "Group", [name for name in groups if has(name, format)])
         project.writeEntry(key, "Layer", ids(name for name in layers if has(name, format)))
+    grids = wmts.get("grids", [])
+    # Desktop's grid table: a "crs,top,left,scale denominator,last level" entry per grid checked.
+    config = [",".join(str(grid[field]) for field in ("crs", "top", "left", "scale_denominator", "last_level")) for grid in grids]
+    project.writeEntry("WMTSGrids", "CRS", [grid["crs"] for grid in grids])
+    project.writeEntry("WMTSGrids", "Config", config)
 
 
 def set_services(settings):

@@ -244,7 +244,16 @@ def services_of():
             }
             for key in ("WMTSLayers", "WMTSPngLayers", "WMTSJpegLayers")
         },
+        "wmtsGrids": grids_of(),
     }
+
+
+def grids_of():
+    """The WMTS grids as QGIS Server reads them: a config per listed CRS, its numbers as numbers."""
+    listed, defined = project.readListEntry("WMTSGrids", "CRS")
+    configs = [config.split(",") for config in project.readListEntry("WMTSGrids", "Config")[0]]
+    grids = [[crs, *map(float, values[:3]), int(values[3])] for crs, *values in configs if crs in listed]
+    return grids if defined else None
 
 
 snapping = project.snappingConfig()

@@ -3873,6 +3873,19 @@ export interface paths {
                                 formats: {
                                     [key: string]: ("image/png" | "image/jpeg")[];
                                 };
+                                /** @description Tile grids (TileMatrixSets); empty: QGIS Server’s own, one per WMS CRS */
+                                grids: {
+                                    /** @description The grid CRS (EPSG:3857) */
+                                    crs: string;
+                                    /** @description The last zoom level (each halves the scale) */
+                                    last_level: number;
+                                    /** @description The left of the grid, in its CRS */
+                                    left: number;
+                                    /** @description The scale denominator of level 0 */
+                                    scale_denominator: number;
+                                    /** @description The top of the grid, in its CRS */
+                                    top: number;
+                                }[];
                                 groups: string[];
                                 layers: string[];
                                 /** @description The whole project as one tiled layer */
@@ -3973,6 +3986,19 @@ export interface paths {
                             formats?: {
                                 [key: string]: ("image/png" | "image/jpeg")[];
                             };
+                            /** @description Tile grids (TileMatrixSets); empty: QGIS Server’s own, one per WMS CRS */
+                            grids?: {
+                                /** @description The grid CRS (EPSG:3857) */
+                                crs: string;
+                                /** @description The last zoom level (each halves the scale) */
+                                last_level: number;
+                                /** @description The left of the grid, in its CRS */
+                                left?: number;
+                                /** @description The scale denominator of level 0 */
+                                scale_denominator?: number;
+                                /** @description The top of the grid, in its CRS */
+                                top?: number;
+                            }[];
                             groups?: string[];
                             layers?: string[];
                             /** @description The whole project as one tiled layer */
@@ -4096,6 +4122,19 @@ export interface paths {
                                 formats: {
                                     [key: string]: ("image/png" | "image/jpeg")[];
                                 };
+                                /** @description Tile grids (TileMatrixSets); empty: QGIS Server’s own, one per WMS CRS */
+                                grids: {
+                                    /** @description The grid CRS (EPSG:3857) */
+                                    crs: string;
+                                    /** @description The last zoom level (each halves the scale) */
+                                    last_level: number;
+                                    /** @description The left of the grid, in its CRS */
+                                    left: number;
+                                    /** @description The scale denominator of level 0 */
+                                    scale_denominator: number;
+                                    /** @description The top of the grid, in its CRS */
+                                    top: number;
+                                }[];
                                 groups: string[];
                                 layers: string[];
                                 /** @description The whole project as one tiled layer */
