@@ -20,6 +20,7 @@ import pino from 'pino';
 import { consoleBuildDir } from '../src/checkout.js';
 import { apiRoutes } from '../src/http/api.js';
 import { buildApp } from '../src/http/app.js';
+import { isOpenRoute } from '../src/http/open-routes.js';
 import { FilesystemJobStore } from '../src/jobs/filesystem-jobs.js';
 import { queuedJob } from '../src/jobs/record.js';
 import { freePort } from '../src/runtime/ports.js';
@@ -383,6 +384,14 @@ function validBodies(data: Fixtures, tokens: readonly string[]): Record<string, 
       example: { min_zoom: 0, max_zoom: 1 },
       arbitrary: fc.record(selection, { requiredKeys: ['min_zoom', 'max_zoom'] }),
     },
+    'POST /api/auth/token': {
+      example: { code: 'code', code_verifier: 'v'.repeat(43), redirect_uri: 'http://127.0.0.1/login/callback' },
+      arbitrary: fc.record({
+        code: fc.string({ minLength: 1 }),
+        code_verifier: fc.stringMatching(/^[A-Za-z0-9._~-]{43,128}$/),
+        redirect_uri: fc.webUrl(),
+      }),
+    },
     'POST /api/tokens': {
       example: { name: 'canonical', roles: [] },
       arbitrary: fc.record(
@@ -488,6 +497,12 @@ const PLUGIN_ANSWERS: Record<string, unknown> = {
 
 /** Statuses that mean the request was turned away before the route's service did its work. */
 const TURNED_AWAY = new Set([400, 404, 405, 413, 414, 415]);
+
+/**
+ * Routes whose work needs a service this app has not: a valid request is answered 404 by design.
+ * The code exchange needs an OpenID provider; test/oidc.test.ts runs one.
+ */
+const NEEDS_A_PROVIDER = new Set(['POST /api/auth/token']);
 
 describe('hostile requests to every route', () => {
   let sandbox: string;
@@ -724,7 +739,7 @@ describe('hostile requests to every route', () => {
       const statuses = outcomes.get(key(operation)) ?? [];
       assert.ok(statuses.length > 0, `${key(operation)} was not exercised`);
       assert.ok(
-        statuses.some((status) => !TURNED_AWAY.has(status)),
+        NEEDS_A_PROVIDER.has(key(operation)) || statuses.some((status) => !TURNED_AWAY.has(status)),
         `${key(operation)} never got past validation: ${statuses.join(' ')}`,
       );
     }
@@ -742,7 +757,7 @@ describe('hostile requests to every route', () => {
     const valid = validBodies(data, tokens);
     const failures: string[] = [];
     let sent = 0;
-    const protectedOperations = operations.filter((operation) => !operation.template.startsWith('/health/'));
+    const protectedOperations = operations.filter(({ method, template }) => !isOpenRoute(method, template));
     try {
       for (const operation of [...protectedOperations, { method: 'GET', template: '/metrics', params: [] }]) {
         const requests = generated(operation, valid[key(operation)]);
