@@ -104,6 +104,27 @@ describe('web console: many projects', () => {
     );
   });
 
+  test('sorts from a picker on a 390 px screen, where the headings are hidden', async () => {
+    const wide = page.viewportSize();
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      const picker = page.getByLabel('Sort by');
+      assert.equal(await picker.isVisible(), true);
+      const hidden = await page.locator('table thead').boundingBox();
+      assert.ok(hidden && hidden.width <= 1, 'the headings are hidden, for screen readers only');
+      await picker.selectOption({ label: 'Most layers' });
+      await firstRow('p33');
+      assert.equal(await heading('Layers').getAttribute('aria-sort'), 'descending');
+      await checkAccessibility(page, 'the projects page at 390 px');
+      await screenshot(page, 'projects-narrow');
+      await picker.selectOption({ label: 'Name, A to Z' });
+      await firstRow('p00');
+    } finally {
+      if (wide) await page.setViewportSize(wide);
+    }
+    assert.equal(await page.getByLabel('Sort by').isVisible(), false, 'wide screens sort by the headings');
+  });
+
   test('searches names and titles, from the first page', async () => {
     const pager = page.getByRole('navigation', { name: 'Pages of projects' });
     await pager.getByRole('button', { name: 'Next page' }).click();
@@ -116,7 +137,7 @@ describe('web console: many projects', () => {
     assert.equal(listRequests.length - before, 1, 'the search is sent once typing pauses, for the first page');
     await page.getByLabel('Search projects').fill('p6');
     await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 2);
-    assert.deepEqual(await rowNames(), ['p61', 'p60'], 'still sorted by author: Ada before Zoe');
+    assert.deepEqual(await rowNames(), ['p60', 'p61'], 'sorted by name, as the picker left it');
     await page.getByLabel('Search projects').fill('nothing');
     await page.getByText('No project matches “nothing”.').waitFor();
     assert.ok(

@@ -16,6 +16,16 @@ type ProjectRow = Answer<'/api/project-summaries'>['projects'][number];
 type SortKey = 'name' | 'layers' | 'author';
 type Order = 'asc' | 'desc';
 
+/** The orders of the narrow screens' picker, where the table's headings are hidden. */
+const SORTS: Array<[`${SortKey} ${Order}`, string]> = [
+  ['name asc', 'Name, A to Z'],
+  ['name desc', 'Name, Z to A'],
+  ['layers desc', 'Most layers'],
+  ['layers asc', 'Fewest layers'],
+  ['author asc', 'Author, A to Z'],
+  ['author desc', 'Author, Z to A'],
+];
+
 /** Projects a page shows. */
 const PAGE_SIZE = 50;
 /** How long typing pauses before the search is sent. */
@@ -85,15 +95,34 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
       )}
       {listed && (listed.total > 0 || searching) && (
         <>
-          <label class="inline-form">
-            Search projects
-            <input
-              type="search"
-              value={search.typed}
-              placeholder="name or title"
-              onInput={(event) => search.setTyped(event.currentTarget.value)}
-            />
-          </label>
+          <div class="inline-form">
+            <label>
+              Search projects
+              <input
+                type="search"
+                value={search.typed}
+                placeholder="name or title"
+                onInput={(event) => search.setTyped(event.currentTarget.value)}
+              />
+            </label>
+            <label class="narrow-only">
+              Sort by
+              <select
+                value={`${sort} ${order}`}
+                onChange={(event) => {
+                  const [column, direction] = event.currentTarget.value.split(' ') as [SortKey, Order];
+                  setSort(column);
+                  setOrder(direction);
+                }}
+              >
+                {SORTS.map(([value, label]) => (
+                  <option key={value} value={value}>
+                    {label}
+                  </option>
+                ))}
+              </select>
+            </label>
+          </div>
           {listed.total === 0 && <p>No project matches “{search.q}”.</p>}
         </>
       )}
