@@ -1,7 +1,9 @@
 /**
  * The Services tab in Chromium against a real Steward and QGIS Server: a vector layer published
  * through WFS and the WMS maximum width changed through the form, checked in the API's state and
- * in QGIS Server's own WFS capabilities, fetched from the URL the page shows.
+ * in QGIS Server's own WFS capabilities, fetched from the URL the page shows; the feature info
+ * options set through the form; the WMTS tile grids the API set, listed as QGIS Server's
+ * TileMatrixSets.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -14,10 +16,15 @@ import { after, before, describe, test } from './support/node-test.js';
 import { type Stack, startStack } from './support/stack.js';
 
 interface Services {
-  wms: { crs: string[]; max_width: number | null; max_height: number | null };
+  wms: {
+    crs: string[];
+    max_width: number | null;
+    max_height: number | null;
+    feature_info: { geometry: boolean; precision: number };
+  };
   wfs: { enabled: boolean; layers: string[]; insert: string[]; update: string[]; delete: string[] };
   wcs: { layers: string[] };
-  endpoints: { wfs: string; ogcapi_features: string };
+  endpoints: { wfs: string; wmts: string; ogcapi_features: string };
 }
 
 describe('web console: the Services tab', () => {
@@ -56,6 +63,8 @@ describe('web console: the Services tab', () => {
     await form.getByLabel('districts published through WFS').check();
     await form.getByRole('checkbox', { name: 'insert districts' }).check();
     await form.getByLabel(/^Maximum width/).fill('2000');
+    await form.getByLabel('Add the geometry to feature info').check();
+    await form.getByLabel(/^Feature info geometry precision/).fill('3');
     await form.getByRole('button', { name: 'Save service settings' }).click();
     await form.getByRole('status').getByText('Saved: wms, wfs.').waitFor();
 
@@ -65,6 +74,7 @@ describe('web console: the Services tab', () => {
     assert.equal(state.wfs.enabled, true);
     assert.equal(state.wms.max_width, 2000);
     assert.equal(state.wms.max_height, null, 'only what changed is sent');
+    assert.deepEqual([state.wms.feature_info.geometry, state.wms.feature_info.precision], [true, 3]);
     assert.deepEqual(state.wcs.layers, []);
 
     const shown = page.getByRole('region', { name: 'Service URLs' });
@@ -84,6 +94,27 @@ describe('web console: the Services tab', () => {
 
     await form.getByRole('button', { name: 'Save service settings' }).click();
     await form.getByRole('status').getByText('Nothing changed.').waitFor();
+    assert.deepEqual(errors, []);
+  });
+
+  test('the WMTS tile grids the API set are listed, as QGIS Server’s TileMatrixSets', async () => {
+    const grids = [
+      { crs: 'EPSG:3857', last_level: 8 },
+      { crs: 'EPSG:2154', top: 7230727.377, left: -357823.236, scale_denominator: 8000000, last_level: 3 },
+    ];
+    const reply = await stack.call('PATCH', '/api/projects/town/services', { wmts: { layers: ['districts'], grids } });
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    await page.reload();
+    const listed = page.getByRole('region', { name: 'WMTS tile grids' }).getByRole('listitem');
+    await listed.nth(1).waitFor();
+    const shown = (await listed.allInnerTexts()).map((text) => text.split(': ')[0]);
+    assert.deepEqual(shown, ['EPSG:3857', 'EPSG:2154']);
+    assert.match((await listed.allInnerTexts())[1] ?? '', /levels 0 to 3, 1:8000000/);
+    const response = await fetch((await services()).endpoints.wmts);
+    const xml = await response.text();
+    assert.equal(response.status, 200, xml.slice(0, 300));
+    const sets = [...xml.matchAll(/<TileMatrixSet>\s*<ows:Identifier>([^<]+)</g)].map((match) => match[1]);
+    assert.deepEqual(sets, shown);
     assert.deepEqual(errors, []);
   });
 

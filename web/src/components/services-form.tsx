@@ -31,6 +31,14 @@ function size(label: string, text: string, max: number): number | null {
   return value;
 }
 
+/** The decimals of feature info geometries: 0 to 17. */
+function decimals(text: string): number {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isInteger(value) || value < 0 || value > 17)
+    throw new Error(`The feature info precision is a whole number from 0 to 17, not “${text}”.`);
+  return value;
+}
+
 export function ServicesForm(props: {
   project: ProjectRef;
   start: ServicesAnswer;
@@ -42,6 +50,7 @@ export function ServicesForm(props: {
   const [maxWidth, setMaxWidth] = useState(String(start.wms.max_width ?? ''));
   const [maxHeight, setMaxHeight] = useState(String(start.wms.max_height ?? ''));
   const [quality, setQuality] = useState(String(start.wms.image_quality ?? ''));
+  const [precision, setPrecision] = useState(String(start.wms.feature_info.precision));
   const [crs, setCrs] = useState(start.wms.crs.join(', '));
   const [keywords, setKeywords] = useState(start.keywords.join(', '));
   const [message, setMessage] = useState<string | undefined>(undefined);
@@ -57,6 +66,7 @@ export function ServicesForm(props: {
         max_width: size('The maximum width', maxWidth, 1000000),
         max_height: size('The maximum height', maxHeight, 1000000),
         image_quality: size('The image quality', quality, 100),
+        feature_info: { ...draft.wms.feature_info, precision: decimals(precision) },
       },
     };
     const body = servicesChange(start, now);
@@ -113,6 +123,21 @@ export function ServicesForm(props: {
             />
             Name layers by their ids
           </label>
+          <label class="check">
+            <input
+              type="checkbox"
+              checked={draft.wms.feature_info.geometry}
+              onChange={(event) => {
+                const on = event.currentTarget.checked;
+                edit((d) => ({ ...d, wms: { ...d.wms, feature_info: { ...d.wms.feature_info, geometry: on } } }));
+              }}
+            />
+            Add the geometry to feature info
+          </label>
+          <label>
+            Feature info geometry precision (decimals, 0 to 17)
+            <input inputMode="numeric" value={precision} onInput={(event) => setPrecision(event.currentTarget.value)} />
+          </label>
         </div>
       </fieldset>
       <WfsFields draft={draft} edit={edit} vectors={vectors} />
@@ -130,6 +155,7 @@ export function ServicesForm(props: {
         none="The project has no layer."
         onChange={(layers) => edit((d) => ({ ...d, wmts: { ...d.wmts, layers } }))}
       />
+      <WmtsGrids grids={draft.wmts.grids} />
       <ContactFields draft={draft} edit={edit} />
       <ErrorMessage error={save.error} />
       {message && (
@@ -299,5 +325,26 @@ function WfsFields({ draft, edit, vectors }: { draft: Settings; edit: Edit; vect
         })}
       </ul>
     </fieldset>
+  );
+}
+
+/** The WMTS tile grids, read only: the API sets them. */
+function WmtsGrids({ grids }: { grids: Settings['wmts']['grids'] }): JSX.Element {
+  return (
+    <section class="card" aria-label="WMTS tile grids">
+      <h3>WMTS tile grids</h3>
+      {grids.length === 0 ? (
+        <p class="muted">QGIS Server’s own: one per WMS CRS.</p>
+      ) : (
+        <ul>
+          {grids.map((grid) => (
+            <li key={grid.crs}>
+              {grid.crs}: levels 0 to {grid.last_level}, 1:{grid.scale_denominator} at level 0, top left {grid.left},{' '}
+              {grid.top}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
   );
 }
