@@ -103,6 +103,11 @@ for (const kind of ['filesystem', 'postgresql'] satisfies StorageKind[]) {
         },
       );
       assert.deepEqual(names(await page('?offset=10')), []);
+      const byName = await page('?order=desc&limit=2&offset=1');
+      assert.deepEqual(
+        { total: byName.total, projects: names(byName) },
+        { total: 4, projects: ['river-2', 'river-1'] },
+      );
     });
 
     it('refuses bad parameters with 400 and a system schema with 403', async () => {

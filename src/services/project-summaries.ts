@@ -89,17 +89,27 @@ export class ProjectSummaries {
   async page(query: SummaryQuery, access: SummaryAccess): Promise<SummaryPage> {
     const names = await this.repository.store.list(query.schema);
     const refs = names.map((name) => ({ name, schema: query.schema })).filter((ref) => access.project(ref));
+    const direction = query.order === 'desc' ? -1 : 1;
+    const { offset, limit } = query;
+    if (query.sort === 'name' && !query.q) {
+      // Ordered by name alone: only the projects of the page are read, however many the schema holds.
+      refs.sort((a, b) => direction * collator.compare(a.name, b.name));
+      const projects = await this.summaries(refs.slice(offset, offset + limit), access);
+      return { total: refs.length, offset, limit, projects };
+    }
+    const compare = COMPARE[query.sort];
+    const found = (await this.summaries(refs, access))
+      .filter((summary) => matches(summary, query.q))
+      .sort((a, b) => direction * (compare(a, b) || COMPARE.name(a, b)));
+    return { total: found.length, offset, limit, projects: found.slice(offset, offset + limit) };
+  }
+
+  private async summaries(refs: ProjectRef[], access: SummaryAccess): Promise<ProjectSummary[]> {
     const summaries: ProjectSummary[] = [];
     for (let start = 0; start < refs.length; start += READS_AT_ONCE) {
       const batch = refs.slice(start, start + READS_AT_ONCE);
       summaries.push(...(await Promise.all(batch.map((ref) => this.summary(ref, access)))));
     }
-    const direction = query.order === 'desc' ? -1 : 1;
-    const compare = COMPARE[query.sort];
-    const found = summaries
-      .filter((summary) => matches(summary, query.q))
-      .sort((a, b) => direction * (compare(a, b) || COMPARE.name(a, b)));
-    const { offset, limit } = query;
-    return { total: found.length, offset, limit, projects: found.slice(offset, offset + limit) };
+    return summaries;
   }
 }
