@@ -22,7 +22,7 @@ describe('web console', () => {
   before(async () => {
     run = await startConsoleRun(
       'console',
-      (data) => startStack({ dataRoots: [data] }),
+      (data) => startStack({ dataRoots: [data], monitoringPort: undefined }),
       (server) => server.api.url,
     );
     ({ server: stack, page, errors, demo } = run);

@@ -183,7 +183,10 @@ describe('style packages: a QML with the images it draws with', () => {
     );
     assert.ok(!((await stack.call('GET', `${project}/styles`)).body as string[]).includes('lost'));
 
-    const fontWarning = `font "${MISSING_FONT}" is not installed on Steward's machine (monitoring is off, so its fonts were looked at); QGIS Server draws its text with another font`;
+    // The pool's instances, registered through the plugin, are asked for their fonts.
+    const servers = ((await stack.call('GET', '/api/instances')).body as { servers: { id: string }[] }).servers;
+    const ids = servers.map(({ id }) => id);
+    const fontWarning = `font "${MISSING_FONT}" is installed on no QGIS Server instance (${ids.join(', ')}); QGIS Server draws its text with another font`;
     const library = await putQml(target, 'found', svgMarkerQml('gpsicons/plane.svg'));
     assert.equal(library.status, 201, "an SVG of QGIS's own library is on the server");
     assert.deepEqual(await library.json(), { created: true, warnings: [fontWarning] });

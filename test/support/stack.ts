@@ -95,7 +95,9 @@ export async function startStack(
   kind: StackKind = selectedStackKind(),
 ): Promise<Stack> {
   const projectsDir = mkdtempSync(join(tmpdir(), 'steward-projects-'));
-  const storage = await openTestStorage(storageKind, projectsDir, overrides.psqlService);
+  // A test that sets monitoringPort (undefined included: monitoring off) brings its own plugin, or none.
+  const plugin = !('monitoringPort' in overrides);
+  const storage = await openTestStorage(storageKind, projectsDir, { brought: overrides.psqlService, plugin });
   const options = { ...qgisOptions, env: { ...storage.qgisEnv, ...qgisOptions.env } };
   const runDir = mkdtempSync(join(tmpdir(), 'steward-pool-'));
   // With access control on, nginx asks the API about each request: the API's port is chosen first.

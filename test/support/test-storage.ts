@@ -64,12 +64,18 @@ function readOrUndefined(path: string): string | undefined {
   }
 }
 
-function filesystemStorage(projectsDir: string): TestStorage {
+/** The monitoring plugin in QGIS Server, registered with the API before the stack is ready. */
+async function withPlugin(): Promise<Pick<TestStorage, 'config' | 'qgisEnv' | 'ready'>> {
+  const monitoringPort = await freePort();
+  return { config: { monitoringPort }, qgisEnv: pluginEnv(monitoringPort), ready: (call) => untilRegistered(call) };
+}
+
+/** Projects in the stack's folder; QGIS Server runs with the plugin, as `npm start` runs it. */
+async function filesystemStorage(projectsDir: string, plugin: boolean): Promise<TestStorage> {
+  const without = { config: {}, qgisEnv: {}, ready: async () => undefined };
   return {
     kind: 'filesystem',
-    config: {},
-    qgisEnv: {},
-    ready: async () => undefined,
+    ...(plugin ? await withPlugin() : without),
     projectXml: async (name) => readFileSync(join(projectsDir, name, `${name}.qgs`), 'utf8'),
     styleQml: async (project, style) => readOrUndefined(join(projectsDir, project, `${style}.qml`)),
     stop: async () => undefined,
@@ -82,12 +88,11 @@ function filesystemStorage(projectsDir: string): TestStorage {
  */
 async function postgresStorage(): Promise<TestStorage> {
   const db = await startTestDatabase();
-  const monitoringPort = await freePort();
+  const plugin = await withPlugin();
   return {
     kind: 'postgresql',
-    config: { psqlService: db.service, monitoringPort },
-    qgisEnv: pluginEnv(monitoringPort),
-    ready: (call) => untilRegistered(call),
+    ...plugin,
+    config: { psqlService: db.service, ...plugin.config },
     async projectXml(name) {
       const [row] = await db.sql<{ content: Buffer }>('SELECT content FROM public.qgis_projects WHERE name = $1', [
         name,
@@ -125,8 +130,15 @@ function broughtDatabase(): TestStorage {
   };
 }
 
-/** The storage of a stack: `kind`, unless the test brought a database (`brought`, its service). */
-export function openTestStorage(kind: StorageKind, projectsDir: string, brought?: string): Promise<TestStorage> {
+/**
+ * The storage of a stack: `kind`, unless the test brought a database (`brought`, its service).
+ * Projects in files are served with the plugin unless the test brings its own (`plugin` false).
+ */
+export function openTestStorage(
+  kind: StorageKind,
+  projectsDir: string,
+  { brought, plugin }: { brought: string | undefined; plugin: boolean },
+): Promise<TestStorage> {
   if (brought !== undefined) return Promise.resolve(broughtDatabase());
-  return kind === 'postgresql' ? postgresStorage() : Promise.resolve(filesystemStorage(projectsDir));
+  return kind === 'postgresql' ? postgresStorage() : filesystemStorage(projectsDir, plugin);
 }
