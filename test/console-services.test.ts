@@ -22,7 +22,14 @@ interface Services {
     max_height: number | null;
     feature_info: { geometry: boolean; precision: number };
   };
-  wfs: { enabled: boolean; layers: string[]; insert: string[]; update: string[]; delete: string[] };
+  wfs: {
+    enabled: boolean;
+    layers: string[];
+    precision: Record<string, number>;
+    insert: string[];
+    update: string[];
+    delete: string[];
+  };
   wcs: { layers: string[] };
   endpoints: { wfs: string; wmts: string; ogcapi_features: string };
 }
@@ -62,6 +69,7 @@ describe('web console: the Services tab', () => {
 
     await form.getByLabel('districts published through WFS').check();
     await form.getByRole('checkbox', { name: 'insert districts' }).check();
+    await form.getByLabel('precision of districts').selectOption('1');
     await form.getByLabel(/^Maximum width/).fill('2000');
     await form.getByLabel('Add the geometry to feature info').check();
     await form.getByLabel(/^Feature info geometry precision/).fill('3');
@@ -71,6 +79,7 @@ describe('web console: the Services tab', () => {
     const state = await services();
     assert.deepEqual(state.wfs.layers, ['districts']);
     assert.deepEqual(state.wfs.insert, ['districts']);
+    assert.deepEqual(state.wfs.precision, { districts: 1 });
     assert.equal(state.wfs.enabled, true);
     assert.equal(state.wms.max_width, 2000);
     assert.equal(state.wms.max_height, null, 'only what changed is sent');
@@ -84,6 +93,20 @@ describe('web console: the Services tab', () => {
     const xml = await response.text();
     assert.equal(response.status, 200, xml.slice(0, 300));
     assert.match(xml, /<(\w+:)?FeatureType\b[\s\S]*<(\w+:)?Name>districts<\/(\w+:)?Name>/);
+    // QGIS Server writes the coordinates of GetFeature with the precision set (the data has two decimals).
+    const features = new URL(url);
+    for (const [key, value] of Object.entries({ REQUEST: 'GetFeature', TYPENAME: 'districts', MAXFEATURES: '1' }))
+      features.searchParams.set(key, value);
+    const gml = await (await fetch(features)).text();
+    const coordinates = [...gml.matchAll(/<(?:gml:)?(?:posList|coordinates|pos)\b[^>]*>([^<]+)</g)].flatMap((match) =>
+      (match[1] ?? '').split(/[\s,]+/).filter(Boolean),
+    );
+    assert.ok(coordinates.length > 0, gml.slice(0, 500));
+    assert.deepEqual(
+      coordinates.filter((number) => /\.\d{2,}/.test(number)),
+      [],
+    );
+    assert.ok(coordinates.map(Number).includes(43.6), JSON.stringify(coordinates));
     const landing = await fetch(state.endpoints.ogcapi_features, { headers: { accept: 'application/json' } });
     const links = (await landing.json()) as { links: Array<{ href: string }> };
     assert.equal(landing.status, 200);

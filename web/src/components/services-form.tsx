@@ -279,12 +279,17 @@ function LayerChoice(props: {
 const TRANSACTIONS = ['insert', 'update', 'delete'] as const;
 
 /** WFS: each vector layer published or not, and the transactions allowed on it. */
+const DECIMALS = Array.from({ length: 18 }, (_, index) => index);
+
 function WfsFields({ draft, edit, vectors }: { draft: Settings; edit: Edit; vectors: string[] }): JSX.Element {
   const publish = (name: string, on: boolean): void =>
     edit((d) => {
       const wfs = { ...d.wfs, layers: toggled(d.wfs.layers, name, on) };
       // Unpublishing takes the layer's transactions away, as Desktop unchecks them.
-      if (!on) for (const kind of TRANSACTIONS) wfs[kind] = toggled(wfs[kind], name, false);
+      if (!on) {
+        for (const kind of TRANSACTIONS) wfs[kind] = toggled(wfs[kind], name, false);
+        wfs.precision = Object.fromEntries(Object.entries(wfs.precision).filter(([layer]) => layer !== name));
+      }
       return { ...d, wfs };
     });
   return (
@@ -320,6 +325,25 @@ function WfsFields({ draft, edit, vectors }: { draft: Settings; edit: Edit; vect
                   <span class="visually-hidden"> {name}</span>
                 </label>
               ))}
+              <label>
+                precision
+                <span class="visually-hidden"> of {name}</span>
+                <select
+                  disabled={!published}
+                  value={String(draft.wfs.precision[name] ?? '')}
+                  onChange={(event) => {
+                    const value = Number(event.currentTarget.value);
+                    edit((d) => ({ ...d, wfs: { ...d.wfs, precision: { ...d.wfs.precision, [name]: value } } }));
+                  }}
+                >
+                  {draft.wfs.precision[name] === undefined && <option value="">6 (default)</option>}
+                  {DECIMALS.map((decimals) => (
+                    <option key={decimals} value={String(decimals)}>
+                      {decimals}
+                    </option>
+                  ))}
+                </select>
+              </label>
             </li>
           );
         })}
