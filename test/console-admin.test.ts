@@ -12,7 +12,7 @@ import { type Page } from 'playwright-core';
 
 import type { InstanceProjects } from '../src/monitor/protocol.js';
 import { freePort } from '../src/runtime/ports.js';
-import { centreWhen, checkAccessibility, screenshot } from './support/browser.js';
+import { centreWhen, checkAccessibility, screenshot, settled } from './support/browser.js';
 import { type CacheStack, startCacheStack } from './support/cache-stack.js';
 import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { apiCall } from './support/http.js';
@@ -146,7 +146,7 @@ describe('web console administration', () => {
     await page.keyboard.press('Tab');
     assert.equal(await focusedName(page), 'Skip to content');
     await page.keyboard.press('Enter');
-    assert.equal(await page.evaluate(() => document.activeElement?.id), 'main');
+    assert.equal(await settled(page, () => document.activeElement?.id, 'main'), 'main');
 
     await tabTo(page, 'Instances');
     await page.keyboard.press('Enter');

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 
 import { type Page } from 'playwright-core';
 
-import { checkAccessibility, screenshot } from './support/browser.js';
+import { checkAccessibility, screenshot, settled } from './support/browser.js';
 import { type CacheStack, startCacheStack } from './support/cache-stack.js';
 import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { apiCall } from './support/http.js';
@@ -23,17 +23,6 @@ const duplicateIds = (page: Page): Promise<string[]> =>
     const ids = [...document.querySelectorAll('[id]')].map((element) => element.id);
     return ids.filter((id, index) => ids.indexOf(id) !== index);
   });
-
-/** What `describe` says of the focused element once it says `expected`, or after 5 s what it says then. */
-async function settledFocus(page: Page, describe: () => string | null | undefined, expected: string): Promise<unknown> {
-  const deadline = Date.now() + 5000;
-  let said = await page.evaluate(describe);
-  while (said !== expected && Date.now() < deadline) {
-    await new Promise((wake) => setTimeout(wake, 50));
-    said = await page.evaluate(describe);
-  }
-  return said;
-}
 
 /** The accessible label of the focused element. */
 const focusedLabel = (): string | null | undefined => document.activeElement?.getAttribute('aria-label');
@@ -103,16 +92,16 @@ describe('web console: an operator’s day', () => {
     const title = await dialog.getAttribute('aria-labelledby');
     const focusedDialog = (): string | null | undefined =>
       document.activeElement?.closest('dialog')?.getAttribute('aria-labelledby') ?? document.activeElement?.outerHTML;
-    assert.equal(await settledFocus(page, focusedDialog, title ?? ''), title, 'focus moves into the dialog');
+    assert.equal(await settled(page, focusedDialog, title ?? ''), title, 'focus moves into the dialog');
     assert.deepEqual(await duplicateIds(page), [], 'the token dialog and this one have ids of their own');
     const opener = 'Delete project town';
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
-    assert.equal(await settledFocus(page, focusedLabel, opener), opener, 'Escape gives the focus back to the opener');
+    assert.equal(await settled(page, focusedLabel, opener), opener, 'Escape gives the focus back to the opener');
     await remove.click();
     await dialog.getByRole('button', { name: 'Keep it' }).click();
     await dialog.waitFor({ state: 'detached' });
-    assert.equal(await settledFocus(page, focusedLabel, opener), opener, 'Keep it gives the focus back to the opener');
+    assert.equal(await settled(page, focusedLabel, opener), opener, 'Keep it gives the focus back to the opener');
     assert.deepEqual((await call('GET', '/api/projects')).body, [
       'a-project-with-a-rather-long-name-for-a-phone-screen',
       'town',

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 
 import { type Page } from 'playwright-core';
 
-import { centreWhen, checkAccessibility, screenshot } from './support/browser.js';
+import { centreWhen, checkAccessibility, screenshot, settled } from './support/browser.js';
 import { type CacheStack, startCacheStack } from './support/cache-stack.js';
 import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { apiCall } from './support/http.js';
@@ -117,7 +117,7 @@ describe('web console: destructive actions', () => {
     await submit.click();
     await dialog.getByText(`${spare} exists already (the API answered 409)`).waitFor();
     assert.equal(
-      await page.evaluate(() => document.activeElement?.closest('dialog') !== null),
+      await settled(page, () => document.activeElement?.closest('dialog') !== null, true),
       true,
       'focus moves into the dialog',
     );
@@ -261,7 +261,7 @@ describe('web console: destructive actions', () => {
     await page.getByRole('row', { name: /terrain/ }).waitFor();
     await page.getByRole('link', { name: 'terrain', exact: true }).click();
     await page.getByRole('heading', { name: 'terrain', exact: true }).waitFor();
-    assert.equal(await page.evaluate(() => document.activeElement?.id), 'main', 'focus moves to the new page');
+    assert.equal(await settled(page, () => document.activeElement?.id, 'main'), 'main', 'focus moves to the new page');
 
     await page.route('**/assets/instances-*.js', (route) => route.abort());
     await page.getByRole('link', { name: 'Instances', exact: true }).click();

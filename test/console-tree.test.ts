@@ -8,7 +8,7 @@ import { join } from 'node:path';
 
 import { type Page } from 'playwright-core';
 
-import { centreWhen, checkAccessibility, screenshot } from './support/browser.js';
+import { centreWhen, checkAccessibility, screenshot, settled } from './support/browser.js';
 import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { after, before, describe, test } from './support/node-test.js';
 import { type Stack, startStack } from './support/stack.js';
@@ -35,7 +35,8 @@ describe('web console: the layer tree and layer properties', () => {
   let errors: string[];
   let demo: string;
   const tree = async () => ((await stack.call('GET', '/api/projects/town/tree')).body as { children: Node[] }).children;
-  const focused = () => page.evaluate(() => document.activeElement?.getAttribute('aria-label'));
+  const focused = (expected: string) =>
+    settled(page, () => document.activeElement?.getAttribute('aria-label'), expected);
 
   before(async () => {
     run = await startConsoleRun(
@@ -70,7 +71,7 @@ describe('web console: the layer tree and layer properties', () => {
     const down = panel.getByRole('button', { name: 'Move elevation down' });
     await down.click();
     await panel.getByRole('status').getByText('elevation moved down.').waitFor();
-    assert.equal(await focused(), 'Move elevation down');
+    assert.equal(await focused('Move elevation down'), 'Move elevation down');
     await page.keyboard.press('Enter');
     await until('elevation at the bottom', async () => names(await tree())[2] === 'elevation');
     assert.deepEqual(names(await tree()), ['districts', 'roads', 'elevation']);
@@ -79,7 +80,7 @@ describe('web console: the layer tree and layer properties', () => {
       'the panel to show elevation at the bottom',
       async () => (await last.getAttribute('data-testid')) === 'tree-layer-elevation',
     );
-    assert.equal(await focused(), 'Move elevation down', 'the focus stays on the moved layer');
+    assert.equal(await focused('Move elevation down'), 'Move elevation down', 'the focus stays on the moved layer');
     const under = await centreWhen(map, 'the districts over the raster', (pixel) => !grey(pixel));
     assert.notDeepEqual(under, over);
     const listed = await page.getByRole('region', { name: 'Layers' }).locator('li strong').allInnerTexts();
@@ -118,7 +119,11 @@ describe('web console: the layer tree and layer properties', () => {
     await panel.getByRole('status').getByText('Group Base saved.').waitFor();
     const edited = (await tree())[0] as Node & { title?: string; short_name?: string; mutually_exclusive?: boolean };
     assert.deepEqual([edited.title, edited.short_name, edited.mutually_exclusive], ['Base layers', 'base', true]);
-    assert.equal(await focused(), 'Properties of group Base', 'the focus goes back to the button');
+    assert.equal(
+      await focused('Properties of group Base'),
+      'Properties of group Base',
+      'the focus goes back to the button',
+    );
 
     await panel.getByLabel('Base visible by default').uncheck();
     await panel.getByRole('status').getByText('Base is hidden by default.').waitFor();
@@ -143,7 +148,7 @@ describe('web console: the layer tree and layer properties', () => {
     const dialog = page.getByRole('dialog', { name: 'Properties of districts' });
     const title = dialog.getByLabel('Title');
     await title.waitFor();
-    assert.equal(await page.evaluate(() => document.activeElement?.closest('dialog') !== null), true);
+    assert.equal(await settled(page, () => document.activeElement?.closest('dialog') !== null, true), true);
     await title.fill('Town districts');
     await dialog.getByLabel('Keywords (separated by commas)').fill('town, districts');
     await dialog.getByLabel('Opacity (%)').fill('50');
@@ -160,7 +165,7 @@ describe('web console: the layer tree and layer properties', () => {
     await dialog.waitFor({ state: 'detached' });
     await until(
       () => 'the focus to go back to “Properties of districts”',
-      async () => (await focused()) === 'Properties of districts',
+      async () => (await focused('Properties of districts')) === 'Properties of districts',
       2000,
     );
     const saved = (await stack.call('GET', '/api/projects/town/layers/districts/properties')).body as {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 
 import { type Page } from 'playwright-core';
 
-import { centreWhen, checkAccessibility, screenshot } from './support/browser.js';
+import { centreWhen, checkAccessibility, screenshot, settled } from './support/browser.js';
 import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { after, before, describe, test } from './support/node-test.js';
 import { decodePng } from './support/png.js';
@@ -175,7 +175,11 @@ describe('web console', () => {
     await page.getByRole('button', { name: 'Edit the style of districts' }).click();
     const heading = page.getByRole('heading', { name: 'Style of districts' });
     await heading.waitFor();
-    assert.equal(await page.evaluate(() => document.activeElement?.id), 'style-title', 'focus moves to the editor');
+    assert.equal(
+      await settled(page, () => document.activeElement?.id, 'style-title'),
+      'style-title',
+      'focus moves to the editor',
+    );
     const box = await heading.boundingBox();
     assert.ok(box && box.y >= 0 && box.y < 860, `the editor's heading is in view (y ${box?.y})`);
     const editor = page.getByRole('form', { name: 'Style editor for districts' });

@@ -39,6 +39,20 @@ export async function openPage(browser: Browser, baseURL: string): Promise<{ pag
   return { page, errors };
 }
 
+/**
+ * What `read` answers in the page once it answers `expected`, or after 5 s what it answers then.
+ * The console moves the focus in effects after a render, so a test reads it once it has settled.
+ */
+export async function settled<T>(page: Page, read: () => T, expected: T): Promise<T> {
+  const deadline = Date.now() + 5000;
+  let answer = await page.evaluate(read);
+  while (answer !== expected && Date.now() < deadline) {
+    await new Promise((wake) => setTimeout(wake, 50));
+    answer = await page.evaluate(read);
+  }
+  return answer;
+}
+
 /** Fails on any serious or critical accessibility violation axe-core finds on the page. */
 export async function checkAccessibility(page: Page, what: string): Promise<void> {
   const results = await new AxeBuilder({ page }).analyze();
