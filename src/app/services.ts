@@ -37,6 +37,7 @@ import { LayerTreeService } from '../services/layer-tree.js';
 import { LayerService } from '../services/layers.js';
 import { MapService, qgisProjectUrl } from '../services/maps.js';
 import { ProjectPins } from '../services/pins.js';
+import { PostgresImports } from '../services/postgres-import.js';
 import { ProcessingService } from '../services/processing.js';
 import { ProjectArchives } from '../services/project-archives.js';
 import { ProjectServicesService } from '../services/project-services.js';
@@ -285,12 +286,13 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     bodyLimit: publishBodyLimit,
     lifecycle: cache,
   });
+  const dataFiles = new DataFiles(config.uploadRoot, repository, layers, publishBodyLimit);
   return {
     projects,
     summaries: new ProjectSummaries(repository, pins),
     archives,
     publishBodyLimit,
-    dataFiles: new DataFiles(config.uploadRoot, repository, layers, publishBodyLimit),
+    dataFiles,
     layers,
     trees: new LayerTreeService(repository),
     layerProperties: new LayerPropertiesService(repository, crs, cache),
@@ -318,6 +320,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     cache,
     reseeder: cache && new Reseeder(cache, jobs),
     datasources: new DatasourceBrowser(dataRoots, crs),
+    imports: new PostgresImports(providers, dataFiles, crs, jobs, config.pgServiceFiles),
     jobs,
     history: new HistoryService(repository, layers),
     access,

@@ -51,6 +51,18 @@ export interface Job {
   created: string;
   started: string | null;
   error: string | null;
+  result?: Record<string, unknown>;
+}
+
+/** What POST /api/datasources/postgres/import takes. */
+export interface ImportRequest {
+  service: string;
+  schema: string;
+  table: string;
+  source: string;
+  layer?: string;
+  crs?: string;
+  mode: 'create' | 'overwrite' | 'append';
 }
 
 /** A node of GET /api/projects/{project}/tree, as far as the command prints it. */
@@ -242,6 +254,11 @@ export class StewardApi {
   /** Starts seeding the project's cache (POST .../cache/seed); resolves to the new job. */
   seed(project: string, body: { min_zoom: number; max_zoom: number }, schema?: string): Promise<Job> {
     return this.send(projectPath(project, 'cache/seed', schema), body);
+  }
+
+  /** Starts importing a vector layer into a PostGIS table; resolves to the new job. */
+  importIntoPostgres(body: ImportRequest): Promise<Job> {
+    return this.send('api/datasources/postgres/import', body);
   }
 
   /** A page of the project's versions, newest first; `next` is the `before` of the following page. */

@@ -7,6 +7,7 @@ import { type LayerTree, type ProjectCheck, type StewardApi, type TreeNode } fro
 import { type AnyCommand, type Command, json, JSON_OPTION, SCHEMA_OPTION } from './command.js';
 import { pin, pins, reload, unpin } from './fleet-commands.js';
 import { history, restore } from './history-commands.js';
+import { importCommand } from './import-commands.js';
 import { askEveryInstance, instance, instances } from './instance-commands.js';
 import { job, jobs, seed } from './job-commands.js';
 import { login, logout } from './login-commands.js';
@@ -159,6 +160,7 @@ export const commands: Record<string, AnyCommand> = {
   restore,
   publish,
   download,
+  import: importCommand,
   login,
   logout,
   whoami,

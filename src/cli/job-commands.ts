@@ -36,9 +36,9 @@ function ended(job: Job): boolean {
 
 /**
  * Follows the job until it ends, a progress bar redrawn in place on a terminal, a line per change
- * otherwise; exits 1 unless it succeeded.
+ * otherwise; resolves to the ended job, or undefined once interrupted.
  */
-async function follow(api: StewardApi, id: string, io: Io): Promise<number> {
+export async function followJob(api: StewardApi, id: string, io: Io): Promise<Job | undefined> {
   let shown = '';
   for (;;) {
     const job = await api.job(id);
@@ -46,16 +46,26 @@ async function follow(api: StewardApi, id: string, io: Io): Promise<number> {
     if (line !== shown) io.out(io.isTTY ? `\r\x1b[K${line}` : `${line}\n`);
     shown = line;
     if (ended(job)) return finished(job, io);
-    if (io.signal.aborted) return 130;
+    if (io.signal.aborted) return undefined;
     await sleep(JOB_POLL_MS, undefined, { signal: io.signal }).catch(() => {});
   }
 }
 
-function finished(job: Job, io: Io): number {
+function finished(job: Job, io: Io): Job {
   if (io.isTTY) io.out('\n');
-  if (job.state === 'succeeded') return 0;
-  io.err(`steward: job ${job.id} ${job.state}${job.error === null ? '' : `: ${job.error}`}\n`);
-  return 1;
+  if (job.state !== 'succeeded')
+    io.err(`steward: job ${job.id} ${job.state}${job.error === null ? '' : `: ${job.error}`}\n`);
+  return job;
+}
+
+/** The exit code of a followed job: 0 when it succeeded, 130 when interrupted, else 1. */
+export function jobExitCode(job: Job | undefined): number {
+  if (job === undefined) return 130;
+  return job.state === 'succeeded' ? 0 : 1;
+}
+
+async function follow(api: StewardApi, id: string, io: Io): Promise<number> {
+  return jobExitCode(await followJob(api, id, io));
 }
 
 const WATCH_OPTION = { watch: 'follow the job with a progress bar until it ends; exit 1 unless it succeeds' };

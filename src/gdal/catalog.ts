@@ -94,25 +94,40 @@ export async function datasetLayers(path: string, crs: CrsResolver): Promise<Cat
   }
 }
 
+/** A libpq connection value, quoted. */
+function libpqValue(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/** GDAL's connection string of a connection service, with libpq's own `key=value` settings after it. */
+export function postgresConnection(service: string, settings: Record<string, string> = {}): string {
+  const extra = Object.entries(settings).map(([key, value]) => ` ${key}=${libpqValue(value)}`);
+  return `PG:service=${libpqValue(service)}${extra.join('')}`;
+}
+
+/** The datasource of a table of a connection service, as QGIS writes it. */
+export function postgresDatasource(service: string, schema: string, table: string, geometryColumn: string): string {
+  const quote = (identifier: string): string => `"${identifier.replace(/"/g, '""')}"`;
+  return `service=${libpqValue(service)} table=${quote(schema)}.${quote(table)} (${geometryColumn})`;
+}
+
 /**
  * The vector layers of a PostgreSQL database reached through a connection service, as datasources
  * in QGIS's form (`service='...' table="schema"."table" (column)`).
  */
 export async function postgresLayers(service: string, crs: CrsResolver): Promise<CatalogLayer[]> {
-  const quotedService = `'${service.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-  const dataset = await gdal.openAsync(`PG:service=${quotedService}`, 'r', ['PostgreSQL']);
+  const dataset = await gdal.openAsync(postgresConnection(service), 'r', ['PostgreSQL']);
   try {
     const layers: CatalogLayer[] = [];
     dataset.layers.forEach((layer) => {
       const { wkbType, geometry } = qgisGeometryNames(layer.geomType);
       if (geometry === 'Null') return;
       const { schema, table } = splitTableName(layer.name);
-      const quote = (identifier: string): string => `"${identifier.replace(/"/g, '""')}"`;
       const authid = crsOf(layer.srs, crs);
       layers.push({
         type: 'vector',
         name: table,
-        datasource: `service=${quotedService} table=${quote(schema)}.${quote(table)} (${layer.geomColumn})`,
+        datasource: postgresDatasource(service, schema, table, layer.geomColumn),
         ...(authid !== undefined && { crs: authid }),
         geometry: wkbType,
       });

@@ -17,6 +17,7 @@ import { BadGateway, BadRequest, Conflict, NotFound, StewardError, Unprocessable
 import { type ExpressionNode } from './calculator/ast.js';
 import { type OutputFormat } from './calculator/format.js';
 import { type HistogramOptions } from './histogram-bins.js';
+import { type VectorImport } from './vector-import.js';
 
 /** What a child process can be asked to do. */
 export type GdalTask =
@@ -33,7 +34,9 @@ export type GdalTask =
   /** Copies the local file `localPath` to the `/vsis3/` path `target`. */
   | { kind: 'upload'; localPath: string; target: string }
   /** The histogram of every band of the raster at `path` (histogram.ts). */
-  | { kind: 'histogram'; path: string; options: HistogramOptions };
+  | { kind: 'histogram'; path: string; options: HistogramOptions }
+  /** Copies a vector layer into a PostgreSQL table (vector-import.ts). */
+  | { kind: 'import'; options: VectorImport };
 
 /**
  * How a task's process shares the cores with the API: `background` work (the default) runs behind

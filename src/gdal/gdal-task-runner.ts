@@ -11,6 +11,7 @@ import { CALCULATOR_CACHE_MB, configureGdalMemory } from './gdal-memory.js';
 import { computeHistogram } from './histogram.js';
 import { copyToObjectStorage } from './object-storage.js';
 import { buildExternalOverviews } from './overviews.js';
+import { importVector } from './vector-import.js';
 import { BACKGROUND_NICENESS, setNiceness, STARTING_NICENESS } from './worker-niceness.js';
 
 function send(message: ChildMessage): Promise<void> {
@@ -24,21 +25,35 @@ function progress(done: number, total: number): void {
   void send({ type: 'progress', done, total });
 }
 
+let lastPercent = -1;
+
+/**
+ * Progress as whole percent points, from GDAL's fraction done, sent when it changes: GDAL may call
+ * back for every feature it copies.
+ */
+function percent(fraction: number): void {
+  const points = Math.round(fraction * 100);
+  if (points === lastPercent) return;
+  lastPercent = points;
+  progress(points, 100);
+}
+
 async function runTask(task: GdalTask): Promise<unknown> {
   switch (task.kind) {
     case 'calculate':
       await computeRaster(task.tree, new Map(Object.entries(task.sources)), task.workPath, task.format, progress);
       return undefined;
     case 'overviews':
-      await buildExternalOverviews(task.path, task.factors, task.resampling, (fraction) =>
-        progress(Math.round(fraction * 100), 100),
-      );
+      await buildExternalOverviews(task.path, task.factors, task.resampling, percent);
       return undefined;
     case 'upload':
       copyToObjectStorage(task.localPath, task.target);
       return undefined;
     case 'histogram':
       return computeHistogram(task.path, task.options);
+    case 'import':
+      await importVector(task.options, percent);
+      return undefined;
   }
 }
 

@@ -15,6 +15,7 @@ import { type LayerTreeService } from '../services/layer-tree.js';
 import { type LayerService } from '../services/layers.js';
 import { type MapService } from '../services/maps.js';
 import { type ProjectPins } from '../services/pins.js';
+import { type PostgresImports } from '../services/postgres-import.js';
 import { type ProcessingService } from '../services/processing.js';
 import { type ProjectArchives } from '../services/project-archives.js';
 import { type ProjectServicesService } from '../services/project-services.js';
@@ -86,6 +87,8 @@ export interface ApiServices {
   /** Seeds layers again after their style changed, when the tile cache is on. */
   reseeder: Reseeder | undefined;
   datasources: DatasourceBrowser;
+  /** Vector layers copied into PostGIS tables, as jobs. */
+  imports: PostgresImports;
   checker: ProjectChecker;
   projectFleet: ProjectFleet;
   pins: ProjectPins;
@@ -118,7 +121,7 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     processingRoutes(services.processing, services.jobs),
     instanceRoutes(services.registry, () => services.qgis.symbology()),
     cacheRoutes(services.cache, services.jobs),
-    datasourceRoutes(services.datasources),
+    datasourceRoutes(services.datasources, services.imports),
     jobRoutes(services.jobs),
     serverRoutes(services.server),
     healthRoutes(services.health, services.metrics),

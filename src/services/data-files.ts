@@ -36,7 +36,7 @@ export class DataFiles {
   ) {}
 
   /** The absolute path of `relative` (segments by `/`) in the upload root; each segment a valid name. */
-  private pathOf(relative: string): string {
+  pathOf(relative: string): string {
     if (this.root === undefined) throw new NotFound('this server takes no data files (STEWARD_UPLOAD_ROOT is not set)');
     const segments = relative.split('/').filter((segment) => segment !== '');
     for (const segment of segments) checkName('data path segment', segment);

@@ -49,11 +49,14 @@ export interface ProjectLifecycle {
 /** PostgreSQL's own schemas (`pg_catalog`, `pg_toast`, ...): never a place for projects, nor one to read. */
 const SYSTEM_SCHEMA = /^(pg_|information_schema$)/i;
 
+export function isSystemSchema(schema: string): boolean {
+  return SYSTEM_SCHEMA.test(schema);
+}
+
 /** A schema named in a request: a valid name, not one of PostgreSQL's own (403). */
 export function checkSchema(schema: string): string {
   checkName('schema', schema);
-  if (SYSTEM_SCHEMA.test(schema))
-    throw new Forbidden(`schema "${schema}" is PostgreSQL's own; projects live in others`);
+  if (isSystemSchema(schema)) throw new Forbidden(`schema "${schema}" is PostgreSQL's own; projects live in others`);
   return schema;
 }
 

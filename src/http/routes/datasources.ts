@@ -1,11 +1,13 @@
-/** GET /api/datasources/...: the read-only datasource browser behind the add-layer form. */
+/** /api/datasources/...: the datasource browser behind the add-layer form, and imports into PostGIS. */
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { type FastifyPluginAsync } from 'fastify';
 
 import { type DatasourceBrowser, MAX_PROBED_FILES } from '../../services/datasources.js';
+import { type PostgresImports } from '../../services/postgres-import.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses } from '../schemas.js';
+import { acceptedJob, Job } from './jobs.js';
 
 const Layer = Type.Object({
   type: Type.Union([Type.Literal('raster'), Type.Literal('vector')]),
@@ -32,7 +34,32 @@ const Folder = Type.Object({
   }),
 });
 
-export function datasourceRoutes(browser: DatasourceBrowser): RouteModule {
+const ImportBody = Type.Object(
+  {
+    service: Type.String({ minLength: 1, maxLength: 255, description: 'A connection service of the service files' }),
+    schema: Type.String({ minLength: 1, maxLength: 63, description: 'An existing schema: lowercase, digits, _' }),
+    table: Type.String({ minLength: 1, maxLength: 63, description: 'The table: lowercase letters, digits and _' }),
+    source: Type.String({
+      minLength: 1,
+      maxLength: 4096,
+      description:
+        'A path in the upload root (`uploads/roads.gpkg`), or a vector datasource as POST .../layers takes it ' +
+        '(an absolute path inside STEWARD_DATA_ROOTS, `/vsis3/...`, a database table)',
+    }),
+    layer: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 255, description: 'The source layer; default the first' }),
+    ),
+    crs: Type.Optional(Type.String({ maxLength: 32, description: 'Reproject to this CRS, `EPSG:<code>`' })),
+    mode: Type.Optional(
+      Type.Union([Type.Literal('create'), Type.Literal('overwrite'), Type.Literal('append')], {
+        description: 'create (default; 409 when the table exists), overwrite (replace it) or append (add rows)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export function datasourceRoutes(browser: DatasourceBrowser, imports: PostgresImports): RouteModule {
   const routes: FastifyPluginAsync = async (app) => {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
     const tags = ['datasources'];
@@ -64,6 +91,23 @@ export function datasourceRoutes(browser: DatasourceBrowser): RouteModule {
         },
       },
       async (request) => ({ service: request.query.service, layers: await browser.postgres(request.query.service) }),
+    );
+    api.post(
+      '/postgres/import',
+      {
+        schema: {
+          tags,
+          summary: 'Import a vector layer into a PostGIS table, as a job (202)',
+          description:
+            "GDAL's VectorTranslate copies the layer into the table, with a GiST index on `geom` and the primary " +
+            'key `id`, in one transaction; follow the job at `Location`, cancel it with DELETE /api/jobs/{id}. ' +
+            'Its result gives the rows and the datasource that adds the table as a layer.',
+          body: ImportBody,
+          response: { 202: Job, ...errorResponses },
+        },
+      },
+      async (request, reply) =>
+        acceptedJob(reply, await imports.start({ ...request.body, mode: request.body.mode ?? 'create' })),
     );
   };
   return { prefix: '/api/datasources', routes };

@@ -24,8 +24,8 @@ const Timestamp = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]
 export const Job = Type.Object(
   {
     id: Type.String({ description: 'UUID of the job' }),
-    kind: Type.String({ description: 'seed, truncate, calculator or overviews' }),
-    project: Type.String(),
+    kind: Type.String({ description: 'seed, truncate, calculator, overviews or import' }),
+    project: Type.String({ description: 'The project; empty for an import into PostGIS' }),
     schema: Type.Optional(Type.String({ description: "The project's database schema, with projects in PostgreSQL" })),
     state: JobState,
     progress: Type.Number({ minimum: 0, maximum: 1 }),

@@ -712,6 +712,118 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/datasources/postgres/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a vector layer into a PostGIS table, as a job (202)
+         * @description GDAL's VectorTranslate copies the layer into the table, with a GiST index on `geom` and the primary key `id`, in one transaction; follow the job at `Location`, cancel it with DELETE /api/jobs/{id}. Its result gives the rows and the datasource that adds the table as a layer.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Reproject to this CRS, `EPSG:<code>` */
+                        crs?: string;
+                        /** @description The source layer; default the first */
+                        layer?: string;
+                        /** @description create (default; 409 when the table exists), overwrite (replace it) or append (add rows) */
+                        mode?: "create" | "overwrite" | "append";
+                        /** @description An existing schema: lowercase, digits, _ */
+                        schema: string;
+                        /** @description A connection service of the service files */
+                        service: string;
+                        /** @description A path in the upload root (`uploads/roads.gpkg`), or a vector datasource as POST .../layers takes it (an absolute path inside STEWARD_DATA_ROOTS, `/vsis3/...`, a database table) */
+                        source: string;
+                        /** @description The table: lowercase letters, digits and _ */
+                        table: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            created: string;
+                            /** @description Units done (tiles, percent of a GDAL step) */
+                            done: number;
+                            /** @description Why the job failed */
+                            error: string | null;
+                            /** Format: date-time */
+                            finished: string | null;
+                            /** @description UUID of the job */
+                            id: string;
+                            /** @description seed, truncate, calculator, overviews or import */
+                            kind: string;
+                            /** @description What the job was asked to do */
+                            params: {
+                                [key: string]: unknown;
+                            };
+                            progress: number;
+                            /** @description The project; empty for an import into PostGIS */
+                            project: string;
+                            /** @description What the job produced */
+                            result?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The project's database schema, with projects in PostgreSQL */
+                            schema?: string;
+                            /** Format: date-time */
+                            started: string | null;
+                            /** @description queued, then running, then one of succeeded, failed, cancelled */
+                            state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                            /** @description Units in all; 0 while not known */
+                            total: number;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/instances": {
         parameters: {
             query?: never;
@@ -1287,13 +1399,14 @@ export interface paths {
                             finished: string | null;
                             /** @description UUID of the job */
                             id: string;
-                            /** @description seed, truncate, calculator or overviews */
+                            /** @description seed, truncate, calculator, overviews or import */
                             kind: string;
                             /** @description What the job was asked to do */
                             params: {
                                 [key: string]: unknown;
                             };
                             progress: number;
+                            /** @description The project; empty for an import into PostGIS */
                             project: string;
                             /** @description What the job produced */
                             result?: {
@@ -1365,13 +1478,14 @@ export interface paths {
                             finished: string | null;
                             /** @description UUID of the job */
                             id: string;
-                            /** @description seed, truncate, calculator or overviews */
+                            /** @description seed, truncate, calculator, overviews or import */
                             kind: string;
                             /** @description What the job was asked to do */
                             params: {
                                 [key: string]: unknown;
                             };
                             progress: number;
+                            /** @description The project; empty for an import into PostGIS */
                             project: string;
                             /** @description What the job produced */
                             result?: {
@@ -1549,13 +1663,14 @@ export interface paths {
                             finished: string | null;
                             /** @description UUID of the job */
                             id: string;
-                            /** @description seed, truncate, calculator or overviews */
+                            /** @description seed, truncate, calculator, overviews or import */
                             kind: string;
                             /** @description What the job was asked to do */
                             params: {
                                 [key: string]: unknown;
                             };
                             progress: number;
+                            /** @description The project; empty for an import into PostGIS */
                             project: string;
                             /** @description What the job produced */
                             result?: {
@@ -1745,13 +1860,14 @@ export interface paths {
                             finished: string | null;
                             /** @description UUID of the job */
                             id: string;
-                            /** @description seed, truncate, calculator or overviews */
+                            /** @description seed, truncate, calculator, overviews or import */
                             kind: string;
                             /** @description What the job was asked to do */
                             params: {
                                 [key: string]: unknown;
                             };
                             progress: number;
+                            /** @description The project; empty for an import into PostGIS */
                             project: string;
                             /** @description What the job produced */
                             result?: {
@@ -2571,13 +2687,14 @@ export interface paths {
                             finished: string | null;
                             /** @description UUID of the job */
                             id: string;
-                            /** @description seed, truncate, calculator or overviews */
+                            /** @description seed, truncate, calculator, overviews or import */
                             kind: string;
                             /** @description What the job was asked to do */
                             params: {
                                 [key: string]: unknown;
                             };
                             progress: number;
+                            /** @description The project; empty for an import into PostGIS */
                             project: string;
                             /** @description What the job produced */
                             result?: {
@@ -2685,13 +2802,14 @@ export interface paths {
                             finished: string | null;
                             /** @description UUID of the job */
                             id: string;
-                            /** @description seed, truncate, calculator or overviews */
+                            /** @description seed, truncate, calculator, overviews or import */
                             kind: string;
                             /** @description What the job was asked to do */
                             params: {
                                 [key: string]: unknown;
                             };
                             progress: number;
+                            /** @description The project; empty for an import into PostGIS */
                             project: string;
                             /** @description What the job produced */
                             result?: {
@@ -6540,13 +6658,14 @@ export interface components {
             finished: string | null;
             /** @description UUID of the job */
             id: string;
-            /** @description seed, truncate, calculator or overviews */
+            /** @description seed, truncate, calculator, overviews or import */
             kind: string;
             /** @description What the job was asked to do */
             params: {
                 [key: string]: unknown;
             };
             progress: number;
+            /** @description The project; empty for an import into PostGIS */
             project: string;
             /** @description What the job produced */
             result?: {
