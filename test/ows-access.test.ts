@@ -148,7 +148,10 @@ describe('roles enforced by QGIS Server through nginx and the API', () => {
       ows(who, `SERVICE=WMS&VERSION=1.3.0&REQUEST=GetLegendGraphic&LAYER=${layer}&FORMAT=image/png`);
     assert.equal((await legend('viewer', 'secret')).status, 403);
     assert.equal((await legend('viewer', 'roads')).type, 'image/png');
-    const mapsOnly = { projects: { town: { access: 'read' } }, services: { GetFeatureInfo: false, WFS: false } };
+    const mapsOnly = {
+      projects: { town: { access: 'read' } },
+      services: { GetFeatureInfo: false, WFS: false, OAPIF: false },
+    };
     assert.equal((await admin('PUT', '/api/roles/maps-only', mapsOnly)).status, 201);
     const made = await admin('POST', '/api/tokens', { name: 'maps-only', roles: ['maps-only'] });
     tokens['maps-only'] = (made.body as { token: string }).token;
@@ -156,6 +159,11 @@ describe('roles enforced by QGIS Server through nginx and the API', () => {
     assert.equal((await ows('maps-only', info)).status, 403);
     assert.equal((await ows('maps-only', 'SERVICE=WFS&REQUEST=GetCapabilities')).status, 403);
     assert.equal((await ows('maps-only', 'service=wfs&request=GetFeature&typename=roads')).status, 403);
+    // OGC API Features is named by its path, not by SERVICE.
+    const features = new URL(`wfs3/collections/roads/items.json?MAP=${encodeURIComponent(map)}`, stack.qgis.url);
+    const oapif = (who: string) => fetch(features, { headers: { authorization: `Bearer ${tokens[who]}` } });
+    assert.equal((await oapif('maps-only')).status, 403);
+    assert.equal((await oapif('reader')).status, 200);
     assert.equal((await image('maps-only', 'LAYERS=roads')).width, 40);
     assert.equal((await ows('reader', info)).status, 200);
   });

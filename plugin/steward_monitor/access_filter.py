@@ -1,6 +1,6 @@
 """The QgsAccessControlFilter that applies the request's rules (access.py) to QGIS Server's answers:
 layer permissions (GetCapabilities, GetMap, GetFeatureInfo, GetLegendGraphic, GetPrint, WFS, WCS,
-WMTS, OGC API Features), attributes (GetFeatureInfo, WFS GetFeature, DescribeFeatureType), feature
+WMTS, OGC API Features), attributes (GetFeatureInfo, WFS GetFeature; DescribeFeatureType through trim_schema), feature
 filters (GetMap, GetFeatureInfo, WFS GetFeature), edits (WFS-T) and the capabilities cache key.
 
 QGIS Server calls it on its main thread while it serves a request: the only place the request's
@@ -10,9 +10,10 @@ parameters (STEWARD_ACCESS, MAP) may be read under FastCGI.
 from __future__ import annotations
 
 from qgis.core import QgsMapLayer, QgsVectorLayer
-from qgis.server import QgsAccessControlFilter, QgsServerInterface
+from qgis.server import QgsAccessControlFilter, QgsRequestHandler, QgsServerInterface
 
 from .access import PARAMETER, REFUSE_ALL, RequestRules, Rules
+from .access_schema import without_hidden
 from .pluginlog import PluginLog
 
 
@@ -58,3 +59,21 @@ class StewardAccessFilter(QgsAccessControlFilter):
     def cacheKey(self) -> str:  # noqa: N802 (QGIS API)
         rules = self._current()
         return "" if rules is None else rules.key
+
+    def trim_schema(self, handler: QgsRequestHandler) -> None:
+        """Leaves the attributes the request's rules hide out of a complete DescribeFeatureType
+        answer, which QGIS Server writes without asking authorizedLayerAttributes. A failure
+        serves nothing rather than the whole schema."""
+        try:
+            rules = self._current()
+            if rules is None or not rules.hidden:
+                return
+            body = bytes(handler.body()).decode("utf-8")
+            trimmed = without_hidden(body, rules.hidden)
+            if trimmed != body:
+                handler.clearBody()
+                handler.appendBody(trimmed.encode("utf-8"))
+        except Exception:
+            self._log.failure("the access filter's schema")
+            handler.clearBody()
+            handler.setStatusCode(500)

@@ -73,6 +73,9 @@ class StewardMonitor:
         QgsApplication.messageLog().messageReceived[str, str, Qgis.MessageLevel].connect(
             self._logs.on_message, Qt.DirectConnection
         )
+        # Steward's roles, as each request's STEWARD_ACCESS parameter carries them (access.py).
+        self._access = StewardAccessFilter(server_iface, self._log)
+        server_iface.registerAccessControl(self._access, 100)
         self._filter = StatsFilter(
             server_iface,
             self._stats,
@@ -83,11 +86,9 @@ class StewardMonitor:
             self._projects.entries,
             self._projects.record_served,
             WriteTurns(lock_path(), self._failed),
+            self._access.trim_schema,
         )
         server_iface.registerFilter(self._filter, 100)
-        # Steward's roles, as each request's STEWARD_ACCESS parameter carries them (access.py).
-        self._access = StewardAccessFilter(server_iface, self._log)
-        server_iface.registerAccessControl(self._access, 100)
         self._idle = QTimer()
         self._idle.timeout.connect(self._between_requests)
         self._idle.start(IDLE_CHECK_MS)

@@ -84,7 +84,8 @@ class StatsFilter(QgsServerFilter):
 
     Counts requests; runs the main thread's safe point (`safe_point`) when work waits; once the
     response is complete, hands `on_served` the request's record (RequestStats.end) and its HTTP
-    status (the log's request line), and runs `on_new_map` with the request's MAP value when
+    status (the log's request line), hands a DescribeFeatureType answer to `on_schema` before it
+    is sent (access_schema.py), and runs `on_new_map` with the request's MAP value when
     `cached_maps` (the cached projects' record, tested without a call) does not list it. `busy`
     says whether a request is being served, for the safe point run between requests. A WFS-T
     Transaction is served in its turn among the host's processes (`turns`, turns.py).
@@ -107,6 +108,7 @@ class StatsFilter(QgsServerFilter):
         cached_maps: dict[str, Any] | None = None,
         on_new_map: Callable[[str], None] = lambda _map: None,
         turns: WriteTurns | None = None,
+        on_schema: Callable[[QgsRequestHandler], None] = lambda _handler: None,
     ) -> None:
         super().__init__(server_iface)
         self._server_iface = server_iface
@@ -119,6 +121,8 @@ class StatsFilter(QgsServerFilter):
         self._cached_maps = {} if cached_maps is None else cached_maps
         self._on_new_map = on_new_map
         self._turns = turns
+        self._on_schema = on_schema
+        self._describing = False
         self.busy = False
         # The request's handler and MAP value, from requestReady to responseComplete: QGIS Server
         # calls both hooks within one request, while that handler lives.
@@ -136,6 +140,7 @@ class StatsFilter(QgsServerFilter):
             parameter = handler.parameter
             self._map = parameter("MAP") or self._default_project
             request = parameter("REQUEST")
+            self._describing = request.lower() == "describefeaturetype"
             self._stats.begin(parameter("SERVICE"), request, self._map)
             if self._turns is not None:
                 self._turns.begin(request)
@@ -152,6 +157,8 @@ class StatsFilter(QgsServerFilter):
         if handler is None:  # requestReady failed to get it
             return
         self._handler = None
+        if self._describing:
+            self._on_schema(handler)
         try:
             status = handler.statusCode()
             served = self._stats.end(status >= 400 or handler.exceptionRaised())

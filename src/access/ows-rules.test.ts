@@ -69,5 +69,7 @@ describe("an identity's rules for QGIS Server", () => {
     assert.deepEqual(owsServicesOf('wfs', 'Transaction'), ['WFS', 'WFS-T']);
     assert.deepEqual(owsServicesOf('WMS', 'getmap'), ['WMS', 'GetMap']);
     assert.deepEqual(owsServicesOf('', ''), []);
+    assert.deepEqual(owsServicesOf('', '', '/ows/wfs3/collections/roads/items.json'), ['OAPIF']);
+    assert.deepEqual(owsServicesOf('WMS', 'GetMap', '/ows/wfs3'), ['WMS', 'GetMap', 'OAPIF']);
   });
 });

@@ -85,13 +85,17 @@ export function encodeOwsRules(rules: OwsRules | undefined): string {
   return rules === undefined ? '' : Buffer.from(JSON.stringify(rules)).toString('base64url');
 }
 
-/** Which of a role's services an OWS request is, by its SERVICE and REQUEST (any case). */
-export function owsServicesOf(service: string, request: string): OwsService[] {
+/**
+ * Which of a role's services an OWS request is, by its SERVICE and REQUEST (any case) and its path:
+ * QGIS Server serves OGC API Features to any path holding `/wfs3`, whatever the query says.
+ */
+export function owsServicesOf(service: string, request: string, path = ''): OwsService[] {
   const kind = service.toUpperCase();
   const operation = request.toLowerCase();
   const named = (OWS_SERVICES as readonly string[]).includes(kind) ? [kind as OwsService] : [];
   if (kind === 'WFS' && operation === 'transaction') named.push('WFS-T');
   const byOperation = OWS_SERVICES.find((each) => each.toLowerCase() === operation && each.startsWith('Get'));
   if (byOperation !== undefined) named.push(byOperation);
+  if (path.includes('/wfs3')) named.push('OAPIF');
   return named;
 }

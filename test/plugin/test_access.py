@@ -8,6 +8,7 @@ import json
 import unittest
 
 from steward_monitor.access import REFUSE_ALL, RequestRules, parse
+from steward_monitor.access_schema import without_hidden
 
 RULES = {
     "map": "/p/town/town.qgs",
@@ -53,3 +54,31 @@ class RulesTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+SCHEMA = (
+    '<schema xmlns="http://www.w3.org/2001/XMLSchema" xmlns:qgs="http://www.qgis.org/gml">\n'
+    ' <element type="qgs:roadsType" name="roads"/>\n'
+    ' <complexType name="roadsType"><complexContent><extension base="gml:AbstractFeatureType"><sequence>\n'
+    '  <element name="geometry" type="gml:PolygonPropertyType"/>\n'
+    '  <element type="string" name="kind" nillable="true"/>\n'
+    '  <element nillable="true" name="owner" type="string"/>\n'
+    '  <element name="owner_note" type="string"/>\n'
+    " </sequence></extension></complexContent></complexType>\n"
+    ' <complexType name="parks_areaType"><sequence><element name="owner" type="string"/></sequence></complexType>\n'
+    "</schema>"
+)
+
+
+class SchemaTest(unittest.TestCase):
+    def test_leaves_out_the_hidden_attributes_of_each_layer_only(self) -> None:
+        trimmed = without_hidden(SCHEMA, {"roads": {"owner"}, "parks area": {"missing"}})
+        self.assertIn('name="owner_note"', trimmed)
+        self.assertIn('name="kind"', trimmed)
+        self.assertIn('<complexType name="parks_areaType"><sequence><element name="owner"', trimmed)
+        self.assertEqual(trimmed, SCHEMA.replace('  <element nillable="true" name="owner" type="string"/>', "  "))
+
+    def test_names_are_matched_as_written_in_xml(self) -> None:
+        schema = SCHEMA.replace('name="kind"', 'name="a&amp;b"')
+        self.assertNotIn("a&amp;b", without_hidden(schema, {"roads": {"a&b"}}))
+        self.assertEqual(without_hidden(SCHEMA, {"roads": {"k.nd"}}), SCHEMA)

@@ -61,7 +61,8 @@ async function judge(identity: Identity, uri: string, store: ProjectStore): Prom
   const ref = map === undefined ? undefined : await projectOfMap(store, map);
   if (map === undefined || ref === undefined || !identity.permissions.may(ref, 'read'))
     throw refused(identity, 'MAP names no project this identity may read');
-  const services = owsServicesOf(single(query, 'SERVICE') ?? '', single(query, 'REQUEST') ?? '');
+  const path = uri.split('?', 1)[0] ?? '';
+  const services = owsServicesOf(single(query, 'SERVICE') ?? '', single(query, 'REQUEST') ?? '', path);
   const refusedService = services.find((service) => !identity.permissions.service(service));
   if (refusedService !== undefined) throw refused(identity, `${refusedService} is refused to this identity`);
   return encodeOwsRules(owsRules(identity, ref, map));
