@@ -5,9 +5,10 @@ import { join } from 'node:path';
 
 import { zipSync } from 'fflate';
 
+import { agree, distinctColours, SERVER_DPI } from './support/drawings.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { after, before, describe, it } from './support/node-test.js';
-import { decodePng, type Image, pixelsDifferingBeyond } from './support/png.js';
+import { decodePng, type Image } from './support/png.js';
 import { type Stack, startStack } from './support/stack.js';
 import {
   type CorpusSources,
@@ -26,41 +27,14 @@ import { selectedStorage } from './support/test-storage.js';
 import { fillStyle, grayStretch } from './support/write-bodies.js';
 
 const STYLE_BODY_LIMIT = 4 * 1024 * 1024;
-/** QGIS Server draws at 0.28 mm a pixel (OGC's standard rendering pixel), 90.714 DPI. */
-const SERVER_DPI = 25.4 / 0.28;
-/**
- * Two drawings agree when at most this share of their painted pixels differ by more than
- * CHANNEL_TOLERANCE in a channel: room for an anti-aliased edge or a glyph landing a pixel apart.
- * (QGIS 3.22's server and PyQGIS have drawn the corpus identically.)
- */
-const PIXEL_SHARE_TOLERANCE = 0.005;
-const CHANNEL_TOLERANCE = 24;
 /** Renderers SLD has no form for. */
 const WITHOUT_SLD = ['heatmap', 'inverted-polygons', 'two-and-half-d'];
 /** Inverted polygons paint outside the polygons, so they are compared over twice the layer's extent. */
 const WIDENED = new Set(['inverted-polygons']);
 
-/** Whether two drawings agree within the stated tolerance. */
-function agree(a: Image, b: Image): { ok: boolean; differing: number } {
-  const differing = pixelsDifferingBeyond(a, b, CHANNEL_TOLERANCE);
-  const painted = Math.max(a.paintedPixels(), b.paintedPixels());
-  return { ok: differing <= PIXEL_SHARE_TOLERANCE * painted, differing };
-}
-
 function widen([xmin, ymin, xmax, ymax]: number[]): [number, number, number, number] {
   const [dx, dy] = [((xmax ?? 0) - (xmin ?? 0)) / 2, ((ymax ?? 0) - (ymin ?? 0)) / 2];
   return [(xmin ?? 0) - dx, (ymin ?? 0) - dy, (xmax ?? 0) + dx, (ymax ?? 0) + dy];
-}
-
-function distinctColours(image: Image): Set<string> {
-  const colours = new Set<string>();
-  for (let y = 0; y < image.height; y++) {
-    for (let x = 0; x < image.width; x++) {
-      const p = image.pixel(x, y);
-      if (p[3] === 255) colours.add(p.slice(0, 3).join(','));
-    }
-  }
-  return colours;
 }
 
 describe(`styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them (${selectedStorage()} storage)`, () => {

@@ -46,6 +46,7 @@ import { ProjectSummaries } from '../services/project-summaries.js';
 import { DEFAULT_SCHEMA, projectRef, ProjectService } from '../services/projects.js';
 import { ProviderRegistry } from '../services/providers/registry.js';
 import { ProjectRepository } from '../services/repository.js';
+import { SldStyles } from '../services/sld-styles.js';
 import { StyleDocuments } from '../services/style-documents.js';
 import { StyleFiles } from '../services/style-files.js';
 import { StylePackages } from '../services/style-packages.js';
@@ -235,6 +236,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
   const styleDocuments = new StyleDocuments(maps, layers);
   const fonts = new InstanceFonts(instances, installedFontFamilies);
   const stylePackages = new StylePackages(repository, styles, projectStyles, config.styleBodyLimit, fonts, styleFiles);
+  const sldStyles = new SldStyles(maps, layers, stylePackages, styles);
   // Before the registry listens, so that the first instance to register loads the pinned projects.
   const projectFleet = new ProjectFleet({ instances, registry, repository, pins, log: monitorLog(logger) });
   if (registry && config.monitoringPort !== undefined) {
@@ -312,6 +314,7 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     styles,
     styleDocuments,
     stylePackages,
+    sldStyles,
     styleBodyLimit: config.styleBodyLimit,
     uploadBudget: config.uploadBudget,
     qgis,

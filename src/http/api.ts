@@ -21,6 +21,7 @@ import { type ProjectArchives } from '../services/project-archives.js';
 import { type ProjectServicesService } from '../services/project-services.js';
 import { type ProjectSummaries } from '../services/project-summaries.js';
 import { type ProjectService } from '../services/projects.js';
+import { type SldStyles } from '../services/sld-styles.js';
 import { type StyleDocuments } from '../services/style-documents.js';
 import { type StylePackages } from '../services/style-packages.js';
 import { type StyleService } from '../services/styles.js';
@@ -74,6 +75,8 @@ export interface ApiServices {
   styles: StyleService;
   styleDocuments: StyleDocuments;
   stylePackages: StylePackages;
+  /** Styles uploaded as SLD, read by QGIS Server's plugin. */
+  sldStyles: SldStyles;
   /** Bytes a style upload may have (the other routes keep the app's limit). */
   styleBodyLimit: number;
   /** Bytes of style uploads worked on at once (STEWARD_UPLOAD_BUDGET); past them uploads get 503. */

@@ -5,7 +5,13 @@ import { CrsResolver } from '../gdal/crs.js';
 import { type Extent } from '../qgis/layer.js';
 import { type PublishedLayer } from '../qgis/project.js';
 import { projectKey, type ProjectRef, type ProjectStore } from '../storage/project-store.js';
-import { type PreparedGet, type QgisAnswer, type QgisClient, type QgisParams } from '../transport/qgis-get.js';
+import {
+  type PreparedGet,
+  type QgisAnswer,
+  type QgisBody,
+  type QgisClient,
+  type QgisParams,
+} from '../transport/qgis-get.js';
 import { type LayerService } from './layers.js';
 import { type ProjectRepository } from './repository.js';
 
@@ -141,9 +147,12 @@ export class MapService {
     this.qgis.close();
   }
 
-  /** Sends a GET of `url` to QGIS Server, with `params` (the identity's rules) when it is reached over FastCGI. */
-  ask(url: string, params: QgisParams = []): Promise<QgisAnswer> {
-    return this.qgis.prepare(url, params)();
+  /**
+   * Sends a GET of `url` to QGIS Server (a POST of `body` when given), with `params` (the
+   * identity's rules) when it is reached over FastCGI.
+   */
+  ask(url: string, params: QgisParams = [], body?: QgisBody): Promise<QgisAnswer> {
+    return this.qgis.prepare(url, params, body)();
   }
 
   /**

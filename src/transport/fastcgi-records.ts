@@ -70,17 +70,20 @@ export function encodeParams(params: ReadonlyArray<readonly [string, string]>): 
 }
 
 /**
- * A responder's whole request without a body: BEGIN_REQUEST, the parameters, the empty PARAMS
- * record that ends them and an empty STDIN. BEGIN_REQUEST's flags are clear: without
+ * A responder's whole request: BEGIN_REQUEST, the parameters, the empty PARAMS record that ends
+ * them, then STDIN with the body (none for a GET). BEGIN_REQUEST's flags are clear: without
  * FCGI_KEEP_CONN, the application closes the connection once it has answered.
  */
-export function responderRequest(params: ReadonlyArray<readonly [string, string]>): Buffer {
+export function responderRequest(
+  params: ReadonlyArray<readonly [string, string]>,
+  body: Buffer = Buffer.alloc(0),
+): Buffer {
   const begin = Buffer.alloc(BEGIN_BODY_BYTES);
   begin.writeUInt16BE(RESPONDER_ROLE, 0);
   return Buffer.concat([
     record(RecordType.BeginRequest, begin),
     ...stream(RecordType.Params, encodeParams(params)),
-    record(RecordType.Stdin, Buffer.alloc(0)),
+    ...stream(RecordType.Stdin, body),
   ]);
 }
 

@@ -1,23 +1,24 @@
 import { type ServerAddress } from '../config.js';
 import { fastcgiGet, NoAnswer, NotDelivered } from './fastcgi-get.js';
 import { responderRequest } from './fastcgi-records.js';
-import { type PreparedGet, type QgisAnswer, type QgisClient, type QgisParams } from './qgis-get.js';
+import { type PreparedGet, type QgisAnswer, type QgisBody, type QgisClient, type QgisParams } from './qgis-get.js';
 
 /**
  * The CGI parameters nginx sends QGIS Server for a GET of `url` through the `/ows/` location of
  * deploy/nginx-qgis-server.conf (Debian's /etc/nginx/fastcgi_params), so that QGIS Server sees
  * the same request either way and answers the same bytes: the URLs it writes into capabilities
  * come from REQUEST_URI, SERVER_PORT and the Host header (HTTP_HOST, nginx's `$host`: the host
- * without its port). That server has no `server_name`, so SERVER_NAME is empty.
+ * without its port). That server has no `server_name`, so SERVER_NAME is empty. With `body`, the
+ * parameters of a POST of it.
  */
-export function cgiParams(url: string): Array<[string, string]> {
+export function cgiParams(url: string, body?: QgisBody): Array<[string, string]> {
   const target = new URL(url);
   const path = decodedPath(target.pathname);
   return [
     ['QUERY_STRING', target.search.slice(1)],
-    ['REQUEST_METHOD', 'GET'],
-    ['CONTENT_TYPE', ''],
-    ['CONTENT_LENGTH', ''],
+    ['REQUEST_METHOD', body === undefined ? 'GET' : 'POST'],
+    ['CONTENT_TYPE', body?.type ?? ''],
+    ['CONTENT_LENGTH', body === undefined ? '' : String(body.bytes.length)],
     ['SCRIPT_NAME', path],
     ['REQUEST_URI', target.pathname + target.search],
     ['DOCUMENT_URI', path],
@@ -58,7 +59,8 @@ interface FastcgiProcess {
  * whose connection is refused (a process that exited and is being started again) reached no one,
  * and one whose process closed the connection before any answer (it died) has no answer to keep:
  * either is sent once more to another process, as nginx's `fastcgi_next_upstream error` does.
- * Every request is a GET, which QGIS Server may run twice.
+ * Every request changes nothing in QGIS Server (GETs, and the POST that reads an SLD), which may
+ * run it twice.
  *
  * `settings` (config's qgisRequestSettings: PGSERVICEFILE and the like) go with every request as
  * parameters, the only environment QGIS Server has while it serves one.
@@ -75,8 +77,8 @@ export class FastcgiQgisClient implements QgisClient {
     this.processes = addresses.map((address) => ({ address, inFlight: 0 }));
   }
 
-  prepare(url: string, params: QgisParams = []): PreparedGet {
-    const request = responderRequest([...cgiParams(url), ...this.settings, ...params]);
+  prepare(url: string, params: QgisParams = [], body?: QgisBody): PreparedGet {
+    const request = responderRequest([...cgiParams(url, body), ...this.settings, ...params], body?.bytes);
     return (onSent) => this.send(request, onSent);
   }
 

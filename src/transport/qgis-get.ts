@@ -19,6 +19,13 @@ export interface QgisAnswer {
 /** A GET of one URL, made ready once and sent again at each call; `onSent` hears when the request has been written. */
 export type PreparedGet = (onSent?: () => void) => Promise<QgisAnswer>;
 
+/** A request's body, which makes it a POST. */
+export interface QgisBody {
+  /** Its media type, the Content-Type header. */
+  type: string;
+  bytes: Buffer;
+}
+
 /** Parameters of a request to QGIS Server besides its URL's (Steward's rules for the caller). */
 export type QgisParams = ReadonlyArray<readonly [string, string]>;
 
@@ -26,9 +33,10 @@ export type QgisParams = ReadonlyArray<readonly [string, string]>;
 export interface QgisClient {
   /**
    * The GET of `url` (a URL of STEWARD_QGISSERVER_URL's server), ready to be sent; `params` go as
-   * FastCGI parameters, which only FastCGI carries: over HTTP they are not sent.
+   * FastCGI parameters, which only FastCGI carries: over HTTP they are not sent. With `body`, a
+   * POST of it instead.
    */
-  prepare(url: string, params?: QgisParams): PreparedGet;
+  prepare(url: string, params?: QgisParams, body?: QgisBody): PreparedGet;
   close(): void;
 }
 
@@ -36,8 +44,8 @@ export interface QgisClient {
 export class HttpQgisClient implements QgisClient {
   private readonly connections = new Preconnector();
 
-  prepare(url: string): PreparedGet {
-    const request = qgisRequest(url);
+  prepare(url: string, _params?: QgisParams, body?: QgisBody): PreparedGet {
+    const request = qgisRequest(url, body);
     return (onSent) => qgisGet(request, this.connections, onSent);
   }
 
@@ -52,12 +60,15 @@ export interface QgisRequest {
   bytes: Buffer;
 }
 
-/** The request for a GET of `url`, made once for every time it is sent. */
-export function qgisRequest(url: string): QgisRequest {
+/** The request for a GET of `url` (a POST of `body` when given), made once for every time it is sent. */
+export function qgisRequest(url: string, body?: QgisBody): QgisRequest {
   const target = new URL(url);
+  const method = body === undefined ? 'GET' : 'POST';
+  const head = `${method} ${target.pathname}${target.search} HTTP/1.0\r\nHost: ${target.host}\r\n`;
+  const content = body === undefined ? '' : `Content-Type: ${body.type}\r\nContent-Length: ${body.bytes.length}\r\n`;
   return {
     address: { host: target.hostname.replace(/^\[|\]$/g, ''), port: Number(target.port || 80) },
-    bytes: Buffer.from(`GET ${target.pathname}${target.search} HTTP/1.0\r\nHost: ${target.host}\r\n\r\n`, 'latin1'),
+    bytes: Buffer.concat([Buffer.from(`${head}${content}\r\n`, 'latin1'), body?.bytes ?? Buffer.alloc(0)]),
   };
 }
 

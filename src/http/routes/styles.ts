@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { type FastifyPluginAsync } from 'fastify';
 
 import { UnsupportedMediaType } from '../../errors.js';
+import { type SldStyles } from '../../services/sld-styles.js';
 import { type StyleDocuments } from '../../services/style-documents.js';
 import { type StylePackages } from '../../services/style-packages.js';
 import { type StyleService } from '../../services/styles.js';
@@ -14,6 +15,7 @@ import { UploadBudget } from '../upload-budget.js';
 import { ReseedQuery, withReseed } from './reseed.js';
 
 const StyleParams = Type.Object({ project: Type.String(), style: Type.String() });
+const LayerStyleParams = Type.Object({ project: Type.String(), layer: Type.String(), style: Type.String() });
 
 const DefaultStyle = Type.Object(
   {
@@ -51,18 +53,26 @@ const StyleQmlQuery = Type.Object({
   layer: Type.Optional(Type.String({ minLength: 1, description: 'the layer whose values the QML holds' })),
 });
 
+const SldQuery = Type.Object({
+  ...ReseedQuery.properties,
+  current: Type.Optional(
+    Type.Union([Type.Literal('true'), Type.Literal('false')], { description: "Make it the layer's current style" }),
+  ),
+});
+
 const XML_TYPES = ['application/xml', 'text/xml'];
+const SLD_TYPES = ['application/vnd.ogc.sld+xml', ...XML_TYPES];
 const ZIP_TYPES = ['application/zip', 'application/x-zip-compressed'];
 
 function mediaType(contentType: string | undefined): string {
   return (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 }
 
-/** The body of a request that must be XML; 415 for any other content type. */
-function xmlBody(contentType: string | undefined, body: unknown): string {
+/** The body of a request that must be a `what` document of one of `types`; 415 for any other content type. */
+function xmlBody(contentType: string | undefined, body: unknown, what = 'a QML style', types = XML_TYPES): string {
   const type = mediaType(contentType);
-  if (!XML_TYPES.includes(type) || typeof body !== 'string') {
-    throw new UnsupportedMediaType(`a QML style is sent as ${XML_TYPES.join(' or ')}, not "${type || 'no type'}"`);
+  if (!types.includes(type) || typeof body !== 'string') {
+    throw new UnsupportedMediaType(`${what} is sent as ${types.join(' or ')}, not "${type || 'no type'}"`);
   }
   return body;
 }
@@ -81,7 +91,7 @@ function zipBody(contentType: string | undefined, body: unknown): Buffer {
  * take bodies up to `bodyLimit`.
  */
 function uploadRoutes(services: StyleRouteServices): FastifyPluginAsync {
-  const { styles, stylePackages: packages, styleBodyLimit: bodyLimit, reseeder } = services;
+  const { styles, stylePackages: packages, sldStyles, styleBodyLimit: bodyLimit, reseeder } = services;
   const budget = new UploadBudget(services.uploadBudget);
   return async (app) => {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -89,7 +99,7 @@ function uploadRoutes(services: StyleRouteServices): FastifyPluginAsync {
     app.addHook('onRequest', async (request, reply) =>
       budget.holdDeclared(reply, request.headers['content-length'], bodyLimit),
     );
-    app.addContentTypeParser(XML_TYPES, { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body));
+    app.addContentTypeParser(SLD_TYPES, { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body));
     app.addContentTypeParser(ZIP_TYPES, { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
     // Any other type reaches the route, which names the types it takes.
     app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, _body, done) => done(null, undefined));
@@ -118,6 +128,40 @@ function uploadRoutes(services: StyleRouteServices): FastifyPluginAsync {
           { reseeder, asked: request.query.reseed, reply, ref: project },
           () => packages.putDocument(project, params.style, qml),
           async ({ created }) => (created ? [] : styles.layersDrawing(project, params.style)),
+        );
+        return reply.status(answer.created ? 201 : 200).send(answer);
+      },
+    );
+    api.put(
+      '/layers/:layer/styles/:style/sld',
+      {
+        bodyLimit,
+        schema: {
+          tags: ['styles'],
+          summary: "Add or replace a style from SLD, as QGIS's Load Style reads it into the layer",
+          description:
+            'The body is an SLD 1.0 or SE 1.1 document (application/vnd.ogc.sld+xml, application/xml or text/xml). ' +
+            "QGIS Server, through Steward's plugin, loads it into a copy of the layer as QGIS Desktop's Load " +
+            'Style does (loadSldStyle) and the QML it then saves is stored as the style, added to the layer, as ' +
+            'its current style with `current=true`. 201 when the style is new, 200 when it replaced one (in every ' +
+            "layer that has it); 400 for a document that is not SLD; 422 with QGIS's reason when QGIS reads no " +
+            'style from it (QGIS reads SLD for vector layers only), or naming the images it names that are ' +
+            'neither with the project nor on the server; 502 when QGIS Server lacks the plugin. Fonts no QGIS ' +
+            'Server instance has are warnings.',
+          params: LayerStyleParams,
+          querystring: SldQuery,
+          body: Type.Unknown({ description: 'the SLD document' }),
+          response: { 200: StyleAnswer, 201: StyleAnswer, ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const sld = xmlBody(request.headers['content-type'], request.body, 'an SLD style', SLD_TYPES);
+        const { project, params, query } = request;
+        const current = query.current === 'true';
+        const answer = await withReseed(
+          { reseeder, asked: query.reseed, reply, ref: project },
+          () => sldStyles.put(project, params.layer, params.style, sld, current),
+          async ({ created }) => (created && !current ? [] : styles.layersDrawing(project, params.style)),
         );
         return reply.status(answer.created ? 201 : 200).send(answer);
       },
@@ -162,6 +206,7 @@ export interface StyleRouteServices {
   styles: StyleService;
   styleDocuments: StyleDocuments;
   stylePackages: StylePackages;
+  sldStyles: SldStyles;
   /** Bytes a style upload may have (the other routes keep the app's limit). */
   styleBodyLimit: number;
   /** Bytes of style uploads worked on at once. */

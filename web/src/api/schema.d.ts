@@ -3640,6 +3640,100 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project}/layers/{layer}/styles/{style}/sld": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add or replace a style from SLD, as QGIS's Load Style reads it into the layer
+         * @description The body is an SLD 1.0 or SE 1.1 document (application/vnd.ogc.sld+xml, application/xml or text/xml). QGIS Server, through Steward's plugin, loads it into a copy of the layer as QGIS Desktop's Load Style does (loadSldStyle) and the QML it then saves is stored as the style, added to the layer, as its current style with `current=true`. 201 when the style is new, 200 when it replaced one (in every layer that has it); 400 for a document that is not SLD; 422 with QGIS's reason when QGIS reads no style from it (QGIS reads SLD for vector layers only), or naming the images it names that are neither with the project nor on the server; 502 when QGIS Server lacks the plugin. Fonts no QGIS Server instance has are warnings.
+         */
+        put: {
+            parameters: {
+                query?: {
+                    /** @description Make it the layer's current style */
+                    current?: "true" | "false";
+                    /** @description Seed the layers that now draw differently again, on the levels and extent of their last successful seed: a seed job each set of levels, named by `Link: </api/jobs/{id}>; rel="monitor"` */
+                    reseed?: "true" | "false";
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    layer: string;
+                    project: string;
+                    style: string;
+                };
+                cookie?: never;
+            };
+            /** @description the SLD document */
+            requestBody: {
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created: boolean;
+                            /** @description fonts no QGIS Server instance has */
+                            warnings: string[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created: boolean;
+                            /** @description fonts no QGIS Server instance has */
+                            warnings: string[];
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project}/pin": {
         parameters: {
             query?: never;

@@ -1,0 +1,67 @@
+/**
+ * Styles uploaded as SLD (GeoServer's and other servers' styles), read by QGIS itself: QGIS Server,
+ * through Steward's plugin (the STEWARD service's SldStyle request), loads the SLD into a copy of
+ * the layer as QGIS Desktop's "Load Style" does (`QgsMapLayer::loadSldStyle`) and answers the QML it
+ * then saves, which is stored as an uploaded QML is. So the style is what QGIS reads from the SLD,
+ * whatever its symbolizers, filters and scales, on the QGIS Server release that will draw it.
+ */
+import { BadGateway, BadRequest, Unprocessable } from '../errors.js';
+import { checkSldDocument } from '../qgis/style/sld-document.js';
+import { type ProjectRef } from '../storage/project-store.js';
+import { type LayerService } from './layers.js';
+import { bytes, type MapService } from './maps.js';
+import { checkName } from './names.js';
+import { type StyleAnswer, type StylePackages } from './style-packages.js';
+import { type StyleService } from './styles.js';
+
+/**
+ * QGIS Server reads a POST body that is XML as parameters (its root's name as REQUEST, each of its
+ * attributes as one, MAP included) and any other as a query string: the SLD goes as the one
+ * parameter of a form, in base64url, which holds no `&` or `=`, so no document can name another
+ * project or layer.
+ */
+const FORM_TYPE = 'application/x-www-form-urlencoded';
+/** The plugin's answer, shortened, in error messages. */
+const DETAIL_CHARS = 500;
+
+export class SldStyles {
+  constructor(
+    private readonly maps: MapService,
+    private readonly layers: LayerService,
+    private readonly packages: StylePackages,
+    private readonly styles: StyleService,
+  ) {}
+
+  /**
+   * Stores (or replaces) style `name` as QGIS reads `sld` for layer `layer`, and adds it to the
+   * layer's style manager, as its current style when `current`. BadRequest for a document that is
+   * not SLD, Unprocessable with QGIS's reason when QGIS reads no style from it.
+   */
+  async put(ref: ProjectRef, layer: string, name: string, sld: string, current: boolean): Promise<StyleAnswer> {
+    checkName('style', name);
+    checkSldDocument(sld);
+    const qml = await this.qml(ref, layer, sld);
+    const answer = await this.packages.putDocument(ref, name, qml);
+    await this.styles.applyToLayer(ref, layer, { name, current });
+    return answer;
+  }
+
+  /** The QML QGIS Server's plugin writes after loading `sld` into a copy of the layer. */
+  private async qml(ref: ProjectRef, layer: string, sld: string): Promise<string> {
+    const published = await this.layers.published(ref, layer);
+    const url = await this.maps.projectUrl(ref);
+    for (const [parameter, value] of Object.entries({ SERVICE: 'STEWARD', REQUEST: 'SldStyle', LAYER: published.id })) {
+      url.searchParams.set(parameter, value);
+    }
+    const form = Buffer.from(`SLD=${Buffer.from(sld, 'utf8').toString('base64url')}`, 'latin1');
+    const answer = await this.maps.ask(url.toString(), [], { type: FORM_TYPE, bytes: form });
+    const text = (await bytes(answer.body)).toString('utf8');
+    const detail = text.replace(/\s+/g, ' ').slice(0, DETAIL_CHARS);
+    if (answer.status === 200 && (answer.headers.get('content-type') ?? '').startsWith('application/xml')) return text;
+    if (answer.status === 400) throw new BadRequest(`not an SLD document: ${detail}`);
+    if (answer.status === 422)
+      throw new Unprocessable(`QGIS reads no style for layer "${layer}" from the SLD: ${detail}`);
+    const failed = `QGIS Server could not read the SLD (HTTP ${answer.status}); it needs Steward's plugin`;
+    throw new BadGateway(`${failed}: ${detail}`, { clientMessage: `${failed}: its answer is in Steward's log` });
+  }
+}
