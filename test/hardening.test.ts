@@ -24,9 +24,6 @@ async function protectedRequests(describe: () => Promise<Response>): Promise<Arr
   );
   const unlisted: Array<[string, string]> = [
     ['GET', '/metrics'],
-    ['GET', '/docs/json'],
-    ['GET', '/docs/yaml'],
-    ['GET', '/api/openapi.json'],
     ['GET', '/api/projects/guarded/layers/mapped/map'],
   ];
   const open = new Set(['/health/live', '/health/ready', '/api/auth/config', '/api/auth/token']);
@@ -177,7 +174,7 @@ describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
     }
   });
 
-  it('keeps the console, the health checks and the API reader open, and the API description closed', async () => {
+  it('keeps the console, the health checks, the API reader and its description open', async () => {
     for (const path of [
       '/',
       '/projects/guarded',
@@ -185,12 +182,11 @@ describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
       '/docs',
       '/docs/static/index.html',
       '/api/auth/config',
+      '/docs/json',
+      '/docs/yaml',
+      '/api/openapi.json',
     ]) {
       assert.equal((await fetch(stack.api.url + path)).status, 200, path);
-    }
-    for (const path of ['/docs/json', '/docs/yaml', '/api/openapi.json']) {
-      assert.equal((await fetch(stack.api.url + path)).status, 401, path);
-      assert.equal((await authorised('GET', path)).status, 200, path);
     }
   });
 

@@ -7,11 +7,12 @@ the instance's logs still show what it served.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 from qgis.core import Qgis
 
@@ -26,8 +27,15 @@ _LEVELS = {
     Qgis.Success: "SUCCESS",
 }
 
-# (time, message or a request's record, tag, level)
-Entry = tuple[float, Any, str, Any]
+# (number, time, message or a request's record, tag, level)
+Entry = tuple[int, float, Any, str, Any]
+
+
+class LogPage(NamedTuple):
+    """The lines after a reader's cursor, and the cursor to ask with next: the last line's number."""
+
+    lines: list[str]
+    next: int
 
 
 def local_offset_seconds() -> int:
@@ -64,7 +72,8 @@ class LogBuffer:
     """Ring buffer of log messages, newest last.
 
     Messages arrive from whichever thread logged them, rendering threads included, so taking one
-    costs a clock reading and a deque append, which CPython makes atomic: no lock, no formatting.
+    costs a clock reading, the next number of a counter and a deque append, which CPython makes
+    atomic: no lock, no formatting. The numbers let a reader ask only for the lines it has not read.
     The socket thread formats the lines when Steward asks for them, in the local time of the
     plugin's start (`offset`, seconds east of UTC), which each line states.
 
@@ -76,13 +85,14 @@ class LogBuffer:
     def __init__(self, offset: int = 0, max_lines: int = MAX_LINES) -> None:
         self._offset = offset
         self._entries: deque[Entry] = deque(maxlen=max_lines)
+        self._numbers = itertools.count(1)
         # The tag whose messages on_message ignores while the plugin writes its own, recorded already.
         self._muted: list[str | None] = [None]
-        self.on_message = _message_recorder(self._entries.append, self._muted)
-        self.on_request = _request_recorder(self._entries.append)
+        self.on_message = _message_recorder(self._entries.append, self._numbers, self._muted)
+        self.on_request = _request_recorder(self._entries.append, self._numbers)
 
     def add(self, message: str, tag: str, level: Qgis.MessageLevel) -> None:
-        self._entries.append((time.time(), message, tag, level))
+        self._entries.append((next(self._numbers), time.time(), message, tag, level))
 
     @contextmanager
     def muted(self, tag: str) -> Iterator[None]:
@@ -93,17 +103,20 @@ class LogBuffer:
         finally:
             self._muted[0] = None
 
-    def lines(self) -> list[str]:
+    def read(self, since: int = 0) -> LogPage:
+        """The lines numbered after `since`; every line kept for a cursor past the last line."""
         while True:
             try:
                 entries = list(self._entries)
                 break
             except RuntimeError:  # appended to while copied: copy again
                 continue
-        return [self._format(entry) for entry in entries]
+        last = entries[-1][0] if entries else 0
+        after = 0 if since > last else since
+        return LogPage([self._format(entry) for entry in entries if entry[0] > after], last)
 
     def _format(self, entry: Entry) -> str:
-        stamp, message, tag, level = entry
+        _number, stamp, message, tag, level = entry
         if isinstance(message, tuple):  # a request's record, formatted here rather than while serving
             message = _request_message(*message)
         line = "{} {} [{}] {}".format(_stamp(stamp, self._offset), _LEVELS.get(level, "INFO"), tag or "-", message)
@@ -111,21 +124,27 @@ class LogBuffer:
 
 
 def _message_recorder(
-    append: Callable[[Entry], None], muted: list[str | None], now: Callable[[], float] = time.time
+    append: Callable[[Entry], None],
+    numbers: Iterator[int],
+    muted: list[str | None],
+    now: Callable[[], float] = time.time,
 ) -> Callable[[str, str, Qgis.MessageLevel], None]:
     def on_message(message: str, tag: str, level: Qgis.MessageLevel) -> None:
         if tag == muted[0]:
             return
-        append((now(), message, tag, level))
+        append((next(numbers), now(), message, tag, level))
 
     return on_message
 
 
 def _request_recorder(
-    append: Callable[[Entry], None], now: Callable[[], float] = time.time, info: Qgis.MessageLevel = Qgis.Info
+    append: Callable[[Entry], None],
+    numbers: Iterator[int],
+    now: Callable[[], float] = time.time,
+    info: Qgis.MessageLevel = Qgis.Info,
 ) -> Callable[[tuple[str, str, str, float, float], int], None]:
     def on_request(served: tuple[str, str, str, float, float], status: int) -> None:
         """Records a request QGIS Server answered: `served` is RequestStats' record of it."""
-        append((now(), (served, status), REQUEST_TAG, info))
+        append((next(numbers), now(), (served, status), REQUEST_TAG, info))
 
     return on_request

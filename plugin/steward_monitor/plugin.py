@@ -133,7 +133,7 @@ class StewardMonitor:
         metadata, about = info.Metadata(self._stats), About()
         handlers: dict[str, Any] = {
             "metadata": metadata.answer,
-            "logs": lambda _params: {"lines": _fit(self._logs.lines())},
+            "logs": self._log_page,
             "stats": lambda _params: self._stats.snapshot(),
             "invalidate": self._invalidations.request,
             "projects": self._projects.snapshot,
@@ -150,6 +150,12 @@ class StewardMonitor:
         client = StewardClient(addresses, token, handlers, self._log, self._forget_database_projects, hello)
         client.start()
         return client
+
+    def _log_page(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The lines after `params.since` (every line kept without it), and the cursor to ask with next."""
+        since = params.get("since")
+        page = self._logs.read(since if type(since) is int and since >= 0 else 0)
+        return {"lines": _fit(page.lines), "next": page.next}
 
     def _forget_database_projects(self) -> None:
         """Steward may have changed them while this instance was not connected to hear of it."""

@@ -5,7 +5,7 @@ import { type Config } from '../config.js';
 import { apiRoutes } from '../http/api.js';
 import { buildApp } from '../http/app.js';
 import { mapPassthrough } from '../http/map-passthrough.js';
-import { createLogger } from '../log.js';
+import { createLogger, RecentLog } from '../log.js';
 import { DEFAULT_SCHEMA } from '../services/projects.js';
 import { createServices, type Services } from './services.js';
 
@@ -20,8 +20,9 @@ export interface RunningServer {
 
 /** Starts the API on the configured address. */
 export async function startServer(config: Config): Promise<RunningServer> {
-  const logger = createLogger(config.logLevel);
-  const services = await createServices(config, logger);
+  const recentLog = new RecentLog();
+  const logger = createLogger(config.logLevel, recentLog);
+  const services = await createServices(config, logger, recentLog);
   const observe = services.metrics.observe.bind(services.metrics);
   const app = await buildApp(logger, apiRoutes(services, consoleBuildDir()), {
     apiToken: config.apiToken,

@@ -20,6 +20,7 @@ import { ProjectFleet } from '../insight/project-fleet.js';
 import { FilesystemJobStore } from '../jobs/filesystem-jobs.js';
 import { PostgresJobStore } from '../jobs/postgres-jobs.js';
 import { JobService } from '../jobs/service.js';
+import { type RecentLog } from '../log.js';
 import { InstanceFleet } from '../monitor/instance-fleet.js';
 import { InstanceRegistry, type MonitorLogger } from '../monitor/registry.js';
 import { type SymbologyCatalogue, SymbologyCatalogues } from '../qgis/symbology/catalogue.js';
@@ -60,6 +61,7 @@ import { createTileCache } from '../tile-cache/factory.js';
 import { Reseeder } from '../tile-cache/reseed.js';
 import { FastcgiQgisClient } from '../transport/qgis-fastcgi.js';
 import { HttpQgisClient } from '../transport/qgis-get.js';
+import { serverSettings } from './server-settings.js';
 
 /** Bytes a project upload may have when the configuration does not say. */
 const DEFAULT_PUBLISH_BODY_LIMIT = 512 * 1024 * 1024;
@@ -159,7 +161,11 @@ function writtenFolders(config: Config): string[] {
 }
 
 /** Builds every service from the configuration, each from the ones it needs, in that order. */
-export async function createServices(config: Config, logger: FastifyBaseLogger): Promise<Services> {
+export async function createServices(
+  config: Config,
+  logger: FastifyBaseLogger,
+  recentLog: RecentLog,
+): Promise<Services> {
   configureGdalMemory();
   const objectStorage = configureObjectStorage(config.s3);
   if (objectStorage.length > 0) logger.info(`object storage settings for GDAL: ${objectStorage.join(', ')}`);
@@ -327,6 +333,8 @@ export async function createServices(config: Config, logger: FastifyBaseLogger):
     jobs,
     history: new HistoryService(repository, layers),
     access,
+    recentLog,
+    settings: serverSettings(config, publishBodyLimit),
     server: {
       storage: store.kind,
       cache: cache ? 'mapproxy' : 'disabled',

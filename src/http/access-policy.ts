@@ -30,9 +30,6 @@ const ANY_IDENTITY: ReadonlySet<string> = new Set([
   'GET /api/checks',
   'GET /api/pins',
   'GET /api/jobs',
-  'GET /api/openapi.json',
-  'GET /docs/json',
-  'GET /docs/yaml',
 ]);
 
 /** Routes for those who may write some project: the datasources one adds layers from. */

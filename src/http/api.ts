@@ -4,6 +4,7 @@ import { type HealthChecks } from '../insight/health.js';
 import { type Metrics } from '../insight/metrics.js';
 import { type ProjectFleet } from '../insight/project-fleet.js';
 import { type JobService } from '../jobs/service.js';
+import { type RecentLog } from '../log.js';
 import { type InstanceDirectory } from '../monitor/registry.js';
 import { type AdministeredQgis } from '../services/administered-qgis.js';
 import { type DataFiles } from '../services/data-files.js';
@@ -41,6 +42,7 @@ import { jobRoutes } from './routes/jobs.js';
 import { layerPropertiesRoutes } from './routes/layer-properties.js';
 import { layerTreeRoutes } from './routes/layer-tree.js';
 import { layerRoutes } from './routes/layers.js';
+import { logRoutes } from './routes/log.js';
 import { owsAuthRoutes } from './routes/ows-auth.js';
 import { processingRoutes } from './routes/processing.js';
 import { projectArchiveRoutes } from './routes/project-archives.js';
@@ -49,7 +51,7 @@ import { projectMapRoutes } from './routes/project-map.js';
 import { projectServicesRoutes } from './routes/project-services.js';
 import { projectSummaryRoutes } from './routes/project-summaries.js';
 import { projectRoutes } from './routes/projects.js';
-import { type ServerFacts, serverRoutes } from './routes/server.js';
+import { type ServerFacts, serverRoutes, type ServerSettings } from './routes/server.js';
 import { styleRoutes } from './routes/styles.js';
 import { symbologyRoutes } from './routes/symbology.js';
 
@@ -104,6 +106,10 @@ export interface ApiServices {
   access: AccessService;
   /** What this server offers, for clients to show only what works. */
   server: ServerFacts;
+  /** The settings in effect, for administrators. */
+  settings: ServerSettings;
+  /** This process's own recent log lines. */
+  recentLog: RecentLog;
 }
 
 /** Every route of the API, each module under its path prefix, and the web console built in `consoleDir`. */
@@ -126,7 +132,8 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     cacheRoutes(services.cache, services.jobs),
     datasourceRoutes(services.datasources, services.imports),
     jobRoutes(services.jobs),
-    serverRoutes(services.server),
+    serverRoutes(services.server, services.settings),
+    logRoutes(services.recentLog),
     healthRoutes(services.health, services.metrics),
     checkRoutes(services.checker, services.projects),
     fleetRoutes(services.projectFleet, services.pins),

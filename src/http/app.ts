@@ -10,6 +10,7 @@ import { installAuditTrail } from './audit-trail.js';
 import { installTokenGate, TokenGate } from './auth.js';
 import { installBodyTimeouts, REQUEST_SECONDS } from './body-timeouts.js';
 import { frameworkError, installErrorHandling, MAX_PATH_SEGMENT_LENGTH } from './errors.js';
+import { isOpenRoute } from './open-routes.js';
 import { installProjectScope } from './project-scope.js';
 import { type RouteModule } from './route-module.js';
 import { installSecurityHeaders } from './security-headers.js';
@@ -97,9 +98,22 @@ export async function buildApp(
   }
   // Only JSON is accepted: any other body type gets 415 instead of being parsed as text.
   app.removeContentTypeParser('text/plain');
+  markOpenRoutes(app);
   await app.register(swagger, {
     openapi: {
       info: { title: 'Steward', description: 'Administration of QGIS Server', version: '0.1.0' },
+      // What the reader's Authorize button asks for; the open routes say they need nothing (markOpenRoutes).
+      components: {
+        securitySchemes: {
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'An API token (STEWARD_API_TOKEN, or one made at /api/tokens) or an OpenID Connect access token',
+          },
+        },
+      },
+      security: [{ bearer: [] }],
       tags: [
         { name: 'projects' },
         { name: 'layers' },
@@ -127,6 +141,14 @@ export async function buildApp(
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   for (const { prefix, routes: plugin } of routes) await app.register(plugin, { prefix });
   return app;
+}
+
+/** Gives each open route of the description an empty `security`: it needs no token. */
+function markOpenRoutes(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (route.schema && methods.some((method) => isOpenRoute(method, route.url))) route.schema.security = [];
+  });
 }
 
 /**

@@ -8,6 +8,9 @@ export const SchemaQuery = Type.Object({
   ),
 });
 
+/** A read cursor in a query: the `next` of an earlier answer. */
+export const CursorText = (description: string) => Type.String({ pattern: '^(0|[1-9][0-9]{0,15})$', description });
+
 export const ProjectParams = Type.Object({ project: Type.String() });
 export const LayerParams = Type.Object({ project: Type.String(), layer: Type.String() });
 

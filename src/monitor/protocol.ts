@@ -37,7 +37,16 @@ export const InstanceMetadata = Type.Object({
 });
 export type InstanceMetadata = Static<typeof InstanceMetadata>;
 
-export const InstanceLogs = Type.Object({ lines: Type.Array(Type.String()) });
+export const InstanceLogs = Type.Object({
+  lines: Type.Array(Type.String()),
+  next: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description:
+        'The cursor to ask with next (`since`); absent from plugins older than cursors, which answer every line kept',
+    }),
+  ),
+});
 export type InstanceLogs = Static<typeof InstanceLogs>;
 
 export const InstanceStats = Type.Object({

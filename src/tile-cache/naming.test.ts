@@ -76,6 +76,7 @@ test('MapProxy names: one entry per layer name, internal names without `:` or `,
     clearLayer: async () => undefined,
     clearLevel: async () => undefined,
     clearProject: async () => undefined,
+    usage: async () => ({ tiles: 0, bytes: 0 }),
   };
   const layer = (name: string): CacheLayer => ({
     name,

@@ -1,9 +1,9 @@
-import { DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { type _Object, DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 
 import { BadGateway } from '../errors.js';
 import { type S3Endpoint } from '../s3-settings.js';
 import { pathSegment } from './layout.js';
-import { type TileStore } from './tile-store.js';
+import { type TileStore, type TileUsage } from './tile-store.js';
 import { type YamlMapping } from './yaml.js';
 
 export interface S3TileLocation {
@@ -75,11 +75,34 @@ export class S3Tiles implements TileStore {
     return this.deletePrefix(`${this.prefix(app)}/`);
   }
 
+  async usage(app: string, layer: string): Promise<TileUsage> {
+    const usage = { tiles: 0, bytes: 0 };
+    await this.eachPage(`${this.prefix(app, layer)}/`, 'measured', async (objects) => {
+      usage.tiles += objects.length;
+      usage.bytes += objects.reduce((sum, object) => sum + (object.Size ?? 0), 0);
+    });
+    return usage;
+  }
+
   close(): void {
     this.client.destroy();
   }
 
-  private async deletePrefix(prefix: string): Promise<void> {
+  private deletePrefix(prefix: string): Promise<void> {
+    const Bucket = this.location.bucket;
+    return this.eachPage(prefix, 'deleted', async (objects) => {
+      const keys = objects.flatMap((object) => (object.Key === undefined ? [] : [{ Key: object.Key }]));
+      if (keys.length === 0) return;
+      const result = await this.client.send(
+        new DeleteObjectsCommand({ Bucket, Delete: { Objects: keys, Quiet: true } }),
+      );
+      const failure = result.Errors?.[0];
+      if (failure) throw new Error(`${failure.Key}: ${failure.Message ?? failure.Code}`);
+    });
+  }
+
+  /** Calls `work` with each page of the objects under `prefix`; a failure is a 502 saying what could not be `done`. */
+  private async eachPage(prefix: string, done: string, work: (objects: _Object[]) => Promise<void>): Promise<void> {
     const Bucket = this.location.bucket;
     try {
       let token: string | undefined;
@@ -87,20 +110,11 @@ export class S3Tiles implements TileStore {
         const page = await this.client.send(
           new ListObjectsV2Command({ Bucket, Prefix: prefix, ContinuationToken: token }),
         );
-        const objects = (page.Contents ?? []).flatMap((object) =>
-          object.Key === undefined ? [] : [{ Key: object.Key }],
-        );
-        if (objects.length > 0) {
-          const result = await this.client.send(
-            new DeleteObjectsCommand({ Bucket, Delete: { Objects: objects, Quiet: true } }),
-          );
-          const failure = result.Errors?.[0];
-          if (failure) throw new Error(`${failure.Key}: ${failure.Message ?? failure.Code}`);
-        }
+        await work(page.Contents ?? []);
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token !== undefined);
     } catch (error) {
-      const failed = `the cached tiles under s3://${Bucket}/${prefix} could not be deleted`;
+      const failed = `the cached tiles under s3://${Bucket}/${prefix} could not be ${done}`;
       throw new BadGateway(`${failed}: ${(error as Error).message}`, {
         clientMessage: `${failed}; Steward's log says why`,
       });

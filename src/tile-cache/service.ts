@@ -16,7 +16,7 @@ import { type CacheLayer, mapproxyConfig, type NamedLayer, namedLayers } from '.
 import { removeDir } from './remove-dir.js';
 import { type CacheSelection, seedConfig, type SeedKind } from './seed-config.js';
 import { runMapProxySeed, type SeedRun } from './seed-process.js';
-import { type TileStore } from './tile-store.js';
+import { type TileStore, type TileUsage } from './tile-store.js';
 import { type Validation } from './validate.js';
 import { toYaml } from './yaml.js';
 
@@ -24,6 +24,13 @@ export interface CacheStatus {
   valid: boolean;
   storage: 'filesystem' | 's3';
   reason?: string;
+}
+
+/** What a project's cached tiles take on their storage, layer by layer. */
+export interface CacheUsage {
+  storage: 'filesystem' | 's3';
+  layers: Array<{ name: string } & TileUsage>;
+  total: TileUsage;
 }
 
 export interface TileCacheOptions {
@@ -142,6 +149,19 @@ export class TileCacheService implements ProjectLifecycle, LayerLifecycle {
       };
     }
     return { ...(await this.options.validate(file)), storage };
+  }
+
+  /** The tiles cached for each of the project's layers, and their bytes. */
+  async usage(ref: ProjectRef): Promise<CacheUsage> {
+    const project = await this.options.repository.read(ref);
+    const app = this.appName(ref);
+    const layers = [];
+    for (const { name } of cacheLayers(project)) layers.push({ name, ...(await this.options.tiles.usage(app, name)) });
+    const total = {
+      tiles: layers.reduce((sum, layer) => sum + layer.tiles, 0),
+      bytes: layers.reduce((sum, layer) => sum + layer.bytes, 0),
+    };
+    return { storage: this.storage, layers, total };
   }
 
   /** Clears every cached tile and rebuilds the configuration from the project's current layers. */

@@ -1,6 +1,12 @@
 import { type YamlMapping } from './yaml.js';
 
-/** Where MapProxy keeps a project's tiles, and how Steward empties them. */
+/** What a layer's cached tiles take: how many, and their bytes (their files' sizes, or their objects'). */
+export interface TileUsage {
+  tiles: number;
+  bytes: number;
+}
+
+/** Where MapProxy keeps a project's tiles, how Steward empties them and measures them. */
 export interface TileStore {
   readonly kind: 'filesystem' | 's3';
   /** MapProxy caches tiles per dimension value only on the filesystem (MapProxy 1.15). */
@@ -15,4 +21,6 @@ export interface TileStore {
   clearLevel(app: string, layer: string, level: number): Promise<void>;
   /** Deletes every cached tile of the project. */
   clearProject(app: string): Promise<void>;
+  /** Counts the layer's cached tiles and their bytes. */
+  usage(app: string, layer: string): Promise<TileUsage>;
 }

@@ -173,6 +173,20 @@ class PluginInQgisServerTest(unittest.TestCase):
         request_line = "INFO [Steward] REQUEST:GetMap SERVICE:WMS MAP:{} answered 200 in ".format(self.project)
         self.assertIn(request_line, lines[-1])
 
+    def test_3b_answers_only_the_lines_after_a_cursor(self) -> None:
+        everything = self.ask("logs")["result"]
+        cursor = everything["next"]
+        self.assertEqual(self.ask("logs", {"since": cursor})["result"], {"lines": [], "next": cursor})
+        QgsMessageLog.logMessage("after the cursor", "Server", Qgis.Warning)
+        newer = self.ask("logs", {"since": cursor})["result"]
+        self.assertEqual(len(newer["lines"]), 1, newer)
+        self.assertTrue(newer["lines"][0].endswith(" WARNING [Server] after the cursor"))
+        self.assertEqual(newer["next"], cursor + 1)
+        # A cursor that is not a count, as an older Steward never sends: the whole log.
+        whole = self.ask("logs", {"since": "x"})["result"]["lines"]
+        self.assertGreater(len(whole), len(everything["lines"]))
+        self.assertTrue(whole[-1].endswith(" WARNING [Server] after the cursor"))
+
     def test_4_writes_the_plugins_own_lines_to_qgis_log_from_the_main_thread_once(self) -> None:
         said = threading.Thread(target=self.monitor._log.warning, args=("said on another thread",))
         said.start()

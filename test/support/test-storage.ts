@@ -47,6 +47,11 @@ export async function untilRegistered(call: Call): Promise<void> {
   await until('a QGIS Server to register', registered, REGISTRATION_TIMEOUT_MS, 100);
 }
 
+/** The ids of the QGIS Server instances registered with the API `call` reaches. */
+export async function registeredIds(call: Call): Promise<string[]> {
+  return ((await call('GET', '/api/instances')).body as { servers: Array<{ id: string }> }).servers.map(({ id }) => id);
+}
+
 /** The storage STEWARD_TEST_STORAGE names (`filesystem` when unset). */
 export function selectedStorage(): StorageKind {
   const wanted = process.env['STEWARD_TEST_STORAGE'] ?? 'filesystem';

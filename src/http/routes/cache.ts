@@ -17,6 +17,16 @@ const CacheStatus = Type.Object({
   reason: Type.Optional(Type.String({ description: 'Why the configuration is not valid' })),
 });
 
+const TileUsage = {
+  tiles: Type.Integer({ minimum: 0 }),
+  bytes: Type.Integer({ minimum: 0, description: 'The tiles’ file or object sizes' }),
+};
+const CacheUsage = Type.Object({
+  storage: Type.Union([Type.Literal('filesystem'), Type.Literal('s3')]),
+  layers: Type.Array(Type.Object({ name: Type.String(), ...TileUsage })),
+  total: Type.Object(TileUsage),
+});
+
 const Zoom = Type.Integer({ minimum: 0, maximum: MAX_ZOOM, description: 'A level of the web mercator grid' });
 
 const selectionFields = {
@@ -79,6 +89,19 @@ export function cacheRoutes(cache: TileCacheService | undefined, jobs: JobServic
         },
       },
       async (request) => enabled().status(request.project),
+    );
+    api.get(
+      '/usage',
+      {
+        schema: {
+          tags,
+          summary: 'Tiles cached for each layer of the project and their bytes, on disk or in S3',
+          params: ProjectParams,
+          querystring: SchemaQuery,
+          response: { 200: CacheUsage, ...errorResponses },
+        },
+      },
+      async (request) => enabled().usage(request.project),
     );
     api.post(
       '/reset',

@@ -14,7 +14,7 @@ import {
 import type { InstanceDirectory } from '../../monitor/registry.js';
 import { type SymbologyChoice } from '../../services/administered-qgis.js';
 import { type RouteModule } from '../route-module.js';
-import { errorResponses } from '../schemas.js';
+import { CursorText, errorResponses } from '../schemas.js';
 
 const InstanceParams = Type.Object({ instance: Type.String({ minLength: 1, maxLength: 64 }) });
 
@@ -26,6 +26,12 @@ const InstanceList = Type.Object({
       binded: Type.Integer({ description: 'Whole seconds since the instance registered' }),
       registered_at: Type.String({ format: 'date-time', description: 'When the instance registered' }),
     }),
+  ),
+});
+
+const LogsQuery = Type.Object({
+  since: Type.Optional(
+    CursorText('The `next` of the previous answer: only the lines after it (plugins older than cursors answer all)'),
   ),
 });
 
@@ -73,7 +79,6 @@ const perInstance: [suffix: string, summary: string, result: TSchema, read: Inst
       administered_qgis_server: administered(symbology()),
     }),
   ],
-  ['/logs', 'Log lines of an instance, newest last', InstanceLogs, (registry, id) => registry.request(id, 'logs')],
   ['/stats', 'Request statistics of an instance', InstanceStats, (registry, id) => registry.request(id, 'stats')],
   [
     '/projects',
@@ -122,6 +127,22 @@ export function instanceRoutes(registry: InstanceDirectory | undefined, symbolog
         read(enabled(), request.params.instance, symbology),
       );
     }
+    api.get(
+      '/:instance/logs',
+      {
+        schema: {
+          tags: ['instances'],
+          summary: 'Log lines of an instance, newest last; with `since`, only those after it',
+          params: InstanceParams,
+          querystring: LogsQuery,
+          response: { 200: InstanceLogs, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const since = request.query.since;
+        return enabled().request(request.params.instance, 'logs', since === undefined ? {} : { since: Number(since) });
+      },
+    );
   };
   return { prefix: '/api/instances', routes };
 }

@@ -1074,10 +1074,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Log lines of an instance, newest last */
+        /** Log lines of an instance, newest last; with `since`, only those after it */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The `next` of the previous answer: only the lines after it (plugins older than cursors answer all) */
+                    since?: string;
+                };
                 header?: never;
                 path: {
                     instance: string;
@@ -1116,6 +1119,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             lines: string[];
+                            /** @description The cursor to ask with next (`since`); absent from plugins older than cursors, which answer every line kept */
+                            next?: number;
                         };
                     };
                 };
@@ -1504,6 +1509,85 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Steward's own recent log: the last 2000 lines within 1 MiB, of this process */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only lines of this level or above (all, the default, is trace) */
+                    level?: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
+                    /** @description The `next` of the previous answer: only lines after it (0, the default, for every line kept) */
+                    since?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            lines: {
+                                cursor: number;
+                                /** @description The line’s other fields: request, error, … */
+                                fields: {
+                                    [key: string]: unknown;
+                                };
+                                level: "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "unknown";
+                                message: string;
+                                /** @description ISO 8601, UTC */
+                                time: string;
+                            }[];
+                            /** @description Lines after `since` dropped from memory before they were read */
+                            missed: number;
+                            /** @description The cursor to ask with next time */
+                            next: number;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2828,6 +2912,82 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project}/cache/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Tiles cached for each layer of the project and their bytes, on disk or in S3 */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            layers: {
+                                /** @description The tiles’ file or object sizes */
+                                bytes: number;
+                                name: string;
+                                tiles: number;
+                            }[];
+                            storage: "filesystem" | "s3";
+                            total: {
+                                /** @description The tiles’ file or object sizes */
+                                bytes: number;
+                                tiles: number;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -5941,6 +6101,139 @@ export interface paths {
                             monitoring: boolean;
                             /** @description Where projects are kept; with postgresql, project routes take a `schema` */
                             storage: "filesystem" | "postgresql";
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/server/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The effective settings an operator checks: storage, data folders, QGIS Server, cache, limits */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The effective settings; secrets (tokens, passwords, keys) are never answered */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            access: {
+                                oidc_issuer: string | null;
+                                token_failures_per_minute: number;
+                                /** @description Whether STEWARD_API_TOKEN is set */
+                                token_required: boolean;
+                            };
+                            cache: {
+                                enabled: boolean;
+                                mapproxy_projects_dir: string | null;
+                                mapproxy_url: string | null;
+                                s3_bucket: string | null;
+                                s3_dir: string;
+                            };
+                            data: {
+                                /** @description STEWARD_DATA_ROOTS; empty when any path is allowed */
+                                data_roots: string[];
+                                /** @description Whether VRT and driver-prefixed datasources are taken */
+                                indirect_datasources: boolean;
+                                /** @description Hosts styles may take images from */
+                                style_remote_hosts: string[];
+                                /** @description STEWARD_UPLOAD_ROOT */
+                                upload_root: string | null;
+                            };
+                            history: {
+                                days: number;
+                                versions: number;
+                            };
+                            limits: {
+                                /** @description A JSON body, in bytes */
+                                body: number;
+                                body_idle_seconds: number;
+                                jobs_concurrency: number;
+                                /** @description Free space kept on each disk written to, in bytes */
+                                min_free_space: number;
+                                /** @description A processing output, in bytes */
+                                processing_output: number;
+                                /** @description Parsed projects kept in memory, in bytes */
+                                project_cache: number;
+                                /** @description A project or data file upload, in bytes */
+                                publish_body: number;
+                                /** @description A style upload, in bytes */
+                                style_body: number;
+                                /** @description Style uploads worked on at once, in bytes */
+                                upload_budget: number;
+                            };
+                            /** @description host:port the API listens on (STEWARD_LISTEN) */
+                            listen: string;
+                            /** @description STEWARD_LOGLEVEL */
+                            log_level: string;
+                            object_storage: {
+                                /** @description Whether credentials are set (never what they are) */
+                                credentials_set: boolean;
+                                /** @description The S3 endpoint; null for AWS */
+                                endpoint: string | null;
+                                region: string | null;
+                            };
+                            qgis_server: {
+                                /** @description host:port of the FastCGI processes the API draws maps with */
+                                fastcgi: string[];
+                                /** @description STEWARD_QGISSERVER_MONITORING_PORT */
+                                monitoring_port: number | null;
+                                pinned_projects: string[];
+                                /** @description STEWARD_QGISSERVER_URL, without any user or password */
+                                url: string;
+                                /** @description STEWARD_QGISSERVER_VERSION, when set */
+                                version: string | null;
+                            };
+                            storage: {
+                                /** @description STEWARD_PSQL_SERVICE */
+                                database_service: string | null;
+                                kind: "filesystem" | "postgresql";
+                                /** @description STEWARD_QGISSERVER_PROJECTS_DIR */
+                                projects_dir: string;
+                            };
                         };
                     };
                 };
