@@ -16,6 +16,7 @@ import { type BareProxy, startBareProxy } from './bare-proxy.js';
 import { closeClient, send } from './http-client.js';
 import { makeMapData } from './map-data.js';
 import { fastcgiMapReport, mapOverFastcgi } from './map-fastcgi.js';
+import { mapThroughPassthrough, passthroughReport } from './map-passthrough.js';
 import { EVERY_PART, type PartFilter } from './parts.js';
 import { ms, sample, summarise, table, time, type Timing } from './stats.js';
 
@@ -25,6 +26,9 @@ const WRITE_RUNS = 15;
 const MAP_RUNS = 150;
 /** The share of QGIS Server's own time a map may add (the target counts the smallest map). */
 const MAP_COST = 0.02;
+/** What going through Fastify may add to a map before the passthrough in front of it pays (issue 44), ms. */
+const PASSTHROUGH_LIMIT_MS = 0.1;
+const PASSTHROUGH_RUNS = 1000;
 
 /** Whatever sends requests to the API: the in-process stack or an API process. */
 export type Caller = Pick<Stack, 'call'>;
@@ -400,7 +404,7 @@ async function memorySection(stack: Stack): Promise<string> {
 }
 
 /** The parts of the suite, in the order they run. */
-export const API_PARTS = ['latency', 'throughput', 'map', 'fastcgi', 'memory'];
+export const API_PARTS = ['latency', 'throughput', 'map', 'fastcgi', 'passthrough', 'memory'];
 
 export async function runApiBench(runs: PartFilter = EVERY_PART): Promise<string> {
   const data = makeFixtures();
@@ -419,6 +423,10 @@ export async function runApiBench(runs: PartFilter = EVERY_PART): Promise<string
     if (runs('throughput')) sections.push(throughputSection(await throughput(stack, 500)));
     if (runs('map')) sections.push(mapSection(await mapAgainstQgis(stack, data)));
     if (runs('fastcgi')) sections.push(fastcgiMapReport(await mapOverFastcgi(data, MAP_RUNS), MAP_COST));
+    if (runs('passthrough'))
+      sections.push(
+        passthroughReport(await mapThroughPassthrough(stack, data, PASSTHROUGH_RUNS), PASSTHROUGH_LIMIT_MS),
+      );
     if (runs('memory')) sections.push(await memorySection(stack));
     return sections.join('\n\n');
   } finally {

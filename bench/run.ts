@@ -3,8 +3,8 @@
  * `npm run bench -- api` (or `processing`, `jobs`, `plugin`, `scale`, `pool`, `kills`, `console`, `history`,
  * `uploads`) runs the named suites only;
  * `--part <part>` (repeated for more) runs only those parts of them (scale: writes, reads, memory; api:
- * latency, throughput, map, fastcgi, memory) and only prints them, as `--print-only` does for whole
- * suites: nothing is written to bench/results/ or the README.
+ * latency, throughput, map, fastcgi, passthrough, memory) and only prints them, as `--print-only`
+ * does for whole suites: nothing is written to bench/results/ or the README.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
