@@ -1,7 +1,8 @@
 /**
  * One raster processing job in a process of its own, as the service runs it, so the bench can
- * measure its peak memory. `calc <a> <b> <output>`, `hist <raster>`, or `hist-js <raster>` (the
- * histogram with the JavaScript loops instead of the SIMD kernels, in this process); prints
+ * measure its peak memory. `calc <a> <b> <output>`, `hist <raster>` (as the API computes it, in
+ * a worker), or `hist-simd <raster>` and `hist-js <raster>` (the histogram with the SIMD kernels or
+ * with the JavaScript loops, in this process, so that only the kernels differ); prints
  * {"ms": <time of the job itself>}. Like the API, which keeps a worker process ready after its
  * first task, the job starts once one is.
  */
@@ -31,6 +32,8 @@ if (job === 'calc') {
   );
 } else if (job === 'hist') {
   await histogramOffLoop(paths[0] ?? '');
+} else if (job === 'hist-simd') {
+  await computeHistogram(paths[0] ?? '', {}, 'simd');
 } else if (job === 'hist-js') {
   await computeHistogram(paths[0] ?? '', {}, 'javascript');
 } else {
