@@ -288,7 +288,7 @@ export function launcher(memory: ProjectsMemory): string {
 
 /**
  * Runs a fresh API process on `projectsDir`, which reads every project once; `env` is added to its
- * environment. It is started as the service is, by scripts/bounded-node.sh.
+ * environment. It is started as the service is, and bounds its heap as the service does.
  */
 export async function projectsMemory(
   projectsDir: string,
@@ -297,8 +297,7 @@ export async function projectsMemory(
 ): Promise<ProjectsMemory> {
   // The compiled child, as the service runs in production (tsx alone adds ~50 MB of its own).
   const compiledChild = join(import.meta.dirname, '..', 'dist', 'bench', 'memory-child.js');
-  const boundedNode = join(import.meta.dirname, '..', 'scripts', 'bounded-node.sh');
-  const child = spawn('sh', [boundedNode, compiledChild, projectsDir, qgisUrl], {
+  const child = spawn(process.execPath, [compiledChild, projectsDir, qgisUrl], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ...env },
   });
