@@ -19,8 +19,6 @@ import { ms, summarise, table, type Timing } from './stats.js';
 
 const SIZE = 8000;
 const RUNS = 5;
-/** The histogram's rounds: its kernels' decision is taken on them (issue 44 asks for 5 at least). */
-const HISTOGRAM_RUNS = 7;
 const run = promisify(execFile);
 
 interface Sample {
@@ -203,32 +201,15 @@ async function calculatorRow(folder: string, a: string): Promise<string[]> {
   );
 }
 
-/** The histogram's rows, and the verdict on the SIMD kernels against the JavaScript loops in the same process. */
-async function histogramRows(a: string): Promise<{ rows: string[][]; verdict: string }> {
+async function histogramRow(a: string): Promise<string[]> {
   // gdalinfo keeps the histogram in a.tif.aux.xml; remove it so every run computes it.
   const gdalinfoHist = async (): Promise<Sample> => {
     const sample = await reference('gdalinfo', ['-hist', a]);
     await rm(`${a}.aux.xml`, { force: true });
     return sample;
   };
-  const [gdalinfoRuns = [], ...ours] = await inTurn(HISTOGRAM_RUNS, [
-    gdalinfoHist,
-    () => steward(['hist', a]),
-    () => steward(['hist-simd', a]),
-    () => steward(['hist-js', a]),
-  ]);
-  const [api, simd, loops] = ours.map((samples): Comparison => ({ steward: samples, reference: gdalinfoRuns }));
-  if (!api || !simd || !loops) throw new Error('the histogram rounds lost a job');
-  const [simdTimes, loopTimes] = [walls(simd.steward, 'jobMs'), walls(loops.steward, 'jobMs')];
-  const wins = beyondSpread(simdTimes, loopTimes);
-  return {
-    rows: [
-      rows('Histogram of a band, as the API computes it (worker)', 'gdalinfo -hist', api, 'at most 1x', (r) => r <= 1),
-      rows('Histogram, SIMD kernels (in process)', 'gdalinfo -hist', simd, 'none: measured', () => true),
-      rows('Histogram, JavaScript loops (in process)', 'gdalinfo -hist', loops, 'none: measured', () => true),
-    ],
-    verdict: `Histogram SIMD kernels against the JavaScript loops, both in the bench's child process: ${withSpread(simdTimes)} against ${withSpread(loopTimes)}; ${wins ? 'faster beyond the spread: the kernels stay' : 'not faster beyond the spread: the kernels should go'}.`,
-  };
+  const hist = await alternate(RUNS, () => steward(['hist', a]), gdalinfoHist);
+  return rows('Histogram of a band', 'gdalinfo -hist', hist, 'at most 1x', (ratio) => ratio <= 1);
 }
 
 /** The parts of the suite, in the order they run. */
@@ -241,18 +222,16 @@ export async function runProcessingBench(runs: PartFilter = EVERY_PART): Promise
     writeInput(a, 1);
     const tableRows: string[][] = [];
     if (runs('calculator')) tableRows.push(await calculatorRow(folder, a));
-    const histogram = runs('histogram') ? await histogramRows(a) : undefined;
-    if (histogram) tableRows.push(...histogram.rows);
+    if (runs('histogram')) tableRows.push(await histogramRow(a));
     const compiled = stewardChild().compiled
       ? 'compiled'
       : 'through tsx (run `npm run build` for the compiled figures)';
     return [
       '## Raster processing',
       '',
-      `Median of ${RUNS} runs of each side (${HISTOGRAM_RUNS} for the histogram) after one warm-up, taken in turn, with their spread (fastest to slowest), each job in a fresh process (Steward ${compiled}); the histogram's jobs and gdalinfo -hist take turns in the same rounds, the first changing from round to round, and share the reference's runs. "Steward" is the job as an API request runs it, with the worker process the API keeps ready; "process" adds starting Node and loading GDAL in the bench's process and the worker. "Faster beyond the spread": Steward's slowest run beat the reference's fastest. Both calculators write uncompressed Float32 GeoTIFFs; Steward's is tiled, with overviews and no-data, computed on every core in a worker process at niceness ${BACKGROUND_NICENESS}, and gdal_calc.py runs at the same niceness. The histogram is exact with 1000 bins over every pixel; gdalinfo -hist computes 256. The kernels' rows run in the bench's child process itself, without a worker.`,
+      `Median of ${RUNS} runs of each side after one warm-up, taken in turn (the first changing from round to round), with their spread (fastest to slowest), each job in a fresh process (Steward ${compiled}). "Steward" is the job as an API request runs it, with the worker process the API keeps ready; "process" adds starting Node and loading GDAL in the bench's process and the worker. "Faster beyond the spread": Steward's slowest run beat the reference's fastest. Both calculators write uncompressed Float32 GeoTIFFs; Steward's is tiled, with overviews and no-data, computed on every core in a worker process at niceness ${BACKGROUND_NICENESS}, and gdal_calc.py runs at the same niceness. The histogram is exact with 1000 bins over every pixel; gdalinfo -hist computes 256.`,
       '',
       table(HEADER, tableRows),
-      ...(histogram ? ['', histogram.verdict] : []),
     ].join('\n');
   } finally {
     await rm(folder, { recursive: true, force: true });
