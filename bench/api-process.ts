@@ -1,8 +1,9 @@
 /**
- * The API as a process of its own, started as `npm run serve` starts it: scripts/bounded-node.sh on
- * the compiled entry point, so that a client in the bench process measures the API and not itself.
+ * The API as a process of its own, started as `npm run serve` starts it: Node on the compiled entry
+ * point, so that a client in the bench process measures the API and not itself.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { freePort } from '../src/runtime/ports.js';
@@ -12,7 +13,7 @@ const READY_TIMEOUT_MS = 30_000;
 
 export interface ApiProcess {
   url: string;
-  /** The API's own process: bounded-node.sh execs Node in the shell's place. */
+  /** The API's own process: the child its launcher runs it in under the heap bound. */
   pid: number;
   close(): Promise<void>;
 }
@@ -32,11 +33,17 @@ function untilLive(url: string, child: ChildProcess): Promise<true> {
   );
 }
 
+/** The process the launcher runs the API in (src/runtime/heap-bound.ts), or the launcher if it needed none. */
+function serving(launcher: number): number {
+  const children = readFileSync(`/proc/${launcher}/task/${launcher}/children`, 'utf8').trim().split(/\s+/);
+  return children[0] ? Number(children[0]) : launcher;
+}
+
 /** Starts the compiled API (`npm run bench` compiles it first) with `env` added to this process's. */
 export async function startApiProcess(env: Record<string, string>): Promise<ApiProcess> {
   const port = await freePort();
   const root = join(import.meta.dirname, '..');
-  const child = spawn('sh', [join(root, 'scripts', 'bounded-node.sh'), join(root, 'dist', 'src', 'main.js')], {
+  const child = spawn(process.execPath, [join(root, 'dist', 'src', 'main.js')], {
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, ...env, STEWARD_LISTEN: `127.0.0.1:${port}` },
   });
@@ -50,7 +57,7 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
   }
   return {
     url,
-    pid: child.pid ?? Number.NaN,
+    pid: child.pid === undefined ? Number.NaN : serving(child.pid),
     close: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;

@@ -16,6 +16,7 @@ import { type BareProxy, startBareProxy } from './bare-proxy.js';
 import { closeClient, send } from './http-client.js';
 import { makeMapData } from './map-data.js';
 import { fastcgiMapReport, mapOverFastcgi } from './map-fastcgi.js';
+import { mapThroughPassthrough, passthroughReport } from './map-passthrough.js';
 import { EVERY_PART, type PartFilter } from './parts.js';
 import { ms, sample, summarise, table, time, type Timing } from './stats.js';
 
@@ -25,6 +26,9 @@ const WRITE_RUNS = 15;
 const MAP_RUNS = 150;
 /** The share of QGIS Server's own time a map may add (the target counts the smallest map). */
 const MAP_COST = 0.02;
+/** What going through Fastify may add to a map before the passthrough in front of it pays (issue 44), ms. */
+const PASSTHROUGH_LIMIT_MS = 0.1;
+const PASSTHROUGH_RUNS = 1000;
 
 /** Whatever sends requests to the API: the in-process stack or an API process. */
 export type Caller = Pick<Stack, 'call'>;
@@ -284,7 +288,7 @@ export function launcher(memory: ProjectsMemory): string {
 
 /**
  * Runs a fresh API process on `projectsDir`, which reads every project once; `env` is added to its
- * environment. It is started as the service is, by scripts/bounded-node.sh.
+ * environment. It is started as the service is, and bounds its heap as the service does.
  */
 export async function projectsMemory(
   projectsDir: string,
@@ -293,8 +297,7 @@ export async function projectsMemory(
 ): Promise<ProjectsMemory> {
   // The compiled child, as the service runs in production (tsx alone adds ~50 MB of its own).
   const compiledChild = join(import.meta.dirname, '..', 'dist', 'bench', 'memory-child.js');
-  const boundedNode = join(import.meta.dirname, '..', 'scripts', 'bounded-node.sh');
-  const child = spawn('sh', [boundedNode, compiledChild, projectsDir, qgisUrl], {
+  const child = spawn(process.execPath, [compiledChild, projectsDir, qgisUrl], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ...env },
   });
@@ -400,7 +403,7 @@ async function memorySection(stack: Stack): Promise<string> {
 }
 
 /** The parts of the suite, in the order they run. */
-export const API_PARTS = ['latency', 'throughput', 'map', 'fastcgi', 'memory'];
+export const API_PARTS = ['latency', 'throughput', 'map', 'fastcgi', 'passthrough', 'memory'];
 
 export async function runApiBench(runs: PartFilter = EVERY_PART): Promise<string> {
   const data = makeFixtures();
@@ -419,6 +422,10 @@ export async function runApiBench(runs: PartFilter = EVERY_PART): Promise<string
     if (runs('throughput')) sections.push(throughputSection(await throughput(stack, 500)));
     if (runs('map')) sections.push(mapSection(await mapAgainstQgis(stack, data)));
     if (runs('fastcgi')) sections.push(fastcgiMapReport(await mapOverFastcgi(data, MAP_RUNS), MAP_COST));
+    if (runs('passthrough'))
+      sections.push(
+        passthroughReport(await mapThroughPassthrough(stack, data, PASSTHROUGH_RUNS), PASSTHROUGH_LIMIT_MS),
+      );
     if (runs('memory')) sections.push(await memorySection(stack));
     return sections.join('\n\n');
   } finally {

@@ -1,7 +1,6 @@
 /**
  * One raster processing job in a process of its own, as the service runs it, so the bench can
- * measure its peak memory. `calc <a> <b> <output>`, `hist <raster>`, or `hist-js <raster>` (the
- * histogram with the JavaScript loops instead of the SIMD kernels, in this process); prints
+ * measure its peak memory. `calc <a> <b> <output>` or `hist <raster>`; prints
  * {"ms": <time of the job itself>}. Like the API, which keeps a worker process ready after its
  * first task, the job starts once one is.
  */
@@ -9,7 +8,7 @@ import { calculateRaster } from '../src/gdal/calculator/calculate.js';
 import { parseExpression } from '../src/gdal/calculator/parser.js';
 import { keepWorkerReady, stopWorkerReady } from '../src/gdal/gdal-child.js';
 import { configureGdalMemory } from '../src/gdal/gdal-memory.js';
-import { computeHistogram, histogramOffLoop } from '../src/gdal/histogram.js';
+import { histogramOffLoop } from '../src/gdal/histogram.js';
 
 export const NORMALISED_DIFFERENCE = '("a@1" - "b@1") / ("a@1" + "b@1")';
 
@@ -31,8 +30,6 @@ if (job === 'calc') {
   );
 } else if (job === 'hist') {
   await histogramOffLoop(paths[0] ?? '');
-} else if (job === 'hist-js') {
-  await computeHistogram(paths[0] ?? '', {}, 'javascript');
 } else {
   throw new Error(`unknown job ${job}`);
 }

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import gdal from 'gdal-async';
 
 import { BACKGROUND_NICENESS } from '../src/gdal/worker-niceness.js';
+import { EVERY_PART, type PartFilter } from './parts.js';
 import { ms, summarise, table, type Timing } from './stats.js';
 
 const SIZE = 8000;
@@ -97,19 +98,29 @@ interface Comparison {
   reference: Sample[];
 }
 
+/**
+ * Each job once to warm up, then `runs` rounds of every job, the first changing from round to
+ * round, so that all meet the same machine; the samples by job.
+ */
+async function inTurn(runs: number, jobs: (() => Promise<Sample>)[]): Promise<Sample[][]> {
+  for (const job of jobs) await job();
+  const samples = jobs.map((): Sample[] => []);
+  for (let round = 0; round < runs; round++) {
+    for (let step = 0; step < jobs.length; step++) {
+      const index = (round + step) % jobs.length;
+      samples[index]?.push(await (jobs[index] as () => Promise<Sample>)());
+    }
+  }
+  return samples;
+}
+
 async function alternate(
   runs: number,
   ours: () => Promise<Sample>,
   theirs: () => Promise<Sample>,
 ): Promise<Comparison> {
-  const result: Comparison = { steward: [], reference: [] };
-  await ours();
-  await theirs();
-  for (let i = 0; i < runs; i++) {
-    result.steward.push(await ours());
-    result.reference.push(await theirs());
-  }
-  return result;
+  const [steward = [], reference = []] = await inTurn(runs, [ours, theirs]);
+  return { steward, reference };
 }
 
 const median = (samples: Sample[], key: keyof Sample): Timing => summarise(samples.map((sample) => sample[key]));
@@ -152,73 +163,75 @@ function rows(
   ];
 }
 
-export async function runProcessingBench(): Promise<string> {
+const HEADER = [
+  'Job (8000 x 8000 Float32)',
+  'Steward, median (spread)',
+  'Reference, median (spread)',
+  'Time ratio (lower is faster)',
+  'Faster beyond the spread',
+  'Peak RSS Steward vs reference',
+  'Target',
+];
+
+async function calculatorRow(folder: string, a: string): Promise<string[]> {
+  const b = join(folder, 'b.tif');
+  writeInput(b, 2);
+  const calc = await alternate(
+    RUNS,
+    () => steward(['calc', a, b, join(folder, 'steward.tif')]),
+    () =>
+      niceReference('/usr/bin/gdal_calc.py', [
+        '-A',
+        a,
+        '-B',
+        b,
+        `--outfile=${join(folder, 'gdal_calc.tif')}`,
+        '--calc=(A-B)/(A+B)',
+        '--type=Float32',
+        '--overwrite',
+        '--quiet',
+      ]),
+  );
+  return rows(
+    'Calculator ("a@1" - "b@1") / ("a@1" + "b@1")',
+    'gdal_calc.py',
+    calc,
+    'at least 2x faster (time ratio <= 0.5), peak RSS under 150 MiB',
+    (ratio, rss) => ratio <= 0.5 && rss < 150,
+  );
+}
+
+async function histogramRow(a: string): Promise<string[]> {
+  // gdalinfo keeps the histogram in a.tif.aux.xml; remove it so every run computes it.
+  const gdalinfoHist = async (): Promise<Sample> => {
+    const sample = await reference('gdalinfo', ['-hist', a]);
+    await rm(`${a}.aux.xml`, { force: true });
+    return sample;
+  };
+  const hist = await alternate(RUNS, () => steward(['hist', a]), gdalinfoHist);
+  return rows('Histogram of a band', 'gdalinfo -hist', hist, 'at most 1x', (ratio) => ratio <= 1);
+}
+
+/** The parts of the suite, in the order they run. */
+export const PROCESSING_PARTS = ['calculator', 'histogram'];
+
+export async function runProcessingBench(runs: PartFilter = EVERY_PART): Promise<string> {
   const folder = await mkdtemp(join(tmpdir(), 'steward-bench-raster-'));
   try {
-    const [a, b] = [join(folder, 'a.tif'), join(folder, 'b.tif')];
+    const a = join(folder, 'a.tif');
     writeInput(a, 1);
-    writeInput(b, 2);
-    const calc = await alternate(
-      RUNS,
-      () => steward(['calc', a, b, join(folder, 'steward.tif')]),
-      () =>
-        niceReference('/usr/bin/gdal_calc.py', [
-          '-A',
-          a,
-          '-B',
-          b,
-          `--outfile=${join(folder, 'gdal_calc.tif')}`,
-          '--calc=(A-B)/(A+B)',
-          '--type=Float32',
-          '--overwrite',
-          '--quiet',
-        ]),
-    );
-    // gdalinfo keeps the histogram in a.tif.aux.xml; remove it so every run computes it.
-    const gdalinfoHist = async (): Promise<Sample> => {
-      const sample = await reference('gdalinfo', ['-hist', a]);
-      await rm(`${a}.aux.xml`, { force: true });
-      return sample;
-    };
-    const hist = await alternate(RUNS, () => steward(['hist', a]), gdalinfoHist);
-    const histScript = await alternate(RUNS, () => steward(['hist-js', a]), gdalinfoHist);
-    const header = [
-      'Job (8000 x 8000 Float32)',
-      'Steward, median (spread)',
-      'Reference, median (spread)',
-      'Time ratio (lower is faster)',
-      'Faster beyond the spread',
-      'Peak RSS Steward vs reference',
-      'Target',
-    ];
+    const tableRows: string[][] = [];
+    if (runs('calculator')) tableRows.push(await calculatorRow(folder, a));
+    if (runs('histogram')) tableRows.push(await histogramRow(a));
     const compiled = stewardChild().compiled
       ? 'compiled'
       : 'through tsx (run `npm run build` for the compiled figures)';
-    const simdWins = beyondSpread(walls(hist.steward, 'jobMs'), walls(histScript.steward, 'jobMs'));
     return [
       '## Raster processing',
       '',
-      `Median of ${RUNS} runs of each side after one warm-up, taken in turn, with their spread (fastest to slowest), each job in a fresh process (Steward ${compiled}). "Steward" is the job as an API request runs it, with the worker process the API keeps ready; "process" adds starting Node and loading GDAL in the bench's process and the worker. "Faster beyond the spread": Steward's slowest run beat the reference's fastest. Both calculators write uncompressed Float32 GeoTIFFs; Steward's is tiled, with overviews and no-data, computed on every core in a worker process at niceness ${BACKGROUND_NICENESS}, and gdal_calc.py runs at the same niceness. The histogram is exact with 1000 bins over every pixel; gdalinfo -hist computes 256. The JavaScript loops' histogram runs in the bench's child process itself, without a worker.`,
+      `Median of ${RUNS} runs of each side after one warm-up, taken in turn (the first changing from round to round), with their spread (fastest to slowest), each job in a fresh process (Steward ${compiled}). "Steward" is the job as an API request runs it, with the worker process the API keeps ready; "process" adds starting Node and loading GDAL in the bench's process and the worker. "Faster beyond the spread": Steward's slowest run beat the reference's fastest. Both calculators write uncompressed Float32 GeoTIFFs; Steward's is tiled, with overviews and no-data, computed on every core in a worker process at niceness ${BACKGROUND_NICENESS}, and gdal_calc.py runs at the same niceness. The histogram is exact with 1000 bins over every pixel; gdalinfo -hist computes 256.`,
       '',
-      table(header, [
-        rows(
-          'Calculator ("a@1" - "b@1") / ("a@1" + "b@1")',
-          'gdal_calc.py',
-          calc,
-          'at least 2x faster (time ratio <= 0.5), peak RSS under 150 MiB',
-          (ratio, rss) => ratio <= 0.5 && rss < 150,
-        ),
-        rows('Histogram of a band (SIMD kernels)', 'gdalinfo -hist', hist, 'at most 1x', (ratio) => ratio <= 1),
-        rows(
-          'Histogram of a band (JavaScript loops)',
-          'gdalinfo -hist',
-          histScript,
-          'none: the SIMD reference',
-          () => true,
-        ),
-      ]),
-      '',
-      `Histogram SIMD kernels against the JavaScript loops: ${withSpread(walls(hist.steward, 'jobMs'))} against ${withSpread(walls(histScript.steward, 'jobMs'))}; ${simdWins ? 'faster beyond the spread: the kernels stay' : 'not faster beyond the spread: the kernels should go'}.`,
+      table(HEADER, tableRows),
     ].join('\n');
   } finally {
     await rm(folder, { recursive: true, force: true });

@@ -3,8 +3,9 @@
  * `npm run bench -- api` (or `processing`, `jobs`, `plugin`, `scale`, `pool`, `kills`, `console`, `history`,
  * `uploads`) runs the named suites only;
  * `--part <part>` (repeated for more) runs only those parts of them (scale: writes, reads, memory; api:
- * latency, throughput, map, fastcgi, memory) and only prints them, as `--print-only` does for whole
- * suites: nothing is written to bench/results/ or the README.
+ * latency, throughput, map, fastcgi, passthrough, memory; processing: calculator, histogram) and only
+ * prints them, as `--print-only` does for whole suites: nothing is written to bench/results/ or the
+ * README.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -22,7 +23,7 @@ import { EVERY_PART, type PartFilter } from './parts.js';
 import { runPluginBench } from './plugin.js';
 import { runPoolBench } from './pool.js';
 import { runPoolKillsBench } from './pool-kills.js';
-import { runProcessingBench } from './processing.js';
+import { PROCESSING_PARTS, runProcessingBench } from './processing.js';
 import { RESULTS, suiteMark, updateReadme } from './readme-performance.js';
 import { runScaleBench, SCALE_PARTS } from './scale.js';
 import { runUploadsBench } from './uploads.js';
@@ -45,7 +46,7 @@ interface Suite {
 
 const suites: Suite[] = [
   { key: 'api', name: 'API', run: runApiBench, parts: API_PARTS },
-  { key: 'processing', name: 'raster processing', run: runProcessingBench },
+  { key: 'processing', name: 'raster processing', run: runProcessingBench, parts: PROCESSING_PARTS },
   { key: 'jobs', name: 'reads during a job', run: runJobsBench },
   { key: 'plugin', name: 'monitoring plugin', run: runPluginBench },
   { key: 'scale', name: 'writes, reads under writes and many projects', run: runScaleBench, parts: SCALE_PARTS },

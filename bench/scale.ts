@@ -257,8 +257,8 @@ function writesSection(
   return [
     '## Writes from an HTTP client, 10 against 1000 layers (ms, datasource probe included)',
     `${WRITE_ROUNDS} rounds, each ${WRITES_PER_ROUND} of each write on the 10-layer project and on the 1000-layer one, the sizes in turn (alternating which goes first). ` +
-      'The API runs as a process of its own, started as `npm run serve` starts it (scripts/bounded-node.sh on the ' +
-      "compiled dist/); the clients run in the bench's process, all but the writer of the reads under writes below, " +
+      'The API runs as a process of its own, started as `npm run serve` starts it (Node on the compiled dist/, which runs ' +
+      "itself again under the heap bound); the clients run in the bench's process, all but the writer of the reads under writes below, " +
       'which runs in a process of its own.',
     `Load average of the machine before the writes: ${load.toFixed(2)}.`,
     '',
@@ -349,9 +349,9 @@ async function memorySection(projectsDir: string): Promise<string> {
     const rss = (measured.peak + measured.launcherPeak) / 1024;
     return [
       `## ${MANY_PROJECTS.toLocaleString('en')} projects of 100 layers on disk, each read once by a fresh API process (default settings)`,
-      'The API started as `npm run serve` starts it (scripts/bounded-node.sh): the default cache bound, and the heap ' +
-        'bound of `STEWARD_HEAP_MB` (by default the cache bound plus 256 MiB) given to Node as it starts; a launcher ' +
-        'process, had the API needed one to bound its heap, would be counted in.',
+      'The API started as `npm run serve` starts it: the default cache bound, and the heap bound of ' +
+        '`STEWARD_HEAP_MB` (by default the cache bound plus 256 MiB), for which the entry point runs itself again in a ' +
+        "bounded child; the launcher's RSS is counted in.",
       '',
       table(
         ['measure', 'value', 'target'],

@@ -1,5 +1,5 @@
 /**
- * What `npm start` runs once set up (scripts/bounded-node.sh dist/src/launcher.js), end to end: the
+ * What `npm start` runs once set up (node dist/src/launcher.js), end to end: the
  * API, the pool of qgis_mapserv.fcgi behind nginx with the plugin, MapProxy under gunicorn, all
  * supervised; a project made through the API drawn through nginx, through the API and by MapProxy;
  * a killed pool process started again and counted; SIGTERM leaves no process behind. Then with
@@ -79,7 +79,7 @@ interface Launched {
 
 /** The launcher, as `npm start` runs it, on `dataDir` with `env`; once it printed its addresses. */
 async function launch(dataDir: string, env: NodeJS.ProcessEnv): Promise<Launched> {
-  const launcher = spawn('sh', [join(repo, 'scripts', 'bounded-node.sh'), join(repo, 'dist', 'src', 'launcher.js')], {
+  const launcher = spawn(process.execPath, [join(repo, 'dist', 'src', 'launcher.js')], {
     cwd: repo,
     env: {
       ...process.env,

@@ -44,8 +44,8 @@ const RASTERS: Record<string, RasterSpec> = {
   constant: { type: 'Float32', width: 300, height: 100, noData: 5, value: (x) => (x < 10 ? 5 : 7.25) },
   empty: { type: 'Float32', width: 100, height: 80, noData: -1, value: () => -1 },
   /**
-   * Float32 with its no-data value inside the bins, in a window of 851 pixels: the last three, past
-   * the SIMD kernels' last whole step of four, hold the maximum, the minimum and NaN.
+   * Float32 with its no-data value inside the bins, in a window of 851 pixels: the last three
+   * hold the maximum, the minimum and NaN.
    */
   tail: {
     type: 'Float32',

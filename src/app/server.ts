@@ -1,4 +1,4 @@
-import { type FastifyInstance } from 'fastify';
+import { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 
 import { consoleBuildDir } from '../checkout.js';
 import { type Config } from '../config.js';
@@ -18,11 +18,42 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Starts the API on the configured address. */
+/** Starts the API on the configured address; if it cannot, closes what it opened before throwing. */
 export async function startServer(config: Config): Promise<RunningServer> {
   const recentLog = new RecentLog();
   const logger = createLogger(config.logLevel, recentLog);
   const services = await createServices(config, logger, recentLog);
+  const app = await listening(config, logger, services);
+  const address = app.server.address();
+  const port = address && typeof address === 'object' ? address.port : config.listen.port;
+  const host = config.listen.host === '0.0.0.0' ? '127.0.0.1' : config.listen.host;
+  return {
+    app,
+    services,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    close: () => app.close(),
+  };
+}
+
+/**
+ * The app on `services`, listening; closing it closes them (Fastify's onClose). If it cannot be
+ * built or cannot listen, the services are closed before the error is thrown on.
+ */
+async function listening(config: Config, logger: FastifyBaseLogger, services: Services): Promise<FastifyInstance> {
+  let app: FastifyInstance | undefined;
+  try {
+    app = await appOn(config, logger, services);
+    await app.listen({ host: config.listen.host, port: config.listen.port });
+    return app;
+  } catch (error) {
+    await (app ? app.close() : services.close()).catch((failure: unknown) =>
+      logger.error({ err: failure }, 'closing what start-up opened failed'),
+    );
+    throw error;
+  }
+}
+
+async function appOn(config: Config, logger: FastifyBaseLogger, services: Services): Promise<FastifyInstance> {
   const observe = services.metrics.observe.bind(services.metrics);
   const app = await buildApp(logger, apiRoutes(services, consoleBuildDir()), {
     apiToken: config.apiToken,
@@ -37,14 +68,5 @@ export async function startServer(config: Config): Promise<RunningServer> {
     observe,
   });
   app.addHook('onClose', () => services.close());
-  await app.listen({ host: config.listen.host, port: config.listen.port });
-  const address = app.server.address();
-  const port = address && typeof address === 'object' ? address.port : config.listen.port;
-  const host = config.listen.host === '0.0.0.0' ? '127.0.0.1' : config.listen.host;
-  return {
-    app,
-    services,
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    close: () => app.close(),
-  };
+  return app;
 }

@@ -61,6 +61,7 @@ import { createTileCache } from '../tile-cache/factory.js';
 import { Reseeder } from '../tile-cache/reseed.js';
 import { FastcgiQgisClient } from '../transport/qgis-fastcgi.js';
 import { HttpQgisClient } from '../transport/qgis-get.js';
+import { Closers } from './closers.js';
 import { serverSettings } from './server-settings.js';
 
 /** Bytes a project upload may have when the configuration does not say. */
@@ -160,22 +161,41 @@ function writtenFolders(config: Config): string[] {
   ];
 }
 
-/** Builds every service from the configuration, each from the ones it needs, in that order. */
+/**
+ * Builds every service from the configuration, each from the ones it needs, in that order; if a
+ * step fails, what the earlier ones opened is closed before the error is thrown on.
+ */
 export async function createServices(
   config: Config,
   logger: FastifyBaseLogger,
   recentLog: RecentLog,
 ): Promise<Services> {
+  const closers = new Closers();
+  return closers.opening(
+    () => buildServices(config, logger, recentLog, closers),
+    (error) => logger.error({ err: error }, 'closing what start-up opened failed'),
+  );
+}
+
+async function buildServices(
+  config: Config,
+  logger: FastifyBaseLogger,
+  recentLog: RecentLog,
+  closers: Closers,
+): Promise<Services> {
   configureGdalMemory();
   const objectStorage = configureObjectStorage(config.s3);
   if (objectStorage.length > 0) logger.info(`object storage settings for GDAL: ${objectStorage.join(', ')}`);
   keepWorkerReadyAfterFirstTask();
+  closers.add(stopWorkerReady);
   const crs = new CrsResolver();
   const registry = monitoringRegistry(config, logger);
   const postgres = config.psqlService === undefined ? undefined : await openPostgresStore(config, config.psqlService);
+  if (postgres) closers.add(() => postgres.close());
   const store = postgres ?? new FilesystemStore(config.projectsDir);
   // Steward processes sharing the database share their instances; without one, a process has its own.
   const fleet = registry && postgres && (await InstanceFleet.join(postgres.database, registry, monitorLog(logger)));
+  if (fleet) closers.add(() => fleet.close());
   const instances = fleet ?? registry;
   await clearLeftovers(store, logger);
   clearUploads(config.uploadRoot, logger);
@@ -188,6 +208,7 @@ export async function createServices(
       oidc: config.oidc && new OidcVerifier(config.oidc),
     },
   );
+  closers.add(() => access.close());
   await access.start();
   if (postgres) await adoptFolderStyles(postgres, logger);
   // QGIS Server keeps a database project cached until its plugin is told the project changed.
@@ -203,6 +224,7 @@ export async function createServices(
     (ref) => qgisProjectUrl(config.qgisServerUrl, store, ref),
     access.tileCacheToken,
   );
+  if (tileCache) closers.add(() => tileCache.close());
   const cache = tileCache?.service;
   const jobs = new JobService(
     postgres ? new PostgresJobStore(postgres.database) : new FilesystemJobStore(config.projectsDir),
@@ -212,6 +234,7 @@ export async function createServices(
       log: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
     },
   );
+  closers.add(() => jobs.close());
   await jobs.start();
   const pins = new ProjectPins(
     repository,
@@ -238,6 +261,7 @@ export async function createServices(
     ? new FastcgiQgisClient(config.qgisServerFcgi, config.qgisRequestSettings)
     : new HttpQgisClient();
   const maps = new MapService(config.qgisServerUrl, repository, layers, qgisClient);
+  closers.add(() => maps.close());
   const styles = new StyleService(repository, layers, projectStyles, catalogue, cache);
   const styleDocuments = new StyleDocuments(maps, layers);
   const fonts = new InstanceFonts(instances, installedFontFamilies);
@@ -246,6 +270,7 @@ export async function createServices(
   // Before the registry listens, so that the first instance to register loads the pinned projects.
   const projectFleet = new ProjectFleet({ instances, registry, repository, pins, log: monitorLog(logger) });
   if (registry && config.monitoringPort !== undefined) {
+    closers.add(() => registry.close());
     await registry.start(config.monitoringPort, config.listen.host);
     logger.info(`monitoring port listening on ${config.listen.host}:${registry.port}`);
   }
@@ -342,15 +367,6 @@ export async function createServices(
       data_roots: config.dataRoots ?? [],
       ...(config.psqlService !== undefined && { database_service: config.psqlService }),
     },
-    close: async () => {
-      await jobs.close();
-      await access.close();
-      stopWorkerReady();
-      await fleet?.close();
-      await registry?.close();
-      await postgres?.close();
-      tileCache?.close();
-      maps.close();
-    },
+    close: () => closers.closeAll(),
   };
 }

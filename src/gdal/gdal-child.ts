@@ -112,8 +112,8 @@ export function forgetObjectStorageListings(): void {
 
 /**
  * The task's result once the child reports it, its failure once the child has ended. A task has
- * closed its files when it reports; the child's exit after (its threads, its heap) took from 15 ms
- * to over 100 ms on a busy machine, which the result need not wait for.
+ * closed its files when it reports; the child's exit after (its threads, its heap) can take far
+ * longer than the task's last step on a busy machine (docs/jobs.md), and the result need not wait.
  */
 function settle(child: ChildProcess, run: TaskRun): Promise<unknown> {
   return new Promise((resolve, reject) => {
@@ -166,10 +166,9 @@ function childExecArgv(): string[] {
 /**
  * A worker process's memory: GDAL's I/O threads, which allocate little, share one malloc arena
  * instead of one each, and V8's young generation stays at 1 MiB per thread instead of growing
- * to 16 MiB, since a task allocates little in JavaScript beyond its buffers (together about 30
- * MiB of the calculator's peak RSS). OpenBLAS, which GDAL's library loads and no task uses, starts
- * no threads of its own: one per core spun for about 0.1 s of CPU after the process started, into
- * the start of its task.
+ * to 16 MiB, since a task allocates little in JavaScript beyond its buffers. OpenBLAS, which
+ * GDAL's library loads and no task uses, starts no threads of its own: one per core spun after the
+ * process started, into the start of its task (figures: docs/jobs.md).
  */
 const CHILD_MEMORY_ENV = { MALLOC_ARENA_MAX: '1', OPENBLAS_NUM_THREADS: '1' };
 const CHILD_MEMORY_FLAGS = ['--max-semi-space-size=1'];
@@ -239,7 +238,7 @@ export async function keepWorkerReady(): Promise<void> {
 
 /**
  * From the end of the first task on, keeps one worker process started ahead of the next one, so
- * an API that never computes does not hold an idle process of about 100 MB.
+ * an API that never computes does not hold an idle process (its size: docs/jobs.md).
  */
 export function keepWorkerReadyAfterFirstTask(): void {
   keepSpare = true;

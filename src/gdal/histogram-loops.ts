@@ -2,8 +2,8 @@
  * The two passes of a binned histogram over a band's windows (WindowKernels), and their
  * JavaScript form: two hot loops generated per typed-array type and per "has a no-data value to
  * skip", and cached. Each generated function only ever sees one array type and one shape of test,
- * so V8 keeps it monomorphic: measured on 64 Mpixel Float32 rasters, a single shared loop ran 2 to
- * 3 times slower once it had seen NaN and integer no-data values. Numbers are passed in a
+ * so V8 keeps it monomorphic: a single shared loop slowed down several times once it had seen NaN
+ * and integer no-data values (docs/jobs.md). Numbers are passed in a
  * Float64Array so they always arrive as doubles. The sources below are constants; nothing from a
  * request reaches them.
  */

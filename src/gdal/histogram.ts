@@ -17,7 +17,6 @@ import {
   type ValueRange,
 } from './histogram-bins.js';
 import { scriptKernels, type WindowKernels, type WindowPass } from './histogram-loops.js';
-import { float32Kernels } from './histogram-simd.js';
 import { openRaster } from './open-raster.js';
 import {
   comparableNoData,
@@ -30,7 +29,7 @@ import {
 import { planWindows, type Window } from './raster-windows.js';
 
 export const DEFAULT_BIN_COUNT = 1000;
-/** Pixels per read: measured fastest at 2 Mi (fewer calls than 1 Mi, more cache-friendly than 4 Mi). */
+/** Pixels per read: fewer calls than smaller windows, kinder to the caches than larger ones (docs/jobs.md). */
 const WINDOW_PIXELS = 1 << 21;
 
 /** Offsets that turn each small integer type's values into indices of a value-count table. */
@@ -47,24 +46,11 @@ interface BandSource {
   windows: Window[];
 }
 
-/**
- * What counts Float32 bands: the SIMD kernels, or the JavaScript loops that count the other types
- * and are the SIMD kernels' reference (the bench measures both, to decide whether SIMD stays).
- */
-export type FloatKernels = 'simd' | 'javascript';
-
 function countValues(pixels: PixelArray, n: number, offset: number, table: Float64Array): void {
   for (let i = 0; i < n; i++) {
     const index = (pixels[i] as number) + offset;
     table[index] = (table[index] as number) + 1;
   }
-}
-
-/** Float32 bands are scanned and binned by SIMD kernels (unless told), other types by the generated loops. */
-function windowKernels(source: BandSource, count: number, floats: FloatKernels): WindowKernels {
-  const pixels = largestWindow(source.windows);
-  const simd = source.type.storage === 'float32' && floats === 'simd';
-  return simd ? float32Kernels(pixels, count) : scriptKernels(source.type, pixels);
 }
 
 async function readPass<Result>(source: BandSource, kernels: WindowKernels, pass: WindowPass<Result>): Promise<Result> {
@@ -74,13 +60,8 @@ async function readPass<Result>(source: BandSource, kernels: WindowKernels, pass
   return pass.result();
 }
 
-async function binnedHistogram(
-  source: BandSource,
-  options: HistogramOptions,
-  count: number,
-  floats: FloatKernels,
-): Promise<BandHistogram> {
-  const kernels = windowKernels(source, count, floats);
+async function binnedHistogram(source: BandSource, options: HistogramOptions, count: number): Promise<BandHistogram> {
+  const kernels = scriptKernels(source.type, largestWindow(source.windows));
   const known = options.min !== undefined && options.max !== undefined;
   const valid = known ? null : await readPass(source, kernels, kernels.rangeScan(source.noData));
   const range = resolveRange(options, valid);
@@ -121,12 +102,7 @@ async function countedHistogram(
   return { ...range, values: Array.from(counts) };
 }
 
-async function bandHistogram(
-  band: gdal.RasterBand,
-  options: HistogramOptions,
-  what: string,
-  floats: FloatKernels,
-): Promise<BandHistogram> {
+async function bandHistogram(band: gdal.RasterBand, options: HistogramOptions, what: string): Promise<BandHistogram> {
   const type = pixelType(band.dataType, what);
   const source: BandSource = {
     band,
@@ -136,21 +112,20 @@ async function bandHistogram(
   };
   const count = options.count ?? DEFAULT_BIN_COUNT;
   const table = VALUE_TABLES[band.dataType ?? ''];
-  return table ? countedHistogram(source, table, options, count) : binnedHistogram(source, options, count, floats);
+  return table ? countedHistogram(source, table, options, count) : binnedHistogram(source, options, count);
 }
 
 /** The histogram of every band, keyed by band number ("1", "2", ...). */
 export async function computeHistogram(
   path: string,
   options: HistogramOptions = {},
-  floats: FloatKernels = 'simd',
 ): Promise<Record<string, BandHistogram>> {
   const dataset = await openRaster(path);
   try {
     const result: Record<string, BandHistogram> = {};
     const count = dataset.bands.count();
     for (let i = 1; i <= count; i++) {
-      result[String(i)] = await bandHistogram(dataset.bands.get(i), options, `band ${i} of ${path}`, floats);
+      result[String(i)] = await bandHistogram(dataset.bands.get(i), options, `band ${i} of ${path}`);
     }
     return result;
   } finally {

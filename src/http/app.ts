@@ -12,6 +12,7 @@ import { installBodyTimeouts, REQUEST_SECONDS } from './body-timeouts.js';
 import { frameworkError, installErrorHandling, MAX_PATH_SEGMENT_LENGTH } from './errors.js';
 import { isOpenRoute } from './open-routes.js';
 import { installProjectScope } from './project-scope.js';
+import { requestIds } from './request-ids.js';
 import { type RouteModule } from './route-module.js';
 import { installSecurityHeaders } from './security-headers.js';
 import { installWriteOrigin } from './write-origin.js';
@@ -26,13 +27,15 @@ export const DEFAULT_BODY_IDLE_SECONDS = 30;
 
 /**
  * Serves a request ahead of the router, or hands it on with `next`; `identity` is the request's
- * when access control is on (undefined when it is off).
+ * when access control is on (undefined when it is off), `requestId` the id its log lines carry,
+ * the one Fastify gives it if it is handed on.
  */
 export type EarlyHandler = (
   request: IncomingMessage,
   response: ServerResponse,
   next: () => void,
   identity: Identity | undefined,
+  requestId: string,
 ) => void;
 
 /** Told of each answered request: its route pattern (undefined when no route matched), status and time. */
@@ -68,8 +71,10 @@ export async function buildApp(
     options.apiToken === undefined
       ? undefined
       : new TokenGate(access, options.tokenFailures ?? DEFAULT_TOKEN_FAILURES, options.jobProject);
+  const requestId = requestIds();
   const app = Fastify({
-    ...(options.beforeRouting && { serverFactory: serverWith(options.beforeRouting, gate) }),
+    genReqId: requestId,
+    ...(options.beforeRouting && { serverFactory: serverWith(options.beforeRouting, gate, requestId) }),
     loggerInstance: logger,
     bodyLimit: BODY_LIMIT_BYTES,
     // Node's own bound, past the JSON 408 of installBodyTimeouts, for what that does not see.
@@ -91,7 +96,7 @@ export async function buildApp(
   const observe = options.observe;
   if (observe) {
     // A callback hook rather than an async one: no promise and no microtask on every request.
-    app.addHook('onResponse', (request, reply, done) => {
+    app.addHook('onResponse', function observeRequest(request, reply, done) {
       observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
       done();
     });
@@ -157,13 +162,17 @@ function markOpenRoutes(app: FastifyInstance): void {
  * address) goes straight to the router, whose check judges it once it has matched the route.
  * `beforeRouting` serves protected routes only, and checks the identity's permissions itself.
  */
-function serverWith(beforeRouting: EarlyHandler, gate: TokenGate | undefined): FastifyServerFactory<Server> {
+function serverWith(
+  beforeRouting: EarlyHandler,
+  gate: TokenGate | undefined,
+  requestId: (request: IncomingMessage) => string,
+): FastifyServerFactory<Server> {
   return (route, options) => {
     const server = createServer((request, response) => {
       const next = (): void => route(request, response);
-      if (!gate) return beforeRouting(request, response, next, undefined);
+      if (!gate) return beforeRouting(request, response, next, undefined, requestId(request));
       const identity = gate.knownIdentity(request.headers.authorization, request.socket.remoteAddress ?? '');
-      if (identity) beforeRouting(request, response, next, identity);
+      if (identity) beforeRouting(request, response, next, identity, requestId(request));
       else next();
     });
     server.keepAliveTimeout = options['keepAliveTimeout'] as number;

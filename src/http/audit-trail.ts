@@ -44,7 +44,7 @@ function entryOf(request: FastifyRequest, status: number): AuditEntry {
 export function installAuditTrail(app: FastifyInstance, access: AccessService, accessControl: boolean): void {
   const pending = new Set<Promise<void>>();
   // A callback hook rather than an async one: nothing more than a test for the reads.
-  app.addHook('onResponse', (request, reply, done) => {
+  app.addHook('onResponse', function recordChange(request, reply, done) {
     if (audited(request, reply.statusCode, accessControl)) {
       const kept = access.record(entryOf(request, reply.statusCode)).finally(() => pending.delete(kept));
       pending.add(kept);

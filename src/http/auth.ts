@@ -133,7 +133,7 @@ export function installTokenGate(app: FastifyInstance, gate: TokenGate | undefin
     app.log.warn('STEWARD_API_TOKEN is not set: the API is open to anyone who can reach it');
     return;
   }
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', async function identifyRequest(request, reply) {
     if (isOpenRoute(request.method, request.routeOptions.url)) return;
     const identity = await gate.identify(request.headers.authorization, clientAddress(request));
     if (identity instanceof StewardError) return deny(reply, forNginx(request, identity));
@@ -147,7 +147,7 @@ export function installTokenGate(app: FastifyInstance, gate: TokenGate | undefin
       return deny(reply, refusalOf(identity, error));
     }
   });
-  app.addHook('preHandler', async (request, reply) => {
+  app.addHook('preHandler', async function checkBody(request, reply) {
     const identity = request.identity;
     if (!identity) return;
     try {
@@ -158,7 +158,7 @@ export function installTokenGate(app: FastifyInstance, gate: TokenGate | undefin
       throw refusal;
     }
   });
-  app.addHook('preSerialization', async (request, reply, payload) => {
+  app.addHook('preSerialization', async function filterListing(request, reply, payload) {
     const identity = request.identity;
     if (!identity) return payload;
     return filterPayload(identity, routeRequest(request), reply.statusCode, payload);

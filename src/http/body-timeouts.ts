@@ -26,7 +26,7 @@ function hasBody(headers: IncomingHttpHeaders): boolean {
  * would otherwise hold its connection and its share of memory for as long as it likes.
  */
 export function installBodyTimeouts(app: FastifyInstance, timeouts: BodyTimeouts): void {
-  app.addHook('preParsing', (request, reply, payload, done) => {
+  app.addHook('preParsing', function guardBody(request, reply, payload, done) {
     if (!hasBody(request.headers)) {
       done(null, payload);
       return;

@@ -46,20 +46,55 @@ export function mapTarget(url: string): MapTarget | undefined {
 }
 
 /**
- * `GET .../layers/{layer}/map` without Fastify's per-request work. A map is a proxied GetMap whose
- * added latency the performance target counts against QGIS Server's own; Fastify's request and
- * reply objects, hooks and stream handling cost about 0.2 ms of it on a VM whose caches are cold
- * after waiting for QGIS Server. QGIS Server's failures are answered here, so that it is not asked
- * twice; any other failure (a bad name, a missing layer) goes on to the route, which answers it
- * with the same services and the usual error handling.
+ * What the passthrough does in place of each hook the app runs on a request or adds to its routes,
+ * by the hook and the name of its function (anonymous: ''). A test compares this list with the
+ * app's hooks, so that a hook added to the app is given its equivalent here, or maps go through
+ * the route.
  */
-export function mapPassthrough(maps: MapService, log: FastifyBaseLogger, observe?: RequestObserver): EarlyHandler {
+export const HOOK_EQUIVALENTS: readonly { hook: string; name: string; here: string }[] = [
+  {
+    hook: 'onRequest',
+    name: 'identifyRequest',
+    here: "only a request whose identity is known at once reaches the passthrough, which checks it may read the project and layer; the rest go to the route's check",
+  },
+  { hook: 'preParsing', name: 'guardBody', here: 'nothing: a GET of a map has no body' },
+  { hook: 'preHandler', name: 'checkBody', here: 'nothing: a GET of a map has no body' },
+  { hook: 'preSerialization', name: 'filterListing', here: 'nothing: a map is an image, not a listing' },
+  { hook: 'onSend', name: 'addSecurityHeaders', here: 'API_HEADERS on every answer' },
+  { hook: 'onResponse', name: 'recordChange', here: 'nothing: a read is no change to audit' },
+  { hook: 'onResponse', name: 'observeRequest', here: 'observe() once the answer is written' },
+  { hook: 'onRoute', name: 'scopeProject', here: "projectRef() on the path's names and the schema" },
+  { hook: 'onRoute', name: 'wrapWrites', here: 'nothing: a read has no write origin' },
+  { hook: 'onRoute', name: '', here: "nothing: @fastify/swagger's, which lists routes for the OpenAPI description" },
+];
+
+/** A request's fields in its log lines, as Fastify's request serializer writes them. */
+function logged(request: IncomingMessage): Record<string, unknown> {
+  return {
+    method: request.method,
+    url: request.url,
+    host: request.headers.host,
+    remoteAddress: request.socket.remoteAddress,
+    remotePort: request.socket.remotePort,
+  };
+}
+
+/**
+ * `GET .../layers/{layer}/map` without Fastify's per-request work, which costs more than 0.1 ms of
+ * CPU a map (bench/results/issue-44-map-passthrough-2026-12-06.md). It does what the app's hooks
+ * would (HOOK_EQUIVALENTS) and logs as Fastify does, under the same request id. QGIS Server's
+ * failures are answered here, so that it is not asked twice; any other failure (a bad name, a
+ * missing layer) goes on to the route, which answers it with the same services and the usual
+ * error handling.
+ */
+export function mapPassthrough(maps: MapService, logger: FastifyBaseLogger, observe?: RequestObserver): EarlyHandler {
   async function serve(
     target: MapTarget,
     request: IncomingMessage,
     response: ServerResponse,
     next: () => void,
     identity: Identity | undefined,
+    requestId: string,
   ): Promise<void> {
     const started = performance.now();
     let ref: ProjectRef;
@@ -80,13 +115,12 @@ export function mapPassthrough(maps: MapService, log: FastifyBaseLogger, observe
       if (!(error instanceof BadGateway || error instanceof GatewayTimeout)) return next();
       map = error;
     }
+    const log = logger.child({ reqId: requestId });
+    log.info({ req: logged(request) }, 'incoming request');
     response.once('finish', () => {
       const responseTime = performance.now() - started;
       observe?.('GET', MAP_ROUTE, response.statusCode, responseTime / 1000);
-      log.info(
-        { req: { method: request.method, url: request.url }, res: { statusCode: response.statusCode }, responseTime },
-        'request completed',
-      );
+      log.info({ res: { statusCode: response.statusCode }, responseTime }, 'request completed');
     });
     if (map instanceof StewardError) {
       const { status, body } = errorReply(map, log);
@@ -107,11 +141,11 @@ export function mapPassthrough(maps: MapService, log: FastifyBaseLogger, observe
     body.pipe(response);
   }
 
-  return (request, response, next, identity) => {
+  return (request, response, next, identity, requestId) => {
     const target = request.method === 'GET' ? mapTarget(request.url ?? '') : undefined;
     if (!target) return next();
-    serve(target, request, response, next, identity).catch((error: unknown) => {
-      log.error({ err: error }, 'unexpected failure');
+    serve(target, request, response, next, identity, requestId).catch((error: unknown) => {
+      logger.error({ err: error, reqId: requestId }, 'unexpected failure');
       response.destroy();
     });
   };

@@ -29,7 +29,7 @@ const resolveProject: preHandlerHookHandler = (request, _reply, done) => {
  */
 export function installProjectScope(app: FastifyInstance): void {
   app.decorateRequest('project', null as unknown as ProjectRef);
-  app.addHook('onRoute', (route) => {
+  app.addHook('onRoute', function scopeProject(route) {
     if (!route.url.includes('/:project')) return;
     const existing = route.preHandler === undefined ? [] : [route.preHandler].flat();
     route.preHandler = [resolveProject, ...existing];

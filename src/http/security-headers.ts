@@ -46,7 +46,7 @@ export function asAttachment(reply: FastifyReply, filename: string): FastifyRepl
  * policy (the API reader's pages) keeps it.
  */
 export function installSecurityHeaders(app: FastifyInstance): void {
-  app.addHook('onSend', (request, reply, payload, done) => {
+  app.addHook('onSend', function addSecurityHeaders(request, reply, payload, done) {
     const own = reply.getHeader('content-security-policy');
     void reply.headers(API_HEADERS);
     if (own !== undefined) void reply.header('content-security-policy', own);

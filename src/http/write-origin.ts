@@ -9,7 +9,7 @@ import { isReadMethod } from './read-methods.js';
  * the write is made.
  */
 export function installWriteOrigin(app: FastifyInstance): void {
-  app.addHook('onRoute', (route) => {
+  app.addHook('onRoute', function wrapWrites(route) {
     if ([route.method].flat().every(isReadMethod)) return;
     const handler = route.handler;
     const wrapped: RouteHandlerMethod = function (request, reply) {

@@ -15,13 +15,17 @@ const MIB = 1024 * 1024;
 const folder = mkdtempSync(join(tmpdir(), 'steward-heap-bound-'));
 after(() => rmSync(folder, { recursive: true, force: true }));
 
-/** An entry point that bounds itself to 100 MiB, reports its heap limit and process, then waits or exits. */
+/**
+ * An entry point that bounds itself as its settings ask (100 MiB unless told), reports its heap
+ * limit and process, then waits or exits.
+ */
 const SCRIPT = join(folder, 'entry.mts');
 writeFileSync(
   SCRIPT,
   `import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
+import { heapBoundMb } from ${JSON.stringify(join(import.meta.dirname, '..', 'config.ts'))};
 import { runBounded } from ${JSON.stringify(join(import.meta.dirname, 'heap-bound.ts'))};
-const exitCode = await runBounded(100, process.env);
+const exitCode = await runBounded(heapBoundMb(process.env), process.env);
 if (exitCode !== undefined) process.exit(exitCode);
 const young = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size;
 console.log(JSON.stringify({ limit: getHeapStatistics().heap_size_limit, young, pid: process.pid }));
@@ -32,7 +36,7 @@ setInterval(() => undefined, 1000);
 
 function start(argument: string, env: NodeJS.ProcessEnv = {}): ReturnType<typeof spawn> {
   return spawn(process.execPath, ['--import', 'tsx', SCRIPT, argument], {
-    env: { ...process.env, NODE_OPTIONS: '', ...env },
+    env: { ...process.env, NODE_OPTIONS: '', STEWARD_HEAP_MB: '100', STEWARD_PROJECT_CACHE_MB: '50', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
 }
@@ -75,6 +79,21 @@ describe('heap bound', () => {
     await once(child, 'exit');
     assert.equal(pid, child.pid);
     assert.ok(limit > 150 * MIB && limit < 250 * MIB, `heap limit ${limit / MIB} MiB`);
+  });
+
+  it("bounds the heap by default (the cache's 128 MiB and 256), and keeps Node's own with 0", async () => {
+    const limit = async (env: NodeJS.ProcessEnv): Promise<{ limit: number; inOne: boolean }> => {
+      const child = start('exit', env);
+      const reported = await report(child);
+      await once(child, 'exit');
+      return { limit: reported.limit / MIB, inOne: reported.pid === child.pid };
+    };
+    const byDefault = await limit({ STEWARD_HEAP_MB: '', STEWARD_PROJECT_CACHE_MB: '' });
+    assert.ok(byDefault.limit > 384 && byDefault.limit < 500, `heap limit ${byDefault.limit} MiB`);
+    assert.equal(byDefault.inOne, false);
+    const nodes = await limit({ STEWARD_HEAP_MB: '0' });
+    assert.ok(nodes.limit > 1024, `heap limit ${nodes.limit} MiB`);
+    assert.equal(nodes.inOne, true);
   });
 
   it('passes SIGTERM on, and ends the child when the launcher is killed', async () => {

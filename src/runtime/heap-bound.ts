@@ -1,11 +1,9 @@
 /**
- * Bounding the API's V8 heap without asking for Node flags. V8 sizes its heap limit once, when the
- * process starts, at a quarter of the machine's memory (up to 4 GiB), and lets the garbage of
- * parsing projects grow towards it before collecting: thousands of projects read in turn took the
- * process to 800 MB and more though the parsed projects kept stayed within their cache.
- * scripts/bounded-node.sh starts the entry points with the flags; one started without a bound runs
- * its own script again in a child Node given the flags, and stays as a launcher that passes signals
- * on and ends with it (a second Node process, about 44 MB of RSS).
+ * The one way the entry points bound their V8 heap (docs/project-edits.md). V8 sizes its heap limit
+ * once, when the process starts, from the machine's memory, and lets the garbage of parsing projects
+ * grow towards it before collecting, far past what the project cache keeps. Flags are the only way
+ * to set it, so an entry point started without a bound runs its own script again in a child Node
+ * given them, and stays as a launcher that passes signals on and ends with it.
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
@@ -21,19 +19,17 @@ export function heapBounded(execArgv: readonly string[], nodeOptions = ''): bool
 }
 
 /**
- * The young generation's settings that go with a bound. V8 shrinks the young generation to 1 MiB
- * semi-spaces once a full collection finds little memory in use, and a server answering thousands
- * of small requests a second then scavenges about 80 times a second; kept at 16 MiB (V8's largest
- * for these heaps, so no more memory at the peak), it scavenges about 15 times, and the time in
- * scavenges fell from about 4% of the API's to 1% under reads. Scavenging on the main thread alone:
- * on the 2 cores the API shares with QGIS Server and its clients, a scavenge waited for helper
- * threads that were not running, and took half as long in all without them.
+ * The young generation's settings that go with a bound. V8 shrinks the young generation once a
+ * full collection finds little memory in use, and a server answering many small requests then
+ * scavenges far more often; 16 MiB semi-spaces are V8's largest for these heaps, so the peak is no
+ * higher. Scavenging on the main thread alone: on the few cores the API shares with QGIS Server, a
+ * scavenge waited for helper threads that were not running (figures: docs/project-edits.md).
  */
 const YOUNG_GENERATION_FLAGS = ['--min-semi-space-size=16', '--no-parallel-scavenge'];
 
-/** The Node flags that bound the heap to `limitMb` (undefined: none, Node's own heap). */
-export function heapFlags(limitMb: number | undefined): string[] {
-  return limitMb === undefined ? [] : [`--max-old-space-size=${limitMb}`, ...YOUNG_GENERATION_FLAGS];
+/** The Node flags that bound the old generation to `limitMb`. */
+function heapFlags(limitMb: number): string[] {
+  return [`--max-old-space-size=${limitMb}`, ...YOUNG_GENERATION_FLAGS];
 }
 
 /** This script again, in a child Node bounded to `limitMb`; resolves with the exit code to end with. */

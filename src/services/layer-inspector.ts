@@ -9,8 +9,7 @@ import { LruCache } from './project-cache.js';
 const REMOTE_PROBE_TTL_MS = 30_000;
 /**
  * Inspections remembered, the least recently used dropped first: enough for the layers of a few
- * projects of a thousand layers read in turn, in about 3.5 MB (a 3-band raster's measured 840 bytes
- * an entry, its CRS shared).
+ * projects of a thousand layers read in turn, in a few MB (docs/project-edits.md).
  */
 const MAX_REMEMBERED_INSPECTIONS = 4096;
 

@@ -1,7 +1,7 @@
 /**
- * Measured on parsed projects of 100 layers: a document holds about 2 bytes (its tree on the heap,
- * its layers' UTF-8 beside it) per byte of its file, whether the file is Latin-1 or not, and the
- * facts read from its layers add little; 2.2 leaves a margin.
+ * A parsed document holds its tree on the heap and its layers' UTF-8 beside it, in proportion to
+ * its file whether the file is Latin-1 or not; the ratio is the measured one with a margin
+ * (docs/project-edits.md).
  */
 const BYTES_PER_STORED_BYTE = 2.2;
 

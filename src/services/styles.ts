@@ -51,8 +51,8 @@ const STYLE_FILES = new MarkupMemo<readonly string[]>(1024);
 
 /**
  * The SVG files and images a stored style names, parsed once for the same bytes: a style write
- * then costs a digest of each other style rather than a parse (a 15 MiB style took seconds and
- * hundreds of MiB), and no two parsed styles are held at once.
+ * then costs a digest of each other style rather than a parse, which a large style makes slow and
+ * heavy (docs/project-edits.md), and no two parsed styles are held at once.
  */
 function filesNamedBy(qml: string): readonly string[] {
   return STYLE_FILES.get(Buffer.from(qml), () => {

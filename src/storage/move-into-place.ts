@@ -1,9 +1,8 @@
 /**
  * Puts a large file that was just written in place of an older one without waiting for the disk.
  * ext4 (with its default auto_da_alloc) writes out all of a file's delayed-allocation blocks when
- * it is renamed over an existing file, for programs that replace files without flushing them:
- * for a raster of hundreds of megabytes, the rename then took from a tenth of a second to over a
- * second. Exchanging the two names (rename-exchange.ts) does not, and replaces the file in one step.
+ * it is renamed over an existing file, for programs that replace files without flushing them, so
+ * the rename of a large raster waits for the disk (docs/storage.md). Exchanging the two names (rename-exchange.ts) does not, and replaces the file in one step.
  *
  * Where names cannot be exchanged, the old file is moved aside first, since a rename onto a free
  * name does not write anything out either: the path is then missing between two system calls

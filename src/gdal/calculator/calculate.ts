@@ -55,7 +55,7 @@ async function checkWritten(path: string, grid: Grid, format: OutputFormat): Pro
 
 /**
  * Local outputs are written uncompressed: tiles QGIS Server reads without decoding, and written at
- * the speed of the computation (ZSTD took 40% of its CPU time). Outputs bound for object storage
+ * the speed of the computation (ZSTD took a large share of its CPU time, docs/jobs.md). Outputs bound for object storage
  * are ZSTD-compressed, since their upload costs more than the compression.
  */
 function outputFormat(outputPath: string): OutputFormat {

@@ -18,7 +18,7 @@ export const MAX_OVERVIEW_FACTOR = 512;
 
 const TILING = ['TILED=YES', `BLOCKXSIZE=${OUTPUT_BLOCK}`, `BLOCKYSIZE=${OUTPUT_BLOCK}`, 'BIGTIFF=IF_SAFER'];
 
-// ZSTD at level 1 compresses about as well as DEFLATE here at a third of the time; NUM_THREADS lets
+// ZSTD at level 1 compresses about as well as DEFLATE here in much less time (docs/jobs.md); NUM_THREADS lets
 // GDAL compress tiles on other cores while the next window is computed.
 const CREATION_OPTIONS: Record<OutputFormat, string[]> = {
   uncompressed: TILING,

@@ -126,7 +126,7 @@ export async function runCalculation(
   const rows = windowRows(inputs, output.factors);
   const windows = planWindows(width, height, { x: OUTPUT_BLOCK, y: rows }, WINDOW_PIXELS);
   const first = windows[0] as Window;
-  // Two computers on two cores took longer than one on the bench's busy machine, and 12 MiB more.
+  // A core is left to GDAL's reads and writes: a computer per core was slower and larger (docs/jobs.md).
   const count = Math.max(1, Math.min(availableParallelism() - 1, windows.length - 1));
   const levels = levelSizes(first.width, first.height, output.factors.length);
   const slots = createSlots(

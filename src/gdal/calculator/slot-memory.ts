@@ -3,8 +3,28 @@
  * from them, and the computing threads see them without copies.
  */
 import { FLOAT32, FLOAT64, type PixelArray, type PixelType } from '../pixels.js';
-import { MemoryLayout } from '../wasm-module.js';
 import type { LevelSize, LevelSums } from './pyramid.js';
+
+/** Bytes of a WebAssembly memory page. */
+const WASM_PAGE_BYTES = 65536;
+
+/** Arrays placed one after another in one memory, each on 16 bytes. */
+class MemoryLayout {
+  private size = 0;
+
+  /** The byte offset of an array of `bytes` bytes. */
+  place(bytes: number): number {
+    const offset = this.size;
+    this.size += Math.ceil(bytes / 16) * 16;
+    return offset;
+  }
+
+  /** A shared memory of whole pages that holds every array placed: threads can see it too. */
+  createMemory(): WebAssembly.Memory {
+    const pages = Math.max(1, Math.ceil(this.size / WASM_PAGE_BYTES));
+    return new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
+  }
+}
 
 /** The buffers of one window in flight. */
 export interface WindowSlot {

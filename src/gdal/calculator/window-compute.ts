@@ -47,7 +47,7 @@ export function slotComputation(setup: ComputeSetup): SlotComputation {
 /**
  * Computes on the calling thread, from the event loop's next turn: the reads and writes that were
  * waiting for this window's turn are handed to GDAL's threads first, instead of after the
- * computation, which had left the core of GDAL's I/O idle meanwhile (about a tenth of the bench's time).
+ * computation, which had left the core of GDAL's I/O idle meanwhile (docs/jobs.md).
  */
 export function inlineComputer(setup: ComputeSetup): WindowComputer {
   const compute = slotComputation(setup);
