@@ -12,7 +12,7 @@ import { type Services } from '../src/app/services.js';
 import { consoleBuildDir } from '../src/checkout.js';
 import { apiRoutes } from '../src/http/api.js';
 import { buildApp } from '../src/http/app.js';
-import { createLogger } from '../src/log.js';
+import { createLogger, RecentLog } from '../src/log.js';
 import { type Fixtures } from '../test/support/fixtures.js';
 import { type Stack } from '../test/support/stack.js';
 import { send } from './http-client.js';
@@ -58,7 +58,7 @@ const cpuMs = (): number => {
 
 /** An app on `services` without the passthrough, as `startServer` builds one otherwise. */
 async function routedApp(services: Services): Promise<{ app: FastifyInstance; url: string }> {
-  const app = await buildApp(createLogger('error'), apiRoutes(services, consoleBuildDir()), {
+  const app = await buildApp(createLogger('error', new RecentLog()), apiRoutes(services, consoleBuildDir()), {
     apiToken: undefined,
     observe: services.metrics.observe.bind(services.metrics),
   });
