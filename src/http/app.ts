@@ -150,7 +150,7 @@ export async function buildApp(
 
 /** Gives each open route of the description an empty `security`: it needs no token. */
 function markOpenRoutes(app: FastifyInstance): void {
-  app.addHook('onRoute', (route) => {
+  app.addHook('onRoute', function markOpenRoute(route) {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (route.schema && methods.some((method) => isOpenRoute(method, route.url))) route.schema.security = [];
   });

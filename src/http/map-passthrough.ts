@@ -65,6 +65,7 @@ export const HOOK_EQUIVALENTS: readonly { hook: string; name: string; here: stri
   { hook: 'onResponse', name: 'observeRequest', here: 'observe() once the answer is written' },
   { hook: 'onRoute', name: 'scopeProject', here: "projectRef() on the path's names and the schema" },
   { hook: 'onRoute', name: 'wrapWrites', here: 'nothing: a read has no write origin' },
+  { hook: 'onRoute', name: 'markOpenRoute', here: 'nothing: the map route is protected, never open' },
   { hook: 'onRoute', name: '', here: "nothing: @fastify/swagger's, which lists routes for the OpenAPI description" },
 ];
 
