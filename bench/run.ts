@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every benchmark of the project, printed and written to bench/results/.
  * `npm run bench -- api` (or `processing`, `jobs`, `plugin`, `scale`, `pool`, `kills`, `console`, `history`,
- * `uploads`) runs the named suites only;
+ * `uploads`, `import`) runs the named suites only;
  * `--part <part>` (repeated for more) runs only those parts of them (scale: writes, reads, memory; api:
  * latency, throughput, map, fastcgi, passthrough, memory; processing: calculator, histogram) and only
  * prints them, as `--print-only` does for whole suites: nothing is written to bench/results/ or the
@@ -23,6 +23,7 @@ import { EVERY_PART, type PartFilter } from './parts.js';
 import { runPluginBench } from './plugin.js';
 import { runPoolBench } from './pool.js';
 import { runPoolKillsBench } from './pool-kills.js';
+import { runImportBench } from './postgres-import.js';
 import { PROCESSING_PARTS, runProcessingBench } from './processing.js';
 import { RESULTS, suiteMark, updateReadme } from './readme-performance.js';
 import { runScaleBench, SCALE_PARTS } from './scale.js';
@@ -55,6 +56,7 @@ const suites: Suite[] = [
   { key: 'console', name: 'web console', run: runConsoleBench },
   { key: 'history', name: 'project versions', run: runHistoryBench, parts: HISTORY_PARTS },
   { key: 'uploads', name: 'streamed uploads', run: runUploadsBench },
+  { key: 'import', name: 'import into PostGIS', run: runImportBench },
 ];
 
 const { values, positionals } = parseArgs({

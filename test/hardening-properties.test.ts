@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -430,6 +430,22 @@ function validBodies(data: Fixtures, tokens: readonly string[]): Record<string, 
       example: { expression: 'elevation@1 * 2', output: join(data.dir, 'canonical.tif') },
       arbitrary: fc.record({ expression: fc.constantFrom(...expressions), output }),
     },
+    // Service "steward" is a closed port here: a request that passes its checks fails to connect (422).
+    'POST /api/datasources/postgres/import': {
+      example: { service: 'steward', schema: 'public', table: 'points', source: `${data.geopackage}|layername=points` },
+      arbitrary: fc.record(
+        {
+          service: fc.constantFrom('steward', ...tokens),
+          schema: fc.constantFrom('public', 'pg_catalog', ...tokens),
+          table: fc.constantFrom('points', ...tokens),
+          source: fc.oneof(fc.constantFrom(...layers.map((each) => each.datasource)), hostilePath(tokens)),
+          layer: fc.constantFrom('points', ...tokens),
+          crs: fc.constantFrom('EPSG:3857', ...tokens),
+          mode: fc.constantFrom('create', 'overwrite', 'append'),
+        },
+        { requiredKeys: ['service', 'schema', 'table', 'source'] },
+      ),
+    },
   };
 }
 
@@ -605,6 +621,10 @@ describe('hostile requests to every route', () => {
     // /vsis3/ paths fail at once against a closed port instead of waiting on AWS.
     process.env['AWS_ENDPOINT_URL'] = `http://127.0.0.1:${await freePort()}`;
     process.env['AWS_NO_SIGN_REQUEST'] = 'YES';
+    // So does PostgreSQL service "steward" (an import gets as far as connecting: 422).
+    const serviceFile = join(sandbox, 'pg_service.conf');
+    writeFileSync(serviceFile, `[steward]\nhost=127.0.0.1\nport=${await freePort()}\ndbname=steward\n`);
+    process.env['PGSERVICEFILE'] = serviceFile;
 
     data = makeFixtures();
     const monitoringPort = await freePort();

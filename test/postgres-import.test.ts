@@ -140,14 +140,21 @@ describe('import into PostGIS', () => {
     assert.equal(await exists('stolen'), false);
   });
 
-  it('stops a cancelled import and leaves no table, nor a session', async () => {
-    const { status, body } = await start({ table: 'large', source: 'large.gpkg' });
-    assert.equal(status, 202, JSON.stringify(body));
-    const id = (body as JobAnswer).id;
-    await waitFor('the import to run', async () => {
-      const job = (await stack.call('GET', `/api/jobs/${id}`)).body as JobAnswer;
-      return job.state === 'running' || job.state === 'succeeded';
-    });
+  /** Starts an import of the large GeoPackage, cancels it once a fifth is copied, and waits for its session to end. */
+  async function cancelMidway(body: Record<string, unknown>): Promise<void> {
+    const { status, body: job } = await start({ source: 'large.gpkg', ...body });
+    assert.equal(status, 202, JSON.stringify(job));
+    const id = (job as JobAnswer).id;
+    const running = await waitFor(
+      'the import to copy a fifth',
+      async () => {
+        const current = (await stack.call('GET', `/api/jobs/${id}`)).body as JobAnswer;
+        const copying = current.state === 'running' && current.progress >= 0.2;
+        return (copying || !['queued', 'running'].includes(current.state)) && current;
+      },
+      IMPORT_MS,
+    );
+    assert.equal(running.state, 'running', 'the import is cancelled while it copies');
     const cancel = await stack.call('DELETE', `/api/jobs/${id}`);
     assert.equal(cancel.status, 200, JSON.stringify(cancel.body));
     assert.equal((await ended(id)).state, 'cancelled');
@@ -157,7 +164,17 @@ describe('import into PostGIS', () => {
       );
       return sessions.length === 0;
     });
+  }
+
+  it('stops a cancelled import midway, leaving no new table and an overwritten one as it was', async () => {
+    await cancelMidway({ table: 'large' });
     assert.equal(await exists('large'), false);
+    await cancelMidway({ table: 'places', mode: 'overwrite', crs: 'EPSG:3857' });
+    assert.equal(await rows('places'), FEATURES);
+    const [column] = await database.sql<{ srid: number }>(
+      "SELECT srid FROM geometry_columns WHERE f_table_name = 'places'",
+    );
+    assert.equal(column?.srid, 4326, 'the table is the one the cancelled overwrite would have replaced');
   });
 
   it('imports from the command line, following the job to its end', async () => {

@@ -8,6 +8,7 @@ import { useState } from 'preact/hooks';
 
 import { type Answer, api } from '../api/client';
 import { ErrorMessage, Loading } from './messages';
+import { PostgresImportForm } from './postgres-import';
 import { useApi } from './use-api';
 
 export type Candidate = Answer<'/api/datasources/postgres'>['layers'][number];
@@ -140,6 +141,7 @@ function Tables(props: { picked: string | undefined; onPick: (layer: Candidate) 
           {tables.data.layers.length === 0 && <li class="muted">No table with a geometry column.</li>}
         </ul>
       )}
+      {tables.data && <PostgresImportForm service={tables.data.service} onImported={tables.reload} />}
     </div>
   );
 }
