@@ -37,6 +37,7 @@ import {
   queryString,
   requestBody,
 } from './support/hostile.js';
+import { PLUGIN_PATH } from './support/insight-stack.js';
 import { FakePlugin, hello } from './support/monitoring.js';
 import { after, before, describe, it } from './support/node-test.js';
 import { projectProblems, publishedLayers } from './support/qgis.js';
@@ -111,7 +112,24 @@ const FILL_QML = `<!DOCTYPE qgis PUBLIC 'http://mrcc.com/qgis.dtd' 'SYSTEM'>
 </qgis>
 `;
 
+/** A polygon fill as GeoServer writes SLD 1.0. */
+const FILL_SLD = `<StyledLayerDescriptor version="1.0.0" xmlns="http://www.opengis.net/sld">
+<NamedLayer><Name>layer</Name><UserStyle><FeatureTypeStyle><Rule><PolygonSymbolizer>
+<Fill><CssParameter name="fill">#3366cc</CssParameter></Fill>
+</PolygonSymbolizer></Rule></FeatureTypeStyle></UserStyle></NamedLayer></StyledLayerDescriptor>
+`;
+
 const escapeXml = (text: string): string => text.replace(/[<>&"']/g, (character) => `&#${character.charCodeAt(0)};`);
+
+/** A document as it is, cut short, and with one of `words` replaced by a hostile token. */
+const xmlVariants = (document: string, words: string[], tokens: readonly string[]): fc.Arbitrary<string> =>
+  fc.oneof(
+    fc.constant(document),
+    fc.nat({ max: document.length }).map((end) => document.slice(0, end)),
+    fc
+      .tuple(fc.constantFrom(...words), fc.constantFrom(...tokens))
+      .map(([word, token]) => document.replaceAll(word, escapeXml(token))),
+  );
 
 /** `name` left out when undefined, for the route that takes the name from its path. */
 const named = (name: string | undefined): object => (name === undefined ? {} : { name });
@@ -358,13 +376,12 @@ function validBodies(data: Fixtures, tokens: readonly string[]): Record<string, 
     'PUT /api/projects/{project}/styles/{style}/qml': {
       contentType: 'application/xml',
       example: FILL_QML,
-      arbitrary: fc.oneof(
-        fc.constant(FILL_QML),
-        fc.nat({ max: FILL_QML.length }).map((end) => FILL_QML.slice(0, end)),
-        fc
-          .tuple(fc.constantFrom('singleSymbol', '51,102,204,255', 'qgis', '2'), fc.constantFrom(...tokens))
-          .map(([word, token]) => FILL_QML.replaceAll(word, escapeXml(token))),
-      ),
+      arbitrary: xmlVariants(FILL_QML, ['singleSymbol', '51,102,204,255', 'qgis', '2'], tokens),
+    },
+    'PUT /api/projects/{project}/layers/{layer}/styles/{style}/sld': {
+      contentType: 'application/vnd.ogc.sld+xml',
+      example: FILL_SLD,
+      arbitrary: xmlVariants(FILL_SLD, ['#3366cc', 'layer', 'PolygonSymbolizer', '1.0.0'], tokens),
     },
     'PUT /api/projects/{project}/styles/{style}/package': {
       contentType: 'application/zip',
@@ -630,7 +647,10 @@ describe('hostile requests to every route', () => {
     const monitoringPort = await freePort();
     const uploadRoot = join(data.dir, 'uploads');
     mkdirSync(uploadRoot);
-    cs = await startCacheStack({ dataRoots: [data.dir], uploadRoot, monitoringPort }, {}, { env: { TMPDIR: qgisTmp } });
+    // QGIS Server runs Steward's plugin (its STEWARD service reads uploaded SLD), unconnected: the
+    // fake plugin answers the monitoring port.
+    const qgisEnv = { TMPDIR: qgisTmp, QGIS_PLUGINPATH: PLUGIN_PATH };
+    cs = await startCacheStack({ dataRoots: [data.dir], uploadRoot, monitoringPort }, {}, { env: qgisEnv });
     plugin = await FakePlugin.connect(monitoringPort, hello(), ({ id, method }) => ({
       id,
       result: PLUGIN_ANSWERS[method],

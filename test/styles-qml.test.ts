@@ -144,7 +144,7 @@ describe(`styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them 
     }
     const bad: Array<[string, RegExp]> = [
       ['<qgis><renderer-v2 type="singleSymbol">', /not well-formed/],
-      ['<StyledLayerDescriptor/>', /root element is <StyledLayerDescriptor>/],
+      ['<StyledLayerDescriptor/>', /root element is <StyledLayerDescriptor>, not <qgis> \(an SLD document: PUT/],
       ['<qgis version="3.22"><flags/></qgis>', /neither a vector renderer/],
       ['<qgis><renderer-v2 type="sparkles"/></qgis>', /renderer-v2 type "sparkles"/],
       ['<qgis><pipe><rasterrenderer type="glitter"/></pipe></qgis>', /rasterrenderer type "glitter"/],

@@ -96,6 +96,26 @@ describe('FastCGI records', () => {
     assert.deepEqual(decodeParams(Buffer.concat(records.slice(1, 3).map((record) => record.content))), params);
   });
 
+  it('writes a POST: its body over as many STDIN records as it needs, then their end, with its type and length', () => {
+    const body = { type: 'application/x-www-form-urlencoded', bytes: Buffer.from(`SLD=${'QUJD'.repeat(20_000)}`) };
+    const params = cgiParams('http://127.0.0.1:8080/ows/?MAP=a.qgs&SERVICE=STEWARD', body);
+    assert.deepEqual(
+      params.filter(([name]) => name.startsWith('REQUEST_METHOD') || name.startsWith('CONTENT_')),
+      [
+        ['REQUEST_METHOD', 'POST'],
+        ['CONTENT_TYPE', body.type],
+        ['CONTENT_LENGTH', String(body.bytes.length)],
+      ],
+    );
+    const records = readAll(responderRequest(params, body.bytes), 4096);
+    const stdin = records.filter((record) => record.type === RecordType.Stdin);
+    assert.deepEqual(
+      stdin.map((record) => record.content.length),
+      [0xffff, body.bytes.length - 0xffff, 0],
+    );
+    assert.deepEqual(Buffer.concat(stdin.map((record) => record.content)), body.bytes);
+  });
+
   it('reads padded records whatever pieces they arrive in', () => {
     const answer = Buffer.concat([
       paddedRecord(RecordType.Stdout, 'Content-Type: text/plain\n\nhello'),

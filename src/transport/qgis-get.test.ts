@@ -7,7 +7,7 @@ import { BadGateway } from '../errors.js';
 import { freePort } from '../runtime/ports.js';
 import { bytes } from '../services/maps.js';
 import { Preconnector } from './preconnector.js';
-import { qgisGet } from './qgis-get.js';
+import { qgisGet, qgisRequest } from './qgis-get.js';
 
 /** A TCP server that answers each request path with the pieces `answers` gives, written apart. */
 function rawServer(answers: Record<string, Array<string | Buffer>>): Server {
@@ -84,5 +84,21 @@ describe('qgisGet', () => {
     await assert.rejects(qgisGet(`${origin}/silent`, connections), /closed the connection without an answer/);
     await assert.rejects(qgisGet(`${origin}/garbage`, connections), /something other than HTTP/);
     await assert.rejects(qgisGet(`http://127.0.0.1:${await freePort()}/`, connections), /cannot be reached/);
+  });
+});
+
+describe('qgisRequest', () => {
+  it('writes a GET, or a POST of a body with its type and length', () => {
+    const url = 'http://127.0.0.1:8080/ows/?MAP=a.qgs&SERVICE=STEWARD';
+    assert.equal(
+      qgisRequest(url).bytes.toString('latin1'),
+      'GET /ows/?MAP=a.qgs&SERVICE=STEWARD HTTP/1.0\r\nHost: 127.0.0.1:8080\r\n\r\n',
+    );
+    const body = { type: 'application/x-www-form-urlencoded', bytes: Buffer.from('SLD=PHg-') };
+    assert.equal(
+      qgisRequest(url, body).bytes.toString('latin1'),
+      'POST /ows/?MAP=a.qgs&SERVICE=STEWARD HTTP/1.0\r\nHost: 127.0.0.1:8080\r\n' +
+        'Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 8\r\n\r\nSLD=PHg-',
+    );
   });
 });

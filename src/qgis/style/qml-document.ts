@@ -41,6 +41,13 @@ function refuse(reason: string): never {
   throw new BadRequest(`not a QGIS style: ${reason}`);
 }
 
+/** Where an SLD sent as QML goes instead. */
+function sldHint(rootName: string): string {
+  return rootName.endsWith('StyledLayerDescriptor')
+    ? ' (an SLD document: PUT .../layers/{layer}/styles/{style}/sld reads it as QGIS does)'
+    : '';
+}
+
 function parsed(qml: string): XmlElement {
   try {
     return parseXml(qml).root;
@@ -58,7 +65,7 @@ function parsed(qml: string): XmlElement {
  */
 export function qmlFacts(qml: string): QmlFacts {
   const root = parsed(qml);
-  if (root.name !== 'qgis') refuse(`its root element is <${root.name}>, not <qgis>`);
+  if (root.name !== 'qgis') refuse(`its root element is <${root.name}>, not <qgis>${sldHint(root.name)}`);
   const renderer = firstChild(root, 'renderer-v2');
   const pipe = firstChild(root, 'pipe');
   if (renderer && pipe) refuse('it holds both a vector renderer (renderer-v2) and a raster pipe');

@@ -26,6 +26,8 @@ export interface MapLayer {
   style?: string | undefined;
   /** `minx miny, maxx maxy` in `crs`, as the layer API reports it. */
   bbox: string;
+  /** Changed when the style it draws with changed under the same name (an upload replaced it). */
+  revision?: number;
   crs: string;
 }
 
@@ -131,7 +133,9 @@ export function ProjectMap({
     };
   }, [project.project, project.schema]);
 
-  const key = layers.map((layer) => `${layer.name}:${layer.visible}:${layer.style ?? ''}`).join('|');
+  const key = layers
+    .map((layer) => `${layer.name}:${layer.visible}:${layer.style ?? ''}:${layer.revision ?? 0}`)
+    .join('|');
   useEffect(() => {
     const olMap = map.current;
     if (!olMap) return;

@@ -15,6 +15,7 @@ import { Page } from '../components/page';
 import { ProjectCheck } from '../components/project-check';
 import { ProjectMap } from '../components/project-map';
 import { ProjectTabs } from '../components/project-tabs';
+import { SldUpload } from '../components/sld-upload';
 import { geometryClass, StyleEditor } from '../components/style-editor';
 import { useAction, useApi } from '../components/use-api';
 import type { PageProps } from '../routes';
@@ -56,12 +57,15 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const [removed, setRemoved] = useState<string | undefined>(undefined);
   const rows = drawingOrder(layers.data ?? [], tree.current);
   const [editing, setEditing] = useState<string | undefined>(undefined);
+  // Bumped by an SLD upload: the layer may draw another style under the name it had.
+  const [revision, setRevision] = useState(0);
   const mapLayers = rows
     .filter((row) => row.info?.valid)
     .map((row) => ({
       name: row.name,
       visible: !hidden.has(row.name),
       style: previews[row.name],
+      revision,
       bbox: row.info?.bbox ?? '',
       crs: row.info?.crs ?? '',
     }));
@@ -186,6 +190,15 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
             current={styled.info?.current_style}
             onPreview={(style) => setPreviews({ ...previews, [styled.name]: style })}
             onChanged={layers.reload}
+          />
+          <h3>Upload SLD</h3>
+          <SldUpload
+            project={ref}
+            layer={styled.name}
+            onChanged={() => {
+              setRevision(revision + 1);
+              layers.reload();
+            }}
           />
         </section>
       )}
