@@ -390,7 +390,9 @@ export function applyDeltaToPieces(base: readonly Uint8Array[], ops: readonly De
     for (let index = pieceAt(starts, offset); offset < end; index++) {
       const start = starts[index] as number;
       const piece = base[index] as Uint8Array;
-      const slice = piece.subarray(offset - start, Math.min(piece.byteLength, end - start));
+      const [from, to] = [offset - start, Math.min(piece.byteLength, end - start)];
+      // A piece copied whole is kept as it is: a view made of each would cost most of a long chain's rebuild.
+      const slice = from === 0 && to === piece.byteLength ? piece : piece.subarray(from, to);
       if (slice.byteLength > 0) out.push(slice);
       offset += slice.byteLength;
     }
