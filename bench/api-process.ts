@@ -7,7 +7,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { freePort } from '../src/runtime/ports.js';
+import { apiCall } from '../test/support/http.js';
 import { waitFor } from '../test/support/wait.js';
+import type { Caller } from './api.js';
 
 const READY_TIMEOUT_MS = 30_000;
 
@@ -63,4 +65,20 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
       await exited;
     },
   };
+}
+
+/** No QGIS Server listens there: suites that time the API alone start it so. */
+const NO_QGIS_SERVER = 'http://127.0.0.1:9/ows/';
+
+export type CallableApi = ApiProcess & Caller;
+
+/** The API process on `projectsDir`, with no QGIS Server and `env` added, and how to call it. */
+export async function startApiAlone(projectsDir: string, env: Record<string, string> = {}): Promise<CallableApi> {
+  const server = await startApiProcess({
+    STEWARD_QGISSERVER_URL: NO_QGIS_SERVER,
+    STEWARD_QGISSERVER_PROJECTS_DIR: projectsDir,
+    STEWARD_LOGLEVEL: 'ERROR',
+    ...env,
+  });
+  return { ...server, call: (method: string, path: string, body?: unknown) => apiCall(server.url, method, path, body) };
 }

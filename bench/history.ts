@@ -12,9 +12,8 @@ import { VersionRecorder } from '../src/services/version-recorder.js';
 import { FilesystemStore } from '../src/storage/filesystem-store.js';
 import { HISTORY_FILE } from '../src/storage/sqlite-versions.js';
 import { type Fixtures, makeFixtures } from '../test/support/fixtures.js';
-import { apiCall } from '../test/support/http.js';
-import { type Caller, fillProject, writeSamples } from './api.js';
-import { startApiProcess } from './api-process.js';
+import { fillProject, writeSamples } from './api.js';
+import { type CallableApi, startApiAlone } from './api-process.js';
 import { cpuSeconds } from './cpu.js';
 import { closeClient } from './http-client.js';
 import { EVERY_PART, type PartFilter } from './parts.js';
@@ -27,24 +26,12 @@ const WRITE_ROUNDS = 6;
 const WRITES_PER_ROUND = 5;
 const RESTORES = 12;
 const VERSIONS = 10_000;
-const NO_QGIS_SERVER = 'http://127.0.0.1:9/ows/';
 const MIB = 1024 * 1024;
 
-type Api = Caller & { url: string; pid: number; close(): Promise<void> };
+type Api = CallableApi;
 
-async function startApi(projectsDir: string, history: boolean): Promise<Api> {
-  const server = await startApiProcess({
-    STEWARD_QGISSERVER_URL: NO_QGIS_SERVER,
-    STEWARD_QGISSERVER_PROJECTS_DIR: projectsDir,
-    STEWARD_LOGLEVEL: 'ERROR',
-    STEWARD_HISTORY_VERSIONS: history ? '1000' : '0',
-  });
-  return {
-    url: server.url,
-    pid: server.pid,
-    call: (method: string, path: string, body?: unknown) => apiCall(server.url, method, path, body),
-    close: () => server.close(),
-  };
+function startApi(projectsDir: string, history: boolean): Promise<Api> {
+  return startApiAlone(projectsDir, { STEWARD_HISTORY_VERSIONS: history ? '1000' : '0' });
 }
 
 interface Rounds {
@@ -112,17 +99,20 @@ async function restoreSection(on: Api): Promise<string> {
   const versions = (listed.body as { versions: { id: string }[] }).versions;
   const targets = [versions[3]?.id, versions[6]?.id];
   let turn = 0;
+  const cpu = cpuSeconds([on.pid]);
   const times = await sample(RESTORES, async () => {
     const reply = await on.call('POST', `/api/projects/writes_1000/versions/${targets[turn++ % 2]}/restore`);
     if (reply.status !== 200) throw new Error(JSON.stringify(reply.body));
   });
+  const perRestore = ((cpuSeconds([on.pid]) - cpu) * 1000) / RESTORES;
   const { median: middle, p95 } = summarise(times);
   return [
     '## Restore of a version of the 1000-layer project (ms, over HTTP)',
+    "CPU per restore: the API process's CPU time over every restore (clock ticks of /proc), per restore.",
     '',
     table(
-      ['restores', 'median', 'p95', 'target'],
-      [[String(RESTORES), ms(middle), ms(p95), `< 50 ms: ${middle < 50 ? 'met' : 'not met'}`]],
+      ['restores', 'median', 'p95', 'CPU per restore', 'target'],
+      [[String(RESTORES), ms(middle), ms(p95), ms(perRestore), `< 50 ms: ${middle < 50 ? 'met' : 'not met'}`]],
     ),
   ].join('\n');
 }

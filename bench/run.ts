@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every benchmark of the project, printed and written to bench/results/.
  * `npm run bench -- api` (or `processing`, `jobs`, `plugin`, `scale`, `pool`, `kills`, `console`, `history`,
- * `uploads`, `import`) runs the named suites only;
+ * `uploads`, `import`, `organize`) runs the named suites only;
  * `--part <part>` (repeated for more) runs only those parts of them (scale: writes, reads, memory; api:
  * latency, throughput, map, fastcgi, passthrough, memory; processing: calculator, histogram) and only
  * prints them, as `--print-only` does for whole suites: nothing is written to bench/results/ or the
@@ -19,6 +19,7 @@ import { API_PARTS, runApiBench } from './api.js';
 import { runConsoleBench } from './console.js';
 import { HISTORY_PARTS, runHistoryBench } from './history.js';
 import { runJobsBench } from './jobs.js';
+import { runOrganizeBench } from './organize.js';
 import { EVERY_PART, type PartFilter } from './parts.js';
 import { runPluginBench } from './plugin.js';
 import { runPoolBench } from './pool.js';
@@ -57,6 +58,7 @@ const suites: Suite[] = [
   { key: 'history', name: 'project versions', run: runHistoryBench, parts: HISTORY_PARTS },
   { key: 'uploads', name: 'streamed uploads', run: runUploadsBench },
   { key: 'import', name: 'import into PostGIS', run: runImportBench },
+  { key: 'organize', name: 'organizing a project', run: runOrganizeBench },
 ];
 
 const { values, positionals } = parseArgs({

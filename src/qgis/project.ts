@@ -35,6 +35,7 @@ import {
 } from './project-services.js';
 import { emptyProject, type NewProject } from './project-template.js';
 import { readTimeDimension, type TimeDimension } from './temporal.js';
+import { elementBytes } from './xml/element-bytes.js';
 import { type Layout, layoutOf, lineBreak } from './xml/layout.js';
 import { MarkupMemo } from './xml/markup-memo.js';
 import {
@@ -177,6 +178,11 @@ function layerFacts(layer: XmlElement): DeferredLayerFacts {
  */
 const KNOWN_LAYERS = new MarkupMemo<DeferredLayerFacts>(20_000);
 
+/** What the layer of markup `utf8` says of itself, read once for the same bytes. */
+function knownLayerFacts(utf8: Buffer): DeferredLayerFacts {
+  return KNOWN_LAYERS.get(utf8, () => layerFacts(parseXml(utf8.toString('utf8')).root));
+}
+
 /** Ids of the layers of the layer tree, top first, groups flattened in document order. */
 function treeLayerIds(group: XmlElement): string[] {
   const ids: string[] = [];
@@ -233,6 +239,17 @@ export class ProjectDocument {
 
   static parse(text: string): ProjectDocument {
     return new ProjectDocument(parseXml(text, { deferred: DEFERRED_ELEMENTS }));
+  }
+
+  /**
+   * The layers of a project's text in the order of its `<projectlayers>`, read without parsing the
+   * project (a version is checked before it is restored): each `<maplayer>` by its bytes, which
+   * mostly were read before. Parsed whole when its markup is beyond a plain search.
+   */
+  static layersOf(content: Buffer): LayerEntry[] {
+    const layers = elementBytes(content, 'projectlayers', 'maplayer');
+    if (!layers) return ProjectDocument.parse(content.toString('utf8')).layers();
+    return layers.flatMap((bytes) => knownLayerFacts(bytes).entry ?? []);
   }
 
   static create(project: NewProject): ProjectDocument {
@@ -358,7 +375,7 @@ export class ProjectDocument {
   private factsOf(node: XmlDeferred): DeferredLayerFacts {
     let facts = this.deferredFacts.get(node);
     if (facts === undefined) {
-      facts = KNOWN_LAYERS.get(node.utf8, () => layerFacts(parseXml(deferredMarkup(node)).root));
+      facts = knownLayerFacts(node.utf8);
       this.deferredFacts.set(node, facts);
     }
     return facts;

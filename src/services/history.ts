@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 import { BadRequest, Conflict, NotFound } from '../errors.js';
-import { ProjectDocument } from '../qgis/project.js';
+import { type LayerEntry, ProjectDocument } from '../qgis/project.js';
 import { diffProjects, type ProjectDiff } from '../qgis/project-diff.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
 import { type ProjectRef } from '../storage/project-store.js';
@@ -136,15 +136,13 @@ export class HistoryService {
    */
   async restore(ref: ProjectRef, id: string, force = false): Promise<VersionInfo> {
     const version = await this.version(ref, id);
-    const document = ProjectDocument.parse(version.content.toString('utf8'));
-    const broken = await this.brokenLayers(ref, document);
+    const broken = await this.brokenLayers(ref, ProjectDocument.layersOf(version.content));
     if (broken.length > 0 && !force) {
       throw new Conflict(
         `version ${version.id} has layers whose data files are gone: ${broken.map((name) => `"${name}"`).join(', ')}; restore with ?force=true to restore it all the same`,
       );
     }
-    const summary = `restored version ${version.id}`;
-    await this.repository.replace(ref, version.content, document, version.styles, summary);
+    await this.repository.replace(ref, version.content, version.styles, `restored version ${version.id}`);
     await this.restoreFiles(ref, version);
     const [latest] = await this.versions.list(ref, undefined, 1);
     return info(latest as VersionFacts);
@@ -172,20 +170,18 @@ export class HistoryService {
     });
   }
 
-  /** The layers of `document` whose datasource is a local file that does not exist; each file is looked for once. */
-  private async brokenLayers(ref: ProjectRef, document: ProjectDocument): Promise<string[]> {
-    const layers = document.layers();
+  /** The names of `layers` whose datasource is a local file that does not exist; each file is looked for once. */
+  private async brokenLayers(ref: ProjectRef, layers: readonly LayerEntry[]): Promise<string[]> {
     const sources = await this.layers.gdalSources(ref, layers);
     const exists = new Map<string, boolean>();
-    return layers
-      .filter((_, index) => {
-        const source = sources[index];
-        if (source?.kind !== 'file' || !source.gdalPath.startsWith('/') || source.gdalPath.startsWith('/vsi'))
-          return false;
-        const path = source.gdalPath;
-        if (!exists.has(path)) exists.set(path, existsSync(path));
-        return exists.get(path) === false;
-      })
-      .map((layer) => layer.name);
+    const broken = layers.filter((_, index) => {
+      const source = sources[index];
+      if (source?.kind !== 'file' || !source.gdalPath.startsWith('/') || source.gdalPath.startsWith('/vsi'))
+        return false;
+      const path = source.gdalPath;
+      if (!exists.has(path)) exists.set(path, existsSync(path));
+      return exists.get(path) === false;
+    });
+    return [...new Set(broken.map((layer) => layer.name))];
   }
 }

@@ -166,12 +166,12 @@ export class ProjectRepository {
 
   /**
    * Writes the document `write` makes (holding the lock) with its styles, records the version
-   * (`whole`: not made from the newest version's pieces) and caches the document; the stored
-   * project is left as it was when `write` or the store fails.
+   * (`whole`: not made from the newest version's pieces) and caches the document (none: the next
+   * read parses the project); the stored project is left as it was when `write` or the store fails.
    */
   private async writeDocument<T>(
     ref: ProjectRef,
-    document: ProjectDocument,
+    document: ProjectDocument | undefined,
     write: () => Promise<{ result: T; content: Buffer[]; styles: readonly StyleChange[]; summary: string }>,
     whole = false,
   ): Promise<T> {
@@ -180,7 +180,8 @@ export class ProjectRepository {
       const { result, content, styles, summary } = await write();
       this.beingWritten.add(key);
       const identity = await this.store.write(ref, content, styles);
-      this.cache.set(key, cacheEntry(identity, content, document));
+      if (document) this.cache.set(key, cacheEntry(identity, content, document));
+      else this.cache.delete(key);
       await this.options.history?.record(ref, { pieces: content, identity, summary, styles, whole });
       return result;
     } catch (error) {
@@ -214,32 +215,35 @@ export class ProjectRepository {
   }
 
   /**
-   * Replaces the project with `content` (a version's XML, parsed as `document`) and its styles
-   * with `styles`, as a new version told by `summary`.
+   * Replaces the project with `content` (a version's XML) and its styles with `styles`, as a new
+   * version told by `summary`. The content is not parsed: the next read parses it.
    */
-  async replace(
-    ref: ProjectRef,
-    content: Buffer,
-    document: ProjectDocument,
-    styles: ReadonlyMap<string, string>,
-    summary: string,
-  ): Promise<void> {
+  async replace(ref: ProjectRef, content: Buffer, styles: ReadonlyMap<string, string>, summary: string): Promise<void> {
     await this.store.withLock(ref, async () => {
-      const { identity } = await this.currentWithIdentity(ref, false);
+      const identity = await this.store.identity(ref);
+      if (identity === undefined) throw projectNotFound(ref);
       await this.baseline(ref, identity);
-      const removed = (await this.store.styles.names(ref)).filter((name) => !styles.has(name));
-      const changes: StyleChange[] = [
-        ...[...styles].map(([name, qml]) => ({ name, qml })),
-        ...removed.map((name) => ({ name, qml: undefined })),
-      ];
-      await this.writeDocument(
-        ref,
-        document,
-        async () => ({ result: undefined, content: [content], styles: changes, summary }),
-        true,
-      );
+      const changes = await this.styleChanges(ref, styles);
+      await this.writeDocument(ref, undefined, async () => ({
+        result: undefined,
+        content: [content],
+        styles: changes,
+        summary,
+      }));
     });
     await this.options.onChanged?.(ref);
+  }
+
+  /** What makes the project's stored styles `styles`: those that differ, and those to remove. */
+  private async styleChanges(ref: ProjectRef, styles: ReadonlyMap<string, string>): Promise<StyleChange[]> {
+    const stored = await this.store.styles.names(ref);
+    const changes: StyleChange[] = [];
+    for (const name of stored) {
+      const qml = styles.get(name);
+      if (qml === undefined || qml !== (await this.store.styles.read(ref, name))) changes.push({ name, qml });
+    }
+    for (const [name, qml] of styles) if (!stored.includes(name)) changes.push({ name, qml });
+    return changes;
   }
 
   async create(ref: ProjectRef, document: ProjectDocument): Promise<void> {

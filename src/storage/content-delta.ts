@@ -63,6 +63,12 @@ const MAX_PROBES = 256;
 /** How far past the point reached in a base piece a line is looked for: records removed there. */
 const SEARCH_WINDOW = 16 * 1024;
 /**
+ * How far before the point reached a line not found after it is looked for: a record moved up one
+ * place among like ones (a layer moved to the top of the tree) otherwise leaves every record after
+ * it compared with the one that follows it, each line new.
+ */
+const LOOK_BACK = 4 * 1024;
+/**
  * Pieces at least this long found nowhere are compared with the base pieces that follow the one
  * they start as, one after another (a whole project made afresh in one piece); shorter ones with
  * that one alone, which is what a changed layer or record is.
@@ -294,7 +300,8 @@ export class DeltaBase {
 
   /**
    * Where `probe` is within SEARCH_WINDOW bytes of the base from byte `from` of base piece `index`
-   * on, in that piece alone unless `spanning`, as a piece and a byte of it.
+   * on, in that piece alone unless `spanning`, else within LOOK_BACK bytes before it in that piece,
+   * as a piece and a byte of it.
    */
   private search(probe: Uint8Array, index: number, from: number, spanning: boolean): [number, number] | undefined {
     let room = SEARCH_WINDOW;
@@ -306,7 +313,9 @@ export class DeltaBase {
       if (found >= 0) return [at, found];
       room -= bytes.byteLength - start;
     }
-    return undefined;
+    const behind = Math.max(0, from - LOOK_BACK);
+    const back = searchWindow((this.pieces[index] as BasePiece).bytes, probe, behind, from - behind);
+    return back < 0 ? undefined : [index, back];
   }
 }
 
@@ -390,7 +399,9 @@ export function applyDeltaToPieces(base: readonly Uint8Array[], ops: readonly De
     for (let index = pieceAt(starts, offset); offset < end; index++) {
       const start = starts[index] as number;
       const piece = base[index] as Uint8Array;
-      const slice = piece.subarray(offset - start, Math.min(piece.byteLength, end - start));
+      const [from, to] = [offset - start, Math.min(piece.byteLength, end - start)];
+      // A piece copied whole is kept as it is: a view made of each would cost most of a long chain's rebuild.
+      const slice = from === 0 && to === piece.byteLength ? piece : piece.subarray(from, to);
       if (slice.byteLength > 0) out.push(slice);
       offset += slice.byteLength;
     }

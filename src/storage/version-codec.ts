@@ -6,6 +6,7 @@
 import { promisify } from 'node:util';
 import { constants, deflate, deflateSync, inflateSync } from 'node:zlib';
 
+import { MarkupMemo } from '../qgis/xml/markup-memo.js';
 import { applyDeltaToPieces, decodeOps, type DeltaOp, encodeOps } from './content-delta.js';
 import { type VersionContent } from './version-store.js';
 
@@ -13,11 +14,18 @@ const deflateAsync = promisify(deflate);
 /** Fast over small: a keyframe of a large project is deflated while its write waits. */
 const LEVEL = { level: constants.Z_BEST_SPEED };
 /**
- * Pieces beyond which a chain being rebuilt is joined: applying a delta costs a view per piece its
+ * Pieces beyond which a chain being rebuilt is joined: applying a delta costs a step per piece its
  * copies cross, and pieces grow with each delta, so a long chain of a large project would cost its
- * length times its pieces; joining now and then costs a copy of the content instead.
+ * length times its pieces; joining now and then costs a copy of the content instead (which costs
+ * about as much as a few thousand steps).
  */
-const MAX_PIECES = 1024;
+const MAX_PIECES = 4096;
+/**
+ * Keyframes inflated lately, by their payload's digest: the versions of one chain (a restore, a
+ * difference, the version before) are rebuilt from the same one, whose inflating costs more than
+ * applying the chain's deltas. A few, as each holds a whole project.
+ */
+const INFLATED = new MarkupMemo<Buffer>(4);
 
 /** A keyframe's payload, deflated off the event loop. */
 export function encodeKeyframe(pieces: readonly Uint8Array[]): Promise<Buffer> {
@@ -35,7 +43,7 @@ export function encodeDelta(ops: readonly DeltaOp[]): Buffer {
 export function decodeChain(chain: readonly VersionContent[]): Buffer {
   const [keyframe, ...deltas] = chain;
   if (!keyframe?.keyframe) throw new Error('a chain of versions starts with a keyframe');
-  let pieces: Uint8Array[] = [inflateSync(keyframe.payload)];
+  let pieces: Uint8Array[] = [INFLATED.get(keyframe.payload, () => inflateSync(keyframe.payload))];
   for (const delta of deltas) {
     const bytes = inflateSync(delta.payload);
     pieces = applyDeltaToPieces(pieces, decodeOps(bytes, 4, bytes.readUInt32LE(0)));
