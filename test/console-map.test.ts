@@ -13,6 +13,7 @@ import { type Page } from 'playwright-core';
 
 import { centreWhen, checkAccessibility, screenshot, settled } from './support/browser.js';
 import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
+import { createTownWithDistricts } from './support/demo-town.js';
 import { after, before, describe, test } from './support/node-test.js';
 import { type Stack, startStack } from './support/stack.js';
 import { until } from './support/wait.js';
@@ -60,13 +61,7 @@ describe('web console: legend, feature info, attribute table, zoom and styles', 
     );
     ({ server: stack, page, errors } = run);
     const { demo } = run;
-    assert.equal((await stack.call('POST', '/api/projects', { name: 'town', author: 'Ada' })).status, 201);
-    const districts = {
-      datasource: `${join(demo, 'town.gpkg')}|layername=districts`,
-      name: 'districts',
-      type: 'vector',
-    };
-    assert.equal((await stack.call('POST', '/api/projects/town/layers', districts)).status, 201);
+    await createTownWithDistricts(stack, demo);
     // The points cover the lower left district (Old Town) of the town's 3 x 3.
     const [xmin = 0, ymin = 0, xmax = 0, ymax = 0] = (
       (await stack.call('GET', '/api/projects/town/layers/districts')).body as { bbox: string }
