@@ -240,4 +240,31 @@ describe('web console: legend, feature info, attribute table, zoom and styles', 
     assert.ok(!((await stack.call('GET', '/api/projects/town/styles')).body as string[]).includes('blue'));
     assert.deepEqual(errors, []);
   });
+
+  test('at 390 px the feature info and the attribute table fit the screen', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await page.goto('/projects/town');
+      const map = page.getByTestId('project-map');
+      await centreWhen(map, 'the districts drawn', ([, , , alpha = 0]) => alpha > 0);
+      await map.focus();
+      await page.keyboard.press('Enter');
+      await page.getByRole('region', { name: 'Features here' }).getByRole('table').first().waitFor();
+      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(width <= 390, `the project page with feature info is ${width} px wide at 390 px`);
+      await screenshot(page, 'map-feature-info-390');
+      await page.keyboard.press('Escape');
+      await page.getByRole('button', { name: 'Attribute table of points' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Attributes of points' });
+      await dialog.getByRole('status').getByText('Features 1–50 of 120').waitFor();
+      const box = await dialog.boundingBox();
+      assert.ok(box && box.x >= 0 && box.x + box.width <= 390, `the table's dialog spans ${JSON.stringify(box)}`);
+      await checkAccessibility(page, 'the attribute table at 390 px');
+      await screenshot(page, 'map-attribute-table-390');
+      await page.keyboard.press('Escape');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+    }
+    assert.deepEqual(errors, []);
+  });
 });

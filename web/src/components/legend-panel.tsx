@@ -45,7 +45,7 @@ function LegendImage({ project, layer }: { project: ProjectRef; layer: LegendLay
   }, [project.project, project.schema, layer.name, layer.style]);
   return (
     <li>
-      <strong>{layer.name}</strong>
+      {/* QGIS Server's image starts with the layer's title. */}
       {source && <img src={source} alt={`Legend of ${layer.name}`} data-testid={`legend-${layer.name}`} />}
       <ErrorMessage error={error} />
     </li>

@@ -181,7 +181,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
                     onClick={() => setStyling(row.name)}
                     aria-label={`Edit the style of ${row.name}`}
                   >
-                    Style…
+                    Edit style…
                   </button>
                 )}
                 <button
