@@ -5,7 +5,7 @@
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
-import { apiUrl, send } from '../api/client';
+import { ApiError, apiUrl, send } from '../api/client';
 import { type ProjectRef, schemaQuery } from '../api/projects';
 import { ErrorMessage } from './messages';
 
@@ -15,9 +15,19 @@ export interface LegendLayer {
   style: string;
 }
 
+/** A legend that failed for a reason that may pass (a 5xx, the network) is asked again after this. */
+const RETRY_MS = 3000;
+
 function LegendImage({ project, layer }: { project: ProjectRef; layer: LegendLayer }): JSX.Element {
   const [source, setSource] = useState<string | undefined>(undefined);
   const [error, setError] = useState<Error | undefined>(undefined);
+  const [attempt, setAttempt] = useState(0);
+  useEffect(() => {
+    const mayPass = error !== undefined && !(error instanceof ApiError && error.status < 500);
+    if (!mayPass) return undefined;
+    const retry = setTimeout(() => setAttempt((value) => value + 1), RETRY_MS);
+    return () => clearTimeout(retry);
+  }, [error]);
   useEffect(() => {
     const controller = new AbortController();
     let made: string | undefined;
@@ -42,7 +52,7 @@ function LegendImage({ project, layer }: { project: ProjectRef; layer: LegendLay
       controller.abort();
       if (made) URL.revokeObjectURL(made);
     };
-  }, [project.project, project.schema, layer.name, layer.style]);
+  }, [project.project, project.schema, layer.name, layer.style, attempt]);
   return (
     <li>
       {/* QGIS Server's image starts with the layer's title. */}
