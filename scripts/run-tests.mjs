@@ -12,6 +12,7 @@ import { join } from 'node:path';
 const VERSION_DEPENDENT = [
   'test/cache.test.ts',
   'test/datasource-repair.test.ts',
+  'test/feature-queries.test.ts',
   'test/layer-extents.test.ts',
   'test/layer-properties.test.ts',
   'test/layer-styles.test.ts',

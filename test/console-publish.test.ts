@@ -12,6 +12,7 @@ import { type Page } from 'playwright-core';
 
 import { checkAccessibility, screenshot } from './support/browser.js';
 import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
+import { createTownWithDistricts } from './support/demo-town.js';
 import { after, before, describe, test } from './support/node-test.js';
 import { type Stack, startStack } from './support/stack.js';
 
@@ -31,13 +32,7 @@ describe('web console: publishing', () => {
       (server) => server.api.url,
     );
     ({ server: stack, page, errors, demo, dataDir } = run);
-    assert.equal((await stack.call('POST', '/api/projects', { name: 'town', author: 'Ada' })).status, 201);
-    const districts = {
-      datasource: `${join(demo, 'town.gpkg')}|layername=districts`,
-      name: 'districts',
-      type: 'vector',
-    };
-    assert.equal((await stack.call('POST', '/api/projects/town/layers', districts)).status, 201);
+    await createTownWithDistricts(stack, demo);
   });
 
   after(() => run?.close());

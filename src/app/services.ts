@@ -31,6 +31,7 @@ import { DataFiles } from '../services/data-files.js';
 import { DataRoots } from '../services/data-roots.js';
 import { DatasourceRepair } from '../services/datasource-repair.js';
 import { DatasourceBrowser } from '../services/datasources.js';
+import { FeatureQueries } from '../services/feature-queries.js';
 import { HistoryService } from '../services/history.js';
 import { LayerInspector } from '../services/layer-inspector.js';
 import { LayerPropertiesService } from '../services/layer-properties.js';
@@ -309,6 +310,12 @@ async function buildServices(
     styleFiles,
     apiToken: config.apiToken,
   });
+  const projectServices = new ProjectServicesService(
+    repository,
+    crs,
+    (ref) => qgisProjectUrl(config.qgisServerUrl, store, ref),
+    cache,
+  );
   const publishBodyLimit = config.publishBodyLimit ?? DEFAULT_PUBLISH_BODY_LIMIT;
   const archives = new ProjectArchives({
     repository,
@@ -330,12 +337,8 @@ async function buildServices(
     trees: new LayerTreeService(repository),
     layerProperties: new LayerPropertiesService(repository, crs, cache),
     datasourceRepair: new DatasourceRepair(repository, layers, crs, cache),
-    projectServices: new ProjectServicesService(
-      repository,
-      crs,
-      (ref) => qgisProjectUrl(config.qgisServerUrl, store, ref),
-      cache,
-    ),
+    projectServices,
+    features: new FeatureQueries(maps, layers, projectServices),
     checker,
     projectFleet,
     pins,

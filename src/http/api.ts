@@ -10,6 +10,7 @@ import { type AdministeredQgis } from '../services/administered-qgis.js';
 import { type DataFiles } from '../services/data-files.js';
 import { type DatasourceRepair } from '../services/datasource-repair.js';
 import { type DatasourceBrowser } from '../services/datasources.js';
+import { type FeatureQueries } from '../services/feature-queries.js';
 import { type HistoryService } from '../services/history.js';
 import { type LayerPropertiesService } from '../services/layer-properties.js';
 import { type LayerTreeService } from '../services/layer-tree.js';
@@ -39,6 +40,7 @@ import { healthRoutes } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
 import { instanceRoutes } from './routes/instances.js';
 import { jobRoutes } from './routes/jobs.js';
+import { layerFeatureRoutes } from './routes/layer-features.js';
 import { layerPropertiesRoutes } from './routes/layer-properties.js';
 import { layerTreeRoutes } from './routes/layer-tree.js';
 import { layerRoutes } from './routes/layers.js';
@@ -74,6 +76,8 @@ export interface ApiServices {
   /** What QGIS Server publishes of each project, by service. */
   projectServices: ProjectServicesService;
   maps: MapService;
+  /** Features under a pixel of a map, and a layer's a page at a time. */
+  features: FeatureQueries;
   styles: StyleService;
   styleDocuments: StyleDocuments;
   stylePackages: StylePackages;
@@ -124,7 +128,8 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     layerTreeRoutes(services.trees),
     layerPropertiesRoutes(services.layerProperties, services.datasourceRepair),
     projectServicesRoutes(services.projectServices),
-    projectMapRoutes(services.maps),
+    projectMapRoutes(services.maps, services.features),
+    layerFeatureRoutes(services.maps, services.features),
     styleRoutes(services),
     symbologyRoutes(() => services.qgis.symbology()),
     processingRoutes(services.processing, services.jobs),

@@ -124,23 +124,30 @@ export class MapService {
    * layer must exist (404 otherwise), and QGIS Server reprojects them into the view's CRS.
    */
   async view(ref: ProjectRef, view: MapView, params: QgisParams = []): Promise<RenderedMap> {
+    const url = await this.viewUrl(ref, view, { REQUEST: 'GetMap', FORMAT: 'image/png', TRANSPARENT: 'TRUE' });
+    return mapOf(await this.ask(url, params), view.layers.join(', '));
+  }
+
+  /**
+   * The WMS 1.3.0 request of a view with `extra` parameters (its GetMap, or a GetFeatureInfo at one
+   * of its pixels): each layer must exist (404 otherwise), and QGIS Server reprojects them into the view's CRS.
+   */
+  async viewUrl(ref: ProjectRef, view: MapView, extra: Record<string, string>): Promise<string> {
     const entries = await Promise.all(view.layers.map((name) => this.layers.published(ref, name)));
     const url = await this.projectUrl(ref);
     const parameters: Record<string, string> = {
       SERVICE: 'WMS',
       VERSION: '1.3.0',
-      REQUEST: 'GetMap',
       LAYERS: entries.map((entry) => entry.wmsName).join(','),
       STYLES: view.styles.join(','),
       CRS: view.crs,
       BBOX: wmsBbox(view.bbox, view.crs),
       WIDTH: String(view.width),
       HEIGHT: String(view.height),
-      FORMAT: 'image/png',
-      TRANSPARENT: 'TRUE',
+      ...extra,
     };
     for (const [name, value] of Object.entries(parameters)) url.searchParams.set(name, value);
-    return mapOf(await this.ask(url.toString(), params), view.layers.join(', '));
+    return url.toString();
   }
 
   close(): void {

@@ -1,12 +1,13 @@
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { type FastifyPluginAsync } from 'fastify';
 
 import { BadRequest } from '../../errors.js';
+import { type FeatureQueries } from '../../services/feature-queries.js';
 import { type MapService, type MapView } from '../../services/maps.js';
 import { owsAccessParams } from '../ows-access.js';
 import { type RouteModule } from '../route-module.js';
-import { ProjectParams } from '../schemas.js';
+import { errorResponses, ProjectParams } from '../schemas.js';
 
 const MAX_SIZE = 4096;
 
@@ -49,11 +50,48 @@ function bboxOf(text: string): MapView['bbox'] {
   return [minx, miny, maxx, maxy];
 }
 
+/** The view a map client asks for, checked: its layers, styles, extent and size. */
+function viewOf(query: Static<typeof ViewQuery>): MapView {
+  const layers = query.layers.split(',');
+  const styles = query.styles === undefined || query.styles === '' ? [] : query.styles.split(',');
+  if (styles.length > 0 && styles.length !== layers.length) {
+    throw new BadRequest(`styles names ${styles.length} styles for ${layers.length} layers`);
+  }
+  return {
+    layers,
+    styles,
+    bbox: bboxOf(query.bbox),
+    crs: query.crs,
+    width: sizeOf('width', query.width),
+    height: sizeOf('height', query.height),
+  };
+}
+
+/** A pixel of the view: 0 to its size less one. */
+function pixelOf(name: string, text: string, size: number): number {
+  const pixel = Number(text);
+  if (pixel >= size) throw new BadRequest(`${name} must be a pixel of the view, 0 to ${size - 1}, not ${text}`);
+  return pixel;
+}
+
+const FeatureInfoQuery = Type.Object({
+  ...ViewQuery.properties,
+  i: Type.String({ pattern: '^[0-9]{1,4}$', description: 'Column of the pixel asked about, from the left' }),
+  j: Type.String({ pattern: '^[0-9]{1,4}$', description: 'Row of the pixel asked about, from the top' }),
+});
+
+const FoundFeature = Type.Object({
+  layer: Type.String({ description: 'The layer of the project the feature is of' }),
+  id: Type.String(),
+  properties: Type.Record(Type.String(), Type.Unknown(), { description: 'Its attributes as QGIS Server gives them' }),
+});
+
 /**
  * A project's map as an interactive client draws it: one GetMap of several layers for the view the
- * client shows, drawn by QGIS Server. The web console's map uses it as an OpenLayers image source.
+ * client shows, drawn by QGIS Server, and the features under a pixel of it. The web console's map
+ * uses them as an OpenLayers image source and for its feature info.
  */
-export function projectMapRoutes(maps: MapService): RouteModule {
+export function projectMapRoutes(maps: MapService, features: FeatureQueries): RouteModule {
   const routes: FastifyPluginAsync = async (app) => {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
     api.get(
@@ -67,23 +105,32 @@ export function projectMapRoutes(maps: MapService): RouteModule {
         },
       },
       async (request, reply) => {
-        const { query } = request;
-        const layers = query.layers.split(',');
-        const styles = query.styles === undefined || query.styles === '' ? [] : query.styles.split(',');
-        if (styles.length > 0 && styles.length !== layers.length) {
-          throw new BadRequest(`styles names ${styles.length} styles for ${layers.length} layers`);
-        }
-        const view = {
-          layers,
-          styles,
-          bbox: bboxOf(query.bbox),
-          crs: query.crs,
-          width: sizeOf('width', query.width),
-          height: sizeOf('height', query.height),
-        };
         const params = await owsAccessParams(request.identity, request.project, (ref) => maps.mapParameter(ref));
-        const map = await maps.view(request.project, view, params);
+        const map = await maps.view(request.project, viewOf(request.query), params);
         return reply.headers({ ...map.headers, 'cache-control': 'no-store' }).send(map.body);
+      },
+    );
+    api.get(
+      '/feature-info',
+      {
+        schema: {
+          tags: ['layers'],
+          summary: 'The features of a view under one of its pixels (a WMS GetFeatureInfo answered by QGIS Server)',
+          description:
+            'The view is given as for `/wms`; every layer of it is queried. At most 20 features, those of ' +
+            'points and lines within 8 pixels. A layer QGIS Server does not query (not identifiable) is a 502.',
+          params: ProjectParams,
+          querystring: FeatureInfoQuery,
+          response: { 200: Type.Object({ features: Type.Array(FoundFeature) }), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const { query } = request;
+        const view = viewOf(query);
+        const params = await owsAccessParams(request.identity, request.project, (ref) => maps.mapParameter(ref));
+        const i = pixelOf('i', query.i, view.width);
+        const j = pixelOf('j', query.j, view.height);
+        return { features: await features.at(request.project, view, i, j, params) };
       },
     );
   };

@@ -3073,6 +3073,97 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project}/feature-info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The features of a view under one of its pixels (a WMS GetFeatureInfo answered by QGIS Server)
+         * @description The view is given as for `/wms`; every layer of it is queried. At most 20 features, those of points and lines within 8 pixels. A layer QGIS Server does not query (not identifiable) is a 502.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description minx,miny,maxx,maxy in `crs`, east first whatever the CRS */
+                    bbox: string;
+                    crs: string;
+                    /** @description Pixels, 1 to 4096 */
+                    height: string;
+                    /** @description Column of the pixel asked about, from the left */
+                    i: string;
+                    /** @description Row of the pixel asked about, from the top */
+                    j: string;
+                    /** @description Layer names, comma-separated, bottom first */
+                    layers: string;
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                    /** @description A style per layer, comma-separated; an empty one is the layer's current style */
+                    styles?: string;
+                    /** @description Pixels, 1 to 4096 */
+                    width: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            features: {
+                                id: string;
+                                /** @description The layer of the project the feature is of */
+                                layer: string;
+                                /** @description Its attributes as QGIS Server gives them */
+                                properties: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project}/layers": {
         parameters: {
             query?: never;
@@ -3439,6 +3530,88 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/projects/{project}/layers/{layer}/features": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page of a vector layer's features and their attributes (a WFS GetFeature answered by QGIS Server)
+         * @description The features in the order QGIS Server gives them, with their count in all. 409 for a layer the project's WFS does not publish (`wfs.layers` of `/services`).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Features at most, 1 to 500 (WFS MAXFEATURES; 50 by default) */
+                    count?: string;
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                    /** @description The first feature, from 0 (WFS STARTINDEX; 0 by default) */
+                    start?: string;
+                };
+                header?: never;
+                path: {
+                    layer: string;
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            features: {
+                                id: string;
+                                /** @description Its attributes as QGIS Server gives them */
+                                properties: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                            start: number;
+                            /** @description Features of the layer in all */
+                            total: number;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/projects/{project}/layers/{layer}/legend": {

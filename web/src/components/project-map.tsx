@@ -24,11 +24,29 @@ export interface MapLayer {
   visible: boolean;
   /** The style to draw it with; undefined for its current one. */
   style?: string | undefined;
+  /** Its current style: a change draws the map again. */
+  current?: string;
   /** `minx miny, maxx maxy` in `crs`, as the layer API reports it. */
   bbox: string;
   /** Changed when the style it draws with changed under the same name (an upload replaced it). */
   revision?: number;
   crs: string;
+}
+
+/** A point of the map asked about: the view shown, and the pixel of it (from its top left). */
+export interface MapQuery {
+  crs: string;
+  bbox: Extent;
+  width: number;
+  height: number;
+  i: number;
+  j: number;
+}
+
+/** A request to show the extent of `layer`, or of every layer; `n` tells two requests apart. */
+export interface ZoomRequest {
+  layer?: string;
+  n: number;
 }
 
 const VIEW_CRS = 'EPSG:3857';
@@ -46,6 +64,23 @@ function extentOf(layer: MapLayer): Extent | undefined {
   return undefined;
 }
 
+/** Whether the map can zoom to the layer: OpenLayers knows its CRS and its extent is a box. */
+export function zoomable(layer: MapLayer): boolean {
+  const extent = extentOf(layer);
+  return extent !== undefined && !isEmpty(extent);
+}
+
+/** The query of pixel `pixel` of the map as it is shown. */
+function queryAt(olMap: OlMap, pixel: number[]): MapQuery | undefined {
+  const [sizeX = 0, sizeY = 0] = olMap.getSize() ?? [];
+  if (sizeX < 1 || sizeY < 1) return undefined;
+  const [width, height] = [Math.round(sizeX), Math.round(sizeY)];
+  const bbox = olMap.getView().calculateExtent([sizeX, sizeY]);
+  const i = Math.min(width - 1, Math.max(0, Math.floor(pixel[0] ?? 0)));
+  const j = Math.min(height - 1, Math.max(0, Math.floor(pixel[1] ?? 0)));
+  return { crs: VIEW_CRS, bbox, width, height, i, j };
+}
+
 function unionOf(layers: MapLayer[]): Extent | undefined {
   let union: Extent | undefined;
   for (const layer of layers) {
@@ -60,10 +95,15 @@ export function ProjectMap({
   project,
   layers,
   onError,
+  onQuery,
+  zoom,
 }: {
   project: ProjectRef;
   layers: MapLayer[];
   onError: (error: Error | undefined) => void;
+  /** A click on the map, or Enter for its centre. */
+  onQuery?: (query: MapQuery) => void;
+  zoom?: ZoomRequest | undefined;
 }): JSX.Element {
   const target = useRef<HTMLDivElement>(null);
   const map = useRef<OlMap | undefined>(undefined);
@@ -73,6 +113,8 @@ export function ProjectMap({
   const fitted = useRef(false);
   const errorRef = useRef(onError);
   errorRef.current = onError;
+  const queryRef = useRef(onQuery);
+  queryRef.current = onQuery;
 
   useEffect(() => {
     let retry: ReturnType<typeof setTimeout> | undefined;
@@ -127,6 +169,10 @@ export function ProjectMap({
       controls: defaultControls({ attribution: false }).extend([new ScaleLine()]),
     });
     map.current = olMap;
+    olMap.on('singleclick', (event) => {
+      const query = queryAt(olMap, event.pixel);
+      if (query) queryRef.current?.(query);
+    });
     return () => {
       clearTimeout(retry);
       olMap.setTarget(undefined);
@@ -134,7 +180,7 @@ export function ProjectMap({
   }, [project.project, project.schema]);
 
   const key = layers
-    .map((layer) => `${layer.name}:${layer.visible}:${layer.style ?? ''}:${layer.revision ?? 0}`)
+    .map((layer) => `${layer.name}:${layer.visible}:${layer.style ?? ''}:${layer.current ?? ''}:${layer.revision ?? 0}`)
     .join('|');
   useEffect(() => {
     const olMap = map.current;
@@ -149,13 +195,30 @@ export function ProjectMap({
     renew.current();
   }, [key]);
 
+  useEffect(() => {
+    const olMap = map.current;
+    const extent = zoom && unionOf(layers.filter((layer) => zoom.layer === undefined || layer.name === zoom.layer));
+    if (!olMap || !extent) return;
+    olMap.getView().fit(extent, { padding: [24, 24, 24, 24], size: olMap.getSize() ?? [800, 480] });
+  }, [zoom]);
+
+  const queryCentre = (event: KeyboardEvent): void => {
+    const olMap = map.current;
+    const [width = 0, height = 0] = olMap?.getSize() ?? [];
+    // Enter on the zoom buttons inside the map is theirs.
+    if (event.key !== 'Enter' || event.target !== event.currentTarget || !olMap) return;
+    const query = queryAt(olMap, [width / 2, height / 2]);
+    if (query) queryRef.current?.(query);
+  };
+
   return (
     <div
       ref={target}
       class="map"
       role="region"
-      aria-label="Map of the project: drag to pan, use + and − to zoom"
+      aria-label={`Map of the project: drag to pan, use + and − to zoom${onQuery ? ', click or press Enter for the features at a point' : ''}`}
       tabIndex={0}
+      onKeyDown={queryCentre}
       data-testid="project-map"
     />
   );

@@ -5,15 +5,19 @@ import { api } from '../api/client';
 import { type LayerInfo, type LayerRow, loadLayers } from '../api/layers';
 import { type ProjectRef, projectRef, schemaQuery } from '../api/projects';
 import { layersTopFirst, type LayerTree } from '../api/tree-edits';
+import { AttributeTable } from '../components/attribute-table';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { type Candidate, DatasourcePicker } from '../components/datasource-picker';
 import { Dialog } from '../components/dialog';
+import { FeatureInfo } from '../components/feature-info';
 import { LayerPropertiesDialog } from '../components/layer-properties';
+import { LayerStyles } from '../components/layer-styles';
 import { LayerTreePanel } from '../components/layer-tree';
+import { LegendPanel } from '../components/legend-panel';
 import { ErrorMessage, Loading } from '../components/messages';
 import { Page } from '../components/page';
 import { ProjectCheck } from '../components/project-check';
-import { ProjectMap } from '../components/project-map';
+import { type MapQuery, ProjectMap, zoomable, type ZoomRequest } from '../components/project-map';
 import { ProjectTabs } from '../components/project-tabs';
 import { SldUpload } from '../components/sld-upload';
 import { geometryClass, StyleEditor } from '../components/style-editor';
@@ -59,6 +63,10 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const [editing, setEditing] = useState<string | undefined>(undefined);
   // Bumped by an SLD upload: the layer may draw another style under the name it had.
   const [revision, setRevision] = useState(0);
+  const [asked, setAsked] = useState<MapQuery | undefined>(undefined);
+  const [zoom, setZoom] = useState<ZoomRequest | undefined>(undefined);
+  const [table, setTable] = useState<string | undefined>(undefined);
+  const [stylesOf, setStylesOf] = useState<string | undefined>(undefined);
   const mapLayers = rows
     .filter((row) => row.info?.valid)
     .map((row) => ({
@@ -66,9 +74,14 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
       visible: !hidden.has(row.name),
       style: previews[row.name],
       revision,
+      current: row.info?.current_style ?? '',
       bbox: row.info?.bbox ?? '',
       crs: row.info?.crs ?? '',
     }));
+  const shown = mapLayers.filter((layer) => layer.visible);
+  const zoomTo = (layer?: string): void =>
+    setZoom({ ...(layer === undefined ? {} : { layer }), n: (zoom?.n ?? 0) + 1 });
+  const styleRow = rows.find((row) => row.name === stylesOf);
   const styled = rows.find((row) => row.name === styling);
   const styledGeometry = geometryClass(styled?.info?.geometry);
   // The editor opens below the map: brought into view, with the focus on its heading.
@@ -94,9 +107,28 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
           {rows.length === 0 && !layers.loading ? (
             <p class="card muted">This project has no layer yet: choose “Add layer” to draw the first one.</p>
           ) : (
-            <ProjectMap project={ref} layers={mapLayers} onError={setMapError} />
+            <>
+              <ProjectMap project={ref} layers={mapLayers} onError={setMapError} onQuery={setAsked} zoom={zoom} />
+              <div class="actions">
+                <button type="button" onClick={() => zoomTo()}>
+                  Zoom to the project
+                </button>
+              </div>
+            </>
           )}
           <ErrorMessage error={mapError} />
+          {asked && shown.length > 0 && (
+            <FeatureInfo
+              project={ref}
+              layers={shown.map((layer) => layer.name)}
+              styles={shown.some((layer) => layer.style) ? shown.map((layer) => layer.style ?? '').join(',') : ''}
+              query={asked}
+              onClose={() => {
+                setAsked(undefined);
+                document.querySelector<HTMLElement>('[data-testid="project-map"]')?.focus();
+              }}
+            />
+          )}
         </div>
         <section aria-labelledby="layers-title">
           <h2 id="layers-title">Layers</h2>
@@ -128,13 +160,32 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
                   (row.info.valid ? <span class="badge ok">valid</span> : <span class="badge broken">broken</span>)}
                 {row.error && <p class="error">{row.error}</p>}
                 {row.info && <LayerFacts info={row.info} />}
+                {mapLayers.some((layer) => layer.name === row.name && zoomable(layer)) && (
+                  <button type="button" onClick={() => zoomTo(row.name)} aria-label={`Zoom to ${row.name}`}>
+                    Zoom to
+                  </button>
+                )}
+                {row.info?.type === 'vector' && row.info.valid && (
+                  <button
+                    type="button"
+                    onClick={() => setTable(row.name)}
+                    aria-label={`Attribute table of ${row.name}`}
+                  >
+                    Attributes…
+                  </button>
+                )}
+                {row.info?.valid && (
+                  <button type="button" onClick={() => setStylesOf(row.name)} aria-label={`Styles of ${row.name}`}>
+                    Styles…
+                  </button>
+                )}
                 {row.info?.type === 'vector' && row.info.valid && (
                   <button
                     type="button"
                     onClick={() => setStyling(row.name)}
                     aria-label={`Edit the style of ${row.name}`}
                   >
-                    Style…
+                    Edit style…
                   </button>
                 )}
                 <button
@@ -160,8 +211,23 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
               </li>
             ))}
           </ul>
+          <LegendPanel
+            project={ref}
+            layers={[...shown].reverse().map((layer) => ({ name: layer.name, style: layer.style ?? layer.current }))}
+          />
         </section>
       </div>
+      {table && <AttributeTable project={ref} layer={table} onClose={() => setTable(undefined)} />}
+      {styleRow?.info && (
+        <LayerStyles
+          project={ref}
+          layer={styleRow.name}
+          styles={styleRow.info.styles}
+          current={styleRow.info.current_style}
+          onClose={() => setStylesOf(undefined)}
+          onChanged={layers.reload}
+        />
+      )}
       {tree.current && (
         <LayerTreePanel project={ref} tree={tree.current} onSaved={tree.saved} onProperties={setEditing} />
       )}

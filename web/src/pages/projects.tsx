@@ -6,6 +6,7 @@ import { projectPath } from '../api/projects';
 import { Dialog } from '../components/dialog';
 import { ErrorMessage, Loading } from '../components/messages';
 import { Page } from '../components/page';
+import { Pager } from '../components/pager';
 import { PublishForm } from '../components/publish-form';
 import { type Column, type SortState, TableHead } from '../components/table-head';
 import { useAction, useApi } from '../components/use-api';
@@ -174,7 +175,14 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
         </table>
       )}
       {listed && listed.total > listed.limit && (
-        <Pager listed={listed} onOffset={(next) => setPaging({ list, offset: next })} />
+        <Pager
+          what="Projects"
+          total={listed.total}
+          offset={listed.offset}
+          limit={listed.limit}
+          shown={listed.projects.length}
+          onOffset={(next) => setPaging({ list, offset: next })}
+        />
       )}
       <NewProjectForm schema={schema} postgres={postgres} onCreated={projects.reload} />
       <section class="card" aria-labelledby="publish-title">
@@ -190,27 +198,6 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
         />
       )}
     </Page>
-  );
-}
-
-/** Which projects of how many the page shows, and the way to the pages before and after. */
-function Pager(props: {
-  listed: { total: number; offset: number; limit: number; projects: unknown[] };
-  onOffset: (offset: number) => void;
-}): JSX.Element {
-  const { total, offset, limit, projects } = props.listed;
-  return (
-    <nav class="pager" aria-label="Pages of projects">
-      <button type="button" disabled={offset === 0} onClick={() => props.onOffset(Math.max(0, offset - limit))}>
-        Previous page
-      </button>
-      <span role="status">
-        Projects {projects.length === 0 ? 0 : offset + 1}–{offset + projects.length} of {total}
-      </span>
-      <button type="button" disabled={offset + limit >= total} onClick={() => props.onOffset(offset + limit)}>
-        Next page
-      </button>
-    </nav>
   );
 }
 

@@ -5,7 +5,8 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 
-import { apiUrl, send } from '../api/client';
+import { apiUrl } from '../api/client';
+import { saveDownload } from '../api/downloads';
 import { type ProjectRef, projectRef, schemaQuery } from '../api/projects';
 import { ErrorMessage } from '../components/messages';
 import { Page } from '../components/page';
@@ -14,27 +15,14 @@ import { PublishForm } from '../components/publish-form';
 import { useAction } from '../components/use-api';
 import type { PageProps } from '../routes';
 
-/** The file name a Content-Disposition header gives, else `fallback`. */
-function fileName(disposition: string | null, fallback: string): string {
-  const match = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(disposition ?? '');
-  return match?.[1] ? decodeURIComponent(match[1]) : fallback;
-}
-
-/** Fetches the archive with the token (a plain link could not send it) and saves it as a download. */
-async function download(ref: ProjectRef, data: boolean): Promise<string> {
+/** Fetches the archive with the token and saves it as a download. */
+function download(ref: ProjectRef, data: boolean): Promise<string> {
   const url = apiUrl(
     '/api/projects/{project}/archive',
     { project: ref.project },
     { ...schemaQuery(ref), ...(data ? { data: 'true' } : {}) },
   );
-  const response = await send(url);
-  const name = fileName(response.headers.get('content-disposition'), `${ref.project}${data ? '.zip' : '.qgz'}`);
-  const link = document.createElement('a');
-  link.href = URL.createObjectURL(await response.blob());
-  link.download = name;
-  link.click();
-  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
-  return name;
+  return saveDownload(url, `${ref.project}${data ? '.zip' : '.qgz'}`);
 }
 
 export default function PublishPage({ params, query }: PageProps): JSX.Element {

@@ -1,0 +1,102 @@
+/**
+ * What QGIS Server finds under a point of the map (`GET .../feature-info`, its GetFeatureInfo):
+ * each feature's layer and attributes, in a panel that takes the focus and closes with Escape.
+ */
+import type { JSX } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
+
+import { type Answer, api } from '../api/client';
+import { type ProjectRef, schemaQuery } from '../api/projects';
+import { ErrorMessage, Loading } from './messages';
+import { type MapQuery } from './project-map';
+import { useApi } from './use-api';
+
+type Found = Answer<'/api/projects/{project}/feature-info'>['features'][number];
+
+/** An attribute's value in words: null as QGIS shows it, objects as JSON. */
+export function valueText(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  // Numbers and booleans read the same in JSON.
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function FeatureTable({ feature }: { feature: Found }): JSX.Element {
+  return (
+    <table class="table attributes">
+      <caption>
+        {feature.layer} · feature {feature.id}
+      </caption>
+      <tbody>
+        {Object.entries(feature.properties).map(([name, value]) => (
+          <tr key={name}>
+            <th scope="row">{name}</th>
+            <td>{valueText(value)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function FeatureInfo(props: {
+  project: ProjectRef;
+  /** The layers queried, bottom first, with their styles as the map draws them. */
+  layers: string[];
+  styles: string;
+  query: MapQuery;
+  onClose: () => void;
+}): JSX.Element {
+  const { project, query } = props;
+  const heading = useRef<HTMLHeadingElement>(null);
+  const found = useApi(
+    (signal) =>
+      api.get('/api/projects/{project}/feature-info', {
+        path: { project: project.project },
+        query: {
+          ...schemaQuery(project),
+          layers: props.layers.join(','),
+          ...(props.styles ? { styles: props.styles } : {}),
+          crs: query.crs,
+          bbox: query.bbox.join(','),
+          width: String(query.width),
+          height: String(query.height),
+          i: String(query.i),
+          j: String(query.j),
+        },
+        signal,
+      }),
+    [project.project, project.schema, query],
+  );
+  const close = useRef(props.onClose);
+  close.current = props.onClose;
+  useEffect(() => heading.current?.focus(), [query]);
+  useEffect(() => {
+    const escape = (event: KeyboardEvent): void => {
+      if (event.key === 'Escape') close.current();
+    };
+    document.addEventListener('keydown', escape);
+    return () => document.removeEventListener('keydown', escape);
+  }, []);
+  const features = found.data?.features;
+  return (
+    <section class="card feature-info" aria-labelledby="feature-info-title">
+      <div class="page-head">
+        <h2 id="feature-info-title" tabIndex={-1} ref={heading}>
+          Features here
+        </h2>
+        <button type="button" onClick={props.onClose} aria-label="Close the features (Escape)">
+          Close
+        </button>
+      </div>
+      {found.loading && <Loading what="the features here" />}
+      <ErrorMessage error={found.error} />
+      {features?.length === 0 && !found.loading && (
+        <p class="muted" role="status">
+          No feature of the layers shown is at this point.
+        </p>
+      )}
+      {!found.loading &&
+        features?.map((feature) => <FeatureTable key={`${feature.layer}.${feature.id}`} feature={feature} />)}
+    </section>
+  );
+}
