@@ -193,7 +193,9 @@ describe('web console: the operator pages', () => {
     assert.deepEqual(errors, []);
   });
 
-  test('cache: seeding an area typed in degrees, then the disk use of each layer', async () => {
+  test('cache: seeding an area typed in degrees, then the disk use of each layer; an area drawn on the map', async () => {
+    // The map asks QGIS Server for its first image once it has fitted its view to the layers.
+    const drawings = asked(page, '/api/projects/town/wms');
     await page.goto('/projects/town/cache');
     const usage = page.getByRole('table', { name: /^Tiles cached for each layer of town/ });
     await usage.waitFor();
@@ -226,6 +228,32 @@ describe('web console: the operator pages', () => {
     assert.match(await page.getByTestId('usage-bytes').innerText(), /^[\d.]+ (bytes|KiB|MiB)$/);
     await checkAccessibility(page, 'the cache page with its disk use');
     await screenshot(page, 'cache-usage');
+
+    // Drawn rather than typed: Ctrl-drag around the map's centre, where the view fitted to the
+    // layer puts the middle of the districts (1.43 E, 43.61 N).
+    await waitFor('the map to fit the layers', () => drawings.length > 0, 30_000);
+    const map = form.getByTestId('project-map');
+    // The mouse reaches only what is on screen.
+    await map.scrollIntoViewIfNeeded();
+    const box = await map.boundingBox();
+    assert.ok(box);
+    const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+    await page.mouse.move(x - 40, y - 30);
+    await page.keyboard.down('Control');
+    await page.mouse.down();
+    await page.mouse.move(x, y, { steps: 4 });
+    await page.mouse.move(x + 40, y + 30, { steps: 4 });
+    await page.mouse.up();
+    await page.keyboard.up('Control');
+    const [west, south, east, north] = await Promise.all(
+      ['West', 'South', 'East', 'North'].map(async (label) => Number(await form.getByLabel(label).inputValue())),
+    );
+    assert.ok(west !== undefined && south !== undefined && east !== undefined && north !== undefined);
+    assert.ok(west < east && south < north, `${west}, ${south}, ${east}, ${north}`);
+    assert.ok(Math.abs((west + east) / 2 - 1.43) < 0.003, `centred on ${(west + east) / 2} E`);
+    assert.ok(Math.abs((south + north) / 2 - 43.61) < 0.003, `centred on ${(south + north) / 2} N`);
+    assert.ok(east - west < 0.06, 'a part of the districts, as drawn');
+    await screenshot(page, 'cache-area-drawn');
     assert.deepEqual(errors, []);
   });
 

@@ -7,7 +7,9 @@ import 'ol/ol.css';
 
 import { defaults as defaultControls } from 'ol/control/defaults';
 import ScaleLine from 'ol/control/ScaleLine';
+import { platformModifierKeyOnly } from 'ol/events/condition';
 import { extend, type Extent, getHeight, getWidth, isEmpty } from 'ol/extent';
+import DragBox from 'ol/interaction/DragBox';
 import ImageLayer from 'ol/layer/Image';
 import OlMap from 'ol/Map';
 import { transformExtent } from 'ol/proj';
@@ -54,14 +56,30 @@ function unionOf(layers: MapLayer[]): Extent | undefined {
   return union;
 }
 
+/** An area in degrees (EPSG:4326): west, south, east, north. */
+export type Area = [number, number, number, number];
+
+/** With `onArea`, a box drawn with Ctrl (⌘ on a Mac) held down is told as an area in degrees. */
+/** Ctrl-drag (⌘ on a Mac) draws a box, told to `told.current` in degrees. */
+function areaPicker(told: { current: ((area: Area) => void) | undefined }): DragBox {
+  const box = new DragBox({ condition: platformModifierKeyOnly });
+  box.on('boxend', () => {
+    const extent = transformExtent(box.getGeometry().getExtent(), VIEW_CRS, 'EPSG:4326');
+    told.current?.(extent as Area);
+  });
+  return box;
+}
+
 export function ProjectMap({
   project,
   layers,
   onError,
+  onArea,
 }: {
   project: ProjectRef;
   layers: MapLayer[];
   onError: (error: Error | undefined) => void;
+  onArea?: (area: Area) => void;
 }): JSX.Element {
   const target = useRef<HTMLDivElement>(null);
   const map = useRef<OlMap | undefined>(undefined);
@@ -71,6 +89,8 @@ export function ProjectMap({
   const fitted = useRef(false);
   const errorRef = useRef(onError);
   errorRef.current = onError;
+  const areaRef = useRef(onArea);
+  areaRef.current = onArea;
 
   useEffect(() => {
     let retry: ReturnType<typeof setTimeout> | undefined;
@@ -125,6 +145,7 @@ export function ProjectMap({
       controls: defaultControls({ attribution: false }).extend([new ScaleLine()]),
     });
     map.current = olMap;
+    if (areaRef.current) olMap.addInteraction(areaPicker(areaRef));
     return () => {
       clearTimeout(retry);
       olMap.setTarget(undefined);
@@ -150,7 +171,7 @@ export function ProjectMap({
       ref={target}
       class="map"
       role="region"
-      aria-label="Map of the project: drag to pan, use + and − to zoom"
+      aria-label={`Map of the project: drag to pan, use + and − to zoom${onArea ? ', hold Ctrl and drag to draw an area' : ''}`}
       tabIndex={0}
       data-testid="project-map"
     />

@@ -3,12 +3,14 @@ import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 
 import { api } from '../api/client';
+import { type LayerRow, loadLayers } from '../api/layers';
 import { projectRef, schemaQuery } from '../api/projects';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { JobList } from '../components/jobs';
 import { ErrorMessage, Loading } from '../components/messages';
 import { NumberField } from '../components/number-field';
 import { Page } from '../components/page';
+import { type Area, type MapLayer, ProjectMap } from '../components/project-map';
 import { ProjectTabs } from '../components/project-tabs';
 import { TableHead } from '../components/table-head';
 import { useAction, useApi } from '../components/use-api';
@@ -176,10 +178,10 @@ const SIDES = [
   ['East', -180, 180],
   ['North', -90, 90],
 ] as const;
-type Area = [string, string, string, string];
+type AreaText = [string, string, string, string];
 
 /** The area the form names, in degrees (EPSG:4326), or undefined for the layers' whole extents. */
-function areaOf(area: Area): { extent: [number, number, number, number]; extent_crs: string } | undefined {
+function areaOf(area: AreaText): { extent: Area; extent_crs: string } | undefined {
   if (area.every((side) => side.trim() === '')) return undefined;
   const [west, south, east, north] = SIDES.map(([label, least, most], index) => {
     const text = area[index] ?? '';
@@ -187,10 +189,17 @@ function areaOf(area: Area): { extent: [number, number, number, number]; extent_
     if (text.trim() === '' || !Number.isFinite(value) || value < least || value > most)
       throw new Error(`“${label}” must be a number of degrees from ${least} to ${most}, or every side left empty.`);
     return value;
-  }) as [number, number, number, number];
+  }) as Area;
   if (west >= east) throw new Error(`“West” (${west}) must be less than “East” (${east}).`);
   if (south >= north) throw new Error(`“South” (${south}) must be less than “North” (${north}).`);
   return { extent: [west, south, east, north], extent_crs: 'EPSG:4326' };
+}
+
+/** The project's layers as the map draws them: every one the API describes, visible. */
+function mapLayers(rows: LayerRow[] | undefined): MapLayer[] {
+  return (rows ?? []).flatMap(({ name, info }) =>
+    info ? [{ name, visible: true, bbox: info.bbox ?? '', crs: info.crs }] : [],
+  );
 }
 
 /** Starts a seeding or truncation job of all the project's layers on a range of zoom levels, in an area or all over. */
@@ -199,7 +208,9 @@ function SeedForm(props: { project: string; schema: string | undefined }): JSX.E
   const [minZoom, setMinZoom] = useState('0');
   const [maxZoom, setMaxZoom] = useState('4');
   const [refresh, setRefresh] = useState(false);
-  const [area, setArea] = useState<Area>(['', '', '', '']);
+  const [area, setArea] = useState<AreaText>(['', '', '', '']);
+  const [mapError, setMapError] = useState<Error | undefined>(undefined);
+  const layers = useApi((signal) => loadLayers(ref, signal), [props.project, props.schema]);
   const [message, setMessage] = useState<string | undefined>(undefined);
   const options = { path: { project: props.project }, query: schemaQuery(ref) };
   const start = useAction(async (kind: 'seed' | 'truncate') => {
@@ -241,12 +252,22 @@ function SeedForm(props: { project: string; schema: string | undefined }): JSX.E
               value={area[index]}
               onInput={(event) => {
                 const value = event.currentTarget.value;
-                setArea((sides) => sides.map((side, at) => (at === index ? value : side)) as Area);
+                setArea((sides) => sides.map((side, at) => (at === index ? value : side)) as AreaText);
               }}
             />
           </label>
         ))}
       </fieldset>
+      <div class="area-map">
+        <p class="muted">Or hold Ctrl (⌘ on a Mac) and drag on the map to draw the area.</p>
+        <ProjectMap
+          project={ref}
+          layers={mapLayers(layers.data)}
+          onError={setMapError}
+          onArea={(drawn) => setArea(drawn.map((side) => side.toFixed(5)) as AreaText)}
+        />
+        <ErrorMessage error={mapError} />
+      </div>
       <label class="check">
         <input type="checkbox" checked={refresh} onChange={(event) => setRefresh(event.currentTarget.checked)} />
         Draw again the tiles already cached
