@@ -132,7 +132,7 @@ describe('tile cache on S3 (a local S3-compatible server), served by a real MapP
     await assertLoads(cs.configFile('timeless'));
   });
 
-  it('seeds exactly the metatiles over the layer extent into the bucket; truncation removes the selected levels', async () => {
+  it('seeds exactly the metatiles over the layer extent into the bucket, measured by their bytes; truncation removes the selected levels', async () => {
     await cs.stack.call('POST', '/api/projects/', { name: 'warm', author: 'test' });
     await cs.stack.call('POST', '/api/projects/warm/layers', polygonsLayer(data));
     const call: Call = (method, path, body) => cs.stack.call(method, path, body);
@@ -148,6 +148,10 @@ describe('tile cache on S3 (a local S3-compatible server), served by a real MapP
         .sort();
     await runJob('seed', { min_zoom: 0, max_zoom: 5 });
     assert.deepEqual(await tiles(), seededLevels(POLYGONS, 0, 5));
+    const usage = (await call('GET', '/api/projects/warm/cache/usage')).body;
+    const stored = { tiles: seededLevels(POLYGONS, 0, 5).length, bytes: await s3.bytes(prefix('warm', 'polygons')) };
+    assert.ok(stored.bytes > 0);
+    assert.deepEqual(usage, { storage: 's3', layers: [{ name: 'polygons', ...stored }], total: stored });
     await runJob('truncate', { min_zoom: 4, max_zoom: 5 });
     assert.deepEqual(await tiles(), seededLevels(POLYGONS, 0, 3));
   });

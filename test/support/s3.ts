@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 
 import { freePort } from '../../src/runtime/ports.js';
@@ -17,6 +17,8 @@ export interface LocalS3 {
   env: Record<string, string>;
   /** Every key of the bucket that starts with `prefix`. */
   keys(prefix: string): Promise<string[]>;
+  /** The bytes of the objects under `prefix`, each read whole. */
+  bytes(prefix: string): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -34,6 +36,18 @@ export async function startLocalS3(bucket: string): Promise<LocalS3> {
   await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: CREDENTIALS });
+  const keys = async (prefix: string): Promise<string[]> => {
+    const found: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await client.send(
+        new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+      );
+      found.push(...(page.Contents ?? []).flatMap((object) => (object.Key ? [object.Key] : [])));
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return found;
+  };
   return {
     endpoint,
     bucket,
@@ -43,17 +57,14 @@ export async function startLocalS3(bucket: string): Promise<LocalS3> {
       AWS_ENDPOINT_URL: endpoint,
       AWS_REGION: 'us-east-1',
     },
-    async keys(prefix) {
-      const keys: string[] = [];
-      let token: string | undefined;
-      do {
-        const page = await client.send(
-          new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
-        );
-        keys.push(...(page.Contents ?? []).flatMap((object) => (object.Key ? [object.Key] : [])));
-        token = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (token);
-      return keys;
+    keys,
+    async bytes(prefix) {
+      let total = 0;
+      for (const key of await keys(prefix)) {
+        const object = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        total += (await object.Body?.transformToByteArray())?.length ?? 0;
+      }
+      return total;
     },
     async stop() {
       client.destroy();

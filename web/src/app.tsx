@@ -65,8 +65,14 @@ export function App(): JSX.Element {
           <Link href="/" aria-current={section === 'projects' ? 'page' : undefined}>
             Projects
           </Link>
+          <Link href="/checks" aria-current={section === 'health' ? 'page' : undefined}>
+            Health
+          </Link>
           <Link href="/instances" aria-current={section === 'instances' ? 'page' : undefined}>
             Instances
+          </Link>
+          <Link href="/server" aria-current={section === 'server' ? 'page' : undefined}>
+            Server
           </Link>
           <Link href="/access" aria-current={section === 'access' ? 'page' : undefined}>
             Access

@@ -15,7 +15,7 @@ export interface PageProps {
 export interface Route {
   path: string;
   /** The entry of the navigation the page belongs to. */
-  section: 'projects' | 'instances' | 'access';
+  section: 'projects' | 'health' | 'instances' | 'server' | 'access';
   page: () => Promise<{ default: FunctionComponent<PageProps> }>;
 }
 
@@ -27,8 +27,11 @@ export const routes: Route[] = [
   { path: '/projects/:project/history', section: 'projects', page: () => import('./pages/history') },
   { path: '/projects/:project/publish', section: 'projects', page: () => import('./pages/publish') },
   { path: '/projects/:project/services', section: 'projects', page: () => import('./pages/services') },
+  { path: '/checks', section: 'health', page: () => import('./pages/health') },
   { path: '/instances', section: 'instances', page: () => import('./pages/instances') },
   { path: '/instances/:instance', section: 'instances', page: () => import('./pages/instance') },
+  { path: '/server', section: 'server', page: () => import('./pages/server') },
+  { path: '/server/log', section: 'server', page: () => import('./pages/server-log') },
   { path: '/access', section: 'access', page: () => import('./pages/access') },
   { path: '/login/callback', section: 'access', page: () => import('./pages/login-callback') },
 ];

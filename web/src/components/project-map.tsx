@@ -7,7 +7,9 @@ import 'ol/ol.css';
 
 import { defaults as defaultControls } from 'ol/control/defaults';
 import ScaleLine from 'ol/control/ScaleLine';
+import { platformModifierKeyOnly } from 'ol/events/condition';
 import { extend, type Extent, getHeight, getWidth, isEmpty } from 'ol/extent';
+import DragBox from 'ol/interaction/DragBox';
 import ImageLayer from 'ol/layer/Image';
 import OlMap from 'ol/Map';
 import { transformExtent } from 'ol/proj';
@@ -91,12 +93,27 @@ function unionOf(layers: MapLayer[]): Extent | undefined {
   return union;
 }
 
+/** An area in degrees (EPSG:4326): west, south, east, north. */
+export type Area = [number, number, number, number];
+
+/** With `onArea`, a box drawn with Ctrl (⌘ on a Mac) held down is told as an area in degrees. */
+/** Ctrl-drag (⌘ on a Mac) draws a box, told to `told.current` in degrees. */
+function areaPicker(told: { current: ((area: Area) => void) | undefined }): DragBox {
+  const box = new DragBox({ condition: platformModifierKeyOnly });
+  box.on('boxend', () => {
+    const extent = transformExtent(box.getGeometry().getExtent(), VIEW_CRS, 'EPSG:4326');
+    told.current?.(extent as Area);
+  });
+  return box;
+}
+
 export function ProjectMap({
   project,
   layers,
   onError,
   onQuery,
   zoom,
+  onArea,
 }: {
   project: ProjectRef;
   layers: MapLayer[];
@@ -104,6 +121,7 @@ export function ProjectMap({
   /** A click on the map, or Enter for its centre. */
   onQuery?: (query: MapQuery) => void;
   zoom?: ZoomRequest | undefined;
+  onArea?: (area: Area) => void;
 }): JSX.Element {
   const target = useRef<HTMLDivElement>(null);
   const map = useRef<OlMap | undefined>(undefined);
@@ -115,6 +133,8 @@ export function ProjectMap({
   errorRef.current = onError;
   const queryRef = useRef(onQuery);
   queryRef.current = onQuery;
+  const areaRef = useRef(onArea);
+  areaRef.current = onArea;
 
   useEffect(() => {
     let retry: ReturnType<typeof setTimeout> | undefined;
@@ -173,6 +193,7 @@ export function ProjectMap({
       const query = queryAt(olMap, event.pixel);
       if (query) queryRef.current?.(query);
     });
+    if (areaRef.current) olMap.addInteraction(areaPicker(areaRef));
     return () => {
       clearTimeout(retry);
       olMap.setTarget(undefined);
@@ -216,7 +237,7 @@ export function ProjectMap({
       ref={target}
       class="map"
       role="region"
-      aria-label={`Map of the project: drag to pan, use + and − to zoom${onQuery ? ', click or press Enter for the features at a point' : ''}`}
+      aria-label={`Map of the project: drag to pan, use + and − to zoom${onQuery ? ', click or press Enter for the features at a point' : ''}${onArea ? ', hold Ctrl and drag to draw an area' : ''}`}
       tabIndex={0}
       onKeyDown={queryCentre}
       data-testid="project-map"

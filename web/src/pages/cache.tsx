@@ -3,14 +3,18 @@ import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 
 import { api } from '../api/client';
+import { type LayerRow, loadLayers } from '../api/layers';
 import { projectRef, schemaQuery } from '../api/projects';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { JobList } from '../components/jobs';
 import { ErrorMessage, Loading } from '../components/messages';
 import { NumberField } from '../components/number-field';
 import { Page } from '../components/page';
+import { type Area, type MapLayer, ProjectMap } from '../components/project-map';
 import { ProjectTabs } from '../components/project-tabs';
+import { TableHead } from '../components/table-head';
 import { useAction, useApi } from '../components/use-api';
+import { inBytes } from '../format';
 import type { PageProps } from '../routes';
 
 export default function CachePage({ params, query }: PageProps): JSX.Element {
@@ -94,7 +98,59 @@ function CacheState(props: { project: string; schema: string | undefined }): JSX
         <SeedForm project={props.project} schema={props.schema} />
         <JobList project={ref} kinds={['seed', 'truncate']} />
       </section>
+      <CacheUsage project={props.project} schema={props.schema} />
     </div>
+  );
+}
+
+/** The tiles cached for each layer and the room they take, measured when asked. */
+function CacheUsage(props: { project: string; schema: string | undefined }): JSX.Element {
+  const ref = { project: props.project, schema: props.schema };
+  const usage = useApi(
+    (signal) =>
+      api.get('/api/projects/{project}/cache/usage', {
+        path: { project: props.project },
+        query: schemaQuery(ref),
+        signal,
+      }),
+    [props.project, props.schema],
+  );
+  const data = usage.data;
+  return (
+    <section class="card" aria-labelledby="usage-title">
+      <h2 id="usage-title">Disk use</h2>
+      <ErrorMessage error={usage.error} />
+      {!data && usage.loading && <Loading what="the tiles cached" />}
+      {data && (
+        <table class="table">
+          <TableHead
+            caption={`Tiles cached for each layer of ${props.project}, in ${data.storage === 's3' ? 'S3' : 'files'}`}
+            columns={['Layer', { label: 'Tiles', numeric: true }, { label: 'Size', numeric: true }]}
+          />
+          <tbody>
+            {data.layers.map((layer) => (
+              <tr key={layer.name}>
+                <td>{layer.name}</td>
+                <td class="number">{layer.tiles.toLocaleString('en')}</td>
+                <td class="number">{inBytes(layer.bytes)}</td>
+              </tr>
+            ))}
+            <tr>
+              <th scope="row">All layers</th>
+              <td class="number" data-testid="usage-tiles">
+                {data.total.tiles.toLocaleString('en')}
+              </td>
+              <td class="number" data-testid="usage-bytes">
+                {inBytes(data.total.bytes)}
+              </td>
+            </tr>
+          </tbody>
+        </table>
+      )}
+      <button type="button" onClick={usage.reload} disabled={usage.loading}>
+        {usage.loading ? 'Measuring…' : 'Measure again'}
+      </button>
+    </section>
   );
 }
 
@@ -116,23 +172,59 @@ function zoomLevels(from: string, to: string): { min_zoom: number; max_zoom: num
   return { min_zoom, max_zoom };
 }
 
-/** Starts a seeding or truncation job of all the project's layers on a range of zoom levels. */
+const SIDES = [
+  ['West', -180, 180],
+  ['South', -90, 90],
+  ['East', -180, 180],
+  ['North', -90, 90],
+] as const;
+type AreaText = [string, string, string, string];
+
+/** The area the form names, in degrees (EPSG:4326), or undefined for the layers' whole extents. */
+function areaOf(area: AreaText): { extent: Area; extent_crs: string } | undefined {
+  if (area.every((side) => side.trim() === '')) return undefined;
+  const [west, south, east, north] = SIDES.map(([label, least, most], index) => {
+    const text = area[index] ?? '';
+    const value = Number(text);
+    if (text.trim() === '' || !Number.isFinite(value) || value < least || value > most)
+      throw new Error(`“${label}” must be a number of degrees from ${least} to ${most}, or every side left empty.`);
+    return value;
+  }) as Area;
+  if (west >= east) throw new Error(`“West” (${west}) must be less than “East” (${east}).`);
+  if (south >= north) throw new Error(`“South” (${south}) must be less than “North” (${north}).`);
+  return { extent: [west, south, east, north], extent_crs: 'EPSG:4326' };
+}
+
+/** The project's layers as the map draws them: every one the API describes, visible. */
+function mapLayers(rows: LayerRow[] | undefined): MapLayer[] {
+  return (rows ?? []).flatMap(({ name, info }) =>
+    info ? [{ name, visible: true, bbox: info.bbox ?? '', crs: info.crs }] : [],
+  );
+}
+
+/** Starts a seeding or truncation job of all the project's layers on a range of zoom levels, in an area or all over. */
 function SeedForm(props: { project: string; schema: string | undefined }): JSX.Element {
   const ref = { project: props.project, schema: props.schema };
   const [minZoom, setMinZoom] = useState('0');
   const [maxZoom, setMaxZoom] = useState('4');
   const [refresh, setRefresh] = useState(false);
+  const [area, setArea] = useState<AreaText>(['', '', '', '']);
+  const [mapError, setMapError] = useState<Error | undefined>(undefined);
+  const layers = useApi((signal) => loadLayers(ref, signal), [props.project, props.schema]);
   const [message, setMessage] = useState<string | undefined>(undefined);
   const options = { path: { project: props.project }, query: schemaQuery(ref) };
   const start = useAction(async (kind: 'seed' | 'truncate') => {
     setMessage(undefined);
     const levels = zoomLevels(minZoom, maxZoom);
+    const where = areaOf(area);
+    const body = { ...levels, ...where };
     const job =
       kind === 'seed'
-        ? await api.post('/api/projects/{project}/cache/seed', { ...options, body: { ...levels, refresh } })
-        : await api.post('/api/projects/{project}/cache/truncate', { ...options, body: levels });
+        ? await api.post('/api/projects/{project}/cache/seed', { ...options, body: { ...body, refresh } })
+        : await api.post('/api/projects/{project}/cache/truncate', { ...options, body });
+    const within = where ? ` within ${where.extent.join(', ')}` : '';
     setMessage(
-      `The ${kind} job of levels ${levels.min_zoom} to ${levels.max_zoom} is ${job.state}; its progress shows below.`,
+      `The ${kind} job of levels ${levels.min_zoom} to ${levels.max_zoom}${within} is ${job.state}; its progress shows below.`,
     );
   });
   return (
@@ -148,6 +240,33 @@ function SeedForm(props: { project: string; schema: string | undefined }): JSX.E
       <div class="fields">
         <NumberField label="From zoom level" min={0} max={19} value={minZoom} onInput={setMinZoom} />
         <NumberField label="To zoom level" min={0} max={19} value={maxZoom} onInput={setMaxZoom} />
+      </div>
+      <fieldset class="fields">
+        <legend>Area, in degrees (WGS 84); empty for each layer’s whole extent</legend>
+        {SIDES.map(([label], index) => (
+          <label key={label}>
+            {label}
+            <input
+              type="text"
+              inputMode="decimal"
+              value={area[index]}
+              onInput={(event) => {
+                const value = event.currentTarget.value;
+                setArea((sides) => sides.map((side, at) => (at === index ? value : side)) as AreaText);
+              }}
+            />
+          </label>
+        ))}
+      </fieldset>
+      <div class="area-map">
+        <p class="muted">Or hold Ctrl (⌘ on a Mac) and drag on the map to draw the area.</p>
+        <ProjectMap
+          project={ref}
+          layers={mapLayers(layers.data)}
+          onError={setMapError}
+          onArea={(drawn) => setArea(drawn.map((side) => side.toFixed(5)) as AreaText)}
+        />
+        <ErrorMessage error={mapError} />
       </div>
       <label class="check">
         <input type="checkbox" checked={refresh} onChange={(event) => setRefresh(event.currentTarget.checked)} />

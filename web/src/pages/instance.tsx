@@ -10,6 +10,7 @@ import { Chart } from '../components/chart';
 import { ErrorMessage, Loading } from '../components/messages';
 import { Page } from '../components/page';
 import { useApi, useInterval } from '../components/use-api';
+import { useCursorLines } from '../components/use-cursor-lines';
 import { Link } from '../router';
 import type { PageProps } from '../routes';
 
@@ -18,6 +19,8 @@ type Metadata = Answer<'/api/instances/{instance}'>;
 
 const STATS_MS = 1000;
 const LOG_MS = 2000;
+/** Log lines the page keeps: as many as the plugin does. */
+const KEPT_LINES = 1000;
 /** Samples the chart keeps: two minutes at one a second. */
 const KEPT = 120;
 
@@ -194,14 +197,25 @@ function LiveStats({ id, live, onError }: LiveProps): JSX.Element {
   );
 }
 
-/** The instance's log, polled; it scrolls to the newest line while “Follow” is on. */
+/**
+ * The instance's log, polled for the lines after the last ones read (all of them from a plugin
+ * older than cursors); it scrolls to the newest line while “Follow” is on.
+ */
 function FollowedLog({ id, live, onError }: LiveProps): JSX.Element {
-  const logs = useApi((signal) => api.get('/api/instances/{instance}/logs', { path: { instance: id }, signal }), [id]);
-  useInterval(logs.reload, LOG_MS, live);
+  const logs = useCursorLines(
+    (since, signal) =>
+      api.get('/api/instances/{instance}/logs', {
+        path: { instance: id },
+        query: since === undefined ? {} : { since: String(since) },
+        signal,
+      }),
+    [id],
+    { ms: LOG_MS, live, keep: KEPT_LINES },
+  );
   useEffect(() => onError(logs.error), [logs.error]);
   const [follow, setFollow] = useState(true);
   const box = useRef<HTMLPreElement>(null);
-  const lines = logs.data?.lines ?? [];
+  const lines = logs.lines;
   useEffect(() => {
     const element = box.current;
     if (follow && element) element.scrollTop = element.scrollHeight;

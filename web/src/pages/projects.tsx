@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 
 import { type Answer, api } from '../api/client';
 import { projectPath } from '../api/projects';
+import { Choice } from '../components/choice';
 import { Dialog } from '../components/dialog';
 import { ErrorMessage, Loading } from '../components/messages';
 import { Page } from '../components/page';
@@ -106,23 +107,17 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
                 onInput={(event) => search.setTyped(event.currentTarget.value)}
               />
             </label>
-            <label class="narrow-only">
-              Sort by
-              <select
-                value={`${sort} ${order}`}
-                onChange={(event) => {
-                  const [column, direction] = event.currentTarget.value.split(' ') as [SortKey, Order];
-                  setSort(column);
-                  setOrder(direction);
-                }}
-              >
-                {SORTS.map(([value, label]) => (
-                  <option key={value} value={value}>
-                    {label}
-                  </option>
-                ))}
-              </select>
-            </label>
+            <Choice
+              class="narrow-only"
+              label="Sort by"
+              value={`${sort} ${order}`}
+              options={SORTS}
+              onChange={(value) => {
+                const [column, direction] = value.split(' ') as [SortKey, Order];
+                setSort(column);
+                setOrder(direction);
+              }}
+            />
           </div>
           {listed.total === 0 && <p>No project matches “{search.q}”.</p>}
         </>
