@@ -1,9 +1,9 @@
 /**
  * `npm run bench`: every benchmark of the project, printed and written to bench/results/.
  * `npm run bench -- api` (or `processing`, `jobs`, `plugin`, `scale`, `pool`, `kills`, `console`, `history`,
- * `uploads`) runs the named suites only;
+ * `uploads`, `access`) runs the named suites only;
  * `--part <part>` (repeated for more) runs only those parts of them (scale: writes, reads, memory; api:
- * latency, throughput, map, fastcgi, memory) and only prints them, as `--print-only` does for whole
+ * latency, throughput, map, fastcgi, memory; access: check, nginx) and only prints them, as `--print-only` does for whole
  * suites: nothing is written to bench/results/ or the README.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import gdal from 'gdal-async';
 
 import { localQgisVersion } from '../src/runtime/qgis-version.js';
+import { ACCESS_PARTS, runAccessBench } from './access.js';
 import { API_PARTS, runApiBench } from './api.js';
 import { runConsoleBench } from './console.js';
 import { HISTORY_PARTS, runHistoryBench } from './history.js';
@@ -54,6 +55,7 @@ const suites: Suite[] = [
   { key: 'console', name: 'web console', run: runConsoleBench },
   { key: 'history', name: 'project versions', run: runHistoryBench, parts: HISTORY_PARTS },
   { key: 'uploads', name: 'streamed uploads', run: runUploadsBench },
+  { key: 'access', name: 'access control', run: runAccessBench, parts: ACCESS_PARTS },
 ];
 
 const { values, positionals } = parseArgs({
