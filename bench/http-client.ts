@@ -8,13 +8,19 @@ const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
 /**
  * Sends a request, with `json` as its JSON body when given, and reads the whole reply; throws
- * unless it is a 2xx. `via`: a connection of the caller's.
+ * unless it is a 2xx. `via`: a connection of the caller's; `extra`: more headers.
  */
-export function send(url: string, method = 'GET', via: Agent = agent, json?: unknown): Promise<Buffer> {
+export function send(
+  url: string,
+  method = 'GET',
+  via: Agent = agent,
+  json?: unknown,
+  extra: OutgoingHttpHeaders = {},
+): Promise<Buffer> {
   const body = json === undefined ? undefined : Buffer.from(JSON.stringify(json));
   const headers: OutgoingHttpHeaders = body
-    ? { 'content-type': 'application/json', 'content-length': body.byteLength }
-    : {};
+    ? { ...extra, 'content-type': 'application/json', 'content-length': body.byteLength }
+    : extra;
   return new Promise((resolve, reject) => {
     const outgoing = request(url, { method, agent: via, headers }, (response) => {
       const chunks: Buffer[] = [];

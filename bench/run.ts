@@ -1,11 +1,11 @@
 /**
  * `npm run bench`: every benchmark of the project, printed and written to bench/results/.
  * `npm run bench -- api` (or `processing`, `jobs`, `plugin`, `scale`, `pool`, `kills`, `console`, `history`,
- * `uploads`, `import`, `organize`) runs the named suites only;
+ * `uploads`, `import`, `organize`, `access`) runs the named suites only;
  * `--part <part>` (repeated for more) runs only those parts of them (scale: writes, reads, memory; api:
- * latency, throughput, map, fastcgi, passthrough, memory; processing: calculator, histogram) and only
- * prints them, as `--print-only` does for whole suites: nothing is written to bench/results/ or the
- * README.
+ * latency, throughput, map, fastcgi, passthrough, memory; processing: calculator, histogram; access:
+ * check, nginx) and only prints them, as `--print-only` does for whole suites: nothing is written to
+ * bench/results/ or the README.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import gdal from 'gdal-async';
 
 import { localQgisVersion } from '../src/runtime/qgis-version.js';
+import { ACCESS_PARTS, runAccessBench } from './access.js';
 import { API_PARTS, runApiBench } from './api.js';
 import { runConsoleBench } from './console.js';
 import { HISTORY_PARTS, runHistoryBench } from './history.js';
@@ -59,6 +60,7 @@ const suites: Suite[] = [
   { key: 'uploads', name: 'streamed uploads', run: runUploadsBench },
   { key: 'import', name: 'import into PostGIS', run: runImportBench },
   { key: 'organize', name: 'organizing a project', run: runOrganizeBench },
+  { key: 'access', name: 'access control', run: runAccessBench, parts: ACCESS_PARTS },
 ];
 
 const { values, positionals } = parseArgs({

@@ -20,6 +20,7 @@ const VERSION_DEPENDENT = [
   'test/monitoring.test.ts',
   'test/plugin-fcgi-crash.test.ts',
   'test/ows-access.test.ts',
+  'test/ows-access-properties.test.ts',
   'test/plugin-python.test.ts',
   'test/pool-geopackage.test.ts',
   'test/postgres.test.ts',

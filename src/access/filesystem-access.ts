@@ -59,6 +59,9 @@ export class FilesystemAccessStore implements AccessStore {
   private readonly rolesDir: string;
   private readonly auditDir: string;
 
+  /** The tokens read, by id: their files do not change (tokens()). */
+  private readonly tokensRead = new Map<string, TokenRecord>();
+
   constructor(projectsDir: string) {
     const root = join(projectsDir, ACCESS_DIR);
     this.tokensDir = join(root, 'tokens');
@@ -66,13 +69,21 @@ export class FilesystemAccessStore implements AccessStore {
     this.auditDir = join(root, 'audit');
   }
 
+  /**
+   * Every token. A token's file is written once and removed when it is revoked, never changed:
+   * only the files of ids not read before are read, so that reading 10,000 tokens again (every
+   * 5 s, AccessService) lists a folder instead of parsing 10,000 files (1.5 s of CPU).
+   */
   async tokens(): Promise<TokenRecord[]> {
     this.watchExisting();
     const ids = (await entries(this.tokensDir))
       .filter((name) => name.endsWith('.json'))
       .map((name) => name.slice(0, -5));
-    const found = await Promise.all(ids.map((id) => this.token(id)));
-    return found.filter((token): token is TokenRecord => token !== undefined);
+    const present = new Set(ids);
+    for (const id of this.tokensRead.keys()) if (!present.has(id)) this.tokensRead.delete(id);
+    const fresh = await Promise.all(ids.filter((id) => !this.tokensRead.has(id)).map((id) => this.token(id)));
+    for (const token of fresh) if (token !== undefined) this.tokensRead.set(token.id, token);
+    return ids.flatMap((id) => this.tokensRead.get(id) ?? []);
   }
 
   async token(id: string): Promise<TokenRecord | undefined> {
@@ -86,6 +97,7 @@ export class FilesystemAccessStore implements AccessStore {
   }
 
   async removeToken(id: string): Promise<boolean> {
+    this.tokensRead.delete(id);
     return isTokenId(id) && removed(join(this.tokensDir, `${id}.json`));
   }
 

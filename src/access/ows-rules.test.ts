@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 
 import { describe, it } from '../../test/support/node-test.js';
-import { encodeOwsRules, owsRules, owsServicesOf } from './ows-rules.js';
+import { encodeOwsRules, owsAccessValue, owsRules, owsServicesOf } from './ows-rules.js';
 import { Permissions } from './permissions.js';
 import { type RoleDefinition } from './records.js';
 import { type Identity } from './service.js';
@@ -63,6 +63,20 @@ describe("an identity's rules for QGIS Server", () => {
     const changed = { ...viewer, projects: { town: { access: 'read' as const } } };
     assert.notEqual(owsRules(identity({ viewer: changed }), town, 'm')?.key, before);
     assert.equal(encodeOwsRules(undefined), '');
+  });
+
+  it("compiles a role set's value once per name and project, and again for changed roles", () => {
+    const ann = identity({
+      viewer: { projects: { town: { access: 'read', layers: { roads: { filter: '"o" = @steward_user' } } } } },
+    });
+    const value = owsAccessValue(ann, town, 'm');
+    assert.equal(value, encodeOwsRules(owsRules(ann, town, 'm')));
+    assert.equal(owsAccessValue(ann, town, 'm'), value);
+    const bob = { ...ann, name: 'bob' };
+    assert.match(Buffer.from(owsAccessValue(bob, town, 'm'), 'base64url').toString(), /'bob'/);
+    assert.notEqual(owsAccessValue(ann, town, 'other'), value);
+    const changed = identity({ viewer });
+    assert.equal(owsAccessValue(changed, town, 'm'), encodeOwsRules(owsRules(changed, town, 'm')));
   });
 
   it('names the services and operations of a request', () => {

@@ -2,7 +2,7 @@
  * The identity's rules as QGIS Server receives them (src/access/ows-rules.ts): the FastCGI
  * parameters of the API's own map requests, and nginx's `auth_request` answer (routes/ows-auth.ts).
  */
-import { encodeOwsRules, OWS_ACCESS_PARAMETER, owsRules } from '../access/ows-rules.js';
+import { OWS_ACCESS_PARAMETER, owsAccessValue } from '../access/ows-rules.js';
 import { type Identity } from '../access/service.js';
 import { type ProjectRef } from '../storage/project-ref.js';
 import { type QgisParams } from '../transport/qgis-get.js';
@@ -14,5 +14,5 @@ export async function owsAccessParams(
   map: (ref: ProjectRef) => Promise<string>,
 ): Promise<QgisParams> {
   if (identity === undefined || identity.admin) return [];
-  return [[OWS_ACCESS_PARAMETER, encodeOwsRules(owsRules(identity, ref, await map(ref)))]];
+  return [[OWS_ACCESS_PARAMETER, owsAccessValue(identity, ref, await map(ref))]];
 }

@@ -9,7 +9,7 @@
 import { Type } from '@sinclair/typebox';
 import { type FastifyPluginAsync } from 'fastify';
 
-import { encodeOwsRules, owsRules, owsServicesOf } from '../../access/ows-rules.js';
+import { owsAccessValue, owsServicesOf } from '../../access/ows-rules.js';
 import { type Identity, isAnonymous } from '../../access/service.js';
 import { Forbidden, Unauthorized } from '../../errors.js';
 import { projectOfMap } from '../../storage/map-project.js';
@@ -65,7 +65,7 @@ async function judge(identity: Identity, uri: string, store: ProjectStore): Prom
   const services = owsServicesOf(single(query, 'SERVICE') ?? '', single(query, 'REQUEST') ?? '', path);
   const refusedService = services.find((service) => !identity.permissions.service(service));
   if (refusedService !== undefined) throw refused(identity, `${refusedService} is refused to this identity`);
-  return encodeOwsRules(owsRules(identity, ref, map));
+  return owsAccessValue(identity, ref, map);
 }
 
 export function owsAuthRoutes(store: ProjectStore): RouteModule {

@@ -1,0 +1,245 @@
+/**
+ * What access control costs (issue 41's targets), with 10,000 tokens, 100 roles and 1,000 layer rules:
+ * - `check`: the API's own check of a request (the token's identity, then the route's policy, and
+ *   for nginx's auth_request the rules compiled for QGIS Server), timed in process; target 50 µs.
+ * - `nginx`: a GetMap through nginx with auth_request (access control on) against the same GetMap
+ *   through nginx without it, each a stack of its own, request by request in turn; target 0.3 ms.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { Agent } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { FilesystemAccessStore } from '../src/access/filesystem-access.js';
+import { owsAccessValue } from '../src/access/ows-rules.js';
+import { type LayerRule, type RoleDefinition } from '../src/access/records.js';
+import { AccessService, type Identity } from '../src/access/service.js';
+import { hashSecret, newToken } from '../src/access/token-secret.js';
+import { authorizeRoute } from '../src/http/access-policy.js';
+import { TokenGate } from '../src/http/auth.js';
+import { runPyqgisScript } from '../test/support/pyqgis-scripts.js';
+import { type Stack, startStack } from '../test/support/stack.js';
+import { send } from './http-client.js';
+import { type PartFilter } from './parts.js';
+import { median, spread, table } from './stats.js';
+
+export const ACCESS_PARTS = ['check', 'nginx'] as const;
+
+const TOKENS = 10_000;
+const ROLES = 100;
+const RULES_PER_ROLE = 10;
+/** The roles a bench identity holds: its rules for a project are those of all of them. */
+const ROLES_HELD = 10;
+const CHECK_ROUNDS = 7;
+const CHECKS_PER_ROUND = 20_000;
+const CHECK_TARGET_US = 50;
+const NGINX_ROUNDS = 5;
+const MAPS_PER_ROUND = 100;
+const NGINX_TARGET_MS = 0.3;
+const ADMIN = 'the bootstrap administrator of the access bench';
+const PROJECT = 'town';
+
+/**
+ * Role i: read of the project, and rules on the same ten layers as every other role (an attribute
+ * of its own hidden, a filter of its own), so that an identity of many roles is sent them all:
+ * each layer's filters joined by OR.
+ */
+function role(index: number): RoleDefinition {
+  const layers: Record<string, LayerRule> = {};
+  for (let rule = 0; rule < RULES_PER_ROLE; rule++) {
+    layers[`layer_${rule}`] = {
+      hidden_attributes: [`owner_${index}`],
+      filter: `"team" = 'team_${index}' OR "owner" = @steward_user`,
+    };
+  }
+  return { projects: { [PROJECT]: { access: 'read', layers } } };
+}
+
+const roleName = (index: number): string => `role-${index}`;
+const heldRoles = (): string[] => Array.from({ length: ROLES_HELD }, (_, index) => roleName(index * 9));
+
+/** A store of TOKENS tokens (one of them `token`, the others unguessable) and ROLES roles. */
+async function filledStore(projectsDir: string): Promise<{ store: FilesystemAccessStore; token: string }> {
+  const store = new FilesystemAccessStore(projectsDir);
+  for (let index = 0; index < ROLES; index++) await store.putRole(roleName(index), role(index));
+  const created = new Date().toISOString();
+  const measured = newToken();
+  const hash = await hashSecret(measured.token);
+  // Every other token gets a hash of its own secret's form, never computed: they are only looked past.
+  for (let batch = 0; batch < TOKENS; batch += 500) {
+    const ids = Array.from({ length: 500 }, (_, index) => (batch + index === 0 ? measured : newToken()).id);
+    await Promise.all(
+      ids.map((id, index) =>
+        store.addToken({ id, name: `user-${batch + index}`, roles: heldRoles(), created, expires: null, hash }),
+      ),
+    );
+  }
+  return { store, token: measured.token };
+}
+
+/** Microseconds a request of the API's check takes, round by round: identity, policy, and the OWS rules. */
+async function apiCheck(): Promise<string> {
+  const projectsDir = mkdtempSync(join(tmpdir(), 'steward-bench-access-'));
+  const { store, token } = await filledStore(projectsDir);
+  const access = new AccessService(ADMIN, store);
+  await access.start();
+  try {
+    const gate = new TokenGate(access, 100);
+    const authorization = `Bearer ${token}`;
+    const first = await gate.identify(authorization, '127.0.0.1');
+    if (!('permissions' in first)) throw first;
+    const ref = { name: PROJECT, schema: 'public' };
+    const route = {
+      method: 'GET',
+      url: '/api/projects/:project/layers/:layer',
+      params: { project: PROJECT, layer: 'layer_1' },
+      query: {},
+    };
+    const kinds = {
+      'identity and route policy': async () => {
+        const identity = (await gate.identify(authorization, '127.0.0.1')) as Identity;
+        authorizeRoute(identity, route);
+      },
+      "nginx's check: identity and the OWS rules": async () => {
+        const identity = (await gate.identify(authorization, '127.0.0.1')) as Identity;
+        owsAccessValue(identity, ref, `/projects/${PROJECT}/${PROJECT}.qgs`);
+      },
+    };
+    const rounds = new Map<string, { cpu: number[]; wall: number[] }>(
+      Object.keys(kinds).map((kind) => [kind, { cpu: [], wall: [] }]),
+    );
+    for (let round = 0; round < CHECK_ROUNDS; round++) {
+      for (const [kind, work] of Object.entries(kinds)) {
+        const started = performance.now();
+        const cpu = process.cpuUsage();
+        for (let check = 0; check < CHECKS_PER_ROUND; check++) await work();
+        const used = process.cpuUsage(cpu);
+        rounds.get(kind)?.cpu.push((used.user + used.system) / CHECKS_PER_ROUND);
+        rounds.get(kind)?.wall.push(((performance.now() - started) * 1000) / CHECKS_PER_ROUND);
+      }
+    }
+    const rules = owsAccessValue(first, ref, `/projects/${PROJECT}/${PROJECT}.qgs`);
+    const rows = [...rounds].map(([kind, { cpu, wall }]) => [
+      kind,
+      `${median(cpu).toFixed(1)} (${spread(cpu, 1)})`,
+      `${median(wall).toFixed(1)} (${spread(wall, 1)})`,
+      median(cpu) <= CHECK_TARGET_US ? 'met' : 'not met',
+    ]);
+    return [
+      `### The API's check of a request (target: at most ${CHECK_TARGET_US} µs with ${TOKENS.toLocaleString('en')} tokens)`,
+      `- In process: a token (verified once by its slow hash, then by SHA-256 for a minute, as a client's next requests are) among ${TOKENS.toLocaleString('en')} stored, holding ${ROLES_HELD} of ${ROLES} roles of ${RULES_PER_ROLE} layer rules each (${ROLES * RULES_PER_ROLE} rules); ${CHECK_ROUNDS} rounds of ${CHECKS_PER_ROUND.toLocaleString('en')} checks; µs a check, median (lowest to highest round): the CPU time of this process (the target's figure, which the machine's other load does not add to), and the wall time`,
+      `- The rules nginx hands QGIS Server for the project: ${rules.length.toLocaleString('en')} characters`,
+      '',
+      table(['check', 'CPU µs a request', 'wall µs a request', `target ${CHECK_TARGET_US} µs`], rows),
+    ].join('\n');
+  } finally {
+    await access.close();
+    rmSync(projectsDir, { recursive: true, force: true });
+  }
+}
+
+/** The bench project (a GeoPackage of polygons) in `stack`'s folder; its MAP value. */
+function benchProject(stack: Stack): string {
+  const folder = join(stack.projectsDir, PROJECT);
+  mkdirSync(folder);
+  const map = join(folder, `${PROJECT}.qgs`);
+  runPyqgisScript('write_access_project.py', map);
+  return map;
+}
+
+const GET_MAP =
+  'SERVICE=WMS&VERSION=1.3.0&REQUEST=GetMap&LAYERS=roads,secret&STYLES=&CRS=CRS:84&BBOX=0,0,4,4&WIDTH=64&HEIGHT=64&FORMAT=image/png';
+
+/** Milliseconds of one GetMap through `stack`'s nginx, sent `token`'s way. */
+async function timedMap(url: string, agent: Agent, token: string | undefined): Promise<number> {
+  const started = performance.now();
+  const body = await send(
+    url,
+    'GET',
+    agent,
+    undefined,
+    token === undefined ? {} : { authorization: `Bearer ${token}` },
+  );
+  if (body.subarray(1, 4).toString() !== 'PNG') throw new Error(`not a map: ${body.toString().slice(0, 200)}`);
+  return performance.now() - started;
+}
+
+/** Median GetMap through nginx with auth_request and without, in the same rounds. */
+async function nginxCheck(): Promise<string> {
+  const guarded = await startStack({ apiToken: ADMIN, tokenFailures: 100 }, {}, 'filesystem');
+  const open = await startStack({}, {}, 'filesystem');
+  const agents = [new Agent({ keepAlive: true, maxSockets: 1 }), new Agent({ keepAlive: true, maxSockets: 1 })];
+  try {
+    const roleBody = {
+      projects: { [PROJECT]: { access: 'read', layers: { roads: { filter: `"kind" = 'public'` } } } },
+    };
+    const headers = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
+    await fetch(`${guarded.api.url}/api/roles/viewer`, { method: 'PUT', headers, body: JSON.stringify(roleBody) });
+    const created = await fetch(`${guarded.api.url}/api/tokens`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'bench', roles: ['viewer'] }),
+    });
+    const token = ((await created.json()) as { token: string }).token;
+    const urls = [guarded, open].map((stack) => {
+      const map = benchProject(stack);
+      return `${stack.qgis.url}?MAP=${encodeURIComponent(map)}&${GET_MAP}`;
+    });
+    const servers = [
+      {
+        name: 'with auth_request (a token of a role with a filter)',
+        url: urls[0] ?? '',
+        token,
+        agent: agents[0] as Agent,
+      },
+      { name: 'without access control', url: urls[1] ?? '', token: undefined, agent: agents[1] as Agent },
+    ];
+    for (const server of servers)
+      for (let map = 0; map < 20; map++) await timedMap(server.url, server.agent, server.token);
+    const medians = servers.map(() => [] as number[]);
+    for (let round = 0; round < NGINX_ROUNDS; round++) {
+      const samples = servers.map(() => [] as number[]);
+      for (let map = 0; map < MAPS_PER_ROUND; map++) {
+        for (const [index, server] of servers.entries()) {
+          samples[index]?.push(await timedMap(server.url, server.agent, server.token));
+        }
+      }
+      samples.forEach((each, index) => medians[index]?.push(median(each)));
+    }
+    const [withCheck = [], without = []] = medians;
+    const added = withCheck.map((value, round) => value - (without[round] ?? Number.NaN));
+    return [
+      `### nginx's auth_request on a GetMap (target: at most ${NGINX_TARGET_MS} ms added to the median)`,
+      `- Two production stacks (nginx, a pool of 2 qgis_mapserv.fcgi, the API), one with access control (nginx asks the API, which answers the rules; the plugin applies them), one without; a 64 px GetMap of two layers of the access tests' project; ${NGINX_ROUNDS} rounds of ${MAPS_PER_ROUND} maps each, one connection per stack, the stacks in turn map by map; the medians of each round, and their difference`,
+      '',
+      table(
+        [
+          'GetMap through nginx',
+          'median ms (lowest to highest round)',
+          'added ms, median of rounds',
+          `target ${NGINX_TARGET_MS} ms`,
+        ],
+        [
+          [
+            servers[0]?.name ?? '',
+            `${median(withCheck).toFixed(2)} (${spread(withCheck, 2)})`,
+            `${median(added).toFixed(3)} (${spread(added, 3)})`,
+            median(added) <= NGINX_TARGET_MS ? 'met' : 'not met',
+          ],
+          [servers[1]?.name ?? '', `${median(without).toFixed(2)} (${spread(without, 2)})`, '', ''],
+        ],
+      ),
+    ].join('\n');
+  } finally {
+    for (const agent of agents) agent.destroy();
+    await guarded.stop();
+    await open.stop();
+  }
+}
+
+export async function runAccessBench(parts: PartFilter): Promise<string> {
+  const sections = ['## Access control'];
+  if (parts('check')) sections.push(await apiCheck());
+  if (parts('nginx')) sections.push(await nginxCheck());
+  return sections.join('\n\n');
+}
