@@ -718,11 +718,13 @@ describe('hostile requests to every route', () => {
   }
 
   /** The query a route needs before its own work runs, for the routes that require one. */
+  const VIEW_QUERY = 'layers=elevation&bbox=-180,-90,180,90&crs=EPSG:4326&width=64&height=64';
   const canonicalQueries: Record<string, () => string> = {
     'GET /api/datasources/files': () => `?path=${encodeURIComponent(data.dir)}`,
     'GET /api/datasources/postgres': () => '?service=steward',
     'GET /api/projects/{project}/versions/{version}/diff': () => `?to=${realValues['version']?.[1] ?? 'missing'}`,
-    'GET /api/projects/{project}/wms': () => '?layers=elevation&bbox=-180,-90,180,90&crs=EPSG:4326&width=64&height=64',
+    'GET /api/projects/{project}/wms': () => `?${VIEW_QUERY}`,
+    'GET /api/projects/{project}/feature-info': () => `?${VIEW_QUERY}&i=32&j=32`,
   };
 
   /** The first run of each route: real names, its required query, the valid body, so every route's own work runs. */

@@ -1,7 +1,34 @@
 import { connect, createServer } from 'node:net';
 
-/** Asks the kernel for a free loopback port. */
-export function freePort(host = '127.0.0.1'): Promise<number> {
+/**
+ * Ports handed out below Linux's default range of ephemeral ports (32768-60999). A port the kernel
+ * picks for `listen(0)` comes from that range, where any outgoing connection may take it as its
+ * local port before the server meant to have it binds it ("address already in use").
+ */
+const FIRST_PORT = 20_000;
+const PORTS = 12_768;
+const ATTEMPTS = 50;
+
+/** Whether `port` can be listened on now; false when it is taken. */
+function bindable(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, host, () => server.close(() => resolve(true)));
+  });
+}
+
+/** A free loopback port outside the ephemeral range, or one the kernel picks if none is found. */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
+    const port = FIRST_PORT + Math.floor(Math.random() * PORTS);
+    if (await bindable(port, host)) return port;
+  }
+  return kernelPort(host);
+}
+
+function kernelPort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
