@@ -95,7 +95,14 @@ describe('web console: the layer tree and layer properties', () => {
     await panel.getByLabel('New group').fill('Base');
     await panel.getByRole('button', { name: 'Add group' }).click();
     await panel.getByTestId('tree-group-Base').waitFor();
-    assert.deepEqual(names(await tree()), ['Base[]', 'districts', 'roads', 'elevation']);
+    // The panel shows the group as it sends it: the project has it once the PUT is answered.
+    const expected = ['Base[]', 'districts', 'roads', 'elevation'];
+    let seen: string[] = [];
+    await until(
+      () => `the project's tree to hold the group (last ${JSON.stringify(seen)})`,
+      async () => JSON.stringify((seen = names(await tree()))) === JSON.stringify(expected),
+      10_000,
+    );
 
     await panel.getByLabel('New group').fill('Base');
     await panel.getByRole('button', { name: 'Add group' }).click();

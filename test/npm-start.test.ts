@@ -232,8 +232,14 @@ describe('npm start with the development servers (STEWARD_DEV_SERVERS=1)', () =>
       () => mapservers().length === 1 && mapservers()[0] !== victim,
       30_000,
     );
-    const metrics = await (await fetch(`${launched.api}/metrics`)).text();
-    assert.match(metrics, /steward_child_restarts_total\{child="qgis-mapserver"\} 1/);
+    await until(
+      'the restart counted in /metrics',
+      async () =>
+        /steward_child_restarts_total\{child="qgis-mapserver"\} 1/.test(
+          await (await fetch(`${launched.api}/metrics`)).text(),
+        ),
+      30_000,
+    );
     await waitFor('the new process to register', async () => {
       const ids = await registered();
       return ids.length === 1 && ids[0] !== first;
