@@ -273,7 +273,8 @@ describe(`the plugin in fresh qgis_mapserv.fcgi processes (${TEST_QGIS.name})`, 
     for (const { id } of round) assert.equal(await registry.request(id, 'invalidate', { map }), true);
   }
 
-  it(`survives every question after each kind of first request, ${ROUNDS} rounds`, async (t) => {
+  // 20 fresh pools take 100-120 s on 2 cores beside another test file: more than the default timeout.
+  it(`survives every question after each kind of first request, ${ROUNDS} rounds`, { timeout: 360_000 }, async (t) => {
     let reloaded = 0;
     for (let number = 1; number <= ROUNDS; number++) {
       const { pool, round } = await startRound(number);
