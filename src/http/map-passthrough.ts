@@ -46,10 +46,10 @@ export function mapTarget(url: string): MapTarget | undefined {
 }
 
 /**
- * What the passthrough does in place of each hook the app runs on a request or adds to its routes,
- * by the hook and the name of its function (anonymous: ''). A test compares this list with the
- * app's hooks, so that a hook added to the app is given its equivalent here, or maps go through
- * the route.
+ * What the passthrough does in place of each hook the map route runs on a request (wherever it was
+ * registered) and each hook the app adds to its routes, by the hook and the name of its function
+ * (anonymous: ''). A test compares this list with the route's hooks, so that a hook added on the
+ * way to the route is given its equivalent here, or maps go through the route.
  */
 export const HOOK_EQUIVALENTS: readonly { hook: string; name: string; here: string }[] = [
   {
@@ -59,11 +59,12 @@ export const HOOK_EQUIVALENTS: readonly { hook: string; name: string; here: stri
   },
   { hook: 'preParsing', name: 'guardBody', here: 'nothing: a GET of a map has no body' },
   { hook: 'preHandler', name: 'checkBody', here: 'nothing: a GET of a map has no body' },
+  { hook: 'preHandler', name: 'resolveProject', here: "projectRef() on the path's names and the schema" },
   { hook: 'preSerialization', name: 'filterListing', here: 'nothing: a map is an image, not a listing' },
   { hook: 'onSend', name: 'addSecurityHeaders', here: 'API_HEADERS on every answer' },
   { hook: 'onResponse', name: 'recordChange', here: 'nothing: a read is no change to audit' },
   { hook: 'onResponse', name: 'observeRequest', here: 'observe() once the answer is written' },
-  { hook: 'onRoute', name: 'scopeProject', here: "projectRef() on the path's names and the schema" },
+  { hook: 'onRoute', name: 'scopeProject', here: 'nothing more: it gives the route resolveProject, above' },
   { hook: 'onRoute', name: 'wrapWrites', here: 'nothing: a read has no write origin' },
   { hook: 'onRoute', name: 'markOpenRoute', here: 'nothing: the map route is protected, never open' },
   { hook: 'onRoute', name: '', here: "nothing: @fastify/swagger's, which lists routes for the OpenAPI description" },
