@@ -68,7 +68,7 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
 }
 
 /** No QGIS Server listens there: suites that time the API alone start it so. */
-const NO_QGIS_SERVER = 'http://127.0.0.1:9/ows/';
+export const NO_QGIS_SERVER = 'http://127.0.0.1:9/ows/';
 
 export type CallableApi = ApiProcess & Caller;
 

@@ -12,7 +12,6 @@ import autocannon from 'autocannon';
 
 import { writeFileAtomic } from '../src/storage/atomic-file.js';
 import { type Fixtures, makeFixtures } from '../test/support/fixtures.js';
-import { apiCall } from '../test/support/http.js';
 import {
   type Caller,
   copiesOf,
@@ -23,7 +22,7 @@ import {
   pyqgisRead,
   writeSamples,
 } from './api.js';
-import { startApiProcess } from './api-process.js';
+import { NO_QGIS_SERVER, startApiAlone } from './api-process.js';
 import { closeClient } from './http-client.js';
 import { EVERY_PART, type PartFilter } from './parts.js';
 import { median, ms, summarise, table, type Timing } from './stats.js';
@@ -38,8 +37,6 @@ const WRITES_PER_ROUND = 5;
 const READ_ROUNDS = 5;
 /** Durable replaces of each project's file alone, in turn, for the floor of a write. */
 const REPLACE_RUNS = 15;
-/** No QGIS Server is needed: these routes never draw. */
-const NO_QGIS_SERVER = 'http://127.0.0.1:9/ows/';
 
 /** The API's own process, and how to call it. */
 type Api = Caller & { url: string; pid: number };
@@ -378,25 +375,10 @@ async function memorySection(projectsDir: string): Promise<string> {
 /** The parts of the suite, in the order they run. */
 export const SCALE_PARTS = ['writes', 'reads', 'memory'];
 
-/** The API as `npm run serve` starts it, on `projectsDir`, and how to call it. */
-async function startApi(projectsDir: string): Promise<Api & { close(): Promise<void> }> {
-  const server = await startApiProcess({
-    STEWARD_QGISSERVER_URL: NO_QGIS_SERVER,
-    STEWARD_QGISSERVER_PROJECTS_DIR: projectsDir,
-    STEWARD_LOGLEVEL: 'ERROR',
-  });
-  return {
-    url: server.url,
-    pid: server.pid,
-    call: (method: string, path: string, body?: unknown) => apiCall(server.url, method, path, body),
-    close: () => server.close(),
-  };
-}
-
 /** The reads' runs, with a second API process of its own projects for the writes sent elsewhere. */
 async function readsElsewhereToo(api: Api, data: Fixtures, project: string): Promise<ReadRuns> {
   const otherDir = mkdtempSync(join(tmpdir(), 'steward-bench-scale-other-'));
-  const other = await startApi(otherDir);
+  const other = await startApiAlone(otherDir);
   try {
     await fillProject(other, data, project, 100);
     return await readRuns(api, other, data, project);
@@ -409,7 +391,7 @@ async function readsElsewhereToo(api: Api, data: Fixtures, project: string): Pro
 export async function runScaleBench(runs: PartFilter = EVERY_PART): Promise<string> {
   const data = makeFixtures();
   const projectsDir = mkdtempSync(join(tmpdir(), 'steward-bench-scale-'));
-  const api = await startApi(projectsDir);
+  const api = await startApiAlone(projectsDir);
   try {
     const sections: string[] = [];
     if (runs('writes')) {

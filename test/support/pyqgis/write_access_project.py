@@ -13,17 +13,12 @@ import sys
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from polygon_layers import flat_colour, publish_by_wfs, write_polygon_layer
 from qgis.core import (
     QgsApplication,
     QgsCoordinateReferenceSystem,
-    QgsFeature,
-    QgsField,
-    QgsFillSymbol,
-    QgsGeometry,
     QgsProject,
     QgsRectangle,
-    QgsSingleSymbolRenderer,
-    QgsVectorFileWriter,
     QgsVectorLayer,
 )
 from qgis.PyQt.QtCore import QVariant
@@ -44,33 +39,16 @@ if public_only:
     FEATURES = {"roads": [row for row in FEATURES["roads"] if row[1] == "public"]}
 COLOURS = {"roads": "255,0,0,255", "secret": "0,0,255,255"}
 
+FIELDS = [("kind", QVariant.String), ("owner", QVariant.String)]
 for index, (name, rows) in enumerate(FEATURES.items()):
-    memory = QgsVectorLayer("Polygon?crs=EPSG:4326", name, "memory")
-    provider = memory.dataProvider()
-    provider.addAttributes([QgsField("kind", QVariant.String), QgsField("owner", QVariant.String)])
-    memory.updateFields()
-    for (x, y), kind, owner in rows:
-        feature = QgsFeature(memory.fields())
-        feature.setGeometry(QgsGeometry.fromRect(QgsRectangle(x, y, x + 1, y + 1)))
-        feature.setAttributes([kind, owner])
-        provider.addFeature(feature)
-    options = QgsVectorFileWriter.SaveVectorOptions()
-    options.layerName = name
-    options.actionOnExistingFile = (
-        QgsVectorFileWriter.CreateOrOverwriteLayer if index else QgsVectorFileWriter.CreateOrOverwriteFile
-    )
-    written = QgsVectorFileWriter.writeAsVectorFormatV2(memory, geopackage, project.transformContext(), options)
-    assert written[0] == QgsVectorFileWriter.NoError, written
+    squares = [(QgsRectangle(x, y, x + 1, y + 1), [kind, owner]) for (x, y), kind, owner in rows]
+    write_polygon_layer(geopackage, name, FIELDS, squares, project.transformContext(), new_file=index == 0)
     layer = QgsVectorLayer(f"{geopackage}|layername={name}", name, "ogr")
     assert layer.isValid(), name
-    symbol = QgsFillSymbol.createSimple({"color": COLOURS[name], "outline_style": "no"})
-    layer.setRenderer(QgsSingleSymbolRenderer(symbol))
+    flat_colour(layer, COLOURS[name])
     project.addMapLayer(layer)
 
-ids = [layer.id() for layer in project.mapLayers().values()]
-project.writeEntry("WFSLayers", "/", ids)
-for operation in ("Update", "Insert", "Delete"):
-    project.writeEntry("WFSTLayers", operation, ids)
+publish_by_wfs(project, [layer.id() for layer in project.mapLayers().values()])
 project.writeEntry("WMSExtent", "/", ["0", "0", "4", "4"])
 assert project.write(output), "QGIS could not write the project"
 app.exitQgis()

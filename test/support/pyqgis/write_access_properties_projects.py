@@ -20,13 +20,10 @@ import sys
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from polygon_layers import flat_colour, publish_by_wfs, write_polygon_layer
 from qgis.core import (
     QgsApplication,
     QgsCoordinateReferenceSystem,
-    QgsFeature,
-    QgsField,
-    QgsFillSymbol,
-    QgsGeometry,
     QgsLayoutItemMap,
     QgsLayoutPoint,
     QgsLayoutSize,
@@ -34,9 +31,7 @@ from qgis.core import (
     QgsProject,
     QgsRasterLayer,
     QgsRectangle,
-    QgsSingleSymbolRenderer,
     QgsUnitTypes,
-    QgsVectorFileWriter,
     QgsVectorLayer,
 )
 from qgis.PyQt.QtCore import QVariant
@@ -52,23 +47,12 @@ EXTENT = QgsRectangle(0, 0, 4, 4)
 def write_geopackage():
     context = QgsProject.instance().transformContext()
     for index, layer in enumerate(spec["layers"]):
-        memory = QgsVectorLayer("Polygon?crs=EPSG:4326", layer["name"], "memory")
-        provider = memory.dataProvider()
-        provider.addAttributes([QgsField(name, TYPES[kind]) for name, kind in layer["fields"]])
-        memory.updateFields()
-        for row in layer["features"]:
-            feature = QgsFeature(memory.fields())
-            x, y = row["x"], row["y"]
-            feature.setGeometry(QgsGeometry.fromRect(QgsRectangle(x + 0.1, y + 0.1, x + 0.9, y + 0.9)))
-            feature.setAttributes(row["values"])
-            provider.addFeature(feature)
-        options = QgsVectorFileWriter.SaveVectorOptions()
-        options.layerName = layer["name"]
-        options.actionOnExistingFile = (
-            QgsVectorFileWriter.CreateOrOverwriteLayer if index else QgsVectorFileWriter.CreateOrOverwriteFile
-        )
-        written = QgsVectorFileWriter.writeAsVectorFormatV2(memory, spec["gpkg"], context, options)
-        assert written[0] == QgsVectorFileWriter.NoError, written
+        fields = [(name, TYPES[kind]) for name, kind in layer["fields"]]
+        rows = [
+            (QgsRectangle(row["x"] + 0.1, row["y"] + 0.1, row["x"] + 0.9, row["y"] + 0.9), row["values"])
+            for row in layer["features"]
+        ]
+        write_polygon_layer(spec["gpkg"], layer["name"], fields, rows, context, new_file=index == 0)
 
 
 def write_raster():
@@ -107,8 +91,7 @@ def write_project(wanted):
         assert source.isValid(), name
         if wanted["layers"][name]:
             assert source.setSubsetString(wanted["layers"][name]), wanted["layers"][name]
-        symbol = QgsFillSymbol.createSimple({"color": layer["colour"], "outline_style": "no"})
-        source.setRenderer(QgsSingleSymbolRenderer(symbol))
+        flat_colour(source, layer["colour"])
         project.addMapLayer(source)
         vectors.append(source)
     rasters = []
@@ -120,9 +103,7 @@ def write_project(wanted):
         rasters.append(raster)
     vector_ids = [layer.id() for layer in vectors]
     every_id = vector_ids + [layer.id() for layer in rasters]
-    project.writeEntry("WFSLayers", "/", vector_ids)
-    for operation in ("Update", "Insert", "Delete"):
-        project.writeEntry("WFSTLayers", operation, vector_ids)
+    publish_by_wfs(project, vector_ids)
     project.writeEntry("WCSLayers", "/", [layer.id() for layer in rasters])
     project.writeEntryBool("WMTSLayers", "Project", False)
     project.writeEntry("WMTSLayers", "Layer", every_id)
