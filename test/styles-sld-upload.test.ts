@@ -23,6 +23,11 @@ import { xmlDifference } from './support/style-oracle.js';
 
 const SLD_TYPE = 'application/vnd.ogc.sld+xml';
 
+interface Version {
+  id: string;
+  summary: string;
+}
+
 describe(`SLD uploads: stored as QGIS ${TEST_QGIS.version}'s loadSldStyle reads them, drawn as QGIS draws them`, () => {
   let stack: Stack;
   let data: Fixtures;
@@ -65,6 +70,19 @@ describe(`SLD uploads: stored as QGIS ${TEST_QGIS.version}'s loadSldStyle reads 
       dpi: SERVER_DPI,
       out,
     };
+  };
+  const newestVersion = async (): Promise<Version> => {
+    const reply = await stack.call('GET', `${project}/versions?limit=1`);
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    return (reply.body as { versions: Version[] }).versions[0] as Version;
+  };
+  /** The upload after `previous` wrote the project once: one version, told by `summary`, holding the project as stored. */
+  const assertOneVersion = async (previous: Version, summary: string): Promise<void> => {
+    const newest = await newestVersion();
+    assert.equal(Number(newest.id), Number(previous.id) + 1, `one version after ${previous.id}: ${newest.summary}`);
+    assert.equal(newest.summary, summary);
+    const content = await fetch(`${stack.api.url}${project}/versions/${newest.id}`);
+    assert.equal(await content.text(), await stack.storage.projectXml('geoserver'));
   };
   /** Where Steward's maps and PyQGIS's drawings of the same SLDs disagree. */
   const disagreements = (jobs: RenderJob[], served: Buffer[]): string[] => {
@@ -174,16 +192,20 @@ describe(`SLD uploads: stored as QGIS ${TEST_QGIS.version}'s loadSldStyle reads 
   it('replaces a style (200) in the layers that draw it, and without current=true leaves the current style', async () => {
     const before = distinctColours(decodePng(await map('polygons')));
     assert.ok(before.has('0,170,0'), 'the layer draws the scales style');
+    const newest = await newestVersion();
     const added = await put('polygons', 'other', OTHER_FILL, SLD_TYPE, '');
     assert.equal(added.status, 201, await added.text());
+    await assertOneVersion(newest, 'added style other, given to layer polygons');
     const layer = (await stack.call('GET', `${project}/layers/polygons`)).body as {
       current_style: string;
       styles: string[];
     };
     assert.equal(layer.current_style, 'scales');
     assert.ok(layer.styles.includes('other'), `the layer has the style (${layer.styles.join(', ')})`);
+    const beforeReplace = await newestVersion();
     const replaced = await put('polygons', 'scales', OTHER_FILL, SLD_TYPE, '');
     assert.equal(replaced.status, 200, await replaced.text());
+    await assertOneVersion(beforeReplace, 'replaced style scales, given to layer polygons');
     const after = distinctColours(decodePng(await map('polygons')));
     assert.ok(after.has('170,0,170') && !after.has('0,170,0'), 'the layer draws the replacement');
   });

@@ -267,7 +267,7 @@ async function buildServices(
   const styleDocuments = new StyleDocuments(maps, layers);
   const fonts = new InstanceFonts(instances, installedFontFamilies);
   const stylePackages = new StylePackages(repository, styles, projectStyles, config.styleBodyLimit, fonts, styleFiles);
-  const sldStyles = new SldStyles(maps, layers, stylePackages, styles);
+  const sldStyles = new SldStyles(maps, layers, stylePackages);
   // Before the registry listens, so that the first instance to register loads the pinned projects.
   const projectFleet = new ProjectFleet({ instances, registry, repository, pins, log: monitorLog(logger) });
   if (registry && config.monitoringPort !== undefined) {

@@ -16,10 +16,11 @@ import { repairHint } from '../services/datasource-repair.js';
 import { type LayerService } from '../services/layers.js';
 import { type ProjectRepository } from '../services/repository.js';
 import { type StyleFiles } from '../services/style-files.js';
+import { type UnlistedProject } from '../services/unlisted-projects.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { fontAbsences, type FontHosts, type InstanceFonts } from './instance-fonts.js';
 
-export type FindingKind = 'datasource' | 'server' | 'svg' | 'image' | 'font' | 'crs';
+export type FindingKind = 'datasource' | 'server' | 'svg' | 'image' | 'font' | 'crs' | 'layout';
 
 export interface Finding {
   kind: FindingKind;
@@ -39,6 +40,15 @@ export interface ProjectCheck {
   layers: LayerCheck[];
   /** Findings about the project as a whole (QGIS Server refusing it). */
   findings: Finding[];
+}
+
+/** The check of a project file Steward serves under no name: QGIS Server is never given it. */
+export function unlistedCheck(project: UnlistedProject): ProjectCheck {
+  return {
+    status: 'broken',
+    layers: [],
+    findings: [{ kind: 'layout', message: `${project.reason}; ${project.remedy}` }],
+  };
 }
 
 /** Kinds that make a layer unusable; the others draw it wrongly (a "?" marker, another font). */

@@ -6,6 +6,7 @@ import { localDateTime } from './local-time.js';
 import { checkName, checkText } from './names.js';
 import { type ProjectPins } from './pins.js';
 import { type ProjectRepository } from './repository.js';
+import { type UnlistedProject, unlistedProjects } from './unlisted-projects.js';
 
 export const DEFAULT_SCHEMA = 'public';
 export const DEFAULT_PROJECT_CRS = 'EPSG:3857';
@@ -80,6 +81,11 @@ export class ProjectService {
 
   list(schema = DEFAULT_SCHEMA): Promise<string[]> {
     return this.repository.store.list(checkSchema(schema));
+  }
+
+  /** The project files of a schema that Steward serves under no name, with why and how to serve them. */
+  async unlisted(schema = DEFAULT_SCHEMA): Promise<UnlistedProject[]> {
+    return unlistedProjects(this.repository.store, await this.list(schema));
   }
 
   async info(ref: ProjectRef): Promise<ProjectInfo> {

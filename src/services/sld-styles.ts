@@ -12,7 +12,6 @@ import { type LayerService } from './layers.js';
 import { bytes, type MapService } from './maps.js';
 import { checkName } from './names.js';
 import { type StyleAnswer, type StylePackages } from './style-packages.js';
-import { type StyleService } from './styles.js';
 
 /**
  * QGIS Server reads a POST body that is XML as parameters (its root's name as REQUEST, each of its
@@ -29,7 +28,6 @@ export class SldStyles {
     private readonly maps: MapService,
     private readonly layers: LayerService,
     private readonly packages: StylePackages,
-    private readonly styles: StyleService,
   ) {}
 
   /**
@@ -41,9 +39,7 @@ export class SldStyles {
     checkName('style', name);
     checkSldDocument(sld);
     const qml = await this.qml(ref, layer, sld);
-    const answer = await this.packages.putDocument(ref, name, qml);
-    await this.styles.applyToLayer(ref, layer, { name, current });
-    return answer;
+    return this.packages.putDocument(ref, name, qml, { layer, current });
   }
 
   /** The QML QGIS Server's plugin writes after loading `sld` into a copy of the layer. */

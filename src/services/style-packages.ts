@@ -25,7 +25,7 @@ import { checkName } from './names.js';
 import { type ProjectStyles } from './project-styles.js';
 import { type ProjectRepository } from './repository.js';
 import { SAFE_IMAGE_EXTENSIONS, type StyleFiles } from './style-files.js';
-import { type StyleService } from './styles.js';
+import { type StyleService, type StyleTarget } from './styles.js';
 
 export interface StyleAnswer {
   /** Whether the style is new. */
@@ -110,15 +110,15 @@ export class StylePackages {
   /**
    * Stores (or replaces) style `name` from a QML document as QGIS wrote it, like
    * StyleService.putQml, once every image it names is found on the server: Unprocessable, naming
-   * them, for those that are not.
+   * them, for those that are not. With `target`, the style is given to that layer in the same write.
    */
-  async putDocument(ref: ProjectRef, name: string, qml: string): Promise<StyleAnswer> {
+  async putDocument(ref: ProjectRef, name: string, qml: string, target?: StyleTarget): Promise<StyleAnswer> {
     checkName('style', name);
     qmlFacts(qml);
     await this.repository.read(ref);
     const references = styleReferences(parseXml(qml).root);
     await this.locate(ref, references, [], 'neither with the project nor on the server');
-    const created = await this.store(ref, name, qml);
+    const created = await this.store(ref, name, qml, target);
     return { created, warnings: await this.fontWarnings(references.fonts) };
   }
 
@@ -209,9 +209,9 @@ export class StylePackages {
    * Stores the style, then removes the images of its folder that nothing names any more: those of
    * the package it replaced, or those just kept when the style is refused.
    */
-  private async store(ref: ProjectRef, name: string, qml: string): Promise<boolean> {
+  private async store(ref: ProjectRef, name: string, qml: string, target?: StyleTarget): Promise<boolean> {
     try {
-      return await this.styles.putQml(ref, name, qml);
+      return await this.styles.putQml(ref, name, qml, target);
     } finally {
       await this.styles.pruneImages(ref);
     }

@@ -80,6 +80,46 @@ function dependsOnLayer(stored: StoredStyle): boolean {
   return stored.style.symbology.properties.contrast_enhancement?.limits_min_max !== 'UserDefined';
 }
 
+/** A layer a stored style is given to as it is stored, made its current style with `current`. */
+export interface StyleTarget {
+  layer: string;
+  current: boolean;
+}
+
+/**
+ * Puts style `name` in every layer that has it and in `target`'s layer; answers the layers that
+ * draw it now or drew it before (their maps change).
+ */
+function putInLayers(
+  document: ProjectDocument,
+  ref: ProjectRef,
+  name: string,
+  qml: string,
+  target: StyleTarget | undefined,
+): string[] {
+  const drawn: string[] = [];
+  for (const layer of document.layers()) {
+    const element = document.mapLayerElement(layer.name);
+    if (!element || layer.name === target?.layer || !layerStyleNames(element).includes(name)) continue;
+    putLayerStyle(element, name, qml, false);
+    if (currentLayerStyleName(element) === name) drawn.push(layer.name);
+  }
+  if (target) {
+    const element = mapLayerOf(document, ref, target.layer);
+    const wasCurrent = currentLayerStyleName(element) === name;
+    putLayerStyle(element, name, qml, target.current);
+    if (target.current || wasCurrent) drawn.push(target.layer);
+  }
+  document.invalidate();
+  return drawn;
+}
+
+function styleSummary(name: string, created: boolean, target: StyleTarget | undefined): string {
+  const stored = `${created ? 'added' : 'replaced'} style ${name}`;
+  if (!target) return stored;
+  return `${stored}${target.current ? ', the style of' : ', given to'} layer ${target.layer}`;
+}
+
 export class StyleService {
   /** Styles as read from their QML, for each catalogue they were read with. */
   private readonly readStyles = new WeakMap<SymbologyCatalogue, LruCache<{ bytes: number; stored: StoredStyle }>>();
@@ -155,36 +195,31 @@ export class StyleService {
 
   /**
    * Stores a QML document as QGIS wrote it as style `name`, or replaces that style, in the style
-   * manager of every layer that has it too. Answers whether the style is new. BadRequest for a
-   * document that is not a QGIS style, Unprocessable for one a layer using it cannot draw with.
+   * manager of every layer that has it too, and in `target`'s layer, as its current style when it
+   * says so: one write, one version. Answers whether the style is new. BadRequest for a document
+   * that is not a QGIS style, Unprocessable for one a layer using it cannot draw with.
    */
-  async putQml(ref: ProjectRef, name: string, qml: string): Promise<boolean> {
+  async putQml(ref: ProjectRef, name: string, qml: string, target?: StyleTarget): Promise<boolean> {
     checkName('style', name);
     if (name === BUILT_IN_STYLE) throw new Conflict(`"${BUILT_IN_STYLE}" is the built-in style`);
     qmlFacts(qml);
     await this.repository.read(ref);
-    if (!(await this.styles.has(ref, name))) {
+    if (!target && !(await this.styles.has(ref, name))) {
       const isNew = async () => !(await this.styles.has(ref, name));
       if (await this.repository.changeStyles(ref, [{ name, qml }], `added style ${name}`, isNew)) return true;
     }
-    const current = await this.repository.update(
+    let created = false;
+    const drawn = await this.repository.update(
       ref,
-      (document) => {
-        const drawn: string[] = [];
-        for (const layer of document.layers()) {
-          const element = document.mapLayerElement(layer.name);
-          if (!element || !layerStyleNames(element).includes(name)) continue;
-          putLayerStyle(element, name, qml, false);
-          if (currentLayerStyleName(element) === name) drawn.push(layer.name);
-        }
-        document.invalidate();
-        return drawn;
+      async (document) => {
+        created = !(await this.styles.has(ref, name));
+        return putInLayers(document, ref, name, qml, target);
       },
       [{ name, qml }],
-      `replaced style ${name}`,
+      () => styleSummary(name, created, target),
     );
-    for (const layer of current) await this.lifecycle.layerStyleChanged?.(ref, layer);
-    return false;
+    for (const layer of drawn) await this.lifecycle.layerStyleChanged?.(ref, layer);
+    return created;
   }
 
   /** The layers QGIS Server draws with the style: those whose current style it is. */

@@ -25,6 +25,10 @@ import { type StyleChange } from './style-store.js';
 
 const PROJECT_EXTENSIONS = ['.qgs', '.qgz'] as const;
 
+function isProjectFile(entry: string): boolean {
+  return PROJECT_EXTENSIONS.some((extension) => entry.endsWith(extension));
+}
+
 /** The empty file in a project's folder that pins it: it goes wherever the folder goes. */
 const PIN_FILE = 'steward-pinned';
 
@@ -204,12 +208,28 @@ export class FilesystemStore implements ProjectStore {
   }
 
   async strayFiles(ref: ProjectRef): Promise<string[]> {
-    const isProject = (entry: string): boolean => PROJECT_EXTENSIONS.some((extension) => entry.endsWith(extension));
     const besides = (await this.entries()).filter(
-      (entry) => isProject(entry) && entry.slice(0, entry.lastIndexOf('.')) === ref.name,
+      (entry) => isProjectFile(entry) && entry.slice(0, entry.lastIndexOf('.')) === ref.name,
     );
-    const inside = await readdir(this.dataDir(ref)).catch(() => [] as string[]);
-    return [...besides, ...inside.filter(isProject).map((entry) => join(ref.name, entry))].sort();
+    return [...besides, ...(await this.projectFilesIn(ref.name))].sort();
+  }
+
+  async unlistedFiles(): Promise<string[]> {
+    const unlisted: string[] = [];
+    for (const entry of (await this.entries()).filter((name) => !name.startsWith('.')).sort()) {
+      if (isProjectFile(entry)) unlisted.push(entry);
+      else if (!this.holdsProject(entry)) unlisted.push(...(await this.projectFilesIn(entry)));
+    }
+    return unlisted;
+  }
+
+  /** The project files of a folder of the projects folder, by their path in it; none when it is no folder. */
+  private async projectFilesIn(folder: string): Promise<string[]> {
+    const inside = await readdir(join(this.projectsDir, folder)).catch(() => [] as string[]);
+    return inside
+      .filter(isProjectFile)
+      .map((entry) => join(folder, entry))
+      .sort();
   }
 
   async read(ref: ProjectRef): Promise<StoredProject | undefined> {
@@ -235,9 +255,20 @@ export class FilesystemStore implements ProjectStore {
     } catch (error) {
       await rm(staging, { recursive: true, force: true });
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOTEMPTY' || code === 'EEXIST') throw new Conflict(`project "${ref.name}" already exists`);
+      if (code === 'ENOTEMPTY' || code === 'EEXIST') throw await this.taken(ref);
       throw error;
     }
+  }
+
+  /** The Conflict for a project whose folder exists: the project, or a folder without its file. */
+  private async taken(ref: ProjectRef): Promise<Conflict> {
+    if (this.projectFile(ref)) return new Conflict(`project "${ref.name}" already exists`);
+    const files = await this.projectFilesIn(ref.name);
+    const held = `the projects folder has a folder "${ref.name}" already, without ${ref.name}.qgs or ${ref.name}.qgz`;
+    if (files.length === 0) return new Conflict(`${held}: move it away to create the project`);
+    return new Conflict(
+      `${held}, and ${files.join(', ')} in it: rename one ${ref.name}/${ref.name} with its extension (.qgs or .qgz) to serve it as the project`,
+    );
   }
 
   /**

@@ -67,6 +67,12 @@ export interface ProjectStore {
    * that says why the project is not there; empty when there are none.
    */
   strayFiles?(ref: ProjectRef): Promise<string[]>;
+  /**
+   * Every project file the store holds outside that layout and serves under no name, by its path
+   * in the store (a `.qgs` beside the project folders, those of a folder without its own); the
+   * other project files of a served project's folder are its own (copies, backups) and not told.
+   */
+  unlistedFiles?(): Promise<string[]>;
   /** Stores a new project; throws Conflict when the name is taken. */
   create(ref: ProjectRef, text: string): Promise<void>;
   /**

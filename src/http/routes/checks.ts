@@ -3,7 +3,7 @@ import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { type FastifyPluginAsync } from 'fastify';
 
-import { type ProjectChecker } from '../../insight/checks.js';
+import { type ProjectChecker, unlistedCheck } from '../../insight/checks.js';
 import { projectRef, type ProjectService } from '../../services/projects.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses, ProjectParams, SchemaQuery } from '../schemas.js';
@@ -16,13 +16,16 @@ const Finding = Type.Object({
     Type.Literal('image'),
     Type.Literal('font'),
     Type.Literal('crs'),
+    Type.Literal('layout'),
   ]),
   message: Type.String(),
 });
 
 export const ProjectCheck = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('broken')], {
-    description: 'broken: QGIS Server refuses the project; degraded: some layers have findings',
+    description:
+      'broken: QGIS Server refuses the project, or Steward serves the file under no name (a `layout` finding); ' +
+      'degraded: some layers have findings',
   }),
   layers: Type.Array(
     Type.Object({
@@ -56,6 +59,10 @@ export function checkRoutes(checker: ProjectChecker, projects: ProjectService): 
         schema: {
           tags: ['projects'],
           summary: 'Check every project of a schema',
+          description:
+            'Keyed by project name; project files outside the `<name>/<name>.qgs` (or `.qgz`) layout, which ' +
+            'Steward serves under no name, are keyed by their path in the projects folder, broken, with a ' +
+            '`layout` finding that says why and how to serve them.',
           querystring: SchemaQuery,
           response: { 200: Type.Record(Type.String(), ProjectCheck), ...errorResponses },
         },
@@ -66,6 +73,8 @@ export function checkRoutes(checker: ProjectChecker, projects: ProjectService): 
         const checks = [];
         // One project at a time: each check already asks QGIS Server and GDAL in parallel.
         for (const name of names) checks.push([name, await checker.check(projectRef(name, schema))] as const);
+        for (const unlisted of await projects.unlisted(schema))
+          checks.push([unlisted.file, unlistedCheck(unlisted)] as const);
         return Object.fromEntries(checks);
       },
     );

@@ -52,6 +52,9 @@ export function projectRoutes(projects: ProjectService): RouteModule {
         schema: {
           tags: ['projects'],
           summary: 'Project names of a schema',
+          description:
+            'The projects Steward serves, each from `<name>/<name>.qgs` (or `.qgz`) in the projects folder. ' +
+            'Project files outside that layout are not listed: GET /api/checks reports them, with why and how to serve them.',
           querystring: SchemaQuery,
           response: { 200: Type.Array(Type.String()), ...errorResponses },
         },

@@ -290,7 +290,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Check every project of a schema */
+        /**
+         * Check every project of a schema
+         * @description Keyed by project name; project files outside the `<name>/<name>.qgs` (or `.qgz`) layout, which Steward serves under no name, are keyed by their path in the projects folder, broken, with a `layout` finding that says why and how to serve them.
+         */
         get: {
             parameters: {
                 query?: {
@@ -335,18 +338,18 @@ export interface paths {
                             [key: string]: {
                                 /** @description About the project as a whole */
                                 findings: {
-                                    kind: "datasource" | "server" | "svg" | "image" | "font" | "crs";
+                                    kind: "datasource" | "server" | "svg" | "image" | "font" | "crs" | "layout";
                                     message: string;
                                 }[];
                                 layers: {
                                     findings: {
-                                        kind: "datasource" | "server" | "svg" | "image" | "font" | "crs";
+                                        kind: "datasource" | "server" | "svg" | "image" | "font" | "crs" | "layout";
                                         message: string;
                                     }[];
                                     name: string;
                                     status: "ok" | "degraded" | "broken";
                                 }[];
-                                /** @description broken: QGIS Server refuses the project; degraded: some layers have findings */
+                                /** @description broken: QGIS Server refuses the project, or Steward serves the file under no name (a `layout` finding); degraded: some layers have findings */
                                 status: "ok" | "degraded" | "broken";
                             };
                         };
@@ -2072,7 +2075,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Project names of a schema */
+        /**
+         * Project names of a schema
+         * @description The projects Steward serves, each from `<name>/<name>.qgs` (or `.qgz`) in the projects folder. Project files outside that layout are not listed: GET /api/checks reports them, with why and how to serve them.
+         */
         get: {
             parameters: {
                 query?: {
@@ -2487,18 +2493,18 @@ export interface paths {
                             check: {
                                 /** @description About the project as a whole */
                                 findings: {
-                                    kind: "datasource" | "server" | "svg" | "image" | "font" | "crs";
+                                    kind: "datasource" | "server" | "svg" | "image" | "font" | "crs" | "layout";
                                     message: string;
                                 }[];
                                 layers: {
                                     findings: {
-                                        kind: "datasource" | "server" | "svg" | "image" | "font" | "crs";
+                                        kind: "datasource" | "server" | "svg" | "image" | "font" | "crs" | "layout";
                                         message: string;
                                     }[];
                                     name: string;
                                     status: "ok" | "degraded" | "broken";
                                 }[];
-                                /** @description broken: QGIS Server refuses the project; degraded: some layers have findings */
+                                /** @description broken: QGIS Server refuses the project, or Steward serves the file under no name (a `layout` finding); degraded: some layers have findings */
                                 status: "ok" | "degraded" | "broken";
                             };
                             created: boolean;
@@ -2521,18 +2527,18 @@ export interface paths {
                             check: {
                                 /** @description About the project as a whole */
                                 findings: {
-                                    kind: "datasource" | "server" | "svg" | "image" | "font" | "crs";
+                                    kind: "datasource" | "server" | "svg" | "image" | "font" | "crs" | "layout";
                                     message: string;
                                 }[];
                                 layers: {
                                     findings: {
-                                        kind: "datasource" | "server" | "svg" | "image" | "font" | "crs";
+                                        kind: "datasource" | "server" | "svg" | "image" | "font" | "crs" | "layout";
                                         message: string;
                                     }[];
                                     name: string;
                                     status: "ok" | "degraded" | "broken";
                                 }[];
-                                /** @description broken: QGIS Server refuses the project; degraded: some layers have findings */
+                                /** @description broken: QGIS Server refuses the project, or Steward serves the file under no name (a `layout` finding); degraded: some layers have findings */
                                 status: "ok" | "degraded" | "broken";
                             };
                             created: boolean;
@@ -3047,18 +3053,18 @@ export interface paths {
                         "application/json": {
                             /** @description About the project as a whole */
                             findings: {
-                                kind: "datasource" | "server" | "svg" | "image" | "font" | "crs";
+                                kind: "datasource" | "server" | "svg" | "image" | "font" | "crs" | "layout";
                                 message: string;
                             }[];
                             layers: {
                                 findings: {
-                                    kind: "datasource" | "server" | "svg" | "image" | "font" | "crs";
+                                    kind: "datasource" | "server" | "svg" | "image" | "font" | "crs" | "layout";
                                     message: string;
                                 }[];
                                 name: string;
                                 status: "ok" | "degraded" | "broken";
                             }[];
-                            /** @description broken: QGIS Server refuses the project; degraded: some layers have findings */
+                            /** @description broken: QGIS Server refuses the project, or Steward serves the file under no name (a `layout` finding); degraded: some layers have findings */
                             status: "ok" | "degraded" | "broken";
                         };
                     };
