@@ -67,7 +67,7 @@ export async function runImportBench(): Promise<string> {
     const ours = (): Promise<unknown> => runGdalTask({ kind: 'import', options: options('steward_points') });
     const theirs = (): Promise<unknown> => {
       const reference = options('ogr2ogr_points');
-      const args = importArguments(reference, 'places');
+      const args = importArguments(reference, 'places', gdal.wkbPoint);
       // ogr2ogr takes the destination and the source before the layer names.
       args.splice(args.length - 1, 0, reference.destination, source);
       return run('nice', ['-n', String(BACKGROUND_NICENESS), 'ogr2ogr', ...args]);
@@ -89,7 +89,7 @@ export async function runImportBench(): Promise<string> {
     return [
       '## Import into PostGIS',
       '',
-      `A GeoPackage of ${FEATURES.toLocaleString('en')} points with a text field into a new table (overwrite), with \`${importArguments(options('t'), 'places').slice(0, -1).join(' ')}\`. Median of ${RUNS} runs of each side after one warm-up, taken in turn, with their spread. Steward: the \`import\` task of its jobs in a worker process kept ready (GDAL ${gdal.version}); reference: ${version.trim()}, both at niceness ${BACKGROUND_NICENESS}. Rows in the tables after the runs: ${rows.join(' and ')}.`,
+      `A GeoPackage of ${FEATURES.toLocaleString('en')} points with a text field into a new table (overwrite), with \`${importArguments(options('t'), 'places', gdal.wkbPoint).slice(0, -1).join(' ')}\`. Median of ${RUNS} runs of each side after one warm-up, taken in turn, with their spread. Steward: the \`import\` task of its jobs in a worker process kept ready (GDAL ${gdal.version}); reference: ${version.trim()}, both at niceness ${BACKGROUND_NICENESS}. Rows in the tables after the runs: ${rows.join(' and ')}.`,
       '',
       table(
         [

@@ -1,16 +1,17 @@
 /**
  * Publishing in Chromium against a real Steward and QGIS Server: a project downloaded as a .qgz
- * from its Publish page, published again under another name from the projects page, and a
- * replacement that waits for the person's confirmation.
+ * from its Publish page, published again under another name from the projects page, a
+ * replacement that waits for the person's confirmation, and bundles and projects dropped on the
+ * projects page (a drop made in the page with a DataTransfer of the file).
  */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 import { strFromU8, unzipSync } from 'fflate';
 import { type Page } from 'playwright-core';
 
-import { checkAccessibility, screenshot } from './support/browser.js';
+import { centreWhen, checkAccessibility, screenshot } from './support/browser.js';
 import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { createTownWithDistricts } from './support/demo-town.js';
 import { after, before, describe, test } from './support/node-test.js';
@@ -28,7 +29,11 @@ describe('web console: publishing', () => {
   before(async () => {
     run = await startConsoleRun(
       'console-publish',
-      (data) => startStack({ dataRoots: [data] }),
+      (data) => {
+        const uploads = join(dirname(data), 'uploads');
+        mkdirSync(uploads);
+        return startStack({ dataRoots: [data, uploads], uploadRoot: uploads });
+      },
       (server) => server.api.url,
     );
     ({ server: stack, page, errors, demo, dataDir } = run);
@@ -36,6 +41,22 @@ describe('web console: publishing', () => {
   });
 
   after(() => run?.close());
+
+  /** Drags a file named `name` holding `bytes` over the page, as from a file manager; drops it unless `hold`. */
+  async function dragFile(name: string, bytes: Buffer, hold = false): Promise<void> {
+    const dataTransfer = await page.evaluateHandle(
+      ({ file, data }) => {
+        const transfer = new DataTransfer();
+        transfer.items.add(new File([Uint8Array.from(atob(data), (char) => char.charCodeAt(0))], file));
+        return transfer;
+      },
+      { file: name, data: bytes.toString('base64') },
+    );
+    const target = page.getByRole('heading', { name: 'Projects', level: 1 });
+    await target.dispatchEvent('dragenter', { dataTransfer });
+    await target.dispatchEvent('dragover', { dataTransfer });
+    if (!hold) await target.dispatchEvent('drop', { dataTransfer });
+  }
 
   test('a project downloads as the .qgz QGIS Desktop opens', async () => {
     await page.goto('/projects/town');
@@ -109,7 +130,7 @@ describe('web console: publishing', () => {
     assert.deepEqual((await stack.call('GET', '/api/projects')).body, ['copy', 'town']);
 
     await form.getByLabel('Store it even if some layers are broken').check();
-    await form.getByRole('button', { name: 'Publish' }).click();
+    await form.getByRole('button', { name: 'Publish', exact: true }).click();
     await form
       .getByRole('status')
       .getByText(/^Project broken was published; its check says/)
@@ -142,6 +163,60 @@ describe('web console: publishing', () => {
       .getByText('Project copy was replaced; its check says every layer is valid.')
       .waitFor();
     assert.deepEqual((await stack.call('GET', '/api/projects/copy/layers')).body, ['districts']);
+    assert.deepEqual(errors, []);
+  });
+
+  test('a bundle dropped on the projects page is published with its progress and check, and its map draws', async () => {
+    const bundle = await fetch(`${stack.api.url}/api/projects/town/archive?data=true`);
+    assert.equal(bundle.status, 200);
+    await page.goto('/');
+    const form = page.getByRole('form', { name: 'Publish a project file' });
+    await form.getByText('Or drop a .qgz, .qgs or .zip bundle anywhere on this page to publish it.').waitFor();
+    const bytes = Buffer.from(await bundle.arrayBuffer());
+    await dragFile('dropped.zip', bytes, true);
+    await page.getByText('Drop the project file to publish it').waitFor();
+    await screenshot(page, 'publish-drop');
+    await dragFile('dropped.zip', bytes);
+    await page.getByText('Drop the project file to publish it').waitFor({ state: 'detached' });
+    await form
+      .getByRole('status')
+      .getByText(/^Project dropped was published with 1 data file in .+; its check says every layer is valid\.$/)
+      .waitFor();
+    const progress = form.getByRole('progressbar', { name: 'Upload of dropped.zip' });
+    assert.equal(await progress.evaluate((bar) => (bar as HTMLProgressElement).value), 1);
+    assert.equal(await form.getByLabel('Project to create or replace').inputValue(), 'dropped');
+    assert.deepEqual((await stack.call('GET', '/api/projects/dropped/layers')).body, ['districts']);
+    await checkAccessibility(page, 'the projects page after a drop');
+
+    await page.getByRole('link', { name: 'dropped', exact: true }).click();
+    await page.getByRole('heading', { name: 'dropped', level: 1 }).waitFor();
+    await centreWhen(page.getByTestId('project-map'), 'the dropped districts drawn', ([, , , alpha = 0]) => alpha > 0);
+    assert.deepEqual(errors, []);
+  });
+
+  test('a dropped project with a broken layer is refused naming it, then published when asked; other files are refused', async () => {
+    await page.goto('/');
+    const form = page.getByRole('form', { name: 'Publish a project file' });
+    await form.getByText(/^Or drop/).waitFor();
+    await dragFile('notes.txt', Buffer.from('a list\n'));
+    const alert = form.getByRole('alert');
+    await alert
+      .getByText('notes.txt is not a project: publish a .qgs, a .qgz or a .zip of a project and its data.')
+      .waitFor();
+
+    await dragFile('gone.qgs', readFileSync(join(dataDir, 'broken.qgs')));
+    await alert.getByText(/districts/).waitFor();
+    const projects = async (): Promise<string[]> => (await stack.call('GET', '/api/projects')).body as string[];
+    assert.ok(!(await projects()).includes('gone'), 'nothing is stored before the person asks');
+    await form.getByRole('button', { name: 'Publish gone.qgs anyway' }).click();
+    await form
+      .getByRole('status')
+      .getByText(/^Project gone was published; its check says/)
+      .waitFor();
+    const troubles = form.getByRole('list', { name: 'Published layers with problems' });
+    await troubles.getByText(/districts \((broken|degraded)\)/).waitFor();
+    assert.ok((await projects()).includes('gone'));
+    await checkAccessibility(page, 'a dropped project published with a broken layer');
     assert.deepEqual(errors, []);
   });
 });

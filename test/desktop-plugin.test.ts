@@ -9,9 +9,10 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
+import { agree } from './support/drawings.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { after, before, describe, it } from './support/node-test.js';
-import { decodePng, pixelsDifferingBeyond } from './support/png.js';
+import { decodePng } from './support/png.js';
 import { type Check } from './support/project-check.js';
 import { runPyqgisScript } from './support/pyqgis-scripts.js';
 import { runPyqgisAsync, TEST_QGIS } from './support/qgis-runtime.js';
@@ -21,9 +22,6 @@ import { type Stack, startStack } from './support/stack.js';
 const TOKEN = 'desktop-plugin-test-token-0123456789';
 const BBOX = [0.5, 43.5, 3.5, 46.5];
 const SIZE = 300;
-/** As publish.test.ts compares drawings. */
-const PIXEL_SHARE_TOLERANCE = 0.005;
-const CHANNEL_TOLERANCE = 24;
 
 interface PluginRun {
   status: number;
@@ -123,11 +121,8 @@ describe('the QGIS Desktop plugin publishes the open project with its data', () 
     const served = decodePng(Buffer.from(await map.arrayBuffer()));
     const drawn = decodePng(readFileSync(expected));
     assert.ok(served.paintedPixels() > 0, 'QGIS Server drew the layers');
-    const differing = pixelsDifferingBeyond(served, drawn, CHANNEL_TOLERANCE);
-    assert.ok(
-      differing <= PIXEL_SHARE_TOLERANCE * drawn.paintedPixels(),
-      `${differing} of ${drawn.paintedPixels()} painted pixels differ from PyQGIS's drawing`,
-    );
+    const { ok, differing } = agree(served, drawn);
+    assert.ok(ok, `${differing} of ${drawn.paintedPixels()} painted pixels differ from PyQGIS's drawing`);
 
     const again = await publishWithPlugin(project, 'survey');
     assert.equal(again.status, 409, 'an existing project is not replaced unasked');

@@ -13,6 +13,7 @@ import { unzipSync, zipSync } from 'fflate';
 
 import { startApiProcess } from './support/api-process.js';
 import { steward } from './support/cli.js';
+import { agree } from './support/drawings.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import {
   processMemory,
@@ -23,7 +24,7 @@ import {
   writeRandomGeoTiff,
 } from './support/large-upload.js';
 import { after, before, describe, it } from './support/node-test.js';
-import { decodePng, pixelsDifferingBeyond, pixelsOf } from './support/png.js';
+import { decodePng, pixelsOf } from './support/png.js';
 import { type Check } from './support/project-check.js';
 import { runPyqgisScript } from './support/pyqgis-scripts.js';
 import { scratchFolder } from './support/scratch.js';
@@ -33,9 +34,6 @@ import { selectedStorage } from './support/test-storage.js';
 /** Bytes an upload may have here: a bundle of the fixtures is about 100 KiB. */
 const BODY_LIMIT = 2 * 1024 * 1024;
 const VIEW = { bbox: [0.5, 43.5, 3.5, 46.5], size: 300 } as const;
-/** As the style tests compare drawings: at most this share of painted pixels may differ by more than 24 a channel. */
-const PIXEL_SHARE_TOLERANCE = 0.005;
-const CHANNEL_TOLERANCE = 24;
 /** The large uploads: a GeoTIFF of random bytes, alone and in a bundle. */
 const LARGE_BYTES = 200 * 1024 * 1024;
 /**
@@ -234,11 +232,8 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
     assert.ok(served.paintedPixels() > 0, 'QGIS Server drew the layers');
     assert.ok(pixelsOf(served, [255, 0, 0]) > 0, 'the places are drawn in their red squares');
     assert.ok(pixelsOf(served, [200, 40, 90]) > 0, 'the raster is drawn in its colours');
-    const differing = pixelsDifferingBeyond(served, drawn, CHANNEL_TOLERANCE);
-    assert.ok(
-      differing <= PIXEL_SHARE_TOLERANCE * drawn.paintedPixels(),
-      `${differing} of ${drawn.paintedPixels()} painted pixels differ from PyQGIS's drawing`,
-    );
+    const { ok, differing } = agree(served, drawn);
+    assert.ok(ok, `${differing} of ${drawn.paintedPixels()} painted pixels differ from PyQGIS's drawing`);
 
     // And back to Desktop: the bundle opens with both layers valid, reading its own files.
     const folder = join(scratch, 'round-trip');

@@ -14,6 +14,8 @@ export interface GdalSource {
   layerIndex?: number;
   /** Drivers to open it with (PostGIS Raster also claims `PG:` and fails where its extension is missing). */
   drivers?: string[];
+  /** The layer's subset string (a database's `sql=`), a WHERE expression: the layer is the features it keeps. */
+  filter?: string;
 }
 
 /** The kind of a path GDAL opens. */
@@ -23,5 +25,5 @@ export function pathKind(path: string): GdalSource['kind'] {
 
 /** A memo key of a source: equal keys open the same layer of the same dataset. */
 export function gdalSourceKey(source: GdalSource): string {
-  return [source.gdalPath, source.layerName ?? '', source.layerIndex ?? ''].join('\u0000');
+  return [source.gdalPath, source.layerName ?? '', source.layerIndex ?? '', source.filter ?? ''].join('\u0000');
 }

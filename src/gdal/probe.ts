@@ -42,12 +42,28 @@ async function openDataset(source: GdalSource): Promise<gdal.Dataset> {
 function vectorLayer(dataset: gdal.Dataset, source: GdalSource): gdal.Layer {
   const count = dataset.layers.count();
   if (count === 0) throw new ProbeError(`${source.gdalPath} holds no vector layer`);
+  let layer: gdal.Layer;
   try {
-    if (source.layerName !== undefined) return dataset.layers.get(source.layerName);
-    return dataset.layers.get(source.layerIndex ?? 0);
+    layer = dataset.layers.get(source.layerName ?? source.layerIndex ?? 0);
   } catch {
     throw new ProbeError(`${source.gdalPath} has no layer ${source.layerName ?? source.layerIndex}`);
   }
+  if (source.filter !== undefined) layer.setAttributeFilter(source.filter);
+  return layer;
+}
+
+/**
+ * The extent of the features a filtered layer keeps, as QGIS computes it. GDAL's PostgreSQL driver
+ * answers the whole table's extent whatever the filter, so the kept features are read.
+ */
+async function filteredExtent(layer: gdal.Layer): Promise<Extent> {
+  const envelope = new gdal.Envelope();
+  for await (const feature of layer.features) {
+    const geometry = feature.getGeometry();
+    if (geometry && !geometry.isEmpty()) envelope.merge(geometry.getEnvelope());
+  }
+  if (envelope.isEmpty()) throw new ProbeError('the filter keeps no feature with a geometry');
+  return envelopeExtent(envelope);
 }
 
 function envelopeExtent(envelope: gdal.Envelope): Extent {
@@ -68,7 +84,7 @@ async function probeVector(dataset: gdal.Dataset, source: GdalSource, crs: CrsRe
   const names = qgisGeometryNames(layer.geomType);
   let extent: Extent;
   try {
-    extent = envelopeExtent(layer.getExtent(true));
+    extent = source.filter === undefined ? envelopeExtent(layer.getExtent(true)) : await filteredExtent(layer);
   } catch {
     extent = [0, 0, 0, 0];
   }
@@ -120,11 +136,16 @@ export async function probeDatasource(source: GdalSource, type: LayerType, crs: 
   }
 }
 
-/** The field names of a vector source's layer, as GDAL reads them. */
+/**
+ * The field names of a vector source's layer as QGIS reads them: GDAL's fields, and the key
+ * column GDAL takes as the features' ids (a table's primary key, a GeoPackage's `fid`), which QGIS
+ * lists as a field too.
+ */
 export async function vectorFields(source: GdalSource): Promise<string[]> {
   const dataset = await openDataset(source);
   try {
-    return vectorLayer(dataset, source).fields.getNames();
+    const layer = vectorLayer(dataset, source);
+    return [...(layer.fidColumn ? [layer.fidColumn] : []), ...layer.fields.getNames()];
   } finally {
     dataset.close();
   }

@@ -21,6 +21,8 @@ export interface VectorImport {
   layerIndex?: number;
   /** Drivers to open the source with. */
   drivers?: string[];
+  /** The source layer's subset string: only the features it keeps are copied. */
+  where?: string;
   /** The `PG:` connection string of the target database. */
   destination: string;
   schema: string;
@@ -36,11 +38,24 @@ const MODE_ARGUMENTS: Record<ImportMode, string[]> = {
   append: ['-append'],
 };
 
+/** Geometry types whose layers may hold their multi kind too (a Shapefile's polygons, a generic column). */
+const PROMOTED_TYPES = new Set([gdal.wkbUnknown, gdal.wkbLineString, gdal.wkbPolygon]);
+
+/**
+ * `-nlt PROMOTE_TO_MULTI` for a source whose features may mix single and multi geometries: its
+ * table takes the multi type, and every feature fits it. Points stay points.
+ */
+export function promotion(geometryType: number): string[] {
+  // The 2D type: without the 2.5D bit, and ISO's Z, M and ZM kinds (1000, 2000, 3000 + the 2D code).
+  const flat = (geometryType & ~gdal.wkb25DBit) % 1000;
+  return PROMOTED_TYPES.has(flat) ? ['-nlt', 'PROMOTE_TO_MULTI'] : [];
+}
+
 /**
  * ogr2ogr's arguments for the import, the source layer last. One transaction for the whole copy
  * (`-gt unlimited`): a copy that fails or whose process is killed leaves no rows behind.
  */
-export function importArguments(options: VectorImport, layer: string): string[] {
+export function importArguments(options: VectorImport, layer: string, geometryType: number): string[] {
   return [
     '-f',
     'PostgreSQL',
@@ -55,23 +70,28 @@ export function importArguments(options: VectorImport, layer: string): string[] 
     '-gt',
     'unlimited',
     ...(options.crs === undefined ? [] : ['-t_srs', options.crs]),
+    ...promotion(geometryType),
+    ...(options.where === undefined ? [] : ['-where', options.where]),
     ...MODE_ARGUMENTS[options.mode],
     layer,
   ];
 }
 
-function sourceLayer(dataset: gdal.Dataset, options: VectorImport): string {
-  if (options.layerName !== undefined) return options.layerName;
-  const index = options.layerIndex ?? 0;
-  if (index >= dataset.layers.count()) throw new Unprocessable(`${options.source} has no layer ${index}`);
-  return dataset.layers.get(index).name;
+function sourceLayer(dataset: gdal.Dataset, options: VectorImport): gdal.Layer {
+  const key = options.layerName ?? options.layerIndex ?? 0;
+  try {
+    return dataset.layers.get(key);
+  } catch {
+    throw new Unprocessable(`${options.source} has no layer ${key}`);
+  }
 }
 
 /** Copies the layer into the table; `progress` gets the fraction done, from 0 to 1. */
 export async function importVector(options: VectorImport, progress?: (fraction: number) => void): Promise<void> {
   const source = await gdal.openAsync(options.source, 'r', options.drivers);
   try {
-    const args = importArguments(options, sourceLayer(source, options));
+    const layer = sourceLayer(source, options);
+    const args = importArguments(options, layer.name, layer.geomType);
     const written = await gdal.vectorTranslateAsync(
       options.destination,
       source,

@@ -16,11 +16,21 @@ export function repairHint(ref: ProjectRef, layer: string): string {
   return `repair it with PATCH ${path} {"datasource": "<its new source>"}`;
 }
 
-/** A file filter the old source had, carried to the new one when it gives none (QGIS keeps the subset string). */
+/** How a filter is written into each provider's datasource that has one. */
+const FILTER_SYNTAX: Record<string, (datasource: string, filter: string) => string> = {
+  ogr: (datasource, filter) => `${datasource}|subset=${filter}`,
+  postgres: (datasource, filter) => `${datasource} sql=${filter}`,
+};
+
+/**
+ * The filter the old source had, carried to the new one when it gives none (QGIS keeps the
+ * subset string), for a new source of a provider that has filters.
+ */
 function withFilter(entry: LayerEntry, prepared: PreparedSource, datasource: string): string {
   const filter = datasourceFilter(entry.datasource, entry.provider);
-  if (filter === '' || prepared.provider !== 'ogr' || datasourceFilter(datasource, 'ogr') !== '') return datasource;
-  return `${datasource}|subset=${filter}`;
+  const write = FILTER_SYNTAX[prepared.provider];
+  if (filter === '' || !write || datasourceFilter(datasource, prepared.provider) !== '') return datasource;
+  return write(datasource, filter);
 }
 
 /**

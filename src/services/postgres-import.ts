@@ -130,9 +130,10 @@ export class PostgresImports {
   }
 
   /** The source as GDAL opens it, checked as a new layer's datasource is (data roots, readable, a vector layer). */
-  private async prepareSource(
-    request: ImportRequest,
-  ): Promise<{ source: Pick<VectorImport, 'source' | 'layerName' | 'layerIndex' | 'drivers'>; described: string }> {
+  private async prepareSource(request: ImportRequest): Promise<{
+    source: Pick<VectorImport, 'source' | 'layerName' | 'layerIndex' | 'drivers' | 'where'>;
+    described: string;
+  }> {
     const [path = '', ...options] = request.source.split('|');
     if (request.layer !== undefined) {
       if (options.length > 0) throw new BadRequest('name the source layer once: in source (|layername=) or as layer');
@@ -143,13 +144,14 @@ export class PostgresImports {
     await maker.prepare(datasource, 'vector');
     const gdalSource = maker.gdalSource(datasource, { type: 'vector', projectDir: undefined });
     if (gdalSource === undefined) throw new Unprocessable(`GDAL cannot read ${maker.describe(datasource)}`);
-    const { gdalPath, layerName, layerIndex, drivers } = gdalSource;
+    const { gdalPath, layerName, layerIndex, drivers, filter } = gdalSource;
     return {
       source: {
         source: gdalPath,
         ...(layerName !== undefined && { layerName }),
         ...(layerIndex !== undefined && { layerIndex }),
         ...(drivers && { drivers }),
+        ...(filter !== undefined && { where: filter }),
       },
       described: maker.describe(datasource),
     };

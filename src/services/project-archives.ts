@@ -7,7 +7,7 @@
  * Server see the old project with its files or the new one with its own (docs/publishing.md).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, posix, relative } from 'node:path';
 import { type Readable } from 'node:stream';
@@ -42,7 +42,7 @@ import { receiveFile } from '../storage/received-file.js';
 import { type ZipLimits } from '../storage/zip-entries.js';
 import { ZipFile } from '../storage/zip-file.js';
 import { LOCAL_HEADER } from '../storage/zip-format.js';
-import { zipArchive } from '../storage/zip-writer.js';
+import { streamedZip } from '../storage/zip-writer.js';
 import { isSystemFile, packagedEntry } from './bundle-entries.js';
 import { type DataRoots } from './data-roots.js';
 import { type LayerService } from './layers.js';
@@ -50,7 +50,9 @@ import { type ProjectLifecycle } from './projects.js';
 import { projectNotFound, type ProjectRepository } from './repository.js';
 
 export interface ArchiveDownload {
-  bytes: Buffer;
+  /** The archive: a .qgz whole, a bundle read from the disk as it is sent. */
+  body: Buffer | Readable;
+  length: number;
   /** The stored project's entity tag, for `If-Match` on a later upload. */
   etag: string;
   filename: string;
@@ -182,14 +184,16 @@ export class ProjectArchives {
     if (!withData) {
       // Outside the project's folder, paths relative to it lead nowhere: the .qgz names the server's files.
       this.pointLayers(copy, await this.absoluteSources(ref, copy));
-      const text = copy.serialize();
-      return { bytes: await ProjectArchive.create(ref.name, text).bytes(), etag, filename: `${ref.name}.qgz` };
+      const bytes = await ProjectArchive.create(ref.name, copy.serialize()).bytes();
+      return { body: bytes, length: bytes.length, etag, filename: `${ref.name}.qgz` };
     }
     const { sources, files } = await this.bundledFiles(ref, copy);
     if (this.pointLayers(copy, sources)) saveRelativePaths(copy.root);
-    const entries: Array<[string, Uint8Array]> = [[`${ref.name}.qgs`, Buffer.from(copy.serialize(), 'utf8')]];
-    for (const [name, path] of files) entries.push([name, await readFile(path)]);
-    return { bytes: await zipArchive(entries), etag, filename: `${ref.name}.zip` };
+    const streamed = await Promise.all(
+      [...files].map(async ([name, path]) => ({ name, path, size: (await stat(path)).size })),
+    );
+    const bundle = await streamedZip([`${ref.name}.qgs`, Buffer.from(copy.serialize(), 'utf8')], streamed);
+    return { body: bundle.stream, length: bundle.length, etag, filename: `${ref.name}.zip` };
   }
 
   /** Gives each layer `paths` names by id that path in its datasource and tree record; whether any changed. */

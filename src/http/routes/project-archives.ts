@@ -62,8 +62,9 @@ export function projectArchiveRoutes(services: ArchiveRouteServices): RouteModul
         const download = await archives.download(request.project, request.query.data === 'true');
         return asAttachment(reply, download.filename)
           .header('etag', download.etag)
+          .header('content-length', download.length)
           .type('application/zip')
-          .send(download.bytes);
+          .send(download.body);
       },
     );
     api.put(

@@ -139,6 +139,7 @@ export class PostgresProvider extends DatabaseProvider {
       // GDAL names the layer of one geometry column of a table `schema.table(column)`.
       layerName: uri.geometryColumn ? `${table}(${uri.geometryColumn})` : table,
       drivers: ['PostgreSQL'],
+      ...(uri.sql !== undefined && uri.sql.trim() !== '' && { filter: uri.sql }),
     };
   }
 

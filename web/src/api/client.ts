@@ -67,6 +67,37 @@ async function errorOf(response: Response): Promise<ApiError> {
   return new ApiError(response.status, failureInWords(response.status, response.statusText, await response.text()));
 }
 
+/**
+ * PUTs a file with the bearer token, telling `onProgress` the share sent (fetch cannot follow an
+ * upload); the answer's JSON, or the ApiError `send` would throw.
+ */
+export function putWithProgress(url: string, file: Blob, onProgress: (fraction: number) => void): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const request = new XMLHttpRequest();
+    request.open('PUT', url);
+    request.setRequestHeader('content-type', 'application/octet-stream');
+    const bearer = authorization();
+    if (bearer) request.setRequestHeader('authorization', bearer);
+    request.upload.onprogress = (event) => {
+      if (event.lengthComputable && event.total > 0) onProgress(event.loaded / event.total);
+    };
+    request.onerror = () => reject(new Error('The upload did not reach Steward: the connection failed. Try again.'));
+    request.onload = () => {
+      if (request.status === 401) tokenRefused();
+      if (request.status < 200 || request.status > 299)
+        return reject(
+          new ApiError(request.status, failureInWords(request.status, request.statusText, request.responseText)),
+        );
+      try {
+        resolve(JSON.parse(request.responseText) as unknown);
+      } catch (error) {
+        reject(error instanceof Error ? error : new Error(String(error)));
+      }
+    };
+    request.send(file);
+  });
+}
+
 /** Sends a request with the bearer token; a 401 asks the person for a (new) token. */
 export async function send(url: string, init: RequestInit = {}, token?: string): Promise<Response> {
   const headers = new Headers(init.headers);

@@ -182,7 +182,7 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
       <NewProjectForm schema={schema} postgres={postgres} onCreated={projects.reload} />
       <section class="card" aria-labelledby="publish-title">
         <h2 id="publish-title">Publish from QGIS Desktop</h2>
-        <PublishForm schema={schema || undefined} onPublished={projects.reload} />
+        <PublishForm schema={schema || undefined} acceptDrops onPublished={projects.reload} />
       </section>
       {deleting && (
         <DeleteProject
