@@ -262,7 +262,7 @@ describe('web console: the operator pages', () => {
     const red = Math.abs(r - 184) + Math.abs(g - 50) + Math.abs(b - 50) <= 24;
     assert.ok(red, `the outline's edge is drawn in red: ${r},${g},${b}`);
     await screenshot(page, 'cache-area-drawn');
-    await map.getByRole('button', { name: 'Zoom in' }).click();
+    await map.locator('.ol-zoom-in').click();
     await waitFor('the outline to grow with the zoom', async () => near((await outline.boundingBox())?.width, 160));
     await form.getByRole('button', { name: 'Clear the area' }).click();
     await outline.waitFor({ state: 'hidden' });
