@@ -11,7 +11,7 @@ import { join } from 'node:path';
 
 import { type Page } from 'playwright-core';
 
-import { centreWhen, checkAccessibility, screenshot, settled } from './support/browser.js';
+import { asked, centreWhen, checkAccessibility, screenshot, settled } from './support/browser.js';
 import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { createTownWithDistricts } from './support/demo-town.js';
 import { after, before, describe, test } from './support/node-test.js';
@@ -100,6 +100,41 @@ describe('web console: legend, feature info, attribute table, zoom and styles', 
     );
     await checkAccessibility(page, 'the project page with its legend');
     await screenshot(page, 'map-legend');
+    assert.deepEqual(errors, []);
+  });
+
+  test("on first load, a layer the project's tree hides is unchecked, not drawn and not in the legend", async () => {
+    const tree = (await stack.call('GET', '/api/projects/town/tree')).body as { children: Array<{ name: string }> };
+    const showPoints = async (visible: boolean): Promise<void> => {
+      const children = tree.children.map((node) => (node.name === 'points' ? { ...node, visible } : node));
+      assert.equal((await stack.call('PUT', '/api/projects/town/tree', { children })).status, 200);
+    };
+    await showPoints(false);
+    try {
+      const drawings = asked(page, '/api/projects/town/wms');
+      await page.goto('/projects/town');
+      const legend = page.getByRole('region', { name: 'Legend' });
+      await legend.getByRole('img', { name: 'Legend of districts' }).waitFor();
+      const points = page.getByLabel('points visible on the map');
+      assert.equal(await points.isChecked(), false);
+      assert.equal(await page.getByLabel('districts visible on the map').isChecked(), true);
+      await until('the map to be drawn', () => drawings.length > 0);
+      const drawn = () => [...new Set(drawings.map((url) => url.searchParams.get('layers')))];
+      assert.deepEqual(drawn(), ['districts'], 'the map never asks for the points');
+      assert.deepEqual(
+        await legend.getByRole('img').evaluateAll((images) => images.map((image) => image.getAttribute('alt'))),
+        ['Legend of districts'],
+      );
+      await screenshot(page, 'map-tree-hidden');
+      await points.check();
+      await legend.getByRole('img', { name: 'Legend of points' }).waitFor();
+      await until(
+        () => `the points to be drawn (asked: ${drawn().join('; ')})`,
+        () => drawn().some((layers) => layers?.split(',').includes('points')),
+      );
+    } finally {
+      await showPoints(true);
+    }
     assert.deepEqual(errors, []);
   });
 
@@ -238,6 +273,71 @@ describe('web console: legend, feature info, attribute table, zoom and styles', 
     await dialog.getByTestId('style-blue').waitFor({ state: 'detached' });
     assert.ok(!(await layerInfo('districts')).styles.includes('blue'));
     assert.ok(!((await stack.call('GET', '/api/projects/town/styles')).body as string[]).includes('blue'));
+    assert.deepEqual(errors, []);
+  });
+
+  test('feature info leaves out a layer the project does not identify, says so, and is never a 5xx for it', async () => {
+    const original = await stack.storage.projectXml('town');
+    const publish = async (xml: string): Promise<void> => {
+      const response = await fetch(`${stack.api.url}/api/projects/town/archive?replace=true`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/octet-stream' },
+        body: xml,
+      });
+      assert.equal(response.status, 200, await response.text());
+    };
+    const pointsLayer =
+      /<maplayer\b(?:(?!<\/maplayer>)[^])*<layername>points<\/layername>(?:(?!<\/maplayer>)[^])*<\/maplayer>/;
+    const layer = pointsLayer.exec(original)?.[0] ?? '';
+    assert.match(layer, /<Identifiable>1<\/Identifiable>/);
+    await publish(
+      original.replace(layer, layer.replace('<Identifiable>1</Identifiable>', '<Identifiable>0</Identifiable>')),
+    );
+    try {
+      const { bbox } = (await stack.call('GET', '/api/projects/town/layers/districts')).body as { bbox: string };
+      const view = (layers: string, pixel = '50') =>
+        stack.call(
+          'GET',
+          `/api/projects/town/feature-info?layers=${layers}&crs=EPSG:4326&bbox=${bbox.split(/[ ,]+/).join(',')}` +
+            `&width=100&height=100&i=${pixel}&j=50`,
+        );
+      assert.deepEqual(await view('points'), { status: 200, body: { features: [], not_identifiable: ['points'] } });
+      const both = (await view('districts,points')).body as {
+        features: Array<{ layer: string }>;
+        not_identifiable: string[];
+      };
+      assert.deepEqual(
+        [both.features.map((feature) => feature.layer), both.not_identifiable],
+        [['districts'], ['points']],
+      );
+      const outside = await view('points', '100');
+      assert.equal(outside.status, 400);
+      assert.match((outside.body as { error: string }).error, /i must be a pixel of the view, 0 to 99/);
+
+      await page.goto('/projects/town');
+      const map = page.getByTestId('project-map');
+      await centreWhen(map, 'the districts drawn', ([, , , alpha = 0]) => alpha > 0);
+      await page.getByLabel('districts visible on the map').uncheck();
+      await map.focus();
+      await page.keyboard.press('Enter');
+      const panel = page.getByRole('region', { name: 'Features here' });
+      await panel
+        .getByRole('status')
+        .getByText('Nothing can be queried here: layer “points” is not identifiable in this project')
+        .waitFor();
+      assert.equal(await panel.getByRole('alert').count(), 0, 'no error is shown');
+      await screenshot(page, 'map-feature-info-not-identifiable');
+      await page.keyboard.press('Escape');
+      await page.getByLabel('districts visible on the map').check();
+      await map.focus();
+      await page.keyboard.press('Enter');
+      await panel.getByRole('table', { name: 'districts · feature 5' }).waitFor();
+      await panel.getByText('Not queried: “points”, not identifiable in this project').waitFor();
+      await checkAccessibility(page, 'the feature info with a layer not identifiable');
+      await page.keyboard.press('Escape');
+    } finally {
+      await publish(original);
+    }
     assert.deepEqual(errors, []);
   });
 

@@ -8,14 +8,15 @@ import assert from 'node:assert/strict';
 import { copyFileSync, renameSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
-import { type Page, type Request } from 'playwright-core';
+import { type Page } from 'playwright-core';
 
-import { checkAccessibility, screenshot } from './support/browser.js';
+import { asked, checkAccessibility, screenshot } from './support/browser.js';
 import { type CacheStack, startCacheStack } from './support/cache-stack.js';
 import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { apiCall } from './support/http.js';
 import { filesUnder } from './support/mapproxy.js';
 import { after, before, describe, test } from './support/node-test.js';
+import { decodePng } from './support/png.js';
 import { seededLevels } from './support/seeding.js';
 import { registeredIds } from './support/test-storage.js';
 import { waitFor } from './support/wait.js';
@@ -24,16 +25,6 @@ const TOKEN = 'console operator pages token';
 
 /** How wide the page's content is: wider than the viewport means a horizontal scroll. */
 const pageWidth = (page: Page): Promise<number> => page.evaluate(() => document.documentElement.scrollWidth);
-
-/** The URLs the page asks for whose path is `path`, from now on. */
-function asked(page: Page, path: string): URL[] {
-  const urls: URL[] = [];
-  page.on('request', (request: Request) => {
-    const url = new URL(request.url());
-    if (url.pathname === path) urls.push(url);
-  });
-  return urls;
-}
 
 describe('web console: the operator pages', () => {
   let run: ConsoleRun<CacheStack>;
@@ -214,10 +205,16 @@ describe('web console: the operator pages', () => {
       ['North', '43.61'],
     ];
     for (const [label, value] of sides) await form.getByLabel(label).fill(value);
+    // The area typed is outlined on the map until the seed is done.
+    const outline = form.getByTestId('map-area');
+    await outline.waitFor();
     await form.getByRole('button', { name: 'Seed' }).click();
     await form.getByText('The seed job of levels 8 to 10 within 1.4, 43.58, 1.43, 43.61').waitFor();
     const row = page.getByRole('row', { name: /^seed/ });
     await row.getByText(/^succeeded/).waitFor({ timeout: 120_000 });
+    await form.getByText(/succeeded: its area is cleared from the map and the form\.$/).waitFor();
+    await outline.waitFor({ state: 'hidden' });
+    assert.equal(await form.getByLabel('West').inputValue(), '');
     const dir = join(cs.configDir, 'cache_data', 'town', 'districts');
     const tiles = filesUnder(dir, '.png').map((file) => relative(dir, file).replace(/\.png$/, ''));
     assert.deepEqual(tiles.sort(), seededLevels(area, 8, 10), 'the tiles of the area only');
@@ -253,7 +250,23 @@ describe('web console: the operator pages', () => {
     assert.ok(Math.abs((west + east) / 2 - 1.43) < 0.003, `centred on ${(west + east) / 2} E`);
     assert.ok(Math.abs((south + north) / 2 - 43.61) < 0.003, `centred on ${(south + north) / 2} N`);
     assert.ok(east - west < 0.06, 'a part of the districts, as drawn');
+    // The box drawn stays on the map, in its colour, where it was drawn, and follows a zoom.
+    const drawn = await outline.boundingBox();
+    const near = (value: number | undefined, expected: number): boolean => Math.abs((value ?? -99) - expected) <= 3;
+    assert.ok(
+      drawn && near(drawn.x, x - 40) && near(drawn.y, y - 30) && near(drawn.width, 80) && near(drawn.height, 60),
+      `the outline spans ${JSON.stringify(drawn)} for a box drawn from ${x - 40},${y - 30} to ${x + 40},${y + 30}`,
+    );
+    const image = decodePng(await map.screenshot());
+    const [r = 0, g = 0, b = 0] = image.pixel(Math.round(drawn.x - box.x + 1), Math.round(drawn.y - box.y + 30));
+    const red = Math.abs(r - 184) + Math.abs(g - 50) + Math.abs(b - 50) <= 24;
+    assert.ok(red, `the outline's edge is drawn in red: ${r},${g},${b}`);
     await screenshot(page, 'cache-area-drawn');
+    await map.locator('.ol-zoom-in').click();
+    await waitFor('the outline to grow with the zoom', async () => near((await outline.boundingBox())?.width, 160));
+    await form.getByRole('button', { name: 'Clear the area' }).click();
+    await outline.waitFor({ state: 'hidden' });
+    assert.equal(await form.getByLabel('North').inputValue(), '');
     assert.deepEqual(errors, []);
   });
 

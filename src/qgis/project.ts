@@ -91,6 +91,8 @@ export interface LayerEntry {
   time?: TimeDimension;
   currentStyle: string;
   styles: string[];
+  /** Whether its `<flags>` let QGIS identify it (GetFeatureInfo refuses a layer that is not). */
+  identifiable: boolean;
 }
 
 /** A layer with the name QGIS Server publishes it under in WMS (`ProjectDocument.wmsName`). */
@@ -142,6 +144,7 @@ function readLayer(layer: XmlElement): LayerEntry {
     authid: authidOf(firstChild(layer, 'srs')),
     extent: readExtent(layer),
     ...readStyles(layer),
+    identifiable: childText(layer, 'flags', 'Identifiable') !== '0',
   };
   const shortName = childText(layer, 'shortname');
   if (shortName) entry.shortName = shortName;
@@ -455,7 +458,15 @@ export class ProjectDocument {
   }
 
   published(entry: LayerEntry): PublishedLayer {
-    return { ...entry, wmsName: this.wmsName(entry) };
+    return { ...entry, wmsName: this.wmsName(entry), identifiable: this.identifiable(entry) };
+  }
+
+  /** Whether QGIS identifies the layer: its flags, and the list projects before QGIS 3.4 kept instead. */
+  private identifiable(entry: LayerEntry): boolean {
+    const legacy = path(this.root, 'properties', 'Identify', 'disabledLayers');
+    return (
+      entry.identifiable && !(legacy && childElements(legacy, 'value').some((value) => childText(value) === entry.id))
+    );
   }
 
   /** The name of each layer Steward manages, by id. */

@@ -19,6 +19,12 @@ export interface FoundFeature {
   properties: Attributes;
 }
 
+export interface FeaturesAt {
+  features: FoundFeature[];
+  /** The layers of the view QGIS does not identify, left out of the query. */
+  notIdentifiable: string[];
+}
+
 export interface FeaturePage {
   /** Features of the layer in all. */
   total: number;
@@ -70,12 +76,20 @@ export class FeatureQueries {
     private readonly services: ProjectServicesService,
   ) {}
 
-  /** The features of the view's layers under pixel (`i`, `j`), each with its layer's name. */
-  async at(ref: ProjectRef, view: MapView, i: number, j: number, params: QgisParams): Promise<FoundFeature[]> {
+  /**
+   * The features of the view's identifiable layers under pixel (`i`, `j`), each with its layer's
+   * name, and the layers of the view QGIS does not identify (it refuses to query them): with none
+   * identifiable, QGIS Server is not asked.
+   */
+  async at(ref: ProjectRef, view: MapView, i: number, j: number, params: QgisParams): Promise<FeaturesAt> {
     const published = await Promise.all(view.layers.map((name) => this.layers.published(ref, name)));
+    const queried = published.filter((layer) => layer.identifiable);
+    const notIdentifiable = published.filter((layer) => !layer.identifiable).map((layer) => layer.name);
+    if (queried.length === 0) return { features: [], notIdentifiable };
     const url = new URL(
       await this.maps.viewUrl(ref, view, {
         REQUEST: 'GetFeatureInfo',
+        QUERY_LAYERS: queried.map((layer) => layer.wmsName).join(','),
         INFO_FORMAT: 'application/json',
         FEATURE_COUNT: String(INFO_FEATURES),
         I: String(i),
@@ -84,20 +98,22 @@ export class FeatureQueries {
         FI_LINE_TOLERANCE: INFO_TOLERANCE,
       }),
     );
-    url.searchParams.set('QUERY_LAYERS', url.searchParams.get('LAYERS') ?? '');
     const answer = await this.maps.ask(url.toString(), params);
     const features = featuresOf(await bytes(answer.body), 'GetFeatureInfo');
     // QGIS Server's ids are `<published name>.<feature id>`; the longest published name that fits wins.
-    const byLength = [...published].sort((a, b) => b.wmsName.length - a.wmsName.length);
-    return features.map((feature) => {
-      const id = String(feature.id ?? '');
-      const layer = byLength.find((entry) => id.startsWith(`${entry.wmsName}.`));
-      return {
-        layer: layer?.name ?? '',
-        id: layer ? id.slice(layer.wmsName.length + 1) : id,
-        properties: propertiesOf(feature),
-      };
-    });
+    const byLength = [...queried].sort((a, b) => b.wmsName.length - a.wmsName.length);
+    return {
+      features: features.map((feature) => {
+        const id = String(feature.id ?? '');
+        const layer = byLength.find((entry) => id.startsWith(`${entry.wmsName}.`));
+        return {
+          layer: layer?.name ?? '',
+          id: layer ? id.slice(layer.wmsName.length + 1) : id,
+          properties: propertiesOf(feature),
+        };
+      }),
+      notIdentifiable,
+    };
   }
 
   /** Features `start` to `start + count - 1` of a vector layer WFS publishes; 409 for one it does not. */

@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { AxeBuilder } from '@axe-core/playwright';
-import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import { type Browser, chromium, type Locator, type Page, type Request } from 'playwright-core';
 
 import { decodePng, type Image } from './png.js';
 import { waitFor } from './wait.js';
@@ -51,6 +51,16 @@ export async function settled<T>(page: Page, read: () => T, expected: T): Promis
     answer = await page.evaluate(read);
   }
   return answer;
+}
+
+/** The URLs the page asks for whose path is `path`, from now on. */
+export function asked(page: Page, path: string): URL[] {
+  const urls: URL[] = [];
+  page.on('request', (request: Request) => {
+    const url = new URL(request.url());
+    if (url.pathname === path) urls.push(url);
+  });
+  return urls;
 }
 
 /** Fails on any serious or critical accessibility violation axe-core finds on the page. */

@@ -117,11 +117,20 @@ export function projectMapRoutes(maps: MapService, features: FeatureQueries): Ro
           tags: ['layers'],
           summary: 'The features of a view under one of its pixels (a WMS GetFeatureInfo answered by QGIS Server)',
           description:
-            'The view is given as for `/wms`; every layer of it is queried. At most 20 features, those of ' +
-            'points and lines within 8 pixels. A layer QGIS Server does not query (not identifiable) is a 502.',
+            'The view is given as for `/wms`; its identifiable layers are queried, the others named in ' +
+            '`not_identifiable` (none identifiable: no feature, and QGIS Server is not asked). At most 20 features, ' +
+            'those of points and lines within 8 pixels.',
           params: ProjectParams,
           querystring: FeatureInfoQuery,
-          response: { 200: Type.Object({ features: Type.Array(FoundFeature) }), ...errorResponses },
+          response: {
+            200: Type.Object({
+              features: Type.Array(FoundFeature),
+              not_identifiable: Type.Array(Type.String(), {
+                description: "The layers of the view the project's flags keep from being identified, not queried",
+              }),
+            }),
+            ...errorResponses,
+          },
         },
       },
       async (request) => {
@@ -130,7 +139,8 @@ export function projectMapRoutes(maps: MapService, features: FeatureQueries): Ro
         const params = await owsAccessParams(request.identity, request.project, (ref) => maps.mapParameter(ref));
         const i = pixelOf('i', query.i, view.width);
         const j = pixelOf('j', query.j, view.height);
-        return { features: await features.at(request.project, view, i, j, params) };
+        const found = await features.at(request.project, view, i, j, params);
+        return { features: found.features, not_identifiable: found.notIdentifiable };
       },
     );
   };

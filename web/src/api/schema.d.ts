@@ -3088,7 +3088,7 @@ export interface paths {
         };
         /**
          * The features of a view under one of its pixels (a WMS GetFeatureInfo answered by QGIS Server)
-         * @description The view is given as for `/wms`; every layer of it is queried. At most 20 features, those of points and lines within 8 pixels. A layer QGIS Server does not query (not identifiable) is a 502.
+         * @description The view is given as for `/wms`; its identifiable layers are queried, the others named in `not_identifiable` (none identifiable: no feature, and QGIS Server is not asked). At most 20 features, those of points and lines within 8 pixels.
          */
         get: {
             parameters: {
@@ -3157,6 +3157,8 @@ export interface paths {
                                     [key: string]: unknown;
                                 };
                             }[];
+                            /** @description The layers of the view the project's flags keep from being identified, not queried */
+                            not_identifiable: string[];
                         };
                     };
                 };

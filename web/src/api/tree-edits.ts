@@ -111,6 +111,15 @@ export function layersTopFirst(nodes: TreeNode[]): string[] {
   return nodes.flatMap((node) => (node.type === 'layer' ? [node.name] : layersTopFirst(node.children)));
 }
 
+/** The layers the tree hides by default: unchecked themselves or inside an unchecked group. */
+export function hiddenLayers(nodes: TreeNode[], parentHidden = false): string[] {
+  return nodes.flatMap((node) => {
+    const hidden = parentHidden || !node.visible;
+    if (node.type === 'layer') return hidden ? [node.name] : [];
+    return hiddenLayers(node.children, hidden);
+  });
+}
+
 export function groupNames(nodes: TreeNode[]): string[] {
   return nodes.flatMap((node) => (node.type === 'group' ? [node.name, ...groupNames(node.children)] : []));
 }

@@ -38,6 +38,34 @@ function FeatureTable({ feature }: { feature: Found }): JSX.Element {
   );
 }
 
+/** What the answer says beside its features: nothing found, or layers the project keeps from being queried. */
+function Unqueried({ layers, all, found }: { layers: string[]; all: boolean; found: number }): JSX.Element {
+  const named = layers.map((layer) => `“${layer}”`).join(', ');
+  const where = 'QGIS Desktop sets it in Project Properties, Data Sources, “Identifiable”';
+  if (all) {
+    const which = layers.length === 1 ? `layer ${named} is not` : `none of ${named} is`;
+    return (
+      <p class="muted" role="status">
+        Nothing can be queried here: {which} identifiable in this project ({where}).
+      </p>
+    );
+  }
+  return (
+    <>
+      {found === 0 && (
+        <p class="muted" role="status">
+          No feature of the layers shown is at this point.
+        </p>
+      )}
+      {layers.length > 0 && (
+        <p class="muted">
+          Not queried: {named}, not identifiable in this project ({where}).
+        </p>
+      )}
+    </>
+  );
+}
+
 export function FeatureInfo(props: {
   project: ProjectRef;
   /** The layers queried, bottom first, with their styles as the map draws them. */
@@ -78,6 +106,7 @@ export function FeatureInfo(props: {
     return () => document.removeEventListener('keydown', escape);
   }, []);
   const features = found.data?.features;
+  const unqueried = found.data?.not_identifiable ?? [];
   return (
     <section class="card feature-info" aria-labelledby="feature-info-title">
       <div class="page-head">
@@ -90,10 +119,8 @@ export function FeatureInfo(props: {
       </div>
       {found.loading && <Loading what="the features here" />}
       <ErrorMessage error={found.error} />
-      {features?.length === 0 && !found.loading && (
-        <p class="muted" role="status">
-          No feature of the layers shown is at this point.
-        </p>
+      {!found.loading && found.data && (
+        <Unqueried layers={unqueried} all={unqueried.length === props.layers.length} found={features?.length ?? 0} />
       )}
       {!found.loading &&
         features?.map((feature) => <FeatureTable key={`${feature.layer}.${feature.id}`} feature={feature} />)}

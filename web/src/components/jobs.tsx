@@ -86,3 +86,17 @@ export function JobList({ project, kinds }: { project: ProjectRef; kinds: string
     </>
   );
 }
+
+type Ended = 'succeeded' | 'failed' | 'cancelled';
+
+/** How job `id` ended, once it has; it is asked again every second until then. */
+export function useJobEnd(id: string | undefined): Ended | undefined {
+  const job = useApi(
+    (signal) => (id === undefined ? Promise.resolve(undefined) : api.get('/api/jobs/{id}', { path: { id }, signal })),
+    [id],
+  );
+  const state = job.data?.id === id ? job.data?.state : undefined;
+  const ended = state === 'succeeded' || state === 'failed' || state === 'cancelled' ? state : undefined;
+  useInterval(job.reload, REFRESH_MS, id !== undefined && ended === undefined);
+  return ended;
+}

@@ -107,6 +107,36 @@ function areaPicker(told: { current: ((area: Area) => void) | undefined }): Drag
   return box;
 }
 
+/** An outline of an area in degrees over the map, kept in place as the view moves; undefined hides it. */
+function areaOutline(olMap: OlMap): (area: Area | undefined) => void {
+  const outline = document.createElement('div');
+  outline.className = 'map-area';
+  outline.setAttribute('data-testid', 'map-area');
+  outline.hidden = true;
+  olMap.getOverlayContainer()?.appendChild(outline);
+  let extent: Extent | undefined;
+  const place = (): void => {
+    const [west = 0, south = 0, east = 0, north = 0] = extent ?? [];
+    const topLeft = extent && olMap.getPixelFromCoordinate([west, north]);
+    const bottomRight = extent && olMap.getPixelFromCoordinate([east, south]);
+    outline.hidden = !topLeft || !bottomRight;
+    if (!topLeft || !bottomRight) return;
+    const [left = 0, top = 0] = topLeft;
+    const [right = 0, bottom = 0] = bottomRight;
+    Object.assign(outline.style, {
+      left: `${left}px`,
+      top: `${top}px`,
+      width: `${right - left}px`,
+      height: `${bottom - top}px`,
+    });
+  };
+  olMap.on('postrender', place);
+  return (area) => {
+    extent = area && transformExtent(area, 'EPSG:4326', VIEW_CRS);
+    place();
+  };
+}
+
 export function ProjectMap({
   project,
   layers,
@@ -114,6 +144,7 @@ export function ProjectMap({
   onQuery,
   zoom,
   onArea,
+  area,
 }: {
   project: ProjectRef;
   layers: MapLayer[];
@@ -122,6 +153,8 @@ export function ProjectMap({
   onQuery?: (query: MapQuery) => void;
   zoom?: ZoomRequest | undefined;
   onArea?: (area: Area) => void;
+  /** An area outlined on the map, in degrees. */
+  area?: Area | undefined;
 }): JSX.Element {
   const target = useRef<HTMLDivElement>(null);
   const map = useRef<OlMap | undefined>(undefined);
@@ -135,6 +168,7 @@ export function ProjectMap({
   queryRef.current = onQuery;
   const areaRef = useRef(onArea);
   areaRef.current = onArea;
+  const outline = useRef<(area: Area | undefined) => void>(() => undefined);
 
   useEffect(() => {
     let retry: ReturnType<typeof setTimeout> | undefined;
@@ -194,6 +228,7 @@ export function ProjectMap({
       if (query) queryRef.current?.(query);
     });
     if (areaRef.current) olMap.addInteraction(areaPicker(areaRef));
+    outline.current = areaOutline(olMap);
     return () => {
       clearTimeout(retry);
       olMap.setTarget(undefined);
@@ -222,6 +257,8 @@ export function ProjectMap({
     if (!olMap || !extent) return;
     olMap.getView().fit(extent, { padding: [24, 24, 24, 24], size: olMap.getSize() ?? [800, 480] });
   }, [zoom]);
+
+  useEffect(() => outline.current(area), [area?.join(',')]);
 
   const queryCentre = (event: KeyboardEvent): void => {
     const olMap = map.current;

@@ -1,12 +1,12 @@
 /** A project's MapProxy tile cache: its state, its reset, and its seeding and truncation jobs. */
 import type { JSX } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 
 import { api } from '../api/client';
 import { type LayerRow, loadLayers } from '../api/layers';
 import { projectRef, schemaQuery } from '../api/projects';
 import { ConfirmDialog } from '../components/confirm-dialog';
-import { JobList } from '../components/jobs';
+import { JobList, useJobEnd } from '../components/jobs';
 import { ErrorMessage, Loading } from '../components/messages';
 import { NumberField } from '../components/number-field';
 import { Page } from '../components/page';
@@ -179,6 +179,7 @@ const SIDES = [
   ['North', -90, 90],
 ] as const;
 type AreaText = [string, string, string, string];
+const NO_AREA: AreaText = ['', '', '', ''];
 
 /** The area the form names, in degrees (EPSG:4326), or undefined for the layers' whole extents. */
 function areaOf(area: AreaText): { extent: Area; extent_crs: string } | undefined {
@@ -195,6 +196,15 @@ function areaOf(area: AreaText): { extent: Area; extent_crs: string } | undefine
   return { extent: [west, south, east, north], extent_crs: 'EPSG:4326' };
 }
 
+/** The area the form names, to outline on the map: undefined while it is empty or not yet valid. */
+function outlined(area: AreaText): Area | undefined {
+  try {
+    return areaOf(area)?.extent;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The project's layers as the map draws them: every one the API describes, visible. */
 function mapLayers(rows: LayerRow[] | undefined): MapLayer[] {
   return (rows ?? []).flatMap(({ name, info }) =>
@@ -208,10 +218,21 @@ function SeedForm(props: { project: string; schema: string | undefined }): JSX.E
   const [minZoom, setMinZoom] = useState('0');
   const [maxZoom, setMaxZoom] = useState('4');
   const [refresh, setRefresh] = useState(false);
-  const [area, setArea] = useState<AreaText>(['', '', '', '']);
+  const [area, setArea] = useState<AreaText>(NO_AREA);
   const [mapError, setMapError] = useState<Error | undefined>(undefined);
   const layers = useApi((signal) => loadLayers(ref, signal), [props.project, props.schema]);
   const [message, setMessage] = useState<string | undefined>(undefined);
+  // The seed job started here, with the words that name it: once it succeeds, its area is cleared.
+  const [seeding, setSeeding] = useState<{ id: string; named: string } | undefined>(undefined);
+  const ended = useJobEnd(seeding?.id);
+  useEffect(() => {
+    if (!ended || !seeding) return;
+    if (ended === 'succeeded') setArea(NO_AREA);
+    setMessage(
+      `${seeding.named} ${ended}${ended === 'succeeded' ? ': its area is cleared from the map and the form' : ''}.`,
+    );
+    setSeeding(undefined);
+  }, [ended]);
   const options = { path: { project: props.project }, query: schemaQuery(ref) };
   const start = useAction(async (kind: 'seed' | 'truncate') => {
     setMessage(undefined);
@@ -223,9 +244,9 @@ function SeedForm(props: { project: string; schema: string | undefined }): JSX.E
         ? await api.post('/api/projects/{project}/cache/seed', { ...options, body: { ...body, refresh } })
         : await api.post('/api/projects/{project}/cache/truncate', { ...options, body });
     const within = where ? ` within ${where.extent.join(', ')}` : '';
-    setMessage(
-      `The ${kind} job of levels ${levels.min_zoom} to ${levels.max_zoom}${within} is ${job.state}; its progress shows below.`,
-    );
+    const named = `The ${kind} job of levels ${levels.min_zoom} to ${levels.max_zoom}${within}`;
+    setMessage(`${named} is ${job.state}; its progress shows below.`);
+    setSeeding(kind === 'seed' && where ? { id: job.id, named } : undefined);
   });
   return (
     <form
@@ -265,7 +286,13 @@ function SeedForm(props: { project: string; schema: string | undefined }): JSX.E
           layers={mapLayers(layers.data)}
           onError={setMapError}
           onArea={(drawn) => setArea(drawn.map((side) => side.toFixed(5)) as AreaText)}
+          area={outlined(area)}
         />
+        {area.some((side) => side !== '') && (
+          <button type="button" onClick={() => setArea(NO_AREA)}>
+            Clear the area
+          </button>
+        )}
         <ErrorMessage error={mapError} />
       </div>
       <label class="check">

@@ -22,6 +22,7 @@ import { ProjectTabs } from '../components/project-tabs';
 import { SldUpload } from '../components/sld-upload';
 import { geometryClass, StyleEditor } from '../components/style-editor';
 import { useAction, useApi } from '../components/use-api';
+import { useLayerVisibility } from '../components/use-layer-visibility';
 import type { PageProps } from '../routes';
 
 /** The layers bottom first, as the map draws them: the project's drawing order, else its tree's. */
@@ -52,7 +53,6 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const server = useApi((signal) => api.get('/api/server', { signal }), []);
   const layers = useApi((signal) => loadLayers(ref, signal), [ref.project, ref.schema]);
   const tree = useProjectTree(ref, layers.data);
-  const [hidden, setHidden] = useState<Set<string>>(new Set());
   const [previews, setPreviews] = useState<Record<string, string | undefined>>({});
   const [mapError, setMapError] = useState<Error | undefined>(undefined);
   const [adding, setAdding] = useState(false);
@@ -60,6 +60,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const [removing, setRemoving] = useState<string | undefined>(undefined);
   const [removed, setRemoved] = useState<string | undefined>(undefined);
   const rows = drawingOrder(layers.data ?? [], tree.current);
+  const visibility = useLayerVisibility(tree.current, tree.error !== undefined);
   const [editing, setEditing] = useState<string | undefined>(undefined);
   // Bumped by an SLD upload: the layer may draw another style under the name it had.
   const [revision, setRevision] = useState(0);
@@ -71,7 +72,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
     .filter((row) => row.info?.valid)
     .map((row) => ({
       name: row.name,
-      visible: !hidden.has(row.name),
+      visible: visibility.known && !visibility.hidden.has(row.name),
       style: previews[row.name],
       revision,
       current: row.info?.current_style ?? '',
@@ -144,14 +145,9 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
                 <label class="check">
                   <input
                     type="checkbox"
-                    checked={!hidden.has(row.name)}
+                    checked={!visibility.hidden.has(row.name)}
                     disabled={!row.info?.valid}
-                    onChange={(event) => {
-                      const next = new Set(hidden);
-                      if (event.currentTarget.checked) next.delete(row.name);
-                      else next.add(row.name);
-                      setHidden(next);
-                    }}
+                    onChange={(event) => visibility.show(row.name, event.currentTarget.checked)}
                   />
                   <strong>{row.name}</strong>
                   <span class="visually-hidden"> visible on the map</span>
