@@ -3102,6 +3102,8 @@ export interface paths {
                     schema?: string;
                     /** @description A style per layer, comma-separated; an empty one is the layer's current style */
                     styles?: string;
+                    /** @description Administrators only: role names, comma-separated, whose rules QGIS Server and the API apply instead of yours */
+                    view_as?: string;
                     /** @description Pixels, 1 to 4096 */
                     width: string;
                 };
@@ -3177,6 +3179,8 @@ export interface paths {
                 query?: {
                     /** @description Database schema of the project (default public) */
                     schema?: string;
+                    /** @description Administrators only: role names, comma-separated, whose rules QGIS Server and the API apply instead of yours */
+                    view_as?: string;
                 };
                 header?: never;
                 path: {
@@ -3299,6 +3303,8 @@ export interface paths {
                 query?: {
                     /** @description Database schema of the project (default public) */
                     schema?: string;
+                    /** @description Administrators only: role names, comma-separated, whose rules QGIS Server and the API apply instead of yours */
+                    view_as?: string;
                 };
                 header?: never;
                 path: {
@@ -3627,6 +3633,8 @@ export interface paths {
                 query?: {
                     /** @description Database schema of the project (default public) */
                     schema?: string;
+                    /** @description Administrators only: role names, comma-separated, whose rules QGIS Server and the API apply instead of yours */
+                    view_as?: string;
                 };
                 header?: never;
                 path: {
@@ -3670,6 +3678,8 @@ export interface paths {
                 query?: {
                     /** @description Database schema of the project (default public) */
                     schema?: string;
+                    /** @description Administrators only: role names, comma-separated, whose rules QGIS Server and the API apply instead of yours */
+                    view_as?: string;
                 };
                 header?: never;
                 path: {
@@ -5814,6 +5824,8 @@ export interface paths {
                     schema?: string;
                     /** @description A style per layer, comma-separated; an empty one is the layer's current style */
                     styles?: string;
+                    /** @description Administrators only: role names, comma-separated, whose rules QGIS Server and the API apply instead of yours */
+                    view_as?: string;
                     /** @description Pixels, 1 to 4096 */
                     width: string;
                 };

@@ -114,6 +114,7 @@ export function ProjectMap({
   onQuery,
   zoom,
   onArea,
+  viewAs,
 }: {
   project: ProjectRef;
   layers: MapLayer[];
@@ -122,12 +123,16 @@ export function ProjectMap({
   onQuery?: (query: MapQuery) => void;
   zoom?: ZoomRequest | undefined;
   onArea?: (area: Area) => void;
+  /** The role the map is drawn as (view-as.tsx); undefined for the viewer's own. */
+  viewAs?: string | undefined;
 }): JSX.Element {
   const target = useRef<HTMLDivElement>(null);
   const map = useRef<OlMap | undefined>(undefined);
   const renew = useRef<() => void>(() => undefined);
   const drawn = useRef<MapLayer[]>(layers);
   drawn.current = layers;
+  const viewing = useRef(viewAs);
+  viewing.current = viewAs;
   const fitted = useRef(false);
   const errorRef = useRef(onError);
   errorRef.current = onError;
@@ -160,6 +165,7 @@ export function ProjectMap({
               crs: VIEW_CRS,
               width: Math.min(4096, Math.round(width * pixelRatio)),
               height: Math.min(4096, Math.round(height * pixelRatio)),
+              view_as: viewing.current,
             },
           );
           try {
@@ -200,9 +206,9 @@ export function ProjectMap({
     };
   }, [project.project, project.schema]);
 
-  const key = layers
+  const key = `${viewAs ?? ''}#${layers
     .map((layer) => `${layer.name}:${layer.visible}:${layer.style ?? ''}:${layer.current ?? ''}:${layer.revision ?? 0}`)
-    .join('|');
+    .join('|')}`;
   useEffect(() => {
     const olMap = map.current;
     if (!olMap) return;
