@@ -9,6 +9,10 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { PostgresAccessStore } from '../src/access/postgres-access.js';
+import { type TokenRecord } from '../src/access/records.js';
+import { newToken } from '../src/access/token-secret.js';
+import { PostgresDatabase } from '../src/storage/pg-database.js';
 import { type ApiProcess, startApiProcess } from './support/api-process.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { apiCall } from './support/http.js';
@@ -256,6 +260,52 @@ describe('two API processes on one database', () => {
   after(async () => {
     for (const api of apis) await api.kill();
     await db.stop();
+  });
+
+  it("reads only the tokens' changes since its last read, and every revocation", async () => {
+    const databases: PostgresDatabase[] = [];
+    const store = async (): Promise<PostgresAccessStore> => {
+      databases.push(await PostgresDatabase.connect(db.service, [db.serviceFile]));
+      return new PostgresAccessStore(databases.at(-1) as PostgresDatabase);
+    };
+    const [one, two] = [await store(), await store()];
+    const record = (name: string): TokenRecord => ({
+      id: newToken().id,
+      name,
+      roles: ['viewer'],
+      created: new Date().toISOString(),
+      expires: null,
+      hash: 'scrypt$not-a-secret',
+    });
+    const ids = async (of: PostgresAccessStore): Promise<string[]> =>
+      (await of.tokens()).map((token) => token.id).sort();
+    const inDatabase = async (): Promise<string[]> =>
+      (await db.sql<{ id: string }>('SELECT id FROM steward.access_tokens')).map((row) => row.id).sort();
+    const [kept, revoked] = [record('kept'), record('revoked')];
+    await one.addToken(kept);
+    await one.addToken(revoked);
+    assert.deepEqual(await ids(two), await inDatabase());
+    // A row changed behind the stores' back takes no version: a store that read it does not read it again.
+    await db.sql(`UPDATE steward.access_tokens SET name = 'renamed' WHERE id = $1`, [kept.id]);
+    assert.equal((await two.tokens()).find((token) => token.id === kept.id)?.name, 'kept');
+    await one.removeToken(revoked.id);
+    assert.ok(!(await ids(two)).includes(revoked.id), 'a revocation by the other store is read');
+    // Made and revoked from both stores at once, read meanwhile: every change is read, in order.
+    const made = Array.from({ length: 40 }, (_, index) => record(`token-${index}`));
+    await Promise.all([
+      ...made.map((token, index) => (index % 2 === 0 ? one : two).addToken(token)),
+      ...made.slice(0, 10).map(async (token) => {
+        await new Promise((wake) => setTimeout(wake, 5));
+        await (token.name.endsWith('1') ? two : one).removeToken(token.id);
+      }),
+      ...Array.from({ length: 10 }, () => two.tokens()),
+    ]);
+    const fresh = await store();
+    assert.deepEqual(await ids(two), await inDatabase());
+    assert.deepEqual(await ids(one), await inDatabase());
+    assert.deepEqual(await ids(fresh), await inDatabase());
+    assert.equal((await fresh.tokens()).find((token) => token.id === kept.id)?.name, 'renamed');
+    for (const database of databases) await database.close();
   });
 
   it('agree on tokens and roles at once, and on revocations', async () => {

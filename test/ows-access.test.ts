@@ -229,6 +229,57 @@ describe('roles enforced by QGIS Server through nginx and the API', () => {
     assert.equal(differingPixels(viewed, await image('allowed', 'LAYERS=roads')), 0);
   });
 
+  it("lets an administrator view the API's maps, legends, features and layers as a role, and no one else", async () => {
+    const get = (path: string, token = ADMIN) =>
+      fetch(`${stack.api.url}/api/projects/town${path}`, { headers: { authorization: `Bearer ${token}` } });
+    const view = 'crs=EPSG:4326&bbox=0,0,4,4&width=40&height=40';
+    const png = async (path: string): Promise<Image> => {
+      const response = await get(path);
+      assert.equal(response.status, 200, path);
+      return decodePng(Buffer.from(await response.arrayBuffer()));
+    };
+    const asViewer = await png(`/wms?layers=roads&${view}&view_as=viewer`);
+    assert.equal(differingPixels(asViewer, await image('allowed', 'LAYERS=roads')), 0, 'drawn as the viewer');
+    assert.ok(differingPixels(asViewer, await png(`/wms?layers=roads&${view}`)) >= 100, 'not as the administrator');
+    assert.equal(
+      differingPixels(
+        await png(`/wms?layers=roads,secret&${view}&view_as=reader`),
+        await image('reader', 'LAYERS=roads,secret'),
+      ),
+      0,
+    );
+    const found = async (i: number, viewAs: string): Promise<unknown[]> => {
+      const response = await get(`/feature-info?layers=roads&${view}&i=${i}&j=35${viewAs}`);
+      assert.equal(response.status, 200);
+      const { features } = (await response.json()) as { features: Array<{ properties: object }> };
+      return features.map((feature) => feature.properties);
+    };
+    assert.deepEqual(await found(5, '&view_as=viewer'), [{ fid: 1, kind: 'public' }]);
+    assert.deepEqual(await found(25, '&view_as=viewer'), [], 'the private road is not found');
+    assert.deepEqual(await found(25, ''), [{ fid: 2, kind: 'private', owner: 'bob' }]);
+    assert.deepEqual(await (await get('/layers?view_as=viewer')).json(), ['roads']);
+    assert.deepEqual(((await (await get('/layers?view_as=viewer,reader')).json()) as string[]).sort(), [
+      'roads',
+      'secret',
+    ]);
+    const legend = await get('/layers/roads/legend?view_as=viewer');
+    assert.equal(legend.headers.get('content-type'), 'image/png');
+    const refusals: Array<[string, string | undefined, number, RegExp]> = [
+      [`/wms?layers=roads,secret&${view}&view_as=viewer`, ADMIN, 404, /viewed as viewer: .*secret/],
+      ['/layers/secret/legend?view_as=viewer', ADMIN, 404, /viewed as viewer: .*secret/],
+      [`/wms?layers=roads&${view}&view_as=nobody`, ADMIN, 422, /role "nobody" does not exist/],
+      [`/wms?layers=roads&${view}&view_as=,`, ADMIN, 422, /view_as names no role/],
+      [`/wms?layers=roads&${view}&view_as=reader`, tokens['viewer'], 403, /view_as is for administrators/],
+      ['/layers?view_as=reader', tokens['reader'], 403, /view_as is for administrators/],
+      ['/tree?view_as=viewer', ADMIN, 400, /view_as is taken by the reads of a project's map/],
+    ];
+    for (const [path, token, status, message] of refusals) {
+      const response = await get(path, token);
+      assert.equal(response.status, status, path);
+      assert.match(((await response.json()) as { error: string }).error, message, path);
+    }
+  });
+
   it('applies a changed role at the next request', async () => {
     const changed = {
       ...VIEWER_ROLE,

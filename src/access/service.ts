@@ -360,6 +360,20 @@ export class AccessService {
     };
   }
 
+  /**
+   * `viewer` as if it held `roles` instead of its own: their permissions under its name, for an
+   * administrator's "view as" (src/http/view-as.ts). 422 for a role that does not exist.
+   */
+  viewedAs(viewer: Identity, roles: readonly string[]): Identity {
+    for (const role of roles) {
+      if (!this.roleDefinitions.has(checkRoleName(role)))
+        throw new Unprocessable(`role "${role}" does not exist; GET /api/roles lists those that do`);
+    }
+    const held = [...new Set(roles)];
+    const permissions = this.permissionsOf(held);
+    return { ...viewer, roles: held, admin: permissions.admin, permissions };
+  }
+
   private publicToken({ hash: _hash, ...token }: TokenRecord): PublicToken {
     return { ...token, expired: known(token as TokenRecord).expiresAt <= this.now() };
   }

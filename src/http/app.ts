@@ -84,7 +84,7 @@ export async function buildApp(
     frameworkErrors: frameworkError,
   });
   installErrorHandling(app);
-  installTokenGate(app, gate);
+  installTokenGate(app, gate, access);
   installAuditTrail(app, access, gate !== undefined);
   installSecurityHeaders(app);
   installBodyTimeouts(app, {

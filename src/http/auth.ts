@@ -7,6 +7,7 @@ import { authorizeBody, authorizeJob, authorizeRoute, filterPayload, type RouteR
 import { sendError } from './errors.js';
 import { isOpenRoute } from './open-routes.js';
 import { TokenFailures } from './token-failures.js';
+import { actingIdentity, viewedRefusal } from './view-as.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -121,16 +122,52 @@ function deny(reply: FastifyReply, error: unknown): FastifyReply {
 }
 
 /**
+ * Runs the request as the identity `view_as` makes of `identity` (view-as.ts), and judges its route
+ * by the policy as that identity; throws the refusal.
+ */
+async function authorize(
+  request: FastifyRequest,
+  access: AccessService,
+  identity: Identity | undefined,
+  gate?: TokenGate,
+): Promise<void> {
+  const route = routeRequest(request);
+  const acting = actingIdentity(access, identity, route);
+  request.identity = acting;
+  if (acting === undefined) return;
+  try {
+    if (authorizeRoute(acting, route) === 'job' && gate)
+      authorizeJob(acting, route, await gate.jobProject((request.params as { id: string }).id));
+  } catch (error) {
+    throw viewedRefusal(acting, identity, error);
+  }
+}
+
+/**
  * With access control on (a gate given), every route but the open ones (open-routes.ts) needs an
  * identity, and what the route does needs its permissions (access-policy.ts). The check runs once
  * the router has matched the route, so it judges the route the request reaches, however its path
  * was spelt; what a body names is judged once it is validated, and listings are filtered before
  * they are serialized.
  */
-export function installTokenGate(app: FastifyInstance, gate: TokenGate | undefined): void {
+export function installTokenGate(app: FastifyInstance, gate: TokenGate | undefined, access: AccessService): void {
   app.decorateRequest('identity', undefined);
+  app.addHook('preSerialization', async function filterListing(request, reply, payload) {
+    const identity = request.identity;
+    if (!identity) return payload;
+    return filterPayload(identity, routeRequest(request), reply.statusCode, payload);
+  });
   if (gate === undefined) {
     app.log.warn('STEWARD_API_TOKEN is not set: the API is open to anyone who can reach it');
+    // Open, a request has no identity but the roles it is viewed as (view-as.ts).
+    app.addHook('onRequest', async function identifyRequest(request, reply) {
+      if (request.routeOptions.url === undefined) return;
+      try {
+        await authorize(request, access, undefined);
+      } catch (error) {
+        return deny(reply, error);
+      }
+    });
     return;
   }
   app.addHook('onRequest', async function identifyRequest(request, reply) {
@@ -139,10 +176,8 @@ export function installTokenGate(app: FastifyInstance, gate: TokenGate | undefin
     if (identity instanceof StewardError) return deny(reply, forNginx(request, identity));
     request.identity = identity;
     if (request.routeOptions.url === undefined) return; // no route: the not-found handler answers
-    const route = routeRequest(request);
     try {
-      if (authorizeRoute(identity, route) === 'job')
-        authorizeJob(identity, route, await gate.jobProject((request.params as { id: string }).id));
+      await authorize(request, access, identity, gate);
     } catch (error) {
       return deny(reply, refusalOf(identity, error));
     }
@@ -157,10 +192,5 @@ export function installTokenGate(app: FastifyInstance, gate: TokenGate | undefin
       if (refusal instanceof Unauthorized) void reply.header('www-authenticate', CHALLENGE);
       throw refusal;
     }
-  });
-  app.addHook('preSerialization', async function filterListing(request, reply, payload) {
-    const identity = request.identity;
-    if (!identity) return payload;
-    return filterPayload(identity, routeRequest(request), reply.statusCode, payload);
   });
 }

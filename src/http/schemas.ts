@@ -8,6 +8,21 @@ export const SchemaQuery = Type.Object({
   ),
 });
 
+/** `view_as`: an administrator's roles to draw and list as (src/http/view-as.ts). */
+export const ViewAsProperty = {
+  view_as: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 1000,
+      description:
+        'Administrators only: role names, comma-separated, whose rules QGIS Server and the API apply instead of yours',
+    }),
+  ),
+};
+
+/** The query of a project's reads that an administrator may make as other roles. */
+export const ViewAsQuery = Type.Object({ ...SchemaQuery.properties, ...ViewAsProperty });
+
 /** A read cursor in a query: the `next` of an earlier answer. */
 export const CursorText = (description: string) => Type.String({ pattern: '^(0|[1-9][0-9]{0,15})$', description });
 

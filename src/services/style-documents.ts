@@ -3,6 +3,7 @@ import { type PublishedLayer } from '../qgis/project.js';
 import { rasterSld, usesBandMinimum } from '../qgis/style/raster-sld.js';
 import { currentVectorSld, SldFormatError } from '../qgis/style/sld.js';
 import { type ProjectRef } from '../storage/project-store.js';
+import { type QgisParams } from '../transport/qgis-get.js';
 import { type LayerService } from './layers.js';
 import { bytes, type MapService } from './maps.js';
 
@@ -18,13 +19,18 @@ export class StyleDocuments {
     private readonly layers: LayerService,
   ) {}
 
-  private async ask(ref: ProjectRef, layer: string, parameters: Record<string, string>): Promise<LayerLegend> {
+  private async ask(
+    ref: ProjectRef,
+    layer: string,
+    parameters: Record<string, string>,
+    params: QgisParams = [],
+  ): Promise<LayerLegend> {
     const published = await this.layers.published(ref, layer);
     const url = await this.maps.projectUrl(ref);
     for (const [name, value] of Object.entries({ SERVICE: 'WMS', VERSION: '1.3.0', ...parameters })) {
       url.searchParams.set(name, value.replace('{layer}', published.wmsName));
     }
-    const answer = await this.maps.ask(url.toString());
+    const answer = await this.maps.ask(url.toString(), params);
     const body = await bytes(answer.body);
     const contentType = answer.headers.get('content-type') ?? '';
     if (answer.status !== 200 || contentType.includes('ServiceExceptionReport') || body.length === 0) {
@@ -69,14 +75,10 @@ export class StyleDocuments {
     return probed?.type === 'raster' ? probed.bandRanges.map((range) => range.min) : [];
   }
 
-  /** The PNG legend QGIS Server draws for the layer's current style. */
-  async legend(ref: ProjectRef, layer: string): Promise<LayerLegend> {
-    const answer = await this.ask(ref, layer, {
-      REQUEST: 'GetLegendGraphic',
-      LAYER: '{layer}',
-      FORMAT: 'image/png',
-      SLD_VERSION: '1.1.0',
-    });
+  /** The PNG legend QGIS Server draws for the layer's current style, under the rules `params` carry. */
+  async legend(ref: ProjectRef, layer: string, params: QgisParams = []): Promise<LayerLegend> {
+    const request = { REQUEST: 'GetLegendGraphic', LAYER: '{layer}', FORMAT: 'image/png', SLD_VERSION: '1.1.0' };
+    const answer = await this.ask(ref, layer, request, params);
     if (!answer.contentType.startsWith('image/')) {
       const detail = answer.body.toString('utf8').replace(/\s+/g, ' ').slice(0, 300);
       const failed = `QGIS Server drew no legend for layer "${layer}"`;

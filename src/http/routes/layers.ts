@@ -6,7 +6,7 @@ import { type LayerService } from '../../services/layers.js';
 import { type MapService } from '../../services/maps.js';
 import { owsAccessParams } from '../ows-access.js';
 import { type RouteModule } from '../route-module.js';
-import { errorResponses, LayerParams, ProjectParams, SchemaQuery } from '../schemas.js';
+import { errorResponses, LayerParams, ProjectParams, SchemaQuery, ViewAsQuery } from '../schemas.js';
 
 const NewLayer = Type.Object(
   {
@@ -62,7 +62,7 @@ export function layerRoutes(layers: LayerService, maps: MapService): RouteModule
           tags,
           summary: 'Layer names in project order',
           params: ProjectParams,
-          querystring: SchemaQuery,
+          querystring: ViewAsQuery,
           response: { 200: Type.Array(Type.String()), ...errorResponses },
         },
       },
@@ -92,7 +92,7 @@ export function layerRoutes(layers: LayerService, maps: MapService): RouteModule
           tags,
           summary: 'Layer metadata',
           params: LayerParams,
-          querystring: SchemaQuery,
+          querystring: ViewAsQuery,
           response: { 200: LayerInfo, ...errorResponses },
         },
       },
@@ -125,7 +125,7 @@ export function layerRoutes(layers: LayerService, maps: MapService): RouteModule
             'widened on its shorter side, about its centre, so the layer keeps its shape (as in QGIS Desktop when ' +
             "zoomed to the layer) and is not stretched. The GetMap is in the layer's CRS; .../map/url gives it.",
           params: LayerParams,
-          querystring: SchemaQuery,
+          querystring: ViewAsQuery,
         },
       },
       async (request, reply) => {

@@ -7,7 +7,7 @@ import { type FeatureQueries } from '../../services/feature-queries.js';
 import { type MapService, type MapView } from '../../services/maps.js';
 import { owsAccessParams } from '../ows-access.js';
 import { type RouteModule } from '../route-module.js';
-import { errorResponses, ProjectParams } from '../schemas.js';
+import { errorResponses, ProjectParams, ViewAsProperty } from '../schemas.js';
 
 const MAX_SIZE = 4096;
 
@@ -23,6 +23,7 @@ const ViewQuery = Type.Object({
   crs: Type.String({ pattern: '^EPSG:[0-9]{1,6}$', default: 'EPSG:3857' }),
   width: Type.String({ pattern: '^[0-9]{1,4}$', description: `Pixels, 1 to ${MAX_SIZE}` }),
   height: Type.String({ pattern: '^[0-9]{1,4}$', description: `Pixels, 1 to ${MAX_SIZE}` }),
+  ...ViewAsProperty,
 });
 
 function sizeOf(name: string, text: string): number {

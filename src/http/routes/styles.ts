@@ -3,13 +3,15 @@ import { Type } from '@sinclair/typebox';
 import { type FastifyPluginAsync } from 'fastify';
 
 import { UnsupportedMediaType } from '../../errors.js';
+import { type MapService } from '../../services/maps.js';
 import { type SldStyles } from '../../services/sld-styles.js';
 import { type StyleDocuments } from '../../services/style-documents.js';
 import { type StylePackages } from '../../services/style-packages.js';
 import { type StyleService } from '../../services/styles.js';
 import { type Reseeder } from '../../tile-cache/reseed.js';
+import { owsAccessParams } from '../ows-access.js';
 import { type RouteModule } from '../route-module.js';
-import { errorResponses, LayerParams, ProjectParams, SchemaQuery } from '../schemas.js';
+import { errorResponses, LayerParams, ProjectParams, SchemaQuery, ViewAsQuery } from '../schemas.js';
 import { asAttachment } from '../security-headers.js';
 import { UploadBudget } from '../upload-budget.js';
 import { ReseedQuery, withReseed } from './reseed.js';
@@ -205,6 +207,8 @@ function uploadRoutes(services: StyleRouteServices): FastifyPluginAsync {
 export interface StyleRouteServices {
   styles: StyleService;
   styleDocuments: StyleDocuments;
+  /** The MAP value of a project, for the rules its legends are drawn under. */
+  maps: MapService;
   stylePackages: StylePackages;
   sldStyles: SldStyles;
   /** Bytes a style upload may have (the other routes keep the app's limit). */
@@ -419,11 +423,13 @@ export function styleRoutes(services: StyleRouteServices): RouteModule {
           tags,
           summary: "The layer's legend as QGIS Server draws it (WMS GetLegendGraphic, PNG)",
           params: LayerParams,
-          querystring: SchemaQuery,
+          querystring: ViewAsQuery,
         },
       },
       async (request, reply) => {
-        const legend = await documents.legend(request.project, request.params.layer);
+        const { project, params } = request;
+        const access = await owsAccessParams(request.identity, project, (ref) => services.maps.mapParameter(ref));
+        const legend = await documents.legend(project, params.layer, access);
         return reply.type(legend.contentType).send(legend.body);
       },
     );

@@ -3108,6 +3108,8 @@ export interface paths {
                     schema?: string;
                     /** @description A style per layer, comma-separated; an empty one is the layer's current style */
                     styles?: string;
+                    /** @description Administrators only: role names, comma-separated, whose rules QGIS Server and the API apply instead of yours */
+                    view_as?: string;
                     /** @description Pixels, 1 to 4096 */
                     width: string;
                 };
@@ -3185,6 +3187,8 @@ export interface paths {
                 query?: {
                     /** @description Database schema of the project (default public) */
                     schema?: string;
+                    /** @description Administrators only: role names, comma-separated, whose rules QGIS Server and the API apply instead of yours */
+                    view_as?: string;
                 };
                 header?: never;
                 path: {
@@ -3307,6 +3311,8 @@ export interface paths {
                 query?: {
                     /** @description Database schema of the project (default public) */
                     schema?: string;
+                    /** @description Administrators only: role names, comma-separated, whose rules QGIS Server and the API apply instead of yours */
+                    view_as?: string;
                 };
                 header?: never;
                 path: {
@@ -3635,6 +3641,8 @@ export interface paths {
                 query?: {
                     /** @description Database schema of the project (default public) */
                     schema?: string;
+                    /** @description Administrators only: role names, comma-separated, whose rules QGIS Server and the API apply instead of yours */
+                    view_as?: string;
                 };
                 header?: never;
                 path: {
@@ -3678,6 +3686,8 @@ export interface paths {
                 query?: {
                     /** @description Database schema of the project (default public) */
                     schema?: string;
+                    /** @description Administrators only: role names, comma-separated, whose rules QGIS Server and the API apply instead of yours */
+                    view_as?: string;
                 };
                 header?: never;
                 path: {
@@ -5822,6 +5832,8 @@ export interface paths {
                     schema?: string;
                     /** @description A style per layer, comma-separated; an empty one is the layer's current style */
                     styles?: string;
+                    /** @description Administrators only: role names, comma-separated, whose rules QGIS Server and the API apply instead of yours */
+                    view_as?: string;
                     /** @description Pixels, 1 to 4096 */
                     width: string;
                 };

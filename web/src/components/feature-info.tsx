@@ -73,6 +73,8 @@ export function FeatureInfo(props: {
   styles: string;
   query: MapQuery;
   onClose: () => void;
+  /** The role the features are found as (view-as.tsx); undefined for the viewer's own. */
+  viewAs?: string | undefined;
 }): JSX.Element {
   const { project, query } = props;
   const heading = useRef<HTMLHeadingElement>(null);
@@ -90,10 +92,11 @@ export function FeatureInfo(props: {
           height: String(query.height),
           i: String(query.i),
           j: String(query.j),
+          ...(props.viewAs === undefined ? {} : { view_as: props.viewAs }),
         },
         signal,
       }),
-    [project.project, project.schema, query],
+    [project.project, project.schema, query, props.viewAs],
   );
   const close = useRef(props.onClose);
   close.current = props.onClose;

@@ -18,7 +18,15 @@ export interface LegendLayer {
 /** A legend that failed for a reason that may pass (a 5xx, the network) is asked again after this. */
 const RETRY_MS = 3000;
 
-function LegendImage({ project, layer }: { project: ProjectRef; layer: LegendLayer }): JSX.Element {
+function LegendImage({
+  project,
+  layer,
+  viewAs,
+}: {
+  project: ProjectRef;
+  layer: LegendLayer;
+  viewAs: string | undefined;
+}): JSX.Element {
   const [source, setSource] = useState<string | undefined>(undefined);
   const [error, setError] = useState<Error | undefined>(undefined);
   const [attempt, setAttempt] = useState(0);
@@ -34,7 +42,7 @@ function LegendImage({ project, layer }: { project: ProjectRef; layer: LegendLay
     const url = apiUrl(
       '/api/projects/{project}/layers/{layer}/legend',
       { project: project.project, layer: layer.name },
-      schemaQuery(project),
+      { ...schemaQuery(project), view_as: viewAs },
     );
     send(url, { signal: controller.signal })
       .then((response) => response.blob())
@@ -52,7 +60,7 @@ function LegendImage({ project, layer }: { project: ProjectRef; layer: LegendLay
       controller.abort();
       if (made) URL.revokeObjectURL(made);
     };
-  }, [project.project, project.schema, layer.name, layer.style, attempt]);
+  }, [project.project, project.schema, layer.name, layer.style, attempt, viewAs]);
   return (
     <li>
       {/* QGIS Server's image starts with the layer's title. */}
@@ -63,7 +71,16 @@ function LegendImage({ project, layer }: { project: ProjectRef; layer: LegendLay
 }
 
 /** The legend of `layers` (top first), or why there is none. */
-export function LegendPanel({ project, layers }: { project: ProjectRef; layers: LegendLayer[] }): JSX.Element {
+export function LegendPanel({
+  project,
+  layers,
+  viewAs,
+}: {
+  project: ProjectRef;
+  layers: LegendLayer[];
+  /** The role the legend is drawn as (view-as.tsx); undefined for the viewer's own. */
+  viewAs?: string | undefined;
+}): JSX.Element {
   return (
     <section class="card" aria-labelledby="legend-title">
       <h2 id="legend-title">Legend</h2>
@@ -72,7 +89,7 @@ export function LegendPanel({ project, layers }: { project: ProjectRef; layers: 
       ) : (
         <ul class="legend">
           {layers.map((layer) => (
-            <LegendImage key={layer.name} project={project} layer={layer} />
+            <LegendImage key={layer.name} project={project} layer={layer} viewAs={viewAs} />
           ))}
         </ul>
       )}

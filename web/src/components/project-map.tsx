@@ -145,6 +145,7 @@ export function ProjectMap({
   zoom,
   onArea,
   area,
+  viewAs,
 }: {
   project: ProjectRef;
   layers: MapLayer[];
@@ -155,12 +156,16 @@ export function ProjectMap({
   onArea?: (area: Area) => void;
   /** An area outlined on the map, in degrees. */
   area?: Area | undefined;
+  /** The role the map is drawn as (view-as.tsx); undefined for the viewer's own. */
+  viewAs?: string | undefined;
 }): JSX.Element {
   const target = useRef<HTMLDivElement>(null);
   const map = useRef<OlMap | undefined>(undefined);
   const renew = useRef<() => void>(() => undefined);
   const drawn = useRef<MapLayer[]>(layers);
   drawn.current = layers;
+  const viewing = useRef(viewAs);
+  viewing.current = viewAs;
   const fitted = useRef(false);
   const errorRef = useRef(onError);
   errorRef.current = onError;
@@ -194,6 +199,7 @@ export function ProjectMap({
               crs: VIEW_CRS,
               width: Math.min(4096, Math.round(width * pixelRatio)),
               height: Math.min(4096, Math.round(height * pixelRatio)),
+              view_as: viewing.current,
             },
           );
           try {
@@ -235,9 +241,9 @@ export function ProjectMap({
     };
   }, [project.project, project.schema]);
 
-  const key = layers
+  const key = `${viewAs ?? ''}#${layers
     .map((layer) => `${layer.name}:${layer.visible}:${layer.style ?? ''}:${layer.current ?? ''}:${layer.revision ?? 0}`)
-    .join('|');
+    .join('|')}`;
   useEffect(() => {
     const olMap = map.current;
     if (!olMap) return;

@@ -23,6 +23,7 @@ import { SldUpload } from '../components/sld-upload';
 import { geometryClass, StyleEditor } from '../components/style-editor';
 import { useAction, useApi } from '../components/use-api';
 import { useLayerVisibility } from '../components/use-layer-visibility';
+import { useViewAs } from '../components/view-as';
 import type { PageProps } from '../routes';
 
 /** The layers bottom first, as the map draws them: the project's drawing order, else its tree's. */
@@ -68,8 +69,9 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const [zoom, setZoom] = useState<ZoomRequest | undefined>(undefined);
   const [table, setTable] = useState<string | undefined>(undefined);
   const [stylesOf, setStylesOf] = useState<string | undefined>(undefined);
+  const viewAs = useViewAs(ref);
   const mapLayers = rows
-    .filter((row) => row.info?.valid)
+    .filter((row) => row.info?.valid && viewAs.sees(row.name))
     .map((row) => ({
       name: row.name,
       visible: visibility.known && !visibility.hidden.has(row.name),
@@ -109,7 +111,15 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
             <p class="card muted">This project has no layer yet: choose “Add layer” to draw the first one.</p>
           ) : (
             <>
-              <ProjectMap project={ref} layers={mapLayers} onError={setMapError} onQuery={setAsked} zoom={zoom} />
+              {viewAs.control}
+              <ProjectMap
+                project={ref}
+                layers={mapLayers}
+                onError={setMapError}
+                onQuery={setAsked}
+                zoom={zoom}
+                viewAs={viewAs.role}
+              />
               <div class="actions">
                 <button type="button" onClick={() => zoomTo()}>
                   Zoom to the project
@@ -124,6 +134,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
               layers={shown.map((layer) => layer.name)}
               styles={shown.some((layer) => layer.style) ? shown.map((layer) => layer.style ?? '').join(',') : ''}
               query={asked}
+              viewAs={viewAs.role}
               onClose={() => {
                 setAsked(undefined);
                 document.querySelector<HTMLElement>('[data-testid="project-map"]')?.focus();
@@ -210,6 +221,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
           <LegendPanel
             project={ref}
             layers={[...shown].reverse().map((layer) => ({ name: layer.name, style: layer.style ?? layer.current }))}
+            viewAs={viewAs.role}
           />
         </section>
       </div>
