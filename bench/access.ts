@@ -4,26 +4,32 @@
  *   for nginx's auth_request the rules compiled for QGIS Server), timed in process; target 50 µs.
  * - `nginx`: a GetMap through nginx with auth_request (access control on) against the same GetMap
  *   through nginx without it, each a stack of its own, request by request in turn; target 0.3 ms.
+ * - `filter`: the instructions the plugin's access filter adds to a GetMap, counted by callgrind as
+ *   the plugin's bench counts them, the rules of some or all of the 100 roles against none; target 1%.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { FilesystemAccessStore } from '../src/access/filesystem-access.js';
 import { owsAccessValue } from '../src/access/ows-rules.js';
+import { Permissions } from '../src/access/permissions.js';
 import { type LayerRule, type RoleDefinition } from '../src/access/records.js';
 import { AccessService, type Identity } from '../src/access/service.js';
 import { hashSecret, newToken } from '../src/access/token-secret.js';
 import { authorizeRoute } from '../src/http/access-policy.js';
 import { TokenGate } from '../src/http/auth.js';
+import { freePort } from '../src/runtime/ports.js';
+import { PLUGIN_PATH } from '../test/support/insight-stack.js';
 import { runPyqgisScript } from '../test/support/pyqgis-scripts.js';
 import { type Stack, startStack } from '../test/support/stack.js';
 import { send } from './http-client.js';
+import { CountedServer } from './instructions.js';
 import { type PartFilter } from './parts.js';
-import { median, spread, table } from './stats.js';
+import { median, ratios, spread, table } from './stats.js';
 
-export const ACCESS_PARTS = ['check', 'nginx'] as const;
+export const ACCESS_PARTS = ['check', 'nginx', 'filter'] as const;
 
 const TOKENS = 10_000;
 const ROLES = 100;
@@ -40,23 +46,25 @@ const ADMIN = 'the bootstrap administrator of the access bench';
 const PROJECT = 'town';
 
 /**
- * Role i: read of the project, and rules on the same ten layers as every other role (an attribute
- * of its own hidden, a filter of its own), so that an identity of many roles is sent them all:
- * each layer's filters joined by OR.
+ * Role i: read of the project, and rules on the same ten layers as every other role, so that an
+ * identity of many roles is sent them all (each layer's filters joined by OR): the project's
+ * `roads` with an attribute of its own hidden and a filter of its own, which every feature passes
+ * (the maps are those of no rules, and the filter is evaluated for each); its `secret` unreadable;
+ * eight layers the project does not have, likewise.
  */
 function role(index: number): RoleDefinition {
-  const layers: Record<string, LayerRule> = {};
-  for (let rule = 0; rule < RULES_PER_ROLE; rule++) {
-    layers[`layer_${rule}`] = {
-      hidden_attributes: [`owner_${index}`],
-      filter: `"team" = 'team_${index}' OR "owner" = @steward_user`,
-    };
-  }
+  const filtered: LayerRule = {
+    hidden_attributes: [`owner_${index}`],
+    filter: `"owner" <> 'owner_${index}' OR "owner" = @steward_user`,
+  };
+  const layers: Record<string, LayerRule> = { roads: filtered, secret: { read: false } };
+  for (let rule = 2; rule < RULES_PER_ROLE; rule++) layers[`layer_${rule}`] = filtered;
   return { projects: { [PROJECT]: { access: 'read', layers } } };
 }
 
 const roleName = (index: number): string => `role-${index}`;
-const heldRoles = (): string[] => Array.from({ length: ROLES_HELD }, (_, index) => roleName(index * 9));
+const heldIndexes = (): number[] => Array.from({ length: ROLES_HELD }, (_, index) => index * 9);
+const heldRoles = (): string[] => heldIndexes().map(roleName);
 
 /** A store of TOKENS tokens (one of them `token`, the others unguessable) and ROLES roles. */
 async function filledStore(projectsDir: string): Promise<{ store: FilesystemAccessStore; token: string }> {
@@ -92,7 +100,7 @@ async function apiCheck(): Promise<string> {
     const route = {
       method: 'GET',
       url: '/api/projects/:project/layers/:layer',
-      params: { project: PROJECT, layer: 'layer_1' },
+      params: { project: PROJECT, layer: 'roads' },
       query: {},
     };
     const kinds = {
@@ -237,9 +245,125 @@ async function nginxCheck(): Promise<string> {
   }
 }
 
+const FILTER_ROUNDS = 3;
+const MAPS_PER_COUNT = 10;
+const FILTER_TARGET = 0.01;
+/** A 64 px GetMap of the layer the rules filter. */
+const FILTERED_MAP =
+  'SERVICE=WMS&VERSION=1.3.0&REQUEST=GetMap&LAYERS=roads&STYLES=&CRS=CRS:84&BBOX=0,0,4,4&WIDTH=64&HEIGHT=64&FORMAT=image/png';
+
+/** STEWARD_ACCESS for an identity of roles `indexes` in the project of MAP value `map`, as Steward compiles it. */
+function rulesFor(indexes: number[], map: string): string {
+  const roles = indexes.map(roleName);
+  const identity: Identity = {
+    kind: 'token',
+    name: 'user-0',
+    roles,
+    admin: false,
+    token: null,
+    permissions: new Permissions(false, indexes.map(role)),
+  };
+  return owsAccessValue(identity, { name: PROJECT, schema: 'public' }, map);
+}
+
+/** Whether the server's plugin applies the rules it was given: their hidden layer left out of the capabilities. */
+async function checkRulesApplied(server: CountedServer, mapUrl: string, value: string): Promise<void> {
+  const url = mapUrl.replace(FILTERED_MAP, 'SERVICE=WMS&VERSION=1.3.0&REQUEST=GetCapabilities');
+  const listed = (await (await fetch(url)).text()).includes('<Name>secret</Name>');
+  if (listed === (value !== '')) throw new Error(`the access filter of ${server.server.url} does not apply its rules`);
+}
+
+/**
+ * Instructions per GetMap of one qgis_mapserver with the plugin, under callgrind (instrumented only
+ * while it draws the counted maps), for each set of rules: qgis_mapserver has no FastCGI
+ * parameters, so each server is given its rules as the STEWARD_ACCESS of its environment, where
+ * the plugin reads them alike (QgsServerInterface.getEnv).
+ */
+async function filterCost(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'steward-bench-filter-'));
+  const map = join(dir, `${PROJECT}.qgs`);
+  runPyqgisScript('write_access_project.py', map);
+  const all = Array.from({ length: ROLES }, (_, index) => index);
+  const configurations = [
+    { name: 'no rules (an administrator, or access control off)', value: '' },
+    {
+      name: `${ROLES_HELD} of the ${ROLES} roles (${ROLES_HELD * RULES_PER_ROLE} rules)`,
+      value: rulesFor(heldIndexes(), map),
+    },
+    { name: `all ${ROLES} roles (${ROLES * RULES_PER_ROLE} rules)`, value: rulesFor(all, map) },
+  ];
+  const loadBefore = loadavg()[0] ?? 0;
+  const started = performance.now();
+  const servers: CountedServer[] = [];
+  try {
+    for (const { value } of configurations) {
+      const env = {
+        QGIS_PLUGINPATH: PLUGIN_PATH,
+        STEWARD_HOST: '127.0.0.1',
+        STEWARD_PORT: String(await freePort()),
+        ...(value !== '' && { STEWARD_ACCESS: value }),
+      };
+      const server = await CountedServer.start(env, { instrumentAtStart: false });
+      if (server === undefined) return '### The access filter on GetMap\n\nNot measured: valgrind is not installed.';
+      servers.push(server);
+    }
+    const urls = servers.map((server) => `${server.server.url}?MAP=${encodeURIComponent(map)}&${FILTERED_MAP}`);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const draw = async (url: string): Promise<void> => {
+      for (let index = 0; index < MAPS_PER_COUNT; index++) await timedMap(url, agent, undefined);
+    };
+    for (const [index, server] of servers.entries()) {
+      await checkRulesApplied(server, urls[index] ?? '', configurations[index]?.value ?? '');
+      await draw(urls[index] ?? '');
+    }
+    const counts = servers.map(() => [] as number[]);
+    for (let round = 0; round < FILTER_ROUNDS; round++) {
+      for (const [index, server] of servers.entries()) {
+        counts[index]?.push((await server.instructions(() => draw(urls[index] ?? ''))) / MAPS_PER_COUNT);
+      }
+    }
+    agent.destroy();
+    const [baseline = []] = counts;
+    const rows = configurations.map(({ name, value }, index) => {
+      const each = counts[index] ?? [];
+      const added = ratios(each, baseline).map((ratio) => (ratio - 1) * 100);
+      const first = index === 0;
+      return [
+        name,
+        value.length.toLocaleString('en'),
+        (median(each) / 1e6).toFixed(2),
+        first ? '' : `${median(added).toFixed(2)}% (${spread(added, 2, '%')})`,
+        first ? '' : median(added) <= FILTER_TARGET * 100 ? 'met' : 'not met',
+      ];
+    });
+    return [
+      `### The access filter on GetMap (target: within ${FILTER_TARGET * 100}% of the instructions per map)`,
+      `- One qgis_mapserver with the plugin per set of rules, under valgrind's callgrind instrumented only while it draws the counted maps (\`--instr-atstart=no\`, then \`callgrind_control --instr=on\`): every instruction of the process, all threads; ${FILTER_ROUNDS} rounds of ${MAPS_PER_COUNT} maps each (one connection), the servers in turn, after ${MAPS_PER_COUNT} maps each; a 64 px GetMap of the roads layer the rules filter (every feature passes the filters, so the maps are the same)`,
+      `- ${ROLES} roles of ${RULES_PER_ROLE} layer rules each (${ROLES * RULES_PER_ROLE}): an identity holding some or all of them is sent their rules, each layer's filters joined by OR; the plugin's check that it applies them: the layer they hide is left out of each server's capabilities`,
+      `- added: each round's count against the server without rules in the same round; median (lowest to highest round)`,
+      `- load average of the machine before: ${loadBefore.toFixed(2)}; the part took ${((performance.now() - started) / 1000).toFixed(0)} s`,
+      '',
+      table(
+        [
+          'rules',
+          'STEWARD_ACCESS characters',
+          'instructions per map, millions',
+          'instructions added',
+          `target ${FILTER_TARGET * 100}%`,
+        ],
+        rows,
+      ),
+    ].join('\n');
+  } finally {
+    for (const server of servers) await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export async function runAccessBench(parts: PartFilter): Promise<string> {
   const sections = ['## Access control'];
   if (parts('check')) sections.push(await apiCheck());
   if (parts('nginx')) sections.push(await nginxCheck());
+  if (parts('filter')) sections.push(await filterCost());
   return sections.join('\n\n');
 }

@@ -4,7 +4,7 @@
  * `uploads`, `import`, `organize`, `access`) runs the named suites only;
  * `--part <part>` (repeated for more) runs only those parts of them (scale: writes, reads, memory; api:
  * latency, throughput, map, fastcgi, passthrough, memory; processing: calculator, histogram; access:
- * check, nginx) and only prints them, as `--print-only` does for whole suites: nothing is written to
+ * check, nginx, filter) and only prints them, as `--print-only` does for whole suites: nothing is written to
  * bench/results/ or the README.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';

@@ -263,12 +263,12 @@ export class AccessService {
     return { kind: 'oidc', name, roles, admin: permissions.admin, token: null, permissions };
   }
 
-  private isBootstrap(token: string): boolean {
-    return this.bootstrap !== undefined && timingSafeEqual(quickDigest(token), this.bootstrap);
+  private isBootstrap(digest: Buffer): boolean {
+    return this.bootstrap !== undefined && timingSafeEqual(digest, this.bootstrap);
   }
 
-  private isTileCache(token: string): boolean {
-    return this.tileCache !== undefined && timingSafeEqual(quickDigest(token), this.tileCache);
+  private isTileCache(digest: Buffer): boolean {
+    return this.tileCache !== undefined && timingSafeEqual(digest, this.tileCache);
   }
 
   private static readonly TILE_CACHE: Identity = {
@@ -294,8 +294,10 @@ export class AccessService {
    * lately, a JWT verified before and not expired), else undefined.
    */
   knownIdentity(token: string): Identity | undefined {
-    if (this.isBootstrap(token)) return AccessService.BOOTSTRAP;
-    if (this.isTileCache(token)) return AccessService.TILE_CACHE;
+    // One SHA-256 of the token for the three comparisons: nginx asks about every OWS request.
+    const digest = quickDigest(token);
+    if (this.isBootstrap(digest)) return AccessService.BOOTSTRAP;
+    if (this.isTileCache(digest)) return AccessService.TILE_CACHE;
     if (this.oidc && isJwt(token)) {
       const claims = this.oidc.known(token);
       return claims && this.oidcIdentity(claims.name, claims.roles);
@@ -305,7 +307,7 @@ export class AccessService {
     if (!found || found.expiresAt <= this.now()) return undefined;
     const verified = this.verified.get(found.record.id);
     if (!verified || verified.until <= this.now() || verified.hash !== found.record.hash) return undefined;
-    if (!timingSafeEqual(verified.digest, quickDigest(token))) return undefined;
+    if (!timingSafeEqual(verified.digest, digest)) return undefined;
     this.refreshWhenOld();
     return this.identityOf(found.record);
   }
