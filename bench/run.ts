@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every benchmark of the project, printed and written to bench/results/.
  * `npm run bench -- api` (or `processing`, `jobs`, `plugin`, `scale`, `pool`, `kills`, `console`, `history`,
- * `uploads`, `import`, `organize`, `access`) runs the named suites only;
+ * `uploads`, `downloads`, `import`, `organize`, `access`) runs the named suites only;
  * `--part <part>` (repeated for more) runs only those parts of them (scale: writes, reads, memory; api:
  * latency, throughput, map, fastcgi, passthrough, memory; processing: calculator, histogram; access:
  * check, nginx, filter) and only prints them, as `--print-only` does for whole suites: nothing is written to
@@ -17,6 +17,7 @@ import gdal from 'gdal-async';
 import { localQgisVersion } from '../src/runtime/qgis-version.js';
 import { ACCESS_PARTS, runAccessBench } from './access.js';
 import { API_PARTS, runApiBench } from './api.js';
+import { runBundleDownloadBench } from './bundle-download.js';
 import { runConsoleBench } from './console.js';
 import { HISTORY_PARTS, runHistoryBench } from './history.js';
 import { runJobsBench } from './jobs.js';
@@ -58,6 +59,7 @@ const suites: Suite[] = [
   { key: 'console', name: 'web console', run: runConsoleBench },
   { key: 'history', name: 'project versions', run: runHistoryBench, parts: HISTORY_PARTS },
   { key: 'uploads', name: 'streamed uploads', run: runUploadsBench },
+  { key: 'downloads', name: 'bundle download', run: runBundleDownloadBench },
   { key: 'import', name: 'import into PostGIS', run: runImportBench },
   { key: 'organize', name: 'organizing a project', run: runOrganizeBench },
   { key: 'access', name: 'access control', run: runAccessBench, parts: ACCESS_PARTS },

@@ -29,6 +29,11 @@ import { DEFLATED, STORED } from './zip-format.js';
 
 /** Bytes read at an entry's local header: up to the lengths of its name and extra field. */
 const LOCAL_READ_BYTES = LOCAL_HEADER_SIZE;
+/**
+ * Bytes an entry is read and unpacked in at a time: each piece is one CRC-32 and one awaited write,
+ * and at Node's 64 KiB (16 KiB out of zlib) a 1 GiB entry took 16,000 of them in turn.
+ */
+const UNPACK_CHUNK = 1024 * 1024;
 
 async function readAt(handle: FileHandle, position: number, length: number): Promise<Buffer> {
   const buffer = Buffer.alloc(length);
@@ -119,7 +124,11 @@ export class ZipFile {
         const raw =
           entry.compressedSize === 0
             ? Readable.from([])
-            : createReadStream(this.path, { start, end: start + entry.compressedSize - 1 });
+            : createReadStream(this.path, {
+                start,
+                end: start + entry.compressedSize - 1,
+                highWaterMark: UNPACK_CHUNK,
+              });
         const declared = `entry "${name}" does not unpack to the ${entry.size} bytes it declares`;
         let size = 0;
         let crc = 0;
@@ -132,7 +141,7 @@ export class ZipFile {
           }
         };
         if (entry.method === STORED) await pipeline(raw, check);
-        else await pipeline(raw, createInflateRaw(), check);
+        else await pipeline(raw, createInflateRaw({ chunkSize: UNPACK_CHUNK }), check);
         if (size !== entry.size) refuse(declared);
         if (crc !== entry.crc) refuse(`entry "${name}" does not unpack to the bytes it declares (CRC-32)`);
       },

@@ -25,7 +25,7 @@ const DIRECTORY_BYTES = 46;
 const END_BYTES = 22;
 const DESCRIPTOR_BYTES = 16;
 /** Bytes read from a streamed file at a time: each is a CRC-32 on the event loop. */
-const READ_CHUNK = 256 * 1024;
+const READ_CHUNK = 1024 * 1024;
 /** gzip's header as zlib writes it (no name, no extra field) and its trailer (CRC-32, size). */
 const GZIP_HEADER = 10;
 const GZIP_TRAILER = 8;
