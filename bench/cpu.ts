@@ -1,5 +1,6 @@
 /** CPU time of processes, from /proc: what a server spent, whatever else the machine runs. */
 import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 
 import { procStatFields } from '../src/runtime/proc-stat.js';
 
@@ -15,4 +16,32 @@ function cpuSecondsOf(pid: number): number {
 /** CPU seconds all of `pids` have used so far. */
 export function cpuSeconds(pids: readonly number[]): number {
   return pids.reduce((sum, pid) => sum + cpuSecondsOf(pid), 0);
+}
+
+/** CPU seconds used so far by each process descending from `root` (a browser's, a server's), by pid. */
+export function descendantsCpu(root: number = process.pid): Map<number, number> {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const parent = Number(procStatFields(`/proc/${entry}/stat`, [4])?.[0]);
+    if (Number.isFinite(parent)) parents.set(Number(entry), parent);
+  }
+  const within = (pid: number): boolean => {
+    for (let at = parents.get(pid); at !== undefined && at > 1; at = parents.get(at)) if (at === root) return true;
+    return false;
+  };
+  const used = new Map<number, number>();
+  for (const pid of parents.keys()) {
+    if (!within(pid)) continue;
+    const times = procStatFields(`/proc/${pid}/stat`, [14, 15]);
+    if (times) used.set(pid, (Number(times[0]) + Number(times[1])) / TICKS_PER_SECOND);
+  }
+  return used;
+}
+
+/** CPU seconds the processes of `now` used since `before` (a process started since counts whole). */
+export function cpuSince(before: Map<number, number>, now: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, seconds] of now) sum += seconds - (before.get(pid) ?? 0);
+  return sum;
 }

@@ -273,14 +273,17 @@ describe('web console: the operator pages', () => {
   test('the new pages fit a 390 px phone', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     try {
-      for (const [path, ready] of [
-        ['/checks', 'Projects and their checks'],
-        ['/server', 'Projects and data'],
-        ['/server/log', 'Log lines'],
+      for (const [path, role, ready] of [
+        ['/checks', 'table', 'Projects and their checks'],
+        ['/server', 'region', 'Projects and data'],
+        ['/server/log', 'region', 'Log lines'],
+        ['/projects/town/cache', 'form', 'Seed or truncate the cache'],
+        ['/projects/town/services', 'region', 'Service URLs'],
       ] as const) {
         await page.goto(path);
-        await page.getByRole(path === '/checks' ? 'table' : 'region', { name: ready }).waitFor({ timeout: 60_000 });
+        await page.getByRole(role, { name: ready }).waitFor({ timeout: 60_000 });
         assert.ok((await pageWidth(page)) <= 390, `${path} is ${await pageWidth(page)} px wide`);
+        await screenshot(page, `390${path.replaceAll('/', '-')}`);
       }
     } finally {
       await page.setViewportSize({ width: 1280, height: 860 });

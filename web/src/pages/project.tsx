@@ -250,7 +250,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
           }}
         />
       )}
-      <ProjectCheck project={ref} version={layers.data} />
+      {layers.data && <ProjectCheck project={ref} version={layers.data} />}
       {styled && styledGeometry && (
         <section class="card" aria-labelledby="style-title">
           <h2 id="style-title" tabIndex={-1}>
