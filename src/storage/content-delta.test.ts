@@ -164,6 +164,51 @@ describe('a delta against a base version', () => {
     );
   });
 
+  it('finds a whole file of like records with some inserted, removed, changed and moved: little else is new', () => {
+    /** A record as a project has its layers: the same lines but for a name, and a shared block. */
+    const record = (name: string, color = '0,0,0') =>
+      [
+        `    <maplayer type="vector">`,
+        `      <id>${name}_0000</id>`,
+        `      <datasource>/data/${name}.gpkg</datasource>`,
+        ...Array.from({ length: 12 }, (_, line) => `      <prop k="shared${line}" v="${'s'.repeat(60)}"/>`),
+        `      <prop k="color" v="${color}"/>`,
+        `    </maplayer>`,
+        '',
+      ].join('\n');
+    const recordEdit = fc.oneof(
+      fc.record({ kind: fc.constant('insert' as const), at: fc.nat() }),
+      fc.record({ kind: fc.constant('remove' as const), at: fc.nat() }),
+      fc.record({ kind: fc.constant('change' as const), at: fc.nat() }),
+      fc.record({ kind: fc.constant('move' as const), at: fc.nat(), to: fc.nat() }),
+    );
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 80, max: 200 }),
+        fc.array(recordEdit, { minLength: 1, maxLength: 6 }),
+        fc.boolean(),
+        (count, edits, onePiece) => {
+          const records = Array.from({ length: count }, (_, index) => record(`layer${index}`));
+          const base = [Buffer.from('<qgis>\n  <projectlayers>\n'), ...records.map((text) => Buffer.from(text))];
+          const next = [...records];
+          for (const [step, change] of edits.entries()) {
+            const at = change.at % next.length;
+            if (change.kind === 'insert') next.splice(at, 0, record(`added${step}`));
+            else if (change.kind === 'remove') next.splice(at, 1);
+            else if (change.kind === 'change') next[at] = record(`changed${step}`, '255,0,0');
+            else next.splice(change.to % next.length, 0, ...next.splice(at, 1));
+          }
+          const whole = Buffer.concat([base[0] as Buffer, ...next.map((text) => Buffer.from(text))]);
+          const ops = new DeltaBase(onePiece ? [Buffer.concat(base)] : base).delta([whole]);
+          assert.deepEqual(applyDelta(Buffer.concat(base), ops), whole);
+          // Records after one moved far may be matched with like ones, their own lines new; never the rest of the file.
+          assert.ok(newBytes(ops) < whole.byteLength / 4, `${newBytes(ops)} new of ${whole.byteLength}`);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it('refuses a delta that copies beyond its base', () => {
     assert.throws(
       () => applyDeltaToPieces([Buffer.from('abc')], [{ kind: 'copy', offset: 2, length: 2 }]),

@@ -25,7 +25,16 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
 
 /** Whether `a` and `b` hold the same bytes from `start` to `end`. */
 function sameRun(a: Uint8Array, b: Uint8Array, start: number, end: number): boolean {
-  return equalBytes(a.subarray(start, end), b.subarray(start, end));
+  return equalAt(a, start, b, start, end - start);
+}
+
+/**
+ * Whether `length` bytes of `a` from `aStart` and of `b` from `bStart` are the same, compared in
+ * place: views made for each of a delta's many comparisons would cost more than them.
+ */
+function equalAt(a: Uint8Array, aStart: number, b: Uint8Array, bStart: number, length: number): boolean {
+  const buffer = Buffer.isBuffer(a) ? a : Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+  return buffer.compare(b, bStart, bStart + length, aStart, aStart + length) === 0;
 }
 
 /**
@@ -76,12 +85,80 @@ const LOOK_BACK = 4 * 1024;
 const MIN_SPANNING = 64 * 1024;
 /** The base pieces after the last one found that a piece found nowhere is compared with (one removed, or a few). */
 const CANDIDATES = 4;
+/**
+ * A spanning piece may look for lines once more per this many of its bytes: a whole file differs
+ * from its base in places, each of whose lines may cost a search, and a file that ran out of
+ * searches would be taken as new from there on.
+ */
+const SPANNING_BYTES_PER_PROBE = 4 * 1024;
+/** The base's bytes a spanning piece looks for further on in itself, to find where bytes inserted there end. */
+const ANCHOR = 64;
+/**
+ * How far a spanning piece's line is looked for in the base either way, and the base's bytes
+ * further on in the piece: a few records removed, moved or inserted in one place.
+ */
+const SPANNING_WINDOW = 64 * 1024;
+/**
+ * How far on in a spanning piece the base's bytes are looked for at first, and how much further
+ * for each byte of it taken as new since the two parted: a record changed is a few lines taken as
+ * new, not the records up to where its base's bytes come again by chance.
+ */
+const INSERTED_REACH = 4 * 1024;
+const INSERTED_GROWTH = 8;
+/** Twice as far before: a record moved up from further on takes the base there, which then goes on where it was left. */
+const SPANNING_BACK = 2 * SPANNING_WINDOW;
+/**
+ * Bytes that must agree from where a spanning piece's line or the base's bytes are found for the
+ * two to go on together there: a line that many records share is found in each of them.
+ */
+const RESYNC = 1024;
+/** The places a spanning piece's line or the base's bytes are found at that are checked, each way: a line of many records is at many. */
+const RESYNC_CANDIDATES = 8;
 
-/** Where `needle` is in `haystack` within `room` bytes of `from`, or -1. */
-function searchWindow(haystack: Uint8Array, needle: Uint8Array, from: number, room: number): number {
+/** The places a search may look at, and which it takes. */
+interface Candidates {
+  left: number;
+  /** Whether to take byte `at` of the haystack, base piece `piece` when it is one. */
+  accept(at: number, piece: number): boolean;
+}
+
+/** Where `needle` is in `haystack` within `room` bytes of `from` (the first place `candidates` take), or -1. */
+function searchWindow(
+  haystack: Uint8Array,
+  needle: Uint8Array,
+  from: number,
+  room: number,
+  candidates?: Candidates,
+  piece = 0,
+): number {
   const window = haystack.subarray(from, from + room);
-  const found = Buffer.from(window.buffer, window.byteOffset, window.byteLength).indexOf(needle);
-  return found < 0 ? found : from + found;
+  const view = Buffer.from(window.buffer, window.byteOffset, window.byteLength);
+  for (let found = view.indexOf(needle); found >= 0; found = view.indexOf(needle, found + 1)) {
+    if (!candidates) return from + found;
+    if (candidates.left-- <= 0) break;
+    if (candidates.accept(from + found, piece)) return from + found;
+  }
+  return -1;
+}
+
+/** Where a spanning piece and its base last parted (DeltaBase.differences). */
+interface Parted {
+  /** The base piece and byte. */
+  at: [number, number];
+  /** The piece's bytes taken as new since. */
+  taken: number;
+  /** Whether the base was taken elsewhere since: a record found out of its place. */
+  elsewhere: boolean;
+}
+
+/** Where a spanning piece goes on with the base (DeltaBase.realign). */
+interface Realigned {
+  /** Bytes of the piece that come first, new. */
+  skip: number;
+  /** The base piece and byte it goes on at. */
+  at: [number, number];
+  /** Whether that is where the two parted, or after it: they are together again. */
+  rejoined: boolean;
 }
 
 interface BasePiece {
@@ -263,9 +340,12 @@ export class DeltaBase {
    */
   private differences(piece: Uint8Array, start: number, builder: DeltaBuilder): number {
     const spanning = piece.byteLength >= MIN_SPANNING;
+    if (spanning) builder.probesLeft += Math.floor(piece.byteLength / SPANNING_BYTES_PER_PROBE);
     let index = start;
     let from = 0;
     let rest = piece;
+    /** Where the base was when the two last parted, and the bytes of the piece left then. */
+    let parted: Parted | undefined;
     while (rest.byteLength > 0) {
       const base = this.pieces[index] as BasePiece;
       if (spanning && from === base.bytes.byteLength && index + 1 < this.pieces.length) {
@@ -279,43 +359,130 @@ export class DeltaBase {
         builder.copy(base.offset + from, shared);
         rest = rest.subarray(shared);
         from += shared;
+        // Together again, unless the base was taken elsewhere since they parted (a record like
+        // another) and it has not gone on for long.
+        if (shared >= SEARCH_WINDOW || (shared >= RESYNC && !parted?.elsewhere)) parted = undefined;
         continue;
       }
       const line = rest.subarray(0, rest.indexOf(NEWLINE) + 1 || rest.byteLength);
       // The line, and the next ones if it is short: a run long enough to copy.
       const probe = rest.subarray(0, Math.max(line.byteLength, MIN_COPY));
-      const found =
-        probe.byteLength >= MIN_COPY && builder.probesLeft-- > 0
-          ? this.search(probe, index, from, spanning)
-          : undefined;
+      const searched = probe.byteLength >= MIN_COPY && builder.probesLeft-- > 0;
+      if (spanning) parted ??= { at: [index, from], taken: 0, elsewhere: false };
+      const reach = INSERTED_REACH + INSERTED_GROWTH * (parted?.taken ?? 0);
+      const realigned = searched && spanning ? this.realign(rest, probe, [index, from], parted, reach) : undefined;
+      const found = searched && !spanning ? this.search(probe, index, from) : realigned?.at;
       if (found) {
+        builder.bytes(rest.subarray(0, realigned?.skip ?? 0));
+        rest = rest.subarray(realigned?.skip ?? 0);
+        if (realigned?.rejoined) parted = undefined;
+        else if (parted) parted.elsewhere = true;
         [index, from] = found;
         continue;
       }
       builder.bytes(line);
       rest = rest.subarray(line.byteLength);
+      if (parted) parted.taken += line.byteLength;
     }
     return from === (this.pieces[index] as BasePiece).bytes.byteLength ? index + 1 : index;
   }
 
   /**
-   * Where `probe` is within SEARCH_WINDOW bytes of the base from byte `from` of base piece `index`
-   * on, in that piece alone unless `spanning`, else within LOOK_BACK bytes before it in that piece,
-   * as a piece and a byte of it.
+   * Where `probe` is within SEARCH_WINDOW bytes of base piece `index` from byte `from` on, else
+   * within LOOK_BACK bytes before it, as a piece and a byte of it.
    */
-  private search(probe: Uint8Array, index: number, from: number, spanning: boolean): [number, number] | undefined {
-    let room = SEARCH_WINDOW;
-    const end = spanning ? this.pieces.length : index + 1;
-    for (let at = index; at < end && room > 0; at++) {
-      const bytes = (this.pieces[at] as BasePiece).bytes;
-      const start = at === index ? from : 0;
-      const found = searchWindow(bytes, probe, start, room);
-      if (found >= 0) return [at, found];
-      room -= bytes.byteLength - start;
-    }
+  private search(probe: Uint8Array, index: number, from: number): [number, number] | undefined {
+    const bytes = (this.pieces[index] as BasePiece).bytes;
+    const found = searchWindow(bytes, probe, from, SEARCH_WINDOW);
+    if (found >= 0) return [index, found];
     const behind = Math.max(0, from - LOOK_BACK);
-    const back = searchWindow((this.pieces[index] as BasePiece).bytes, probe, behind, from - behind);
+    const back = searchWindow(bytes, probe, behind, from - behind);
     return back < 0 ? undefined : [index, back];
+  }
+
+  /**
+   * Where a spanning piece's `rest`, parted from the base at byte `from` of base piece `index`,
+   * goes on with the base, RESYNC bytes agreeing: its line `probe` found a little after where the
+   * two parted when the base was taken elsewhere since (after a record moved), further on in the
+   * base (a record removed) or before (a record moved), else the base's bytes here or where they
+   * parted found within `reach` bytes of `rest`, the nearer (a record inserted).
+   */
+  private realign(
+    rest: Uint8Array,
+    probe: Uint8Array,
+    [index, from]: [number, number],
+    parted: Parted | undefined,
+    reach: number,
+  ): Realigned | undefined {
+    const accept = (start: number, at: number) => this.agrees(rest, 0, at, start);
+    const inBase = ([at, start]: [number, number], step: 1 | -1, window?: number) =>
+      this.searchPieces(probe, at, start, step, { left: RESYNC_CANDIDATES, accept }, window);
+    const rejoined = parted?.elsewhere && inBase(parted.at, 1, SEARCH_WINDOW);
+    if (rejoined) return { skip: 0, at: rejoined, rejoined: true };
+    const found = inBase([index, from], 1) ?? inBase([index, from], -1);
+    if (found) return { skip: 0, at: found, rejoined: false };
+    const here = this.inserted(rest, [index, from], reach);
+    const there = parted ? this.inserted(rest, parted.at, reach) : undefined;
+    return here && there ? (there.skip < here.skip ? there : here) : (here ?? there);
+  }
+
+  /** Where the base's bytes from `at` come again within `reach` bytes of `rest`, RESYNC bytes agreeing. */
+  private inserted(rest: Uint8Array, at: [number, number], reach: number): Realigned | undefined {
+    const [index, from] = at;
+    const anchor = (this.pieces[index] as BasePiece).bytes.subarray(from, from + ANCHOR);
+    const skip =
+      anchor.byteLength >= MIN_COPY
+        ? searchWindow(rest, anchor, 1, Math.min(reach, SPANNING_WINDOW), {
+            left: RESYNC_CANDIDATES,
+            accept: (offset) => this.agrees(rest, offset, index, from),
+          })
+        : -1;
+    return skip > 0 ? { skip, at, rejoined: true } : undefined;
+  }
+
+  /**
+   * Where `probe` is within SPANNING_WINDOW bytes of the base after (`step` 1) or SPANNING_BACK before (-1) byte
+   * `from` of base piece `index`, across pieces, at the first place `accept` takes.
+   */
+  private searchPieces(
+    probe: Uint8Array,
+    index: number,
+    from: number,
+    step: 1 | -1,
+    candidates: Candidates,
+    window = step > 0 ? SPANNING_WINDOW : SPANNING_BACK,
+  ): [number, number] | undefined {
+    let room = window;
+    for (let at = index; at >= 0 && at < this.pieces.length && room > 0; at += step) {
+      const bytes = (this.pieces[at] as BasePiece).bytes;
+      const [start, end] = at !== index ? [0, bytes.byteLength] : step > 0 ? [from, bytes.byteLength] : [0, from];
+      const [low, high] = step > 0 ? [start, Math.min(end, start + room)] : [Math.max(start, end - room), end];
+      const found = searchWindow(bytes, probe, low, high - low, candidates, at);
+      if (found >= 0) return [at, found];
+      room -= high - low;
+    }
+    return undefined;
+  }
+
+  /** Whether `bytes` from byte `offset` on and the base from byte `from` of piece `index` on agree for RESYNC bytes (or to the end of `bytes`). */
+  private agrees(bytes: Uint8Array, offset: number, index: number, from: number): boolean {
+    const length = Math.min(RESYNC, bytes.byteLength - offset);
+    const base = (this.pieces[index] as BasePiece).bytes;
+    // Within one base piece, one comparison in place: most places a line is found at part at once.
+    if (from + length <= base.byteLength) return equalAt(bytes, offset, base, from, length);
+    return this.sharedFrom(bytes.subarray(offset), index, from, length) >= length;
+  }
+
+  /** How many of the first `limit` bytes of `bytes` the base holds from byte `from` of piece `index` on, across pieces. */
+  private sharedFrom(bytes: Uint8Array, index: number, from: number, limit: number): number {
+    let shared = 0;
+    for (let at = index, start = from; at < this.pieces.length && shared < limit; at++, start = 0) {
+      const base = (this.pieces[at] as BasePiece).bytes.subarray(start);
+      const run = sharedLength(bytes.subarray(shared, limit), base);
+      shared += run;
+      if (run < base.byteLength) break;
+    }
+    return shared;
   }
 }
 
