@@ -170,7 +170,12 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
     assert.match(bundle.headers.get('content-disposition') ?? '', /filename="outgoing\.zip"/);
     assert.equal(bundle.headers.get('etag'), etag, 'the same version of the project');
     const folder = join(scratch, 'outgoing-bundle');
-    const entries = unpack(Buffer.from(await bundle.arrayBuffer()), folder);
+    const bundleBytes = Buffer.from(await bundle.arrayBuffer());
+    const bundleFile = join(scratch, 'outgoing.zip');
+    writeFileSync(bundleFile, bundleBytes);
+    // Info-ZIP checks every CRC-32 of the streamed bundle, its data descriptors' included.
+    assert.match(execFileSync('unzip', ['-t', bundleFile], { encoding: 'utf8' }), /No errors detected/);
+    const entries = unpack(bundleBytes, folder);
     const dataFolder = `data/${data.dir.split('/').pop() ?? ''}`;
     // Sidecars GDAL reads with a dataset (the statistics QGIS wrote in rgb.tif.aux.xml) go along.
     assert.deepEqual(

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,10 +34,6 @@ describe('streamedZip', () => {
       assert.ok(Buffer.from(files.get('town.qgs') ?? []).equals(project));
       assert.ok(Buffer.from(files.get('data/a/big.tif') ?? []).equals(readFileSync(data[0]?.path ?? '')));
     }
-    const archive = join(folder, 'streamed.zip');
-    writeFileSync(archive, bytes);
-    // Info-ZIP checks every CRC-32, the data descriptors' included.
-    assert.match(execFileSync('unzip', ['-t', archive], { encoding: 'utf8' }), /No errors detected/);
   });
 
   it('fails the stream when a file grew after it was listed', async () => {
