@@ -17,6 +17,47 @@ interface SrsRow {
 
 const northingFirstByAuthid = new Map<string, boolean>();
 
+/** PROJ's database, where QGIS reads a CRS's area of use (`QgsCoordinateReferenceSystem::bounds`). */
+const PROJ_DB = ['/usr/share/proj/proj.db', '/usr/local/share/proj/proj.db'];
+
+type Box = [number, number, number, number];
+
+let areaStatement: ((code: string) => Box | undefined) | undefined;
+
+/** The area of use of `EPSG:<code>` in longitude/latitude (west, south, east, north), as PROJ has it. */
+function lonLatArea(code: string): Box | undefined {
+  if (!areaStatement) {
+    const path = PROJ_DB.find((candidate) => existsSync(candidate));
+    if (path === undefined) return undefined;
+    const statement = new Database(path, { readonly: true, fileMustExist: true }).prepare<
+      [string],
+      { west_lon: number; south_lat: number; east_lon: number; north_lat: number }
+    >(
+      `SELECT e.west_lon, e.south_lat, e.east_lon, e.north_lat FROM usage u JOIN extent e
+         ON u.extent_auth_name = e.auth_name AND u.extent_code = e.code
+       WHERE u.object_auth_name = 'EPSG' AND u.object_code = ?
+         AND u.object_table_name IN ('geodetic_crs', 'projected_crs', 'compound_crs')`,
+    );
+    areaStatement = (wanted) => {
+      const row = statement.get(wanted);
+      return row && [row.west_lon, row.south_lat, row.east_lon, row.north_lat];
+    };
+  }
+  return areaStatement(code);
+}
+
+/** The points of a box's edges, for a transformation that bends them. */
+function edgePoints([xmin, ymin, xmax, ymax]: Box, steps = 20): Array<[number, number]> {
+  const points: Array<[number, number]> = [];
+  for (let i = 0; i <= steps; i++) {
+    const t = i / steps;
+    const x = xmin + (xmax - xmin) * t;
+    const y = ymin + (ymax - ymin) * t;
+    points.push([x, ymin], [x, ymax], [xmin, y], [xmax, y]);
+  }
+  return points;
+}
+
 export class CrsResolver {
   private readonly cache = new Map<string, CrsDefinition>();
   private readonly lookup: ((authName: string, code: string) => SrsRow | undefined) | undefined;
@@ -78,6 +119,40 @@ export class CrsResolver {
       ellipsoidAcronym: row?.ellipsoid_acronym ?? '',
       geographic,
     };
+  }
+
+  /**
+   * The area the CRS is for, as QGIS bounds it, in its own coordinates, easting first; undefined
+   * when PROJ tells none. Its longitudes and latitudes go through GDAL's EPSG axis order.
+   */
+  static areaOfUse(authid: string): Box | undefined {
+    const [authName, code] = authid.split(':');
+    if (authName !== 'EPSG' || code === undefined) return undefined;
+    const area = lonLatArea(code);
+    if (!area) return undefined;
+    let target: gdal.SpatialReference;
+    try {
+      target = gdal.SpatialReference.fromEPSG(Number(code));
+    } catch {
+      return undefined;
+    }
+    if (target.isGeographic()) return area;
+    const transform = new gdal.CoordinateTransformation(gdal.SpatialReference.fromEPSG(4326), target);
+    const swapped = CrsResolver.northingFirst(authid);
+    const xs: number[] = [];
+    const ys: number[] = [];
+    for (const [lon, lat] of edgePoints(area)) {
+      try {
+        const point = transform.transformPoint(lat, lon);
+        if (!Number.isFinite(point.x) || !Number.isFinite(point.y)) continue;
+        xs.push(swapped ? point.y : point.x);
+        ys.push(swapped ? point.x : point.y);
+      } catch {
+        // A point outside the projection's domain: the others still bound the area.
+      }
+    }
+    if (xs.length === 0) return undefined;
+    return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
   }
 
   /** True when WMS 1.3.0 wants this CRS's coordinates as latitude/northing first. */

@@ -40,6 +40,15 @@ export function squareAround([xmin, ymin, xmax, ymax]: Extent): Extent {
   return width > height ? [xmin, cy - half, xmax, cy + half] : [cx - half, ymin, cx + half, ymax];
 }
 
+/**
+ * What a layer's map covers: its extent, else (a layer QGIS saved without one whose datasource
+ * tells none, as an in-memory layer of QGIS 3.40, whose features are not saved) its CRS's area of use.
+ */
+function drawnExtent(layer: PublishedLayer): Extent {
+  if (layer.extent.every(Number.isFinite)) return layer.extent;
+  return CrsResolver.areaOfUse(layer.authid) ?? layer.extent;
+}
+
 /** WMS 1.3.0 BBOX: latitude/northing first for CRSs whose EPSG axis order says so. */
 function wmsBbox(extent: Extent, authid: string): string {
   const [xmin, ymin, xmax, ymax] = extent;
@@ -97,7 +106,7 @@ export class MapService {
       LAYERS: layer.wmsName,
       STYLES: '',
       CRS: layer.authid,
-      BBOX: wmsBbox(squareAround(layer.extent), layer.authid),
+      BBOX: wmsBbox(squareAround(drawnExtent(layer)), layer.authid),
       WIDTH: String(MAP_SIZE),
       HEIGHT: String(MAP_SIZE),
       FORMAT: 'image/png',

@@ -123,7 +123,8 @@ export function layerRoutes(layers: LayerService, maps: MapService): RouteModule
           description:
             "The image is 400 x 400 pixels and covers the square around the layer's extent: the extent is " +
             'widened on its shorter side, about its centre, so the layer keeps its shape (as in QGIS Desktop when ' +
-            "zoomed to the layer) and is not stretched. The GetMap is in the layer's CRS; .../map/url gives it.",
+            'zoomed to the layer) and is not stretched. A layer with no known extent (saved without one, its ' +
+            "datasource telling none) covers its CRS's area of use. The GetMap is in the layer's CRS; .../map/url gives it.",
           params: LayerParams,
           querystring: ViewAsQuery,
         },
