@@ -349,8 +349,13 @@ class TreeBuilder {
 
   private layer(name: string, visible: boolean, depth: number): XmlElement {
     const place = this.current.layers.get(name)?.[0];
+    const checked = checkState(visible);
+    // Most layers stay where and as they were: kept without building a change.
+    const unchanged = place?.depth === depth && place.node.attributes.get('checked') === checked;
     const node = place
-      ? placed(place, depth, { checked: checkState(visible) })
+      ? unchanged
+        ? place.node
+        : placed(place, depth, { checked })
       : indent(layerTreeElement(this.untreed.get(name) as UntreedLayer, visible), depth);
     const id = node.attributes.get('id') ?? '';
     this.layerIds.push(id);
