@@ -5,7 +5,16 @@
 import { Conflict, Unprocessable } from '../errors.js';
 import { layerTreeElement } from './layer.js';
 import { optionMap } from './style/xml.js';
-import { childElements, element, firstChild, indent, text, type XmlElement, type XmlNode } from './xml/node.js';
+import {
+  childElements,
+  element,
+  firstChild,
+  indent,
+  text,
+  type XmlElement,
+  type XmlNode,
+  type XmlText,
+} from './xml/node.js';
 
 export interface TreeLayer {
   type: 'layer';
@@ -209,23 +218,40 @@ function quoted(names: Iterable<string>): string {
   return [...names].map((name) => `"${name}"`).join(', ');
 }
 
+/** Names as a set or a map's keys hold them. */
+type Names = Pick<ReadonlySet<string>, 'has' | 'keys'>;
+
 /** Refuses a tree that does not hold every layer (and embedded group) of the project exactly once. */
 function checkComplete(named: Named, current: CurrentTree, untreed: ReadonlyMap<string, UntreedLayer>): void {
   const problems: string[] = [];
-  const check = (kind: string, wanted: Map<string, number>, known: ReadonlySet<string>): void => {
-    const unknown = [...wanted.keys()].filter((name) => !known.has(name));
-    const repeated = [...wanted].filter(([name, count]) => count > 1 && known.has(name)).map(([name]) => name);
-    const missing = [...known].filter((name) => !wanted.has(name));
+  // Loops rather than spread copies: a large project's tree is checked at every replacement.
+  const check = (kind: string, wanted: Map<string, number>, known: Names): void => {
+    const unknown: string[] = [];
+    const repeated: string[] = [];
+    const missing: string[] = [];
+    for (const [name, count] of wanted) {
+      if (!known.has(name)) unknown.push(name);
+      else if (count > 1) repeated.push(name);
+    }
+    for (const name of known.keys()) if (!wanted.has(name)) missing.push(name);
     if (unknown.length) problems.push(`the project has no ${kind} ${quoted(unknown)}`);
     if (repeated.length) problems.push(`${quoted(repeated)} appear more than once`);
     if (missing.length) problems.push(`${kind}s ${quoted(missing)} are missing`);
   };
-  check('layer', named.layers, new Set([...current.layers.keys(), ...untreed.keys()]));
-  check('embedded group', named.embedded, new Set(current.embedded.keys()));
+  check('layer', named.layers, untreed.size ? new Set([...current.layers.keys(), ...untreed.keys()]) : current.layers);
+  check('embedded group', named.embedded, current.embedded);
   if (problems.length) throw new Unprocessable(`the tree must hold every layer exactly once: ${problems.join('; ')}`);
-  const ambiguous = [...current.layers].filter(([, places]) => places.length > 1).map(([name]) => name);
+  const ambiguous: string[] = [];
+  for (const [name, places] of current.layers) if (places.length > 1) ambiguous.push(name);
   if (ambiguous.length)
     throw new Conflict(`the layer tree holds several layers named ${quoted(ambiguous)}: rename them first`);
+}
+
+/** The line break and indentation before a node at `depth`, one node for each depth: text nodes are never changed in place. */
+const indentations: XmlText[] = [];
+
+function indentation(depth: number): XmlText {
+  return (indentations[depth] ??= text('\n' + '  '.repeat(depth)));
 }
 
 /** Whitespace-only text, which QGIS writes as indentation between elements. */
@@ -251,7 +277,9 @@ function reindented(node: XmlElement, depth: number): XmlElement {
 
 /** `node` as it must stand at `depth` with `attributes` changed: itself when nothing changes (its written markup stays good). */
 function placed(place: Placed, depth: number, attributes: Record<string, string | undefined>): XmlElement {
-  const changes = Object.entries(attributes).filter(([name, value]) => place.node.attributes.get(name) !== value);
+  const changes: Array<[string, string | undefined]> = [];
+  for (const name in attributes)
+    if (place.node.attributes.get(name) !== attributes[name]) changes.push([name, attributes[name]]);
   if (changes.length === 0 && place.depth === depth) return place.node;
   const copy =
     place.depth === depth
@@ -304,23 +332,30 @@ class TreeBuilder {
     private readonly untreed: ReadonlyMap<string, UntreedLayer>,
   ) {}
 
-  /** The nodes of a container at `depth`, indented, then `tail` (its non-tree children kept last). */
+  /** The nodes of a container at `depth`, each indented. */
   children(nodes: readonly TreeRequestNode[], depth: number, exclusive: boolean): XmlNode[] {
-    const inner = '\n' + '  '.repeat(depth + 1);
+    const inner = indentation(depth + 1);
     const shown = exclusive ? nodes.findIndex((node) => node.visible !== false) : -1;
-    return nodes.flatMap((node, index) => {
+    const children: XmlNode[] = [];
+    nodes.forEach((node, index) => {
       const visible = exclusive ? index === shown : node.visible !== false;
-      return [
-        text(inner),
+      children.push(
+        inner,
         node.type === 'layer' ? this.layer(node.name, visible, depth + 1) : this.group(node, visible, depth + 1),
-      ];
+      );
     });
+    return children;
   }
 
   private layer(name: string, visible: boolean, depth: number): XmlElement {
     const place = this.current.layers.get(name)?.[0];
+    const checked = checkState(visible);
+    // Most layers stay where and as they were: kept without building a change.
+    const unchanged = place?.depth === depth && place.node.attributes.get('checked') === checked;
     const node = place
-      ? placed(place, depth, { checked: checkState(visible) })
+      ? unchanged
+        ? place.node
+        : placed(place, depth, { checked })
       : indent(layerTreeElement(this.untreed.get(name) as UntreedLayer, visible), depth);
     const id = node.attributes.get('id') ?? '';
     this.layerIds.push(id);
@@ -405,10 +440,10 @@ function orderedRecords(
 ): void {
   const existing = new Map<string, XmlElement>();
   for (const node of childElements(container, name)) if (!existing.has(idOf(node))) existing.set(idOf(node), node);
-  const inner = text('\n' + '  '.repeat(depth + 1));
+  const inner = indentation(depth + 1);
   const children: XmlNode[] = [];
   for (const id of ids) children.push(inner, existing.get(id) ?? make(id));
-  if (children.length > 0) children.push(text('\n' + '  '.repeat(depth)));
+  if (children.length > 0) children.push(indentation(depth));
   container.children = children;
 }
 
@@ -457,11 +492,11 @@ export function replaceLayerTree(
     (child) => child.name !== LAYER && child.name !== GROUP && child !== customOrder,
   );
   root.children = [
-    ...kept.flatMap((child) => [text('\n    '), child]),
+    ...kept.flatMap((child) => [indentation(2), child]),
     ...nodes,
-    text('\n    '),
+    indentation(2),
     customOrder,
-    text('\n  '),
+    indentation(1),
   ];
 }
 

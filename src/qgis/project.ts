@@ -205,6 +205,8 @@ interface LayerIndex {
    * the index rather than read every layer again.
    */
   simple: boolean;
+  /** Whether `byName` follows the layer tree as it is: a new tree leaves a simple index to be put in its order when listed. */
+  ordered: boolean;
 }
 
 /**
@@ -213,6 +215,13 @@ interface LayerIndex {
  */
 export class ProjectDocument {
   private index: LayerIndex | undefined;
+  /** The name of each layer Steward manages, by id, once asked for; kept while no layer is added, removed or renamed. */
+  private names: Map<string, string> | undefined;
+  /**
+   * The layer tree as last read, kept until the tree or a layer's name changes: a large project's
+   * tree is read far more often than it changes. Shared by every caller, who must not change it.
+   */
+  private tree: LayerTree | undefined;
   /** Each layer's node by id (the first, should ids repeat), once asked for; kept as layers are added, replaced and removed. */
   private nodesById: Map<string, MapLayerNode> | undefined;
   /** Whether two layers had the same id when `nodesById` was made: a removal may then uncover the other. */
@@ -406,7 +415,7 @@ export class ProjectDocument {
     }
     const inTree = new Set(treeIds);
     const simple = byName.size === byId.size && [...byId.keys()].every((id) => inTree.has(id));
-    this.index = { byName, simple };
+    this.index = { byName, simple, ordered: true };
     return byName;
   }
 
@@ -431,7 +440,10 @@ export class ProjectDocument {
   }
 
   layers(): LayerEntry[] {
-    return [...this.layerEntries().values()];
+    const byName = this.layerEntries();
+    if (this.index?.ordered !== false) return [...byName.values()];
+    this.index = this.inTreeOrder(this.index);
+    return [...this.index.byName.values()];
   }
 
   layer(name: string): LayerEntry | undefined {
@@ -471,32 +483,60 @@ export class ProjectDocument {
 
   /** The name of each layer Steward manages, by id. */
   private namesById(): Map<string, string> {
+    if (this.names) return this.names;
     const names = new Map<string, string>();
     for (const node of this.mapLayerNodes()) {
       const entry = this.entryOf(node);
       if (entry && !names.has(entry.id)) names.set(entry.id, entry.name);
     }
+    this.names = names;
     return names;
   }
 
-  /** The layer tree with its groups, and the drawing order when the project sets its own. */
+  /** The layer tree with its groups, and the drawing order when the project sets its own; not to be changed. */
   layerTreeOf(): LayerTree {
+    if (this.tree) return this.tree;
     const names = this.namesById();
-    return readLayerTree(this.layerTree, (id) => names.get(id));
+    this.tree = readLayerTree(this.layerTree, (id) => names.get(id));
+    return this.tree;
   }
 
   /** Replaces the layer tree and the drawing order (`replaceLayerTree` of layer-tree.ts). */
   replaceLayerTree(request: LayerTreeRequest): void {
     const names = this.namesById();
-    const inTree = new Set(treeLayerIds(this.layerTree));
+    const order = ensureChild(this.document.root, 'layerorder', 0, this.layout);
+    replaceLayerTree(this.layerTree, order, request, (id) => names.get(id), this.untreedLayers());
+    this.records.forget();
+    this.tree = undefined;
+    if (this.index?.simple) this.index.ordered = false;
+    else this.index = undefined;
+  }
+
+  /** The layers the layer tree does not hold, by name: none when the index is simple. */
+  private untreedLayers(): Map<string, UntreedLayer> {
     const untreed = new Map<string, UntreedLayer>();
-    for (const entry of this.layers()) {
+    const layers = this.layerEntries();
+    if (this.index?.simple) return untreed;
+    const inTree = new Set(treeLayerIds(this.layerTree));
+    for (const entry of layers.values()) {
       if (!inTree.has(entry.id)) untreed.set(entry.name, entry);
     }
-    const order = ensureChild(this.document.root, 'layerorder', 0, this.layout);
-    replaceLayerTree(this.layerTree, order, request, (id) => names.get(id), untreed);
-    this.records.forget();
-    this.index = undefined;
+    return untreed;
+  }
+
+  /**
+   * A simple index's layers in the order of the layer tree as it is now: a new tree holds the same
+   * layers, each once, so the index stays simple and need not read them again.
+   */
+  private inTreeOrder(index: LayerIndex): LayerIndex {
+    const byId = new Map<string, LayerEntry>();
+    for (const entry of index.byName.values()) byId.set(entry.id, entry);
+    const byName = new Map<string, LayerEntry>();
+    for (const id of treeLayerIds(this.layerTree)) {
+      const entry = byId.get(id);
+      if (entry) byName.set(entry.name, entry);
+    }
+    return { byName, simple: true, ordered: true };
   }
 
   /** The layer's own properties; its element is read from its text without being kept expanded. */
@@ -581,6 +621,8 @@ export class ProjectDocument {
     });
     const added = managedEntry(layer);
     if (added && !this.nodesById?.has(added.id)) this.nodesById?.set(added.id, layer);
+    if (added && !this.names?.has(added.id)) this.names?.set(added.id, added.name);
+    this.tree = undefined;
     if (this.index?.simple && added && !this.index.byName.has(added.name)) this.index.byName.set(added.name, added);
     else this.index = undefined;
   }
@@ -613,6 +655,9 @@ export class ProjectDocument {
     this.records.remove(entry.id);
     if (this.index?.simple) this.index.byName.delete(entry.name);
     else this.index = undefined;
+    // Another layer of the same id may take its place.
+    this.names = undefined;
+    this.tree = undefined;
     return true;
   }
 
@@ -662,6 +707,8 @@ export class ProjectDocument {
     } else {
       this.index = undefined;
       this.nodesById = undefined;
+      this.names = undefined;
+      this.tree = undefined;
     }
   }
 }

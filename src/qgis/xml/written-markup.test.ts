@@ -94,6 +94,53 @@ describe("a container's written children", () => {
   });
 });
 
+describe('records moved among the others', () => {
+  /** Records as raw markup, each after the one indentation node they share, as a layer tree's layers are. */
+  const markup = (node: XmlNode): Buffer =>
+    Buffer.from(node.kind === 'raw' ? node.markup : node.kind === 'text' ? node.value : '', 'utf8');
+  const indentation = text('\n    ');
+  const indented = (records: readonly XmlNode[]): XmlNode[] => records.flatMap((record) => [indentation, record]);
+
+  function rewrite(previous: WrittenChildren | undefined, nodes: XmlNode[], asked: XmlNode[], pieces: Buffer[]) {
+    return rewriteChildren(previous, nodes, {
+      keptBytes: (node) => {
+        asked.push(node);
+        return markup(node);
+      },
+      afresh: () => assert.fail('nothing is written afresh'),
+      emit: (bytes) => pieces.push(bytes),
+    });
+  }
+
+  it('are written from the last bytes whatever the moves, and are not asked for their bytes where they were moved', () => {
+    const move = fc.record({ from: fc.nat(), to: fc.nat(), count: fc.integer({ min: 1, max: 5 }) });
+    fc.assert(
+      fc.property(fc.integer({ min: 20, max: 120 }), fc.array(move, { minLength: 1, maxLength: 12 }), (size, moves) => {
+        let records: XmlNode[] = Array.from({ length: size }, (_, index) => ({
+          kind: 'raw',
+          markup: `<layer-tree-layer id="l${index}"/>`.padEnd(index % 7 === 0 ? 1500 : 40, ' '),
+        }));
+        let children = rewrite(undefined, indented(records), [], []);
+        for (const { from, to, count } of moves) {
+          records = [...records];
+          const moved = records.splice(from % records.length, count);
+          records.splice(to % (records.length + 1), 0, ...moved);
+          const asked: XmlNode[] = [];
+          const pieces: Buffer[] = [];
+          const nodes = indented(records);
+          children = rewrite(children, nodes, asked, pieces);
+          assert.deepEqual(Buffer.concat(pieces), Buffer.concat(nodes.map(markup)));
+          assert.deepEqual(Buffer.concat(children.bytes.parts), Buffer.concat(nodes.map(markup)));
+          // A moved record is found where it was written; fewer than 16 nodes between the kept
+          // start and end (8 records) are written from their bytes, being few.
+          const recordsAsked = asked.filter((node) => node.kind === 'raw').length;
+          assert.ok(recordsAsked <= 8, `${recordsAsked} records asked`);
+        }
+      }),
+    );
+  });
+});
+
 describe('a large container written again', () => {
   it('writes what the text of the document says after records are added and removed', () => {
     const records = Array.from({ length: 200 }, (_, index) => `<layer id="l${index}"/>`);

@@ -111,7 +111,10 @@ class RopeBuilder {
     this.size += bytes.byteLength;
   }
 
-  /** The bytes from `from` to `to` of `rope`: its parts themselves where whole, else cut from them. */
+  /**
+   * The bytes from `from` to `to` of `rope`: its parts themselves where whole, else cut from them;
+   * a cut that goes on from the last part in memory (runs of one part copied in turn) extends it.
+   */
   copy(rope: Rope, from: number, to: number): void {
     if (from >= to) return;
     this.joinSmall();
@@ -121,9 +124,20 @@ class RopeBuilder {
       const end = rope.ends[index] as number;
       const start = end - part.byteLength;
       const until = Math.min(to, end);
-      this.parts.push(from === start && until === end ? part : part.subarray(from - start, until - start));
+      this.push(from === start && until === end ? part : part.subarray(from - start, until - start));
       from = until;
     }
+  }
+
+  private push(part: Buffer): void {
+    const last = this.parts.at(-1);
+    if (
+      this.emitted < this.parts.length &&
+      last?.buffer === part.buffer &&
+      last.byteOffset + last.byteLength === part.byteOffset
+    )
+      this.parts[this.parts.length - 1] = Buffer.from(last.buffer, last.byteOffset, last.byteLength + part.byteLength);
+    else this.parts.push(part);
   }
 
   /** Hands on the bytes not yet handed on: before a node written afresh, and at the end. */
@@ -153,10 +167,23 @@ const NOTHING_WRITTEN: WrittenChildren = {
   bytes: { parts: [], ends: [] },
 };
 
+/** Fewer nodes between those kept at the start and the end are nodes changed in place, not moved: none is looked for in the last write. */
+const MIN_MOVED = 16;
+
+/** Where each node other than text stood in `nodes` (the first place): text nodes are shared between places. */
+function placesOf(nodes: readonly XmlNode[]): Map<XmlNode, number> {
+  const places = new Map<XmlNode, number>();
+  nodes.forEach((node, index) => {
+    if (node.kind !== 'text' && !places.has(node)) places.set(node, index);
+  });
+  return places;
+}
+
 /**
  * Writes `nodes` from `previous`, the same container's children as last written: the nodes kept at
- * its start and end are written as cuts of the old rope (their offsets copied, the nodes written
- * afresh among them written again), and only the nodes between are asked for their bytes.
+ * its start and end, and runs of nodes between that followed one another there too (records moved
+ * among the others), are written as cuts of the old rope (their offsets copied, the nodes written
+ * afresh among them written again); only the other nodes are asked for their bytes.
  */
 export function rewriteChildren(
   previous: WrittenChildren | undefined,
@@ -192,11 +219,24 @@ export function rewriteChildren(
     rope.copy(before.bytes, copied, before.offsets[oldTo] as number);
   };
   reuse(0, head, 0);
-  for (let index = head; index < nodes.length - tail; index++) {
+  const end = nodes.length - tail;
+  let places: Map<XmlNode, number> | undefined;
+  for (let index = head; index < end;) {
+    const node = nodes[index] as XmlNode;
+    const old =
+      node.kind === 'text' || end - head < MIN_MOVED ? undefined : (places ??= placesOf(before.nodes)).get(node);
+    if (old !== undefined) {
+      let run = 1;
+      while (index + run < end && nodes[index + run] === before.nodes[old + run]) run++;
+      reuse(index, index + run, old);
+      index += run;
+      continue;
+    }
     offsets[index] = rope.size;
-    const bytes = writer.keptBytes(nodes[index] as XmlNode);
+    const bytes = writer.keptBytes(node);
     if (bytes === undefined) writeAfresh(index);
     else rope.add(bytes);
+    index++;
   }
   reuse(nodes.length - tail, nodes.length, before.nodes.length - tail);
   offsets[nodes.length] = rope.size;
