@@ -2,7 +2,7 @@ import gdal from 'gdal-async';
 
 import { type CrsDefinition } from '../qgis/crs.js';
 import { type Extent, type LayerType } from '../qgis/layer.js';
-import { type CrsResolver } from './crs.js';
+import { CrsResolver } from './crs.js';
 import { type GdalSource } from './datasource.js';
 import { qgisGeometryNames } from './wkb.js';
 
@@ -151,11 +151,16 @@ export async function vectorFields(source: GdalSource): Promise<string[]> {
   }
 }
 
-/** Transforms an extent to WGS 84 longitude/latitude, following the edges so curved bounds are kept. */
-export function wgs84Extent(extent: Extent, from: CrsDefinition): Extent {
+/**
+ * Transforms an extent (easting first, as GDAL reads sources) to WGS 84 longitude/latitude,
+ * following the edges so curved bounds are kept. GDAL transforms in each CRS's EPSG axis order:
+ * the points go in northing first where the source's EPSG order says so, and come out latitude first.
+ */
+export function wgs84Extent(extent: Extent, from: Pick<CrsDefinition, 'authid'>): Extent {
   if (from.authid === 'EPSG:4326') return extent;
   const source = gdal.SpatialReference.fromUserInput(from.authid);
   const transform = new gdal.CoordinateTransformation(source, gdal.SpatialReference.fromEPSG(4326));
+  const northingFirst = CrsResolver.northingFirst(from.authid);
   const [xmin, ymin, xmax, ymax] = extent;
   const xs: number[] = [];
   const ys: number[] = [];
@@ -169,10 +174,10 @@ export function wgs84Extent(extent: Extent, from: CrsDefinition): Extent {
       [xmax, ymin + (ymax - ymin) * t],
     ] as const) {
       try {
-        const point = transform.transformPoint(x, y);
+        const point = northingFirst ? transform.transformPoint(y, x) : transform.transformPoint(x, y);
         if (Number.isFinite(point.x) && Number.isFinite(point.y)) {
-          xs.push(point.x);
-          ys.push(point.y);
+          xs.push(point.y);
+          ys.push(point.x);
         }
       } catch {
         // A point outside the projection's domain: the others still bound the extent.
