@@ -33,6 +33,7 @@ const VERSION_DEPENDENT = [
   'test/styles-replicas.test.ts',
   'test/styles.test.ts',
   'test/symbology-catalogue.test.ts',
+  'test/web-layer-projects.test.ts',
   'test/wms-names.test.ts',
 ];
 const ROOT_RELEASES = ['3.40', '3.44'];
