@@ -4,6 +4,18 @@ import { describe, it } from '../../test/support/node-test.js';
 import { raster, WGS84 } from '../../test/support/sample-layers.js';
 import { type LayerTreeRequest } from './layer-tree.js';
 import { ProjectDocument } from './project.js';
+import { childElements, firstChild, type XmlElement } from './xml/node.js';
+
+/** The layer nodes of the document's layer tree, groups' included, in document order. */
+function* treeNodes(
+  document: ProjectDocument,
+  group = firstChild(document.root, 'layer-tree-group'),
+): Generator<XmlElement> {
+  for (const child of group ? childElements(group) : []) {
+    if (child.name === 'layer-tree-layer') yield child;
+    else if (child.name === 'layer-tree-group') yield* treeNodes(document, child);
+  }
+}
 
 function project(...names: string[]): ProjectDocument {
   const document = ProjectDocument.create({ title: 't', author: 'a', creation: '2026-01-01T00:00:00', crs: WGS84 });
@@ -85,6 +97,44 @@ describe('the layer tree of a project', () => {
     const after = document.serialize();
     assert.equal(after.split(c ?? '').length - 1, 0);
     assert.match(after, /<layer-tree-group checked="Qt::Checked" expanded="1" name="g">/);
+  });
+
+  it('writes a large tree moved into a group and back as a fresh read does, its layers their own nodes again', () => {
+    const names = Array.from({ length: 80 }, (_, index) => `layer${index}`);
+    const document = project(...names);
+    const flat = document.layerTreeOf();
+    const before = Buffer.concat(document.encode());
+    const treeLayers = (): unknown[] => [...treeNodes(document)];
+    const nodes = treeLayers();
+    const grouped = {
+      children: [
+        { type: 'group' as const, name: 'half', children: flat.children.slice(0, 40) },
+        ...flat.children.slice(40),
+      ],
+    };
+    for (let round = 0; round < 2; round++) {
+      document.replaceLayerTree(grouped);
+      const written = Buffer.concat(document.encode());
+      assert.equal(ProjectDocument.parse(written.toString('utf8')).serialize(), written.toString('utf8'));
+      assert.match(written.toString('utf8'), /\n {6}<layer-tree-layer [^>]*name="layer0"/);
+      // A write after the move, of a change elsewhere, writes the moved records as they stand.
+      document.changeMetadata({ title: `round ${round}` });
+      assert.equal(Buffer.concat(document.encode()).toString('utf8'), document.serialize());
+      document.replaceLayerTree(flat);
+      document.changeMetadata({ title: 't' });
+      assert.deepEqual(Buffer.concat(document.encode()), before);
+      assert.ok(treeLayers().every((node, index) => node === nodes[index]));
+    }
+  });
+
+  it('removes a layer whose tree record took a new source after the records were read', () => {
+    const document = project('a', 'b', 'c');
+    assert.ok(document.removeLayer('a'));
+    const b = document.layer('b')?.id ?? '';
+    document.setTreeSources(new Map([[b, '/moved/b.tif']]));
+    assert.match(document.serialize(), /source="\/moved\/b.tif"/);
+    assert.ok(document.removeLayer('b'));
+    assert.equal(document.serialize().split(b).length - 1, 0);
   });
 
   it('refuses a tree that misses, repeats or invents a layer, and leaves the document as it was', () => {

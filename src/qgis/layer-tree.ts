@@ -275,20 +275,47 @@ function reindented(node: XmlElement, depth: number): XmlElement {
   };
 }
 
-/** `node` as it must stand at `depth` with `attributes` changed: itself when nothing changes (its written markup stays good). */
-function placed(place: Placed, depth: number, attributes: Record<string, string | undefined>): XmlElement {
+/**
+ * A node and its copies indented for other depths, by depth, shared by each of them: a layer moved
+ * into a group and back out is its own node again, whose written markup stays good, and moved in
+ * again is the copy made the first time. Nodes are never changed in place, so neither are copies.
+ */
+const indentedCopies = new WeakMap<XmlElement, Map<number, XmlElement>>();
+
+/** The placed node indented for `depth`: itself at its own depth, else its copy for that depth (added to `made` when new). */
+function indentedFor(place: Placed, depth: number, made: XmlElement[]): XmlElement {
+  if (place.depth === depth) return place.node;
+  let copies = indentedCopies.get(place.node);
+  if (copies === undefined) {
+    copies = new Map([[place.depth, place.node]]);
+    indentedCopies.set(place.node, copies);
+  }
+  let copy = copies.get(depth);
+  if (copy === undefined) {
+    copy = reindented(place.node, depth);
+    copies.set(depth, copy);
+    indentedCopies.set(copy, copies);
+    made.push(copy);
+  }
+  return copy;
+}
+
+/** `node` with `attributes` changed: itself when nothing changes (its written markup stays good), else a copy, added to `made`. */
+function withAttributes(
+  node: XmlElement,
+  attributes: Record<string, string | undefined>,
+  made?: XmlElement[],
+): XmlElement {
   const changes: Array<[string, string | undefined]> = [];
   for (const name in attributes)
-    if (place.node.attributes.get(name) !== attributes[name]) changes.push([name, attributes[name]]);
-  if (changes.length === 0 && place.depth === depth) return place.node;
-  const copy =
-    place.depth === depth
-      ? { ...place.node, attributes: new Map(place.node.attributes) }
-      : reindented(place.node, depth);
+    if (node.attributes.get(name) !== attributes[name]) changes.push([name, attributes[name]]);
+  if (changes.length === 0) return node;
+  const copy = { ...node, attributes: new Map(node.attributes) };
   for (const [name, value] of changes) {
     if (value === undefined) copy.attributes.delete(name);
     else copy.attributes.set(name, value);
   }
+  made?.push(copy);
   return copy;
 }
 
@@ -326,6 +353,8 @@ class TreeBuilder {
   /** Ids of the new tree's layers, top first, embedded groups' included. */
   readonly layerIds: string[] = [];
   readonly names = new Map<string, string>();
+  /** The nodes made for the new tree, where the current ones could not stand as they are. */
+  readonly made: XmlElement[] = [];
 
   constructor(
     private readonly current: CurrentTree,
@@ -355,11 +384,16 @@ class TreeBuilder {
     const node = place
       ? unchanged
         ? place.node
-        : placed(place, depth, { checked })
-      : indent(layerTreeElement(this.untreed.get(name) as UntreedLayer, visible), depth);
+        : withAttributes(indentedFor(place, depth, this.made), { checked }, this.made)
+      : this.added(indent(layerTreeElement(this.untreed.get(name) as UntreedLayer, visible), depth));
     const id = node.attributes.get('id') ?? '';
     this.layerIds.push(id);
     this.names.set(id, name);
+    return node;
+  }
+
+  private added(node: XmlElement): XmlElement {
+    this.made.push(node);
     return node;
   }
 
@@ -409,7 +443,10 @@ class TreeBuilder {
     }
     const attributes: Record<string, string> = { checked: checkState(visible) };
     if (request.expanded !== undefined) attributes['expanded'] = request.expanded ? '1' : '0';
-    return placed(place, depth, attributes);
+    // Not a record: its layers' nodes may be replaced in it (a layer renamed), so it is neither
+    // remembered as written nor kept among the indented copies.
+    const node = place.depth === depth ? place.node : reindented(place.node, depth);
+    return withAttributes(node, attributes);
   }
 }
 
@@ -429,7 +466,7 @@ function explicitOrder(order: readonly string[], builder: TreeBuilder): string[]
   return order.map((name) => ids.get(name) as string);
 }
 
-/** The items of `container` for `ids`, in that order: the existing ones for ids they had (their written markup kept). */
+/** The items of `container` for `ids`, in that order: the existing ones for ids they had (their written markup kept), else new ones added to `made`. */
 function orderedRecords(
   container: XmlElement,
   name: string,
@@ -437,12 +474,17 @@ function orderedRecords(
   make: (id: string) => XmlElement,
   ids: readonly string[],
   depth: number,
+  made: XmlElement[],
 ): void {
   const existing = new Map<string, XmlElement>();
   for (const node of childElements(container, name)) if (!existing.has(idOf(node))) existing.set(idOf(node), node);
   const inner = indentation(depth + 1);
   const children: XmlNode[] = [];
-  for (const id of ids) children.push(inner, existing.get(id) ?? make(id));
+  for (const id of ids) {
+    let record = existing.get(id);
+    if (record === undefined) made.push((record = make(id)));
+    children.push(inner, record);
+  }
   if (children.length > 0) children.push(indentation(depth));
   container.children = children;
 }
@@ -453,7 +495,8 @@ function orderedRecords(
  * list in both) hold the request's `order`, enabled; without one the custom order is turned off
  * and the layers are drawn as the tree orders them. Nodes of layers and groups are kept as they were where
  * nothing of them changes. Throws Unprocessable for a tree that misses a layer or names one twice
- * or one the project lacks, Conflict when two layers of the tree share a name.
+ * or one the project lacks, Conflict when two layers of the tree share a name. Answers the nodes
+ * made anew (layer nodes moved or changed, drawing order items), none of them to be changed in place.
  */
 export function replaceLayerTree(
   root: XmlElement,
@@ -461,7 +504,7 @@ export function replaceLayerTree(
   request: LayerTreeRequest,
   nameOf: NameOf,
   untreed: ReadonlyMap<string, UntreedLayer>,
-): void {
+): XmlElement[] {
   const current = readCurrent(root, nameOf);
   const named: Named = { layers: new Map(), embedded: new Map() };
   countNames(request.children, named);
@@ -478,7 +521,7 @@ export function replaceLayerTree(
     : [...listed, ...builder.layerIds.filter((id) => !known.has(id))];
   customOrder.attributes.set('enabled', request.order ? '1' : '0');
   if (request.order || ids.length > listed.length) {
-    orderedRecords(customOrder, 'item', textOf, (id) => element('item', {}, [text(id)]), ids, 2);
+    orderedRecords(customOrder, 'item', textOf, (id) => element('item', {}, [text(id)]), ids, 2, builder.made);
     orderedRecords(
       layerOrder,
       'layer',
@@ -486,6 +529,7 @@ export function replaceLayerTree(
       (id) => element('layer', { id }),
       ids,
       1,
+      builder.made,
     );
   }
   const kept = childElements(root).filter(
@@ -498,17 +542,20 @@ export function replaceLayerTree(
     customOrder,
     indentation(1),
   ];
+  return builder.made;
 }
 
-/** Names the layer `id`'s nodes under `group` `name`, as copies: a node's written markup must stay its own. */
-export function renameLayerNodes(group: XmlElement, id: string, name: string): void {
+/** Names the layer `id`'s nodes under `group` `name`, as copies (a node's written markup must stay its own), added to `made`. */
+export function renameLayerNodes(group: XmlElement, id: string, name: string, made: XmlElement[] = []): XmlElement[] {
   group.children.forEach((child, index) => {
     if (child.kind !== 'element') return;
-    if (child.name === GROUP) renameLayerNodes(child, id, name);
+    if (child.name === GROUP) renameLayerNodes(child, id, name, made);
     else if (child.name === LAYER && child.attributes.get('id') === id) {
       const renamed = { ...child, attributes: new Map(child.attributes) };
       renamed.attributes.set('name', name);
       group.children[index] = renamed;
+      made.push(renamed);
     }
   });
+  return made;
 }

@@ -293,7 +293,8 @@ export class ProjectDocument {
   /**
    * Remembers the markup of the per-layer records written for the first time. Layers are added at
    * the end of each container, so a container is read from its end back to the first record already
-   * remembered: a record that would miss is written out in full like any element, never wrongly.
+   * remembered (records made amid the others are remembered as they are made, `rememberMade`): a
+   * record that would miss is written out in full like any element, never wrongly.
    */
   private rememberRecords(): void {
     for (const { path: names, record } of RECORDS) {
@@ -313,8 +314,21 @@ export class ProjectDocument {
       if (child.name === 'layer-tree-group') this.rememberNewRecords(child, record);
       if (child.name !== record) continue;
       if (this.written.markupOf(child) !== undefined) return;
-      this.written.remember(child, Buffer.from(serializeElement(child), 'utf8'));
+      this.rememberRecord(child);
     }
+  }
+
+  /**
+   * Remembers records made amid the others (a new layer tree, a layer renamed or given a new
+   * source), which the search from the end would not reach: each would be written afresh at every
+   * write, half a large tree's once moved into a group.
+   */
+  private rememberMade(records: readonly XmlElement[]): void {
+    for (const record of records) this.rememberRecord(record);
+  }
+
+  private rememberRecord(record: XmlElement): void {
+    this.written.remember(record, Buffer.from(serializeElement(record), 'utf8'));
   }
 
   private collapseLayers(): void {
@@ -505,7 +519,7 @@ export class ProjectDocument {
   replaceLayerTree(request: LayerTreeRequest): void {
     const names = this.namesById();
     const order = ensureChild(this.document.root, 'layerorder', 0, this.layout);
-    replaceLayerTree(this.layerTree, order, request, (id) => names.get(id), this.untreedLayers());
+    this.rememberMade(replaceLayerTree(this.layerTree, order, request, (id) => names.get(id), this.untreedLayers()));
     this.records.forget();
     this.tree = undefined;
     if (this.index?.simple) this.index.ordered = false;
@@ -560,7 +574,7 @@ export class ProjectDocument {
       this.invalidate(name);
       return true;
     }
-    renameLayerNodes(this.layerTree, entry.id, change.name);
+    this.rememberMade(renameLayerNodes(this.layerTree, entry.id, change.name));
     this.records.forget();
     this.invalidate();
     return true;
@@ -682,6 +696,7 @@ export class ProjectDocument {
    * beside the layer's datasource. A record changed is a new element, never one written before.
    */
   setTreeSources(sources: ReadonlyMap<string, string>): void {
+    const made: XmlElement[] = [];
     const groups = [this.layerTree];
     for (let group = groups.pop(); group; group = groups.pop()) {
       group.children.forEach((child, index) => {
@@ -689,9 +704,13 @@ export class ProjectDocument {
         if (child.name === 'layer-tree-group') groups.push(child);
         const source = child.name === 'layer-tree-layer' ? sources.get(child.attributes.get('id') ?? '') : undefined;
         if (source === undefined || !child.attributes.has('source')) return;
-        group.children[index] = { ...child, attributes: new Map(child.attributes).set('source', source) };
+        const record = { ...child, attributes: new Map(child.attributes).set('source', source) };
+        group.children[index] = record;
+        made.push(record);
       });
     }
+    this.rememberMade(made);
+    this.records.forget();
   }
 
   /**
