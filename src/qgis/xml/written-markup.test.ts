@@ -92,6 +92,18 @@ describe("a container's written children", () => {
     assert.ok(pieces.length <= 4, `${pieces.length} pieces`);
     assert.ok(pieces.some((piece) => first.children.bytes.parts.some((part) => part.buffer === piece.buffer)));
   });
+
+  it('hand on small markup written anew in parts of at most about 16 KiB', () => {
+    const nodes = Array.from({ length: 600 }, (_, index) => text(`<record id="${index}"/>`.padEnd(300, ' ')));
+    const pieces: Buffer[] = [];
+    rewriteChildren(undefined, nodes, {
+      keptBytes: encode,
+      afresh: () => assert.fail('nothing is written afresh'),
+      emit: (bytes) => pieces.push(bytes),
+    });
+    assert.deepEqual(Buffer.concat(pieces), Buffer.concat(nodes.map(encode)));
+    assert.ok(pieces.length > 1 && pieces.every((piece) => piece.byteLength < 16 * 1024 + 300));
+  });
 });
 
 describe('records moved among the others', () => {

@@ -92,19 +92,30 @@ function partAt(ends: readonly number[], at: number): number {
 export const SMALL_PIECE_BYTES = 1024;
 /** A rope of more parts is joined into one when written: each part is a piece handed to the disk. */
 const MAX_PARTS = 64;
+/**
+ * Small markup is joined into parts of about this much at most. A part the journal's delta finds
+ * nowhere in the last write (records written anew: half a large tree moved into a group) is compared
+ * with it line by line, and one past 64 KiB is searched for across the whole base: for records new
+ * but for their indentation that search finds next to nothing at several times the cost.
+ */
+const MAX_JOINED_BYTES = 16 * 1024;
 
 /** Builds a rope from new pieces and runs of an old one, handing its bytes on as it goes. */
 class RopeBuilder {
   private readonly parts: Buffer[] = [];
   private small: Buffer[] = [];
+  private smallBytes = 0;
   private emitted = 0;
   size = 0;
 
   constructor(private readonly emit: (bytes: Buffer) => void) {}
 
   add(bytes: Buffer): void {
-    if (bytes.byteLength < SMALL_PIECE_BYTES) this.small.push(bytes);
-    else {
+    if (bytes.byteLength < SMALL_PIECE_BYTES) {
+      this.small.push(bytes);
+      this.smallBytes += bytes.byteLength;
+      if (this.smallBytes >= MAX_JOINED_BYTES) this.joinSmall();
+    } else {
       this.joinSmall();
       this.parts.push(bytes);
     }
@@ -157,6 +168,7 @@ class RopeBuilder {
     if (this.small.length === 0) return;
     this.parts.push(this.small.length === 1 ? (this.small[0] as Buffer) : Buffer.concat(this.small));
     this.small = [];
+    this.smallBytes = 0;
   }
 }
 
