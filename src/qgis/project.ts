@@ -446,6 +446,16 @@ export class ProjectDocument {
     return [...this.index.byName.values()];
   }
 
+  /**
+   * Every layer Steward manages, as `layers()` lists them, when each is in the layer tree under a
+   * name of its own (else undefined, as `layers()` then leaves some out): what a restore of the
+   * version written of this document checks rather than read them out of its file again.
+   */
+  everyLayer(): LayerEntry[] | undefined {
+    const layers = this.layers();
+    return this.index?.simple ? layers : undefined;
+  }
+
   layer(name: string): LayerEntry | undefined {
     return this.layerEntries().get(name);
   }
