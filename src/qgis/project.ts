@@ -447,13 +447,13 @@ export class ProjectDocument {
   }
 
   /**
-   * Every layer Steward manages, as `layers()` lists them, when each is in the layer tree under a
-   * name of its own (else undefined, as `layers()` then leaves some out): what a restore of the
-   * version written of this document checks rather than read them out of its file again.
+   * Every layer Steward manages, in no set order, when they were listed since the document was
+   * read and each is in the layer tree under a name of its own (else undefined: nothing is read
+   * for it): what a restore of the version written of this document checks rather than read them
+   * out of its file again.
    */
   everyLayer(): LayerEntry[] | undefined {
-    const layers = this.layers();
-    return this.index?.simple ? layers : undefined;
+    return this.index?.simple ? [...this.index.byName.values()] : undefined;
   }
 
   layer(name: string): LayerEntry | undefined {

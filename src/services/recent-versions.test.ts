@@ -10,6 +10,7 @@ const ref = { name: 'p', schema: 'public' };
 /** Every layer of a project of `names`, as a write knows them. */
 function layersNamed(...names: string[]) {
   const document = ProjectDocument.create({ title: 't', author: 'a', creation: '2026-01-01T00:00:00', crs: WGS84 });
+  document.layers();
   for (const name of names) document.addLayer(raster(name));
   const layers = document.everyLayer();
   assert.ok(layers);
