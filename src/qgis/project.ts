@@ -460,6 +460,16 @@ export class ProjectDocument {
     return [...this.index.byName.values()];
   }
 
+  /**
+   * Every layer Steward manages, in no set order, when they were listed since the document was
+   * read and each is in the layer tree under a name of its own (else undefined: nothing is read
+   * for it): what a restore of the version written of this document checks rather than read them
+   * out of its file again.
+   */
+  everyLayer(): LayerEntry[] | undefined {
+    return this.index?.simple ? [...this.index.byName.values()] : undefined;
+  }
+
   layer(name: string): LayerEntry | undefined {
     return this.layerEntries().get(name);
   }

@@ -60,8 +60,16 @@ function unknownVersion(ref: ProjectRef, id: string): NotFound {
 /** A version's project file and styles. */
 interface Version {
   id: number;
-  content: Buffer;
+  /** The project file, in pieces. */
+  pieces: readonly Uint8Array[];
+  /** Every layer of the project file, when the write that made the version told them. */
+  layers: readonly LayerEntry[] | undefined;
   styles: Map<string, string>;
+}
+
+function joined(pieces: readonly Uint8Array[]): Buffer {
+  const [only] = pieces;
+  return pieces.length === 1 && Buffer.isBuffer(only) ? only : Buffer.concat(pieces);
 }
 
 /**
@@ -94,24 +102,33 @@ export class HistoryService {
     if (!(await this.repository.exists(ref))) throw projectNotFound(ref);
   }
 
+  /** Version `text`: as its write knew it when this process recorded it lately, else rebuilt from its chain. */
   private async version(ref: ProjectRef, text: string): Promise<Version> {
     await this.requireProject(ref);
     const id = versionId(ref, text);
+    const identity = await this.versions.identityOf(ref, id);
+    if (identity === undefined) throw unknownVersion(ref, text);
+    const kept = this.repository.keptVersion(ref, id, identity);
+    const pieces = kept?.pieces ?? [await this.rebuilt(ref, id, text)];
+    const styles = await this.versions.styles(ref, id);
+    return { id, pieces, layers: kept?.layers, styles: styles ? decodeStyles(styles) : new Map<string, string>() };
+  }
+
+  private async rebuilt(ref: ProjectRef, id: number, text: string): Promise<Buffer> {
     const chain = await this.versions.chain(ref, id);
     if (chain.length === 0) throw unknownVersion(ref, text);
-    const styles = await this.versions.styles(ref, id);
-    return { id, content: decodeChain(chain), styles: styles ? decodeStyles(styles) : new Map<string, string>() };
+    return decodeChain(chain);
   }
 
   /** The project file as version `id` had it. */
   async content(ref: ProjectRef, id: string): Promise<Buffer> {
-    return (await this.version(ref, id)).content;
+    return joined((await this.version(ref, id)).pieces);
   }
 
   /** How version `to` differs from version `from`. */
   async diff(ref: ProjectRef, from: string, to: string): Promise<VersionDiff> {
     const [older, newer] = [await this.version(ref, from), await this.version(ref, to)];
-    const [before, after] = [older.content.toString('utf8'), newer.content.toString('utf8')];
+    const [before, after] = [joined(older.pieces).toString('utf8'), joined(newer.pieces).toString('utf8')];
     const names = new Set([...older.styles.keys(), ...newer.styles.keys()]);
     return {
       from: String(older.id),
@@ -136,13 +153,14 @@ export class HistoryService {
    */
   async restore(ref: ProjectRef, id: string, force = false): Promise<VersionInfo> {
     const version = await this.version(ref, id);
-    const broken = await this.brokenLayers(ref, ProjectDocument.layersOf(version.content));
+    const layers = version.layers ?? ProjectDocument.layersOf(joined(version.pieces));
+    const broken = await this.brokenLayers(ref, layers);
     if (broken.length > 0 && !force) {
       throw new Conflict(
         `version ${version.id} has layers whose data files are gone: ${broken.map((name) => `"${name}"`).join(', ')}; restore with ?force=true to restore it all the same`,
       );
     }
-    await this.repository.replace(ref, version.content, version.styles, `restored version ${version.id}`);
+    await this.repository.replace(ref, version.pieces, layers, version.styles, `restored version ${version.id}`);
     await this.restoreFiles(ref, version);
     const [latest] = await this.versions.list(ref, undefined, 1);
     return info(latest as VersionFacts);
@@ -156,7 +174,7 @@ export class HistoryService {
     const store = this.repository.store;
     const kept = (await store.versions.keptFiles?.(ref)) ?? [];
     if (kept.length === 0) return;
-    const texts = [version.content.toString('utf8'), ...version.styles.values()];
+    const texts = [joined(version.pieces).toString('utf8'), ...version.styles.values()];
     const dir = store.dataDir(ref);
     await store.withLock(ref, async () => {
       for (const path of kept) {

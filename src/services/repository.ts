@@ -1,5 +1,5 @@
 import { NotFound } from '../errors.js';
-import { ProjectDocument } from '../qgis/project.js';
+import { type LayerEntry, ProjectDocument } from '../qgis/project.js';
 import {
   contentBytes,
   type ProjectContent,
@@ -10,6 +10,7 @@ import {
 } from '../storage/project-store.js';
 import { type StyleChange } from '../storage/style-store.js';
 import { estimatedBytes, LruCache } from './project-cache.js';
+import { type KeptVersion } from './recent-versions.js';
 import { type VersionRecorder } from './version-recorder.js';
 
 /** The parsed projects kept when no bound is given. */
@@ -123,6 +124,11 @@ export class ProjectRepository {
     return this.options.history !== undefined;
   }
 
+  /** Version `id` (of `identity`) as its write knew it, when this process recorded it lately (VersionRecorder.kept). */
+  keptVersion(ref: ProjectRef, id: number, identity: string): KeptVersion | undefined {
+    return this.options.history?.kept(ref, id, identity);
+  }
+
   /** The identity the project had when this process last read or wrote it; the store is not asked. */
   lastSeenIdentity(ref: ProjectRef): string | undefined {
     return this.cache.peek(projectKey(ref))?.identity;
@@ -159,6 +165,11 @@ export class ProjectRepository {
     return changed;
   }
 
+  /** Every layer of `document` for its version to keep, when versions are kept. */
+  private layersOf(document: ProjectDocument | undefined): readonly LayerEntry[] | undefined {
+    return this.options.history && document?.everyLayer();
+  }
+
   /** Records the stored project, of `identity`, as a version when its newest version is not it (VersionRecorder.baseline). */
   private async baseline(ref: ProjectRef, identity: string | undefined): Promise<void> {
     await this.options.history?.baseline(ref, identity, async () => (await this.store.read(ref))?.content);
@@ -166,23 +177,31 @@ export class ProjectRepository {
 
   /**
    * Writes the document `write` makes (holding the lock) with its styles, records the version
-   * (`whole`: not made from the newest version's pieces) and caches the document (none: the next
-   * read parses the project); the stored project is left as it was when `write` or the store fails.
+   * (`whole`: not made from the newest version's pieces; `layers`: every layer, when there is no
+   * document to tell them) and caches the document (none: the next read parses the project); the
+   * stored project is left as it was when `write` or the store fails.
    */
   private async writeDocument<T>(
     ref: ProjectRef,
     document: ProjectDocument | undefined,
-    write: () => Promise<{ result: T; content: Buffer[]; styles: readonly StyleChange[]; summary: string }>,
+    write: () => Promise<{
+      result: T;
+      content: readonly Uint8Array[];
+      styles: readonly StyleChange[];
+      summary: string;
+    }>,
     whole = false,
+    layers?: readonly LayerEntry[],
   ): Promise<T> {
     const key = projectKey(ref);
     try {
       const { result, content, styles, summary } = await write();
+      const written = { pieces: content, summary, styles, whole, layers: layers ?? this.layersOf(document) };
       this.beingWritten.add(key);
       const identity = await this.store.write(ref, content, styles);
       if (document) this.cache.set(key, cacheEntry(identity, content, document));
       else this.cache.delete(key);
-      await this.options.history?.record(ref, { pieces: content, identity, summary, styles, whole });
+      await this.options.history?.record(ref, { ...written, identity });
       return result;
     } catch (error) {
       this.cache.delete(key);
@@ -208,28 +227,38 @@ export class ProjectRepository {
       if (!(await check())) return false;
       await this.baseline(ref, identity);
       await this.store.styles.apply(ref, styles);
-      if (identity !== undefined)
-        await this.options.history?.record(ref, { pieces: document.encode(), identity, summary, styles });
+      if (identity !== undefined) {
+        const layers = this.layersOf(document);
+        await this.options.history?.record(ref, { pieces: document.encode(), identity, summary, styles, layers });
+      }
       return true;
     });
   }
 
   /**
-   * Replaces the project with `content` (a version's XML) and its styles with `styles`, as a new
-   * version told by `summary`. The content is not parsed: the next read parses it.
+   * Replaces the project with `content` (a version's XML in pieces, of `layers`) and its styles
+   * with `styles`, as a new version told by `summary`. The content is not parsed: the next read
+   * parses it.
    */
-  async replace(ref: ProjectRef, content: Buffer, styles: ReadonlyMap<string, string>, summary: string): Promise<void> {
+  async replace(
+    ref: ProjectRef,
+    content: readonly Uint8Array[],
+    layers: readonly LayerEntry[],
+    styles: ReadonlyMap<string, string>,
+    summary: string,
+  ): Promise<void> {
     await this.store.withLock(ref, async () => {
       const identity = await this.store.identity(ref);
       if (identity === undefined) throw projectNotFound(ref);
       await this.baseline(ref, identity);
       const changes = await this.styleChanges(ref, styles);
-      await this.writeDocument(ref, undefined, async () => ({
-        result: undefined,
-        content: [content],
-        styles: changes,
-        summary,
-      }));
+      await this.writeDocument(
+        ref,
+        undefined,
+        async () => ({ result: undefined, content, styles: changes, summary }),
+        false,
+        layers,
+      );
     });
     await this.options.onChanged?.(ref);
   }
@@ -256,7 +285,9 @@ export class ProjectRepository {
     await this.store.create(ref, text);
     const identity = await this.store.identity(ref);
     const pieces = [Buffer.from(text, 'utf8')];
-    if (identity !== undefined) await this.options.history?.record(ref, { pieces, identity, summary, styles: [] });
+    const layers = this.layersOf(document);
+    if (identity !== undefined)
+      await this.options.history?.record(ref, { pieces, identity, summary, styles: [], layers });
   }
 
   /**

@@ -135,4 +135,24 @@ describe('the versions a recorder keeps', () => {
       Buffer.concat([Buffer.from('<qgis new="1"/>'), ...layers(5)]).toString(),
     );
   });
+
+  it('keeps the versions it recorded as their writes knew them, by id and identity, until forgotten', async () => {
+    const store = newStore();
+    const ref = { name: 'kept', schema: 'public' };
+    await store.create(ref, '<qgis/>');
+    const recorder = new VersionRecorder(store, { versions: 1000, days: 90 });
+    const [first, second] = [layers(2), layers(3)];
+    await recorder.record(ref, { pieces: first, identity: 'a', summary: 'first', styles: [], layers: [] });
+    await recorder.record(ref, { pieces: second, identity: 'b', summary: 'layers untold', styles: [] });
+    const [two, one] = (await store.versions.list(ref, undefined, 2)).map((version) => version.id);
+    assert.ok(one !== undefined && two !== undefined);
+    assert.equal(await store.versions.identityOf(ref, one), 'a');
+    assert.equal(recorder.kept(ref, one, 'a')?.pieces, first);
+    assert.deepEqual(recorder.kept(ref, one, 'a')?.layers, []);
+    assert.equal(recorder.kept(ref, two, 'b')?.pieces, second);
+    assert.equal(recorder.kept(ref, two, 'b')?.layers, undefined);
+    assert.equal(recorder.kept(ref, one, 'written elsewhere'), undefined);
+    recorder.forget(ref);
+    assert.equal(recorder.kept(ref, one, 'a'), undefined);
+  });
 });

@@ -1,7 +1,9 @@
+import { type LayerEntry } from '../qgis/project.js';
 import { DeltaBase } from '../storage/content-delta.js';
 import { contentBytes, projectKey, type ProjectRef, type ProjectStore } from '../storage/project-store.js';
 import { type StyleChange } from '../storage/style-store.js';
 import { encodeDelta, encodeKeyframe, encodeStyles } from '../storage/version-codec.js';
+import { type KeptVersion, RecentVersions } from './recent-versions.js';
 import { writeOrigin } from './write-origin.js';
 
 /** How many versions are kept, and for how many days (`STEWARD_HISTORY_VERSIONS`, `STEWARD_HISTORY_DAYS`). */
@@ -21,6 +23,13 @@ const KEYFRAME_EVERY = 100;
 const MAX_CHAIN_SHARE = 0.5;
 /** Projects whose newest version this process keeps at hand; another's next version is a keyframe. */
 const MAX_TIPS = 64;
+/**
+ * The content of the versions this process recorded lately kept at hand, counted whole: a restore
+ * of one costs no rebuild (a dozen versions of a 5 MB project; versions mostly share their pieces).
+ */
+const MAX_KEPT_BYTES = 64 * 1024 * 1024;
+/** Layers of those versions, counted over every version: a list costs a reference per layer. */
+const MAX_KEPT_LAYERS = 500_000;
 
 /** What this process knows of a project's newest version, for the next to be a delta against it. */
 interface Tip {
@@ -58,6 +67,8 @@ export interface Recorded {
   styles: readonly StyleChange[];
   /** The content was not made from the newest version's pieces (a restore, a project found changed): a delta would cost its size. */
   whole?: boolean;
+  /** Every layer of the content (ProjectDocument.everyLayer), when the write knows them. */
+  layers?: readonly LayerEntry[];
 }
 
 function now(): string {
@@ -82,6 +93,7 @@ export class VersionRecorder {
   private readonly tips = new Map<string, Tip>();
   /** Versions of writes that could not be stored, by project: the project's next write records them. */
   private readonly owed = new Map<string, Owed>();
+  private readonly recent = new RecentVersions(MAX_KEPT_BYTES, MAX_KEPT_LAYERS);
 
   constructor(
     private readonly store: ProjectStore,
@@ -173,7 +185,16 @@ export class VersionRecorder {
       chainBytes,
       styles,
     });
+    this.recent.keep(ref, id, version.identity, { pieces: version.pieces, layers: version.layers });
     if (keyframe) await this.prune(ref);
+  }
+
+  /**
+   * Version `id` of the project, of `identity`, as the write that made it knew it: undefined unless
+   * this process recorded it lately (a restore then rebuilds it from its chain).
+   */
+  kept(ref: ProjectRef, id: number, identity: string): KeptVersion | undefined {
+    return this.recent.get(ref, id, identity);
   }
 
   private keepTip(key: string, tip: Tip): void {
@@ -202,5 +223,6 @@ export class VersionRecorder {
   forget(ref: ProjectRef): void {
     this.tips.delete(projectKey(ref));
     this.owed.delete(projectKey(ref));
+    this.recent.forget(ref);
   }
 }

@@ -77,6 +77,14 @@ export class PostgresVersions implements VersionStore {
     return (await unlessMissing(rows, []))[0];
   }
 
+  async identityOf(ref: ProjectRef, id: number): Promise<string | undefined> {
+    const rows = this.db.query<{ identity: string }>(
+      `SELECT identity FROM ${this.table(ref.schema)} WHERE project = $1 AND id = $2`,
+      [ref.name, id],
+    );
+    return (await unlessMissing(rows, []))[0]?.identity;
+  }
+
   async chain(ref: ProjectRef, id: number): Promise<VersionContent[]> {
     const table = this.table(ref.schema);
     const rows = await unlessMissing(

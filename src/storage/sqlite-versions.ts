@@ -93,6 +93,12 @@ export class SqliteVersions implements VersionStore {
     ).get(ref.name, id);
   }
 
+  async identityOf(ref: ProjectRef, id: number): Promise<string | undefined> {
+    return this.prepare<[string, number], { identity: string }>(
+      'SELECT identity FROM versions WHERE project = ? AND id = ?',
+    ).get(ref.name, id)?.identity;
+  }
+
   async chain(ref: ProjectRef, id: number): Promise<VersionContent[]> {
     const rows = this.prepare<[string, number, string, number], ContentRow>(
       `SELECT id, keyframe, payload FROM versions WHERE project = ? AND id <= ? AND id >= (

@@ -46,6 +46,8 @@ export interface VersionStore {
   /** The facts of up to `limit` versions older than `before` (or the newest), newest first. */
   list(ref: ProjectRef, before: number | undefined, limit: number): Promise<VersionFacts[]>;
   facts(ref: ProjectRef, id: number): Promise<VersionFacts | undefined>;
+  /** The project's identity as version `id` wrote it (NewVersion.identity); undefined when there is no version `id`. */
+  identityOf(ref: ProjectRef, id: number): Promise<string | undefined>;
   /** The content of the versions from the keyframe at or before `id` up to `id`, oldest first; empty when there is no version `id`. */
   chain(ref: ProjectRef, id: number): Promise<VersionContent[]>;
   /** The styles of the latest version at or before `id` that has them. */
