@@ -3106,7 +3106,7 @@ export interface paths {
                     layers: string;
                     /** @description Database schema of the project (default public) */
                     schema?: string;
-                    /** @description A style per layer, comma-separated; an empty one is the layer's current style */
+                    /** @description A style per layer, comma-separated; an empty one is the layer's current style, one the layer does not have a 404 */
                     styles?: string;
                     /** @description Administrators only: role names, comma-separated, whose rules QGIS Server and the API apply instead of yours */
                     view_as?: string;
@@ -5830,7 +5830,7 @@ export interface paths {
                     layers: string;
                     /** @description Database schema of the project (default public) */
                     schema?: string;
-                    /** @description A style per layer, comma-separated; an empty one is the layer's current style */
+                    /** @description A style per layer, comma-separated; an empty one is the layer's current style, one the layer does not have a 404 */
                     styles?: string;
                     /** @description Administrators only: role names, comma-separated, whose rules QGIS Server and the API apply instead of yours */
                     view_as?: string;
