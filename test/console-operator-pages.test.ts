@@ -270,6 +270,28 @@ describe('web console: the operator pages', () => {
     assert.deepEqual(errors, []);
   });
 
+  test("cache: the map draws the layers in the project's drawing order, not the listing's", async () => {
+    assert.equal((await call('POST', '/api/projects', { name: 'ordered', author: 'Ada Lovelace' })).status, 201);
+    for (const name of ['districts', 'roads', 'places']) {
+      const layer = { datasource: `${join(demo, 'town.gpkg')}|layername=${name}`, name, type: 'vector' };
+      assert.equal((await call('POST', '/api/projects/ordered/layers', layer)).status, 201);
+    }
+    // The listing follows the tree, top first; the project's own drawing order differs from it.
+    const tree = (await call('GET', '/api/projects/ordered/tree')).body as { children: unknown[] };
+    const order = ['roads', 'districts', 'places'];
+    assert.equal((await call('PUT', '/api/projects/ordered/tree', { children: tree.children, order })).status, 200);
+    assert.deepEqual((await call('GET', '/api/projects/ordered/layers')).body, ['districts', 'roads', 'places']);
+    const drawings = asked(page, '/api/projects/ordered/wms');
+    await page.goto('/projects/ordered/cache');
+    await waitFor('the map to be drawn', () => drawings.length > 0, 30_000);
+    assert.deepEqual(
+      [...new Set(drawings.map((url) => url.searchParams.get('layers')))],
+      ['places,districts,roads'],
+      'bottom first, in the drawing order',
+    );
+    assert.deepEqual(errors, []);
+  });
+
   test('the new pages fit a 390 px phone', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     try {
