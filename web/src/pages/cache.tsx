@@ -94,12 +94,13 @@ function CacheState(props: { project: string; schema: string | undefined }): JSX
           </p>
         )}
       </section>
-      <section class="card" aria-labelledby="jobs-title">
+      <CacheUsage project={props.project} schema={props.schema} />
+      {/* The whole width: the map and the jobs' table would break words in a column. */}
+      <section class="card wide" aria-labelledby="jobs-title">
         <h2 id="jobs-title">Seeding and truncation</h2>
         <SeedForm project={props.project} schema={props.schema} />
         <JobList project={ref} kinds={['seed', 'truncate']} />
       </section>
-      <CacheUsage project={props.project} schema={props.schema} />
     </div>
   );
 }
