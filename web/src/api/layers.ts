@@ -13,10 +13,10 @@ export function layerInfo(ref: ProjectRef, layer: string, signal?: AbortSignal):
 }
 
 /** Every layer of the project, in project order, in one request. */
-export function loadLayers(ref: ProjectRef, signal: AbortSignal): Promise<LayerInfo[]> {
+export function loadLayers(ref: ProjectRef, signal?: AbortSignal): Promise<LayerInfo[]> {
   return api.get('/api/projects/{project}/layer-summaries', {
     path: { project: ref.project },
     query: schemaQuery(ref),
-    signal,
+    ...(signal ? { signal } : {}),
   });
 }

@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api/client';
 import { type LayerInfo, loadLayers } from '../api/layers';
 import { type ProjectRef, schemaQuery } from '../api/projects';
+import { readAhead, readOnce } from '../api/read-ahead';
 import { layersTopFirst, type LayerTree } from '../api/tree-edits';
 import { useApi } from './use-api';
 
@@ -21,11 +22,29 @@ function drawingOrder(layers: LayerInfo[], tree: LayerTree | undefined): LayerIn
   return [...layers].sort((a, b) => rank(a.name) - rank(b.name));
 }
 
+function readTree(ref: ProjectRef, signal?: AbortSignal): Promise<LayerTree> {
+  return api.get('/api/projects/{project}/tree', {
+    path: { project: ref.project },
+    query: schemaQuery(ref),
+    ...(signal ? { signal } : {}),
+  });
+}
+
+const keyOf = (what: string, ref: ProjectRef): string => `${what}\n${ref.project}\n${ref.schema ?? ''}`;
+
+/** Starts reading the project's layers and tree before its page is loaded (routes.ts). */
+export function readProjectAhead(ref: ProjectRef): void {
+  readAhead(keyOf('layers', ref), () => loadLayers(ref));
+  readAhead(keyOf('tree', ref), () => readTree(ref));
+}
+
 export function useProjectLayers(ref: ProjectRef) {
-  const layers = useApi((signal) => loadLayers(ref, signal), [ref.project, ref.schema]);
+  const layers = useApi(
+    (signal) => readOnce(keyOf('layers', ref), () => loadLayers(ref, signal)),
+    [ref.project, ref.schema],
+  );
   const loadedTree = useApi(
-    (signal) =>
-      api.get('/api/projects/{project}/tree', { path: { project: ref.project }, query: schemaQuery(ref), signal }),
+    (signal) => readOnce(keyOf('tree', ref), () => readTree(ref, signal)),
     [ref.project, ref.schema],
   );
   // The tree as the API last answered a change of it, until it is read again.
