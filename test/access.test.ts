@@ -145,6 +145,11 @@ describe('API tokens and roles on one API', () => {
     assert.deepEqual(missing.body, { error: 'project "nowhere" does not exist' });
     await expect(call('GET', '/api/projects/harbour/layers'), 404, 'layers of another project');
     assert.deepEqual(await expect(call('GET', '/api/projects/town/layers'), 200, 'layers'), ['roads']);
+    // What each layer's own read tells, for the layers listed only.
+    assert.deepEqual(await expect(call('GET', '/api/projects/town/layer-summaries'), 200, 'summaries'), [
+      await expect(call('GET', '/api/projects/town/layers/roads'), 200, 'roads'),
+    ]);
+    await expect(call('GET', '/api/projects/harbour/layer-summaries'), 404, 'summaries of another project');
     await expect(call('GET', '/api/projects/town/layers/secret'), 404, 'a hidden layer');
     await expect(call('GET', '/api/projects/town/layers/roads'), 200, 'a readable layer');
     await expect(call('GET', '/api/checks'), 200, 'checks');

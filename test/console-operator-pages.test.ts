@@ -26,6 +26,21 @@ const TOKEN = 'console operator pages token';
 /** How wide the page's content is: wider than the viewport means a horizontal scroll. */
 const pageWidth = (page: Page): Promise<number> => page.evaluate(() => document.documentElement.scrollWidth);
 
+/** The words of a table's cells the browser broke over two lines or more. */
+function brokenWords(table: Element): string[] {
+  const broken: string[] = [];
+  const walker = document.createTreeWalker(table, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const word of (node.textContent ?? '').matchAll(/\S+/g)) {
+      const range = document.createRange();
+      range.setStart(node, word.index);
+      range.setEnd(node, word.index + word[0].length);
+      if (range.getClientRects().length > 1) broken.push(word[0]);
+    }
+  }
+  return broken;
+}
+
 describe('web console: the operator pages', () => {
   let run: ConsoleRun<CacheStack>;
   let cs: CacheStack;
@@ -212,6 +227,9 @@ describe('web console: the operator pages', () => {
     await form.getByText('The seed job of levels 8 to 10 within 1.4, 43.58, 1.43, 43.61').waitFor();
     const row = page.getByRole('row', { name: /^seed/ });
     await row.getByText(/^succeeded/).waitFor({ timeout: 120_000 });
+    // At 1280 px the jobs' table has room for its words: none is broken over two lines.
+    const jobs = page.getByRole('table', { name: 'Jobs of town' });
+    assert.deepEqual(await jobs.evaluate(brokenWords), [], 'words broken in the jobs table');
     await form.getByText(/succeeded: its area is cleared from the map and the form\.$/).waitFor();
     await outline.waitFor({ state: 'hidden' });
     assert.equal(await form.getByLabel('West').inputValue(), '');
@@ -267,6 +285,28 @@ describe('web console: the operator pages', () => {
     await form.getByRole('button', { name: 'Clear the area' }).click();
     await outline.waitFor({ state: 'hidden' });
     assert.equal(await form.getByLabel('North').inputValue(), '');
+    assert.deepEqual(errors, []);
+  });
+
+  test("cache: the map draws the layers in the project's drawing order, not the listing's", async () => {
+    assert.equal((await call('POST', '/api/projects', { name: 'ordered', author: 'Ada Lovelace' })).status, 201);
+    for (const name of ['districts', 'roads', 'places']) {
+      const layer = { datasource: `${join(demo, 'town.gpkg')}|layername=${name}`, name, type: 'vector' };
+      assert.equal((await call('POST', '/api/projects/ordered/layers', layer)).status, 201);
+    }
+    // The listing follows the tree, top first; the project's own drawing order differs from it.
+    const tree = (await call('GET', '/api/projects/ordered/tree')).body as { children: unknown[] };
+    const order = ['roads', 'districts', 'places'];
+    assert.equal((await call('PUT', '/api/projects/ordered/tree', { children: tree.children, order })).status, 200);
+    assert.deepEqual((await call('GET', '/api/projects/ordered/layers')).body, ['districts', 'roads', 'places']);
+    const drawings = asked(page, '/api/projects/ordered/wms');
+    await page.goto('/projects/ordered/cache');
+    await waitFor('the map to be drawn', () => drawings.length > 0, 30_000);
+    assert.deepEqual(
+      [...new Set(drawings.map((url) => url.searchParams.get('layers')))],
+      ['places,districts,roads'],
+      'bottom first, in the drawing order',
+    );
     assert.deepEqual(errors, []);
   });
 

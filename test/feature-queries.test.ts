@@ -84,6 +84,16 @@ describe('feature info and attribute pages through QGIS Server', () => {
     assert.match((outside.body as { error: string }).error, /i must be a pixel of the view, 0 to 89, not 90/);
     const unknown = await infoAt(1, 1, 'districts,nowhere');
     assert.equal(unknown.status, 404, JSON.stringify(unknown.body));
+    // A style the layer does not have is the client's mistake, said as such, not QGIS Server's error (a 502).
+    const view = `layers=districts&styles=nowhere&crs=EPSG:4326&bbox=${extent.join(',')}&width=90&height=90`;
+    for (const path of [`/feature-info?${view}&i=1&j=1`, `/wms?${view}`]) {
+      const style = await get(path);
+      assert.equal(style.status, 404, `${path}: ${JSON.stringify(style.body)}`);
+      assert.match(
+        (style.body as { error: string }).error,
+        /^layer "districts" has no style "nowhere"; its styles are /,
+      );
+    }
   });
 
   test('pages of features need WFS, and are the rows GDAL reads in order, with the total', async () => {

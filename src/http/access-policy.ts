@@ -153,6 +153,14 @@ const readable = (permissions: Permissions, name: unknown, schema: unknown): boo
   typeof name === 'string' &&
   permissions.may({ name, schema: typeof schema === 'string' ? schema : DEFAULT_SCHEMA }, 'read');
 
+/** A listing of a project's layers, each named by `nameOf`, filtered to those one may see. */
+const readableLayers =
+  (nameOf: (item: unknown) => string): Filter =>
+  (permissions, request, payload) => {
+    const ref = requestProject(request);
+    return ref ? (payload as unknown[]).filter((item) => permissions.layerReadable(ref, nameOf(item))) : payload;
+  };
+
 /** The listings, each filtered to what the identity may read. */
 const FILTERS: ReadonlyMap<string, Filter> = new Map<string, Filter>([
   [
@@ -185,13 +193,8 @@ const FILTERS: ReadonlyMap<string, Filter> = new Map<string, Filter>([
         readable(permissions, job.project, job.schema),
       ),
   ],
-  [
-    'GET /api/projects/:project/layers',
-    (permissions, request, payload) => {
-      const ref = requestProject(request);
-      return ref ? (payload as unknown[]).filter((name) => permissions.layerReadable(ref, String(name))) : payload;
-    },
-  ],
+  ['GET /api/projects/:project/layers', readableLayers((name) => String(name))],
+  ['GET /api/projects/:project/layer-summaries', readableLayers((layer) => (layer as { name: string }).name)],
 ]);
 
 /** A successful answer as the identity may see it. */

@@ -43,7 +43,7 @@ import { jobRoutes } from './routes/jobs.js';
 import { layerFeatureRoutes } from './routes/layer-features.js';
 import { layerPropertiesRoutes } from './routes/layer-properties.js';
 import { layerTreeRoutes } from './routes/layer-tree.js';
-import { layerRoutes } from './routes/layers.js';
+import { layerRoutes, layerSummaryRoutes } from './routes/layers.js';
 import { logRoutes } from './routes/log.js';
 import { owsAuthRoutes } from './routes/ows-auth.js';
 import { processingRoutes } from './routes/processing.js';
@@ -125,6 +125,7 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     projectArchiveRoutes(services),
     dataFileRoutes(services),
     layerRoutes(services.layers, services.maps),
+    layerSummaryRoutes(services.layers),
     layerTreeRoutes(services.trees),
     layerPropertiesRoutes(services.layerProperties, services.datasourceRepair),
     projectServicesRoutes(services.projectServices),

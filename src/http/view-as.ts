@@ -18,6 +18,7 @@ const VIEW_AS_ROUTES: ReadonlySet<string> = new Set([
   'GET /api/projects/:project/feature-info',
   'GET /api/projects/:project/layers',
   'GET /api/projects/:project/layers/:layer',
+  'GET /api/projects/:project/layer-summaries',
   'GET /api/projects/:project/layers/:layer/map',
   'GET /api/projects/:project/layers/:layer/legend',
 ]);

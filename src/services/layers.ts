@@ -251,7 +251,17 @@ export class LayerService {
   }
 
   async info(ref: ProjectRef, name: string): Promise<LayerInfo> {
-    const layer = await this.withExtent(ref, await this.entry(ref, name));
+    return this.infoOf(ref, await this.entry(ref, name));
+  }
+
+  /** What `info` tells of every layer, in project order, from one reading of the project. */
+  async infos(ref: ProjectRef): Promise<LayerInfo[]> {
+    const layers = (await this.repository.read(ref)).layers();
+    return Promise.all(layers.map((layer) => this.infoOf(ref, layer)));
+  }
+
+  private async infoOf(ref: ProjectRef, entry: LayerEntry): Promise<LayerInfo> {
+    const layer = await this.withExtent(ref, entry);
     const inspection = await this.inspect(ref, layer);
     const info: LayerInfo = {
       name: layer.name,

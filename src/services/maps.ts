@@ -1,6 +1,6 @@
 import { type Readable } from 'node:stream';
 
-import { BadGateway } from '../errors.js';
+import { BadGateway, NotFound } from '../errors.js';
 import { CrsResolver } from '../gdal/crs.js';
 import { type Extent } from '../qgis/layer.js';
 import { type PublishedLayer } from '../qgis/project.js';
@@ -143,6 +143,7 @@ export class MapService {
    */
   async viewUrl(ref: ProjectRef, view: MapView, extra: Record<string, string>): Promise<string> {
     const entries = await Promise.all(view.layers.map((name) => this.layers.published(ref, name)));
+    entries.forEach((entry, index) => requireStyle(entry, view.styles[index] ?? ''));
     const url = await this.projectUrl(ref);
     const parameters: Record<string, string> = {
       SERVICE: 'WMS',
@@ -225,6 +226,12 @@ export interface MapView {
   crs: string;
   width: number;
   height: number;
+}
+
+/** A style a view names for a layer must be one of the layer's: QGIS Server answers an error for any other. */
+function requireStyle(layer: PublishedLayer, style: string): void {
+  if (style !== '' && !layer.styles.includes(style))
+    throw new NotFound(`layer "${layer.name}" has no style "${style}"; its styles are ${layer.styles.join(', ')}`);
 }
 
 function urlKey(ref: ProjectRef, layer: string): string {

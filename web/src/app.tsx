@@ -49,6 +49,13 @@ export function App(): JSX.Element {
   const location = useLocation();
   const found = findRoute(location.path);
   const loaded = usePage(found?.route);
+  // Started as the location is first rendered, so that a page already loaded takes the answers too.
+  const readFor = useRef('');
+  const here = `${location.path}?${location.query.toString()}`;
+  if (found && readFor.current !== here) {
+    readFor.current = here;
+    found.route.readAhead?.({ params: found.params, query: location.query });
+  }
   const section = found?.route.section;
   const Page = loaded?.page;
   useFocusOnNavigation(location.path);

@@ -5,6 +5,8 @@
  */
 import type { FunctionComponent } from 'preact';
 
+import { projectRef } from './api/projects';
+import { readProjectAhead } from './components/use-project-layers';
 import { matchPath } from './router';
 
 export interface PageProps {
@@ -17,11 +19,18 @@ export interface Route {
   /** The entry of the navigation the page belongs to. */
   section: 'projects' | 'health' | 'instances' | 'server' | 'access';
   page: () => Promise<{ default: FunctionComponent<PageProps> }>;
+  /** Starts the page's first reads while its script loads (read-ahead.ts). */
+  readAhead?: (props: PageProps) => void;
 }
 
 export const routes: Route[] = [
   { path: '/', section: 'projects', page: () => import('./pages/projects') },
-  { path: '/projects/:project', section: 'projects', page: () => import('./pages/project') },
+  {
+    path: '/projects/:project',
+    section: 'projects',
+    page: () => import('./pages/project'),
+    readAhead: ({ params, query }) => readProjectAhead(projectRef(params, query)),
+  },
   { path: '/projects/:project/cache', section: 'projects', page: () => import('./pages/cache') },
   { path: '/projects/:project/processing', section: 'projects', page: () => import('./pages/processing') },
   { path: '/projects/:project/history', section: 'projects', page: () => import('./pages/history') },

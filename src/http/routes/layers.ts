@@ -153,3 +153,27 @@ export function layerRoutes(layers: LayerService, maps: MapService): RouteModule
   };
   return { prefix: '/api/projects/:project/layers', routes };
 }
+
+/**
+ * `GET /api/projects/{project}/layer-summaries`: what `GET .../layers/{layer}` tells of each layer,
+ * in one request, so that a page showing a project's layers is not one request a layer.
+ */
+export function layerSummaryRoutes(layers: LayerService): RouteModule {
+  const routes: FastifyPluginAsync = async (app) => {
+    const api = app.withTypeProvider<TypeBoxTypeProvider>();
+    api.get(
+      '',
+      {
+        schema: {
+          tags: ['layers'],
+          summary: 'Every layer one may see with its metadata, in project order',
+          params: ProjectParams,
+          querystring: ViewAsQuery,
+          response: { 200: Type.Array(LayerInfo), ...errorResponses },
+        },
+      },
+      async (request) => layers.infos(request.project),
+    );
+  };
+  return { prefix: '/api/projects/:project/layer-summaries', routes };
+}

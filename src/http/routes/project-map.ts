@@ -17,7 +17,10 @@ const ViewQuery = Type.Object({
   ),
   layers: Type.String({ minLength: 1, description: 'Layer names, comma-separated, bottom first' }),
   styles: Type.Optional(
-    Type.String({ description: "A style per layer, comma-separated; an empty one is the layer's current style" }),
+    Type.String({
+      description:
+        "A style per layer, comma-separated; an empty one is the layer's current style, one the layer does not have a 404",
+    }),
   ),
   bbox: Type.String({ description: 'minx,miny,maxx,maxy in `crs`, east first whatever the CRS' }),
   crs: Type.String({ pattern: '^EPSG:[0-9]{1,6}$', default: 'EPSG:3857' }),

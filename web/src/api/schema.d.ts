@@ -3106,7 +3106,7 @@ export interface paths {
                     layers: string;
                     /** @description Database schema of the project (default public) */
                     schema?: string;
-                    /** @description A style per layer, comma-separated; an empty one is the layer's current style */
+                    /** @description A style per layer, comma-separated; an empty one is the layer's current style, one the layer does not have a 404 */
                     styles?: string;
                     /** @description Administrators only: role names, comma-separated, whose rules QGIS Server and the API apply instead of yours */
                     view_as?: string;
@@ -3162,6 +3162,88 @@ export interface paths {
                             /** @description The layers of the view the project's flags keep from being identified, not queried */
                             not_identifiable: string[];
                         };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project}/layer-summaries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every layer one may see with its metadata, in project order */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                    /** @description Administrators only: role names, comma-separated, whose rules QGIS Server and the API apply instead of yours */
+                    view_as?: string;
+                };
+                header?: never;
+                path: {
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            bands?: number;
+                            /** @description `xmin ymin, xmax ymax` in `crs`; null for a layer without geometry (a table) */
+                            bbox: string | null;
+                            crs: string;
+                            current_style: string;
+                            data_type?: string;
+                            /** @description The instant a raster layer is fixed at in time, UTC (`YYYY-MM-DDTHH:MM:SSZ`) */
+                            datetime?: string;
+                            geometry?: string;
+                            /** @description Why the datasource cannot be opened, when `valid` is false */
+                            invalid_reason?: string;
+                            name: string;
+                            source: string;
+                            styles: string[];
+                            type: string;
+                            valid: boolean;
+                        }[];
                     };
                 };
             };
@@ -5830,7 +5912,7 @@ export interface paths {
                     layers: string;
                     /** @description Database schema of the project (default public) */
                     schema?: string;
-                    /** @description A style per layer, comma-separated; an empty one is the layer's current style */
+                    /** @description A style per layer, comma-separated; an empty one is the layer's current style, one the layer does not have a 404 */
                     styles?: string;
                     /** @description Administrators only: role names, comma-separated, whose rules QGIS Server and the API apply instead of yours */
                     view_as?: string;

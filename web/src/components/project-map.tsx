@@ -141,6 +141,7 @@ export function ProjectMap({
   project,
   layers,
   onError,
+  onAnswer,
   onQuery,
   zoom,
   onArea,
@@ -150,6 +151,8 @@ export function ProjectMap({
   project: ProjectRef;
   layers: MapLayer[];
   onError: (error: Error | undefined) => void;
+  /** QGIS Server answered for a view: an image, or an error. */
+  onAnswer?: () => void;
   /** A click on the map, or Enter for its centre. */
   onQuery?: (query: MapQuery) => void;
   zoom?: ZoomRequest | undefined;
@@ -169,6 +172,8 @@ export function ProjectMap({
   const fitted = useRef(false);
   const errorRef = useRef(onError);
   errorRef.current = onError;
+  const answerRef = useRef(onAnswer);
+  answerRef.current = onAnswer;
   const queryRef = useRef(onQuery);
   queryRef.current = onQuery;
   const areaRef = useRef(onArea);
@@ -206,9 +211,11 @@ export function ProjectMap({
             const image = await createImageBitmap(await (await send(url)).blob());
             retryMs = FIRST_RETRY_MS;
             errorRef.current(undefined);
+            answerRef.current?.();
             return image;
           } catch (error) {
             errorRef.current(error instanceof Error ? error : new Error(String(error)));
+            answerRef.current?.();
             // OpenLayers keeps the blank image for this view: a failure that may pass (a 5xx, the
             // network) draws the map again after a while, longer each time, without a pan.
             if (!(error instanceof ApiError) || error.status >= 500) {

@@ -3,7 +3,7 @@ import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
 import { api } from '../api/client';
-import { type LayerRow, loadLayers } from '../api/layers';
+import { type LayerInfo } from '../api/layers';
 import { projectRef, schemaQuery } from '../api/projects';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { JobList, useJobEnd } from '../components/jobs';
@@ -14,6 +14,7 @@ import { type Area, type MapLayer, ProjectMap } from '../components/project-map'
 import { ProjectTabs } from '../components/project-tabs';
 import { TableHead } from '../components/table-head';
 import { useAction, useApi } from '../components/use-api';
+import { useProjectLayers } from '../components/use-project-layers';
 import { inBytes } from '../format';
 import type { PageProps } from '../routes';
 
@@ -93,12 +94,13 @@ function CacheState(props: { project: string; schema: string | undefined }): JSX
           </p>
         )}
       </section>
-      <section class="card" aria-labelledby="jobs-title">
+      <CacheUsage project={props.project} schema={props.schema} />
+      {/* The whole width: the map and the jobs' table would break words in a column. */}
+      <section class="card wide" aria-labelledby="jobs-title">
         <h2 id="jobs-title">Seeding and truncation</h2>
         <SeedForm project={props.project} schema={props.schema} />
         <JobList project={ref} kinds={['seed', 'truncate']} />
       </section>
-      <CacheUsage project={props.project} schema={props.schema} />
     </div>
   );
 }
@@ -205,11 +207,9 @@ function outlined(area: AreaText): Area | undefined {
   }
 }
 
-/** The project's layers as the map draws them: every one the API describes, visible. */
-function mapLayers(rows: LayerRow[] | undefined): MapLayer[] {
-  return (rows ?? []).flatMap(({ name, info }) =>
-    info ? [{ name, visible: true, bbox: info.bbox ?? '', crs: info.crs }] : [],
-  );
+/** The project's layers as the map draws them: every valid one, visible, in the project's drawing order. */
+function mapLayers(drawn: LayerInfo[]): MapLayer[] {
+  return drawn.flatMap(({ name, valid, bbox, crs }) => (valid ? [{ name, visible: true, bbox: bbox ?? '', crs }] : []));
 }
 
 /** Starts a seeding or truncation job of all the project's layers on a range of zoom levels, in an area or all over. */
@@ -220,7 +220,7 @@ function SeedForm(props: { project: string; schema: string | undefined }): JSX.E
   const [refresh, setRefresh] = useState(false);
   const [area, setArea] = useState<AreaText>(NO_AREA);
   const [mapError, setMapError] = useState<Error | undefined>(undefined);
-  const layers = useApi((signal) => loadLayers(ref, signal), [props.project, props.schema]);
+  const layers = useProjectLayers(ref);
   const [message, setMessage] = useState<string | undefined>(undefined);
   // The seed job started here, with the words that name it: once it succeeds, its area is cleared.
   const [seeding, setSeeding] = useState<{ id: string; named: string } | undefined>(undefined);
@@ -283,7 +283,7 @@ function SeedForm(props: { project: string; schema: string | undefined }): JSX.E
         <p class="muted">Or hold Ctrl (⌘ on a Mac) and drag on the map to draw the area.</p>
         <ProjectMap
           project={ref}
-          layers={mapLayers(layers.data)}
+          layers={layers.ordered ? mapLayers(layers.drawn) : []}
           onError={setMapError}
           onArea={(drawn) => setArea(drawn.map((side) => side.toFixed(5)) as AreaText)}
           area={outlined(area)}
@@ -293,7 +293,7 @@ function SeedForm(props: { project: string; schema: string | undefined }): JSX.E
             Clear the area
           </button>
         )}
-        <ErrorMessage error={mapError} />
+        <ErrorMessage error={mapError ?? layers.layers.error} />
       </div>
       <label class="check">
         <input type="checkbox" checked={refresh} onChange={(event) => setRefresh(event.currentTarget.checked)} />

@@ -26,7 +26,7 @@ export default function ProcessingPage({ params, query }: PageProps): JSX.Elemen
   const ref = projectRef(params, query);
   const layers = useApi((signal) => loadLayers(ref, signal), [ref.project, ref.schema]);
   const server = useApi((signal) => api.get('/api/server', { signal }), []);
-  const rasters = (layers.data ?? []).filter((row) => row.info?.type === 'raster').map((row) => row.name);
+  const rasters = (layers.data ?? []).filter((layer) => layer.type === 'raster').map((layer) => layer.name);
   return (
     <Page title={`${ref.project}: processing`}>
       <ProjectTabs project={ref} current="/processing" />
@@ -41,7 +41,7 @@ export default function ProcessingPage({ params, query }: PageProps): JSX.Elemen
           <CalculatorPanel
             project={ref}
             rasters={rasters}
-            layers={(layers.data ?? []).map((row) => row.name)}
+            layers={(layers.data ?? []).map((layer) => layer.name)}
             folder={server.data.data_roots[0] ?? ''}
             onAdded={layers.reload}
           />

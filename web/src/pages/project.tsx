@@ -2,9 +2,8 @@ import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
 import { api } from '../api/client';
-import { type LayerInfo, type LayerRow, loadLayers } from '../api/layers';
-import { type ProjectRef, projectRef, schemaQuery } from '../api/projects';
-import { layersTopFirst, type LayerTree } from '../api/tree-edits';
+import { type LayerInfo } from '../api/layers';
+import { projectRef, schemaQuery } from '../api/projects';
 import { AttributeTable } from '../components/attribute-table';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { type Candidate, DatasourcePicker } from '../components/datasource-picker';
@@ -23,44 +22,20 @@ import { SldUpload } from '../components/sld-upload';
 import { geometryClass, StyleEditor } from '../components/style-editor';
 import { useAction, useApi } from '../components/use-api';
 import { useLayerVisibility } from '../components/use-layer-visibility';
+import { useProjectLayers } from '../components/use-project-layers';
 import { useViewAs } from '../components/view-as';
 import type { PageProps } from '../routes';
-
-/** The layers bottom first, as the map draws them: the project's drawing order, else its tree's. */
-function drawingOrder(rows: LayerRow[], tree: LayerTree | undefined): LayerRow[] {
-  if (!tree) return rows;
-  const topFirst = tree.order ?? layersTopFirst(tree.children);
-  const rank = (name: string): number => {
-    const index = topFirst.indexOf(name);
-    return index === -1 ? -1 : topFirst.length - index;
-  };
-  return [...rows].sort((a, b) => rank(a.name) - rank(b.name));
-}
-
-/** The project's layer tree, read again whenever its layers are, and as the API last answered a change. */
-function useProjectTree(ref: ProjectRef, version: unknown) {
-  const loaded = useApi(
-    (signal) =>
-      api.get('/api/projects/{project}/tree', { path: { project: ref.project }, query: schemaQuery(ref), signal }),
-    [ref.project, ref.schema, version],
-  );
-  const [saved, setSaved] = useState<LayerTree | undefined>(undefined);
-  useEffect(() => setSaved(undefined), [loaded.data]);
-  return { current: saved ?? loaded.data, saved: setSaved, error: loaded.error };
-}
 
 export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const ref = projectRef(params, query);
   const server = useApi((signal) => api.get('/api/server', { signal }), []);
-  const layers = useApi((signal) => loadLayers(ref, signal), [ref.project, ref.schema]);
-  const tree = useProjectTree(ref, layers.data);
+  const { layers, drawn: rows, tree, reload } = useProjectLayers(ref);
   const [previews, setPreviews] = useState<Record<string, string | undefined>>({});
   const [mapError, setMapError] = useState<Error | undefined>(undefined);
   const [adding, setAdding] = useState(false);
   const [styling, setStyling] = useState<string | undefined>(undefined);
   const [removing, setRemoving] = useState<string | undefined>(undefined);
   const [removed, setRemoved] = useState<string | undefined>(undefined);
-  const rows = drawingOrder(layers.data ?? [], tree.current);
   const visibility = useLayerVisibility(tree.current, tree.error !== undefined);
   const [editing, setEditing] = useState<string | undefined>(undefined);
   // Bumped by an SLD upload: the layer may draw another style under the name it had.
@@ -71,22 +46,27 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const [stylesOf, setStylesOf] = useState<string | undefined>(undefined);
   const viewAs = useViewAs(ref);
   const mapLayers = rows
-    .filter((row) => row.info?.valid && viewAs.sees(row.name))
+    .filter((row) => row.valid && viewAs.sees(row.name))
     .map((row) => ({
       name: row.name,
       visible: visibility.known && !visibility.hidden.has(row.name),
       style: previews[row.name],
       revision,
-      current: row.info?.current_style ?? '',
-      bbox: row.info?.bbox ?? '',
-      crs: row.info?.crs ?? '',
+      current: row.current_style,
+      bbox: row.bbox ?? '',
+      crs: row.crs,
     }));
   const shown = mapLayers.filter((layer) => layer.visible);
+  // The legend and the check ask QGIS Server too (the check for its capabilities): they wait for
+  // the map's first answer, which the operator came for, rather than share its two cores with it.
+  const [mapAnswered, setMapAnswered] = useState(false);
+  const nothingToDraw = layers.data !== undefined && visibility.known && shown.length === 0;
+  const mapFirst = mapAnswered || nothingToDraw || layers.error !== undefined;
   const zoomTo = (layer?: string): void =>
     setZoom({ ...(layer === undefined ? {} : { layer }), n: (zoom?.n ?? 0) + 1 });
   const styleRow = rows.find((row) => row.name === stylesOf);
   const styled = rows.find((row) => row.name === styling);
-  const styledGeometry = geometryClass(styled?.info?.geometry);
+  const styledGeometry = geometryClass(styled?.geometry);
   // The editor opens below the map: brought into view, with the focus on its heading.
   useEffect(() => {
     const heading = styling === undefined ? null : document.getElementById('style-title');
@@ -116,6 +96,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
                 project={ref}
                 layers={mapLayers}
                 onError={setMapError}
+                onAnswer={() => setMapAnswered(true)}
                 onQuery={setAsked}
                 zoom={zoom}
                 viewAs={viewAs.role}
@@ -157,22 +138,20 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
                   <input
                     type="checkbox"
                     checked={!visibility.hidden.has(row.name)}
-                    disabled={!row.info?.valid}
+                    disabled={!row.valid}
                     onChange={(event) => visibility.show(row.name, event.currentTarget.checked)}
                   />
                   <strong>{row.name}</strong>
                   <span class="visually-hidden"> visible on the map</span>
                 </label>{' '}
-                {row.info &&
-                  (row.info.valid ? <span class="badge ok">valid</span> : <span class="badge broken">broken</span>)}
-                {row.error && <p class="error">{row.error}</p>}
-                {row.info && <LayerFacts info={row.info} />}
+                {row.valid ? <span class="badge ok">valid</span> : <span class="badge broken">broken</span>}
+                <LayerFacts info={row} />
                 {mapLayers.some((layer) => layer.name === row.name && zoomable(layer)) && (
                   <button type="button" onClick={() => zoomTo(row.name)} aria-label={`Zoom to ${row.name}`}>
                     Zoom to
                   </button>
                 )}
-                {row.info?.type === 'vector' && row.info.valid && (
+                {row.type === 'vector' && row.valid && (
                   <button
                     type="button"
                     onClick={() => setTable(row.name)}
@@ -181,12 +160,12 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
                     Attributes…
                   </button>
                 )}
-                {row.info?.valid && (
+                {row.valid && (
                   <button type="button" onClick={() => setStylesOf(row.name)} aria-label={`Styles of ${row.name}`}>
                     Styles…
                   </button>
                 )}
-                {row.info?.type === 'vector' && row.info.valid && (
+                {row.type === 'vector' && row.valid && (
                   <button
                     type="button"
                     onClick={() => setStyling(row.name)}
@@ -218,22 +197,24 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
               </li>
             ))}
           </ul>
-          <LegendPanel
-            project={ref}
-            layers={[...shown].reverse().map((layer) => ({ name: layer.name, style: layer.style ?? layer.current }))}
-            viewAs={viewAs.role}
-          />
+          {mapFirst && (
+            <LegendPanel
+              project={ref}
+              layers={[...shown].reverse().map((layer) => ({ name: layer.name, style: layer.style ?? layer.current }))}
+              viewAs={viewAs.role}
+            />
+          )}
         </section>
       </div>
       {table && <AttributeTable project={ref} layer={table} onClose={() => setTable(undefined)} />}
-      {styleRow?.info && (
+      {styleRow && (
         <LayerStyles
           project={ref}
           layer={styleRow.name}
-          styles={styleRow.info.styles}
-          current={styleRow.info.current_style}
+          styles={styleRow.styles}
+          current={styleRow.current_style}
           onClose={() => setStylesOf(undefined)}
-          onChanged={layers.reload}
+          onChanged={reload}
         />
       )}
       {tree.current && (
@@ -246,11 +227,11 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
           layer={editing}
           onClose={() => setEditing(undefined)}
           onSaved={() => {
-            layers.reload();
+            reload();
           }}
         />
       )}
-      {layers.data && <ProjectCheck project={ref} version={layers.data} />}
+      {layers.data && mapFirst && <ProjectCheck project={ref} version={layers.data} />}
       {styled && styledGeometry && (
         <section class="card" aria-labelledby="style-title">
           <h2 id="style-title" tabIndex={-1}>
@@ -261,9 +242,9 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
             project={ref}
             layer={styled.name}
             geometry={styledGeometry}
-            current={styled.info?.current_style}
+            current={styled.current_style}
             onPreview={(style) => setPreviews({ ...previews, [styled.name]: style })}
-            onChanged={layers.reload}
+            onChanged={reload}
           />
           <h3>Upload SLD</h3>
           <SldUpload
@@ -271,7 +252,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
             layer={styled.name}
             onChanged={() => {
               setRevision(revision + 1);
-              layers.reload();
+              reload();
             }}
           />
         </section>
@@ -289,7 +270,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
             });
             if (styling === removing) setStyling(undefined);
             setRemoved(removing);
-            layers.reload();
+            reload();
           }}
         >
           <p>
@@ -304,7 +285,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
           schema={ref.schema}
           roots={server.data?.data_roots ?? []}
           onClose={() => setAdding(false)}
-          onAdded={layers.reload}
+          onAdded={reload}
         />
       )}
     </Page>

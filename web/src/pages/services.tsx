@@ -79,12 +79,7 @@ export default function ServicesPage({ params, query }: PageProps): JSX.Element 
       ) : (
         <div class="services">
           <Endpoints endpoints={current.endpoints} />
-          <ServicesForm
-            project={ref}
-            start={current}
-            layers={layers.data.map((row) => ({ name: row.name, type: row.info?.type }))}
-            onSaved={setSaved}
-          />
+          <ServicesForm project={ref} start={current} layers={layers.data} onSaved={setSaved} />
         </div>
       )}
     </Page>
