@@ -1,6 +1,6 @@
 /**
- * A new file written as a stream's chunks arrive, without holding them: the chunks are gathered
- * into one write of a few MiB while the last one is in flight (a socket's 64 KiB pieces reach the
+ * A new file written as a stream's chunks arrive: the chunks are gathered into one write of 4 MiB
+ * while the last one is in flight (a socket's 64 KiB pieces reach the
  * disk in a few hundred system calls a GiB), and a flush is started every 64 MiB so that the disk
  * writes while the stream still arrives and little is left to flush at the end.
  */
@@ -13,8 +13,27 @@ const WRITE_BATCH = 4 * 1024 * 1024;
 /** Bytes written between flushes started while the file is written. */
 const FLUSH_EVERY = 64 * 1024 * 1024;
 
+/** Batch buffers kept for the next file: allocating 4 MiB for each file of a bundle of many would churn. */
+const spares: Buffer[] = [];
+const MAX_SPARES = 4;
+
+function batchBuffer(): Buffer {
+  return spares.pop() ?? Buffer.allocUnsafeSlow(WRITE_BATCH);
+}
+
+function release(buffer: Buffer | undefined): void {
+  if (buffer && spares.length < MAX_SPARES) spares.push(buffer);
+}
+
+/**
+ * The chunks are copied into one of two batch buffers, one filling while the other is written:
+ * holding the chunks themselves until written kept them alive past two scavenges, into the old
+ * generation, where their bytes (a socket's buffers are external memory) set off a full
+ * mark-compact every 64 MiB.
+ */
 export class FileOutput {
-  private batch: Buffer[] = [];
+  private filling: Buffer | undefined;
+  private spare: Buffer | undefined;
   private batched = 0;
   private written = 0;
   private flushedAt = 0;
@@ -30,25 +49,30 @@ export class FileOutput {
   }
 
   async write(chunk: Buffer): Promise<void> {
-    this.batch.push(chunk);
-    this.batched += chunk.length;
-    if (this.batched >= WRITE_BATCH) await this.send();
+    for (let at = 0; at < chunk.length;) {
+      this.filling ??= batchBuffer();
+      const copied = chunk.copy(this.filling, this.batched, at);
+      this.batched += copied;
+      at += copied;
+      if (this.batched === this.filling.length) await this.send();
+    }
   }
 
-  /** Writes what is gathered once the write in flight is done; its failure surfaces at the next write or at the end. */
+  /** Writes the batch once the write in flight is done; its failure surfaces at the next write or at the end. */
   private async send(): Promise<void> {
     await this.writing;
     this.rethrow();
-    const pieces = this.batch;
+    const batch = this.filling;
     const bytes = this.batched;
-    this.batch = [];
+    this.filling = this.spare;
+    this.spare = batch;
     this.batched = 0;
-    this.writing = writePieces(this.handle, pieces).then(
+    if (!batch || bytes === 0) return;
+    this.writing = writePieces(this.handle, [batch.subarray(0, bytes)]).then(
       () => this.wrote(bytes),
       (error: unknown) => void (this.failure ??= { error }),
     );
   }
-
   private wrote(bytes: number): void {
     this.written += bytes;
     if (this.written - this.flushedAt < FLUSH_EVERY) return;
@@ -70,6 +94,14 @@ export class FileOutput {
     this.rethrow();
     await this.handle.sync();
     await this.handle.close();
+    this.releaseBuffers();
+  }
+
+  private releaseBuffers(): void {
+    release(this.filling);
+    release(this.spare);
+    this.filling = undefined;
+    this.spare = undefined;
   }
 
   /** Closes the file once its writes are done, whatever they came to; the caller removes it. */
@@ -77,5 +109,6 @@ export class FileOutput {
     await this.writing;
     await this.flushing;
     await this.handle.close().catch(() => undefined);
+    this.releaseBuffers();
   }
 }
