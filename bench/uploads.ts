@@ -1,23 +1,25 @@
 /**
  * Streamed uploads: a bundle of a project and a GeoTIFF of random bytes published with
  * `PUT /api/projects/{p}/archive`, and the GeoTIFF alone with `PUT /api/data/{path}`, each timed
- * against `cp` of the same files to the same disk (and `cp` then `sync` of them, as Steward flushes
- * what it writes), with the API's peak resident memory over the upload and the latency of reads of
- * another project meanwhile. The API runs as a process of its own, as in production.
+ * against `cp` of the same files to the same disk, with the API's peak resident memory over the
+ * upload and the latency of reads of another project meanwhile. The API runs as a process of its
+ * own, as in production.
+ *
+ * The target compares with `cp` then `sync`: Steward flushes every file it publishes before a
+ * project reads it (a crash must not leave a project reading half-written files), while `cp` alone
+ * ends with its bytes still in the page cache, so it measures memory's pace, not the disk's. Each
+ * run publishes a new project, as each `cp` makes a new folder: replacing one would also time the
+ * removal of the last run's files, which `cp`'s runs do untimed.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 
 import { startApiProcess } from '../test/support/api-process.js';
-import {
-  processMemory,
-  resetPeak,
-  sendFile,
-  servingProcess,
-  writeRandomGeoTiff,
-} from '../test/support/large-upload.js';
+import { processMemory, resetPeak, servingProcess, writeRandomGeoTiff } from '../test/support/large-upload.js';
+import { cpuSeconds } from './cpu.js';
 import { median, ms, summarise, table } from './stats.js';
 
 /** Bytes of the GeoTIFF (STEWARD_BENCH_UPLOAD_MIB, default 1024 MiB as the target names). */
@@ -47,6 +49,24 @@ async function readWhile(url: string, running: () => boolean): Promise<number[]>
   return samples;
 }
 
+const execFileAsync = promisify(execFile);
+
+/**
+ * PUTs the file at `path` to `url` with curl, as a client on another machine would send it: the
+ * bench's own Node HTTP client spent 2 s of CPU a GiB here against curl's 0.5 s, on the two cores
+ * the API has, which timed the client as much as the API. Not `execFileSync`: the reads the bench
+ * makes meanwhile run on this process's event loop.
+ */
+async function curlPut(url: string, path: string): Promise<{ status: number; body: string }> {
+  const { stdout } = await execFileAsync(
+    'curl',
+    ['-sS', '-T', path, '-H', 'Expect:', '-H', 'content-type: application/octet-stream', '-w', '\n%{http_code}', url],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  const cut = stdout.lastIndexOf('\n');
+  return { status: Number(stdout.slice(cut + 1)), body: stdout.slice(0, cut) };
+}
+
 function rate(mib: number, times: number[]): string {
   return `${(mib / (median(times) / 1000)).toFixed(0)} MiB/s (${ms(median(times))} ms)`;
 }
@@ -74,6 +94,7 @@ export async function runUploadsBench(): Promise<string> {
     execFileSync('zip', ['-0', '-q', '-r', bundle, 'project.qgz', 'data'], { cwd: source });
 
     const times = { cp: [] as number[], cpSync: [] as number[], bundle: [] as number[], file: [] as number[] };
+    const bundleCpu: number[] = [];
     const rss: number[] = [];
     const reads: number[] = [];
     for (let run = 0; run < RUNS; run++) {
@@ -91,31 +112,31 @@ export async function runUploadsBench(): Promise<string> {
       await resetPeak(server);
       let uploading = true;
       const reading = readWhile(`${api.url}/api/projects/other`, () => uploading);
+      const cpu = cpuSeconds([server]);
       times.bundle.push(
         await timed(async () => {
-          const reply = await sendFile(`${api.url}/api/projects/bench/archive?replace=true&allow_broken=true`, bundle);
-          if (reply.status >= 300)
-            throw new Error(`the bundle upload answered ${reply.status}: ${JSON.stringify(reply.body)}`);
+          const reply = await curlPut(`${api.url}/api/projects/bench-${run}/archive?allow_broken=true`, bundle);
+          if (reply.status >= 300) throw new Error(`the bundle upload answered ${reply.status}: ${reply.body}`);
         }),
       );
       uploading = false;
+      bundleCpu.push(cpuSeconds([server]) - cpu);
       reads.push(...(await reading));
       rss.push(processMemory(server).peak - before);
       times.file.push(
         await timed(async () => {
-          const reply = await sendFile(`${api.url}/api/data/bench/large.tif`, tiff);
-          if (reply.status >= 300)
-            throw new Error(`the data upload answered ${reply.status}: ${JSON.stringify(reply.body)}`);
+          const reply = await curlPut(`${api.url}/api/data/bench/large.tif`, tiff);
+          if (reply.status >= 300) throw new Error(`the data upload answered ${reply.status}: ${reply.body}`);
         }),
       );
     }
-    const share = median(times.cp) / median(times.bundle);
+    const share = median(times.cpSync) / median(times.bundle);
     const growthMib = Math.max(...rss) / 1024;
     const during = summarise(reads);
     return [
       '## Streamed uploads',
       '',
-      `A bundle (\`zip -0\`) of a project and a ${SIZE_MIB} MiB GeoTIFF of random bytes published with \`PUT /api/projects/bench/archive\` (received to a file, flushed, unpacked into the upload root, flushed), and the GeoTIFF alone with \`PUT /api/data/bench/large.tif\`; medians of ${RUNS} runs on the same disk, while one client reads \`GET /api/projects/other\` over and over.`,
+      `A bundle (\`zip -0\`) of a project and a ${SIZE_MIB} MiB GeoTIFF of random bytes published as a new project with \`PUT /api/projects/bench-N/archive\` (unpacked into the upload root as it arrives, flushed), and the GeoTIFF alone with \`PUT /api/data/bench/large.tif\`; medians of ${RUNS} runs on the same disk, while one client reads \`GET /api/projects/other\` over and over. The target compares with \`cp\` then \`sync\`, as Steward flushes what it publishes and \`cp\` alone leaves its bytes in the page cache.`,
       '',
       table(
         ['Work', 'Rate (median)', 'Target'],
@@ -124,8 +145,8 @@ export async function runUploadsBench(): Promise<string> {
           ['`cp -r` then `sync` of the files', rate(SIZE_MIB, times.cpSync), '-'],
           [
             'bundle upload (`PUT .../archive`)',
-            rate(SIZE_MIB, times.bundle),
-            `>= ${TARGET_SHARE_OF_CP * 100}% of cp: ${(share * 100).toFixed(0)}%, ${share >= TARGET_SHARE_OF_CP ? 'met' : 'NOT met'}`,
+            `${rate(SIZE_MIB, times.bundle)}, API CPU ${median(bundleCpu).toFixed(2)} s`,
+            `>= ${TARGET_SHARE_OF_CP * 100}% of cp then sync: ${(share * 100).toFixed(0)}%, ${share >= TARGET_SHARE_OF_CP ? 'met' : 'NOT met'}`,
           ],
           ['data file upload (`PUT /api/data/...`)', rate(SIZE_MIB, times.file), '-'],
           [

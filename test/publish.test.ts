@@ -60,6 +60,17 @@ function readWithQgis(project: string): QgisLayers {
   return JSON.parse(runPyqgisScript('publish_oracle.py', 'read', project)) as QgisLayers;
 }
 
+/** A zip's first local header, of a stored file `name` of `size` bytes (its CRC-32 left 0), as its bytes would follow. */
+function storedEntryStart(name: string, size: number): Buffer {
+  const header = Buffer.alloc(30);
+  header.writeUInt32LE(0x04034b50, 0);
+  header.writeUInt16LE(20, 4);
+  header.writeUInt32LE(size, 18);
+  header.writeUInt32LE(size, 22);
+  header.writeUInt16LE(Buffer.byteLength(name), 26);
+  return Buffer.concat([header, Buffer.from(name)]);
+}
+
 /** Unpacks a zip into `folder`. */
 function unpack(bytes: Buffer, folder: string): string[] {
   const entries = unzipSync(bytes);
@@ -385,11 +396,16 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
   });
   it('refuses uploads past the limit however they are sent, and leaves nothing of them or of ones cut short', async () => {
     const over = BODY_LIMIT + 1024 * 1024;
-    const archive = await sendChunked(`${stack.api.url}/api/projects/chunked/archive`, over);
+    // A bundle's start, its first file's bytes (zeros) written to the disk as they arrive until refused or cut.
+    const bundleStart = storedEntryStart('data/zeros.bin', over);
+    const archive = await sendChunked(`${stack.api.url}/api/projects/chunked/archive`, over, undefined, bundleStart);
     assert.equal(archive?.status, 413, JSON.stringify(archive?.body));
     const file = await sendChunked(`${stack.api.url}/api/data/chunked/large.tif`, over);
     assert.equal(file?.status, 413, JSON.stringify(file?.body));
-    assert.equal(await sendChunked(`${stack.api.url}/api/projects/cut/archive`, over, 256 * 1024), undefined);
+    assert.equal(
+      await sendChunked(`${stack.api.url}/api/projects/cut/archive`, over, 256 * 1024, bundleStart),
+      undefined,
+    );
     assert.equal(await sendChunked(`${stack.api.url}/api/data/cut/short.tif`, over, 256 * 1024), undefined);
     // The API notices a dropped connection as it reads: given a moment, then watched until it has cleared up.
     await new Promise((done) => setTimeout(done, 1_000));

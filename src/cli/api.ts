@@ -16,6 +16,18 @@ const REQUEST_TIMEOUT_MS = 10_000;
 /** Uploads and downloads of projects with their data take as long as their bytes do. */
 const TRANSFER_TIMEOUT_MS = 30 * 60_000;
 
+/** An upload's bytes, and what is told how many have been sent. */
+interface Upload {
+  bytes: Uint8Array;
+  sent: (bytes: number) => void;
+}
+
+/** An archive being downloaded: its bytes as they arrive, and how many there are when the server said. */
+export interface Download {
+  body: AsyncIterable<Uint8Array>;
+  length: number | undefined;
+}
+
 /** A failure to report on one line of stderr, exiting with 1. */
 export class CliError extends Error {}
 
@@ -280,27 +292,29 @@ export class StewardApi {
     return this.send(withQuery(path, force ? { force: 'true' } : {}), undefined);
   }
 
-  /** Publishes a .qgs, .qgz or zip bundle as the project (PUT .../archive). */
+  /** Publishes a .qgs, .qgz or zip bundle as the project (PUT .../archive); `sent` is told the bytes sent so far. */
   async publish(
     project: string,
     bytes: Uint8Array,
     options: { replace: boolean; allowBroken: boolean; schema?: string | undefined },
+    sent: (bytes: number) => void = () => undefined,
   ): Promise<Published> {
     const query = {
       ...(options.replace && { replace: 'true' }),
       ...(options.allowBroken && { allow_broken: 'true' }),
     };
     const path = withQuery(projectPath(project, 'archive', options.schema), query);
-    const response = await this.fetch(new URL(path, this.baseUrl), { method: 'PUT', upload: bytes });
+    const response = await this.fetch(new URL(path, this.baseUrl), { method: 'PUT', upload: { bytes, sent } });
     return answerOf<Published>(response);
   }
 
-  /** The project as a .qgz, or with `data` a zip of it and its data files (GET .../archive). */
-  async download(project: string, data: boolean, schema?: string): Promise<Buffer> {
+  /** The project as a .qgz, or with `data` a zip of it and its data files (GET .../archive), as it arrives. */
+  async download(project: string, data: boolean, schema?: string): Promise<Download> {
     const path = withQuery(projectPath(project, 'archive', schema), data ? { data: 'true' } : {});
     const response = await this.fetch(new URL(path, this.baseUrl), {});
-    if (!response.ok) return answerOf<never>(response);
-    return Buffer.from(await response.arrayBuffer());
+    if (!response.ok || response.body === null) return answerOf<never>(response);
+    const length = Number(response.headers.get('content-length') ?? Number.NaN);
+    return { body: response.body, length: Number.isSafeInteger(length) ? length : undefined };
   }
 
   private get<T>(path: string): Promise<T> {
@@ -316,17 +330,24 @@ export class StewardApi {
     return answerOf<T>(await this.fetch(new URL(path, this.baseUrl), init));
   }
 
-  /** `upload`: bytes sent as they are, with the longer timeout of transfers. */
+  /** `upload`: bytes sent as they are, counted as they go, with the longer timeout of transfers. */
   private async fetch(
     url: URL,
-    { method = 'GET', body, upload }: { method?: string; body?: unknown; upload?: Uint8Array },
+    { method = 'GET', body, upload }: { method?: string; body?: unknown; upload?: Upload },
   ): Promise<Response> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.token) headers['authorization'] = `Bearer ${this.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    if (upload !== undefined) headers['content-type'] = 'application/octet-stream';
+    if (upload !== undefined) {
+      headers['content-type'] = 'application/octet-stream';
+      headers['content-length'] = String(upload.bytes.byteLength);
+    }
     const payload =
-      upload !== undefined ? { body: Buffer.from(upload) } : body === undefined ? {} : { body: JSON.stringify(body) };
+      upload !== undefined
+        ? { body: counted(upload), duplex: 'half' as const }
+        : body === undefined
+          ? {}
+          : { body: JSON.stringify(body) };
     const timeout = url.pathname.endsWith('/archive') ? TRANSFER_TIMEOUT_MS : REQUEST_TIMEOUT_MS;
     try {
       return await fetch(url, { method, headers, ...payload, signal: AbortSignal.timeout(timeout) });
@@ -334,6 +355,22 @@ export class StewardApi {
       throw new Unreachable(`Cannot reach the Steward server at ${this.baseUrl.href}: ${reason(error)}`);
     }
   }
+}
+
+/** Bytes sent at a time, each counted once handed to the connection. */
+const UPLOAD_PIECE = 1024 * 1024;
+
+/** The upload's bytes as a stream, `sent` told the count as each piece is taken. */
+function counted({ bytes, sent }: Upload): ReadableStream<Uint8Array> {
+  let at = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (at >= bytes.byteLength) return controller.close();
+      controller.enqueue(bytes.subarray(at, at + UPLOAD_PIECE));
+      at = Math.min(bytes.byteLength, at + UPLOAD_PIECE);
+      sent(at);
+    },
+  });
 }
 
 /** The path of a project route; `schema` (PostgreSQL storage) is left to the API's default when not given. */

@@ -11,6 +11,14 @@ export function duration(ms: number): string {
   return minutes > 0 ? `${minutes}m${String(seconds % 60).padStart(2, '0')}s` : `${seconds}s`;
 }
 
+const BAR_WIDTH = 30;
+
+/** `[########----------------------]`: `fraction` (0 to 1) of a bar. */
+export function progressBar(fraction: number): string {
+  const filled = Math.round(Math.min(1, Math.max(0, fraction)) * BAR_WIDTH);
+  return `[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}]`;
+}
+
 /** `173 MiB`. */
 export function mebibytes(bytes: number): string {
   return `${Math.round(bytes / MIB)} MiB`;

@@ -3,12 +3,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { CliError, type Job, type StewardApi } from './api.js';
 import { type Command, type Io, json, JSON_OPTION, SCHEMA_OPTION } from './command.js';
-import { duration } from './format.js';
+import { duration, progressBar } from './format.js';
 import { formatTable } from './table.js';
 
 /** How often `--watch` asks for the job. */
 export const JOB_POLL_MS = 500;
-const BAR_WIDTH = 30;
 
 function percent(job: Job): string {
   return `${Math.floor(job.progress * 100)}%`;
@@ -23,8 +22,7 @@ function eta(job: Job, now: number): string {
 
 /** `[########------] 57%  57/100  ETA 12s  running`. */
 export function progressLine(job: Job, now: number): string {
-  const filled = Math.round(job.progress * BAR_WIDTH);
-  const bar = `[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}]`;
+  const bar = progressBar(job.progress);
   const counts = job.total > 0 ? `  ${job.done}/${job.total}` : '';
   const left = job.state === 'running' ? `  ${eta(job, now)}` : '';
   return `${bar} ${percent(job).padStart(4)}${counts}${left}  ${job.state}`;

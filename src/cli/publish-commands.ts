@@ -1,11 +1,15 @@
 /** The `steward` subcommands that take projects in and out as QGIS Desktop has them (docs/publishing.md). */
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { basename, extname, join, relative, sep } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, extname, join, relative, sep } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 
 import { zipArchive } from '../storage/zip-writer.js';
 import { CliError, type Published } from './api.js';
 import { type Command, json, JSON_OPTION, SCHEMA_OPTION } from './command.js';
 import { formatTable } from './table.js';
+import { transferProgress } from './transfer-progress.js';
 
 const PROJECT_FILE = /\.(qgs|qgz)$/i;
 
@@ -42,6 +46,34 @@ async function upload(file: string): Promise<{ bytes: Uint8Array; name: string }
   return { bytes: await zipArchive(entries), name: basename(project, extname(project)) };
 }
 
+/**
+ * Writes the bytes to `output` as they arrive, through a hidden file beside it renamed once whole,
+ * so that an interrupted download leaves no partial archive; the bytes written.
+ */
+async function writeStreamed(
+  body: AsyncIterable<Uint8Array>,
+  output: string,
+  written: (bytes: number) => void,
+): Promise<number> {
+  const partial = join(dirname(output), `.${basename(output)}.${randomUUID()}.part`);
+  let bytes = 0;
+  const counted = async function* (): AsyncGenerator<Uint8Array> {
+    for await (const chunk of body) {
+      bytes += chunk.byteLength;
+      written(bytes);
+      yield chunk;
+    }
+  };
+  try {
+    await pipeline(counted(), createWriteStream(partial, { flags: 'wx' }));
+    await rename(partial, output);
+    return bytes;
+  } catch (error) {
+    await rm(partial, { force: true });
+    throw error;
+  }
+}
+
 function publishedText(project: string, answer: Published): string {
   const rows = answer.check.layers.map(({ name, status, findings }) => [
     name,
@@ -67,12 +99,15 @@ export const publish: Command = {
   async run(api, { ids: [file = ''], flags, values }, io) {
     const { bytes, name } = await upload(file);
     const project = values['project'] ?? name;
-    if (io.isTTY) io.err(`Uploading ${(bytes.byteLength / 1024 / 1024).toFixed(1)} MiB to ${project}...\n`);
-    const answer = await api.publish(project, bytes, {
+    const progress = transferProgress(io, `Uploading to ${project}`, bytes.byteLength);
+    const options = {
       replace: flags['replace'] === true,
       allowBroken: flags['allow-broken'] === true,
       schema: values['schema'],
-    });
+    };
+    const answer = await api
+      .publish(project, bytes, options, (sent) => progress.update(sent))
+      .finally(() => progress.end());
     io.out(flags['json'] ? json(answer) : publishedText(project, answer));
     return answer.check.status === 'ok' ? undefined : 1;
   },
@@ -85,9 +120,12 @@ export const download: Command = {
   valueOptions: { ...SCHEMA_OPTION, output: 'the file to write (default: <project>.qgz or <project>.zip)' },
   async run(api, { ids: [project = ''], flags, values }, io) {
     const data = flags['data'] === true;
-    const bytes = await api.download(project, data, values['schema']);
+    const download = await api.download(project, data, values['schema']);
     const output = values['output'] ?? `${project}.${data ? 'zip' : 'qgz'}`;
-    await writeFile(output, bytes);
-    io.out(`Wrote ${output} (${bytes.length} bytes).\n`);
+    const progress = transferProgress(io, `Downloading ${project}`, download.length);
+    const bytes = await writeStreamed(download.body, output, (done) => progress.update(done)).finally(() =>
+      progress.end(),
+    );
+    io.out(`Wrote ${output} (${bytes} bytes).\n`);
   },
 };

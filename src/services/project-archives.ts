@@ -7,7 +7,7 @@
  * Server see the old project with its files or the new one with its own (docs/publishing.md).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, posix, relative } from 'node:path';
 import { type Readable } from 'node:stream';
@@ -34,14 +34,13 @@ import {
 import { ProjectDocument } from '../qgis/project.js';
 import { rewriteStyleFiles } from '../qgis/style-references.js';
 import { firstChild, setText } from '../qgis/xml/node.js';
-import { hiddenSibling } from '../storage/atomic-file.js';
-import { insufficientStorage, isDiskFull } from '../storage/disk-space.js';
 import { ProjectArchive } from '../storage/project-archive.js';
 import { type ProjectRef } from '../storage/project-store.js';
-import { receiveFile } from '../storage/received-file.js';
+import { limitedChunks, receiptError } from '../storage/received-file.js';
+import { StagedFolder } from '../storage/staged-folder.js';
 import { type ZipLimits } from '../storage/zip-entries.js';
-import { ZipFile } from '../storage/zip-file.js';
 import { LOCAL_HEADER } from '../storage/zip-format.js';
+import { type EntryOutput, unzipStream } from '../storage/zip-stream.js';
 import { streamedZip } from '../storage/zip-writer.js';
 import { isSystemFile, packagedEntry } from './bundle-entries.js';
 import { type DataRoots } from './data-roots.js';
@@ -85,7 +84,8 @@ interface Upload {
   folder: string;
   /** The bundle's data files, by their path in it. */
   data: Set<string>;
-  bundle?: ZipFile;
+  /** The revision folder the data files were written to, when there are any. */
+  dataDir?: string;
 }
 
 /** Most entries a bundle may hold. */
@@ -93,6 +93,8 @@ const MAX_ENTRIES = 10_000;
 /** A bundle may unpack to this many times the bytes an upload may have. */
 const UNPACKED_FACTOR = 4;
 const PROJECT_FILE = /\.(qgs|qgz)$/i;
+/** Bytes of an upload read to tell a zip from a project file. */
+const SNIFF_BYTES = 64;
 /** Revision folders: `20261205T130301Z-1a2b3c`. */
 const REVISION = /^\d{8}T\d{6}Z-[0-9a-f]{6}$/;
 
@@ -109,16 +111,27 @@ function newRevision(): string {
   return `${stamp}-${randomBytes(3).toString('hex')}`;
 }
 
-/** The first bytes of a file. */
-async function head(path: string, length: number): Promise<Buffer> {
-  const handle = await open(path, 'r');
-  try {
-    const buffer = Buffer.alloc(length);
-    const { bytesRead } = await handle.read(buffer, 0, length, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
+/** The body's chunks until they hold `length` bytes or it ends, as one buffer. */
+async function firstBytes(chunks: AsyncIterator<Buffer>, length: number): Promise<Buffer> {
+  const taken: Buffer[] = [];
+  let bytes = 0;
+  while (bytes < length) {
+    const next = await chunks.next();
+    if (next.done === true) break;
+    taken.push(next.value);
+    bytes += next.value.length;
   }
+  return Buffer.concat(taken);
+}
+
+/** `start`, then the rest of the chunks. */
+async function* withStart(start: Buffer, rest: AsyncIterator<Buffer>): AsyncGenerator<Buffer> {
+  yield start;
+  for (let next = await rest.next(); next.done !== true; next = await rest.next()) yield next.value;
+}
+
+function severalProjects(projects: string[]): BadRequest {
+  return new BadRequest(`the archive holds several QGIS projects (${projects.join(', ')}); a bundle holds one`);
 }
 
 function isZip(start: Buffer): boolean {
@@ -273,24 +286,66 @@ export class ProjectArchives {
   async publish(ref: ProjectRef, body: Readable, options: PublishOptions): Promise<PublishAnswer> {
     const allow = (identity: string | undefined): void => this.precondition(ref, identity, options);
     allow(await this.repository.store.identity(ref));
-    const received = await this.receive(body);
-    try {
-      return await this.publishReceived(ref, await this.open(received), allow, options);
-    } finally {
-      await rm(received, { force: true });
-    }
+    return this.publishReceived(ref, await this.receive(ref, body), allow, options);
   }
 
   /**
-   * Writes an upload's body to a hidden file of the upload root, the file system its data files go
-   * to (or of the system's temporary folder without one); its path.
+   * Reads the upload as it arrives: a lone project whole, a bundle unpacked as it streams, its data
+   * files written straight into a hidden folder of the project's in the upload root, which becomes
+   * a revision folder once every file is whole and flushed. Nothing stays when anything fails.
    */
-  private async receive(body: Readable): Promise<string> {
-    const folder = this.options.uploadRoot ?? tmpdir();
-    await mkdir(folder, { recursive: true });
-    const path = hiddenSibling(join(folder, 'upload'), '.tmp');
-    await receiveFile(body, path, this.options.bodyLimit);
-    return path;
+  private async receive(ref: ProjectRef, body: Readable): Promise<Upload> {
+    const chunks = limitedChunks(body, this.options.bodyLimit)[Symbol.asyncIterator]();
+    const staging = new StagedFolder(() => this.projectDataDir(ref));
+    try {
+      const start = await firstBytes(chunks, SNIFF_BYTES);
+      const all = withStart(start, chunks);
+      if (!isZip(start)) return await this.receiveProject(start, all);
+      const upload = await this.receiveBundle(all, staging);
+      if (upload.data.size === 0) {
+        await staging.discard();
+        return upload;
+      }
+      return { ...upload, dataDir: await staging.keep(newRevision()) };
+    } catch (error) {
+      const where = staging.where() ?? this.options.uploadRoot ?? tmpdir();
+      await staging.discard();
+      throw await receiptError(error, where);
+    }
+  }
+
+  /** A lone `.qgs` (or whatever is not a zip): 415 unless it starts as XML, 422 unless QGIS reads it. */
+  private async receiveProject(start: Buffer, all: AsyncIterable<Buffer>): Promise<Upload> {
+    if (!/^(\uFEFF)?\s*</.test(start.subarray(0, SNIFF_BYTES).toString('utf8')))
+      throw new UnsupportedMediaType('the upload is neither a QGIS project (.qgs, .qgz) nor a zip bundle of one');
+    const chunks: Buffer[] = [];
+    for await (const chunk of all) chunks.push(chunk);
+    return { document: parseProject(projectText(Buffer.concat(chunks)), 'the project'), folder: '.', data: new Set() };
+  }
+
+  /** A bundle: its one project file read into memory, its other files written to `staging`. */
+  private async receiveBundle(all: AsyncIterable<Buffer>, staging: StagedFolder): Promise<Upload> {
+    const projects: string[] = [];
+    const place = async (name: string): Promise<EntryOutput> => {
+      // QGIS's backups (`<name>.qgs~`) and the systems' own files are not data.
+      if (isSystemFile(name) || name.endsWith('~')) return { to: 'nowhere' };
+      if (PROJECT_FILE.test(name)) {
+        projects.push(name);
+        if (projects.length > 1) throw severalProjects(projects);
+        return { to: 'memory' };
+      }
+      return { to: 'file', path: await staging.pathFor(name) };
+    };
+    const kept = await unzipStream(all, this.limits, place);
+    if (projects.length === 0) throw new BadRequest('the archive holds no QGIS project (.qgs or .qgz)');
+    const file = projects[0] as string;
+    const bytes = kept.get(file) ?? Buffer.alloc(0);
+    const content = file.toLowerCase().endsWith('.qgz') ? ProjectArchive.open(bytes).content : bytes;
+    const document = parseProject(projectText(content), file);
+    // QGIS's auxiliary storage (`<name>.qgd`) is not data either.
+    await staging.remove(`${file.replace(PROJECT_FILE, '')}.qgd`);
+    const data = new Set(staging.names());
+    return { document, folder: posix.dirname(file), data };
   }
 
   private async publishReceived(
@@ -299,8 +354,7 @@ export class ProjectArchives {
     allow: (identity: string | undefined) => void,
     options: PublishOptions,
   ): Promise<PublishAnswer> {
-    const dataDir =
-      upload.bundle && upload.data.size > 0 ? await this.writeData(ref, upload.bundle, upload.data) : undefined;
+    const { dataDir } = upload;
     let created: boolean;
     try {
       if (dataDir !== undefined) await this.relocate(ref, upload, dataDir);
@@ -341,33 +395,6 @@ export class ProjectArchives {
       throw new Conflict(`project "${ref.name}" exists: replace it with ?replace=true or If-Match: <its ETag>`);
   }
 
-  /** The project and data files of the upload at `path`: a `.qgs`, a `.qgz`, or a zip of one project file and data. */
-  private async open(path: string): Promise<Upload> {
-    if (!isZip(await head(path, 4))) {
-      if (!/^(\uFEFF)?\s*</.test((await head(path, 64)).toString('utf8')))
-        throw new UnsupportedMediaType('the upload is neither a QGIS project (.qgs, .qgz) nor a zip bundle of one');
-      return { document: parseProject(projectText(await readFile(path)), 'the project'), folder: '.', data: new Set() };
-    }
-    const bundle = await ZipFile.open(path, this.limits);
-    const names = bundle.names().filter((name) => !isSystemFile(name));
-    const projects = names.filter((name) => PROJECT_FILE.test(name));
-    if (projects.length !== 1) {
-      throw new BadRequest(
-        projects.length === 0
-          ? 'the archive holds no QGIS project (.qgs or .qgz)'
-          : `the archive holds several QGIS projects (${projects.join(', ')}); a bundle holds one`,
-      );
-    }
-    const file = projects[0] as string;
-    const bytes = await bundle.read(file);
-    const content = file.toLowerCase().endsWith('.qgz') ? ProjectArchive.open(bytes).content : bytes;
-    const document = parseProject(projectText(content), file);
-    // QGIS's auxiliary storage and backups (`<name>.qgd`, `<name>.qgs~`) are not data.
-    const stem = file.replace(PROJECT_FILE, '');
-    const data = new Set(names.filter((name) => name !== file && name !== `${stem}.qgd` && !name.endsWith('~')));
-    return { document, folder: posix.dirname(file), data, bundle };
-  }
-
   /** The folder of a project's data files in the upload root: `<root>/<name>`, `<root>/<name>@<schema>` beyond public. */
   private projectDataDir(ref: ProjectRef): string {
     const root = this.options.uploadRoot;
@@ -377,22 +404,6 @@ export class ProjectArchives {
       );
     }
     return join(root, ref.schema === 'public' ? ref.name : `${ref.name}@${ref.schema}`);
-  }
-
-  /** Unpacks the bundle's data files into a new revision folder of the project's; nothing stays when a write fails. */
-  private async writeData(ref: ProjectRef, bundle: ZipFile, data: Set<string>): Promise<string> {
-    const dir = join(this.projectDataDir(ref), newRevision());
-    try {
-      for (const name of data) {
-        const path = join(dir, ...name.split('/'));
-        await mkdir(dirname(path), { recursive: true });
-        await bundle.extract(name, path);
-      }
-    } catch (error) {
-      await rm(dir, { recursive: true, force: true });
-      throw isDiskFull(error) ? await insufficientStorage(error, dir) : error;
-    }
-    return dir;
   }
 
   /**

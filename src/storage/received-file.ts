@@ -3,20 +3,18 @@
  * (413 past them), flushed to the disk, and removed on any failure, so that a refused, cut short
  * or interrupted upload leaves nothing behind.
  */
-import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 
 import { BadRequest, PayloadTooLarge, StewardError } from '../errors.js';
-import { flushToDisk } from './atomic-file.js';
 import { insufficientStorage, isDiskFull } from './disk-space.js';
+import { FileOutput } from './file-output.js';
 
-/** Bytes the file stream gathers before it waits for its writes. */
-const WRITE_BYTES = 4 * 1024 * 1024;
-
-/** What a failed receipt answers: Steward's own errors as they are, a full disk 507, a lost client 400. */
-async function receiptError(error: unknown, path: string): Promise<unknown> {
+/**
+ * What a failed receipt answers: Steward's own errors as they are, a full disk (where `path` is)
+ * 507, a lost client 400.
+ */
+export async function receiptError(error: unknown, path: string): Promise<unknown> {
   if (error instanceof StewardError) return error;
   if (isDiskFull(error)) return insufficientStorage(error, path);
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
@@ -25,12 +23,12 @@ async function receiptError(error: unknown, path: string): Promise<unknown> {
   return error;
 }
 
-/**
- * Writes `body` to the new file `path` (which must not exist) and flushes it; the bytes written.
- * PayloadTooLarge past `limit`; nothing stays at `path` when anything fails.
- */
 /** The chunks of `body` until it ends, PayloadTooLarge past `limit` bytes; `body` is not destroyed when refused. */
-async function* within(body: Readable, limit: number, count: (bytes: number) => void): AsyncGenerator<Buffer> {
+export async function* limitedChunks(
+  body: Readable,
+  limit: number,
+  count: (bytes: number) => void = () => undefined,
+): AsyncGenerator<Buffer> {
   let received = 0;
   // Not destroyed when refused: the client is still to be told why, on its connection.
   for await (const chunk of body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
@@ -47,16 +45,14 @@ async function* within(body: Readable, limit: number, count: (bytes: number) => 
  */
 export async function receiveFile(body: Readable, path: string, limit: number): Promise<number> {
   let received = 0;
+  let file: FileOutput | undefined;
   try {
-    // The file stream gathers the chunks that arrive while it writes into one writev.
-    const file = createWriteStream(path, { flags: 'wx', mode: 0o644, highWaterMark: WRITE_BYTES });
-    await pipeline(
-      within(body, limit, (bytes) => (received = bytes)),
-      file,
-    );
-    await flushToDisk(path);
+    file = await FileOutput.create(path);
+    for await (const chunk of limitedChunks(body, limit, (bytes) => (received = bytes))) await file.write(chunk);
+    await file.finish();
     return received;
   } catch (error) {
+    await file?.abandon();
     await rm(path, { force: true });
     throw await receiptError(error, path);
   }

@@ -42,6 +42,21 @@ describe('upload leftovers', () => {
     for (const path of kept) assert.ok(existsSync(path), path);
   });
 
+  it("removes a bundle's abandoned staged folder whole, and keeps one being written", async () => {
+    const staged = (ageMs: number): string => {
+      const folder = join(root, 'bundle', `.upload.${randomUUID()}.tmp`);
+      file(join(folder.slice(root.length + 1), 'data', 'roads.gpkg'), ageMs);
+      const when = (Date.now() - ageMs) / 1000;
+      utimesSync(folder, when, when);
+      return folder;
+    };
+    const abandoned = staged(ABANDONED_AFTER_MS + 60_000);
+    const writing = staged(1000);
+    assert.equal(await clearUploadLeftovers(join(root, 'bundle')), 1);
+    assert.ok(!existsSync(abandoned));
+    assert.ok(existsSync(join(writing, 'data', 'roads.gpkg')));
+  });
+
   it('answers 0 for a folder that does not exist', async () => {
     assert.equal(await clearUploadLeftovers(join(root, 'missing')), 0);
   });

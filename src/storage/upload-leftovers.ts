@@ -1,8 +1,9 @@
 /**
- * Uploads are written as they arrive to hidden files beside where they go (project-archives.ts:
- * `.upload.<uuid>.tmp` in the upload root; data-files.ts: `.<uuid>.<name>` beside the file), and
- * renamed or removed once done. A process that dies mid-upload leaves its file: they are cleared at
- * start, once old enough that no upload can still be writing them.
+ * Uploads are written as they arrive to hidden files and folders beside where they go (a bundle's
+ * data files in `.upload.<uuid>.tmp` in the project's folder of the upload root, staged-folder.ts;
+ * data-files.ts: `.<uuid>.<name>` beside the file), and renamed or removed once done. A process
+ * that dies mid-upload leaves them: they are cleared at start, once old enough that no upload can
+ * still be writing them.
  */
 import { lstat, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,17 +18,17 @@ export function isUploadTemporary(name: string): boolean {
   return UPLOAD_TEMPORARY.test(name);
 }
 
-/** Removes the abandoned upload files under `folder`; how many. Files that go meanwhile are no error. */
+/** Removes the abandoned upload files and folders under `folder`; how many. Ones that go meanwhile are no error. */
 export async function clearUploadLeftovers(folder: string, now: number = Date.now()): Promise<number> {
   const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
   let cleared = 0;
   for (const entry of entries) {
     const path = join(folder, entry.name);
-    if (entry.isDirectory()) cleared += await clearUploadLeftovers(path, now);
-    else if (entry.isFile() && isUploadTemporary(entry.name) && (await abandoned(path, now))) {
-      await rm(path, { force: true });
+    const leftover = isUploadTemporary(entry.name) && (entry.isFile() || entry.isDirectory());
+    if (leftover && (await abandoned(path, now))) {
+      await rm(path, { recursive: true, force: true });
       cleared++;
-    }
+    } else if (entry.isDirectory() && !leftover) cleared += await clearUploadLeftovers(path, now);
   }
   return cleared;
 }

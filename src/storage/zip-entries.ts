@@ -11,7 +11,7 @@
 import { crc32, inflateRawSync } from 'node:zlib';
 
 import { BadRequest, type StewardError } from '../errors.js';
-import { DEFLATED, DIRECTORY_ENTRY, END_OF_DIRECTORY, LOCAL_HEADER, STORED } from './zip-format.js';
+import { DEFLATED, DIRECTORY_ENTRY, ENCRYPTED, END_OF_DIRECTORY, LOCAL_HEADER, STORED } from './zip-format.js';
 
 export interface ZipLimits {
   /** Most entries (files and folders) an archive may hold. */
@@ -24,7 +24,6 @@ const END_RECORD_SIZE = 22;
 const MAX_COMMENT = 0xffff;
 /** The last bytes of an archive that hold its end of central directory record, whatever its comment. */
 export const END_SEARCH_BYTES = END_RECORD_SIZE + MAX_COMMENT;
-const ENCRYPTED_FLAG = 1;
 /** Bytes of a local header before its name and extra field. */
 export const LOCAL_HEADER_SIZE = 30;
 
@@ -77,7 +76,7 @@ export function endRecord(bytes: Buffer): EndRecord {
 }
 
 /** Refuses a name that would not stay inside the folder the archive is unpacked in. */
-function checkEntryName(name: string): void {
+export function checkEntryName(name: string): void {
   const unsafe =
     name === '' ||
     name.startsWith('/') ||
@@ -120,9 +119,9 @@ function directory(bytes: Buffer, limits: ZipLimits): DirectoryEntry[] {
 }
 
 /** Where the entry's data begins, from its local header at `at` in `bytes`; refused when encrypted. */
-export function localDataStart(bytes: Buffer, at: number, entry: DirectoryEntry): number {
+function localDataStart(bytes: Buffer, at: number, entry: DirectoryEntry): number {
   if (bytes.readUInt32LE(at) !== LOCAL_HEADER) refuse(`entry "${entry.name}" has no local header`);
-  if (entry.flags & ENCRYPTED_FLAG) refuse(`entry "${entry.name}" is encrypted`);
+  if (entry.flags & ENCRYPTED) refuse(`entry "${entry.name}" is encrypted`);
   return at + LOCAL_HEADER_SIZE + bytes.readUInt16LE(at + 26) + bytes.readUInt16LE(at + 28);
 }
 

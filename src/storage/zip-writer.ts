@@ -9,21 +9,26 @@ import { promisify } from 'node:util';
 import { crc32, gzip } from 'node:zlib';
 
 import { DocumentFormatError } from '../errors.js';
-import { DEFLATED, DIRECTORY_ENTRY, END_OF_DIRECTORY, LOCAL_HEADER, STORED } from './zip-format.js';
+import {
+  DATA_DESCRIPTOR,
+  DEFLATED,
+  DESCRIPTOR_BYTES,
+  DESCRIPTOR_FOLLOWS,
+  DIRECTORY_ENTRY,
+  END_OF_DIRECTORY,
+  LOCAL_HEADER,
+  STORED,
+} from './zip-format.js';
 
 const compress = promisify(gzip);
 
 const VERSION = 20;
 /** General purpose flag bit 11: the entry's name is UTF-8. */
 const UTF8_NAME = 0x0800;
-/** Flag bit 3: the CRC-32 and sizes follow the entry's data, in a data descriptor. */
-const DESCRIPTOR_FOLLOWS = 0x0008;
-const DATA_DESCRIPTOR = 0x08074b50;
 /** Bytes of a local header, a directory entry and the end record, before names. */
 const LOCAL_BYTES = 30;
 const DIRECTORY_BYTES = 46;
 const END_BYTES = 22;
-const DESCRIPTOR_BYTES = 16;
 /** Bytes read from a streamed file at a time: each is a CRC-32 on the event loop. */
 const READ_CHUNK = 1024 * 1024;
 /** gzip's header as zlib writes it (no name, no extra field) and its trailer (CRC-32, size). */

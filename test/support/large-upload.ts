@@ -97,10 +97,15 @@ export async function resetPeak(pid: number): Promise<void> {
 }
 
 /**
- * Sends `total` zero bytes to `url` by PUT in chunks, declaring no length (chunked), or stops
- * sending and drops the connection after `cutAt` bytes (then resolves undefined).
+ * Sends `start` then zero bytes to `url` by PUT in chunks, `total` in all, declaring no length
+ * (chunked), or stops sending and drops the connection after `cutAt` bytes (then resolves undefined).
  */
-export async function sendChunked(url: string, total: number, cutAt?: number): Promise<SentFile | undefined> {
+export async function sendChunked(
+  url: string,
+  total: number,
+  cutAt?: number,
+  start: Uint8Array = new Uint8Array(0),
+): Promise<SentFile | undefined> {
   const chunk = Buffer.alloc(64 * 1024);
   return new Promise((resolve, reject) => {
     let answered = false;
@@ -116,7 +121,8 @@ export async function sendChunked(url: string, total: number, cutAt?: number): P
     // Once answered, the rest of the body may meet a closed connection: that is the point.
     sending.on('error', (error) => (answered || cutAt !== undefined ? undefined : reject(error)));
     const write = async (): Promise<void> => {
-      for (let sent = 0; sent < total && !answered; sent += chunk.length) {
+      if (start.length > 0) sending.write(start);
+      for (let sent = start.length; sent < total && !answered; sent += chunk.length) {
         if (cutAt !== undefined && sent >= cutAt) {
           sending.destroy();
           resolve(undefined);

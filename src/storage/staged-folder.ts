@@ -1,0 +1,56 @@
+/**
+ * A folder of files written under a hidden name beside where it goes (`.upload.<uuid>.tmp`, which
+ * clearing upload leftovers knows) and renamed into place once every file is whole: readers never
+ * see it half written, and a process that dies while writing it leaves nothing they see.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+
+export class StagedFolder {
+  /** The hidden folder, once a file is written to it. */
+  private staging: string | undefined;
+  private readonly files = new Set<string>();
+
+  /** `parent` is asked for the folder it goes in when the first file is written (it may refuse). */
+  constructor(private readonly parent: () => string) {}
+
+  /** The path to write the file `name` (segments by `/`) to, its folders made. */
+  async pathFor(name: string): Promise<string> {
+    this.staging ??= join(this.parent(), `.upload.${randomUUID()}.tmp`);
+    const path = join(this.staging, ...name.split('/'));
+    await mkdir(dirname(path), { recursive: true });
+    this.files.add(name);
+    return path;
+  }
+
+  /** The files written, by name. */
+  names(): string[] {
+    return [...this.files];
+  }
+
+  async remove(name: string): Promise<void> {
+    if (this.staging === undefined || !this.files.delete(name)) return;
+    await rm(join(this.staging, ...name.split('/')), { force: true });
+  }
+
+  /** Renames the folder to `name` beside it, where readers see it; its path. */
+  async keep(name: string): Promise<string> {
+    if (this.staging === undefined) throw new Error('no file was written to the staged folder');
+    const kept = join(dirname(this.staging), name);
+    await rename(this.staging, kept);
+    this.staging = undefined;
+    return kept;
+  }
+
+  /** Removes the folder and what it holds. */
+  async discard(): Promise<void> {
+    if (this.staging !== undefined) await rm(this.staging, { recursive: true, force: true });
+    this.staging = undefined;
+  }
+
+  /** Where the files are written now: the folder it goes in, before the first. */
+  where(): string | undefined {
+    return this.staging;
+  }
+}
