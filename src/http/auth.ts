@@ -7,7 +7,7 @@ import { authorizeBody, authorizeJob, authorizeRoute, filterPayload, type RouteR
 import { sendError } from './errors.js';
 import { isOpenRoute } from './open-routes.js';
 import { TokenFailures } from './token-failures.js';
-import { actingIdentity, viewedRefusal } from './view-as.js';
+import { actingIdentity, takesViewAs, viewedRefusal } from './view-as.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -159,14 +159,20 @@ export function installTokenGate(app: FastifyInstance, gate: TokenGate | undefin
   });
   if (gate === undefined) {
     app.log.warn('STEWARD_API_TOKEN is not set: the API is open to anyone who can reach it');
-    // Open, a request has no identity but the roles it is viewed as (view-as.ts).
-    app.addHook('onRequest', async function identifyRequest(request, reply) {
-      if (request.routeOptions.url === undefined) return;
+    // Open, a request has no identity but the roles it is viewed as (view-as.ts): judged on the
+    // routes that take view_as only, not on every request; the others ignore it.
+    async function identifyRequest(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
       try {
         await authorize(request, access, undefined);
       } catch (error) {
         return deny(reply, error);
       }
+      return undefined;
+    }
+    app.addHook('onRoute', function viewAsRoutes(route) {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      if (!methods.some((method) => takesViewAs(method, route.url))) return;
+      route.onRequest = [...(route.onRequest === undefined ? [] : [route.onRequest].flat()), identifyRequest];
     });
     return;
   }
