@@ -23,7 +23,7 @@ export const READ_HOOK_EQUIVALENTS: readonly HookEquivalent[] = [
   { hook: 'preSerialization', name: 'filterListing', here: 'nothing: its answer is not a listing' },
   { hook: 'onSend', name: 'addSecurityHeaders', here: 'API_HEADERS on every answer' },
   { hook: 'onResponse', name: 'recordChange', here: 'nothing: a read is no change to audit' },
-  { hook: 'onResponse', name: 'observeRequest', here: 'observe() once the answer is written (logAnswered)' },
+  { hook: 'onResponse', name: 'observeRequest', here: 'observe() once the answer is written (observeAnswered)' },
   { hook: 'onRoute', name: 'wrapWrites', here: 'nothing: a read has no write origin' },
   { hook: 'onRoute', name: 'markOpenRoute', here: 'nothing: the route is protected, never open' },
   { hook: 'onRoute', name: '', here: "nothing: @fastify/swagger's, which lists routes for the OpenAPI description" },
@@ -57,8 +57,27 @@ function logged(request: IncomingMessage): Record<string, unknown> {
 }
 
 /**
+ * For a request answered ahead of the router (app.ts, EarlyHandler): once it is answered,
+ * observes it as `route`, then hands `then` the time it took (ms).
+ */
+export function observeAnswered(
+  observe: RequestObserver | undefined,
+  route: string,
+  request: IncomingMessage,
+  response: ServerResponse,
+  started: number,
+  then?: (responseTime: number) => void,
+): void {
+  response.once('finish', () => {
+    const responseTime = performance.now() - started;
+    observe?.(request.method ?? 'GET', route, response.statusCode, responseTime / 1000);
+    then?.(responseTime);
+  });
+}
+
+/**
  * For a request answered ahead of the router (app.ts, EarlyHandler): logs it as Fastify does,
- * under the same request id, and once answered logs and observes it as `route`; the logger of
+ * under the same request id, and once answered observes and logs it as `route`; the logger of
  * its lines.
  */
 export function logAnswered(
@@ -72,10 +91,8 @@ export function logAnswered(
 ): FastifyBaseLogger {
   const log = logger.child({ reqId: requestId });
   log.info({ req: logged(request) }, 'incoming request');
-  response.once('finish', () => {
-    const responseTime = performance.now() - started;
-    observe?.(request.method ?? 'GET', route, response.statusCode, responseTime / 1000);
-    log.info({ res: { statusCode: response.statusCode }, responseTime }, 'request completed');
-  });
+  observeAnswered(observe, route, request, response, started, (responseTime) =>
+    log.info({ res: { statusCode: response.statusCode }, responseTime }, 'request completed'),
+  );
   return log;
 }

@@ -2,7 +2,7 @@ import { type FastifyBaseLogger } from 'fastify';
 
 import { type ProjectStore } from '../storage/project-store.js';
 import { type EarlyHandler, type RequestObserver } from './app.js';
-import { answeredEarly, type HookEquivalent, logAnswered, READ_HOOK_EQUIVALENTS } from './early-answers.js';
+import { answeredEarly, type HookEquivalent, observeAnswered, READ_HOOK_EQUIVALENTS } from './early-answers.js';
 import { ORIGINAL_URI_MAX_LENGTH, OWS_ACCESS_HEADER, OWS_AUTH_ROUTE, owsAuthAnswer } from './ows-access.js';
 import { API_HEADERS } from './security-headers.js';
 
@@ -21,7 +21,7 @@ export const OWS_AUTH_HOOK_EQUIVALENTS: readonly HookEquivalent[] = [
  * nginx's `auth_request` (`GET /api/auth/ows`, routes/ows-auth.ts) without Fastify's per-request
  * work, for an identity known at once: every request to QGIS Server through nginx waits for it.
  * It answers 204 when the identity may make the OWS request, as the route would (the hooks'
- * equivalents above, Fastify's log lines under the same request id); a refusal, or a failure,
+ * equivalents above; no log line at info, as the route has none); a refusal, or a failure,
  * goes on to the route, which answers it with the usual error handling.
  */
 export function owsAuthPassthrough(
@@ -29,7 +29,7 @@ export function owsAuthPassthrough(
   logger: FastifyBaseLogger,
   observe?: RequestObserver,
 ): EarlyHandler {
-  return answeredEarly(logger, async (request, response, next, identity, requestId) => {
+  return answeredEarly(logger, async (request, response, next, identity) => {
     if (request.method !== 'GET' || request.url !== OWS_AUTH_ROUTE) return next();
     const started = performance.now();
     const uri = request.headers['x-original-uri'] ?? '';
@@ -41,7 +41,8 @@ export function owsAuthPassthrough(
     } catch {
       return next();
     }
-    logAnswered(logger, observe, OWS_AUTH_ROUTE, request, response, requestId, started);
+    // Logged as the route logs: not at info (routes/ows-auth.ts).
+    observeAnswered(observe, OWS_AUTH_ROUTE, request, response, started);
     response.writeHead(204, rules === undefined ? API_HEADERS : { ...API_HEADERS, [OWS_ACCESS_HEADER]: rules }).end();
   });
 }
