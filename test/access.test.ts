@@ -310,6 +310,24 @@ describe('two API processes on one database', () => {
     assert.deepEqual(await ids(one), await inDatabase());
     assert.deepEqual(await ids(fresh), await inDatabase());
     assert.equal((await fresh.tokens()).find((token) => token.id === kept.id)?.name, 'renamed');
+    // Revocations older than an hour are pruned as the next one is made: a store that had not read
+    // one reads every token again.
+    const [old, next] = [record('old'), record('next')];
+    await one.addToken(old);
+    await one.addToken(next);
+    const stale = await store();
+    await stale.tokens();
+    await one.removeToken(old.id);
+    await db.sql(`UPDATE steward.access_token_removals SET removed = now() - interval '2 hours'`);
+    await one.removeToken(next.id);
+    const removals = await db.sql<{ id: string }>('SELECT id FROM steward.access_token_removals');
+    assert.deepEqual(
+      removals.map((row) => row.id),
+      [next.id],
+    );
+    assert.deepEqual(await ids(stale), await inDatabase());
+    assert.deepEqual(await ids(two), await inDatabase());
+    assert.deepEqual(await ids(one), await inDatabase());
     for (const database of databases) await database.close();
   });
 

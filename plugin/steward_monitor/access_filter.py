@@ -4,7 +4,9 @@ WMTS, OGC API Features), attributes (GetFeatureInfo, WFS GetFeature; DescribeFea
 filters (GetMap, GetFeatureInfo, WFS GetFeature), edits (WFS-T) and the capabilities cache key.
 
 QGIS Server calls it on its main thread while it serves a request: the only place the request's
-parameters (STEWARD_ACCESS, MAP) may be read under FastCGI.
+parameters (STEWARD_ACCESS, MAP) may be read under FastCGI. The plugin's server filter reads
+them once a request, at requestReady (`begin`), and forgets them at responseComplete (`end`);
+a callback outside that span reads them itself.
 """
 
 from __future__ import annotations
@@ -13,28 +15,49 @@ from qgis.core import QgsMapLayer, QgsVectorLayer
 from qgis.server import QgsAccessControlFilter, QgsRequestHandler, QgsServerInterface
 
 from .access import PARAMETER, REFUSE_ALL, RequestRules, Rules
+from .access_expression import shorter_filter
 from .access_schema import without_hidden
 from .pluginlog import PluginLog
+
+_UNREAD = Rules({"key": "unread"}, refuse_all=True)
 
 
 class StewardAccessFilter(QgsAccessControlFilter):
     def __init__(self, server_iface: QgsServerInterface, log: PluginLog) -> None:
         super().__init__(server_iface)
         self._server_iface = server_iface
-        self._rules = RequestRules()
+        # Parsed once per distinct value, their filters made shorter (access_expression.py).
+        self._rules = RequestRules(shorter_filter)
         self._log = log
+        # The rules of the request being served, from begin to end; _UNREAD outside.
+        self._request: Rules | None = _UNREAD
 
-    def _current(self) -> Rules | None:
+    def begin(self, map_value: str) -> None:
+        """requestReady: reads the request's rules once (QGIS Server converts the parameter to a
+        Python string at each read, and calls the callbacks several times a request)."""
+        self._request = self._read(map_value)
+
+    def end(self) -> None:
+        """responseComplete, or a requestReady that could not read the request: forgets its rules."""
+        self._request = _UNREAD
+
+    def _read(self, map_value: str | None = None) -> Rules | None:
         """The request's rules; None for no restriction. A failure refuses everything."""
         try:
             iface = self._server_iface
             value = iface.getEnv(PARAMETER)
             if not value:
                 return None
-            return self._rules.of(value, iface.requestHandler().parameter("MAP"))
+            if map_value is None:
+                map_value = iface.requestHandler().parameter("MAP")
+            return self._rules.of(value, map_value)
         except Exception:  # never open what could not be judged
             self._log.failure("the access filter")
             return REFUSE_ALL
+
+    def _current(self) -> Rules | None:
+        rules = self._request
+        return self._read() if rules is _UNREAD else rules
 
     def layerPermissions(self, layer: QgsMapLayer) -> QgsAccessControlFilter.LayerPermissions:  # noqa: N802 (QGIS API)
         permissions = QgsAccessControlFilter.LayerPermissions()

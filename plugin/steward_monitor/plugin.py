@@ -88,6 +88,8 @@ class StewardMonitor:
             self._projects.record_served,
             WriteTurns(lock_path(), self._failed),
             self._access.trim_schema,
+            self._access.begin,
+            self._access.end,
         )
         server_iface.registerFilter(self._filter, 100)
         # Steward's SLD uploads: QGIS itself reads the SLD, on the main thread of a request.

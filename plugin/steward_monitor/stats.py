@@ -88,7 +88,9 @@ class StatsFilter(QgsServerFilter):
     is sent (access_schema.py), and runs `on_new_map` with the request's MAP value when
     `cached_maps` (the cached projects' record, tested without a call) does not list it. `busy`
     says whether a request is being served, for the safe point run between requests. A WFS-T
-    Transaction is served in its turn among the host's processes (`turns`, turns.py).
+    Transaction is served in its turn among the host's processes (`turns`, turns.py). The access
+    filter reads the request's rules once: `on_ready` is given the request's MAP value at
+    requestReady, and `on_done` called at responseComplete (access_filter.py).
 
     requestReady() runs on the main thread, before QGIS Server looks the request's project up in
     its cache, so an invalidated or reloaded project is read again by this request. The hooks run
@@ -109,6 +111,8 @@ class StatsFilter(QgsServerFilter):
         on_new_map: Callable[[str], None] = lambda _map: None,
         turns: WriteTurns | None = None,
         on_schema: Callable[[QgsRequestHandler], None] = lambda _handler: None,
+        on_ready: Callable[[str], None] = lambda _map: None,
+        on_done: Callable[[], None] = lambda: None,
     ) -> None:
         super().__init__(server_iface)
         self._server_iface = server_iface
@@ -122,6 +126,8 @@ class StatsFilter(QgsServerFilter):
         self._on_new_map = on_new_map
         self._turns = turns
         self._on_schema = on_schema
+        self._on_ready = on_ready
+        self._on_done = on_done
         self._describing = False
         self.busy = False
         # The request's handler and MAP value, from requestReady to responseComplete: QGIS Server
@@ -138,7 +144,9 @@ class StatsFilter(QgsServerFilter):
             # Three lookups rather than parameterMap(), which copies every parameter into a dict.
             # QGIS Server knows these three by name, whatever their case in the request.
             parameter = handler.parameter
-            self._map = parameter("MAP") or self._default_project
+            map_value = parameter("MAP")
+            self._on_ready(map_value)
+            self._map = map_value or self._default_project
             request = parameter("REQUEST")
             self._describing = request.lower() == "describefeaturetype"
             self._stats.begin(parameter("SERVICE"), request, self._map)
@@ -146,11 +154,13 @@ class StatsFilter(QgsServerFilter):
                 self._turns.begin(request)
         except Exception:  # a monitoring failure must never fail the request
             self._log.failure("requestReady")
+            self._on_done()  # never an earlier request's rules
             handler = None
         self._handler = handler  # never an earlier request's, should asking for this one fail
 
     def responseComplete(self) -> None:  # noqa: N802 (QgsServerFilter hook)
         self.busy = False
+        self._on_done()
         if self._turns is not None and self._turns.holding:
             self._turns.end()
         handler = self._handler

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { inflateSync } from 'node:zlib';
 
 import { describe, it } from '../../test/support/node-test.js';
 import { encodeOwsRules, owsAccessValue, owsRules, owsServicesOf } from './ows-rules.js';
@@ -73,7 +74,7 @@ describe("an identity's rules for QGIS Server", () => {
     assert.equal(value, encodeOwsRules(owsRules(ann, town, 'm')));
     assert.equal(owsAccessValue(ann, town, 'm'), value);
     const bob = { ...ann, name: 'bob' };
-    assert.match(Buffer.from(owsAccessValue(bob, town, 'm'), 'base64url').toString(), /'bob'/);
+    assert.match(inflateSync(Buffer.from(owsAccessValue(bob, town, 'm'), 'base64url')).toString(), /'bob'/);
     assert.notEqual(owsAccessValue(ann, town, 'other'), value);
     const changed = identity({ viewer });
     assert.equal(owsAccessValue(changed, town, 'm'), encodeOwsRules(owsRules(changed, town, 'm')));

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { deflateSync } from 'node:zlib';
 
 import { type ProjectRef } from '../storage/project-ref.js';
 import { type Permissions } from './permissions.js';
@@ -81,9 +82,14 @@ export function owsRules(identity: Identity, ref: ProjectRef, map: string): OwsR
   return { map, key: `${[...identity.roles].sort().join(',')}:${digest}`, write, layers };
 }
 
-/** The parameter's value for `rules`: base64url of their JSON; '' for no restriction. */
+/**
+ * The parameter's value for `rules`: base64url of their JSON deflated (zlib); '' for no
+ * restriction. Deflated, the rules of ten roles of ten filtered layers took 316 characters where
+ * they took 6,739: the plugin reads the value as a Python string on each request, and nginx
+ * holds it as a header of its subrequest's answer.
+ */
 export function encodeOwsRules(rules: OwsRules | undefined): string {
-  return rules === undefined ? '' : Buffer.from(JSON.stringify(rules)).toString('base64url');
+  return rules === undefined ? '' : deflateSync(JSON.stringify(rules)).toString('base64url');
 }
 
 /** The values compiled, by role set (their Permissions, made again when any role changes) and request. */

@@ -33,6 +33,11 @@ CREATE TABLE IF NOT EXISTS steward.access_token_removals (
   version bigint NOT NULL DEFAULT nextval('steward.access_token_versions')
 );
 CREATE INDEX IF NOT EXISTS access_token_removals_version ON steward.access_token_removals (version);
+ALTER TABLE steward.access_token_removals ADD COLUMN IF NOT EXISTS removed timestamptz NOT NULL DEFAULT now();
+CREATE TABLE IF NOT EXISTS steward.access_token_removals_pruned (
+  one boolean PRIMARY KEY DEFAULT true CHECK (one),
+  through bigint NOT NULL
+);
 CREATE TABLE IF NOT EXISTS steward.access_roles (
   name text PRIMARY KEY,
   definition jsonb NOT NULL
@@ -74,18 +79,38 @@ function tokenRecord(row: TokenRow): TokenRecord {
 
 const TOKEN_COLUMNS = 'id, name, roles, created, expires, hash';
 
-/** A token made (its row) or revoked (`removed`, its id alone), at a version of the tokens. */
-type TokenChange = ({ removed: false } & TokenRow) | { removed: true; id: string };
+/**
+ * A token made (its row) or revoked (its id alone), at a version of the tokens; or `pruned`, the
+ * version through which revocations may have been forgotten.
+ */
+type TokenChange = ({ change: 'made' } & TokenRow) | { change: 'removed'; id: string } | { change: 'pruned' };
 
 /**
  * The changes of the tokens after `version`, oldest first, in one statement (one snapshot): a
- * token made, or the id of one revoked.
+ * token made, the id of one revoked, and whether revocations after `version` were pruned.
  */
 const TOKEN_CHANGES = `
-SELECT ${TOKEN_COLUMNS}, version, false AS removed FROM steward.access_tokens WHERE version > $1
+SELECT ${TOKEN_COLUMNS}, version, 'made' AS change FROM steward.access_tokens WHERE version > $1
 UNION ALL
-SELECT id, NULL, NULL, NULL, NULL, NULL, version, true FROM steward.access_token_removals WHERE version > $1
+SELECT id, NULL, NULL, NULL, NULL, NULL, version, 'removed' FROM steward.access_token_removals WHERE version > $1
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, through, 'pruned' FROM steward.access_token_removals_pruned WHERE through > $1
 ORDER BY version`;
+
+/**
+ * How long a revocation is kept as a row, for the processes that read the tokens' changes: they
+ * do every 5 s. One that read none for longer reads every token again (tokens()).
+ */
+const REMOVALS_KEPT = '1 hour';
+
+/** Forgets the revocations older than REMOVALS_KEPT, and up to which version it did. */
+const PRUNE_REMOVALS = `
+WITH pruned AS (
+  DELETE FROM steward.access_token_removals WHERE removed < now() - interval '${REMOVALS_KEPT}' RETURNING version
+)
+INSERT INTO steward.access_token_removals_pruned (through)
+SELECT max(version) FROM pruned HAVING count(*) > 0
+ON CONFLICT (one) DO UPDATE SET through = GREATEST(steward.access_token_removals_pruned.through, EXCLUDED.through)`;
 
 /**
  * Tokens, roles and the audit log as rows of `steward.access_tokens`, `steward.access_roles` and
@@ -94,7 +119,9 @@ ORDER BY version`;
  *
  * Each token made and each one revoked (`steward.access_token_removals`) takes the next version
  * of the tokens, under an advisory lock held to its commit: a reader that saw a version saw
- * every one before it, and reads again only the changes after it.
+ * every one before it, and reads again only the changes after it. Revocations older than
+ * REMOVALS_KEPT are pruned as the next one is made; a reader whose version is older than the
+ * last one pruned reads every token again.
  */
 export class PostgresAccessStore implements AccessStore {
   /** Creates the tables on first use. */
@@ -113,11 +140,19 @@ export class PostgresAccessStore implements AccessStore {
    */
   async tokens(): Promise<TokenRecord[]> {
     await this.ensureTables();
-    const changes = await this.db.query<TokenChange & { version: string }>(TOKEN_CHANGES, [this.version]);
+    type Change = TokenChange & { version: string };
+    let changes = await this.db.query<Change>(TOKEN_CHANGES, [this.version]);
+    if (this.version !== '0' && changes.some(({ change }) => change === 'pruned')) {
+      // Revocations not read yet were forgotten: read every token, and forget those read before
+      // only once that is done, so that a read of this process meanwhile applies in order.
+      changes = await this.db.query<Change>(TOKEN_CHANGES, ['0']);
+      this.tokensRead.clear();
+      this.version = '0';
+    }
     for (const change of changes) {
       // A read begun before another of this process's ended repeats changes that one applied.
-      if (BigInt(change.version) <= BigInt(this.version)) continue;
-      if (change.removed) this.tokensRead.delete(change.id);
+      if (change.change === 'pruned' || BigInt(change.version) <= BigInt(this.version)) continue;
+      if (change.change === 'removed') this.tokensRead.delete(change.id);
       else this.tokensRead.set(change.id, tokenRecord(change));
       this.version = change.version;
     }
@@ -153,6 +188,7 @@ export class PostgresAccessStore implements AccessStore {
       const rows = await query('DELETE FROM steward.access_tokens WHERE id = $1 RETURNING id', [id]);
       if (rows.length === 0) return false;
       await query('INSERT INTO steward.access_token_removals (id) VALUES ($1)', [id]);
+      await query(PRUNE_REMOVALS);
       await query('SELECT pg_notify($1, $2)', [CHANNEL, 'tokens']);
       return true;
     });

@@ -3,8 +3,9 @@ import { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { consoleBuildDir } from '../checkout.js';
 import { type Config } from '../config.js';
 import { apiRoutes } from '../http/api.js';
-import { buildApp } from '../http/app.js';
+import { buildApp, inTurn } from '../http/app.js';
 import { mapPassthrough } from '../http/map-passthrough.js';
+import { owsAuthPassthrough } from '../http/ows-auth-passthrough.js';
 import { createLogger, RecentLog } from '../log.js';
 import { DEFAULT_SCHEMA } from '../services/projects.js';
 import { createServices, type Services } from './services.js';
@@ -64,7 +65,10 @@ async function appOn(config: Config, logger: FastifyBaseLogger, services: Servic
     },
     tokenFailures: config.tokenFailures,
     bodyIdleSeconds: config.bodyIdleSeconds,
-    beforeRouting: mapPassthrough(services.maps, logger, observe),
+    beforeRouting: inTurn(
+      owsAuthPassthrough(services.maps.store, logger, observe),
+      mapPassthrough(services.maps, logger, observe),
+    ),
     observe,
   });
   app.addHook('onClose', () => services.close());

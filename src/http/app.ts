@@ -38,6 +38,15 @@ export type EarlyHandler = (
   requestId: string,
 ) => void;
 
+/** `handlers` each in turn ahead of the router: each one's `next` is the one after it, the last one's the router. */
+export function inTurn(...handlers: EarlyHandler[]): EarlyHandler {
+  return handlers.reduceRight<EarlyHandler>(
+    (after, handler) => (request, response, next, identity, requestId) =>
+      handler(request, response, () => after(request, response, next, identity, requestId), identity, requestId),
+    (_request, _response, next) => next(),
+  );
+}
+
 /** Told of each answered request: its route pattern (undefined when no route matched), status and time. */
 export type RequestObserver = (method: string, route: string, status: number, seconds: number) => void;
 
@@ -171,7 +180,7 @@ function serverWith(
     const server = createServer((request, response) => {
       const next = (): void => route(request, response);
       if (!gate) return beforeRouting(request, response, next, undefined, requestId(request));
-      const identity = gate.knownIdentity(request.headers.authorization, request.socket.remoteAddress ?? '');
+      const identity = gate.knownIdentity(request);
       if (identity) beforeRouting(request, response, next, identity, requestId(request));
       else next();
     });

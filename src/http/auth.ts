@@ -1,3 +1,5 @@
+import { type IncomingMessage } from 'node:http';
+
 import { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 
 import { type AccessService, type Identity, isAnonymous } from '../access/service.js';
@@ -6,8 +8,9 @@ import { type ProjectRef } from '../storage/project-ref.js';
 import { authorizeBody, authorizeJob, authorizeRoute, filterPayload, type RouteRequest } from './access-policy.js';
 import { sendError } from './errors.js';
 import { isOpenRoute } from './open-routes.js';
+import { OWS_AUTH_ROUTE } from './ows-access.js';
 import { TokenFailures } from './token-failures.js';
-import { actingIdentity, viewedRefusal } from './view-as.js';
+import { actingIdentity, takesViewAs, viewedRefusal } from './view-as.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -38,12 +41,15 @@ export class TokenGate {
   }
 
   /**
-   * The identity of a request known at once (STEWARD_API_TOKEN, a token verified lately, the
-   * anonymous role), from an address not refused; undefined otherwise. Counts nothing.
+   * The identity of a request as it arrives, before routing, when it is known at once
+   * (STEWARD_API_TOKEN, a token verified lately, the anonymous role), from an address not
+   * refused; undefined otherwise. Counts nothing.
    */
-  knownIdentity(authorization: string | undefined, address: string): Identity | undefined {
+  knownIdentity(request: IncomingMessage): Identity | undefined {
+    const route = request.url === OWS_AUTH_ROUTE ? OWS_AUTH_ROUTE : undefined;
+    const address = clientAddress(route, request.socket.remoteAddress ?? '', request.headers['x-real-ip']);
     if (this.failures.retryAfter(address) !== undefined) return undefined;
-    const token = bearer(authorization);
+    const token = bearer(request.headers.authorization);
     if (token === undefined) return this.access.anonymous();
     return token === '' ? undefined : this.access.knownIdentity(token);
   }
@@ -75,22 +81,18 @@ export class TokenGate {
 
 const CHALLENGE = 'Bearer realm="steward"';
 
-/** nginx's auth_request (routes/ows-auth.ts): nginx passes on its 401 and 403 only, any other status is a 500. */
-const OWS_AUTH_ROUTE = '/api/auth/ows';
-
 function isLoopback(address: string): boolean {
   return address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';
 }
 
 /**
- * The address wrong tokens count against: the client's as nginx gives it (X-Real-IP) for its
- * auth_request from this machine, whose own address is every client's.
+ * The address wrong tokens count against, of a request from `ip` to the route `route`: the
+ * client's as nginx gives it (X-Real-IP) for its auth_request from this machine, whose own
+ * address is every client's.
  */
-function clientAddress(request: FastifyRequest): string {
-  const real = request.headers['x-real-ip'];
-  if (request.routeOptions.url === OWS_AUTH_ROUTE && isLoopback(request.ip) && typeof real === 'string' && real !== '')
-    return real;
-  return request.ip;
+function clientAddress(route: string | undefined, ip: string, real: string | string[] | undefined): string {
+  if (route === OWS_AUTH_ROUTE && isLoopback(ip) && typeof real === 'string' && real !== '') return real;
+  return ip;
 }
 
 /** A refusal nginx's auth_request can pass on: 429 (too many wrong tokens) becomes 403. */
@@ -159,20 +161,27 @@ export function installTokenGate(app: FastifyInstance, gate: TokenGate | undefin
   });
   if (gate === undefined) {
     app.log.warn('STEWARD_API_TOKEN is not set: the API is open to anyone who can reach it');
-    // Open, a request has no identity but the roles it is viewed as (view-as.ts).
-    app.addHook('onRequest', async function identifyRequest(request, reply) {
-      if (request.routeOptions.url === undefined) return;
+    // Open, a request has no identity but the roles it is viewed as (view-as.ts): judged on the
+    // routes that take view_as only, not on every request; the others ignore it.
+    async function identifyRequest(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
       try {
         await authorize(request, access, undefined);
       } catch (error) {
         return deny(reply, error);
       }
+      return undefined;
+    }
+    app.addHook('onRoute', function viewAsRoutes(route) {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      if (!methods.some((method) => takesViewAs(method, route.url))) return;
+      route.onRequest = [...(route.onRequest === undefined ? [] : [route.onRequest].flat()), identifyRequest];
     });
     return;
   }
   app.addHook('onRequest', async function identifyRequest(request, reply) {
     if (isOpenRoute(request.method, request.routeOptions.url)) return;
-    const identity = await gate.identify(request.headers.authorization, clientAddress(request));
+    const address = clientAddress(request.routeOptions.url, request.ip, request.headers['x-real-ip']);
+    const identity = await gate.identify(request.headers.authorization, address);
     if (identity instanceof StewardError) return deny(reply, forNginx(request, identity));
     request.identity = identity;
     if (request.routeOptions.url === undefined) return; // no route: the not-found handler answers

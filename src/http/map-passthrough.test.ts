@@ -6,16 +6,20 @@ import pino from 'pino';
 import { describe, it } from '../../test/support/node-test.js';
 import { type LayerService } from '../services/layers.js';
 import { type MapService } from '../services/maps.js';
+import { type ProjectStore } from '../storage/project-store.js';
 import { buildApp } from './app.js';
 import { HOOK_EQUIVALENTS, MAP_ROUTE, mapTarget } from './map-passthrough.js';
+import { OWS_AUTH_ROUTE } from './ows-access.js';
+import { OWS_AUTH_HOOK_EQUIVALENTS } from './ows-auth-passthrough.js';
 import { layerRoutes } from './routes/layers.js';
+import { owsAuthRoutes } from './routes/ows-auth.js';
 
 /**
- * "hook name" of every hook the map route runs on a request, wherever it was registered (the app,
- * a plugin around the route or the route itself), read from the tree of routes Fastify prints with
- * their hooks; anonymous functions by the name ''.
+ * "hook name" of every hook the GET route `pattern` runs on a request, wherever it was registered
+ * (the app, a plugin around the route or the route itself), read from the tree of routes Fastify
+ * prints with their hooks; anonymous functions by the name ''.
  */
-function mapRouteHooks(app: FastifyInstance): string[] {
+function routeHooks(app: FastifyInstance, pattern: string): string[] {
   const segments: string[] = [];
   let path = '';
   const hooks: string[] = [];
@@ -28,15 +32,12 @@ function mapRouteHooks(app: FastifyInstance): string[] {
       continue;
     }
     const printed = /• \((\w+)\) (\[.*\])$/.exec(line);
-    if (!printed || path !== MAP_ROUTE) continue;
+    if (!printed || path !== pattern) continue;
     for (const name of JSON.parse(printed[2] ?? '[]') as string[]) {
       hooks.push(`${printed[1]} ${name === 'anonymous()' ? '' : name.replace(/\(\)$/, '')}`);
     }
   }
-  assert.ok(
-    hooks.length > 0,
-    `Fastify prints no hooks of ${MAP_ROUTE}: this test's way of reading them needs updating`,
-  );
+  assert.ok(hooks.length > 0, `Fastify prints no hooks of ${pattern}: this test's way of reading them needs updating`);
   return hooks;
 }
 
@@ -48,27 +49,32 @@ function appRouteHooks(app: FastifyInstance): string[] {
   return (hooks?.['onRoute'] ?? []).map(({ name }) => `onRoute ${name}`);
 }
 
-describe('the map passthrough and the app', () => {
-  it('does the equivalent of every hook the map route runs, and knows of no hook it lacks', async () => {
-    // The route's module with services it never calls here: only its hooks are read.
-    const routes = layerRoutes({} as LayerService, {} as MapService);
-    const app = await buildApp(pino({ level: 'silent' }), [routes], {
-      apiToken: 'token',
-      observe: () => undefined,
-      beforeRouting: (_request, _response, next) => next(),
+describe('the passthroughs and the app', () => {
+  for (const { route, equivalents } of [
+    { route: MAP_ROUTE, equivalents: HOOK_EQUIVALENTS },
+    { route: OWS_AUTH_ROUTE, equivalents: OWS_AUTH_HOOK_EQUIVALENTS },
+  ]) {
+    it(`do the equivalent of every hook ${route} runs, and know of no hook it lacks`, async () => {
+      // The routes' modules with services they never call here: only their hooks are read.
+      const routes = [layerRoutes({} as LayerService, {} as MapService), owsAuthRoutes({} as ProjectStore)];
+      const app = await buildApp(pino({ level: 'silent' }), routes, {
+        apiToken: 'token',
+        observe: () => undefined,
+        beforeRouting: (_request, _response, next) => next(),
+      });
+      try {
+        const listed = equivalents.map(({ hook, name }) => `${hook} ${name}`).sort();
+        await app.ready();
+        assert.deepEqual(
+          [...routeHooks(app, route), ...appRouteHooks(app)].sort(),
+          listed,
+          `a hook was added to or taken from ${route}: give its passthrough the equivalent (or send its requests through the route) and update its list of equivalents`,
+        );
+      } finally {
+        await app.close();
+      }
     });
-    try {
-      const listed = HOOK_EQUIVALENTS.map(({ hook, name }) => `${hook} ${name}`).sort();
-      await app.ready();
-      assert.deepEqual(
-        [...mapRouteHooks(app), ...appRouteHooks(app)].sort(),
-        listed,
-        'a hook was added to or taken from the map route: give the map passthrough its equivalent (or send maps through the route) and update HOOK_EQUIVALENTS',
-      );
-    } finally {
-      await app.close();
-    }
-  });
+  }
 });
 
 describe('mapTarget', () => {

@@ -1,13 +1,11 @@
-import { type IncomingMessage, type ServerResponse } from 'node:http';
-
 import { type FastifyBaseLogger } from 'fastify';
 
-import { type Identity } from '../access/service.js';
 import { BadGateway, GatewayTimeout, StewardError } from '../errors.js';
 import { type MapService, type RenderedMap } from '../services/maps.js';
 import { projectRef } from '../services/projects.js';
 import { type ProjectRef } from '../storage/project-ref.js';
 import { type EarlyHandler, type RequestObserver } from './app.js';
+import { answeredEarly, type HookEquivalent, logAnswered, READ_HOOK_EQUIVALENTS } from './early-answers.js';
 import { errorReply } from './errors.js';
 import { owsAccessParams } from './ows-access.js';
 import { API_HEADERS } from './security-headers.js';
@@ -45,41 +43,17 @@ export function mapTarget(url: string): MapTarget | undefined {
   }
 }
 
-/**
- * What the passthrough does in place of each hook the map route runs on a request (wherever it was
- * registered) and each hook the app adds to its routes, by the hook and the name of its function
- * (anonymous: ''). A test compares this list with the route's hooks, so that a hook added on the
- * way to the route is given its equivalent here, or maps go through the route.
- */
-export const HOOK_EQUIVALENTS: readonly { hook: string; name: string; here: string }[] = [
+/** What the passthrough does in place of each hook of the map route (early-answers.ts). */
+export const HOOK_EQUIVALENTS: readonly HookEquivalent[] = [
   {
     hook: 'onRequest',
     name: 'identifyRequest',
     here: "only a request whose identity is known at once reaches the passthrough, which checks it may read the project and layer; the rest go to the route's check",
   },
-  { hook: 'preParsing', name: 'guardBody', here: 'nothing: a GET of a map has no body' },
-  { hook: 'preHandler', name: 'checkBody', here: 'nothing: a GET of a map has no body' },
   { hook: 'preHandler', name: 'resolveProject', here: "projectRef() on the path's names and the schema" },
-  { hook: 'preSerialization', name: 'filterListing', here: 'nothing: a map is an image, not a listing' },
-  { hook: 'onSend', name: 'addSecurityHeaders', here: 'API_HEADERS on every answer' },
-  { hook: 'onResponse', name: 'recordChange', here: 'nothing: a read is no change to audit' },
-  { hook: 'onResponse', name: 'observeRequest', here: 'observe() once the answer is written' },
   { hook: 'onRoute', name: 'scopeProject', here: 'nothing more: it gives the route resolveProject, above' },
-  { hook: 'onRoute', name: 'wrapWrites', here: 'nothing: a read has no write origin' },
-  { hook: 'onRoute', name: 'markOpenRoute', here: 'nothing: the map route is protected, never open' },
-  { hook: 'onRoute', name: '', here: "nothing: @fastify/swagger's, which lists routes for the OpenAPI description" },
+  ...READ_HOOK_EQUIVALENTS,
 ];
-
-/** A request's fields in its log lines, as Fastify's request serializer writes them. */
-function logged(request: IncomingMessage): Record<string, unknown> {
-  return {
-    method: request.method,
-    url: request.url,
-    host: request.headers.host,
-    remoteAddress: request.socket.remoteAddress,
-    remotePort: request.socket.remotePort,
-  };
-}
 
 /**
  * `GET .../layers/{layer}/map` without Fastify's per-request work, which costs more than 0.1 ms of
@@ -90,14 +64,9 @@ function logged(request: IncomingMessage): Record<string, unknown> {
  * error handling.
  */
 export function mapPassthrough(maps: MapService, logger: FastifyBaseLogger, observe?: RequestObserver): EarlyHandler {
-  async function serve(
-    target: MapTarget,
-    request: IncomingMessage,
-    response: ServerResponse,
-    next: () => void,
-    identity: Identity | undefined,
-    requestId: string,
-  ): Promise<void> {
+  return answeredEarly(logger, async (request, response, next, identity, requestId) => {
+    const target = request.method === 'GET' ? mapTarget(request.url ?? '') : undefined;
+    if (!target) return next();
     const started = performance.now();
     let ref: ProjectRef;
     try {
@@ -117,13 +86,7 @@ export function mapPassthrough(maps: MapService, logger: FastifyBaseLogger, obse
       if (!(error instanceof BadGateway || error instanceof GatewayTimeout)) return next();
       map = error;
     }
-    const log = logger.child({ reqId: requestId });
-    log.info({ req: logged(request) }, 'incoming request');
-    response.once('finish', () => {
-      const responseTime = performance.now() - started;
-      observe?.('GET', MAP_ROUTE, response.statusCode, responseTime / 1000);
-      log.info({ res: { statusCode: response.statusCode }, responseTime }, 'request completed');
-    });
+    const log = logAnswered(logger, observe, MAP_ROUTE, request, response, requestId, started);
     if (map instanceof StewardError) {
       const { status, body } = errorReply(map, log);
       response
@@ -141,14 +104,5 @@ export function mapPassthrough(maps: MapService, logger: FastifyBaseLogger, obse
     body.once('error', () => response.destroy());
     response.once('close', () => body.destroy());
     body.pipe(response);
-  }
-
-  return (request, response, next, identity, requestId) => {
-    const target = request.method === 'GET' ? mapTarget(request.url ?? '') : undefined;
-    if (!target) return next();
-    serve(target, request, response, next, identity, requestId).catch((error: unknown) => {
-      logger.error({ err: error, reqId: requestId }, 'unexpected failure');
-      response.destroy();
-    });
-  };
+  });
 }

@@ -23,6 +23,11 @@ const VIEW_AS_ROUTES: ReadonlySet<string> = new Set([
   'GET /api/projects/:project/layers/:layer/legend',
 ]);
 
+/** Whether `method` on the matched route pattern `url` takes `view_as`. */
+export function takesViewAs(method: string, url: string): boolean {
+  return VIEW_AS_ROUTES.has(`${method === 'HEAD' ? 'GET' : method} ${url}`);
+}
+
 /** Who asks when access control is off: anyone, who administers (as GET /api/whoami says). */
 const ANYONE: Identity = {
   kind: 'bootstrap',
@@ -58,8 +63,7 @@ export function actingIdentity(
 ): Identity | undefined {
   const roles = rolesOf(request);
   if (roles === undefined) return identity;
-  const method = request.method === 'HEAD' ? 'GET' : request.method;
-  if (!VIEW_AS_ROUTES.has(`${method} ${request.url}`))
+  if (!takesViewAs(request.method, request.url))
     throw new BadRequest(
       `${VIEW_AS} is taken by the reads of a project's map, legend, feature info and layers, not by ${request.method} ${request.url}`,
     );

@@ -1,13 +1,16 @@
 """Unit tests of the plugin's reading of Steward's rules (steward_monitor/access.py): what a
-STEWARD_ACCESS value grants, and that anything unreadable or meant for another project opens nothing."""
+STEWARD_ACCESS value grants, and that anything unreadable or meant for another project opens nothing;
+and of the shorter filters it hands QGIS Server (access_expression.py, with QGIS's parser)."""
 
 from __future__ import annotations
 
 import base64
 import json
 import unittest
+import zlib
 
 from steward_monitor.access import REFUSE_ALL, RequestRules, parse
+from steward_monitor.access_expression import shorter_filter
 from steward_monitor.access_schema import without_hidden
 
 RULES = {
@@ -19,7 +22,7 @@ RULES = {
 
 
 def encoded(data: object) -> str:
-    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+    return base64.urlsafe_b64encode(zlib.compress(json.dumps(data).encode())).decode().rstrip("=")
 
 
 class RulesTest(unittest.TestCase):
@@ -36,7 +39,8 @@ class RulesTest(unittest.TestCase):
 
     def test_no_value_serves_everything_and_a_damaged_one_nothing(self) -> None:
         self.assertIsNone(parse(""))
-        for damaged in ("%%%", base64.urlsafe_b64encode(b"[1, 2]").decode(), "bm90IGpzb24"):
+        undeflated = base64.urlsafe_b64encode(json.dumps(RULES).encode()).decode()
+        for damaged in ("%%%", encoded([1, 2]), "bm90IGpzb24", undeflated):
             rules = parse(damaged)
             self.assertIs(rules, REFUSE_ALL, damaged)
             self.assertFalse(REFUSE_ALL.readable("roads"))
@@ -49,11 +53,35 @@ class RulesTest(unittest.TestCase):
         self.assertIsNotNone(rules)
         self.assertIsNot(rules, REFUSE_ALL)
         self.assertIs(request.of(value, "/p/town/town.qgs"), rules, "parsed once per value")
+        others = [encoded({**RULES, "key": str(index)}) for index in range(RequestRules.KEPT - 1)]
+        for other in others:
+            request.of(other, "/p/town/town.qgs")
+        self.assertIs(request.of(value, "/p/town/town.qgs"), rules, "kept while others are asked about")
+        request.of(encoded({**RULES, "key": "one more"}), "/p/town/town.qgs")
+        self.assertIsNot(request.of(value, "/p/town/town.qgs"), rules, "forgotten past KEPT others")
         self.assertIsNone(request.of("", "/p/town/town.qgs"))
 
 
-if __name__ == "__main__":
-    unittest.main()
+class ShorterFilterTest(unittest.TestCase):
+    def test_writes_each_or_term_once_and_merges_equalities_to_strings(self) -> None:
+        self.assertEqual(
+            shorter_filter(
+                "(\"owner\" <> 'x' OR \"owner\" = 'ann') OR (\"owner\" <> 'y' OR \"owner\" = 'ann')"
+                ' OR (\'o\'\'k\' = "owner") OR ("team" = \'a\' AND "n" > 2) OR ("team" = \'a\' AND "n" > 2)'
+            ),
+            "(owner <> 'x') OR (\"owner\" IN ('ann', 'o''k')) OR (owner <> 'y') OR (team = 'a' AND n > 2)",
+        )
+
+    def test_leaves_a_filter_with_nothing_to_merge_as_written(self) -> None:
+        unmerged = ("\"kind\" = 'public'", '("a" = 1) OR ("a" = 2)', "(\"a\" = 'x') OR (\"b\" = 'x')")
+        for written in (*unmerged, "bad (("):
+            self.assertEqual(shorter_filter(written), written)
+
+    def test_rules_carry_the_shorter_filters(self) -> None:
+        roads = {"filter": "(\"kind\" = 'public') OR (\"kind\" = 'open')"}
+        rules = RequestRules(shorter_filter).of(encoded({**RULES, "layers": {"roads": roads}}), RULES["map"])
+        assert rules is not None
+        self.assertEqual(rules.filters, {"roads": "(\"kind\" IN ('public', 'open'))"})
 
 
 SCHEMA = (
@@ -82,3 +110,7 @@ class SchemaTest(unittest.TestCase):
         schema = SCHEMA.replace('name="kind"', 'name="a&amp;b"')
         self.assertNotIn("a&amp;b", without_hidden(schema, {"roads": {"a&b"}}))
         self.assertEqual(without_hidden(SCHEMA, {"roads": {"k.nd"}}), SCHEMA)
+
+
+if __name__ == "__main__":
+    unittest.main()
