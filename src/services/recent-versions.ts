@@ -55,9 +55,8 @@ export class RecentVersions {
     this.layers += entry.layers?.length ?? 0;
     for (const [oldest, kept] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
-      if (!kept.layers) this.drop(oldest);
-      this.hold(kept.pieces, -1);
-      delete kept.pieces;
+      if (kept.layers) this.release(kept);
+      else this.drop(oldest);
     }
     for (const oldest of this.entries.keys()) {
       if (this.layers <= this.maxLayers) break;
@@ -81,9 +80,14 @@ export class RecentVersions {
     const kept = this.entries.get(key);
     if (!kept) return;
     this.entries.delete(key);
+    this.release(kept);
+    this.layers -= kept.layers?.length ?? 0;
+  }
+
+  /** Lets go of a kept version's content, keeping its layers. */
+  private release(kept: Entry): void {
     this.hold(kept.pieces, -1);
     delete kept.pieces;
-    this.layers -= kept.layers?.length ?? 0;
   }
 
   /** Counts the memory of `pieces` as held by one version more (1) or less (-1). */
