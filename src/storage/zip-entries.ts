@@ -145,13 +145,18 @@ function unpack(bytes: Buffer, entry: DirectoryEntry): Buffer {
   return data;
 }
 
+/** What to throw for `error` met reading an archive: `refusal`'s error when the archive is at fault. */
+export function archiveError(error: unknown, refusal: ZipRefusal): unknown {
+  if (error instanceof Refused) return refusal(error.message);
+  if (error instanceof RangeError) return refusal('it is cut short');
+  return error;
+}
+
 function read<T>(reading: () => T, refusal: ZipRefusal): T {
   try {
     return reading();
   } catch (error) {
-    if (error instanceof Refused) throw refusal(error.message);
-    if (error instanceof RangeError) throw refusal('it is cut short');
-    throw error;
+    throw archiveError(error, refusal);
   }
 }
 

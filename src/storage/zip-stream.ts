@@ -17,6 +17,7 @@ import { crc32, createInflateRaw } from 'node:zlib';
 
 import { FileOutput } from './file-output.js';
 import {
+  archiveError,
   checkEntryName,
   CLIENT_ARCHIVE,
   directoryEntries,
@@ -26,7 +27,6 @@ import {
   filesWithin,
   LOCAL_HEADER_SIZE,
   refuse,
-  Refused,
   type ZipLimits,
   type ZipRefusal,
 } from './zip-entries.js';
@@ -286,11 +286,9 @@ async function refusing<T>(reading: () => Promise<T>, refusal: ZipRefusal): Prom
   try {
     return await reading();
   } catch (error) {
-    if (error instanceof Refused) throw refusal(error.message);
-    if (error instanceof RangeError) throw refusal('it is cut short');
     const code = (error as NodeJS.ErrnoException).code ?? '';
     if (code.startsWith('Z_')) throw refusal(`an entry does not unpack: ${(error as Error).message}`);
-    throw error;
+    throw archiveError(error, refusal);
   }
 }
 
