@@ -151,7 +151,8 @@ async function sizeSection(projectFile: string): Promise<string> {
       document.invalidate(name);
       const pieces = document.encode();
       const start = performance.now();
-      await recorder.record(ref, { pieces, identity: String(index), summary: `changed ${name}`, styles: [] });
+      const layers = document.everyLayer();
+      await recorder.record(ref, { pieces, identity: String(index), summary: `changed ${name}`, styles: [], layers });
       times.push(performance.now() - start);
     }
     store.versions.close();

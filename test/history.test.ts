@@ -266,6 +266,38 @@ function historySuite(kind: StorageKind): void {
       assert.equal(await reply.text(), stored, 'the newest version is the stored project');
     });
 
+    /** Restores the version of `state`, and checks the stored file and QGIS Server's capabilities are as they were. */
+    async function restoredAsItWas(state: State): Promise<void> {
+      const reply = await call('POST', `/api/projects/${PROJECT}/versions/${state.version.id}/restore`);
+      assert.equal(reply.status, 200, JSON.stringify(reply.body));
+      const label = `version ${state.version.id} (${state.version.summary})`;
+      assert.equal(await stack.storage.projectXml(PROJECT), state.xml, label);
+      assert.equal(await capabilities(), state.capabilities, label);
+    }
+
+    /** Checks that the version with layer parcels, whose data file is gone, is refused. */
+    async function parcelsRefused(): Promise<void> {
+      const parcels = states.find((state) => state.xml.includes('<layername>parcels</layername>')) as State;
+      const refused = await call('POST', `/api/projects/${PROJECT}/versions/${parcels.version.id}/restore`);
+      assert.equal(refused.status, 409, JSON.stringify(refused.body));
+      assert.match((refused.body as { error: string }).error, /"parcels"/);
+    }
+
+    it('restores versions rebuilt from their chains by an API started since, checking their layers', async () => {
+      await stack.restartApi();
+      await restoredAsItWas(states[2] as State);
+      await restoredAsItWas(states[5] as State);
+      await stack.restartApi();
+      await parcelsRefused();
+    });
+
+    it('restores versions stored before versions kept their layers, reading the layers out of the file', async () => {
+      await stack.restartApi(() => stack.storage.dropVersionLayers());
+      await parcelsRefused();
+      await restoredAsItWas(states[3] as State);
+      await restoredAsItWas(states[1] as State);
+    });
+
     it('lists and restores versions with steward history and steward restore', async () => {
       const env = { STEWARD_SERVER_URL: stack.api.url };
       const listed = await steward(['history', PROJECT, '--limit', '3'], env);

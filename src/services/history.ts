@@ -6,8 +6,9 @@ import { BadRequest, Conflict, NotFound } from '../errors.js';
 import { type LayerEntry, ProjectDocument } from '../qgis/project.js';
 import { diffProjects, type ProjectDiff } from '../qgis/project-diff.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
-import { type ProjectRef } from '../storage/project-store.js';
+import { projectKey, type ProjectRef } from '../storage/project-store.js';
 import { decodeChain, decodeStyles } from '../storage/version-codec.js';
+import { decodeChainLayers } from '../storage/version-layers.js';
 import { type VersionFacts } from '../storage/version-store.js';
 import { type LayerService } from './layers.js';
 import { projectNotFound, type ProjectRepository } from './repository.js';
@@ -62,7 +63,7 @@ interface Version {
   id: number;
   /** The project file, in pieces. */
   pieces: readonly Uint8Array[];
-  /** Every layer of the project file, when the write that made the version told them. */
+  /** Every layer of the project file, when asked for and the write that made the version (or its chain) told them. */
   layers: readonly LayerEntry[] | undefined;
   styles: Map<string, string>;
 }
@@ -102,22 +103,24 @@ export class HistoryService {
     if (!(await this.repository.exists(ref))) throw projectNotFound(ref);
   }
 
-  /** Version `text`: as its write knew it when this process recorded it lately, else rebuilt from its chain. */
-  private async version(ref: ProjectRef, text: string): Promise<Version> {
+  /**
+   * Version `text`: as its write knew it when this process recorded it lately, else rebuilt from
+   * its chain, with the layers the chain kept when `withLayers`.
+   */
+  private async version(ref: ProjectRef, text: string, withLayers = false): Promise<Version> {
     await this.requireProject(ref);
     const id = versionId(ref, text);
     const identity = await this.versions.identityOf(ref, id);
     if (identity === undefined) throw unknownVersion(ref, text);
     const kept = this.repository.keptVersion(ref, id, identity);
-    const pieces = kept?.pieces ?? [await this.rebuilt(ref, id, text)];
-    const styles = await this.versions.styles(ref, id);
-    return { id, pieces, layers: kept?.layers, styles: styles ? decodeStyles(styles) : new Map<string, string>() };
-  }
-
-  private async rebuilt(ref: ProjectRef, id: number, text: string): Promise<Buffer> {
+    const stored = await this.versions.styles(ref, id);
+    const styles = stored ? decodeStyles(stored) : new Map<string, string>();
+    if (kept?.pieces) return { id, pieces: kept.pieces, layers: kept.layers, styles };
     const chain = await this.versions.chain(ref, id);
     if (chain.length === 0) throw unknownVersion(ref, text);
-    return decodeChain(chain);
+    const project = projectKey(ref);
+    const layers = kept?.layers ?? (withLayers ? decodeChainLayers(project, chain) : undefined);
+    return { id, pieces: [decodeChain(project, chain)], layers, styles };
   }
 
   /** The project file as version `id` had it. */
@@ -152,7 +155,7 @@ export class HistoryService {
    * unless `force`. Answers the new version.
    */
   async restore(ref: ProjectRef, id: string, force = false): Promise<VersionInfo> {
-    const version = await this.version(ref, id);
+    const version = await this.version(ref, id, true);
     const layers = version.layers ?? ProjectDocument.layersOf(joined(version.pieces));
     const broken = await this.brokenLayers(ref, layers);
     if (broken.length > 0 && !force) {

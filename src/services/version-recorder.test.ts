@@ -3,9 +3,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import Database from 'better-sqlite3';
+
 import { after, describe, it } from '../../test/support/node-test.js';
+import { type LayerEntry } from '../qgis/project.js';
 import { FilesystemStore } from '../storage/filesystem-store.js';
+import { projectKey } from '../storage/project-store.js';
+import { HISTORY_FILE } from '../storage/sqlite-versions.js';
 import { decodeChain, decodeStyles, encodeKeyframe } from '../storage/version-codec.js';
+import { decodeChainLayers } from '../storage/version-layers.js';
 import { VersionRecorder } from './version-recorder.js';
 
 const dirs: string[] = [];
@@ -54,7 +60,7 @@ describe('the versions a recorder keeps', () => {
     for (const [id, version] of expected) {
       const chain = await store.versions.chain(ref, id);
       assert.ok(chain.length <= 101, `version ${id} is built from ${chain.length} rows`);
-      assert.deepEqual(decodeChain(chain), version.content, `version ${id}`);
+      assert.deepEqual(decodeChain(projectKey(ref), chain), version.content, `version ${id}`);
       const kept = await store.versions.styles(ref, id);
       assert.deepEqual(Object.fromEntries(kept ? decodeStyles(kept) : []), version.styles, `styles of version ${id}`);
     }
@@ -75,7 +81,7 @@ describe('the versions a recorder keeps', () => {
     await other.record(ref, { pieces: versions[1] as Buffer[], identity: 'b', summary: 'other', styles: [] });
     await one.record(ref, { pieces: versions[2] as Buffer[], identity: 'c', summary: 'one again', styles: [] });
     for (const [index, pieces] of versions.entries()) {
-      assert.deepEqual(decodeChain(await store.versions.chain(ref, index + 1)), Buffer.concat(pieces));
+      assert.deepEqual(decodeChain(projectKey(ref), await store.versions.chain(ref, index + 1)), Buffer.concat(pieces));
     }
   });
 
@@ -92,7 +98,10 @@ describe('the versions a recorder keeps', () => {
     assert.ok(kept.length >= 5 && kept.length <= 10, `${kept.length} kept`);
     assert.equal(kept[0]?.id, 40);
     const oldest = kept.at(-1)?.id ?? 0;
-    assert.match(decodeChain(await store.versions.chain(ref, oldest)).toString(), new RegExp(`round="${oldest - 1}"`));
+    assert.match(
+      decodeChain(projectKey(ref), await store.versions.chain(ref, oldest)).toString(),
+      new RegExp(`round="${oldest - 1}"`),
+    );
     assert.equal(await store.remove(ref), true);
     assert.deepEqual(await store.versions.list(ref, undefined, 100), []);
   });
@@ -112,6 +121,7 @@ describe('the versions a recorder keeps', () => {
         keyframe: true,
         payload: await encodeKeyframe([Buffer.from(`<qgis old="${round}"/>`)]),
         styles: undefined,
+        layers: undefined,
       });
     }
     // Nothing newer than 90 days: the newest stays, so that the project keeps a version.
@@ -131,9 +141,73 @@ describe('the versions a recorder keeps', () => {
       ['new 2', 'new 1', 'new 0'],
     );
     assert.equal(
-      decodeChain(await store.versions.chain(ref, 23)).toString(),
+      decodeChain(projectKey(ref), await store.versions.chain(ref, 23)).toString(),
       Buffer.concat([Buffer.from('<qgis new="1"/>'), ...layers(5)]).toString(),
     );
+  });
+
+  it('keeps the layers each write listed through the chain, until a write lists none', async () => {
+    const store = newStore();
+    const ref = { name: 'listed', schema: 'public' };
+    await store.create(ref, '<qgis/>');
+    const recorder = new VersionRecorder(store, { versions: 1000, days: 90 });
+    const entry = (name: string, round: number): LayerEntry => ({
+      id: `${name}_id`,
+      name,
+      type: 'vector',
+      provider: 'ogr',
+      datasource: `/data/${name}.gpkg|round=${round}`,
+      authid: 'EPSG:4326',
+      // An extent QGIS left empty reads as NaN, which JSON cannot hold.
+      extent: round % 2 ? [0, 0, round, round] : [Number.NaN, 0, Number.POSITIVE_INFINITY, round],
+      currentStyle: 'default',
+      styles: ['default'],
+      identifiable: true,
+    });
+    let listed = Array.from({ length: 20 }, (_, index) => entry(`l${index}`, 0));
+    const expected = new Map<number, LayerEntry[] | undefined>();
+    for (let round = 1; round <= 12; round++) {
+      listed = [...listed];
+      if (round % 4 === 0) listed.splice(round, 1);
+      else if (round % 4 === 1) listed.push(entry(`added${round}`, round));
+      else listed[round] = entry(`l${round}`, round);
+      // Round 6 lists no layers: its version keeps none, and the next keeps every layer again.
+      const told = round === 6 ? undefined : listed;
+      const pieces = [Buffer.from(`<qgis round="${round}"/>`), ...layers(5)];
+      await recorder.record(ref, { pieces, identity: `r${round}`, summary: String(round), styles: [], layers: told });
+      expected.set(round, told);
+    }
+    const byName = (list: readonly LayerEntry[] | undefined) =>
+      list && new Map(list.map((layer) => [layer.name, layer]));
+    for (const [id, told] of expected) {
+      const chain = await store.versions.chain(ref, id);
+      assert.equal(chain[0]?.id, 1, 'one chain');
+      assert.deepEqual(byName(decodeChainLayers(projectKey(ref), chain)), byName(told), `layers of version ${id}`);
+    }
+  });
+
+  it('reads a history file made before versions kept layers, and keeps them from then on', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'steward-versions-'));
+    dirs.push(dir);
+    const old = new Database(join(dir, HISTORY_FILE));
+    old.exec(`CREATE TABLE versions (
+      project TEXT NOT NULL, id INTEGER NOT NULL, time TEXT NOT NULL, who TEXT NOT NULL, route TEXT NOT NULL,
+      summary TEXT NOT NULL, identity TEXT NOT NULL, keyframe INTEGER NOT NULL, payload BLOB NOT NULL, styles BLOB,
+      PRIMARY KEY (project, id))`);
+    const content = Buffer.from('<qgis old="1"/>');
+    old
+      .prepare('INSERT INTO versions VALUES (?, 1, ?, ?, ?, ?, ?, 1, ?, NULL)')
+      .run('old', new Date().toISOString(), 'test', '', 'old', 'o1', await encodeKeyframe([content]));
+    old.close();
+    const store = new FilesystemStore(dir);
+    const ref = { name: 'old', schema: 'public' };
+    const chain = await store.versions.chain(ref, 1);
+    assert.deepEqual(decodeChain(projectKey(ref), chain), content);
+    assert.equal(decodeChainLayers(projectKey(ref), chain), undefined);
+    await store.create(ref, '<qgis/>');
+    const recorder = new VersionRecorder(store, { versions: 1000, days: 90 });
+    await recorder.record(ref, { pieces: layers(2), identity: 'n1', summary: 'new', styles: [], layers: [] });
+    assert.deepEqual(decodeChainLayers(projectKey(ref), await store.versions.chain(ref, 2)), []);
   });
 
   it('keeps the versions it recorded as their writes knew them, by id and identity, until forgotten', async () => {

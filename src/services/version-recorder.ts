@@ -3,6 +3,7 @@ import { DeltaBase } from '../storage/content-delta.js';
 import { contentBytes, projectKey, type ProjectRef, type ProjectStore } from '../storage/project-store.js';
 import { type StyleChange } from '../storage/style-store.js';
 import { encodeDelta, encodeKeyframe, encodeStyles } from '../storage/version-codec.js';
+import { encodeLayers } from '../storage/version-layers.js';
 import { type KeptVersion, RecentVersions } from './recent-versions.js';
 import { writeOrigin } from './write-origin.js';
 
@@ -41,6 +42,8 @@ interface Tip {
   chain: number;
   chainBytes: number;
   styles: Map<string, string>;
+  /** Every layer of that version, when its write listed them. */
+  layers: readonly LayerEntry[] | undefined;
 }
 
 /** Who made a version, through which route, and when (ISO 8601). */
@@ -164,7 +167,10 @@ export class VersionRecorder {
         : undefined;
     const delta = ops && encodeDelta(ops);
     const keyframe = !tip || !delta || tip.chainBytes + delta.byteLength > size * MAX_CHAIN_SHARE;
-    const payload = keyframe ? await encodeKeyframe(version.pieces) : delta;
+    const [payload, layers] = await Promise.all([
+      keyframe ? encodeKeyframe(version.pieces) : delta,
+      version.layers && encodeLayers(version.layers, keyframe ? undefined : tip.layers),
+    ]);
     const id = await this.store.versions.append(ref, {
       time: origin.time,
       who: origin.who,
@@ -174,6 +180,7 @@ export class VersionRecorder {
       keyframe,
       payload,
       styles: keyframe || version.styles.length > 0 ? encodeStyles(styles) : undefined,
+      layers,
     });
     const chain = keyframe ? 0 : tip.chain + 1;
     const chainBytes = keyframe ? 0 : tip.chainBytes + payload.byteLength;
@@ -184,6 +191,7 @@ export class VersionRecorder {
       chain,
       chainBytes,
       styles,
+      layers: version.layers,
     });
     this.recent.keep(ref, id, version.identity, { pieces: version.pieces, layers: version.layers });
     if (keyframe) await this.prune(ref);

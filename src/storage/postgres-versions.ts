@@ -1,4 +1,4 @@
-import { type PostgresDatabase } from './pg-database.js';
+import { type PostgresDatabase, type Query } from './pg-database.js';
 import { ensureProjectTable, schemaTable, unlessMissing } from './pg-schema.js';
 import { type ProjectRef } from './project-ref.js';
 import {
@@ -14,7 +14,7 @@ export const VERSIONS_TABLE = 'steward_versions';
 
 const COLUMNS = `id BIGINT NOT NULL, time TIMESTAMPTZ NOT NULL, who TEXT NOT NULL, route TEXT NOT NULL,
   summary TEXT NOT NULL, identity TEXT NOT NULL, keyframe BOOLEAN NOT NULL, payload BYTEA NOT NULL, styles BYTEA,
-  PRIMARY KEY (project, id)`;
+  layers BYTEA, PRIMARY KEY (project, id)`;
 
 const FACTS = `id::float8 AS id, to_char(time AT TIME ZONE 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS time, who, route, summary`;
 
@@ -23,10 +23,31 @@ const FACTS = `id::float8 AS id, to_char(time AT TIME ZONE 'utc', 'YYYY-MM-DD"T"
  * project: deleting it (through Steward, QGIS or SQL) deletes its versions, renaming it renames them.
  */
 export class PostgresVersions implements VersionStore {
+  /** Schemas whose table is known to have the `layers` column. */
+  private readonly withLayers = new Set<string>();
+
   constructor(private readonly db: PostgresDatabase) {}
 
   private table(schema: string): string {
     return schemaTable(schema, VERSIONS_TABLE);
+  }
+
+  /** Whether the schema's table has the `layers` column: one made before versions kept their layers has not, until a write adds it. */
+  private async hasLayers(query: Query, schema: string): Promise<boolean> {
+    if (this.withLayers.has(schema)) return true;
+    const found = await query(
+      `SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'layers' AND NOT attisdropped`,
+      [this.table(schema)],
+    );
+    if (found.length > 0) this.withLayers.add(schema);
+    return found.length > 0;
+  }
+
+  /** Gives a table made before versions kept their layers the column for them; its rows keep none. */
+  private async addLayersColumn(query: Query, schema: string): Promise<void> {
+    if (!(await this.hasLayers(query, schema)))
+      await query(`ALTER TABLE ${this.table(schema)} ADD COLUMN IF NOT EXISTS layers BYTEA`);
+    this.withLayers.add(schema);
   }
 
   async latest(ref: ProjectRef): Promise<{ id: number; identity: string } | undefined> {
@@ -40,10 +61,11 @@ export class PostgresVersions implements VersionStore {
   async append(ref: ProjectRef, version: NewVersion): Promise<number> {
     return this.db.transaction(async (query) => {
       await ensureProjectTable(query, ref.schema, VERSIONS_TABLE, COLUMNS);
+      await this.addLayersColumn(query, ref.schema);
       const table = this.table(ref.schema);
       const [row] = await query<{ id: number }>(
-        `INSERT INTO ${table} (project, id, time, who, route, summary, identity, keyframe, payload, styles)
-           SELECT $1, coalesce(max(id), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9 FROM ${table} WHERE project = $1
+        `INSERT INTO ${table} (project, id, time, who, route, summary, identity, keyframe, payload, styles, layers)
+           SELECT $1, coalesce(max(id), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, $10 FROM ${table} WHERE project = $1
            RETURNING id::float8 AS id`,
         [
           ref.name,
@@ -55,6 +77,7 @@ export class PostgresVersions implements VersionStore {
           version.keyframe,
           version.payload,
           version.styles ?? null,
+          version.layers ?? null,
         ],
       );
       return (row as { id: number }).id;
@@ -87,15 +110,19 @@ export class PostgresVersions implements VersionStore {
 
   async chain(ref: ProjectRef, id: number): Promise<VersionContent[]> {
     const table = this.table(ref.schema);
+    const query: Query = (sql, values) => this.db.query(sql, values);
+    const layers = (await this.hasLayers(query, ref.schema)) ? 'layers' : 'NULL::bytea AS layers';
     const rows = await unlessMissing(
-      this.db.query<VersionContent>(
-        `SELECT id::float8 AS id, keyframe, payload FROM ${table} WHERE project = $1 AND id <= $2 AND id >= (
-           SELECT max(id) FROM ${table} WHERE project = $1 AND keyframe AND id <= $2) ORDER BY id`,
+      this.db.query<Omit<VersionContent, 'layers'> & { layers: Buffer | null }>(
+        `SELECT id::float8 AS id, identity, keyframe, payload, ${layers} FROM ${table}
+           WHERE project = $1 AND id <= $2 AND id >= (
+             SELECT max(id) FROM ${table} WHERE project = $1 AND keyframe AND id <= $2) ORDER BY id`,
         [ref.name, id],
       ),
       [],
     );
-    return rows.at(-1)?.id === id ? rows : [];
+    if (rows.at(-1)?.id !== id) return [];
+    return rows.map((row) => ({ ...row, layers: row.layers ?? undefined }));
   }
 
   async styles(ref: ProjectRef, id: number): Promise<Buffer | undefined> {

@@ -19,8 +19,22 @@ const FACTS = 'id, time, who, route, summary';
 
 interface ContentRow {
   id: number;
+  identity: string;
   keyframe: number;
   payload: Buffer;
+  layers: Buffer | null;
+}
+
+/**
+ * Gives a file made before versions kept their layers the column for them: its rows keep none,
+ * and restoring one of them reads its layers out of its file. Immediate, as another process may
+ * open the file at once.
+ */
+function addLayersColumn(db: Database.Database): void {
+  const columns = () => db.pragma('table_info(versions)') as Array<{ name: string }>;
+  db.transaction(() => {
+    if (!columns().some((column) => column.name === 'layers')) db.exec('ALTER TABLE versions ADD COLUMN layers BLOB');
+  }).immediate();
 }
 
 /**
@@ -44,9 +58,10 @@ export class SqliteVersions implements VersionStore {
     db.exec(`CREATE TABLE IF NOT EXISTS versions (
       project TEXT NOT NULL, id INTEGER NOT NULL, time TEXT NOT NULL, who TEXT NOT NULL, route TEXT NOT NULL,
       summary TEXT NOT NULL, identity TEXT NOT NULL, keyframe INTEGER NOT NULL, payload BLOB NOT NULL, styles BLOB,
-      PRIMARY KEY (project, id));
+      layers BLOB, PRIMARY KEY (project, id));
       CREATE TABLE IF NOT EXISTS files (project TEXT NOT NULL, path TEXT NOT NULL, bytes BLOB NOT NULL,
       PRIMARY KEY (project, path))`);
+    addLayersColumn(db);
     this.opened = db;
     return db;
   }
@@ -74,10 +89,16 @@ export class SqliteVersions implements VersionStore {
 
   async append(ref: ProjectRef, version: NewVersion): Promise<number> {
     const row = this.prepare<[Record<string, unknown>], { id: number }>(
-      `INSERT INTO versions (project, id, time, who, route, summary, identity, keyframe, payload, styles)
+      `INSERT INTO versions (project, id, time, who, route, summary, identity, keyframe, payload, styles, layers)
          SELECT :project, coalesce(max(id), 0) + 1, :time, :who, :route, :summary, :identity, :keyframe, :payload,
-           :styles FROM versions WHERE project = :project RETURNING id`,
-    ).get({ ...version, project: ref.name, keyframe: version.keyframe ? 1 : 0, styles: version.styles ?? null });
+           :styles, :layers FROM versions WHERE project = :project RETURNING id`,
+    ).get({
+      ...version,
+      project: ref.name,
+      keyframe: version.keyframe ? 1 : 0,
+      styles: version.styles ?? null,
+      layers: version.layers ?? null,
+    });
     return (row as { id: number }).id;
   }
 
@@ -101,10 +122,11 @@ export class SqliteVersions implements VersionStore {
 
   async chain(ref: ProjectRef, id: number): Promise<VersionContent[]> {
     const rows = this.prepare<[string, number, string, number], ContentRow>(
-      `SELECT id, keyframe, payload FROM versions WHERE project = ? AND id <= ? AND id >= (
+      `SELECT id, identity, keyframe, payload, layers FROM versions WHERE project = ? AND id <= ? AND id >= (
            SELECT max(id) FROM versions WHERE project = ? AND keyframe = 1 AND id <= ?) ORDER BY id`,
     ).all(ref.name, id, ref.name, id);
-    return rows.at(-1)?.id === id ? rows.map((row) => ({ ...row, keyframe: row.keyframe === 1 })) : [];
+    if (rows.at(-1)?.id !== id) return [];
+    return rows.map((row) => ({ ...row, keyframe: row.keyframe === 1, layers: row.layers ?? undefined }));
   }
 
   async styles(ref: ProjectRef, id: number): Promise<Buffer | undefined> {

@@ -21,9 +21,9 @@ const LEVEL = { level: constants.Z_BEST_SPEED };
  */
 const MAX_PIECES = 4096;
 /**
- * Keyframes inflated lately, by their payload's digest: the versions of one chain (a restore, a
- * difference, the version before) are rebuilt from the same one, whose inflating costs more than
- * applying the chain's deltas. A few, as each holds a whole project.
+ * Keyframes inflated lately, by their project, id and identity (a stored version never changes):
+ * the versions of one chain (a restore, a difference, the version before) are rebuilt from the same
+ * one, whose inflating costs more than applying the chain's deltas. A few, as each holds a whole project.
  */
 const INFLATED = new MarkupMemo<Buffer>(4);
 
@@ -39,11 +39,20 @@ export function encodeDelta(ops: readonly DeltaOp[]): Buffer {
   return deflateSync(Buffer.concat([count, ...encodeOps(ops)]), LEVEL);
 }
 
-/** The content of the last version of `chain`: its keyframe with the deltas after it applied in turn. */
-export function decodeChain(chain: readonly VersionContent[]): Buffer {
+/**
+ * A stored version of the project `project` names, as memos of this process know it: a version is
+ * never changed once stored, and one of the same id stored since (its project removed and made
+ * again) has another identity.
+ */
+export function versionKey(project: string, version: VersionContent): string {
+  return `${project}\u0000${version.id}\u0000${version.identity}\u0000${version.payload.byteLength}`;
+}
+
+/** The content of the last version of `chain`, of the project `project` names: its keyframe with the deltas after it applied in turn. */
+export function decodeChain(project: string, chain: readonly VersionContent[]): Buffer {
   const [keyframe, ...deltas] = chain;
   if (!keyframe?.keyframe) throw new Error('a chain of versions starts with a keyframe');
-  let pieces: Uint8Array[] = [INFLATED.get(keyframe.payload, () => inflateSync(keyframe.payload))];
+  let pieces: Uint8Array[] = [INFLATED.byKey(versionKey(project, keyframe), () => inflateSync(keyframe.payload))];
   for (const delta of deltas) {
     const bytes = inflateSync(delta.payload);
     pieces = applyDeltaToPieces(pieces, decodeOps(bytes, 4, bytes.readUInt32LE(0)));

@@ -19,13 +19,19 @@ export interface NewVersion extends Omit<VersionFacts, 'id'> {
   payload: Buffer;
   /** The project's styles as of this version, when they changed; every keyframe has them. */
   styles: Buffer | undefined;
+  /** The project's layers as of this version (version-layers.ts), when its write knew them. */
+  layers: Buffer | undefined;
 }
 
 /** A stored version's content, as `NewVersion` gave it. */
 export interface VersionContent {
   id: number;
+  /** The project's identity as the version wrote it. */
+  identity: string;
   keyframe: boolean;
   payload: Buffer;
+  /** As `NewVersion` gave them; undefined for versions stored before layers were kept. */
+  layers: Buffer | undefined;
 }
 
 /** How many versions are kept, and for how long; the newest is always kept. */

@@ -35,6 +35,11 @@ export interface Stack {
   storage: TestStorage;
   /** Sends a request to the API and parses a JSON reply. */
   call(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
+  /**
+   * Stops the API and starts it again with the same settings, as after an operator's restart
+   * (`whileStopped` run in between): `api` is then the new one.
+   */
+  restartApi(whileStopped?: () => Promise<void>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -105,7 +110,7 @@ export async function startStack(
   const stewardApi = apiPort === 0 ? {} : { stewardApi: `127.0.0.1:${apiPort}` };
   const pool = kind === 'production' ? await startTestPool(runDir, { ...options, ...stewardApi }) : undefined;
   const qgis = pool ?? (await startTestQgis(options));
-  const api = await startServer({
+  const settings: Config = {
     ...loadConfig({
       STEWARD_QGISSERVER_URL: qgis.url,
       STEWARD_QGISSERVER_PROJECTS_DIR: projectsDir,
@@ -119,16 +124,24 @@ export async function startStack(
     ...poolSettings(pool),
     ...storage.config,
     ...overrides,
-  });
+  };
+  let api = await startServer(settings);
   await storage.ready((method, path) => apiCall(api.url, method, path, undefined, overrides.apiToken));
 
   return {
     qgis,
     pool,
-    api,
+    get api() {
+      return api;
+    },
     projectsDir,
     storage,
     call: (method, path, body) => apiCall(api.url, method, path, body),
+    async restartApi(whileStopped) {
+      await api.close();
+      await whileStopped?.();
+      api = await startServer(settings);
+    },
     async stop() {
       await api.close();
       await qgis.stop();

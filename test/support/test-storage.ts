@@ -6,10 +6,12 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
+import Database from 'better-sqlite3';
 import { unzipSync } from 'fflate';
 
 import { type Config } from '../../src/config.js';
 import { freePort } from '../../src/runtime/ports.js';
+import { HISTORY_FILE } from '../../src/storage/sqlite-versions.js';
 import { startTestDatabase } from './postgres.js';
 import { until } from './wait.js';
 
@@ -32,6 +34,8 @@ export interface TestStorage {
   projectXml(name: string): Promise<string>;
   /** The QML of a project's style as stored; undefined when there is none. */
   styleQml(project: string, style: string): Promise<string | undefined>;
+  /** Makes the stored versions as a release before versions kept their layers left them: no `layers` column. */
+  dropVersionLayers(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -83,6 +87,11 @@ async function filesystemStorage(projectsDir: string, plugin: boolean): Promise<
     ...(plugin ? await withPlugin() : without),
     projectXml: async (name) => readFileSync(join(projectsDir, name, `${name}.qgs`), 'utf8'),
     styleQml: async (project, style) => readOrUndefined(join(projectsDir, project, `${style}.qml`)),
+    dropVersionLayers: async () => {
+      const db = new Database(join(projectsDir, HISTORY_FILE));
+      db.exec('ALTER TABLE versions DROP COLUMN layers');
+      db.close();
+    },
     stop: async () => undefined,
   };
 }
@@ -117,6 +126,9 @@ async function postgresStorage(): Promise<TestStorage> {
       );
       return rows[0]?.qml;
     },
+    async dropVersionLayers() {
+      await db.sql('ALTER TABLE public.steward_versions DROP COLUMN layers');
+    },
     stop: () => db.stop(),
   };
 }
@@ -131,6 +143,7 @@ function broughtDatabase(): TestStorage {
     ready: async () => undefined,
     projectXml: elsewhere,
     styleQml: elsewhere,
+    dropVersionLayers: elsewhere,
     stop: async () => undefined,
   };
 }

@@ -16,7 +16,11 @@ export class MarkupMemo<T> {
 
   /** What `read` makes of `bytes`, read once for the same bytes. */
   get(bytes: Uint8Array, read: () => T): T {
-    const key = MarkupMemo.key(bytes);
+    return this.byKey(MarkupMemo.key(bytes), read);
+  }
+
+  /** What `read` makes of markup the caller names by `key` (which must change when the markup does), read once. */
+  byKey(key: string, read: () => T): T {
     const known = this.entries.get(key);
     if (known !== undefined) return known;
     const value = read();
