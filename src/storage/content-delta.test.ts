@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 
 import { describe, it } from '../../test/support/node-test.js';
-import { applyDelta, applyDeltaToPieces, decodeOps, DeltaBase, type DeltaOp, encodeOps } from './content-delta.js';
+import { applyDelta, ContentRuns, DeltaBase, type DeltaOp, encodeOps } from './content-delta.js';
 
 const newBytes = (ops: readonly DeltaOp[]) =>
   ops.reduce((sum, op) => sum + (op.kind === 'bytes' ? op.bytes.byteLength : 0), 0);
@@ -145,7 +145,7 @@ describe('a delta against a base version', () => {
         fc.array(fc.array(edit, { maxLength: 6 }), { minLength: 1, maxLength: 6 }),
         (first, rounds) => {
           let pieces = [...first];
-          let applied: Uint8Array[] = [Buffer.concat(first)];
+          const applied = new ContentRuns(Buffer.concat(first));
           for (const edits of rounds) {
             const next = [...pieces];
             for (const change of edits) applyEdit(next, change);
@@ -154,8 +154,8 @@ describe('a delta against a base version', () => {
             const whole = new DeltaBase(pieces).delta([Buffer.concat(next)]);
             assert.deepEqual(applyDelta(Buffer.concat(pieces), whole), Buffer.concat(next));
             const encoded = Buffer.concat(encodeOps(ops));
-            applied = applyDeltaToPieces(applied, decodeOps(encoded, 0, ops.length));
-            assert.deepEqual(Buffer.concat(applied), Buffer.concat(next));
+            applied.apply(encoded, 0, ops.length);
+            assert.deepEqual(applied.join(), Buffer.concat(next));
             pieces = next;
           }
         },
@@ -211,7 +211,12 @@ describe('a delta against a base version', () => {
 
   it('refuses a delta that copies beyond its base', () => {
     assert.throws(
-      () => applyDeltaToPieces([Buffer.from('abc')], [{ kind: 'copy', offset: 2, length: 2 }]),
+      () =>
+        new ContentRuns(Buffer.from('abc')).apply(
+          Buffer.concat(encodeOps([{ kind: 'copy', offset: 2, length: 2 }])),
+          0,
+          1,
+        ),
       /does not have/,
     );
     assert.throws(() => applyDelta(Buffer.from('abc'), [{ kind: 'copy', offset: 2, length: 2 }]), /does not have/);

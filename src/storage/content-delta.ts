@@ -511,31 +511,38 @@ export function encodeOps(ops: readonly DeltaOp[]): Buffer[] {
   return out;
 }
 
-/** `count` operations encoded by `encodeOps` from byte `at` of `bytes`; new bytes are views of `bytes`. */
-export function decodeOps(bytes: Buffer, at: number, count: number): DeltaOp[] {
-  const ops: DeltaOp[] = [];
+/** What reads encoded operations: a copy's offset and length, or where new bytes lie in the encoding. */
+interface OpReader {
+  copy(offset: number, length: number): void;
+  bytes(start: number, length: number): void;
+}
+
+/** Reads `count` operations encoded by `encodeOps` from byte `at` of `bytes`, in turn. */
+function readOps(bytes: Buffer, at: number, count: number, reader: OpReader): void {
   for (let left = count; left > 0; left--) {
     if (bytes.readUInt8(at) === COPY) {
-      ops.push({ kind: 'copy', offset: bytes.readDoubleLE(at + 1), length: bytes.readDoubleLE(at + 9) });
+      reader.copy(bytes.readDoubleLE(at + 1), bytes.readDoubleLE(at + 9));
       at += COPY_FIELDS;
     } else {
       const length = bytes.readUInt32LE(at + 1);
-      ops.push({ kind: 'bytes', bytes: bytes.subarray(at + BYTES_FIELDS, at + BYTES_FIELDS + length) });
+      reader.bytes(at + BYTES_FIELDS, length);
       at += BYTES_FIELDS + length;
     }
   }
+}
+
+/** `count` operations encoded by `encodeOps` from byte `at` of `bytes`; new bytes are views of `bytes`. */
+export function decodeOps(bytes: Buffer, at: number, count: number): DeltaOp[] {
+  const ops: DeltaOp[] = [];
+  readOps(bytes, at, count, {
+    copy: (offset, length) => ops.push({ kind: 'copy', offset, length }),
+    bytes: (start, length) => ops.push({ kind: 'bytes', bytes: bytes.subarray(start, start + length) }),
+  });
   return ops;
 }
 
-/** Where each piece starts in the content the pieces make, and where the last ends. */
-function pieceStarts(pieces: readonly Uint8Array[]): number[] {
-  const starts = [0];
-  for (const piece of pieces) starts.push((starts.at(-1) as number) + piece.byteLength);
-  return starts;
-}
-
-/** The index of the piece holding byte `offset`: the last whose start is at or before it. */
-function pieceAt(starts: readonly number[], offset: number): number {
+/** The index of the run holding byte `offset`: the last whose start is at or before it. */
+function runAt(starts: readonly number[], offset: number): number {
   let low = 0;
   let high = starts.length - 2;
   while (low < high) {
@@ -546,34 +553,98 @@ function pieceAt(starts: readonly number[], offset: number): number {
   return low;
 }
 
+/** Runs of sources' bytes, by number: a source's index, where the run starts in it and its length, and where it starts in the content. */
+interface Runs {
+  source: number[];
+  start: number[];
+  length: number[];
+  /** One more than the runs: the last is the content's size. */
+  at: number[];
+}
+
+function noRuns(): Runs {
+  return { source: [], start: [], length: [], at: [0] };
+}
+
 /**
- * The content the operations make out of `base`, both in pieces: views of the base's pieces and
- * the new bytes, nothing copied. Deltas applied in turn this way cost their operations, not the
- * content's size, which is joined once at the end. Throws when a run lies outside the base.
+ * Content made of runs of sources' bytes (a base, then the new bytes of each delta applied), held
+ * as numbers: a delta applied costs its operations and the runs its copies cross, and makes no view
+ * of any piece (views made by the thousand for each delta of a long chain cost most of its rebuild
+ * in allocation and garbage collection). The content is copied once, when joined.
  */
-export function applyDeltaToPieces(base: readonly Uint8Array[], ops: readonly DeltaOp[]): Uint8Array[] {
-  const starts = pieceStarts(base);
-  const size = starts.at(-1) as number;
-  const out: Uint8Array[] = [];
-  for (const op of ops) {
-    if (op.kind === 'bytes') {
-      out.push(op.bytes);
-      continue;
-    }
-    if (op.offset + op.length > size) throw new Error('a delta copies bytes its base does not have');
-    let offset = op.offset;
-    const end = op.offset + op.length;
-    for (let index = pieceAt(starts, offset); offset < end; index++) {
-      const start = starts[index] as number;
-      const piece = base[index] as Uint8Array;
-      const [from, to] = [offset - start, Math.min(piece.byteLength, end - start)];
-      // A piece copied whole is kept as it is: a view made of each would cost most of a long chain's rebuild.
-      const slice = from === 0 && to === piece.byteLength ? piece : piece.subarray(from, to);
-      if (slice.byteLength > 0) out.push(slice);
-      offset += slice.byteLength;
-    }
+export class ContentRuns {
+  private readonly sources: Buffer[] = [];
+  private runs = noRuns();
+
+  constructor(base: Buffer) {
+    this.sources.push(base);
+    this.push(this.runs, 0, 0, base.byteLength);
   }
-  return out;
+
+  get size(): number {
+    return this.runs.at.at(-1) as number;
+  }
+
+  /** Adds a run, joined to the last when it goes on from it in the same source. */
+  private push(runs: Runs, source: number, start: number, length: number): void {
+    if (length === 0) return;
+    const last = runs.source.length - 1;
+    const end = (runs.at.at(-1) as number) + length;
+    if (
+      last >= 0 &&
+      runs.source[last] === source &&
+      (runs.start[last] as number) + (runs.length[last] as number) === start
+    ) {
+      runs.length[last] = (runs.length[last] as number) + length;
+      runs.at[last + 1] = end;
+      return;
+    }
+    runs.source.push(source);
+    runs.start.push(start);
+    runs.length.push(length);
+    runs.at.push(end);
+  }
+
+  /**
+   * Applies the `count` operations `encodeOps` encoded from byte `at` of `bytes`, which the content
+   * then holds runs of. Throws when a run lies outside the content.
+   */
+  apply(bytes: Buffer, at: number, count: number): void {
+    const source = this.sources.push(bytes) - 1;
+    const base = this.runs;
+    const size = this.size;
+    const runs = noRuns();
+    readOps(bytes, at, count, {
+      copy: (offset, length) => {
+        if (offset + length > size) throw new Error('a delta copies bytes its base does not have');
+        const end = offset + length;
+        for (let index = runAt(base.at, offset); offset < end; index++) {
+          const from = offset - (base.at[index] as number);
+          const taken = Math.min((base.length[index] as number) - from, end - offset);
+          this.push(runs, base.source[index] as number, (base.start[index] as number) + from, taken);
+          offset += taken;
+        }
+      },
+      bytes: (start, length) => this.push(runs, source, start, length),
+    });
+    this.runs = runs;
+  }
+
+  /** The content, copied into one buffer. */
+  join(): Buffer {
+    const { source, start, length, at } = this.runs;
+    const content = Buffer.allocUnsafeSlow(this.size);
+    for (let index = 0; index < source.length; index++) {
+      const from = start[index] as number;
+      (this.sources[source[index] as number] as Buffer).copy(
+        content,
+        at[index],
+        from,
+        from + (length[index] as number),
+      );
+    }
+    return content;
+  }
 }
 
 /** The content the operations make out of `base`; throws when a run lies outside it. */

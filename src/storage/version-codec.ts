@@ -1,25 +1,18 @@
 /**
  * How a version's content and styles are stored: a keyframe is the whole project XML, a delta the
  * operations that make it out of the version before (content-delta.ts), each deflated. A version is
- * rebuilt from the keyframe before it by applying the deltas in turn, in pieces, joined once.
+ * rebuilt from the keyframe before it by applying the deltas in turn, as runs of their bytes, joined once.
  */
 import { promisify } from 'node:util';
 import { constants, deflate, deflateSync, inflateSync } from 'node:zlib';
 
 import { MarkupMemo } from '../qgis/xml/markup-memo.js';
-import { applyDeltaToPieces, decodeOps, type DeltaOp, encodeOps } from './content-delta.js';
+import { ContentRuns, type DeltaOp, encodeOps } from './content-delta.js';
 import { type VersionContent } from './version-store.js';
 
 const deflateAsync = promisify(deflate);
 /** Fast over small: a keyframe of a large project is deflated while its write waits. */
 const LEVEL = { level: constants.Z_BEST_SPEED };
-/**
- * Pieces beyond which a chain being rebuilt is joined: applying a delta costs a step per piece its
- * copies cross, and pieces grow with each delta, so a long chain of a large project would cost its
- * length times its pieces; joining now and then costs a copy of the content instead (which costs
- * about as much as a few thousand steps).
- */
-const MAX_PIECES = 4096;
 /**
  * Keyframes inflated lately, by their project, id and identity (a stored version never changes):
  * the versions of one chain (a restore, a difference, the version before) are rebuilt from the same
@@ -52,13 +45,12 @@ export function versionKey(project: string, version: VersionContent): string {
 export function decodeChain(project: string, chain: readonly VersionContent[]): Buffer {
   const [keyframe, ...deltas] = chain;
   if (!keyframe?.keyframe) throw new Error('a chain of versions starts with a keyframe');
-  let pieces: Uint8Array[] = [INFLATED.byKey(versionKey(project, keyframe), () => inflateSync(keyframe.payload))];
+  const content = new ContentRuns(INFLATED.byKey(versionKey(project, keyframe), () => inflateSync(keyframe.payload)));
   for (const delta of deltas) {
     const bytes = inflateSync(delta.payload);
-    pieces = applyDeltaToPieces(pieces, decodeOps(bytes, 4, bytes.readUInt32LE(0)));
-    if (pieces.length > MAX_PIECES) pieces = [Buffer.concat(pieces)];
+    content.apply(bytes, 4, bytes.readUInt32LE(0));
   }
-  return Buffer.concat(pieces);
+  return content.join();
 }
 
 /** A project's styles by name (their QML), as a version keeps them. */
