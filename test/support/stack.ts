@@ -126,7 +126,8 @@ export async function startStack(
     ...overrides,
   };
   let api = await startServer(settings);
-  await storage.ready((method, path) => apiCall(api.url, method, path, undefined, overrides.apiToken));
+  const ready = () => storage.ready((method, path) => apiCall(api.url, method, path, undefined, overrides.apiToken));
+  await ready();
 
   return {
     qgis,
@@ -141,6 +142,8 @@ export async function startStack(
       await api.close();
       await whileStopped?.();
       api = await startServer(settings);
+      // QGIS Server's plugin registers with the new API anew: until then a change is told to no instance.
+      await ready();
     },
     async stop() {
       await api.close();
