@@ -187,6 +187,8 @@ export interface CurrentTree {
   /** The ids the custom order lists, top first, and as a set. */
   listed: string[];
   known: Set<string>;
+  /** Whether the custom order lists every layer of the tree: so it does after a replacement, until layers are added. */
+  listsEvery: boolean;
 }
 
 function push<T>(map: Map<string, T[]>, key: string, value: T): void {
@@ -206,6 +208,7 @@ export function readCurrentTree(root: XmlElement, nameOf: NameOf): CurrentTree {
     ambiguous: [],
     listed,
     known: new Set(listed),
+    listsEvery: false,
   };
   const visit = (group: XmlElement, depth: number): void => {
     for (const node of childElements(group)) {
@@ -620,9 +623,12 @@ export function replaceLayerTree(
   const customOrder = firstChild(root, 'custom-order') ?? element('custom-order');
   // Without an order of its own the project keeps its custom order list, as QGIS does when layers
   // move in the tree, only adding the layers it lacks at its end.
+  // A tree of the same layers as the last one, which the custom order listed, adds none to it.
   const ids = request.order
     ? explicitOrder(request.order, builder)
-    : [...current.listed, ...builder.layerIds.filter((id) => !current.known.has(id))];
+    : current.listsEvery && untreed.size === 0
+      ? current.listed
+      : [...current.listed, ...builder.layerIds.filter((id) => !current.known.has(id))];
   customOrder.attributes.set('enabled', request.order ? '1' : '0');
   if (request.order || ids.length > current.listed.length) {
     orderedRecords(customOrder, 'item', textOf, (id) => element('item', {}, [text(id)]), ids, 2, builder.made);
@@ -649,6 +655,7 @@ export function replaceLayerTree(
     indentation(1),
   ];
   builder.update(current);
+  current.listsEvery = true;
   if (request.order) tree.order = [...request.order];
   return { tree, made: builder.made };
 }
