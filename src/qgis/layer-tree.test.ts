@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 
 import { describe, it } from '../../test/support/node-test.js';
 import { raster, WGS84 } from '../../test/support/sample-layers.js';
-import { type LayerTreeRequest } from './layer-tree.js';
+import { type LayerTreeRequest, type TreeRequestNode } from './layer-tree.js';
 import { ProjectDocument } from './project.js';
 import { childElements, firstChild, type XmlElement } from './xml/node.js';
 
@@ -21,6 +21,20 @@ function project(...names: string[]): ProjectDocument {
   const document = ProjectDocument.create({ title: 't', author: 'a', creation: '2026-01-01T00:00:00', crs: WGS84 });
   for (const name of names) document.addLayer(raster(name));
   return ProjectDocument.parse(document.serialize());
+}
+
+/** Asserts that each request is refused with 422 and its message. */
+function assertRefused(document: ProjectDocument, refused: Array<[LayerTreeRequest, RegExp]>): void {
+  for (const [request, message] of refused) {
+    assert.throws(
+      () => document.replaceLayerTree(request),
+      (error: Error & { status?: number }) => {
+        assert.equal(error.status, 422);
+        assert.match(error.message, message);
+        return true;
+      },
+    );
+  }
 }
 
 const GROUPED: LayerTreeRequest = {
@@ -127,6 +141,121 @@ describe('the layer tree of a project', () => {
     }
   });
 
+  it('answers each replacement as a fresh read of the document does, and writes it as one', () => {
+    const names = Array.from({ length: 70 }, (_, index) => `layer${index}`);
+    const document = project(...names);
+    const flat = document.layerTreeOf();
+    const original = Buffer.concat(document.encode());
+    const layer = (name: string, visible = true): TreeRequestNode => ({ type: 'layer', name, visible });
+    const steps: LayerTreeRequest[] = [
+      // The last layer moved on top, hidden.
+      { children: [layer('layer69', false), ...names.slice(0, -1).map((name) => layer(name))] },
+      // A group made of the first ten, a nested one in it, and an explicit drawing order.
+      {
+        children: [
+          {
+            type: 'group',
+            name: 'g',
+            short_name: 'g_wms',
+            children: [
+              ...names.slice(0, 5).map((name) => layer(name)),
+              {
+                type: 'group',
+                name: 'inner',
+                expanded: false,
+                children: names.slice(5, 10).map((name) => layer(name)),
+              },
+            ],
+          },
+          ...names.slice(10).map((name) => layer(name)),
+        ],
+        order: [...names].reverse(),
+      },
+      // The group moved to the bottom, without an order of its own.
+      {
+        children: [
+          ...names.slice(10).map((name) => layer(name)),
+          {
+            type: 'group',
+            name: 'g',
+            children: [
+              ...names.slice(0, 5).map((name) => layer(name)),
+              { type: 'group', name: 'inner', children: names.slice(5, 10).map((name) => layer(name)) },
+            ],
+          },
+        ],
+      },
+    ];
+    for (const step of steps) {
+      const answer = document.replaceLayerTree(step);
+      const written = Buffer.concat(document.encode()).toString('utf8');
+      const read = ProjectDocument.parse(written);
+      assert.deepEqual(answer, read.layerTreeOf());
+      assert.equal(read.serialize(), written);
+    }
+    assert.deepEqual(document.layerTreeOf().children.at(-1), {
+      type: 'group',
+      name: 'g',
+      short_name: 'g_wms',
+      visible: true,
+      expanded: true,
+      mutually_exclusive: false,
+      children: [
+        ...names.slice(0, 5).map((name) => layer(name)),
+        {
+          type: 'group',
+          name: 'inner',
+          visible: true,
+          expanded: false,
+          mutually_exclusive: false,
+          children: names.slice(5, 10).map((name) => layer(name)),
+        },
+      ],
+    });
+    // The custom order kept from the step that set it, turned off.
+    const written = Buffer.concat(document.encode()).toString('utf8');
+    assert.match(written, /<custom-order enabled="0">/);
+    const items = [...written.matchAll(/<item>([^<]+)<\/item>/g)].map((match) => match[1]);
+    assert.deepEqual(items, names.map((name) => document.layer(name)?.id).reverse());
+    // Back to the tree as it was read, and its drawing order: the same bytes as before.
+    document.replaceLayerTree({ ...flat, order: names });
+    document.replaceLayerTree(flat);
+    assert.deepEqual(Buffer.concat(document.encode()), original);
+  });
+
+  it('refuses a bad tree after replacements as before them, and takes the layers added since', () => {
+    const document = project('a', 'b', 'c');
+    const tree = (...names: string[]): LayerTreeRequest => ({
+      children: names.map((name) => ({ type: 'layer', name })),
+    });
+    document.replaceLayerTree(tree('c', 'b', 'a'));
+    const before = document.serialize();
+    const refused: Array<[LayerTreeRequest, RegExp]> = [
+      [tree('c', 'b'), /layers "a" are missing/],
+      [tree('c', 'b', 'a', 'b'), /"b" appear more than once/],
+      [tree('c', 'b', 'a', 'x'), /no layer "x"/],
+      [
+        { children: [{ type: 'group', name: 'e', embedded: true }, ...tree('a', 'b', 'c').children] },
+        /no embedded group "e"/,
+      ],
+    ];
+    assertRefused(document, refused);
+    assert.equal(document.serialize(), before);
+    document.replaceLayerTree(tree('a', 'c', 'b'));
+    document.addLayer(raster('d'));
+    assert.throws(() => document.replaceLayerTree(tree('a', 'c', 'b')), /layers "d" are missing/);
+    const answer = document.replaceLayerTree(tree('d', 'a', 'c', 'b'));
+    assert.deepEqual(answer, ProjectDocument.parse(document.serialize()).layerTreeOf());
+    assert.deepEqual(
+      document.layers().map((entry) => entry.name),
+      ['d', 'a', 'c', 'b'],
+    );
+    assert.ok(document.changeLayerProperties('a', { name: 'a2' }));
+    assert.throws(() => document.replaceLayerTree(tree('d', 'a', 'c', 'b')), /no layer "a"/);
+    document.replaceLayerTree(tree('a2', 'b', 'c', 'd'));
+    assert.match(document.serialize(), /<layer-tree-layer [^>]*name="a2"/);
+  });
+
   it('removes a layer whose tree record took a new source after the records were read', () => {
     const document = project('a', 'b', 'c');
     assert.ok(document.removeLayer('a'));
@@ -173,16 +302,7 @@ describe('the layer tree of a project', () => {
         /"b" are missing/,
       ],
     ];
-    for (const [request, message] of refused) {
-      assert.throws(
-        () => document.replaceLayerTree(request),
-        (error: Error & { status?: number }) => {
-          assert.equal(error.status, 422);
-          assert.match(error.message, message);
-          return true;
-        },
-      );
-    }
+    assertRefused(document, refused);
     assert.equal(document.serialize(), before);
   });
 });

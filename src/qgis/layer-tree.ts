@@ -100,7 +100,11 @@ function layerName(node: XmlElement, nameOf: NameOf): string {
 
 function readNode(node: XmlElement, nameOf: NameOf): TreeNode | undefined {
   if (node.name === LAYER) return { type: 'layer', name: layerName(node, nameOf), visible: isVisible(node) };
-  if (node.name !== GROUP) return undefined;
+  return node.name === GROUP ? readGroup(node, readChildren(node, nameOf)) : undefined;
+}
+
+/** The group of node `node`, its children those given. */
+function readGroup(node: XmlElement, children: TreeNode[]): TreeGroup {
   const properties = customProperties(node);
   const group: TreeGroup = {
     type: 'group',
@@ -108,7 +112,7 @@ function readNode(node: XmlElement, nameOf: NameOf): TreeNode | undefined {
     visible: isVisible(node),
     expanded: node.attributes.get('expanded') !== '0',
     mutually_exclusive: node.attributes.get('mutually-exclusive') === '1',
-    children: readChildren(node, nameOf),
+    children,
   };
   for (const [field, key] of Object.entries(SERVER_PROPERTIES)) {
     const value = properties.get(key);
@@ -160,15 +164,31 @@ function collectLayers(group: XmlElement, visit: (node: XmlElement, depth: numbe
 interface Placed {
   node: XmlElement;
   depth: number;
+  /** The replacement that last took it (`replacements`): a layer taken twice is named twice. */
+  taken?: number;
 }
 
-/** The current tree's nodes by name: layers and groups outside embedded groups, and embedded groups. */
-interface CurrentTree {
+/** Replacements made, each taking the current nodes it keeps once. */
+let replacements = 0;
+
+/**
+ * The current tree's nodes by name: layers and groups outside embedded groups, and embedded groups;
+ * and the custom order's ids. Kept from one replacement to the next (which brings it up to date),
+ * so that a replacement costs the nodes the request changes rather than a read of the whole tree.
+ */
+export interface CurrentTree {
   layers: Map<string, Placed[]>;
   groups: Map<string, Placed[]>;
   embedded: Map<string, Placed[]>;
   /** Layer names of each embedded group, for the drawing order. */
   embeddedLayers: Map<string, Array<{ id: string; name: string }>>;
+  /** Names of several layers of the tree. */
+  ambiguous: string[];
+  /** The ids the custom order lists, top first, and as a set. */
+  listed: string[];
+  known: Set<string>;
+  /** Whether the custom order lists every layer of the tree: so it does after a replacement, until layers are added. */
+  listsEvery: boolean;
 }
 
 function push<T>(map: Map<string, T[]>, key: string, value: T): void {
@@ -177,8 +197,19 @@ function push<T>(map: Map<string, T[]>, key: string, value: T): void {
   else map.set(key, [value]);
 }
 
-function readCurrent(root: XmlElement, nameOf: NameOf): CurrentTree {
-  const current: CurrentTree = { layers: new Map(), groups: new Map(), embedded: new Map(), embeddedLayers: new Map() };
+/** The current tree under `root`, read from its nodes. */
+export function readCurrentTree(root: XmlElement, nameOf: NameOf): CurrentTree {
+  const listed = orderIds(firstChild(root, 'custom-order'));
+  const current: CurrentTree = {
+    layers: new Map(),
+    groups: new Map(),
+    embedded: new Map(),
+    embeddedLayers: new Map(),
+    ambiguous: [],
+    listed,
+    known: new Set(listed),
+    listsEvery: false,
+  };
   const visit = (group: XmlElement, depth: number): void => {
     for (const node of childElements(group)) {
       if (node.name === LAYER) push(current.layers, layerName(node, nameOf), { node, depth: depth + 1 });
@@ -197,6 +228,7 @@ function readCurrent(root: XmlElement, nameOf: NameOf): CurrentTree {
     }
   };
   visit(root, 1);
+  for (const [name, places] of current.layers) if (places.length > 1) current.ambiguous.push(name);
   return current;
 }
 
@@ -241,10 +273,19 @@ function checkComplete(named: Named, current: CurrentTree, untreed: ReadonlyMap<
   check('layer', named.layers, untreed.size ? new Set([...current.layers.keys(), ...untreed.keys()]) : current.layers);
   check('embedded group', named.embedded, current.embedded);
   if (problems.length) throw new Unprocessable(`the tree must hold every layer exactly once: ${problems.join('; ')}`);
-  const ambiguous: string[] = [];
-  for (const [name, places] of current.layers) if (places.length > 1) ambiguous.push(name);
-  if (ambiguous.length)
-    throw new Conflict(`the layer tree holds several layers named ${quoted(ambiguous)}: rename them first`);
+  if (current.ambiguous.length)
+    throw new Conflict(`the layer tree holds several layers named ${quoted(current.ambiguous)}: rename them first`);
+}
+
+/** Refuses a request that does not name every layer and embedded group of the current tree once. */
+function checkRequest(
+  request: LayerTreeRequest,
+  current: CurrentTree,
+  untreed: ReadonlyMap<string, UntreedLayer>,
+): void {
+  const named: Named = { layers: new Map(), embedded: new Map() };
+  countNames(request.children, named);
+  checkComplete(named, current, untreed);
 }
 
 /** The line break and indentation before a node at `depth`, one node for each depth: text nodes are never changed in place. */
@@ -350,56 +391,104 @@ function withServerProperties(
 
 /** The build of a new tree: the current nodes, taken as the request places them. */
 class TreeBuilder {
-  /** Ids of the new tree's layers, top first, embedded groups' included. */
+  /** Ids of the new tree's layers, top first, embedded groups' included, and their names. */
   readonly layerIds: string[] = [];
-  readonly names = new Map<string, string>();
+  readonly layerNames: string[] = [];
   /** The nodes made for the new tree, where the current ones could not stand as they are. */
   readonly made: XmlElement[] = [];
+  /** Whether the request named a node the tree lacks, or one twice: it is then checked whole. */
+  private wrong = false;
+  private readonly replacement = ++replacements;
+  /** The current layers and embedded groups taken, each once. */
+  private layersTaken = 0;
+  private embeddedTaken = 0;
+  /** How many current groups of each name were taken, in document order. */
+  private readonly groupsTaken = new Map<string, number>();
+  /** Where the new tree places what moved or is new, to bring the current tree up to date. */
+  private readonly movedLayers: Array<[string, Placed]> = [];
+  private readonly newGroups = new Map<string, Placed[]>();
+  private readonly movedEmbedded: Array<[string, Placed]> = [];
 
   constructor(
     private readonly current: CurrentTree,
     private readonly untreed: ReadonlyMap<string, UntreedLayer>,
+    private readonly nameOf: NameOf,
   ) {}
 
-  /** The nodes of a container at `depth`, each indented. */
-  children(nodes: readonly TreeRequestNode[], depth: number, exclusive: boolean): XmlNode[] {
+  /** Whether the request took every layer and embedded group of the current tree, and the untreed layers, once each. */
+  get complete(): boolean {
+    return (
+      !this.wrong &&
+      this.layersTaken === this.current.layers.size + this.untreed.size &&
+      this.embeddedTaken === this.current.embedded.size
+    );
+  }
+
+  /** Brings `current` up to date with the new tree, once written. */
+  update(current: CurrentTree): void {
+    for (const [name, place] of this.movedLayers) current.layers.set(name, [place]);
+    for (const [name, place] of this.movedEmbedded) current.embedded.set(name, [place]);
+    current.groups = this.newGroups;
+  }
+
+  /** The nodes of a container at `depth`, each indented; `written` receives each as the tree answers it. */
+  children(nodes: readonly TreeRequestNode[], depth: number, exclusive: boolean, written: TreeNode[]): XmlNode[] {
     const inner = indentation(depth + 1);
     const shown = exclusive ? nodes.findIndex((node) => node.visible !== false) : -1;
     const children: XmlNode[] = [];
     nodes.forEach((node, index) => {
       const visible = exclusive ? index === shown : node.visible !== false;
-      children.push(
-        inner,
-        node.type === 'layer' ? this.layer(node.name, visible, depth + 1) : this.group(node, visible, depth + 1),
-      );
+      if (node.type === 'layer') {
+        children.push(inner, this.layer(node.name, visible, depth + 1));
+        written.push({ type: 'layer', name: node.name, visible });
+      } else children.push(inner, this.group(node, visible, depth + 1, written));
     });
     return children;
+  }
+
+  /** Takes `place` for this replacement: false when it was taken already. */
+  private take(place: Placed): boolean {
+    if (place.taken === this.replacement) return false;
+    place.taken = this.replacement;
+    return true;
   }
 
   private layer(name: string, visible: boolean, depth: number): XmlElement {
     const place = this.current.layers.get(name)?.[0];
     const checked = checkState(visible);
-    // Most layers stay where and as they were: kept without building a change.
-    const unchanged = place?.depth === depth && place.node.attributes.get('checked') === checked;
-    const node = place
-      ? unchanged
-        ? place.node
-        : withAttributes(indentedFor(place, depth, this.made), { checked }, this.made)
-      : this.added(indent(layerTreeElement(this.untreed.get(name) as UntreedLayer, visible), depth));
-    const id = node.attributes.get('id') ?? '';
-    this.layerIds.push(id);
-    this.names.set(id, name);
+    let node: XmlElement;
+    if (place) {
+      if (!this.take(place)) this.wrong = true;
+      // Most layers stay where and as they were: kept without building a change.
+      if (place.depth === depth && place.node.attributes.get('checked') === checked) node = place.node;
+      else node = withAttributes(indentedFor(place, depth, this.made), { checked }, this.made);
+    } else {
+      const untreed = this.untreed.get(name);
+      if (!untreed) this.wrong = true;
+      node = untreed ? indent(layerTreeElement(untreed, visible), depth) : element(LAYER);
+      this.made.push(node);
+    }
+    this.layersTaken++;
+    if (node !== place?.node) this.movedLayers.push([name, { node, depth }]);
+    this.layerIds.push(node.attributes.get('id') ?? '');
+    this.layerNames.push(name);
     return node;
   }
 
-  private added(node: XmlElement): XmlElement {
-    this.made.push(node);
-    return node;
-  }
-
-  private group(request: TreeRequestNode & { type: 'group' }, visible: boolean, depth: number): XmlElement {
-    if (request.embedded) return this.embedded(request, visible, depth);
-    const place = this.current.groups.get(request.name)?.shift();
+  private group(
+    request: TreeRequestNode & { type: 'group' },
+    visible: boolean,
+    depth: number,
+    written: TreeNode[],
+  ): XmlElement {
+    if (request.embedded) {
+      const node = this.embedded(request, visible, depth);
+      written.push(readNode(node, this.nameOf) as TreeNode);
+      return node;
+    }
+    const taken = this.groupsTaken.get(request.name) ?? 0;
+    const place = this.current.groups.get(request.name)?.[taken];
+    this.groupsTaken.set(request.name, taken + 1);
     const exclusive = request.mutually_exclusive ?? place?.node.attributes.get('mutually-exclusive') === '1';
     const nodes = request.children ?? [];
     const attributes = new Map(
@@ -424,42 +513,54 @@ class TreeBuilder {
     const properties = kept.find((child) => child.name === 'customproperties');
     const others = [withServerProperties(properties, request), ...kept.filter((child) => child !== properties)];
     const inner = '\n' + '  '.repeat(depth + 1);
+    const members: TreeNode[] = [];
     const children = [
       ...others.flatMap((child) => [
         text(inner),
         child === properties && place?.depth === depth ? child : reindented(child, depth + 1),
       ]),
-      ...this.children(nodes, depth, exclusive),
+      ...this.children(nodes, depth, exclusive, members),
       text('\n' + '  '.repeat(depth)),
     ];
-    return { kind: 'element', name: GROUP, attributes, children };
+    const group: XmlElement = { kind: 'element', name: GROUP, attributes, children };
+    push(this.newGroups, request.name, { node: group, depth });
+    written.push(readGroup(group, members));
+    return group;
   }
 
   private embedded(request: TreeRequestNode & { type: 'group' }, visible: boolean, depth: number): XmlElement {
-    const place = this.current.embedded.get(request.name)?.[0] as Placed;
+    const place = this.current.embedded.get(request.name)?.[0];
+    if (!place || !this.take(place)) {
+      this.wrong = true;
+      return element(GROUP);
+    }
+    this.embeddedTaken++;
     for (const { id, name } of this.current.embeddedLayers.get(request.name) ?? []) {
       this.layerIds.push(id);
-      this.names.set(id, name);
+      this.layerNames.push(name);
     }
     const attributes: Record<string, string> = { checked: checkState(visible) };
     if (request.expanded !== undefined) attributes['expanded'] = request.expanded ? '1' : '0';
     // Not a record: its layers' nodes may be replaced in it (a layer renamed), so it is neither
     // remembered as written nor kept among the indented copies.
-    const node = place.depth === depth ? place.node : reindented(place.node, depth);
-    return withAttributes(node, attributes);
+    const node = withAttributes(place.depth === depth ? place.node : reindented(place.node, depth), attributes);
+    if (node !== place.node) this.movedEmbedded.push([request.name, { node, depth }]);
+    return node;
   }
 }
 
 /** The ids of the explicit drawing order, checked to hold every layer of the new tree once. */
 function explicitOrder(order: readonly string[], builder: TreeBuilder): string[] {
-  const ids = new Map([...builder.names].map(([id, name]) => [name, id]));
+  const ids = new Map<string, string>();
+  builder.layerNames.forEach((name, index) => ids.set(name, builder.layerIds[index] as string));
   const unknown = order.filter((name) => !ids.has(name));
-  const repeated = order.filter((name, index) => order.indexOf(name) !== index);
-  const given = new Set(order);
+  const given = new Set<string>();
+  const repeated = new Set<string>();
+  for (const name of order) (given.has(name) ? repeated : given).add(name);
   const missing = [...ids.keys()].filter((name) => !given.has(name));
   const problems = [
     unknown.length ? `the tree has no layer ${quoted(unknown)}` : '',
-    repeated.length ? `${quoted(new Set(repeated))} appear more than once` : '',
+    repeated.size ? `${quoted(repeated)} appear more than once` : '',
     missing.length ? `${quoted(missing)} are missing` : '',
   ].filter(Boolean);
   if (problems.length) throw new Unprocessable(`order must name every layer of the tree once: ${problems.join('; ')}`);
@@ -495,8 +596,10 @@ function orderedRecords(
  * list in both) hold the request's `order`, enabled; without one the custom order is turned off
  * and the layers are drawn as the tree orders them. Nodes of layers and groups are kept as they were where
  * nothing of them changes. Throws Unprocessable for a tree that misses a layer or names one twice
- * or one the project lacks, Conflict when two layers of the tree share a name. Answers the nodes
- * made anew (layer nodes moved or changed, drawing order items), none of them to be changed in place.
+ * or one the project lacks, Conflict when two layers of the tree share a name. `current` is the
+ * tree as it stands (read when not given), brought up to date when the tree is replaced. Answers the tree
+ * as written (as `readLayerTree` reads it back), and the nodes made anew (layer nodes moved or
+ * changed, drawing order items), none of them to be changed in place.
  */
 export function replaceLayerTree(
   root: XmlElement,
@@ -504,23 +607,30 @@ export function replaceLayerTree(
   request: LayerTreeRequest,
   nameOf: NameOf,
   untreed: ReadonlyMap<string, UntreedLayer>,
-): XmlElement[] {
-  const current = readCurrent(root, nameOf);
-  const named: Named = { layers: new Map(), embedded: new Map() };
-  countNames(request.children, named);
-  checkComplete(named, current, untreed);
-  const builder = new TreeBuilder(current, untreed);
-  const nodes = builder.children(request.children, 1, false);
+  current: CurrentTree = readCurrentTree(root, nameOf),
+): { tree: LayerTree; made: XmlElement[] } {
+  // A tree of layers named once each, all in it, is checked as it is built: nodes named twice or
+  // unknown are found then, missing ones by their count.
+  const checkedAsBuilt = untreed.size === 0 && current.ambiguous.length === 0;
+  if (!checkedAsBuilt) checkRequest(request, current, untreed);
+  const builder = new TreeBuilder(current, untreed, nameOf);
+  const tree: LayerTree = { children: [] };
+  const nodes = builder.children(request.children, 1, false, tree.children);
+  if (!builder.complete) {
+    checkRequest(request, current, untreed);
+    throw new Unprocessable('the tree must hold every layer exactly once');
+  }
   const customOrder = firstChild(root, 'custom-order') ?? element('custom-order');
   // Without an order of its own the project keeps its custom order list, as QGIS does when layers
   // move in the tree, only adding the layers it lacks at its end.
-  const listed = orderIds(customOrder);
-  const known = new Set(listed);
+  // A tree of the same layers as the last one, which the custom order listed, adds none to it.
   const ids = request.order
     ? explicitOrder(request.order, builder)
-    : [...listed, ...builder.layerIds.filter((id) => !known.has(id))];
+    : current.listsEvery && untreed.size === 0
+      ? current.listed
+      : [...current.listed, ...builder.layerIds.filter((id) => !current.known.has(id))];
   customOrder.attributes.set('enabled', request.order ? '1' : '0');
-  if (request.order || ids.length > listed.length) {
+  if (request.order || ids.length > current.listed.length) {
     orderedRecords(customOrder, 'item', textOf, (id) => element('item', {}, [text(id)]), ids, 2, builder.made);
     orderedRecords(
       layerOrder,
@@ -531,6 +641,8 @@ export function replaceLayerTree(
       1,
       builder.made,
     );
+    current.listed = ids;
+    current.known = new Set(ids);
   }
   const kept = childElements(root).filter(
     (child) => child.name !== LAYER && child.name !== GROUP && child !== customOrder,
@@ -542,7 +654,10 @@ export function replaceLayerTree(
     customOrder,
     indentation(1),
   ];
-  return builder.made;
+  builder.update(current);
+  current.listsEvery = true;
+  if (request.order) tree.order = [...request.order];
+  return { tree, made: builder.made };
 }
 
 /** Names the layer `id`'s nodes under `group` `name`, as copies (a node's written markup must stay its own), added to `made`. */

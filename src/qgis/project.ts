@@ -18,8 +18,10 @@ import {
   snappingSettings,
 } from './layer-references.js';
 import {
+  type CurrentTree,
   type LayerTree,
   type LayerTreeRequest,
+  readCurrentTree,
   readLayerTree,
   renameLayerNodes,
   replaceLayerTree,
@@ -222,6 +224,8 @@ export class ProjectDocument {
    * tree is read far more often than it changes. Shared by every caller, who must not change it.
    */
   private tree: LayerTree | undefined;
+  /** The layer tree's nodes by name, kept by its replacements and dropped with `tree` or when its nodes change otherwise. */
+  private currentTree: CurrentTree | undefined;
   /** Each layer's node by id (the first, should ids repeat), once asked for; kept as layers are added, replaced and removed. */
   private nodesById: Map<string, MapLayerNode> | undefined;
   /** Whether two layers had the same id when `nodesById` was made: a removal may then uncover the other. */
@@ -525,15 +529,26 @@ export class ProjectDocument {
     return this.tree;
   }
 
-  /** Replaces the layer tree and the drawing order (`replaceLayerTree` of layer-tree.ts). */
-  replaceLayerTree(request: LayerTreeRequest): void {
+  /** Replaces the layer tree and the drawing order (`replaceLayerTree` of layer-tree.ts); answers the tree as written. */
+  replaceLayerTree(request: LayerTreeRequest): LayerTree {
     const names = this.namesById();
     const order = ensureChild(this.document.root, 'layerorder', 0, this.layout);
-    this.rememberMade(replaceLayerTree(this.layerTree, order, request, (id) => names.get(id), this.untreedLayers()));
+    const nameOf = (id: string): string | undefined => names.get(id);
+    this.currentTree ??= readCurrentTree(this.layerTree, nameOf);
+    const { tree, made } = replaceLayerTree(
+      this.layerTree,
+      order,
+      request,
+      nameOf,
+      this.untreedLayers(),
+      this.currentTree,
+    );
+    this.rememberMade(made);
     this.records.forget();
-    this.tree = undefined;
+    this.tree = tree;
     if (this.index?.simple) this.index.ordered = false;
     else this.index = undefined;
+    return tree;
   }
 
   /** The layers the layer tree does not hold, by name: none when the index is simple. */
@@ -647,6 +662,7 @@ export class ProjectDocument {
     if (added && !this.nodesById?.has(added.id)) this.nodesById?.set(added.id, layer);
     if (added && !this.names?.has(added.id)) this.names?.set(added.id, added.name);
     this.tree = undefined;
+    this.currentTree = undefined;
     if (this.index?.simple && added && !this.index.byName.has(added.name)) this.index.byName.set(added.name, added);
     else this.index = undefined;
   }
@@ -682,6 +698,7 @@ export class ProjectDocument {
     // Another layer of the same id may take its place.
     this.names = undefined;
     this.tree = undefined;
+    this.currentTree = undefined;
     return true;
   }
 
@@ -721,6 +738,7 @@ export class ProjectDocument {
     }
     this.rememberMade(made);
     this.records.forget();
+    this.currentTree = undefined;
   }
 
   /**
@@ -738,6 +756,7 @@ export class ProjectDocument {
       this.nodesById = undefined;
       this.names = undefined;
       this.tree = undefined;
+      this.currentTree = undefined;
     }
   }
 }

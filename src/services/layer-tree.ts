@@ -32,14 +32,6 @@ export class LayerTreeService {
   /** Replaces the tree; answers it as written (a mutually exclusive group shows one child at most). */
   async replace(ref: ProjectRef, request: LayerTreeRequest): Promise<LayerTree> {
     checkNodes(request.children, 1);
-    return this.repository.update(
-      ref,
-      (document) => {
-        document.replaceLayerTree(request);
-        return document.layerTreeOf();
-      },
-      [],
-      'changed the layer tree',
-    );
+    return this.repository.update(ref, (document) => document.replaceLayerTree(request), [], 'changed the layer tree');
   }
 }
