@@ -282,6 +282,13 @@ async function checkRulesApplied(server: CountedServer, mapUrl: string, value: s
   if (listed === (value !== '')) throw new Error(`the access filter of ${server.server.url} does not apply its rules`);
 }
 
+/** Whether each server draws the map of the first (no rules): every feature passes the bench's filters. */
+async function checkSameMaps(urls: string[], agent: Agent): Promise<void> {
+  const [first, ...others] = await Promise.all(urls.map((url) => send(url, 'GET', agent)));
+  const differing = others.findIndex((map) => first === undefined || !map.equals(first));
+  if (differing >= 0) throw new Error(`${urls[differing + 1] ?? ''} draws another map than without rules`);
+}
+
 /**
  * Instructions per GetMap of one qgis_mapserver with the plugin, under callgrind (instrumented only
  * while it draws the counted maps), for each set of rules: qgis_mapserver has no FastCGI
@@ -325,6 +332,7 @@ async function filterCost(): Promise<string> {
       await checkRulesApplied(server, urls[index] ?? '', configurations[index]?.value ?? '');
       await draw(urls[index] ?? '');
     }
+    await checkSameMaps(urls, agent);
     const counts = servers.map(() => [] as number[]);
     for (let round = 0; round < FILTER_ROUNDS; round++) {
       for (const [index, server] of servers.entries()) {
@@ -347,7 +355,7 @@ async function filterCost(): Promise<string> {
     });
     return [
       `### The access filter on GetMap (target: within ${FILTER_TARGET * 100}% of the instructions per map)`,
-      `- One qgis_mapserver with the plugin per set of rules, under valgrind's callgrind instrumented only while it draws the counted maps (\`--instr-atstart=no\`, then \`callgrind_control --instr=on\`): every instruction of the process, all threads; ${FILTER_ROUNDS} rounds of ${MAPS_PER_COUNT} maps each (one connection), the servers in turn, after ${MAPS_PER_COUNT} maps each; a 64 px GetMap of the roads layer the rules filter (every feature passes the filters, so the maps are the same)`,
+      `- One qgis_mapserver with the plugin per set of rules, under valgrind's callgrind instrumented only while it draws the counted maps (\`--instr-atstart=no\`, then \`callgrind_control --instr=on\`): every instruction of the process, all threads; ${FILTER_ROUNDS} rounds of ${MAPS_PER_COUNT} maps each (one connection), the servers in turn, after ${MAPS_PER_COUNT} maps each; a 64 px GetMap of the roads layer the rules filter (every feature passes the filters: each server's map is checked to be that of the server without rules)`,
       `- ${ROLES} roles of ${RULES_PER_ROLE} layer rules each (${ROLES * RULES_PER_ROLE}): an identity holding some or all of them is sent their rules, each layer's filters joined by OR; the plugin's check that it applies them: the layer they hide is left out of each server's capabilities`,
       `- added: each round's count against the server without rules in the same round; median (lowest to highest round)`,
       `- load average of the machine before: ${loadBefore.toFixed(2)}; the part took ${((performance.now() - started) / 1000).toFixed(0)} s`,
