@@ -6,12 +6,13 @@ that: every term costs on every map. Once per set of rules, the filter is read w
 parser and written again with its top-level OR terms each once, and:
 - the terms comparing one column to a string (`"team" = 'a' OR "team" = 'b'`) merged into one
   `"team" IN ('a', 'b')`, which is the same under SQL's and QGIS's NULL logic;
-- of the terms `"column" <> 'string'` of one column, two kept when two of their strings are
-  plain text (neither a number nor an interval to QGIS) that no collation takes for the same
-  (`_distinct`): no value of the column equals both, so these two are true of every value but
-  NULL (and a list, which QGIS compares to no string), as the OR of all the column's terms is.
-  The filter written is the original with OR terms left out: where a database compared
-  otherwise than assumed, it would serve fewer features, never more.
+- of the terms `"column" <> 'string'` of a text column of the layer (`text_columns`: QGIS
+  compares its values to strings as strings, where 3.44 compares a boolean's truth), two kept
+  when two of their strings are plain text (neither a number nor an interval to QGIS) that no
+  collation takes for the same (`_distinct`): no value of the column equals both, so these two
+  are true of every value but NULL, as the OR of all the column's terms is. The filter written
+  is the original with OR terms left out: where a database compared otherwise than assumed, it
+  would serve fewer features, never more.
 The terms are joined two halves at a time (`_joined`). A filter of one or two terms with
 nothing to merge is left as written.
 """
@@ -79,21 +80,21 @@ def _distinct(values: list[str]) -> list[str] | None:
     return None
 
 
-def _written(key: str, values: list[str] | None) -> list[str]:
+def _written(key: str, values: list[str] | None, text_columns: frozenset[str]) -> list[str]:
     """The terms written for one of shorter_filter's parts."""
     if values is None:
         return [key]
     column = QgsExpression.quotedColumnRef(key[1:])
     if key[0] == _OTHER_THAN:
-        kept = _distinct(values) or values
+        kept = (_distinct(values) if key[1:] in text_columns else None) or values
         return [f"{column} <> {QgsExpression.quotedValue(value)}" for value in kept]
     quoted = ", ".join(QgsExpression.quotedValue(value) for value in values)
     return [f"{column} = {quoted}" if len(values) == 1 else f"{column} IN ({quoted})"]
 
 
-def shorter_filter(expression: str) -> str:
-    """`expression` with its OR terms each once, its equalities to strings merged by column, and a
-    column's inequalities to strings down to two where that is the same filter."""
+def shorter_filter(expression: str, text_columns: frozenset[str] = frozenset()) -> str:
+    """`expression` with its OR terms each once, its equalities to strings merged by column, and the
+    inequalities to strings of each of `text_columns` down to two where that is the same filter."""
     parsed = QgsExpression(expression)
     root = parsed.rootNode()
     if parsed.hasParserError() or root is None:
@@ -111,7 +112,7 @@ def shorter_filter(expression: str) -> str:
         values = parts.setdefault((_EQUAL_TO if operator == _EQ else _OTHER_THAN) + column, [])
         if values is not None and value not in values:
             values.append(value)
-    written = [term for key, values in parts.items() for term in _written(key, values)]
+    written = [term for key, values in parts.items() for term in _written(key, values, text_columns)]
     if len(written) == len(terms) <= 2:
         return expression
     return _joined(written)
