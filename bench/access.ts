@@ -24,6 +24,7 @@ import { freePort } from '../src/runtime/ports.js';
 import { PLUGIN_PATH } from '../test/support/insight-stack.js';
 import { runPyqgisScript } from '../test/support/pyqgis-scripts.js';
 import { type Stack, startStack } from '../test/support/stack.js';
+import { descendants, threadsCpuNanoseconds } from './cpu.js';
 import { send } from './http-client.js';
 import { CountedServer } from './instructions.js';
 import { type PartFilter } from './parts.js';
@@ -172,6 +173,35 @@ async function timedMap(url: string, agent: Agent, token: string | undefined): P
   return performance.now() - started;
 }
 
+const CPU_ROUNDS = 3;
+const MAPS_PER_CPU_ROUND = 200;
+
+interface MapClient {
+  url: string;
+  /** The master process of the nginx it goes through. */
+  nginx: number | undefined;
+  agent: Agent;
+  token: string | undefined;
+}
+
+/**
+ * µs of CPU a map of each client, round by round, while it alone draws: the bench's process (the
+ * client and both APIs) and its stack's nginx, not QGIS Server (whose maps take a hundred times
+ * more, and whose cost of the rules the filter part counts).
+ */
+async function cpuPerMap(clients: MapClient[]): Promise<number[][]> {
+  const rounds = clients.map(() => [] as number[]);
+  for (let round = 0; round < CPU_ROUNDS; round++) {
+    for (const [index, client] of clients.entries()) {
+      const pids = [process.pid, ...(client.nginx === undefined ? [] : [client.nginx, ...descendants(client.nginx)])];
+      const before = threadsCpuNanoseconds(pids);
+      for (let map = 0; map < MAPS_PER_CPU_ROUND; map++) await timedMap(client.url, client.agent, client.token);
+      rounds[index]?.push((threadsCpuNanoseconds(pids) - before) / MAPS_PER_CPU_ROUND / 1000);
+    }
+  }
+  return rounds;
+}
+
 /** Median GetMap through nginx with auth_request and without, in the same rounds. */
 async function nginxCheck(): Promise<string> {
   const guarded = await startStack({ apiToken: ADMIN, tokenFailures: 100 }, {}, 'filesystem');
@@ -198,17 +228,26 @@ async function nginxCheck(): Promise<string> {
       {
         name: 'with auth_request (a token of a role with a filter)',
         url: urls[0] ?? '',
+        nginx: guarded.pool?.nginxPid,
         token,
         agent: agents[0] as Agent,
       },
       {
         name: 'with auth_request (the bootstrap administrator: the check alone, no rules)',
         url: urls[0] ?? '',
+        nginx: guarded.pool?.nginxPid,
         token: ADMIN,
         agent: agents[2] as Agent,
       },
-      { name: 'without access control', url: urls[1] ?? '', token: undefined, agent: agents[1] as Agent },
+      {
+        name: 'without access control',
+        url: urls[1] ?? '',
+        nginx: open.pool?.nginxPid,
+        token: undefined,
+        agent: agents[1] as Agent,
+      },
     ];
+    const load = loadavg()[0] ?? 0;
     for (const server of servers)
       for (let map = 0; map < 20; map++) await timedMap(server.url, server.agent, server.token);
     const medians = servers.map(() => [] as number[]);
@@ -221,21 +260,31 @@ async function nginxCheck(): Promise<string> {
       }
       samples.forEach((each, index) => medians[index]?.push(median(each)));
     }
+    const cpu = await cpuPerMap(servers);
     const without = medians.at(-1) ?? [];
+    const cpuWithout = cpu.at(-1) ?? [];
     const rows = servers.map((server, index) => {
       const each = medians[index] ?? [];
-      if (index === servers.length - 1) return [server.name, `${median(each).toFixed(2)} (${spread(each, 2)})`, '', ''];
+      const cpuEach = cpu[index] ?? [];
+      const cpuText = `${median(cpuEach).toFixed(0)} (${spread(cpuEach, 0)})`;
+      if (index === servers.length - 1) {
+        return [server.name, `${median(each).toFixed(2)} (${spread(each, 2)})`, '', '', cpuText, ''];
+      }
       const added = each.map((value, round) => value - (without[round] ?? Number.NaN));
+      const cpuAdded = cpuEach.map((value, round) => value - (cpuWithout[round] ?? Number.NaN));
       return [
         server.name,
         `${median(each).toFixed(2)} (${spread(each, 2)})`,
         `${median(added).toFixed(3)} (${spread(added, 3)})`,
         median(added) <= NGINX_TARGET_MS ? 'met' : 'not met',
+        cpuText,
+        `${median(cpuAdded).toFixed(0)} (${spread(cpuAdded, 0)})`,
       ];
     });
     return [
       `### nginx's auth_request on a GetMap (target: at most ${NGINX_TARGET_MS} ms added to the median)`,
       `- Two production stacks (nginx, a pool of 2 qgis_mapserv.fcgi, the API), one with access control (nginx asks the API, which answers the rules; the plugin applies them), one without; a 64 px GetMap of two layers of the access tests' project; ${NGINX_ROUNDS} rounds of ${MAPS_PER_ROUND} maps each, one connection per client, the clients in turn map by map; the medians of each round, and their difference with the stack without access control in the same round`,
+      `- CPU: then ${CPU_ROUNDS} rounds of ${MAPS_PER_CPU_ROUND} maps of each client in a row; the CPU time a map of every thread of the bench's process (the client and both APIs) and of the stack's nginx, QGIS Server's left out (its maps cost some hundred times more; the filter part counts its cost of the rules), which the machine's other load does not add to; its difference with the stack without access control in the same round: what nginx's check and the plugin's rules cost. Load average before: ${load.toFixed(2)}`,
       '',
       table(
         [
@@ -243,6 +292,8 @@ async function nginxCheck(): Promise<string> {
           'median ms (lowest to highest round)',
           'added ms, median of rounds',
           `target ${NGINX_TARGET_MS} ms`,
+          'CPU µs a map',
+          'CPU µs added',
         ],
         rows,
       ),
@@ -280,6 +331,13 @@ async function checkRulesApplied(server: CountedServer, mapUrl: string, value: s
   const url = mapUrl.replace(FILTERED_MAP, 'SERVICE=WMS&VERSION=1.3.0&REQUEST=GetCapabilities');
   const listed = (await (await fetch(url)).text()).includes('<Name>secret</Name>');
   if (listed === (value !== '')) throw new Error(`the access filter of ${server.server.url} does not apply its rules`);
+}
+
+/** Whether each server draws the map of the first (no rules): every feature passes the bench's filters. */
+async function checkSameMaps(urls: string[], agent: Agent): Promise<void> {
+  const [first, ...others] = await Promise.all(urls.map((url) => send(url, 'GET', agent)));
+  const differing = others.findIndex((map) => first === undefined || !map.equals(first));
+  if (differing >= 0) throw new Error(`${urls[differing + 1] ?? ''} draws another map than without rules`);
 }
 
 /**
@@ -325,6 +383,7 @@ async function filterCost(): Promise<string> {
       await checkRulesApplied(server, urls[index] ?? '', configurations[index]?.value ?? '');
       await draw(urls[index] ?? '');
     }
+    await checkSameMaps(urls, agent);
     const counts = servers.map(() => [] as number[]);
     for (let round = 0; round < FILTER_ROUNDS; round++) {
       for (const [index, server] of servers.entries()) {
@@ -347,7 +406,7 @@ async function filterCost(): Promise<string> {
     });
     return [
       `### The access filter on GetMap (target: within ${FILTER_TARGET * 100}% of the instructions per map)`,
-      `- One qgis_mapserver with the plugin per set of rules, under valgrind's callgrind instrumented only while it draws the counted maps (\`--instr-atstart=no\`, then \`callgrind_control --instr=on\`): every instruction of the process, all threads; ${FILTER_ROUNDS} rounds of ${MAPS_PER_COUNT} maps each (one connection), the servers in turn, after ${MAPS_PER_COUNT} maps each; a 64 px GetMap of the roads layer the rules filter (every feature passes the filters, so the maps are the same)`,
+      `- One qgis_mapserver with the plugin per set of rules, under valgrind's callgrind instrumented only while it draws the counted maps (\`--instr-atstart=no\`, then \`callgrind_control --instr=on\`): every instruction of the process, all threads; ${FILTER_ROUNDS} rounds of ${MAPS_PER_COUNT} maps each (one connection), the servers in turn, after ${MAPS_PER_COUNT} maps each; a 64 px GetMap of the roads layer the rules filter (every feature passes the filters: each server's map is checked to be that of the server without rules)`,
       `- ${ROLES} roles of ${RULES_PER_ROLE} layer rules each (${ROLES * RULES_PER_ROLE}): an identity holding some or all of them is sent their rules, each layer's filters joined by OR; the plugin's check that it applies them: the layer they hide is left out of each server's capabilities`,
       `- added: each round's count against the server without rules in the same round; median (lowest to highest round)`,
       `- load average of the machine before: ${loadBefore.toFixed(2)}; the part took ${((performance.now() - started) / 1000).toFixed(0)} s`,

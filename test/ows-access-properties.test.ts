@@ -79,6 +79,7 @@ const attribute = (layer: Vector, field: Field): string => `${layer}_${field}`;
 type Filter =
   | { on: 'kind'; value: string }
   | { on: 'size'; above: number }
+  | { on: 'code'; not: number } // "code" <> the code of feature `not`
   | { on: 'owner' } // "owner" = @steward_user
   | { on: 'team' }; // "team" is one of @steward_roles
 
@@ -109,6 +110,7 @@ interface Scenario {
 const filterArbitrary: fc.Arbitrary<Filter> = fc.oneof(
   fc.record({ on: fc.constant('kind' as const), value: fc.constantFrom('public', 'private') }),
   fc.record({ on: fc.constant('size' as const), above: fc.integer({ min: 5, max: 45 }) }),
+  fc.record({ on: fc.constant('code' as const), not: fc.constantFrom(...FIDS) }),
   fc.record({ on: fc.constant('owner' as const) }),
   fc.record({ on: fc.constant('team' as const) }),
 );
@@ -171,6 +173,8 @@ function expression(layer: Vector, filter: Filter): string {
       return `${field} = '${filter.value}'`;
     case 'size':
       return `${field} > ${filter.above}`;
+    case 'code':
+      return `${field} <> 'code-${layer}-${filter.not}'`;
     case 'owner':
       return `${field} = @steward_user`;
     case 'team':
@@ -185,6 +189,8 @@ function passes(filter: Filter | undefined, feature: Feature, token: Scenario['t
       return feature.kind === filter.value;
     case 'size':
       return feature.size > filter.above;
+    case 'code':
+      return feature.fid !== filter.not;
     case 'owner':
       return feature.owner === token.name;
     case 'team':

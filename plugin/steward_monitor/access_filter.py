@@ -12,6 +12,7 @@ a callback outside that span reads them itself.
 from __future__ import annotations
 
 from qgis.core import QgsMapLayer, QgsVectorLayer
+from qgis.PyQt.QtCore import QVariant
 from qgis.server import QgsAccessControlFilter, QgsRequestHandler, QgsServerInterface
 
 from .access import PARAMETER, REFUSE_ALL, RequestRules, Rules
@@ -31,6 +32,8 @@ class StewardAccessFilter(QgsAccessControlFilter):
         self._log = log
         # The rules of the request being served, from begin to end; _UNREAD outside.
         self._request: Rules | None = _UNREAD
+        # Filters folded by a layer's text columns (access_expression.py), by filter and columns.
+        self._folded: dict[tuple[str, frozenset[str]], str] = {}
 
     def begin(self, map_value: str) -> None:
         """requestReady: reads the request's rules once (QGIS Server converts the parameter to a
@@ -77,7 +80,20 @@ class StewardAccessFilter(QgsAccessControlFilter):
 
     def layerFilterExpression(self, layer: QgsVectorLayer) -> str:  # noqa: N802 (QGIS API)
         rules = self._current()
-        return "" if rules is None else rules.filters.get(layer.name(), "")
+        written = "" if rules is None else rules.filters.get(layer.name(), "")
+        return written and self._folded_for(layer, written)
+
+    def _folded_for(self, layer: QgsVectorLayer, written: str) -> str:
+        """`written` with the inequalities of the layer's text columns folded, once per filter and columns."""
+        text = frozenset(field.name() for field in layer.fields() if field.type() == QVariant.String)
+        key = (written, text)
+        folded = self._folded.get(key)
+        if folded is None:
+            folded = shorter_filter(written, text)
+            if len(self._folded) >= RequestRules.KEPT:
+                del self._folded[next(iter(self._folded))]
+            self._folded[key] = folded
+        return folded
 
     def cacheKey(self) -> str:  # noqa: N802 (QGIS API)
         rules = self._current()
