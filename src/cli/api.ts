@@ -16,9 +16,10 @@ const REQUEST_TIMEOUT_MS = 10_000;
 /** Uploads and downloads of projects with their data take as long as their bytes do. */
 const TRANSFER_TIMEOUT_MS = 30 * 60_000;
 
-/** An upload's bytes, and what is told how many have been sent. */
-interface Upload {
-  bytes: Uint8Array;
+/** An upload's bytes as they are read, how many there are, and what is told how many have been sent. */
+export interface Upload {
+  body: AsyncIterable<Uint8Array>;
+  length: number;
   sent: (bytes: number) => void;
 }
 
@@ -292,19 +293,18 @@ export class StewardApi {
     return this.send(withQuery(path, force ? { force: 'true' } : {}), undefined);
   }
 
-  /** Publishes a .qgs, .qgz or zip bundle as the project (PUT .../archive); `sent` is told the bytes sent so far. */
+  /** Publishes a .qgs, .qgz or zip bundle as the project (PUT .../archive), sent as `upload` reads it. */
   async publish(
     project: string,
-    bytes: Uint8Array,
+    upload: Upload,
     options: { replace: boolean; allowBroken: boolean; schema?: string | undefined },
-    sent: (bytes: number) => void = () => undefined,
   ): Promise<Published> {
     const query = {
       ...(options.replace && { replace: 'true' }),
       ...(options.allowBroken && { allow_broken: 'true' }),
     };
     const path = withQuery(projectPath(project, 'archive', options.schema), query);
-    const response = await this.fetch(new URL(path, this.baseUrl), { method: 'PUT', upload: { bytes, sent } });
+    const response = await this.fetch(new URL(path, this.baseUrl), { method: 'PUT', upload });
     return answerOf<Published>(response);
   }
 
@@ -340,7 +340,7 @@ export class StewardApi {
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (upload !== undefined) {
       headers['content-type'] = 'application/octet-stream';
-      headers['content-length'] = String(upload.bytes.byteLength);
+      headers['content-length'] = String(upload.length);
     }
     const payload =
       upload !== undefined
@@ -357,18 +357,20 @@ export class StewardApi {
   }
 }
 
-/** Bytes sent at a time, each counted once handed to the connection. */
-const UPLOAD_PIECE = 1024 * 1024;
-
-/** The upload's bytes as a stream, `sent` told the count as each piece is taken. */
-function counted({ bytes, sent }: Upload): ReadableStream<Uint8Array> {
+/** The upload's bytes as a stream, `sent` told the count as each piece is taken by the connection. */
+function counted({ body, sent }: Upload): ReadableStream<Uint8Array> {
+  const pieces = body[Symbol.asyncIterator]();
   let at = 0;
   return new ReadableStream({
-    pull(controller) {
-      if (at >= bytes.byteLength) return controller.close();
-      controller.enqueue(bytes.subarray(at, at + UPLOAD_PIECE));
-      at = Math.min(bytes.byteLength, at + UPLOAD_PIECE);
+    async pull(controller) {
+      const next = await pieces.next();
+      if (next.done === true) return controller.close();
+      controller.enqueue(next.value);
+      at += next.value.byteLength;
       sent(at);
+    },
+    async cancel() {
+      await pieces.return?.();
     },
   });
 }

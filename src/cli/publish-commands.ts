@@ -1,11 +1,11 @@
 /** The `steward` subcommands that take projects in and out as QGIS Desktop has them (docs/publishing.md). */
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, relative, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 
-import { zipArchive } from '../storage/zip-writer.js';
+import { streamedZip } from '../storage/zip-writer.js';
 import { CliError, type Published } from './api.js';
 import { type Command, json, JSON_OPTION, SCHEMA_OPTION } from './command.js';
 import { formatTable } from './table.js';
@@ -22,13 +22,27 @@ async function filesBelow(folder: string): Promise<string[]> {
     .sort();
 }
 
-/** What to upload for FILE: a .qgs, .qgz or .zip as it is, a folder as a bundle; and the project's default name. */
-async function upload(file: string): Promise<{ bytes: Uint8Array; name: string }> {
+/** Bytes read from the disk at a time, each counted as sent once the connection takes it. */
+const READ_CHUNK = 1024 * 1024;
+
+/** What to upload for FILE, read from the disk as it is sent, and the project's default name. */
+interface UploadSource {
+  body: AsyncIterable<Uint8Array>;
+  length: number;
+  name: string;
+}
+
+/**
+ * A .qgs, .qgz or .zip as it is, a folder as a bundle: the project file deflated, the data files
+ * stored as they are read, so that no file is held in memory whatever its size.
+ */
+async function upload(file: string): Promise<UploadSource> {
   const info = await stat(file).catch(() => undefined);
   if (!info) throw new CliError(`${file} does not exist`);
   if (!info.isDirectory()) {
     if (!/\.(qgs|qgz|zip)$/i.test(file)) throw new CliError(`${file} is not a .qgs, .qgz, .zip or folder`);
-    return { bytes: await readFile(file), name: basename(file, extname(file)) };
+    const body = createReadStream(file, { highWaterMark: READ_CHUNK }) as AsyncIterable<Buffer>;
+    return { body, length: info.size, name: basename(file, extname(file)) };
   }
   const files = await filesBelow(file);
   const projects = files.filter((name) => PROJECT_FILE.test(name));
@@ -39,11 +53,15 @@ async function upload(file: string): Promise<{ bytes: Uint8Array; name: string }
         : `${file} holds several QGIS projects (${projects.join(', ')}): give one folder a project`,
     );
   }
-  const entries = await Promise.all(
-    files.map(async (name) => [name, await readFile(join(file, ...name.split('/')))] as const),
-  );
   const project = projects[0] ?? '';
-  return { bytes: await zipArchive(entries), name: basename(project, extname(project)) };
+  const path = (name: string): string => join(file, ...name.split('/'));
+  const data = await Promise.all(
+    files
+      .filter((name) => name !== project)
+      .map(async (name) => ({ name, path: path(name), size: (await stat(path(name))).size })),
+  );
+  const bundle = await streamedZip([project, await readFile(path(project))], data);
+  return { body: bundle.stream, length: bundle.length, name: basename(project, extname(project)) };
 }
 
 /**
@@ -97,16 +115,16 @@ export const publish: Command = {
   },
   valueOptions: { ...SCHEMA_OPTION, project: "the project's name (default: the project file's name)" },
   async run(api, { ids: [file = ''], flags, values }, io) {
-    const { bytes, name } = await upload(file);
+    const { body, length, name } = await upload(file);
     const project = values['project'] ?? name;
-    const progress = transferProgress(io, `Uploading to ${project}`, bytes.byteLength);
+    const progress = transferProgress(io, `Uploading to ${project}`, length);
     const options = {
       replace: flags['replace'] === true,
       allowBroken: flags['allow-broken'] === true,
       schema: values['schema'],
     };
     const answer = await api
-      .publish(project, bytes, options, (sent) => progress.update(sent))
+      .publish(project, { body, length, sent: (sent) => progress.update(sent) }, options)
       .finally(() => progress.end());
     io.out(flags['json'] ? json(answer) : publishedText(project, answer));
     return answer.check.status === 'ok' ? undefined : 1;
