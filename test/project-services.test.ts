@@ -108,6 +108,10 @@ describe('service settings through the API, as QGIS Server publishes them', () =
     assert.deepEqual(settings['ogcapi_features'], { enabled: false, collections: [] });
     assert.deepEqual(settings['wms']?.['crs'], []);
     assert.deepEqual(texts(await capabilities('WFS', '1.1.0'), 'FeatureType'), []);
+    // No public address set: the URLs are on the one Steward uses, and said to be.
+    const endpoints = settings['endpoints'] as Record<string, string>;
+    assert.equal(endpoints['address'], 'internal');
+    assert.ok(endpoints['wms']?.startsWith(`${stack.qgis.url}?MAP=`), endpoints['wms']);
   });
 
   it('writes the settings, and answers them as written', async () => {

@@ -19,6 +19,12 @@ import { type ServiceEndpoints, serviceEndpoints } from './service-endpoints.js'
 export type ServicesAnswer = ServiceSettings & { endpoints: ServiceEndpoints };
 
 /** Told when the names QGIS Server publishes the layers under may have changed (the tile cache). */
+/** Where clients reach QGIS Server: a project's URL there (with its MAP), and whether that address is the public one. */
+export interface OwsAddress {
+  projectUrl(ref: ProjectRef): Promise<URL>;
+  address: ServiceEndpoints['address'];
+}
+
 export interface PublishedNamesListener {
   publishedNamesChanged(ref: ProjectRef): Promise<void>;
 }
@@ -111,7 +117,7 @@ export class ProjectServicesService {
   constructor(
     private readonly repository: ProjectRepository,
     private readonly crs: CrsResolver,
-    private readonly projectUrl: (ref: ProjectRef) => Promise<URL>,
+    private readonly ows: OwsAddress,
     private readonly names?: PublishedNamesListener,
   ) {}
 
@@ -120,7 +126,7 @@ export class ProjectServicesService {
   }
 
   private async answer(ref: ProjectRef, settings: ServiceSettings): Promise<ServicesAnswer> {
-    return { ...settings, endpoints: serviceEndpoints(await this.projectUrl(ref), settings) };
+    return { ...settings, endpoints: serviceEndpoints(await this.ows.projectUrl(ref), this.ows.address, settings) };
   }
 
   private crsList(values: readonly string[], field = 'wms crs'): string[] {

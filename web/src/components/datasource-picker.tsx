@@ -1,6 +1,6 @@
 /**
- * Picks a datasource for a new layer: the folders of STEWARD_DATA_ROOTS and object storage
- * (`/vsis3/`) through `GET /api/datasources/files`, or the tables of a PostgreSQL service through
+ * Picks a datasource for a new layer: the folders of STEWARD_DATA_ROOTS and, when it is set up,
+ * object storage (`/vsis3/`) through `GET /api/datasources/files`, or the tables of a PostgreSQL service through
  * `GET /api/datasources/postgres`. Each entry is a layer GDAL opened, with what it reported.
  */
 import type { JSX } from 'preact';
@@ -146,8 +146,16 @@ function Tables(props: { picked: string | undefined; onPick: (layer: Candidate) 
   );
 }
 
+const KINDS = [
+  ['files', 'Data folders'],
+  ['s3', 'Object storage (/vsis3/)'],
+  ['postgres', 'PostGIS tables'],
+] as const;
+
 export function DatasourcePicker(props: {
   roots: string[];
+  /** Whether object storage is set up (GET /api/server): it is offered only then. */
+  objectStorage: boolean;
   picked: string | undefined;
   onPick: (layer: Candidate) => void;
 }): JSX.Element {
@@ -158,13 +166,7 @@ export function DatasourcePicker(props: {
     <fieldset class="picker-box">
       <legend>Datasource</legend>
       <div role="radiogroup" aria-label="Where the data is" class="inline-form">
-        {(
-          [
-            ['files', 'Data folders'],
-            ['s3', 'Object storage (/vsis3/)'],
-            ['postgres', 'PostGIS tables'],
-          ] as const
-        ).map(([value, label]) => (
+        {KINDS.filter(([value]) => value !== 's3' || props.objectStorage).map(([value, label]) => (
           <label class="check" key={value}>
             <input type="radio" name="source-kind" checked={kind === value} onChange={() => setKind(value)} />
             {label}
