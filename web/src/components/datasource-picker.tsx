@@ -7,6 +7,7 @@ import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 
 import { type Answer, api } from '../api/client';
+import { DataUpload } from './data-upload';
 import { ErrorMessage, Loading } from './messages';
 import { PostgresImportForm } from './postgres-import';
 import { useApi } from './use-api';
@@ -156,6 +157,8 @@ export function DatasourcePicker(props: {
   roots: string[];
   /** Whether object storage is set up (GET /api/server): it is offered only then. */
   objectStorage: boolean;
+  /** The project whose folder of the upload root a data file goes to. */
+  project: string;
   picked: string | undefined;
   onPick: (layer: Candidate) => void;
 }): JSX.Element {
@@ -193,6 +196,7 @@ export function DatasourcePicker(props: {
                 </select>
               </div>
             )}
+            <DataUpload project={props.project} onUploaded={setPath} />
             <Folder
               path={path || props.roots[0] || ''}
               roots={props.roots}

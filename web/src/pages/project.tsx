@@ -369,7 +369,13 @@ function AddLayer(props: {
   return (
     <Dialog title="Add a layer" open onClose={props.onClose}>
       <form class="form" onSubmit={(event) => void submit(event)}>
-        <DatasourcePicker roots={props.roots} objectStorage={props.objectStorage} picked={datasource} onPick={pick} />
+        <DatasourcePicker
+          roots={props.roots}
+          objectStorage={props.objectStorage}
+          project={props.project}
+          picked={datasource}
+          onPick={pick}
+        />
         <div class="fields">
           <label>
             Datasource
