@@ -175,6 +175,42 @@ describe('web console: the Services tab', () => {
     assert.deepEqual(errors, []);
   });
 
+  test('an advertised URL set in the form is the one the tab shows and QGIS Server advertises', async () => {
+    const form = page.getByRole('form', { name: 'Service settings' });
+    const advertised = 'https://maps.example.test/town/wms';
+    await form.getByLabel('WMS advertised URL').fill(advertised);
+    await form.getByRole('button', { name: 'Save service settings' }).click();
+    await form.getByRole('status').getByText('Saved: wms.').waitFor();
+    const { wms, endpoints } = (await stack.call('GET', '/api/projects/town/services')).body as Services & {
+      wms: { url: string };
+    };
+    assert.equal(wms.url, advertised);
+    assert.ok(endpoints.wms.startsWith(`${advertised}?SERVICE=WMS`), endpoints.wms);
+    assert.ok(endpoints.wfs.startsWith(publicUrl), 'the other services keep the public address');
+    const shown = page.getByRole('region', { name: 'Service URLs' });
+    assert.equal(await shown.getByRole('link', { name: /SERVICE=WMS/ }).getAttribute('href'), endpoints.wms);
+    // QGIS Server takes the project's URL before the forwarded address.
+    const internal = new URL((await services()).endpoints.wfs.replace('SERVICE=WFS', 'SERVICE=WMS'));
+    internal.host = new URL(stack.qgis.url).host;
+    internal.searchParams.set('VERSION', '1.3.0');
+    const xml = await (await fetch(internal)).text();
+    const resources = [...xml.matchAll(/<OnlineResource[^>]*xlink:href="([^"]+)"/g)].map((match) => match[1] ?? '');
+    assert.ok(resources.length > 1, xml.slice(0, 300));
+    for (const href of resources) assert.ok(href.startsWith(advertised), href);
+
+    await form.getByLabel('WMS advertised URL').fill('https://');
+    await form.getByRole('button', { name: 'Save service settings' }).click();
+    await form
+      .getByRole('alert')
+      .getByText(/wms url must be an http:\/\/ or https:\/\/ URL, or empty/i)
+      .waitFor();
+    await form.getByLabel('WMS advertised URL').fill('');
+    await form.getByRole('button', { name: 'Save service settings' }).click();
+    await form.getByRole('status').getByText('Saved: wms.').waitFor();
+    assert.ok((await services()).endpoints.wms.startsWith(publicUrl));
+    assert.deepEqual(errors, []);
+  });
+
   test('the WMTS tile grids the API set are listed, as QGIS Server’s TileMatrixSets', async () => {
     const grids = [
       { crs: 'EPSG:3857', last_level: 8 },

@@ -312,6 +312,8 @@ describe('service settings through the API, as QGIS Server publishes them', () =
       [{ wms: { max_width: -1 } }, 400, /max_width/],
       [{ wms: { image_quality: 101 } }, 400, /image_quality/],
       [{ wms: { extent: [4, 43, 0, 47] } }, 400, /xmin < xmax/],
+      [{ wfs: { url: 'http://' } }, 400, /wfs url must be an http:\/\/ or https:\/\/ URL, or empty/],
+      [{ wms: { url: 'ftp://maps.example.org/ows/' } }, 400, /wms url must be/],
       [{ wms: { nonsense: 1 } }, 400, /additional/],
       [{}, 400, /fewer than 1/],
     ];

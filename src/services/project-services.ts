@@ -48,6 +48,14 @@ function groupNames(nodes: readonly TreeNode[], found: Set<string> = new Set()):
   return found;
 }
 
+/** A service's advertised URL: empty (the address asked at) or an http(s) URL clients can be sent to. */
+function checkAdvertisedUrl(service: string, url: string | undefined): void {
+  if (url === undefined || url === '') return;
+  const protocol = URL.canParse(url) ? new URL(url).protocol : undefined;
+  if (protocol !== 'http:' && protocol !== 'https:')
+    throw new BadRequest(`${service} url must be an http:// or https:// URL, or empty, not "${url}"`);
+}
+
 function checkTexts(request: ServicesRequest): void {
   const texts: Array<[string, string | undefined]> = [
     ['title', request.title],
@@ -63,6 +71,7 @@ function checkTexts(request: ServicesRequest): void {
     ['wmts url', request.wmts?.url],
   ];
   for (const [field, value] of texts) if (value !== undefined) checkText(field, value);
+  for (const service of ['wms', 'wfs', 'wcs', 'wmts'] as const) checkAdvertisedUrl(service, request[service]?.url);
   const extent = request.wms?.extent;
   if (extent && !(extent[0] < extent[2] && extent[1] < extent[3]))
     throw new BadRequest('wms extent must be [xmin, ymin, xmax, ymax] with xmin < xmax and ymin < ymax');
