@@ -233,6 +233,25 @@ describe('web console: publishing', () => {
     await page.getByRole('button', { name: 'Add layer' }).first().click();
     const dialog = page.getByRole('dialog', { name: 'Add a layer' });
     const upload = dialog.getByRole('group', { name: 'Upload a data file' });
+    // The dialog with its upload fits a 390 px phone, every kind of source in view.
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(width <= 390, `the add-layer dialog is ${width} px wide at 390 px`);
+      for (const control of [
+        upload.getByRole('button', { name: 'Upload', exact: true }),
+        dialog.getByRole('radio', { name: 'PostGIS tables' }),
+        dialog.getByLabel('Data folder', { exact: true }),
+        dialog.getByRole('button', { name: /^Use districts/ }),
+        dialog.getByRole('group', { name: 'Datasource', exact: true }),
+      ]) {
+        const box = await control.boundingBox();
+        assert.ok(box && box.x >= 0 && box.x + box.width <= 390, JSON.stringify(box));
+      }
+      await screenshot(page, 'add-layer-upload-390');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+    }
     await upload.getByLabel(/^Upload a data file/).setInputFiles(file);
     await upload.getByRole('button', { name: 'Upload', exact: true }).click();
     await upload.getByRole('status').getByText('parish.gpkg is uploaded: pick its layer below.').waitFor();

@@ -33,7 +33,7 @@ function AddressNote({ address }: { address: ServicesAnswer['endpoints']['addres
     <p class="notice" id="endpoints-internal">
       These URLs are on QGIS Server’s internal address (STEWARD_QGISSERVER_URL), which clients on other machines may not
       reach. Set STEWARD_PUBLIC_OWS_URL to the address they use (nginx’s, such as https://maps.example.org/ows/) and
-      restart Steward, or give a service its own advertised URL (its <code>url</code> in the services API).
+      restart Steward, or give a service its own advertised URL below.
     </p>
   );
 }
