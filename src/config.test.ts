@@ -4,6 +4,7 @@ import { join } from 'node:path';
 
 import { describe, it } from '../test/support/node-test.js';
 import { ConfigError, heapBoundMb, loadConfig, parseListen } from './config.js';
+import { objectStorageConfigured, readS3Settings } from './s3-settings.js';
 
 const REQUIRED = {
   STEWARD_QGISSERVER_URL: 'http://127.0.0.1:8080/ows/',
@@ -54,6 +55,33 @@ describe('configuration', () => {
     for (const size of ['-1', '1.5', 'lots'])
       assert.throws(() => heapBoundMb({ STEWARD_HEAP_MB: size }), /STEWARD_HEAP_MB/);
     assert.throws(() => heapBoundMb({ STEWARD_HEAP_MB: '100' }), /leave room for STEWARD_PROJECT_CACHE_MB \(128\)/);
+  });
+
+  it('says object storage is set up only with an AWS_* endpoint, region or credential', () => {
+    assert.equal(objectStorageConfigured(readS3Settings({})), false);
+    for (const [name, value] of [
+      ['AWS_REGION', 'eu-west-3'],
+      ['AWS_ENDPOINT_URL', 'http://127.0.0.1:9000'],
+      ['AWS_ACCESS_KEY_ID', 'key'],
+    ] as const)
+      assert.equal(objectStorageConfigured(readS3Settings({ [name]: value })), true, name);
+  });
+
+  it('takes the public OWS address as a base URL, refusing one with a query or credentials', () => {
+    assert.equal(loadConfig(REQUIRED).publicOwsUrl, undefined);
+    const url = loadConfig({ ...REQUIRED, STEWARD_PUBLIC_OWS_URL: 'https://maps.example.org/ows/' }).publicOwsUrl;
+    assert.equal(url, 'https://maps.example.org/ows/');
+    for (const wrong of [
+      'maps.example.org/ows/',
+      'ftp://maps.example.org/',
+      'https://a:b@maps.example.org/ows/',
+      'https://maps.example.org/ows/?MAP=x',
+    ])
+      assert.throws(
+        () => loadConfig({ ...REQUIRED, STEWARD_PUBLIC_OWS_URL: wrong }),
+        /STEWARD_PUBLIC_OWS_URL must be/,
+        wrong,
+      );
   });
 
   it('takes the administered QGIS Server version, refusing what is not one', () => {

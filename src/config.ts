@@ -33,6 +33,8 @@ export interface OidcSettings {
 
 export interface Config {
   qgisServerUrl: string;
+  /** STEWARD_PUBLIC_OWS_URL: where clients reach QGIS Server (nginx's public address); the internal one when undefined. */
+  publicOwsUrl?: string | undefined;
   /** QGIS Server's FastCGI processes, which the API sends its GETs to when set. */
   qgisServerFcgi?: ServerAddress[] | undefined;
   /** The settings QGIS Server reads while it serves a request, sent with each FastCGI request (qgisRequestSettings). */
@@ -131,6 +133,22 @@ function qgisServerUrl(env: Env): string {
     throw new ConfigError(`STEWARD_QGISSERVER_URL must be an http:// URL of QGIS Server, not "${text}"`);
   }
   return text;
+}
+
+/**
+ * STEWARD_PUBLIC_OWS_URL: the OWS address clients use, as QGIS Server's front (nginx) is reached
+ * from outside; a base to add a project's MAP to, so without a query, fragment or credentials.
+ */
+function publicOwsUrl(env: Env): string | undefined {
+  const text = optional(env, 'STEWARD_PUBLIC_OWS_URL');
+  if (text === undefined) return undefined;
+  const url = URL.canParse(text) ? new URL(text) : undefined;
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(
+      `STEWARD_PUBLIC_OWS_URL must be the http:// or https:// URL clients reach QGIS Server at, without a query or credentials (such as https://maps.example.org/ows/), not "${text}"`,
+    );
+  }
+  return url.href;
 }
 
 /** `STEWARD_QGISSERVER_FCGI`: `host:port` of each FastCGI process (IPv6 as `[::1]:9001`), separated by commas. */
@@ -400,6 +418,7 @@ export function loadConfig(env: Env = process.env): Config {
   const monitoringPort = optional(env, 'STEWARD_QGISSERVER_MONITORING_PORT');
   return {
     qgisServerUrl: qgisServerUrl(env),
+    publicOwsUrl: publicOwsUrl(env),
     qgisServerFcgi: qgisServerFcgi(env),
     qgisRequestSettings: qgisRequestSettings(env),
     projectsDir: required(env, 'STEWARD_QGISSERVER_PROJECTS_DIR'),

@@ -17,7 +17,7 @@ import { ConfigError, heapBoundMb, loadConfig } from './config.js';
 import { runBounded } from './runtime/heap-bound.js';
 import { MapProxyProcess } from './runtime/mapproxy.js';
 import { freePort } from './runtime/ports.js';
-import { distinctFreePorts, fcgiAddresses, QgisFcgiPool } from './runtime/qgis-fcgi-pool.js';
+import { distinctFreePorts, fcgiAddresses, forwardingSettings, QgisFcgiPool } from './runtime/qgis-fcgi-pool.js';
 import { startSupervisedMapserver } from './runtime/qgis-server.js';
 import { Supervisor } from './runtime/supervisor.js';
 
@@ -45,6 +45,7 @@ async function startQgisServer(
   fcgiPorts: number[] | undefined,
   supervisor: Supervisor,
   stewardApi: string | undefined,
+  publicUrl: string | undefined,
 ): Promise<{ stop(): Promise<void> }> {
   const pluginEnv = {
     QGIS_PLUGINPATH: join(checkout, 'plugin'),
@@ -61,6 +62,7 @@ async function startQgisServer(
     env: pluginEnv,
     supervisor,
     ...(stewardApi !== undefined && { stewardApi }),
+    ...(publicUrl !== undefined && { publicUrl }),
   });
 }
 
@@ -85,6 +87,8 @@ async function main(): Promise<void> {
   env['STEWARD_QGISSERVER_MONITORING_PORT'] ??= String(await freePort());
   const ownQgisPort = env['STEWARD_QGISSERVER_URL'] ? undefined : await freePort();
   if (ownQgisPort !== undefined) env['STEWARD_QGISSERVER_URL'] = `http://127.0.0.1:${ownQgisPort}/ows/`;
+  // Clients reach our QGIS Server at nginx (or the development server) unless another address is given.
+  if (ownQgisPort !== undefined) env['STEWARD_PUBLIC_OWS_URL'] ||= env['STEWARD_QGISSERVER_URL'];
   // The API sends its maps straight to the pool's FastCGI processes, whose ports it must know first.
   const fcgiPorts =
     ownQgisPort === undefined || env['STEWARD_DEV_SERVERS'] === '1'
@@ -97,8 +101,11 @@ async function main(): Promise<void> {
   const ownMapproxyPort = ownMapproxyDir === undefined ? undefined : await freePort();
   if (ownMapproxyPort !== undefined) env['STEWARD_MAPPROXY_URL'] = `http://127.0.0.1:${ownMapproxyPort}/`;
 
+  const config = loadConfig(env);
+  // nginx has QGIS Server advertise the public address: refused now if it cannot, not after the API started.
+  if (fcgiPorts !== undefined && config.publicOwsUrl !== undefined) forwardingSettings(config.publicOwsUrl);
   const { startServer } = await import('./app/server.js');
-  const server = await startServer(loadConfig(env));
+  const server = await startServer(config);
   stops.push(() => server.close());
   const supervisor = new Supervisor({
     log: server.app.log,
@@ -121,10 +128,12 @@ async function main(): Promise<void> {
     // Started after the API, so that the plugin's first connection attempt succeeds.
     // With access control on, nginx asks the API about each request to QGIS Server (docs/access.md).
     const stewardApi = env['STEWARD_API_TOKEN'] ? new URL(server.url).host : undefined;
-    const qgis = await startQgisServer(env, ownQgisPort, fcgiPorts, supervisor, stewardApi);
+    const qgis = await startQgisServer(env, ownQgisPort, fcgiPorts, supervisor, stewardApi, config.publicOwsUrl);
     stops.unshift(() => qgis.stop());
   }
   console.log(`QGIS Server     ${env['STEWARD_QGISSERVER_URL']}`);
+  if (config.publicOwsUrl !== env['STEWARD_QGISSERVER_URL'])
+    console.log(`Public OWS      ${config.publicOwsUrl ?? 'not set (STEWARD_PUBLIC_OWS_URL)'}`);
   if (fcgiPorts !== undefined)
     console.log(`QGIS FastCGI    ${env['STEWARD_QGISSERVER_FCGI']} (the API's maps go there)`);
   console.log(`Steward API     ${server.url}/api/projects`);

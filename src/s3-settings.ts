@@ -33,6 +33,12 @@ const CREDENTIALS = [
   'AWS_REQUEST_PAYER',
 ];
 
+/** Whether object storage is set up at all: an endpoint, a region or credentials (else GDAL's `/vsis3/` reaches nothing). */
+export function objectStorageConfigured(settings: S3Settings): boolean {
+  const { url, region } = settings.endpoint;
+  return url !== undefined || region !== undefined || Object.keys(settings.credentials).length > 0;
+}
+
 function value(env: Env, name: string): string | undefined {
   const text = env[name]?.trim();
   return text ? text : undefined;

@@ -118,8 +118,19 @@ describe('web console: the operator pages', () => {
       /API token required\s+yes/,
     );
     assert.ok(!(await page.content()).includes(TOKEN), 'the token is not on the page');
+    const qgis = await page.getByRole('region', { name: 'QGIS Server' }).innerText();
+    assert.match(qgis, /Public OWS address\s+not set: projects’ service URLs are on the URL above/);
     await checkAccessibility(page, 'the server settings page');
     await screenshot(page, 'server-settings');
+
+    // Without the public address, the Services tab says its URLs are the internal ones, and how to fix it.
+    await page.goto('/projects/town/services');
+    const urls = page.getByRole('region', { name: 'Service URLs' });
+    await urls.getByText(/internal address \(STEWARD_QGISSERVER_URL\)/).waitFor();
+    assert.match(await urls.innerText(), /Set STEWARD_PUBLIC_OWS_URL to the address they use/);
+    const wms = await urls.getByRole('link', { name: /SERVICE=WMS/ }).getAttribute('href');
+    assert.ok(wms?.startsWith(cs.stack.qgis.url), wms ?? 'no link');
+    await checkAccessibility(page, 'the services page with the internal address');
     assert.deepEqual(errors, []);
   });
 

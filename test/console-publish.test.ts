@@ -2,10 +2,11 @@
  * Publishing in Chromium against a real Steward and QGIS Server: a project downloaded as a .qgz
  * from its Publish page, published again under another name from the projects page, a
  * replacement that waits for the person's confirmation, and bundles and projects dropped on the
- * projects page (a drop made in the page with a DataTransfer of the file).
+ * projects page (a drop made in the page with a DataTransfer of the file); a data file uploaded
+ * from the add-layer dialog and drawn, replaced only when asked again.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import { strFromU8, unzipSync } from 'fflate';
@@ -217,6 +218,69 @@ describe('web console: publishing', () => {
     await troubles.getByText(/districts \((broken|degraded)\)/).waitFor();
     assert.ok((await projects()).includes('gone'));
     await checkAccessibility(page, 'a dropped project published with a broken layer');
+    assert.deepEqual(errors, []);
+  });
+
+  test('a data file uploaded from the add-layer dialog is drawn; one of its name is replaced only when asked again', async () => {
+    assert.equal((await stack.call('POST', '/api/projects', { name: 'parish', author: 'Ada' })).status, 201);
+    const stored = join(dataDir, 'uploads', 'parish', 'parish.gpkg');
+    const file = {
+      name: 'parish.gpkg',
+      mimeType: 'application/octet-stream',
+      buffer: readFileSync(join(demo, 'town.gpkg')),
+    };
+    await page.goto('/projects/parish');
+    await page.getByRole('button', { name: 'Add layer' }).first().click();
+    const dialog = page.getByRole('dialog', { name: 'Add a layer' });
+    const upload = dialog.getByRole('group', { name: 'Upload a data file' });
+    // The dialog with its upload fits a 390 px phone, every kind of source in view.
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(width <= 390, `the add-layer dialog is ${width} px wide at 390 px`);
+      for (const control of [
+        upload.getByRole('button', { name: 'Upload', exact: true }),
+        dialog.getByRole('radio', { name: 'PostGIS tables' }),
+        dialog.getByLabel('Data folder', { exact: true }),
+        dialog.getByRole('button', { name: /^Use districts/ }),
+        dialog.getByRole('group', { name: 'Datasource', exact: true }),
+      ]) {
+        const box = await control.boundingBox();
+        assert.ok(box && box.x >= 0 && box.x + box.width <= 390, JSON.stringify(box));
+      }
+      await screenshot(page, 'add-layer-upload-390');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+    }
+    await upload.getByLabel(/^Upload a data file/).setInputFiles(file);
+    await upload.getByRole('button', { name: 'Upload', exact: true }).click();
+    await upload.getByRole('status').getByText('parish.gpkg is uploaded: pick its layer below.').waitFor();
+    await dialog.getByRole('list', { name: `Contents of ${dirname(stored)}` }).waitFor();
+    await dialog.getByRole('button', { name: /^Use districts/ }).click();
+    assert.equal(await dialog.getByLabel('Datasource').inputValue(), `${stored}|layername=districts`);
+    await checkAccessibility(page, 'the add-layer dialog after an upload');
+    await dialog.getByRole('button', { name: 'Add layer' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await centreWhen(
+      page.getByTestId('project-map'),
+      'drawn',
+      ([r = 0, g = 0, b = 0]) => !(r === 255 && g === 255 && b === 255),
+    );
+
+    // The layer reads the file now: the same name is asked about first, and replaced on the second click.
+    const first = statSync(stored).ino;
+    await page.getByRole('button', { name: 'Add layer' }).first().click();
+    await upload.getByLabel(/^Upload a data file/).setInputFiles(file);
+    await upload.getByRole('button', { name: 'Upload', exact: true }).click();
+    await upload
+      .getByRole('alert')
+      .getByText(/^parish\.gpkg is already in this project’s folder/)
+      .waitFor();
+    assert.equal(statSync(stored).ino, first, 'nothing is replaced before the second click');
+    await upload.getByRole('button', { name: 'Replace parish.gpkg' }).click();
+    await upload.getByRole('status').getByText('parish.gpkg is uploaded: pick its layer below.').waitFor();
+    assert.notEqual(statSync(stored).ino, first, 'the file was written again');
+    assert.deepEqual(readFileSync(stored), file.buffer);
     assert.deepEqual(errors, []);
   });
 });

@@ -3,13 +3,16 @@
  * through WFS and the WMS maximum width changed through the form, checked in the API's state and
  * in QGIS Server's own WFS capabilities, fetched from the URL the page shows; the feature info
  * options set through the form; the WMTS tile grids the API set, listed as QGIS Server's
- * TileMatrixSets.
+ * TileMatrixSets. The stack has a public OWS address other than the internal one (`localhost`
+ * for nginx's 127.0.0.1, as a proxy in front would be): the URLs shown and opened are on it, and
+ * so are those QGIS Server's capabilities advertise, however they were asked for.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 
 import { type Page } from 'playwright-core';
 
+import { freePort } from '../src/runtime/ports.js';
 import { checkAccessibility, screenshot } from './support/browser.js';
 import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { after, before, describe, test } from './support/node-test.js';
@@ -31,7 +34,14 @@ interface Services {
     delete: string[];
   };
   wcs: { layers: string[] };
-  endpoints: { wfs: string; wmts: string; ogcapi_features: string };
+  endpoints: { wms: string; wfs: string; wmts: string; ogcapi_features: string; address: string };
+}
+
+/** The `xlink:href`s of a capabilities document that lead to QGIS Server (`/ows/`). */
+function owsLinks(xml: string): string[] {
+  return [...xml.matchAll(/xlink:href="([^"]+)"/g)]
+    .map((match) => (match[1] ?? '').replaceAll('&amp;', '&'))
+    .filter((href) => href.includes('/ows/'));
 }
 
 describe('web console: the Services tab', () => {
@@ -40,12 +50,15 @@ describe('web console: the Services tab', () => {
   let page: Page;
   let errors: string[];
   let demo: string;
+  let publicUrl: string;
   const services = async () => (await stack.call('GET', '/api/projects/town/services')).body as Services;
 
   before(async () => {
+    const port = await freePort();
+    publicUrl = `http://localhost:${port}/ows/`;
     run = await startConsoleRun(
       'console-services',
-      (data) => startStack({ dataRoots: [data] }),
+      (data) => startStack({ dataRoots: [data], publicOwsUrl: publicUrl }, { port }),
       (server) => server.api.url,
     );
     ({ server: stack, page, errors, demo } = run);
@@ -117,6 +130,84 @@ describe('web console: the Services tab', () => {
 
     await form.getByRole('button', { name: 'Save service settings' }).click();
     await form.getByRole('status').getByText('Nothing changed.').waitFor();
+    assert.deepEqual(errors, []);
+  });
+
+  test('the URLs are on the public address: the link opens it, and QGIS Server advertises it', async () => {
+    const { endpoints } = await services();
+    assert.equal(endpoints.address, 'public');
+    for (const url of [endpoints.wms, endpoints.wfs, endpoints.ogcapi_features])
+      assert.ok(url.startsWith(`${publicUrl}`), url);
+    const shown = page.getByRole('region', { name: 'Service URLs' });
+    await shown.getByText('The address clients reach QGIS Server at (STEWARD_PUBLIC_OWS_URL).').waitFor();
+    assert.equal(await shown.getByText(/internal address/).count(), 0);
+
+    const [opened] = await Promise.all([
+      page.waitForEvent('popup'),
+      shown.getByRole('link', { name: /SERVICE=WMS/ }).click(),
+    ]);
+    await opened.waitForLoadState();
+    assert.equal(opened.url(), endpoints.wms);
+    const advertised = await opened.evaluate(() =>
+      Array.from(document.getElementsByTagName('OnlineResource'), (node) =>
+        node.getAttributeNS('http://www.w3.org/1999/xlink', 'href'),
+      ),
+    );
+    await opened.close();
+    assert.ok(advertised.length > 1, JSON.stringify(advertised));
+    for (const href of advertised) assert.ok(href?.startsWith(`${publicUrl}?MAP=`), href ?? 'no href');
+
+    // Asked at the internal address, QGIS Server still advertises the public one: nginx says it.
+    for (const url of [endpoints.wms, endpoints.wfs]) {
+      const internal = new URL(url);
+      internal.host = new URL(stack.qgis.url).host;
+      const xml = await (await fetch(internal)).text();
+      const links = owsLinks(xml);
+      assert.ok(links.length > 0, xml.slice(0, 500));
+      for (const href of links) assert.ok(href.startsWith(`${publicUrl}?MAP=`), `${href} in ${url}`);
+    }
+
+    await page.goto('/server');
+    const server = page.getByRole('region', { name: 'QGIS Server' });
+    await server.waitFor();
+    assert.match(await server.innerText(), new RegExp(`Public OWS address\\s+${publicUrl}`));
+    await page.goBack();
+    assert.deepEqual(errors, []);
+  });
+
+  test('an advertised URL set in the form is the one the tab shows and QGIS Server advertises', async () => {
+    const form = page.getByRole('form', { name: 'Service settings' });
+    const advertised = 'https://maps.example.test/town/wms';
+    await form.getByLabel('WMS advertised URL').fill(advertised);
+    await form.getByRole('button', { name: 'Save service settings' }).click();
+    await form.getByRole('status').getByText('Saved: wms.').waitFor();
+    const { wms, endpoints } = (await stack.call('GET', '/api/projects/town/services')).body as Services & {
+      wms: { url: string };
+    };
+    assert.equal(wms.url, advertised);
+    assert.ok(endpoints.wms.startsWith(`${advertised}?SERVICE=WMS`), endpoints.wms);
+    assert.ok(endpoints.wfs.startsWith(publicUrl), 'the other services keep the public address');
+    const shown = page.getByRole('region', { name: 'Service URLs' });
+    assert.equal(await shown.getByRole('link', { name: /SERVICE=WMS/ }).getAttribute('href'), endpoints.wms);
+    // QGIS Server takes the project's URL before the forwarded address.
+    const internal = new URL((await services()).endpoints.wfs.replace('SERVICE=WFS', 'SERVICE=WMS'));
+    internal.host = new URL(stack.qgis.url).host;
+    internal.searchParams.set('VERSION', '1.3.0');
+    const xml = await (await fetch(internal)).text();
+    const resources = [...xml.matchAll(/<OnlineResource[^>]*xlink:href="([^"]+)"/g)].map((match) => match[1] ?? '');
+    assert.ok(resources.length > 1, xml.slice(0, 300));
+    for (const href of resources) assert.ok(href.startsWith(advertised), href);
+
+    await form.getByLabel('WMS advertised URL').fill('https://');
+    await form.getByRole('button', { name: 'Save service settings' }).click();
+    await form
+      .getByRole('alert')
+      .getByText(/wms url must be an http:\/\/ or https:\/\/ URL, or empty/i)
+      .waitFor();
+    await form.getByLabel('WMS advertised URL').fill('');
+    await form.getByRole('button', { name: 'Save service settings' }).click();
+    await form.getByRole('status').getByText('Saved: wms.').waitFor();
+    assert.ok((await services()).endpoints.wms.startsWith(publicUrl));
     assert.deepEqual(errors, []);
   });
 

@@ -96,6 +96,10 @@ describe('web console', () => {
     await page.getByRole('button', { name: 'Add layer' }).first().click();
     const dialog = page.getByRole('dialog', { name: 'Add a layer' });
     await dialog.getByText('town.gpkg').waitFor();
+    // No S3 setting on this server: object storage is not offered, only what can be browsed.
+    const kinds = await dialog.getByRole('radiogroup', { name: 'Where the data is' }).getByRole('radio').count();
+    assert.equal(kinds, 2);
+    assert.equal(await dialog.getByRole('radio', { name: /Object storage/ }).count(), 0);
     await checkAccessibility(page, 'the add-layer dialog');
     await screenshot(page, 'add-layer');
     await dialog.getByRole('button', { name: /^Use districts/ }).click();

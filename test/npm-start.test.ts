@@ -2,12 +2,13 @@
  * What `npm start` runs once set up (node dist/src/launcher.js), end to end: the
  * API, the pool of qgis_mapserv.fcgi behind nginx with the plugin, MapProxy under gunicorn, all
  * supervised; a project made through the API drawn through nginx, through the API and by MapProxy;
+ * the README's quick tour run as written;
  * a killed pool process started again and counted; SIGTERM leaves no process behind. Then with
  * the development servers: a killed qgis_mapserver is started again and counted too. Needs the
  * compiled checkout (scripts/setup.sh builds it).
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import {
@@ -26,6 +27,7 @@ import { join, resolve } from 'node:path';
 import { freePort } from '../src/runtime/ports.js';
 import { apiCall } from './support/http.js';
 import { after, before, describe, it } from './support/node-test.js';
+import { decodePng } from './support/png.js';
 import { mapStatus } from './support/pool-load.js';
 import { until, waitFor } from './support/wait.js';
 
@@ -178,10 +180,36 @@ describe('npm start, end to end', () => {
     assert.ok(url.startsWith(printedUrl(printed, 'QGIS Server')), `${url} is nginx's /ows/`);
     assert.equal(await mapStatus(url), 200);
     assert.equal(await mapStatus(`${api}/api/projects/started/layers/dem/map`), 200);
+    // nginx is the public OWS address: the service URLs the console shows are on it, not said internal.
+    const { endpoints } = (await call('GET', '/api/projects/started/services')).body as {
+      endpoints: { wms: string; address: string };
+    };
+    assert.equal(endpoints.address, 'public');
+    assert.ok(endpoints.wms.startsWith(`${printedUrl(printed, 'QGIS Server')}?MAP=`), endpoints.wms);
     const mapproxy = new URL(printedUrl(printed, 'MapProxy')).origin;
     const capabilities = await fetch(`${mapproxy}/started/wmts/1.0.0/WMTSCapabilities.xml`);
     assert.equal(capabilities.status, 200);
     assert.match(await capabilities.text(), /<ows:Identifier>dem<\/ows:Identifier>/);
+  });
+
+  it("runs the README's quick tour as written (its port aside): a layer of the demo data, drawn", async () => {
+    const readme = readFileSync(join(repo, 'README.md'), 'utf8');
+    const tour = /A quick tour against `npm start`[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1];
+    assert.ok(tour, 'the README has its quick tour');
+    const drawn = join(repo, 'districts.png');
+    try {
+      const said = execFileSync('sh', ['-e', '-c', tour.replaceAll('localhost:5000', new URL(api).host)], {
+        cwd: repo,
+        encoding: 'utf8',
+      });
+      assert.doesNotMatch(said, /"error"/, said);
+      const project = (await call('GET', '/api/projects/demo')).body as { title: string };
+      assert.equal(project.title, 'Demo town');
+      const image = decodePng(readFileSync(drawn));
+      assert.ok(image.paintedPixels() > image.width * image.height * 0.1, 'the districts are drawn');
+    } finally {
+      rmSync(drawn, { force: true });
+    }
   });
 
   it('starts a killed pool process again and counts it in /metrics', async () => {

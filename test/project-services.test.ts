@@ -108,6 +108,10 @@ describe('service settings through the API, as QGIS Server publishes them', () =
     assert.deepEqual(settings['ogcapi_features'], { enabled: false, collections: [] });
     assert.deepEqual(settings['wms']?.['crs'], []);
     assert.deepEqual(texts(await capabilities('WFS', '1.1.0'), 'FeatureType'), []);
+    // No public address set: the URLs are on the one Steward uses, and said to be.
+    const endpoints = settings['endpoints'] as Record<string, string>;
+    assert.equal(endpoints['address'], 'internal');
+    assert.ok(endpoints['wms']?.startsWith(`${stack.qgis.url}?MAP=`), endpoints['wms']);
   });
 
   it('writes the settings, and answers them as written', async () => {
@@ -308,6 +312,8 @@ describe('service settings through the API, as QGIS Server publishes them', () =
       [{ wms: { max_width: -1 } }, 400, /max_width/],
       [{ wms: { image_quality: 101 } }, 400, /image_quality/],
       [{ wms: { extent: [4, 43, 0, 47] } }, 400, /xmin < xmax/],
+      [{ wfs: { url: 'http://' } }, 400, /wfs url must be an http:\/\/ or https:\/\/ URL, or empty/],
+      [{ wms: { url: 'ftp://maps.example.org/ows/' } }, 400, /wms url must be/],
       [{ wms: { nonsense: 1 } }, 400, /additional/],
       [{}, 400, /fewer than 1/],
     ];

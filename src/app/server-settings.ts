@@ -34,6 +34,7 @@ export function serverSettings(config: Config, publishBodyLimit: number): Server
     },
     qgis_server: {
       url: withoutCredentials(config.qgisServerUrl),
+      public_ows_url: config.publicOwsUrl ?? null,
       fastcgi: (config.qgisServerFcgi ?? []).map(address),
       version: config.qgisServerVersion ?? null,
       monitoring_port: config.monitoringPort ?? null,

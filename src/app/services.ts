@@ -26,6 +26,7 @@ import { InstanceRegistry, type MonitorLogger } from '../monitor/registry.js';
 import { type SymbologyCatalogue, SymbologyCatalogues } from '../qgis/symbology/catalogue.js';
 import { installedFontFamilies } from '../runtime/fonts.js';
 import { localQgisVersion } from '../runtime/qgis-version.js';
+import { objectStorageConfigured } from '../s3-settings.js';
 import { AdministeredQgis } from '../services/administered-qgis.js';
 import { DataFiles } from '../services/data-files.js';
 import { DataRoots } from '../services/data-roots.js';
@@ -313,7 +314,10 @@ async function buildServices(
   const projectServices = new ProjectServicesService(
     repository,
     crs,
-    (ref) => qgisProjectUrl(config.qgisServerUrl, store, ref),
+    {
+      projectUrl: (ref) => qgisProjectUrl(config.publicOwsUrl ?? config.qgisServerUrl, store, ref),
+      address: config.publicOwsUrl === undefined ? 'internal' : 'public',
+    },
     cache,
   );
   const publishBodyLimit = config.publishBodyLimit ?? DEFAULT_PUBLISH_BODY_LIMIT;
@@ -368,6 +372,7 @@ async function buildServices(
       cache: cache ? 'mapproxy' : 'disabled',
       monitoring: registry !== undefined,
       data_roots: config.dataRoots ?? [],
+      object_storage: objectStorageConfigured(config.s3),
       ...(config.psqlService !== undefined && { database_service: config.psqlService }),
     },
     close: () => closers.closeAll(),

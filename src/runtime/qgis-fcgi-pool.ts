@@ -42,6 +42,8 @@ export interface QgisFcgiPoolOptions {
    * (auth_request) and hands QGIS Server the caller's rules. Without it, QGIS Server serves everyone.
    */
   stewardApi?: string;
+  /** The address clients reach the pool at (STEWARD_PUBLIC_OWS_URL), which QGIS Server's documents advertise. */
+  publicUrl?: string;
   /** Supervises the processes (the launcher's, which logs and counts restarts); one of the pool's own if not given. */
   supervisor?: Supervisor;
 }
@@ -76,6 +78,29 @@ export function nginxFastcgiParams(settings: ReadonlyArray<readonly [string, str
       return `fastcgi_param ${name} "${value}";`;
     })
     .join(' ');
+}
+
+/** Where nginx serves QGIS Server (deploy/nginx-qgis-server.conf). */
+const OWS_PATH = '/ows/';
+
+/**
+ * The request headers, as FastCGI parameters, with which QGIS Server advertises `publicUrl` in its
+ * capabilities: it takes the host and scheme from Forwarded (then X-Forwarded-Host and -Proto),
+ * which nginx's own parameters keep a client from setting, and the path from the request.
+ */
+export function forwardingSettings(publicUrl: string): Array<[string, string]> {
+  const url = new URL(publicUrl);
+  if (url.pathname !== OWS_PATH) {
+    throw new ConfigError(
+      `STEWARD_PUBLIC_OWS_URL must have the path ${OWS_PATH}, nginx's, which QGIS Server advertises as it is asked on: not "${publicUrl}"`,
+    );
+  }
+  const proto = url.protocol.slice(0, -1);
+  return [
+    ['HTTP_FORWARDED', `host=${url.host};proto=${proto}`],
+    ['HTTP_X_FORWARDED_HOST', url.host],
+    ['HTTP_X_FORWARDED_PROTO', proto],
+  ];
 }
 
 /**
@@ -138,7 +163,10 @@ export class QgisFcgiPool {
       STEWARD_RUN_DIR: options.runDir,
       QGIS_LISTEN: `${host}:${port}`,
       QGIS_FCGI_SERVERS: nginxFcgiServers(ports),
-      QGIS_FCGI_PARAMS: nginxFastcgiParams(options.requestSettings ?? qgisRequestSettings(env)),
+      QGIS_FCGI_PARAMS: nginxFastcgiParams([
+        ...(options.requestSettings ?? qgisRequestSettings(env)),
+        ...(options.publicUrl === undefined ? [] : forwardingSettings(options.publicUrl)),
+      ]),
       ...nginxAccessCheck(options.stewardApi),
     });
     const nginx = supervisor.start({
@@ -148,7 +176,7 @@ export class QgisFcgiPool {
       env: childEnvironment(),
       ...lineListener(options),
     });
-    const pool = new QgisFcgiPool(`http://${host}:${port}/ows/`, processes, nginx, ports, ownSupervisor);
+    const pool = new QgisFcgiPool(`http://${host}:${port}${OWS_PATH}`, processes, nginx, ports, ownSupervisor);
     try {
       await pool.waitUntilReady(host, port);
     } catch (error) {

@@ -119,7 +119,10 @@ export class DatasourceBrowser {
     try {
       names = await gdal.fs.readDirAsync(`${prefix}/`);
     } catch (error) {
-      throw new NotFound(`${prefix} cannot be listed: ${(error as Error).message}`);
+      // GDAL may give no message (a bucket it cannot reach): the client still gets a reason.
+      const reason =
+        (error as Error).message || 'object storage did not answer; check the bucket name and the AWS_* settings';
+      throw new NotFound(`${prefix} cannot be listed: ${reason}`);
     }
     const entries = await Promise.all(
       names

@@ -19,6 +19,12 @@ import { type ServiceEndpoints, serviceEndpoints } from './service-endpoints.js'
 export type ServicesAnswer = ServiceSettings & { endpoints: ServiceEndpoints };
 
 /** Told when the names QGIS Server publishes the layers under may have changed (the tile cache). */
+/** Where clients reach QGIS Server: a project's URL there (with its MAP), and whether that address is the public one. */
+export interface OwsAddress {
+  projectUrl(ref: ProjectRef): Promise<URL>;
+  address: ServiceEndpoints['address'];
+}
+
 export interface PublishedNamesListener {
   publishedNamesChanged(ref: ProjectRef): Promise<void>;
 }
@@ -42,6 +48,14 @@ function groupNames(nodes: readonly TreeNode[], found: Set<string> = new Set()):
   return found;
 }
 
+/** A service's advertised URL: empty (the address asked at) or an http(s) URL clients can be sent to. */
+function checkAdvertisedUrl(service: string, url: string | undefined): void {
+  if (url === undefined || url === '') return;
+  const protocol = URL.canParse(url) ? new URL(url).protocol : undefined;
+  if (protocol !== 'http:' && protocol !== 'https:')
+    throw new BadRequest(`${service} url must be an http:// or https:// URL, or empty, not "${url}"`);
+}
+
 function checkTexts(request: ServicesRequest): void {
   const texts: Array<[string, string | undefined]> = [
     ['title', request.title],
@@ -57,6 +71,7 @@ function checkTexts(request: ServicesRequest): void {
     ['wmts url', request.wmts?.url],
   ];
   for (const [field, value] of texts) if (value !== undefined) checkText(field, value);
+  for (const service of ['wms', 'wfs', 'wcs', 'wmts'] as const) checkAdvertisedUrl(service, request[service]?.url);
   const extent = request.wms?.extent;
   if (extent && !(extent[0] < extent[2] && extent[1] < extent[3]))
     throw new BadRequest('wms extent must be [xmin, ymin, xmax, ymax] with xmin < xmax and ymin < ymax');
@@ -111,7 +126,7 @@ export class ProjectServicesService {
   constructor(
     private readonly repository: ProjectRepository,
     private readonly crs: CrsResolver,
-    private readonly projectUrl: (ref: ProjectRef) => Promise<URL>,
+    private readonly ows: OwsAddress,
     private readonly names?: PublishedNamesListener,
   ) {}
 
@@ -120,7 +135,7 @@ export class ProjectServicesService {
   }
 
   private async answer(ref: ProjectRef, settings: ServiceSettings): Promise<ServicesAnswer> {
-    return { ...settings, endpoints: serviceEndpoints(await this.projectUrl(ref), settings) };
+    return { ...settings, endpoints: serviceEndpoints(await this.ows.projectUrl(ref), this.ows.address, settings) };
   }
 
   private crsList(values: readonly string[], field = 'wms crs'): string[] {

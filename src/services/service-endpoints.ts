@@ -1,6 +1,7 @@
 /**
  * Where a client reaches a project's services: each one's GetCapabilities and the OGC API Features
- * landing page, on the URL the service advertises when it has one, else on Steward's QGIS Server.
+ * landing page, on the URL the service advertises when it has one, else on QGIS Server's public
+ * address (STEWARD_PUBLIC_OWS_URL), else on the internal one Steward itself uses.
  */
 import { type ServiceSettings } from '../qgis/project-services.js';
 
@@ -10,6 +11,8 @@ export interface ServiceEndpoints {
   wcs: string;
   wmts: string;
   ogcapi_features: string;
+  /** Whether the URLs are on the public address, or (unset) on the internal one. */
+  address: 'public' | 'internal';
 }
 
 const VERSIONS = { wms: '1.3.0', wfs: '1.1.0', wcs: '1.0.0', wmts: '1.0.0' } as const;
@@ -22,8 +25,12 @@ function capabilities(base: URL, advertised: string, service: keyof typeof VERSI
   return url.href;
 }
 
-/** The URLs of the project's services; `projectUrl` is QGIS Server's with the project's MAP. */
-export function serviceEndpoints(projectUrl: URL, settings: ServiceSettings): ServiceEndpoints {
+/** The URLs of the project's services; `projectUrl` is QGIS Server's, public or internal, with the project's MAP. */
+export function serviceEndpoints(
+  projectUrl: URL,
+  address: ServiceEndpoints['address'],
+  settings: ServiceSettings,
+): ServiceEndpoints {
   const landing = new URL('wfs3', projectUrl);
   landing.search = projectUrl.search;
   return {
@@ -32,5 +39,6 @@ export function serviceEndpoints(projectUrl: URL, settings: ServiceSettings): Se
     wcs: capabilities(projectUrl, settings.wcs.url, 'wcs'),
     wmts: capabilities(projectUrl, settings.wmts.url, 'wmts'),
     ogcapi_features: landing.href,
+    address,
   };
 }

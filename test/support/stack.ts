@@ -63,6 +63,7 @@ export async function startTestPool(
     fcgiPorts?: number[];
     supervisor?: Supervisor;
     stewardApi?: string;
+    publicUrl?: string;
   } = {},
 ): Promise<QgisFcgiPool> {
   return QgisFcgiPool.start({
@@ -75,6 +76,7 @@ export async function startTestPool(
     ...(options.onLog && { onLog: options.onLog }),
     ...(options.supervisor && { supervisor: options.supervisor }),
     ...(options.stewardApi !== undefined && { stewardApi: options.stewardApi }),
+    ...(options.publicUrl !== undefined && { publicUrl: options.publicUrl }),
   });
 }
 
@@ -108,7 +110,10 @@ export async function startStack(
   // With access control on, nginx asks the API about each request: the API's port is chosen first.
   const apiPort = overrides.apiToken !== undefined && kind === 'production' ? await freePort() : 0;
   const stewardApi = apiPort === 0 ? {} : { stewardApi: `127.0.0.1:${apiPort}` };
-  const pool = kind === 'production' ? await startTestPool(runDir, { ...options, ...stewardApi }) : undefined;
+  // The public address, as npm start has nginx advertise it.
+  const publicUrl = overrides.publicOwsUrl === undefined ? {} : { publicUrl: overrides.publicOwsUrl };
+  const pool =
+    kind === 'production' ? await startTestPool(runDir, { ...options, ...stewardApi, ...publicUrl }) : undefined;
   const qgis = pool ?? (await startTestQgis(options));
   const settings: Config = {
     ...loadConfig({

@@ -117,11 +117,18 @@ const ServiceSettings = Type.Object({
   wmts: strict({ ...enabled, ...wmts, grids: Type.Array(Grid, { description: gridsDescription }) }),
   ogcapi_features: strict({ ...enabled, collections: Names }),
   endpoints: strict({
-    wms: Type.String({ description: 'WMS GetCapabilities, on the advertised URL if set, else on QGIS Server' }),
+    wms: Type.String({
+      description:
+        'WMS GetCapabilities, on the advertised URL if set, else on QGIS Server’s public address (STEWARD_PUBLIC_OWS_URL), else on its internal one',
+    }),
     wfs: Type.String({ description: 'WFS GetCapabilities' }),
     wcs: Type.String({ description: 'WCS GetCapabilities' }),
     wmts: Type.String({ description: 'WMTS GetCapabilities' }),
     ogcapi_features: Type.String({ description: 'The OGC API Features landing page' }),
+    address: Type.Union([Type.Literal('public'), Type.Literal('internal')], {
+      description:
+        '`public`: the URLs without an advertised URL are on STEWARD_PUBLIC_OWS_URL; `internal`: that is not set, and they are on STEWARD_QGISSERVER_URL, which clients elsewhere may not reach',
+    }),
   }),
 });
 

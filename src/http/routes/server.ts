@@ -22,6 +22,9 @@ const ServerFacts = Type.Object({
   data_roots: Type.Array(Type.String(), {
     description: 'The folders datasources must lie in (STEWARD_DATA_ROOTS); empty when any path is allowed',
   }),
+  object_storage: Type.Boolean({
+    description: 'Whether S3 object storage (`/vsis3/`) is set up: an AWS_* endpoint, region or credentials',
+  }),
   database_service: Type.Optional(
     Type.String({ description: 'The PostgreSQL connection service projects are kept through, when they are' }),
   ),
@@ -48,6 +51,9 @@ const ServerSettings = Type.Object(
     }),
     qgis_server: Type.Object({
       url: Type.String({ description: 'STEWARD_QGISSERVER_URL, without any user or password' }),
+      public_ows_url: Nullable(
+        Type.String({ description: 'STEWARD_PUBLIC_OWS_URL, the address clients reach QGIS Server at, when set' }),
+      ),
       fastcgi: Type.Array(Type.String(), { description: 'host:port of the FastCGI processes the API draws maps with' }),
       version: Nullable(Type.String({ description: 'STEWARD_QGISSERVER_VERSION, when set' })),
       monitoring_port: Nullable(Type.Integer({ description: 'STEWARD_QGISSERVER_MONITORING_PORT' })),

@@ -4446,13 +4446,15 @@ export interface paths {
                                 position: string;
                             };
                             endpoints: {
+                                /** @description `public`: the URLs without an advertised URL are on STEWARD_PUBLIC_OWS_URL; `internal`: that is not set, and they are on STEWARD_QGISSERVER_URL, which clients elsewhere may not reach */
+                                address: "public" | "internal";
                                 /** @description The OGC API Features landing page */
                                 ogcapi_features: string;
                                 /** @description WCS GetCapabilities */
                                 wcs: string;
                                 /** @description WFS GetCapabilities */
                                 wfs: string;
-                                /** @description WMS GetCapabilities, on the advertised URL if set, else on QGIS Server */
+                                /** @description WMS GetCapabilities, on the advertised URL if set, else on QGIS Server’s public address (STEWARD_PUBLIC_OWS_URL), else on its internal one */
                                 wms: string;
                                 /** @description WMTS GetCapabilities */
                                 wmts: string;
@@ -4695,13 +4697,15 @@ export interface paths {
                                 position: string;
                             };
                             endpoints: {
+                                /** @description `public`: the URLs without an advertised URL are on STEWARD_PUBLIC_OWS_URL; `internal`: that is not set, and they are on STEWARD_QGISSERVER_URL, which clients elsewhere may not reach */
+                                address: "public" | "internal";
                                 /** @description The OGC API Features landing page */
                                 ogcapi_features: string;
                                 /** @description WCS GetCapabilities */
                                 wcs: string;
                                 /** @description WFS GetCapabilities */
                                 wfs: string;
-                                /** @description WMS GetCapabilities, on the advertised URL if set, else on QGIS Server */
+                                /** @description WMS GetCapabilities, on the advertised URL if set, else on QGIS Server’s public address (STEWARD_PUBLIC_OWS_URL), else on its internal one */
                                 wms: string;
                                 /** @description WMTS GetCapabilities */
                                 wmts: string;
@@ -6374,6 +6378,8 @@ export interface paths {
                             database_service?: string;
                             /** @description Whether QGIS Server instances can register (STEWARD_QGISSERVER_MONITORING_PORT) */
                             monitoring: boolean;
+                            /** @description Whether S3 object storage (`/vsis3/`) is set up: an AWS_* endpoint, region or credentials */
+                            object_storage: boolean;
                             /** @description Where projects are kept; with postgresql, project routes take a `schema` */
                             storage: "filesystem" | "postgresql";
                         };
@@ -6497,6 +6503,8 @@ export interface paths {
                                 /** @description STEWARD_QGISSERVER_MONITORING_PORT */
                                 monitoring_port: number | null;
                                 pinned_projects: string[];
+                                /** @description STEWARD_PUBLIC_OWS_URL, the address clients reach QGIS Server at, when set */
+                                public_ows_url: string | null;
                                 /** @description STEWARD_QGISSERVER_URL, without any user or password */
                                 url: string;
                                 /** @description STEWARD_QGISSERVER_VERSION, when set */

@@ -1,12 +1,13 @@
 /**
- * Picks a datasource for a new layer: the folders of STEWARD_DATA_ROOTS and object storage
- * (`/vsis3/`) through `GET /api/datasources/files`, or the tables of a PostgreSQL service through
+ * Picks a datasource for a new layer: the folders of STEWARD_DATA_ROOTS and, when it is set up,
+ * object storage (`/vsis3/`) through `GET /api/datasources/files`, or the tables of a PostgreSQL service through
  * `GET /api/datasources/postgres`. Each entry is a layer GDAL opened, with what it reported.
  */
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 
 import { type Answer, api } from '../api/client';
+import { DataUpload } from './data-upload';
 import { ErrorMessage, Loading } from './messages';
 import { PostgresImportForm } from './postgres-import';
 import { useApi } from './use-api';
@@ -146,8 +147,18 @@ function Tables(props: { picked: string | undefined; onPick: (layer: Candidate) 
   );
 }
 
+const KINDS = [
+  ['files', 'Data folders'],
+  ['s3', 'Object storage (/vsis3/)'],
+  ['postgres', 'PostGIS tables'],
+] as const;
+
 export function DatasourcePicker(props: {
   roots: string[];
+  /** Whether object storage is set up (GET /api/server): it is offered only then. */
+  objectStorage: boolean;
+  /** The project whose folder of the upload root a data file goes to. */
+  project: string;
   picked: string | undefined;
   onPick: (layer: Candidate) => void;
 }): JSX.Element {
@@ -158,13 +169,7 @@ export function DatasourcePicker(props: {
     <fieldset class="picker-box">
       <legend>Datasource</legend>
       <div role="radiogroup" aria-label="Where the data is" class="inline-form">
-        {(
-          [
-            ['files', 'Data folders'],
-            ['s3', 'Object storage (/vsis3/)'],
-            ['postgres', 'PostGIS tables'],
-          ] as const
-        ).map(([value, label]) => (
+        {KINDS.filter(([value]) => value !== 's3' || props.objectStorage).map(([value, label]) => (
           <label class="check" key={value}>
             <input type="radio" name="source-kind" checked={kind === value} onChange={() => setKind(value)} />
             {label}
@@ -191,6 +196,7 @@ export function DatasourcePicker(props: {
                 </select>
               </div>
             )}
+            <DataUpload project={props.project} onUploaded={setPath} />
             <Folder
               path={path || props.roots[0] || ''}
               roots={props.roots}

@@ -156,6 +156,7 @@ export function ServicesForm(props: {
         onChange={(layers) => edit((d) => ({ ...d, wmts: { ...d.wmts, layers } }))}
       />
       <WmtsGrids grids={draft.wmts.grids} />
+      <AdvertisedUrls draft={draft} edit={edit} />
       <ContactFields draft={draft} edit={edit} />
       <ErrorMessage error={save.error} />
       {message && (
@@ -221,6 +222,30 @@ function DescriptionFields(props: {
           />
           Capabilities tell the contact, fees and constraints
         </label>
+      </div>
+    </fieldset>
+  );
+}
+
+/** The URL each service's capabilities advertise, as Desktop's "Advertised URL" fields; empty: the address asked at. */
+function AdvertisedUrls({ draft, edit }: { draft: Settings; edit: Edit }): JSX.Element {
+  const services = ['wms', 'wfs', 'wcs', 'wmts'] as const;
+  return (
+    <fieldset class="card">
+      <legend>Advertised URLs</legend>
+      <p class="muted">
+        Where each service’s capabilities send clients, and where the URLs above point: empty, the address QGIS Server
+        was asked at (the public one when STEWARD_PUBLIC_OWS_URL is set).
+      </p>
+      <div class="fields stacked">
+        {services.map((service) => (
+          <TextField
+            key={service}
+            label={`${service.toUpperCase()} advertised URL`}
+            value={draft[service].url}
+            onInput={(url) => edit((d) => ({ ...d, [service]: { ...d[service], url } }))}
+          />
+        ))}
       </div>
     </fieldset>
   );

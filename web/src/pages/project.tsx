@@ -284,6 +284,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
           project={ref.project}
           schema={ref.schema}
           roots={server.data?.data_roots ?? []}
+          objectStorage={server.data?.object_storage ?? false}
           onClose={() => setAdding(false)}
           onAdded={reload}
         />
@@ -337,6 +338,7 @@ function AddLayer(props: {
   project: string;
   schema: string | undefined;
   roots: string[];
+  objectStorage: boolean;
   onClose: () => void;
   onAdded: () => void;
 }): JSX.Element {
@@ -367,7 +369,13 @@ function AddLayer(props: {
   return (
     <Dialog title="Add a layer" open onClose={props.onClose}>
       <form class="form" onSubmit={(event) => void submit(event)}>
-        <DatasourcePicker roots={props.roots} picked={datasource} onPick={pick} />
+        <DatasourcePicker
+          roots={props.roots}
+          objectStorage={props.objectStorage}
+          project={props.project}
+          picked={datasource}
+          onPick={pick}
+        />
         <div class="fields">
           <label>
             Datasource

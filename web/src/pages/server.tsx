@@ -53,6 +53,13 @@ function SettingsCards({ settings: s }: { settings: Settings }): JSX.Element {
         title="QGIS Server"
         facts={[
           ['URL', s.qgis_server.url],
+          [
+            'Public OWS address',
+            either(
+              s.qgis_server.public_ows_url,
+              'not set: projects’ service URLs are on the URL above (STEWARD_PUBLIC_OWS_URL)',
+            ),
+          ],
           ['FastCGI processes', list(s.qgis_server.fastcgi, 'none: maps are drawn through the URL')],
           ['Version', either(s.qgis_server.version, 'as its instances report it')],
           ['Monitoring port', s.qgis_server.monitoring_port === null ? 'off' : String(s.qgis_server.monitoring_port)],

@@ -1,6 +1,7 @@
 /**
  * What QGIS Server publishes of a project (docs/organizing-projects.md): the settings by service,
- * and the URL of each service's capabilities to give to a client.
+ * and the URL of each service's capabilities to give to a client, on the public address, or said
+ * to be internal when the server has none.
  */
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
@@ -24,6 +25,19 @@ const ENDPOINTS = [
   ['ogcapi_features', 'OGC API Features landing page'],
 ] as const;
 
+/** Which address the URLs are on: the internal one is said, with how to give the public one. */
+function AddressNote({ address }: { address: ServicesAnswer['endpoints']['address'] }): JSX.Element {
+  if (address === 'public')
+    return <p class="muted">The address clients reach QGIS Server at (STEWARD_PUBLIC_OWS_URL).</p>;
+  return (
+    <p class="notice" id="endpoints-internal">
+      These URLs are on QGIS Server’s internal address (STEWARD_QGISSERVER_URL), which clients on other machines may not
+      reach. Set STEWARD_PUBLIC_OWS_URL to the address they use (nginx’s, such as https://maps.example.org/ows/) and
+      restart Steward, or give a service its own advertised URL below.
+    </p>
+  );
+}
+
 function Endpoints({ endpoints }: { endpoints: ServicesAnswer['endpoints'] }): JSX.Element {
   const [copied, setCopied] = useState<string | undefined>(undefined);
   const [failure, setFailure] = useState<string | undefined>(undefined);
@@ -37,12 +51,15 @@ function Endpoints({ endpoints }: { endpoints: ServicesAnswer['endpoints'] }): J
   return (
     <section class="card" aria-labelledby="endpoints-title">
       <h2 id="endpoints-title">Service URLs</h2>
+      <AddressNote address={endpoints.address} />
       <dl class="endpoints">
         {ENDPOINTS.map(([key, name]) => (
           <div key={key}>
             <dt>{name}</dt>
             <dd>
-              <code>{endpoints[key]}</code>{' '}
+              <a href={endpoints[key]} target="_blank" rel="noreferrer">
+                <code>{endpoints[key]}</code>
+              </a>{' '}
               <button type="button" onClick={() => copy(name, endpoints[key])} aria-label={`Copy the ${name} URL`}>
                 Copy
               </button>
