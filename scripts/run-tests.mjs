@@ -30,6 +30,7 @@ const VERSION_DEPENDENT = [
   'test/project-services.test.ts',
   'test/qgis-made-projects.test.ts',
   'test/styles-qml.test.ts',
+  'test/styles-renderers.test.ts',
   'test/styles-replicas.test.ts',
   'test/styles.test.ts',
   'test/symbology-catalogue.test.ts',

@@ -4,8 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { qgisColour } from '../src/qgis/style/colour.js';
-import { type QmlContext, qmlToStyle, styleToQml } from '../src/qgis/style/qml.js';
-import type { MultiBandColorStyle, SingleBandGrayStyle, Style, VectorStyle } from '../src/qgis/style/schema.js';
+import { describeQml, type QmlContext, qmlToStyle, styleToQml } from '../src/qgis/style/qml.js';
+import type {
+  MultiBandColorStyle,
+  PseudoColorStyle,
+  SingleBandGrayStyle,
+  Style,
+  VectorStyle,
+} from '../src/qgis/style/schema.js';
 import { parseStyle } from '../src/qgis/style/validate.js';
 import { loadSymbologyCatalogue, type SymbologyCatalogue } from '../src/qgis/symbology/catalogue.js';
 import { after, before, describe, test } from './support/node-test.js';
@@ -37,6 +43,28 @@ function gray(contrast: SingleBandGrayStyle['symbology']['properties']['contrast
     name: 'gray',
     rendering,
     symbology: { type: 'singlebandgray', properties: { gray: { band: 1 }, contrast_enhancement: contrast } },
+  };
+}
+
+function pseudocolor(interpolation: 'INTERPOLATED' | 'DISCRETE' | 'EXACT'): PseudoColorStyle {
+  return {
+    type: 'raster',
+    name: `pseudocolor-${interpolation.toLowerCase()}`,
+    rendering,
+    symbology: {
+      type: 'singlebandpseudocolor',
+      properties: {
+        band: 1,
+        min: 0,
+        max: 95,
+        interpolation,
+        stops: [
+          { value: 0, colour: '#000000', label: 'none' },
+          { value: 50, colour: '#FFFFFF', label: 'half' },
+          { value: 95, colour: '#FF0000', label: 'full' },
+        ],
+      },
+    },
   };
 }
 
@@ -414,6 +442,184 @@ describe('style QML', () => {
       [[64, 64, 64, 255]],
       [[128, 128, 128, 255], white],
       [[67, 67, 67, 255], white],
+    ]);
+  });
+
+  const classed = () => ({ kind: 'vector', source: `${directory}/vector.gpkg|layername=classes` });
+  /** The classes layer's points (y = 5): kind a, pop 5; kind b, pop 15; kind z, pop 25. */
+  const CLASSED_POINTS = [
+    [2, 5],
+    [5, 5],
+    [8, 5],
+  ];
+  const MARKER = { size: 6, outline_style: 'no' };
+
+  const CLASSED_CASES = {
+    categorized: {
+      type: 'vector',
+      name: 'by-kind',
+      rendering: { opacity: 1 },
+      symbology: {
+        type: 'categorized',
+        symbol: 'marker',
+        properties: MARKER,
+        field: 'kind',
+        categories: [
+          { value: 'a', label: 'Kind A', colour: '#FF0000' },
+          { value: 'b', label: 'Kind B', colour: '0,0,255,255' },
+        ],
+        other: { label: 'other', colour: '#00FF00' },
+      },
+    },
+    graduated: {
+      type: 'vector',
+      name: 'by-pop',
+      rendering: { opacity: 1 },
+      symbology: {
+        type: 'graduated',
+        symbol: 'marker',
+        properties: MARKER,
+        field: 'pop',
+        ranges: [
+          { lower: 0, upper: 10, label: 'few', colour: '#FFFF00' },
+          { lower: 10, upper: 20.5, label: 'some', colour: '#FF00FF' },
+          { lower: 20.5, upper: 30, label: 'many', colour: '#00FFFF' },
+        ],
+      },
+    },
+  } satisfies Record<string, VectorStyle>;
+
+  const PSEUDOCOLOR_CASES = {
+    interpolated: pseudocolor('INTERPOLATED'),
+    discrete: pseudocolor('DISCRETE'),
+    exact: pseudocolor('EXACT'),
+  };
+
+  /** The oracle's arguments for a categorized or graduated style: its classes as QGIS takes them. */
+  function classesReference(style: VectorStyle) {
+    const symbology = style.symbology;
+    if (symbology.type === 'single_symbol') throw new Error('not a classed style');
+    const properties = Object.fromEntries(Object.entries(symbology.properties ?? {}).map(([k, v]) => [k, String(v)]));
+    const classes =
+      symbology.type === 'categorized'
+        ? [
+            ...symbology.categories.map((c) => ({
+              value: String(c.value),
+              label: c.label,
+              colour: qgisColour(c.colour, 'c'),
+            })),
+            { value: '', label: symbology.other?.label, colour: qgisColour(symbology.other?.colour ?? '', 'o') },
+          ]
+        : symbology.ranges.map((r) => ({ ...r, colour: qgisColour(r.colour, 'r') }));
+    return { renderer: symbology.type, symbol: symbology.symbol, field: symbology.field, properties, classes };
+  }
+
+  test('categorized, graduated and pseudocolor styles read back from their QML are the style', () => {
+    for (const style of [...Object.values(CLASSED_CASES), ...Object.values(PSEUDOCOLOR_CASES)] as Style[]) {
+      const qml = styleToQml(parseStyle(style, catalogue), { catalogue });
+      const read = qmlToStyle(qml, style.name, catalogue);
+      assert.equal(styleToQml(read, { catalogue }), qml, style.name);
+      if (read.type === 'raster') assert.deepEqual(read, style);
+    }
+    const read = qmlToStyle(styleToQml(CLASSED_CASES.categorized, { catalogue }), 'by-kind', catalogue) as VectorStyle;
+    assert.equal(read.symbology.type, 'categorized');
+    if (read.symbology.type !== 'categorized') return;
+    assert.deepEqual(read.symbology.categories, [
+      { value: 'a', label: 'Kind A', colour: '#FF0000' },
+      { value: 'b', label: 'Kind B', colour: '#0000FF' },
+    ]);
+    assert.deepEqual(read.symbology.other, { label: 'other', colour: '#00FF00' });
+    assert.equal(read.symbology.properties?.['size'], 6);
+    assert.equal(read.symbology.properties?.['color'], undefined, 'the class colour is not a shared property');
+  });
+
+  test('Steward writes the QML QGIS writes for categorized, graduated and pseudocolor renderers', async () => {
+    const vectors = await Promise.all(
+      Object.entries(CLASSED_CASES).map(async ([name, style]) => ({
+        op: 'reference_classes',
+        layer: classed(),
+        ...classesReference(style),
+        opacity: 1,
+        save: join(directory, `${name}-reference.qml`),
+        steward: await write(name, style),
+      })),
+    );
+    const rasters = await Promise.all(
+      Object.entries(PSEUDOCOLOR_CASES).map(async ([name, style]) => {
+        const { band, min, max, interpolation, stops } = style.symbology.properties;
+        const rgba = (colour: string) => qgisColour(colour, 'stop').split(',').map(Number);
+        return {
+          op: 'reference_pseudocolor',
+          layer: layers.gray(),
+          ...{ band, min, max, interpolation },
+          stops: stops.map((stop) => ({ value: stop.value, label: stop.label, rgba: rgba(stop.colour) })),
+          save: join(directory, `pseudocolor-${name}-reference.qml`),
+          steward: await write(`pseudocolor-${name}`, style),
+        };
+      }),
+    );
+    const results = await pyqgis([...vectors, ...rasters]);
+    results.forEach((result) => assert.equal(result.ok, true, result.message));
+    await assertSameXml([...vectors, ...rasters]);
+  });
+
+  test('QGIS describes back as JSON the classed styles it wrote, which write the same QML again', async () => {
+    for (const name of Object.keys(CLASSED_CASES)) {
+      const reference = await readFile(join(directory, `${name}-reference.qml`), 'utf8');
+      const described = describeQml(reference, name, catalogue);
+      const ours = styleToQml(parseStyle(described, catalogue), { catalogue });
+      assert.deepEqual(comparableXml(ours), comparableXml(reference), name);
+    }
+  });
+
+  test('QGIS draws each class in its colour, other values in the "other" colour', async () => {
+    const render = async (name: keyof typeof CLASSED_CASES) => ({
+      op: 'render',
+      layer: classed(),
+      qml: await write(`render-${name}`, CLASSED_CASES[name]),
+      extent: EXTENT,
+      points: CLASSED_POINTS,
+    });
+    const results = await pyqgis([await render('categorized'), await render('graduated')]);
+    assertPixels(results, [
+      [
+        [255, 0, 0, 255],
+        [0, 0, 255, 255],
+        [0, 255, 0, 255],
+      ],
+      [
+        [255, 255, 0, 255],
+        [255, 0, 255, 255],
+        [0, 255, 255, 255],
+      ],
+    ]);
+  });
+
+  test('QGIS draws a pseudocolor ramp as interpolated, discrete or exact classes', async () => {
+    // Gray values 25 (column 5) and 50 (column 10); the stops are 0 black, 50 white, 95 red.
+    const points = [VALUE_25, [5.25, 5]];
+    const results = await pyqgis(
+      await Promise.all(
+        Object.entries(PSEUDOCOLOR_CASES).map(async ([name, style]) => ({
+          op: 'render',
+          layer: layers.gray(),
+          qml: await write(`render-pseudocolor-${name}`, style),
+          extent: EXTENT,
+          points,
+        })),
+      ),
+    );
+    const clear: Rgba = [0, 0, 0, 0];
+    assertPixels(results, [
+      [
+        [128, 128, 128, 255],
+        [255, 255, 255, 255],
+      ],
+      [
+        [255, 255, 255, 255],
+        [255, 255, 255, 255],
+      ],
+      [clear, [255, 255, 255, 255]],
     ]);
   });
 });

@@ -1,6 +1,6 @@
 import { Unprocessable } from '../errors.js';
 import { type CrsResolver } from '../gdal/crs.js';
-import { vectorFields, wgs84Extent } from '../gdal/probe.js';
+import { wgs84Extent } from '../gdal/probe.js';
 import { type CrsDefinition } from '../qgis/crs.js';
 import { datasourceFilter, type NewDatasource } from '../qgis/layer-datasource.js';
 import { type LayerEntry } from '../qgis/project.js';
@@ -64,14 +64,13 @@ export class DatasourceRepair {
     if (entry.type !== 'vector') return;
     const used = (await this.repository.read(ref)).layerFieldsUsed(entry.name) ?? [];
     if (used.length === 0) return;
-    const gdal = await this.layers.gdalSource(ref, { ...entry, ...source });
-    if (!gdal) return;
-    let fields: string[];
+    let fields: string[] | undefined;
     try {
-      fields = await vectorFields(gdal);
+      fields = await this.layers.fieldNames(ref, { ...entry, ...source });
     } catch (error) {
       throw new Unprocessable(`the fields of ${source.datasource} cannot be read: ${(error as Error).message}`);
     }
+    if (!fields) return;
     const missing = used.filter((field) => !fields.includes(field));
     if (missing.length > 0)
       throw new Unprocessable(

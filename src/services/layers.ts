@@ -5,7 +5,7 @@ import { type CrsResolver } from '../gdal/crs.js';
 import { type GdalSource } from '../gdal/datasource.js';
 import { isObjectStoragePath } from '../gdal/object-storage.js';
 import { buildOverviews } from '../gdal/overviews.js';
-import { type Probed, wgs84Extent } from '../gdal/probe.js';
+import { type Probed, vectorFields, wgs84Extent } from '../gdal/probe.js';
 import { type CrsDefinition, normaliseAuthid } from '../qgis/crs.js';
 import { maskPasswords } from '../qgis/datasource-uri.js';
 import { defaultRasterStyle, defaultVectorStyle } from '../qgis/default-style.js';
@@ -199,6 +199,12 @@ export class LayerService {
   /** The source GDAL opens for a layer, relative paths (QGIS writes them) resolved; undefined when GDAL does not read it. */
   async gdalSource(ref: ProjectRef, layer: LayerEntry): Promise<GdalSource | undefined> {
     return (await this.gdalSources(ref, [layer]))[0];
+  }
+
+  /** The field names QGIS reads of a vector layer's source; undefined for a source GDAL does not read. */
+  async fieldNames(ref: ProjectRef, layer: LayerEntry): Promise<string[] | undefined> {
+    const source = await this.gdalSource(ref, layer);
+    return source && vectorFields(source);
   }
 
   /** The sources of `layers` of one project, as `gdalSource` gives each; the project's folder is looked up once. */

@@ -1,7 +1,7 @@
 import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 
-import { BadRequest, Conflict, NotFound } from '../errors.js';
+import { BadRequest, Conflict, NotFound, Unprocessable } from '../errors.js';
 import { geometryClass } from '../qgis/geometry.js';
 import { type LayerEntry, type ProjectDocument } from '../qgis/project.js';
 import {
@@ -13,14 +13,15 @@ import {
   setCurrentLayerStyle,
   shownStyleName,
 } from '../qgis/style/layer-styles.js';
-import { qmlToStyle, styleToQml } from '../qgis/style/qml.js';
+import { describeQml, qmlToStyle, styleToQml } from '../qgis/style/qml.js';
 import { type QmlFacts, qmlFacts } from '../qgis/style/qml-document.js';
-import { type Style } from '../qgis/style/schema.js';
+import { styleBands } from '../qgis/style/raster-qml.js';
+import { type RasterStyle, type Style, type VectorStyle } from '../qgis/style/schema.js';
 import { parseStyle } from '../qgis/style/validate.js';
 import { styleReferences } from '../qgis/style-references.js';
 import { type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
 import { MarkupMemo } from '../qgis/xml/markup-memo.js';
-import { type XmlElement } from '../qgis/xml/node.js';
+import { childElements, firstChild, type XmlElement } from '../qgis/xml/node.js';
 import { parseXml } from '../qgis/xml/parse.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { layerNotFound, type LayerService } from './layers.js';
@@ -77,13 +78,31 @@ function mapLayerOf(document: ProjectDocument, ref: ProjectRef, name: string): X
 /** Whether the style's QML takes values from the layer it is applied to: a JSON raster style with MinMax limits. */
 function dependsOnLayer(stored: StoredStyle): boolean {
   if (stored.origin === 'qml' || stored.style.type !== 'raster') return false;
-  return stored.style.symbology.properties.contrast_enhancement?.limits_min_max !== 'UserDefined';
+  const symbology = stored.style.symbology;
+  if (symbology.type === 'singlebandpseudocolor') return false;
+  return symbology.properties.contrast_enhancement?.limits_min_max !== 'UserDefined';
 }
 
 /** A layer a stored style is given to as it is stored, made its current style with `current`. */
 export interface StyleTarget {
   layer: string;
   current: boolean;
+}
+
+/** The layers that get style `name` when it is stored: those that have it, and `target`'s. */
+function receivingLayers(document: ProjectDocument, name: string, target: StyleTarget | undefined): string[] {
+  const having = document.layers().filter((layer) => {
+    const element = document.mapLayerElement(layer.name);
+    return element !== undefined && layerStyleNames(element).includes(name);
+  });
+  const names = having.map((layer) => layer.name);
+  return target && !names.includes(target.layer) ? [...names, target.layer] : names;
+}
+
+/** The fields QGIS computes for the layer (its expression fields), which a renderer may class by too. */
+function expressionFieldNames(mapLayer: XmlElement): string[] {
+  const holder = firstChild(mapLayer, 'expressionfields');
+  return holder ? childElements(holder, 'field').map((field) => field.attributes.get('name') ?? '') : [];
 }
 
 /**
@@ -145,6 +164,15 @@ export class StyleService {
   }
 
   /**
+   * The style as a JSON body, whichever way it was made, when the JSON styles can say all it
+   * draws (e.g. a categorized style QGIS Desktop wrote); Unprocessable saying why otherwise.
+   */
+  async describe(ref: ProjectRef, name: string): Promise<Style> {
+    const stored = await this.load(ref, name);
+    return stored.origin === 'json' ? stored.style : describeQml(stored.qml, name, this.catalogue());
+  }
+
+  /**
    * The style's QML document, whichever way it was made. A raster style made from JSON whose
    * limits are the layer's minimum and maximum holds the values a layer draws with: those of
    * `layerName`, else of the first layer drawing with the style, else of the first having it
@@ -199,7 +227,7 @@ export class StyleService {
    * says so: one write, one version. Answers whether the style is new. BadRequest for a document
    * that is not a QGIS style, Unprocessable for one a layer using it cannot draw with.
    */
-  async putQml(ref: ProjectRef, name: string, qml: string, target?: StyleTarget): Promise<boolean> {
+  async putQml(ref: ProjectRef, name: string, qml: string, target?: StyleTarget, style?: Style): Promise<boolean> {
     checkName('style', name);
     if (name === BUILT_IN_STYLE) throw new Conflict(`"${BUILT_IN_STYLE}" is the built-in style`);
     qmlFacts(qml);
@@ -213,6 +241,7 @@ export class StyleService {
       ref,
       async (document) => {
         created = !(await this.styles.has(ref, name));
+        if (style) await this.checkLayers(ref, document, receivingLayers(document, name, target), style);
         return putInLayers(document, ref, name, qml, target);
       },
       [{ name, qml }],
@@ -249,11 +278,48 @@ export class StyleService {
 
   /**
    * Stores a JSON style as style `name`, or replaces it, in one write (in every layer that has it,
-   * as putQml does); answers whether the style is new.
+   * and in `target`'s, as putQml does); answers whether the style is new. Unprocessable naming the
+   * field when a layer getting it lacks the field the style classes features by.
    */
-  async put(ref: ProjectRef, name: string, body: unknown): Promise<boolean> {
+  async put(ref: ProjectRef, name: string, body: unknown, target?: StyleTarget): Promise<boolean> {
     const style = parseStyle(this.nameFromPath(body, name), this.catalogue());
-    return this.putQml(ref, name, styleToQml(style, { catalogue: this.catalogue() }));
+    return this.putQml(ref, name, styleToQml(style, { catalogue: this.catalogue() }), target, style);
+  }
+
+  /**
+   * Unprocessable when one of `layers` cannot draw the JSON style: it lacks the field a categorized
+   * or graduated style classes by, or a band the style reads.
+   */
+  private async checkLayers(ref: ProjectRef, document: ProjectDocument, layers: string[], style: Style): Promise<void> {
+    for (const name of layers) {
+      const entry = document.layers().find((layer) => layer.name === name);
+      const element = document.mapLayerElement(name);
+      if (!entry || !element || entry.type !== style.type) continue;
+      if (style.type === 'raster') await this.checkBands(ref, entry, style);
+      else await this.checkField(ref, entry, element, style);
+    }
+  }
+
+  private async checkField(ref: ProjectRef, entry: LayerEntry, element: XmlElement, style: VectorStyle): Promise<void> {
+    if (style.symbology.type === 'single_symbol') return;
+    const field = style.symbology.field;
+    const source = await this.layers.fieldNames(ref, entry).catch(() => undefined);
+    if (source === undefined) return;
+    const fields = [...source, ...expressionFieldNames(element)];
+    if (fields.includes(field)) return;
+    throw new Unprocessable(
+      `layer "${entry.name}" has no field "${field}", by which style "${style.name}" classes its features (its fields: ${fields.join(', ') || 'none'})`,
+    );
+  }
+
+  private async checkBands(ref: ProjectRef, entry: LayerEntry, style: RasterStyle): Promise<void> {
+    const { probed } = await this.layers.inspect(ref, entry);
+    if (probed?.type !== 'raster') return;
+    const missing = styleBands(style).find((band) => band > probed.bands);
+    if (missing === undefined) return;
+    throw new Unprocessable(
+      `style "${style.name}" reads band ${missing}, which layer "${entry.name}" does not have (it has ${probed.bands})`,
+    );
   }
 
   private nameFromPath(body: unknown, pathName: string): unknown {
@@ -396,6 +462,8 @@ export class StyleService {
     if (request.name === BUILT_IN_STYLE || !(await this.styles.has(ref, request.name)))
       return this.applyLayerOwn(ref, layerName, request.name, current);
     const stored = await this.load(ref, request.name);
+    if (stored.origin === 'json')
+      await this.checkLayers(ref, await this.repository.read(ref), [layerName], stored.style);
     const qml = await this.qmlForLayer(ref, layer, stored);
     // Steward's own styles hold QGIS's default rendering, not a choice: the layer keeps its own.
     const options = { keepLayerRendering: stored.origin === 'json' };

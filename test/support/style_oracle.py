@@ -11,8 +11,11 @@ import sys
 from osgeo import gdal, ogr, osr
 from qgis.core import (
     QgsApplication,
+    QgsCategorizedSymbolRenderer,
+    QgsColorRampShader,
     QgsContrastEnhancement,
     QgsCoordinateReferenceSystem,
+    QgsGraduatedSymbolRenderer,
     QgsMapLayer,
     QgsMapRendererSequentialJob,
     QgsMapSettings,
@@ -21,11 +24,15 @@ from qgis.core import (
     QgsProject,
     QgsRasterLayer,
     QgsRasterMinMaxOrigin,
+    QgsRasterShader,
     QgsRectangle,
+    QgsRendererCategory,
+    QgsRendererRange,
     QgsSimpleFillSymbolLayer,
     QgsSimpleLineSymbolLayer,
     QgsSimpleMarkerSymbolLayer,
     QgsSingleBandGrayRenderer,
+    QgsSingleBandPseudoColorRenderer,
     QgsSingleSymbolRenderer,
     QgsSymbol,
     QgsVectorLayer,
@@ -41,6 +48,14 @@ GEOMETRIES = {
     "line": (ogr.wkbLineString, "LINESTRING (0 5, 10 5)"),
     "polygon": (ogr.wkbPolygon, "POLYGON ((2 2, 8 2, 8 8, 2 8, 2 2))"),
 }
+# The "classes" layer's points: x (y is 5), kind, pop.
+CLASSED_POINTS = ((2, "a", 5.0), (5, "b", 15.0), (8, "z", 25.0))
+CLASS_COLOUR = {"marker": "color", "line": "line_color", "fill": "color"}
+RAMP_TYPES = {
+    "INTERPOLATED": QgsColorRampShader.Interpolated,
+    "DISCRETE": QgsColorRampShader.Discrete,
+    "EXACT": QgsColorRampShader.Exact,
+}
 
 
 def make_data(directory):
@@ -53,6 +68,15 @@ def make_data(directory):
         feature = ogr.Feature(layer.GetLayerDefn())
         feature.SetGeometry(ogr.CreateGeometryFromWkt(wkt))
         layer.CreateFeature(feature)
+    classes = source.CreateLayer("classes", srs, ogr.wkbPoint)
+    classes.CreateField(ogr.FieldDefn("kind", ogr.OFTString))
+    classes.CreateField(ogr.FieldDefn("pop", ogr.OFTReal))
+    for x, kind, pop in CLASSED_POINTS:
+        feature = ogr.Feature(classes.GetLayerDefn())
+        feature.SetField("kind", kind)
+        feature.SetField("pop", pop)
+        feature.SetGeometry(ogr.CreateGeometryFromWkt(f"POINT ({x} 5)"))
+        classes.CreateFeature(feature)
     source = None
     rgb = gdal.GetDriverByName("GTiff").Create(directory + "/rgb.tif", 20, 20, 3, gdal.GDT_Byte)
     for band, value in ((1, 10), (2, 100), (3, 200)):
@@ -150,6 +174,56 @@ def reference_vector(operation):
     symbol.changeSymbolLayer(0, SYMBOL_LAYERS[operation["symbol"]].create(operation["properties"]))
     layer.setRenderer(QgsSingleSymbolRenderer(symbol))
     layer.setOpacity(operation["opacity"])
+    layer.saveNamedStyle(operation["save"], CATEGORIES)
+    return {"ok": True}
+
+
+def class_symbol(layer, operation, colour):
+    """The symbol of one class: the shared properties in the class's colour."""
+    kind = operation["symbol"]
+    symbol = QgsSymbol.defaultSymbol(layer.geometryType())
+    properties = {**operation["properties"], CLASS_COLOUR[kind]: colour}
+    symbol.changeSymbolLayer(0, SYMBOL_LAYERS[kind].create(properties))
+    return symbol
+
+
+def reference_classes(operation):
+    """QGIS's own QML for a categorized or graduated renderer, through the PyQGIS API."""
+    layer = open_layer(operation["layer"])
+    if operation["renderer"] == "categorized":
+        categories = [
+            QgsRendererCategory(c["value"], class_symbol(layer, operation, c["colour"]), c["label"])
+            for c in operation["classes"]
+        ]
+        layer.setRenderer(QgsCategorizedSymbolRenderer(operation["field"], categories))
+    else:
+        ranges = [
+            QgsRendererRange(r["lower"], r["upper"], class_symbol(layer, operation, r["colour"]), r["label"])
+            for r in operation["classes"]
+        ]
+        layer.setRenderer(QgsGraduatedSymbolRenderer(operation["field"], ranges))
+    layer.setOpacity(operation["opacity"])
+    layer.saveNamedStyle(operation["save"], CATEGORIES)
+    return {"ok": True}
+
+
+def reference_pseudocolor(operation):
+    """QGIS's own QML for a singleband pseudocolor renderer, through the PyQGIS API."""
+    layer = open_layer(operation["layer"])
+    ramp = QgsColorRampShader(operation["min"], operation["max"])
+    ramp.setColorRampType(RAMP_TYPES[operation["interpolation"]])
+    ramp.setColorRampItemList(
+        [
+            QgsColorRampShader.ColorRampItem(stop["value"], QColor(*stop["rgba"]), stop["label"])
+            for stop in operation["stops"]
+        ]
+    )
+    shader = QgsRasterShader()
+    shader.setRasterShaderFunction(ramp)
+    renderer = QgsSingleBandPseudoColorRenderer(layer.dataProvider(), operation["band"], shader)
+    renderer.setClassificationMin(operation["min"])
+    renderer.setClassificationMax(operation["max"])
+    layer.setRenderer(renderer)
     layer.saveNamedStyle(operation["save"], CATEGORIES)
     return {"ok": True}
 
@@ -266,6 +340,8 @@ OPERATIONS = {
     "load": load,
     "reference_vector": reference_vector,
     "reference_raster": reference_raster,
+    "reference_classes": reference_classes,
+    "reference_pseudocolor": reference_pseudocolor,
     "render": render,
     "make_project": make_project,
     "project": project,

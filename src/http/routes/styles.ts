@@ -55,11 +55,24 @@ const StyleQmlQuery = Type.Object({
   layer: Type.Optional(Type.String({ minLength: 1, description: 'the layer whose values the QML holds' })),
 });
 
+const StyleShapeQuery = Type.Object({
+  ...SchemaQuery.properties,
+  as: Type.Optional(Type.Literal('json', { description: 'the style as a JSON body, or 422 saying why it cannot be' })),
+});
+
+const CurrentFlag = Type.Optional(
+  Type.Union([Type.Literal('true'), Type.Literal('false')], { description: "Make it the layer's current style" }),
+);
+
+const StylePutQuery = Type.Object({
+  ...SchemaQuery.properties,
+  layer: Type.Optional(Type.String({ minLength: 1, description: 'a layer to put the style in the style manager of' })),
+  current: CurrentFlag,
+});
+
 const SldQuery = Type.Object({
   ...ReseedQuery.properties,
-  current: Type.Optional(
-    Type.Union([Type.Literal('true'), Type.Literal('false')], { description: "Make it the layer's current style" }),
-  ),
+  current: CurrentFlag,
 });
 
 const XML_TYPES = ['application/xml', 'text/xml'];
@@ -292,11 +305,17 @@ export function styleRoutes(services: StyleRouteServices): RouteModule {
         schema: {
           tags,
           summary: 'A style, in the shape that created it: its JSON body, or its QML document (application/xml)',
+          description:
+            'With `as=json`, the style as a JSON body whichever way it was made (a QML QGIS Desktop wrote of a ' +
+            'renderer the JSON styles have: single symbol, categorized, graduated, singleband gray, multiband ' +
+            'colour, singleband pseudocolor), for an editor to start from; 422 saying why when the JSON styles ' +
+            'cannot hold what it draws (another renderer, symbols of several layers, labels, diagrams).',
           params: StyleParams,
-          querystring: SchemaQuery,
+          querystring: StyleShapeQuery,
         },
       },
       async (request, reply) => {
+        if (request.query.as === 'json') return styles.describe(request.project, request.params.style);
         const style = await styles.get(request.project, request.params.style);
         if (typeof style !== 'string') return style;
         return asAttachment(reply, `${request.params.style}.qml`).type('application/xml').send(style);
@@ -348,15 +367,19 @@ export function styleRoutes(services: StyleRouteServices): RouteModule {
           description:
             'The body is a vector or raster style as for POST. 201 when the style is new, 200 when it replaced ' +
             'one, in every layer that has it (those drawing with it are drawn anew); the style is never missing ' +
-            'between the two, as it was with DELETE then POST.',
+            'between the two, as it was with DELETE then POST. With `layer`, the style is also put in that ' +
+            "layer's style manager, as its current style with `current=true`, in the same write. 422 naming the " +
+            'field when a layer getting the style lacks the field a categorized or graduated style classes by.',
           params: StyleParams,
-          querystring: SchemaQuery,
+          querystring: StylePutQuery,
           body: Type.Unknown({ description: 'a vector or raster style, checked by the style codec' }),
           response: { 200: Type.Boolean(), 201: Type.Boolean(), ...errorResponses },
         },
       },
       async (request, reply) => {
-        const created = await styles.put(request.project, request.params.style, request.body);
+        const { layer, current } = request.query;
+        const target = layer === undefined ? undefined : { layer, current: current === 'true' };
+        const created = await styles.put(request.project, request.params.style, request.body, target);
         return reply.status(created ? 201 : 200).send(true);
       },
     );

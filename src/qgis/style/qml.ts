@@ -1,7 +1,7 @@
 /** Styles as QML documents: what Steward writes for a style, and how it reads one back. */
 import { Unprocessable } from '../../errors.js';
 import type { SymbologyCatalogue } from '../symbology/catalogue.js';
-import { element, firstChild, indent, text, textElement, type XmlElement } from '../xml/node.js';
+import { childElements, element, firstChild, indent, text, textElement, type XmlElement } from '../xml/node.js';
 import { parseXml, XmlSyntaxError } from '../xml/parse.js';
 import { serializeXml } from '../xml/serialize.js';
 import {
@@ -75,4 +75,36 @@ export function parseQml(qml: string, name: string): XmlElement {
 /** The style body a QML was made from (in its canonical form: every property, colours as #RRGGBB). */
 export function qmlToStyle(qml: string, name: string, catalogue: SymbologyCatalogue): Style {
   return styleFromElement(parseQml(qml, name), name, catalogue);
+}
+
+/** What a QML draws that the JSON styles do not hold: labels, diagrams. */
+function undescribed(root: XmlElement): string | undefined {
+  if (root.attributes.get('labelsEnabled') === '1') return 'labels';
+  const diagrams = DIAGRAM_RENDERERS.flatMap((name) => {
+    const renderer = firstChild(root, name);
+    return renderer ? childElements(renderer, 'DiagramCategory') : [];
+  });
+  return diagrams.some((category) => category.attributes.get('enabled') === '1') ? 'diagrams' : undefined;
+}
+
+const DIAGRAM_RENDERERS = [
+  'SingleCategoryDiagramRenderer',
+  'LinearlyInterpolatedDiagramRenderer',
+  'StackedDiagramRenderer',
+];
+
+/**
+ * A QML (as QGIS Desktop writes it, say) as the JSON style that draws the same, for an editor to
+ * start from; Unprocessable saying what the JSON styles cannot hold.
+ */
+export function describeQml(qml: string, name: string, catalogue: SymbologyCatalogue): Style {
+  const root = parseQml(qml, name);
+  const extra = undescribed(root);
+  try {
+    if (extra) throw new Unprocessable(`it has ${extra}`);
+    return styleFromElement(root, name, catalogue);
+  } catch (error) {
+    if (!(error instanceof Unprocessable)) throw error;
+    throw new Unprocessable(`the style "${name}" cannot be described as a JSON style: ${error.message}`);
+  }
 }

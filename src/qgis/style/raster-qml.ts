@@ -2,12 +2,16 @@
 import { Unprocessable } from '../../errors.js';
 import { formatNumber } from '../layer.js';
 import type { SymbologyCatalogue } from '../symbology/catalogue.js';
-import { childText, element, firstChild, textElement, type XmlElement } from '../xml/node.js';
+import { childElements, childText, element, firstChild, path, textElement, type XmlElement } from '../xml/node.js';
+import { qgisColour, styleColour } from './colour.js';
 import type {
   Algorithm,
   ColourBand,
+  ColourStop,
+  Interpolation,
   Limits,
   MultiBandColorStyle,
+  PseudoColorStyle,
   RasterRendering,
   RasterStyle,
   SingleBandGrayStyle,
@@ -94,7 +98,7 @@ function rampLegendSettings(): XmlElement {
   );
 }
 
-function enhancementOf(style: RasterStyle, catalogue: SymbologyCatalogue): Enhancement {
+function enhancementOf(style: SingleBandGrayStyle | MultiBandColorStyle, catalogue: SymbologyCatalogue): Enhancement {
   const given = style.symbology.properties.contrast_enhancement;
   const defaults = catalogue.rasterRenderer(style.symbology.type).contrast_enhancement;
   return {
@@ -119,7 +123,56 @@ function grayRenderer(style: SingleBandGrayStyle, enhancement: Enhancement, fact
   );
 }
 
+/** QGIS's colour ramp item colour: `#rrggbb` and the alpha apart. */
+function rampItemColour(colour: string, key: string): { color: string; alpha: string } {
+  const [r, g, b, a] = qgisColour(colour, key).split(',').map(Number) as [number, number, number, number];
+  const hex = [r, g, b].map((n) => n.toString(16).padStart(2, '0')).join('');
+  return { color: `#${hex}`, alpha: String(a) };
+}
+
+function pseudoColorRenderer(style: PseudoColorStyle, facts: RasterLayerFacts): XmlElement {
+  const { band, min, max, interpolation = 'INTERPOLATED', stops } = style.symbology.properties;
+  bandRange(band, { min, max }, facts, 'UserDefined');
+  const items = stops.map((stop, index) =>
+    element('item', {
+      label: stop.label ?? formatNumber(stop.value),
+      value: formatNumber(stop.value),
+      ...rampItemColour(stop.colour, `symbology.properties.stops.${index}.colour`),
+    }),
+  );
+  const shader = element(
+    'colorrampshader',
+    {
+      colorRampType: interpolation,
+      classificationMode: '1',
+      clip: '0',
+      minimumValue: formatNumber(min),
+      maximumValue: formatNumber(max),
+      labelPrecision: '6',
+    },
+    [...items, rampLegendSettings()],
+  );
+  const attributes = {
+    type: 'singlebandpseudocolor',
+    band: String(band),
+    classificationMin: formatNumber(min),
+    classificationMax: formatNumber(max),
+  };
+  return element('rasterrenderer', { ...attributes, ...RENDERER_ATTRIBUTES }, [
+    minMaxOrigin('UserDefined'),
+    element('rastershader', {}, [shader]),
+  ]);
+}
+
 const COLOURS = ['red', 'green', 'blue'] as const;
+
+/** The bands a raster style reads. */
+export function styleBands(style: RasterStyle): number[] {
+  const symbology = style.symbology;
+  if (symbology.type === 'singlebandpseudocolor') return [symbology.properties.band];
+  if (symbology.type === 'singlebandgray') return [symbology.properties.gray.band];
+  return COLOURS.map((colour) => symbology.properties[colour].band);
+}
 
 function colourRenderer(style: MultiBandColorStyle, enhancement: Enhancement, facts: RasterLayerFacts): XmlElement {
   const bands = style.symbology.properties;
@@ -133,6 +186,14 @@ function colourRenderer(style: MultiBandColorStyle, enhancement: Enhancement, fa
     minMaxOrigin(enhancement.limits),
     ...enhancements,
   ]);
+}
+
+function rendererElement(style: RasterStyle, catalogue: SymbologyCatalogue, facts: RasterLayerFacts): XmlElement {
+  if (style.symbology.type === 'singlebandpseudocolor') return pseudoColorRenderer(style as PseudoColorStyle, facts);
+  const enhancement = enhancementOf(style as SingleBandGrayStyle | MultiBandColorStyle, catalogue);
+  return style.symbology.type === 'singlebandgray'
+    ? grayRenderer(style as SingleBandGrayStyle, enhancement, facts)
+    : colourRenderer(style as MultiBandColorStyle, enhancement, facts);
 }
 
 /** The pipe's brightness, contrast, gamma and saturation filters. */
@@ -162,11 +223,7 @@ export function rasterStyleElements(
   catalogue: SymbologyCatalogue,
   facts: RasterLayerFacts,
 ): XmlElement[] {
-  const enhancement = enhancementOf(style, catalogue);
-  const renderer =
-    style.symbology.type === 'singlebandgray'
-      ? grayRenderer(style as SingleBandGrayStyle, enhancement, facts)
-      : colourRenderer(style as MultiBandColorStyle, enhancement, facts);
+  const renderer = rendererElement(style, catalogue, facts);
   const resampling = {
     enabled: 'false',
     maxOversampling: '2',
@@ -242,6 +299,41 @@ function readColour(renderer: XmlElement): MultiBandColorStyle['symbology'] {
   };
 }
 
+const INTERPOLATIONS: readonly string[] = ['INTERPOLATED', 'DISCRETE', 'EXACT'];
+
+function readStop(item: XmlElement): ColourStop {
+  const value = Number(item.attributes.get('value'));
+  if (Number.isNaN(value)) throw new Unprocessable(`a colour stop of the style has no value`);
+  const alpha = item.attributes.get('alpha') ?? '255';
+  const [r, g, b] = [1, 3, 5].map((at) => parseInt((item.attributes.get('color') ?? '').slice(at, at + 2), 16));
+  const colour = styleColour(`${r},${g},${b},${alpha}`);
+  return { value, colour, label: item.attributes.get('label') ?? '' };
+}
+
+function readPseudoColor(renderer: XmlElement): PseudoColorStyle['symbology'] {
+  const shader = path(renderer, 'rastershader', 'colorrampshader');
+  const interpolation = shader?.attributes.get('colorRampType') ?? '';
+  if (!shader || !INTERPOLATIONS.includes(interpolation)) {
+    throw new Unprocessable(
+      `the style's colour ramp type "${interpolation}" is not one of ${INTERPOLATIONS.join(', ')}`,
+    );
+  }
+  const min = Number(renderer.attributes.get('classificationMin'));
+  const max = Number(renderer.attributes.get('classificationMax'));
+  if (Number.isNaN(min) || Number.isNaN(max))
+    throw new Unprocessable("the style's colour ramp has no minimum or maximum");
+  return {
+    type: 'singlebandpseudocolor',
+    properties: {
+      band: band(renderer, 'band'),
+      min,
+      max,
+      interpolation: interpolation as Interpolation,
+      stops: childElements(shader, 'item').map(readStop),
+    },
+  };
+}
+
 function readRendering(pipe: XmlElement, catalogue: SymbologyCatalogue): Required<RasterRendering> {
   const defaults = catalogue.rasterRendering;
   const attribute = (name: string, key: keyof RasterRendering): number => {
@@ -256,17 +348,25 @@ function readRendering(pipe: XmlElement, catalogue: SymbologyCatalogue): Require
   };
 }
 
+const READERS: Record<string, (renderer: XmlElement) => RasterStyle['symbology']> = {
+  singlebandgray: readGray,
+  multibandcolor: readColour,
+  singlebandpseudocolor: readPseudoColor,
+};
+
 /** Reads a raster QML root (`<qgis>` or `<maplayer>`) back into the style body that made it. */
 export function readRasterStyle(root: XmlElement, name: string, catalogue: SymbologyCatalogue): RasterStyle {
   const pipe = firstChild(root, 'pipe');
   const renderer = pipe && firstChild(pipe, 'rasterrenderer');
-  const type = renderer?.attributes.get('type');
-  if (!pipe || !renderer || (type !== 'singlebandgray' && type !== 'multibandcolor')) {
-    throw new Unprocessable(
-      `the style's raster renderer is ${type ?? 'missing'}, not singlebandgray or multibandcolor`,
-    );
+  const type = renderer?.attributes.get('type') ?? 'missing';
+  const reader = Object.hasOwn(READERS, type) ? READERS[type] : undefined;
+  if (!pipe || !renderer || !reader) {
+    throw new Unprocessable(`the style's raster renderer is ${type}, not ${Object.keys(READERS).join(', ')}`);
   }
-  const rendering = readRendering(pipe, catalogue);
-  if (type === 'singlebandgray') return { type: 'raster', name, rendering, symbology: readGray(renderer) };
-  return { type: 'raster', name, rendering, symbology: readColour(renderer) };
+  return {
+    type: 'raster',
+    name,
+    rendering: readRendering(pipe, catalogue),
+    symbology: reader(renderer),
+  } as RasterStyle;
 }

@@ -72,15 +72,20 @@ describe('parseStyle', () => {
       /symbology\.symbol must be one of marker, line, fill, not "polygon"/,
     );
     rejects(
-      fill({}, { symbology: { type: 'categorized', symbol: 'fill' } }),
-      /symbology\.type must be one of single_symbol|symbology\.type: expected/,
+      fill({}, { symbology: { type: 'rule_based', symbol: 'fill' } }),
+      /symbology\.type must be one of single_symbol, categorized, graduated, not "rule_based"/,
     );
+    rejects(fill({}, { symbology: { type: 'categorized', symbol: 'fill' } }), /symbology\.field is required/);
     rejects(fill({}, { rendering: { opacity: 2 } }), /rendering\.opacity/);
     rejects(fill({}, { rendering: { blur: 1 } }), /rendering\.blur is not a known member/);
     rejects({ type: 'vector', symbology: { type: 'single_symbol', symbol: 'fill' } }, /name is required/);
     rejects(
+      { type: 'raster', name: 'p', symbology: { type: 'paletted', properties: {} } },
+      /symbology\.type must be one of singlebandgray, multibandcolor, singlebandpseudocolor, not "paletted"/,
+    );
+    rejects(
       { type: 'raster', name: 'p', symbology: { type: 'singlebandpseudocolor', properties: {} } },
-      /symbology\.type must be one of singlebandgray, multibandcolor, not "singlebandpseudocolor"/,
+      /symbology\.properties\.band is required/,
     );
     rejects(rgb({ band: 0 }, 'MinMax'), /symbology\.properties\.red\.band/);
     rejects(
@@ -118,5 +123,79 @@ describe('parseStyle', () => {
       { type: 'raster', name: 'g', symbology: { type: 'singlebandgray', properties: { gray: { band: 1, min: 0 } } } },
       /gray\.min is not a known member/,
     );
+  });
+
+  function classed(symbology: Record<string, unknown>) {
+    return { type: 'vector', name: 'k', symbology: { symbol: 'marker', properties: { size: 4 }, ...symbology } };
+  }
+  const categorized = (categories: unknown[], other?: unknown) =>
+    classed({ type: 'categorized', field: 'kind', categories, ...(other ? { other } : {}) });
+  const graduated = (ranges: unknown[]) => classed({ type: 'graduated', field: 'pop', ranges });
+  function pseudocolor(properties: Record<string, unknown>) {
+    const stops = [
+      { value: 0, colour: '#000000' },
+      { value: 10, colour: '#FFFFFF' },
+    ];
+    return {
+      type: 'raster',
+      name: 'p',
+      symbology: { type: 'singlebandpseudocolor', properties: { band: 1, min: 0, max: 10, stops, ...properties } },
+    };
+  }
+
+  test('accepts categorized, graduated and pseudocolor styles', () => {
+    const kinds = categorized(
+      [
+        { value: 'a', colour: '#FF0000' },
+        { value: 3, label: 'three', colour: '0,0,255' },
+      ],
+      {
+        colour: '#CCCCCC',
+      },
+    );
+    assert.deepEqual(parseStyle(kinds, catalogue), kinds);
+    parseStyle(graduated([{ lower: 0, upper: 10, colour: '#FF0000' }]), catalogue);
+    parseStyle(pseudocolor({ interpolation: 'DISCRETE' }), catalogue);
+  });
+
+  test('refuses bad classes and colour stops, naming them', () => {
+    rejects(categorized([]), /symbology\.categories/);
+    rejects(categorized([{ value: 'a', colour: 'red' }]), /"red" is not a colour for symbology\.categories\.0\.colour/);
+    rejects(categorized([{ value: '', colour: '#FF0000' }]), /symbology\.categories\.0\.value/);
+    rejects(
+      categorized([
+        { value: 1, colour: '#FF0000' },
+        { value: '1', colour: '#00FF00' },
+      ]),
+      /the category of value "1" is given twice/,
+    );
+    rejects(categorized([{ value: 'a', colour: '#FF0000' }], { colour: '#12' }), /symbology\.other\.colour/);
+    rejects(
+      classed({
+        type: 'categorized',
+        field: 'kind',
+        categories: [{ value: 'a', colour: '#FF0000' }],
+        properties: { color: '#FF0000' },
+      }),
+      /color is each class's own colour in a categorized style/,
+    );
+    rejects(
+      graduated([{ lower: 10, upper: 0, colour: '#FF0000' }]),
+      /ranges\.0 has its lower bound 10 above its upper bound 0/,
+    );
+    rejects(graduated([{ lower: 0, colour: '#FF0000' }]), /symbology\.ranges\.0\.upper is required/);
+    rejects(classed({ type: 'graduated', field: '', ranges: [] }), /symbology\.field/);
+    rejects(pseudocolor({ min: 5, max: 1 }), /min \(5\) is above symbology\.properties\.max \(1\)/);
+    rejects(
+      pseudocolor({
+        stops: [
+          { value: 5, colour: '#000000' },
+          { value: 5, colour: '#FFFFFF' },
+        ],
+      }),
+      /stop 1 \(5\) is not above stop 0 \(5\)/,
+    );
+    rejects(pseudocolor({ interpolation: 'SMOOTH' }), /interpolation must be one of INTERPOLATED, DISCRETE, EXACT/);
+    rejects(pseudocolor({ stops: [{ value: 0, colour: '#00000' }] }), /stops\.0\.colour/);
   });
 });

@@ -5,15 +5,21 @@ import { BadRequest } from '../../errors.js';
 import type { SymbologyCatalogue } from '../symbology/catalogue.js';
 import { qgisColour } from './colour.js';
 import {
+  CategorizedStyleSchema,
   type ColourBand,
+  GraduatedStyleSchema,
   type Limits,
   MultiBandColorStyleSchema,
+  type PseudoColorStyle,
+  PseudoColorStyleSchema,
   type RasterStyle,
   SingleBandGrayStyleSchema,
+  SingleSymbolStyleSchema,
   type Style,
   type VectorStyle,
-  VectorStyleSchema,
+  type VectorSymbology,
 } from './schema.js';
+import { categoryValue, CLASS_COLOUR } from './vector-qml.js';
 
 function label(path: string): string {
   return path === '' ? 'the style' : path.slice(1).replaceAll('/', '.');
@@ -48,12 +54,27 @@ function member(body: unknown, key: string): unknown {
   return typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[key] : undefined;
 }
 
-function rasterSchema(body: unknown) {
+/** The style schema of each renderer, by the style's type and its symbology's type. */
+const RENDERER_SCHEMAS: Record<Style['type'], Record<string, TSchema>> = {
+  vector: {
+    single_symbol: SingleSymbolStyleSchema,
+    categorized: CategorizedStyleSchema,
+    graduated: GraduatedStyleSchema,
+  },
+  raster: {
+    singlebandgray: SingleBandGrayStyleSchema,
+    multibandcolor: MultiBandColorStyleSchema,
+    singlebandpseudocolor: PseudoColorStyleSchema,
+  },
+};
+
+function rendererSchema(type: Style['type'], body: unknown): TSchema {
+  const renderers = RENDERER_SCHEMAS[type];
   const renderer = member(member(body, 'symbology'), 'type');
-  if (renderer === 'singlebandgray') return SingleBandGrayStyleSchema;
-  if (renderer === 'multibandcolor') return MultiBandColorStyleSchema;
+  const schema = typeof renderer === 'string' && Object.hasOwn(renderers, renderer) ? renderers[renderer] : undefined;
+  if (schema) return schema;
   throw new BadRequest(
-    `Invalid style: symbology.type must be one of singlebandgray, multibandcolor, not ${JSON.stringify(renderer)}.`,
+    `Invalid style: symbology.type must be one of ${Object.keys(renderers).join(', ')}, not ${JSON.stringify(renderer)}.`,
   );
 }
 
@@ -73,9 +94,56 @@ function checkProperty(symbol: string, key: string, value: string | number, cata
   }
 }
 
+function checkClasses(symbology: VectorSymbology): void {
+  if (symbology.type === 'single_symbol') return;
+  const colourKey = CLASS_COLOUR[symbology.symbol];
+  if (symbology.properties && Object.hasOwn(symbology.properties, colourKey)) {
+    throw new BadRequest(
+      `Invalid style: ${colourKey} is each class's own colour in a ${symbology.type} style: give it as the classes' "colour".`,
+    );
+  }
+  if (symbology.type === 'categorized') {
+    const seen = new Set<string>();
+    symbology.categories.forEach((category, index) => {
+      qgisColour(category.colour, `symbology.categories.${index}.colour`);
+      const value = categoryValue(category.value);
+      if (seen.has(value)) throw new BadRequest(`Invalid style: the category of value "${value}" is given twice.`);
+      seen.add(value);
+    });
+    if (symbology.other) qgisColour(symbology.other.colour, 'symbology.other.colour');
+    return;
+  }
+  symbology.ranges.forEach((range, index) => {
+    qgisColour(range.colour, `symbology.ranges.${index}.colour`);
+    if (range.lower > range.upper) {
+      throw new BadRequest(
+        `Invalid style: symbology.ranges.${index} has its lower bound ${range.lower} above its upper bound ${range.upper}.`,
+      );
+    }
+  });
+}
+
 function checkVector(style: VectorStyle, catalogue: SymbologyCatalogue): void {
   const { symbol, properties = {} } = style.symbology;
   for (const [key, value] of Object.entries(properties)) checkProperty(symbol, key, value, catalogue);
+  checkClasses(style.symbology);
+}
+
+function checkPseudoColor(properties: PseudoColorStyle['symbology']['properties']): void {
+  if (properties.min > properties.max) {
+    throw new BadRequest(
+      `Invalid style: symbology.properties.min (${properties.min}) is above symbology.properties.max (${properties.max}).`,
+    );
+  }
+  properties.stops.forEach((stop, index) => {
+    qgisColour(stop.colour, `symbology.properties.stops.${index}.colour`);
+    const previous = properties.stops[index - 1];
+    if (previous && previous.value >= stop.value) {
+      throw new BadRequest(
+        `Invalid style: the colour stops must rise; stop ${index} (${stop.value}) is not above stop ${index - 1} (${previous.value}).`,
+      );
+    }
+  });
 }
 
 /** UserDefined limits need a min and a max for every band; MinMax limits come from the layer. */
@@ -95,6 +163,7 @@ function checkLimits(limits: Limits, bands: Array<[string, { min?: number; max?:
 }
 
 function checkRaster(style: RasterStyle, catalogue: SymbologyCatalogue): void {
+  if (style.symbology.type === 'singlebandpseudocolor') return checkPseudoColor(style.symbology.properties);
   const { type, properties } = style.symbology;
   const limits =
     properties.contrast_enhancement?.limits_min_max ??
@@ -117,10 +186,10 @@ function checkRaster(style: RasterStyle, catalogue: SymbologyCatalogue): void {
 export function parseStyle(body: unknown, catalogue: SymbologyCatalogue): Style {
   const type = member(body, 'type');
   if (type === 'vector') {
-    check(VectorStyleSchema, body);
+    check(rendererSchema(type, body), body);
     checkVector(body as VectorStyle, catalogue);
   } else if (type === 'raster') {
-    check(rasterSchema(body), body);
+    check(rendererSchema(type, body), body);
     checkRaster(body as RasterStyle, catalogue);
   } else {
     throw new BadRequest(`Invalid style: type must be one of vector, raster, not ${JSON.stringify(type)}.`);

@@ -4919,10 +4919,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A style, in the shape that created it: its JSON body, or its QML document (application/xml) */
+        /**
+         * A style, in the shape that created it: its JSON body, or its QML document (application/xml)
+         * @description With `as=json`, the style as a JSON body whichever way it was made (a QML QGIS Desktop wrote of a renderer the JSON styles have: single symbol, categorized, graduated, singleband gray, multiband colour, singleband pseudocolor), for an editor to start from; 422 saying why when the JSON styles cannot hold what it draws (another renderer, symbols of several layers, labels, diagrams).
+         */
         get: {
             parameters: {
                 query?: {
+                    /** @description the style as a JSON body, or 422 saying why it cannot be */
+                    as?: "json";
                     /** @description Database schema of the project (default public) */
                     schema?: string;
                 };
@@ -4946,11 +4951,15 @@ export interface paths {
         };
         /**
          * Add or replace a style named by the path, in one request
-         * @description The body is a vector or raster style as for POST. 201 when the style is new, 200 when it replaced one, in every layer that has it (those drawing with it are drawn anew); the style is never missing between the two, as it was with DELETE then POST.
+         * @description The body is a vector or raster style as for POST. 201 when the style is new, 200 when it replaced one, in every layer that has it (those drawing with it are drawn anew); the style is never missing between the two, as it was with DELETE then POST. With `layer`, the style is also put in that layer's style manager, as its current style with `current=true`, in the same write. 422 naming the field when a layer getting the style lacks the field a categorized or graduated style classes by.
          */
         put: {
             parameters: {
                 query?: {
+                    /** @description Make it the layer's current style */
+                    current?: "true" | "false";
+                    /** @description a layer to put the style in the style manager of */
+                    layer?: string;
                     /** @description Database schema of the project (default public) */
                     schema?: string;
                 };
