@@ -77,6 +77,12 @@ export function qmlToStyle(qml: string, name: string, catalogue: SymbologyCatalo
   return styleFromElement(parseQml(qml, name), name, catalogue);
 }
 
+const DIAGRAM_RENDERERS = [
+  'SingleCategoryDiagramRenderer',
+  'LinearlyInterpolatedDiagramRenderer',
+  'StackedDiagramRenderer',
+];
+
 /** What a QML draws that the JSON styles do not hold: labels, diagrams. */
 function undescribed(root: XmlElement): string | undefined {
   if (root.attributes.get('labelsEnabled') === '1') return 'labels';
@@ -86,12 +92,6 @@ function undescribed(root: XmlElement): string | undefined {
   });
   return diagrams.some((category) => category.attributes.get('enabled') === '1') ? 'diagrams' : undefined;
 }
-
-const DIAGRAM_RENDERERS = [
-  'SingleCategoryDiagramRenderer',
-  'LinearlyInterpolatedDiagramRenderer',
-  'StackedDiagramRenderer',
-];
 
 /**
  * A QML (as QGIS Desktop writes it, say) as the JSON style that draws the same, for an editor to

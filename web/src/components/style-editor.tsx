@@ -1,23 +1,45 @@
 /**
- * A style editor generated from QGIS's symbology catalogue (`GET /api/symbology/...`): a property
- * whose default lists its choices becomes a select, a colour a colour picker, a number a number
- * field. Only the properties changed from QGIS's defaults are sent. "Preview" saves the style and
- * draws the layer with it on the map (WMS STYLES) without making it the layer's current style.
+ * A layer's style editor. It starts from the layer's current style as the API describes it in JSON
+ * (`GET .../styles/{style}?as=json`: a style QGIS Desktop wrote too, when the JSON styles hold
+ * it), and offers the renderers of the layer's kind, each with its own form: the symbol's fields
+ * from QGIS's symbology catalogue, the classes of a categorized or graduated style, the band and
+ * colours of a raster. "Preview" saves the style into the layer's style manager in one request
+ * (`PUT .../styles/{style}?layer=`) and draws the layer with it on the map (WMS STYLES) without
+ * making it the current style; "Make current style" saves it as the current one, in one request too.
  */
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 
-import { api } from '../api/client';
+import { api, ApiError } from '../api/client';
 import { type ProjectRef, schemaQuery } from '../api/projects';
+import { CLASS_COLOUR, type Draft, draftOf, freshDraft, type Renderer, styleBody } from '../style-draft';
+import { ClassFields } from './class-fields';
 import { ErrorMessage, Loading } from './messages';
+import { RasterFields } from './raster-fields';
+import { changedProperties, SymbolFields, symbolFields } from './symbol-fields';
 import { useAction, useApi } from './use-api';
 
 type Geometry = 'point' | 'line' | 'polygon';
+/** What the editor styles: a vector layer's geometry, or a raster. */
+export type StyledKind = Geometry | 'raster';
+
 const ENDPOINTS = {
   point: ['/api/symbology/vector/point/single_symbol/marker/properties', 'marker'],
   line: ['/api/symbology/vector/line/single_symbol/line/properties', 'line'],
   polygon: ['/api/symbology/vector/polygon/single_symbol/fill/properties', 'fill'],
 } as const;
+
+const RENDERERS: Record<'vector' | 'raster', Array<[Renderer, string]>> = {
+  vector: [
+    ['single_symbol', 'Single symbol'],
+    ['categorized', 'Categorized (a colour per value)'],
+    ['graduated', 'Graduated (a colour per range)'],
+  ],
+  raster: [
+    ['singlebandpseudocolor', 'Singleband pseudocolor'],
+    ['singlebandgray', 'Singleband gray'],
+  ],
+};
 
 export function geometryClass(wkbType: string | undefined): Geometry | undefined {
   if (!wkbType) return undefined;
@@ -27,89 +49,44 @@ export function geometryClass(wkbType: string | undefined): Geometry | undefined
   return undefined;
 }
 
-interface Field {
-  name: string;
-  kind: 'choice' | 'colour' | 'number' | 'yes-no' | 'text';
-  initial: string;
-  choices: string[];
-}
-
-/**
- * The yes/no settings of QGIS's simple symbol layers: QGIS writes them 0 or 1, which the catalogue
- * cannot tell from a number, so they are named here.
- */
-const YES_NO = new Set([
-  'align_dash_pattern',
-  'draw_inside_polygon',
-  'tweak_dash_pattern_on_corners',
-  'use_custom_dash',
-]);
-
-/** `solid (no, solid, dash)` → a choice; `255,0,0,255` → a colour; `0.26` → a number; a yes/no → a checkbox. */
-export function fieldOf(name: string, description: string): Field {
-  if (YES_NO.has(name)) return { name, kind: 'yes-no', initial: description === '1' ? '1' : '0', choices: [] };
-  const choice = /^(.*?) \((.+)\)$/.exec(description);
-  if (choice) return { name, kind: 'choice', initial: choice[1] ?? '', choices: (choice[2] ?? '').split(', ') };
-  if (/colou?r$/.test(name) && /^\d+,\d+,\d+(,\d+)?$/.test(description)) {
-    return { name, kind: 'colour', initial: description, choices: [] };
-  }
-  if (/^-?\d+(\.\d+)?$/.test(description)) return { name, kind: 'number', initial: description, choices: [] };
-  return { name, kind: 'text', initial: description, choices: [] };
-}
-
-function toHex(rgb: string): string {
-  const [r, g, b] = rgb.split(',').map(Number);
-  return `#${[r, g, b].map((value) => (value ?? 0).toString(16).padStart(2, '0')).join('')}`;
-}
-
-function label(name: string): string {
-  return name.replace(/_/g, ' ').replace(/^./, (first) => first.toUpperCase());
-}
-
 interface EditorProps {
   project: ProjectRef;
   layer: string;
-  geometry: Geometry;
-  /** The layer's current style, which the editor starts from when the JSON codec describes it. */
+  kind: StyledKind;
+  /** The layer's current style, which the editor starts from when the API describes it in JSON. */
   current: string | undefined;
   onPreview: (style: string | undefined) => void;
   onChanged: () => void;
 }
 
-/** Where the editor starts: the current style's name, opacity and properties, or QGIS's defaults. */
+/** Where the editor starts: the current style, or QGIS's defaults under a new name with the reason. */
 interface Start {
-  name: string;
-  opacity: string;
-  values: Record<string, string>;
-  /** Why the editor starts from QGIS's defaults rather than the current style. */
+  draft: Draft;
   note?: string;
 }
 
-interface JsonStyle {
-  rendering?: { opacity?: number };
-  symbology?: { type?: string; symbol?: string; properties?: Record<string, unknown> };
-}
-
 async function startOf(props: EditorProps, signal: AbortSignal): Promise<Start> {
-  const fresh = { name: `${props.layer}-style`, opacity: '1', values: {} };
+  const raster = props.kind === 'raster';
+  const fresh = freshDraft(`${props.layer}-style`, raster);
   const current = props.current;
-  if (!current || current === 'default') return fresh;
-  const style: unknown = await api.get('/api/projects/{project}/styles/{style}', {
-    path: { project: props.project.project, style: current },
-    query: schemaQuery(props.project),
-    signal,
+  if (!current || current === 'default') return { draft: fresh };
+  const cannot = (why: string): Start => ({
+    draft: fresh,
+    note: `The current style “${current}” cannot be edited here (${why}): the editor starts from QGIS's defaults under a new name.`,
   });
-  const json = typeof style === 'object' && style !== null ? (style as JsonStyle) : undefined;
-  const symbology = json?.symbology;
-  if (!json || symbology?.type !== 'single_symbol' || symbology.symbol !== ENDPOINTS[props.geometry][1])
-    return {
-      ...fresh,
-      note: `The current style “${current}” was not made with this editor (a QML from QGIS Desktop, or another renderer): the editor starts from QGIS's defaults under a new name.`,
-    };
-  const values = Object.fromEntries(
-    Object.entries(symbology.properties ?? {}).map(([key, value]) => [key, String(value)]),
-  );
-  return { name: current, opacity: String(json.rendering?.opacity ?? 1), values };
+  try {
+    const style: unknown = await api.get('/api/projects/{project}/styles/{style}', {
+      path: { project: props.project.project, style: current },
+      query: { ...schemaQuery(props.project), as: 'json' },
+      signal,
+    });
+    const draft = draftOf(style as Record<string, unknown>, raster);
+    return draft ? { draft } : cannot('a renderer this editor does not offer');
+  } catch (error) {
+    // 422: the API says why the JSON styles cannot hold it (a layer's own style is not a project style).
+    if (error instanceof ApiError && (error.status === 422 || error.status === 404)) return cannot(error.message);
+    throw error;
+  }
 }
 
 /** The editor, once the layer's current style is read. */
@@ -127,76 +104,61 @@ function checkStyleName(name: string): void {
   if (name === 'default') throw new Error('“default” is the built-in style: choose another name.');
 }
 
+function useSymbolFields(kind: StyledKind) {
+  const endpoint = kind === 'raster' ? undefined : ENDPOINTS[kind][0];
+  const catalogue = useApi(
+    async (signal) => (endpoint ? ((await api.get(endpoint, { signal })) as Record<string, string>) : {}),
+    [endpoint],
+  );
+  return { ...catalogue, fields: symbolFields(catalogue.data ?? {}) };
+}
+
 function StyleForm(props: EditorProps & { start: Start }): JSX.Element {
-  const [endpoint, symbol] = ENDPOINTS[props.geometry];
-  const catalogue = useApi((signal) => api.get(endpoint, { signal }), [endpoint]);
-  const [values, setValues] = useState<Record<string, string>>(props.start.values);
-  const [name, setName] = useState(props.start.name);
-  const [opacity, setOpacity] = useState(props.start.opacity);
-  const [saved, setSaved] = useState<string | undefined>(undefined);
+  const symbol = props.kind === 'raster' ? 'raster' : ENDPOINTS[props.kind][1];
+  const catalogue = useSymbolFields(props.kind);
+  const [draft, setDraft] = useState<Draft>(props.start.draft);
   const [message, setMessage] = useState<string | undefined>(undefined);
-  const fields = Object.entries((catalogue.data ?? {}) as Record<string, string>)
-    .filter(([key]) => !key.endsWith('_map_unit_scale'))
-    .map(([key, description]) => fieldOf(key, description));
   const query = schemaQuery(props.project);
   const path = { project: props.project.project };
+  const name = draft.name;
 
-  const body = (): unknown => {
-    const properties: Record<string, string | number> = {};
-    for (const field of fields) {
-      const value = values[field.name];
-      if (value === undefined || value === field.initial) continue;
-      properties[field.name] = field.kind === 'number' || field.kind === 'yes-no' ? Number(value) : value;
-    }
-    return {
-      type: 'vector',
-      name,
-      rendering: { opacity: Number(opacity) },
-      symbology: { type: 'single_symbol', symbol, properties },
-    };
-  };
-
-  /** Saves the style under its name, replacing an earlier version in one request (PUT). */
-  const save = async (): Promise<void> => {
+  /** Saves the style under its name into the layer's style manager, in one request (PUT). */
+  const save = async (current: boolean): Promise<void> => {
     checkStyleName(name);
-    await api.put('/api/projects/{project}/styles/{style}', { path: { ...path, style: name }, query, body: body() });
-    await api.post('/api/projects/{project}/layers/{layer}/style', {
-      path: { ...path, layer: props.layer },
-      query,
-      body: { name, current: false },
+    const body = styleBody(draft, symbol, changedProperties(catalogue.fields, draft.values));
+    await api.put('/api/projects/{project}/styles/{style}', {
+      path: { ...path, style: name },
+      query: { ...query, layer: props.layer, current: current ? 'true' : 'false' },
+      body,
     });
-    setSaved(name);
   };
   const preview = useAction(async () => {
-    await save();
+    await save(false);
     props.onPreview(name);
     setMessage(`The map shows ${props.layer} drawn with “${name}”; it is not the layer's current style yet.`);
     props.onChanged();
   });
   const makeCurrent = useAction(async () => {
-    if (saved !== name) await save();
-    await api.post('/api/projects/{project}/layers/{layer}/style', {
-      path: { ...path, layer: props.layer },
-      query,
-      body: { name, current: true },
-    });
+    await save(true);
     props.onPreview(undefined);
     setMessage(`“${name}” is now the current style of ${props.layer}.`);
     props.onChanged();
   });
   const makeDefault = useAction(async () => {
-    if (saved !== name) await save();
+    await save(false);
     await api.post('/api/projects/{project}/styles/default', {
       path,
       query,
-      body: { style: name, geometry: props.geometry },
+      body: { style: name, geometry: props.kind },
     });
-    setMessage(`“${name}” is now the default style of new ${props.geometry} layers.`);
+    setMessage(`“${name}” is now the default style of new ${props.kind} layers.`);
   });
 
   if (!catalogue.data)
     return catalogue.error ? <ErrorMessage error={catalogue.error} /> : <Loading what="the catalogue" />;
   const busy = preview.busy || makeCurrent.busy || makeDefault.busy;
+  const vector = symbol !== 'raster';
+  const classed = draft.renderer === 'categorized' || draft.renderer === 'graduated';
   return (
     <form
       class="form"
@@ -210,72 +172,52 @@ function StyleForm(props: EditorProps & { start: Start }): JSX.Element {
       <div class="fields">
         <label>
           Style name
-          <input required value={name} onInput={(event) => setName(event.currentTarget.value)} />
+          <input required value={name} onInput={(event) => setDraft({ ...draft, name: event.currentTarget.value })} />
         </label>
         <label>
-          Opacity
-          <input
-            type="number"
-            min="0"
-            max="1"
-            step="0.05"
-            value={opacity}
-            onInput={(event) => setOpacity(event.currentTarget.value)}
-          />
+          Renderer
+          <select
+            value={draft.renderer}
+            onChange={(event) => setDraft({ ...draft, renderer: event.currentTarget.value as Renderer })}
+          >
+            {RENDERERS[vector ? 'vector' : 'raster'].map(([value, text]) => (
+              <option key={value} value={value}>
+                {text}
+              </option>
+            ))}
+          </select>
         </label>
-        {fields.map((field) => {
-          const value = values[field.name] ?? field.initial;
-          const set = (next: string): void => setValues({ ...values, [field.name]: next });
-          if (field.kind === 'choice') {
-            return (
-              <label key={field.name}>
-                {label(field.name)}
-                <select value={value} onChange={(event) => set(event.currentTarget.value)}>
-                  {field.choices.map((choice) => (
-                    <option key={choice} value={choice}>
-                      {choice}
-                    </option>
-                  ))}
-                </select>
-              </label>
-            );
-          }
-          if (field.kind === 'yes-no') {
-            return (
-              <label key={field.name} class="check">
-                <input
-                  type="checkbox"
-                  checked={value === '1' || value === 'true'}
-                  onChange={(event) => set(event.currentTarget.checked ? '1' : '0')}
-                />
-                {label(field.name)}
-              </label>
-            );
-          }
-          if (field.kind === 'colour') {
-            return (
-              <label key={field.name}>
-                {label(field.name)}
-                <input
-                  type="color"
-                  value={value.startsWith('#') ? value : toHex(value)}
-                  onInput={(event) => set(event.currentTarget.value)}
-                />
-              </label>
-            );
-          }
-          return (
-            <label key={field.name}>
-              {label(field.name)}
-              {field.kind === 'number' ? (
-                <input type="number" step="any" value={value} onInput={(event) => set(event.currentTarget.value)} />
-              ) : (
-                <input type="text" value={value} onInput={(event) => set(event.currentTarget.value)} />
-              )}
-            </label>
-          );
-        })}
+        {vector && (
+          <label>
+            Opacity
+            <input
+              type="number"
+              min="0"
+              max="1"
+              step="0.05"
+              value={draft.opacity}
+              onInput={(event) => setDraft({ ...draft, opacity: event.currentTarget.value })}
+            />
+          </label>
+        )}
       </div>
+      {vector && classed && (
+        <ClassFields project={props.project} layer={props.layer} draft={draft} onChange={setDraft} />
+      )}
+      {vector && (
+        <fieldset>
+          <legend>{classed ? 'Symbol of every class' : 'Symbol'}</legend>
+          <div class="fields">
+            <SymbolFields
+              fields={catalogue.fields}
+              values={draft.values}
+              without={classed ? CLASS_COLOUR[symbol] : undefined}
+              onChange={(values) => setDraft({ ...draft, values })}
+            />
+          </div>
+        </fieldset>
+      )}
+      {!vector && <RasterFields draft={draft} onChange={setDraft} />}
       <ErrorMessage error={preview.error ?? makeCurrent.error ?? makeDefault.error} />
       {message && (
         <p role="status" class="muted">
@@ -289,9 +231,11 @@ function StyleForm(props: EditorProps & { start: Start }): JSX.Element {
         <button type="button" class="primary" disabled={busy} onClick={() => void makeCurrent.run()}>
           Make current style
         </button>
-        <button type="button" disabled={busy} onClick={() => void makeDefault.run()}>
-          Default for {props.geometry} layers
-        </button>
+        {vector && (
+          <button type="button" disabled={busy} onClick={() => void makeDefault.run()}>
+            Default for {props.kind} layers
+          </button>
+        )}
       </div>
     </form>
   );

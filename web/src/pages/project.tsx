@@ -38,7 +38,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const [removed, setRemoved] = useState<string | undefined>(undefined);
   const visibility = useLayerVisibility(tree.current, tree.error !== undefined);
   const [editing, setEditing] = useState<string | undefined>(undefined);
-  // Bumped by an SLD upload: the layer may draw another style under the name it had.
+  // Bumped by an SLD upload or the style editor: the layer may draw another style under the name it had.
   const [revision, setRevision] = useState(0);
   const [asked, setAsked] = useState<MapQuery | undefined>(undefined);
   const [zoom, setZoom] = useState<ZoomRequest | undefined>(undefined);
@@ -66,7 +66,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
     setZoom({ ...(layer === undefined ? {} : { layer }), n: (zoom?.n ?? 0) + 1 });
   const styleRow = rows.find((row) => row.name === stylesOf);
   const styled = rows.find((row) => row.name === styling);
-  const styledGeometry = geometryClass(styled?.geometry);
+  const styledKind = styled?.type === 'raster' ? 'raster' : geometryClass(styled?.geometry);
   // The editor opens below the map: brought into view, with the focus on its heading.
   useEffect(() => {
     const heading = styling === undefined ? null : document.getElementById('style-title');
@@ -151,7 +151,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
                     Zoom to
                   </button>
                 )}
-                {row.type === 'vector' && row.valid && (
+                {(row.type === 'vector' || row.type === 'raster') && row.valid && (
                   <button
                     type="button"
                     onClick={() => setTable(row.name)}
@@ -165,7 +165,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
                     Styles…
                   </button>
                 )}
-                {row.type === 'vector' && row.valid && (
+                {(row.type === 'vector' || row.type === 'raster') && row.valid && (
                   <button
                     type="button"
                     onClick={() => setStyling(row.name)}
@@ -232,7 +232,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
         />
       )}
       {layers.data && mapFirst && <ProjectCheck project={ref} version={layers.data} />}
-      {styled && styledGeometry && (
+      {styled && styledKind && (
         <section class="card" aria-labelledby="style-title">
           <h2 id="style-title" tabIndex={-1}>
             Style of {styled.name}
@@ -241,20 +241,28 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
             key={styled.name}
             project={ref}
             layer={styled.name}
-            geometry={styledGeometry}
+            kind={styledKind}
             current={styled.current_style}
             onPreview={(style) => setPreviews({ ...previews, [styled.name]: style })}
-            onChanged={reload}
-          />
-          <h3>Upload SLD</h3>
-          <SldUpload
-            project={ref}
-            layer={styled.name}
             onChanged={() => {
+              // A style replaced under its name draws differently: the map and legend are asked again.
               setRevision(revision + 1);
               reload();
             }}
           />
+          {styledKind !== 'raster' && (
+            <>
+              <h3>Upload SLD</h3>
+              <SldUpload
+                project={ref}
+                layer={styled.name}
+                onChanged={() => {
+                  setRevision(revision + 1);
+                  reload();
+                }}
+              />
+            </>
+          )}
         </section>
       )}
       {removing && (

@@ -1,0 +1,155 @@
+/**
+ * The style editor of a project's page, in Chromium against a real Steward and QGIS Server: it
+ * starts from a categorized style QGIS wrote (PyQGIS's saveNamedStyle, as Desktop saves it),
+ * shows its renderer, field and categories in a form, and a colour changed there is what QGIS
+ * Server draws once saved; "Classify" fills the ranges of a graduated style from the layer's values.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { type Page } from 'playwright-core';
+
+import { centreWhen, checkAccessibility, screenshot } from './support/browser.js';
+import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
+import { createTownWithDistricts } from './support/demo-town.js';
+import { after, before, describe, test } from './support/node-test.js';
+import { decodePng } from './support/png.js';
+import { type Stack, startStack } from './support/stack.js';
+import { pyqgis } from './support/style-oracle.js';
+
+/** Within 3 of each channel: what a colour input's #rrggbb and QGIS's drawing of it give. */
+const near =
+  (r: number, g: number, b: number) =>
+  ([pr = -1, pg = -1, pb = -1]: number[]): boolean =>
+    Math.abs(pr - r) <= 3 && Math.abs(pg - g) <= 3 && Math.abs(pb - b) <= 3;
+
+describe('web console: the style editor starts from the current style, with a form per renderer', () => {
+  let run: ConsoleRun<Stack>;
+  let stack: Stack;
+  let page: Page;
+  let errors: string[];
+
+  /** The centre pixel of the districts as QGIS Server draws them (`GET .../map`). */
+  const servedCentre = async (): Promise<number[]> => {
+    const response = await fetch(`${stack.api.url}/api/projects/town/layers/districts/map`);
+    assert.equal(response.status, 200);
+    const image = decodePng(Buffer.from(await response.arrayBuffer()));
+    return image.pixel(Math.floor(image.width / 2), Math.floor(image.height / 2));
+  };
+
+  before(async () => {
+    run = await startConsoleRun(
+      'console-style-editor',
+      (data) => startStack({ dataRoots: [data] }),
+      (server) => server.api.url,
+    );
+    ({ server: stack, page, errors } = run);
+    await createTownWithDistricts(stack, run.demo);
+    // The town is 3 x 3 districts; Hill is the middle one.
+    const qml = join(run.dataDir, 'desktop-districts.qml');
+    const [written] = await pyqgis([
+      {
+        op: 'reference_classes',
+        layer: { kind: 'vector', source: `${join(run.demo, 'town.gpkg')}|layername=districts` },
+        renderer: 'categorized',
+        symbol: 'fill',
+        field: 'name',
+        properties: { outline_style: 'no' },
+        classes: [
+          { value: 'Hill', label: 'The hill', colour: '255,128,0,255' },
+          { value: '', label: 'Elsewhere', colour: '128,128,128,255' },
+        ],
+        opacity: 1,
+        save: qml,
+      },
+    ]);
+    assert.equal(written?.ok, true, written?.message);
+    const upload = await fetch(`${stack.api.url}/api/projects/town/styles/desktop/qml`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/xml' },
+      body: readFileSync(qml, 'utf8'),
+    });
+    assert.equal(upload.status, 201);
+    const applied = await stack.call('POST', '/api/projects/town/layers/districts/style', {
+      name: 'desktop',
+      current: true,
+    });
+    assert.equal(applied.status, 200);
+    // The field picker and "Classify" read the features through WFS.
+    const wfs = await stack.call('PATCH', '/api/projects/town/services', { wfs: { layers: ['districts'] } });
+    assert.equal(wfs.status, 200);
+  });
+
+  after(() => run?.close());
+
+  test('edits the categorized style QGIS wrote, and QGIS Server draws the new colour', async () => {
+    assert.ok(near(255, 128, 0)(await servedCentre()), 'QGIS Server draws the hill orange first');
+    await page.goto('/projects/town');
+    const map = page.getByTestId('project-map');
+    await centreWhen(map, 'orange', near(255, 128, 0));
+    await page.getByRole('button', { name: 'Edit the style of districts' }).click();
+    const editor = page.getByRole('form', { name: 'Style editor for districts' });
+    await editor.waitFor();
+    assert.equal(await editor.getByLabel('Style name').inputValue(), 'desktop');
+    assert.equal(await editor.getByLabel('Renderer').inputValue(), 'categorized');
+    assert.equal(await editor.getByLabel('Field').inputValue(), 'name');
+    assert.equal(await editor.getByLabel('Value of category 1').inputValue(), 'Hill');
+    assert.equal(await editor.getByLabel('Colour of The hill').inputValue(), '#ff8000');
+    assert.equal(await editor.getByLabel('Draw the other values').isChecked(), true);
+    assert.equal(await editor.getByLabel('Colour of the other values').inputValue(), '#808080');
+    await screenshot(page, 'style-editor-desktop-categorized');
+    await checkAccessibility(page, 'the style editor of a categorized style');
+
+    await editor.getByLabel('Colour of The hill').fill('#00a000');
+    await editor.getByRole('button', { name: 'Make current style' }).click();
+    await editor.getByRole('status').getByText('“desktop” is now the current style of districts.').waitFor();
+    assert.ok(
+      near(0, 160, 0)(await servedCentre()),
+      `QGIS Server draws the hill green (${(await servedCentre()).join(',')})`,
+    );
+    await centreWhen(map, 'green', near(0, 160, 0));
+    await screenshot(page, 'style-editor-hill-green');
+    const style = (await stack.call('GET', '/api/projects/town/styles/desktop')).body as {
+      symbology: { type: string; field: string; categories: unknown[]; other: unknown };
+    };
+    assert.equal(style.symbology.type, 'categorized', 'the style is now Steward JSON');
+    assert.deepEqual(style.symbology.categories, [{ value: 'Hill', label: 'The hill', colour: '#00A000' }]);
+    assert.deepEqual(style.symbology.other, { label: 'Elsewhere', colour: '#808080' });
+    assert.deepEqual(errors, []);
+  });
+
+  test('classifies the population into equal ranges, previewed on the map', async () => {
+    const editor = page.getByRole('form', { name: 'Style editor for districts' });
+    await editor.getByLabel('Style name').fill('by-population');
+    await editor.getByLabel('Renderer').selectOption('graduated');
+    await editor.getByLabel('Field').selectOption('population');
+    await editor.getByLabel('Number of ranges').fill('3');
+    await editor.getByRole('button', { name: 'Classify' }).click();
+    // The districts hold 1000 to 7000: three ranges of 2000.
+    assert.equal(await editor.getByLabel('Lower bound of range 1').inputValue(), '1000');
+    assert.equal(await editor.getByLabel('Upper bound of range 2').inputValue(), '5000');
+    assert.equal(await editor.getByLabel('Upper bound of range 3').inputValue(), '7000');
+    await editor.getByRole('button', { name: 'Preview on the map' }).click();
+    await editor.getByRole('status').getByText('drawn with “by-population”').waitFor();
+    // The hill (4000) is in the middle range, halfway along the ramp.
+    await centreWhen(page.getByTestId('project-map'), 'the middle range', near(222, 128, 108));
+    await screenshot(page, 'style-editor-graduated-preview');
+    const style = (await stack.call('GET', '/api/projects/town/styles/by-population')).body as {
+      symbology: { type: string; field: string; ranges: Array<{ lower: number; upper: number }> };
+    };
+    assert.equal(style.symbology.type, 'graduated');
+    assert.equal(style.symbology.field, 'population');
+    assert.deepEqual(
+      style.symbology.ranges.map(({ lower, upper }) => [lower, upper]),
+      [
+        [1000, 3000],
+        [3000, 5000],
+        [5000, 7000],
+      ],
+    );
+    const layer = (await stack.call('GET', '/api/projects/town/layers/districts')).body as { current_style: string };
+    assert.equal(layer.current_style, 'desktop', 'a preview does not change the current style');
+    assert.deepEqual(errors, []);
+  });
+});

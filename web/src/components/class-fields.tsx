@@ -1,0 +1,294 @@
+/**
+ * The classes of a categorized or graduated style: the field they class by, picked from the
+ * layer's attributes, and a row per category or range. "Classify" fills them from the layer's
+ * features as QGIS Server's WFS serves them (`GET .../layers/{layer}/features`, the first
+ * MAX_FEATURES): a category per distinct value, or ranges of equal width.
+ */
+import type { JSX } from 'preact';
+import { useState } from 'preact/hooks';
+
+import { api } from '../api/client';
+import { type ProjectRef, schemaQuery } from '../api/projects';
+import { categoryColour, classifyCategories, type Draft, equalIntervals, hexColour, rampColour } from '../style-draft';
+import { ErrorMessage } from './messages';
+import { useAction, useApi } from './use-api';
+
+/** The features read to list fields and classify: the most the features route gives at once. */
+const MAX_FEATURES = 500;
+
+type Features = Array<{ properties: Record<string, unknown> }>;
+
+function useFeatures(project: ProjectRef, layer: string) {
+  return useApi(
+    async (signal) =>
+      (
+        await api.get('/api/projects/{project}/layers/{layer}/features', {
+          path: { project: project.project, layer },
+          query: { ...schemaQuery(project), start: '0', count: String(MAX_FEATURES) },
+          signal,
+        })
+      ).features as Features,
+    [project.project, project.schema, layer],
+  );
+}
+
+function fieldsOf(features: Features): string[] {
+  const names = new Set<string>();
+  for (const feature of features) for (const name of Object.keys(feature.properties)) names.add(name);
+  return [...names];
+}
+
+interface Props {
+  project: ProjectRef;
+  layer: string;
+  draft: Draft;
+  onChange: (draft: Draft) => void;
+}
+
+function FieldPicker(props: Props & { fields: string[] | undefined }): JSX.Element {
+  const { draft, fields } = props;
+  const set = (field: string): void => props.onChange({ ...draft, field });
+  if (!fields) {
+    return (
+      <label>
+        Field
+        <input required value={draft.field} onInput={(event) => set(event.currentTarget.value)} />
+      </label>
+    );
+  }
+  const choices = fields.includes(draft.field) || draft.field === '' ? fields : [draft.field, ...fields];
+  return (
+    <label>
+      Field
+      <select required value={draft.field} onChange={(event) => set(event.currentTarget.value)}>
+        <option value="" disabled>
+          Choose a field
+        </option>
+        {choices.map((field) => (
+          <option key={field} value={field}>
+            {field}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+function CategoryRows(props: Props): JSX.Element {
+  const { draft } = props;
+  const update = (index: number, change: Partial<Draft['categories'][number]>): void =>
+    props.onChange({
+      ...draft,
+      categories: draft.categories.map((entry, i) => (i === index ? { ...entry, ...change } : entry)),
+    });
+  return (
+    <>
+      {draft.categories.map((category, index) => (
+        <tr key={index}>
+          <td>
+            <input
+              aria-label={`Value of category ${index + 1}`}
+              required
+              value={category.value}
+              onInput={(event) => update(index, { value: event.currentTarget.value })}
+            />
+          </td>
+          <td>
+            <input
+              aria-label={`Label of category ${index + 1}`}
+              value={category.label}
+              onInput={(event) => update(index, { label: event.currentTarget.value })}
+            />
+          </td>
+          <td>
+            <input
+              type="color"
+              aria-label={`Colour of ${category.label || category.value}`}
+              value={hexColour(category.colour)}
+              onInput={(event) => update(index, { colour: event.currentTarget.value })}
+            />
+          </td>
+          <td>
+            <button
+              type="button"
+              onClick={() => props.onChange({ ...draft, categories: draft.categories.filter((_, i) => i !== index) })}
+            >
+              Remove
+            </button>
+          </td>
+        </tr>
+      ))}
+    </>
+  );
+}
+
+function RangeRows(props: Props): JSX.Element {
+  const { draft } = props;
+  const update = (index: number, change: Partial<Draft['ranges'][number]>): void =>
+    props.onChange({
+      ...draft,
+      ranges: draft.ranges.map((entry, i) => (i === index ? { ...entry, ...change } : entry)),
+    });
+  return (
+    <>
+      {draft.ranges.map((range, index) => (
+        <tr key={index}>
+          <td>
+            <input
+              type="number"
+              step="any"
+              required
+              aria-label={`Lower bound of range ${index + 1}`}
+              value={range.lower}
+              onInput={(event) => update(index, { lower: event.currentTarget.value })}
+            />
+            {' – '}
+            <input
+              type="number"
+              step="any"
+              required
+              aria-label={`Upper bound of range ${index + 1}`}
+              value={range.upper}
+              onInput={(event) => update(index, { upper: event.currentTarget.value })}
+            />
+          </td>
+          <td>
+            <input
+              aria-label={`Label of range ${index + 1}`}
+              value={range.label}
+              onInput={(event) => update(index, { label: event.currentTarget.value })}
+            />
+          </td>
+          <td>
+            <input
+              type="color"
+              aria-label={`Colour of ${range.label || `range ${index + 1}`}`}
+              value={hexColour(range.colour)}
+              onInput={(event) => update(index, { colour: event.currentTarget.value })}
+            />
+          </td>
+          <td>
+            <button
+              type="button"
+              onClick={() => props.onChange({ ...draft, ranges: draft.ranges.filter((_, i) => i !== index) })}
+            >
+              Remove
+            </button>
+          </td>
+        </tr>
+      ))}
+    </>
+  );
+}
+
+function OtherValues(props: Props): JSX.Element {
+  const { draft } = props;
+  return (
+    <div class="fields">
+      <label class="check">
+        <input
+          type="checkbox"
+          checked={draft.other !== undefined}
+          onChange={(event) =>
+            props.onChange({
+              ...draft,
+              other: event.currentTarget.checked ? { label: 'other values', colour: '#cccccc' } : undefined,
+            })
+          }
+        />
+        Draw the other values
+      </label>
+      {draft.other && (
+        <label>
+          Colour of the other values
+          <input
+            type="color"
+            value={hexColour(draft.other.colour)}
+            onInput={(event) =>
+              props.onChange({
+                ...draft,
+                other: { label: draft.other?.label ?? '', colour: event.currentTarget.value },
+              })
+            }
+          />
+        </label>
+      )}
+    </div>
+  );
+}
+
+/** The field, the classify control and the classes of a categorized or graduated style. */
+export function ClassFields(props: Props): JSX.Element {
+  const { draft } = props;
+  const features = useFeatures(props.project, props.layer);
+  const [count, setCount] = useState('5');
+  const categorized = draft.renderer === 'categorized';
+  const classify = useAction(async () => {
+    if (!features.data) throw new Error(`The features of ${props.layer} could not be read to classify them.`);
+    if (draft.field === '') throw new Error('Choose the field to classify by first.');
+    const values = features.data.map((feature) => feature.properties[draft.field]);
+    if (categorized) return props.onChange({ ...draft, categories: classifyCategories(values) });
+    const ranges = equalIntervals(values, Math.max(1, Number(count)));
+    if (ranges.length === 0) throw new Error(`The field “${draft.field}” holds no numbers to grade.`);
+    props.onChange({ ...draft, ranges });
+  });
+  const add = (): void => {
+    if (categorized) {
+      const colour = categoryColour(draft.categories.length);
+      props.onChange({ ...draft, categories: [...draft.categories, { value: '', label: '', colour }] });
+      return;
+    }
+    const last = draft.ranges[draft.ranges.length - 1];
+    const range = { lower: last?.upper ?? '0', upper: '', label: '', colour: rampColour(1) };
+    props.onChange({ ...draft, ranges: [...draft.ranges, range] });
+  };
+  return (
+    <fieldset>
+      <legend>{categorized ? 'Categories' : 'Ranges'}</legend>
+      <div class="fields">
+        <FieldPicker {...props} fields={features.data && fieldsOf(features.data)} />
+        {!categorized && (
+          <label>
+            Number of ranges
+            <input
+              type="number"
+              min="1"
+              max="20"
+              value={count}
+              onInput={(event) => setCount(event.currentTarget.value)}
+            />
+          </label>
+        )}
+      </div>
+      {features.error && (
+        <p class="muted">
+          The layer's attributes are read through WFS, which answered: {features.error.message} Type the field and the
+          classes instead.
+        </p>
+      )}
+      <div class="actions">
+        <button type="button" disabled={classify.busy} onClick={() => void classify.run()}>
+          Classify
+        </button>
+        <button type="button" onClick={add}>
+          Add a {categorized ? 'category' : 'range'}
+        </button>
+      </div>
+      <ErrorMessage error={classify.error} />
+      <table class="table">
+        <thead>
+          <tr>
+            <th scope="col">{categorized ? 'Value' : 'From – to'}</th>
+            <th scope="col">Label</th>
+            <th scope="col">Colour</th>
+            <th scope="col">
+              <span class="visually-hidden">Remove</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>{categorized ? <CategoryRows {...props} /> : <RangeRows {...props} />}</tbody>
+      </table>
+      {categorized && <OtherValues {...props} />}
+    </fieldset>
+  );
+}

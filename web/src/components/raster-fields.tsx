@@ -1,0 +1,163 @@
+/**
+ * The fields of a raster style: the band and its minimum and maximum; for singleband
+ * pseudocolor the interpolation and a row per colour stop ("Spread stops" lays five evenly from
+ * the minimum to the maximum), for singleband gray the stretch.
+ */
+import type { JSX } from 'preact';
+
+import { type Draft, evenStops, hexColour, type Interpolation, rampColour } from '../style-draft';
+
+const INTERPOLATIONS: Array<[Interpolation, string]> = [
+  ['INTERPOLATED', 'Linear (interpolated)'],
+  ['DISCRETE', 'Discrete (up to each stop)'],
+  ['EXACT', 'Exact (only the stop values)'],
+];
+
+interface Props {
+  draft: Draft;
+  onChange: (draft: Draft) => void;
+}
+
+function StopRows(props: Props): JSX.Element {
+  const { draft } = props;
+  const update = (index: number, change: Partial<Draft['stops'][number]>): void =>
+    props.onChange({ ...draft, stops: draft.stops.map((stop, i) => (i === index ? { ...stop, ...change } : stop)) });
+  return (
+    <table class="table">
+      <thead>
+        <tr>
+          <th scope="col">Value</th>
+          <th scope="col">Label</th>
+          <th scope="col">Colour</th>
+          <th scope="col">
+            <span class="visually-hidden">Remove</span>
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {draft.stops.map((stop, index) => (
+          <tr key={index}>
+            <td>
+              <input
+                type="number"
+                step="any"
+                required
+                aria-label={`Value of stop ${index + 1}`}
+                value={stop.value}
+                onInput={(event) => update(index, { value: event.currentTarget.value })}
+              />
+            </td>
+            <td>
+              <input
+                aria-label={`Label of stop ${index + 1}`}
+                value={stop.label}
+                onInput={(event) => update(index, { label: event.currentTarget.value })}
+              />
+            </td>
+            <td>
+              <input
+                type="color"
+                aria-label={`Colour of stop ${index + 1}`}
+                value={hexColour(stop.colour)}
+                onInput={(event) => update(index, { colour: event.currentTarget.value })}
+              />
+            </td>
+            <td>
+              <button
+                type="button"
+                onClick={() => props.onChange({ ...draft, stops: draft.stops.filter((_, i) => i !== index) })}
+              >
+                Remove
+              </button>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function RasterFields(props: Props): JSX.Element {
+  const { draft } = props;
+  const set = (change: Partial<Draft>): void => props.onChange({ ...draft, ...change });
+  const pseudocolor = draft.renderer === 'singlebandpseudocolor';
+  const addStop = (): void => {
+    const last = draft.stops[draft.stops.length - 1];
+    set({ stops: [...draft.stops, { value: last ? '' : draft.min, label: '', colour: rampColour(1) }] });
+  };
+  return (
+    <fieldset>
+      <legend>{pseudocolor ? 'Colour ramp' : 'Grey stretch'}</legend>
+      <div class="fields">
+        <label>
+          Band
+          <input
+            type="number"
+            min="1"
+            step="1"
+            required
+            value={draft.band}
+            onInput={(e) => set({ band: e.currentTarget.value })}
+          />
+        </label>
+        <label>
+          Minimum
+          <input
+            type="number"
+            step="any"
+            required
+            value={draft.min}
+            onInput={(e) => set({ min: e.currentTarget.value })}
+          />
+        </label>
+        <label>
+          Maximum
+          <input
+            type="number"
+            step="any"
+            required
+            value={draft.max}
+            onInput={(e) => set({ max: e.currentTarget.value })}
+          />
+        </label>
+        {pseudocolor ? (
+          <label>
+            Interpolation
+            <select
+              value={draft.interpolation}
+              onChange={(e) => set({ interpolation: e.currentTarget.value as Interpolation })}
+            >
+              {INTERPOLATIONS.map(([value, text]) => (
+                <option key={value} value={value}>
+                  {text}
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : (
+          <label class="check">
+            <input
+              type="checkbox"
+              checked={draft.stretch}
+              onChange={(e) => set({ stretch: e.currentTarget.checked })}
+            />
+            Stretch from the minimum (black) to the maximum (white)
+          </label>
+        )}
+      </div>
+      {pseudocolor && (
+        <>
+          <div class="actions">
+            <button type="button" onClick={() => set({ stops: evenStops(Number(draft.min), Number(draft.max), 5) })}>
+              Spread stops
+            </button>
+            <button type="button" onClick={addStop}>
+              Add a stop
+            </button>
+          </div>
+          <StopRows {...props} />
+        </>
+      )}
+    </fieldset>
+  );
+}
