@@ -8,7 +8,7 @@
  * and little is left to flush at the end.
  */
 import { constants } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
+import { type FileHandle, open, rm } from 'node:fs/promises';
 
 import { writePieces } from './atomic-file.js';
 
@@ -67,8 +67,10 @@ export class FileOutput {
     try {
       return new FileOutput(await open(path, flags | constants.O_DIRECT, 0o644), true);
     } catch (error) {
-      // EINVAL: a file system without direct writes.
+      // EINVAL: a file system without direct writes. Linux refuses them only once it has made the
+      // file, which was not there (O_EXCL): it is this call's, made again for writes through the cache.
       if ((error as NodeJS.ErrnoException).code !== 'EINVAL') throw error;
+      await rm(path, { force: true });
       return new FileOutput(await open(path, flags, 0o644), false);
     }
   }
