@@ -6,11 +6,17 @@ import { procStatFields } from '../src/runtime/proc-stat.js';
 
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
-/** User and system CPU seconds `pid` has used so far. */
-function cpuSecondsOf(pid: number): number {
-  const times = procStatFields(`/proc/${pid}/stat`, [14, 15]);
+/** User and system CPU seconds `pid` has used so far: all its threads, or the thread `tid` of it. */
+function cpuSecondsOf(pid: number, tid?: number): number {
+  const path = tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`;
+  const times = procStatFields(path, [14, 15]);
   if (!times) throw new Error(`process ${pid} has ended`);
   return (Number(times[0]) + Number(times[1])) / TICKS_PER_SECOND;
+}
+
+/** CPU seconds the main thread of `pid` has used so far: a Node process's event loop. */
+export function mainThreadCpuSeconds(pid: number): number {
+  return cpuSecondsOf(pid, pid);
 }
 
 /** CPU seconds all of `pids` have used so far. */

@@ -1,6 +1,6 @@
 // Runs test files with Node's test runner through tsx: the files named, else every
 // src/**/*.test.ts and test/**/*.test.ts; `--unit` runs only src/**/*.test.ts, which need no
-// engine. The storage tests run twice: with the rename-exchange addon and as without it.
+// engine. The storage tests run twice: with the addons of native/ and as without them.
 // The whole suite runs against the machine's QGIS (3.22); then the files whose results depend on
 // the QGIS release run again against each release of a trixie root (scripts/qgis-roots.sh), with
 // STEWARD_TEST_QGIS naming it. Named files run against the release STEWARD_TEST_QGIS names, if any.
@@ -80,7 +80,7 @@ const files = selected.length > 0 ? selected : folders.flatMap(testFiles).sort()
 let status = run(files);
 const storage = files.filter((file) => STORAGE.test(file));
 if (storage.length > 0) {
-  console.log('\nThe storage tests without the rename-exchange addon:');
+  console.log('\nThe storage tests without the addons of native/:');
   status = run(storage, { withoutAddon: true }) || status;
 }
 if (selected.length === 0 && !unit) {

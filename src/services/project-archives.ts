@@ -37,7 +37,7 @@ import { firstChild, setText } from '../qgis/xml/node.js';
 import { ProjectArchive } from '../storage/project-archive.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { limitedChunks, receiptError } from '../storage/received-file.js';
-import { StagedFolder } from '../storage/staged-folder.js';
+import { removeStaged, StagedFolder } from '../storage/staged-folder.js';
 import { type ZipLimits } from '../storage/zip-entries.js';
 import { LOCAL_HEADER } from '../storage/zip-format.js';
 import { type EntryOutput, unzipStream } from '../storage/zip-stream.js';
@@ -363,7 +363,7 @@ export class ProjectArchives {
       if (broken.length > 0 && !options.allowBroken) throw new Unprocessable(brokenMessage(broken));
       created = await this.repository.put(ref, upload.document, allow, 'published the project from an upload');
     } catch (error) {
-      if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+      if (dataDir !== undefined) await removeStaged(dataDir);
       throw error;
     }
     if (created) await this.options.lifecycle?.projectCreated?.(ref);

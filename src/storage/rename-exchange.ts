@@ -5,35 +5,18 @@
  * writing the new file to the disk there and then (auto_da_alloc): a project rewritten many times
  * a second leaves most of its versions in the system's cache, never written out. docs/storage.md.
  */
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
-
-import { checkoutDir } from '../checkout.js';
+import { nativeAddon } from './native-addon.js';
 
 interface ExchangeAddon {
   exchange(first: string, second: string): Promise<void>;
 }
 
-/** Where scripts/setup.sh builds the addon. */
-export function exchangeAddonPath(): string {
-  return join(checkoutDir(), 'native', 'build', 'rename-exchange.node');
-}
-
 /** Errors that mean this file system or kernel cannot exchange names, rather than that a file is amiss. */
 const UNSUPPORTED = new Set(['EINVAL', 'ENOSYS', 'EOPNOTSUPP', 'EXDEV']);
 
-let addon: ExchangeAddon | null | undefined;
-
-/** The addon, or null when it was not built (or cannot load here); loaded once. */
+/** The addon, or null when it was not built (or cannot load here). */
 function loadAddon(): ExchangeAddon | null {
-  if (addon === undefined) {
-    try {
-      addon = createRequire(import.meta.url)(exchangeAddonPath()) as ExchangeAddon;
-    } catch {
-      addon = null;
-    }
-  }
-  return addon;
+  return nativeAddon<ExchangeAddon>('rename-exchange');
 }
 
 /** Whether names can be exchanged at all in this process (the addon is built and loads). */

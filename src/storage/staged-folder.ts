@@ -1,11 +1,26 @@
 /**
  * A folder of files written under a hidden name beside where it goes (`.upload.<uuid>.tmp`, which
  * clearing upload leftovers knows) and renamed into place once every file is whole: readers never
- * see it half written, and a process that dies while writing it leaves nothing they see.
+ * see it half written, and a process that dies while writing it leaves nothing they see. A folder
+ * removed (staged or kept) takes the folder it was in with it when that is left empty, as the
+ * first file made it: a refused upload leaves no trace.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+
+/**
+ * Removes `folder` and what it holds, then the folder it is in if that is left empty. Another
+ * upload's folder there keeps it: its hidden folder is made in the same call that makes it again
+ * should it go meanwhile (a recursive mkdir retries a parent that vanished).
+ */
+export async function removeStaged(folder: string): Promise<void> {
+  await rm(folder, { recursive: true, force: true });
+  await rmdir(dirname(folder)).catch((error: unknown) => {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOENT') throw error;
+  });
+}
 
 export class StagedFolder {
   /** The hidden folder, once a file is written to it. */
@@ -43,9 +58,9 @@ export class StagedFolder {
     return kept;
   }
 
-  /** Removes the folder and what it holds. */
+  /** Removes the folder and what it holds (and the folder it is in, when left empty). */
   async discard(): Promise<void> {
-    if (this.staging !== undefined) await rm(this.staging, { recursive: true, force: true });
+    if (this.staging !== undefined) await removeStaged(this.staging);
     this.staging = undefined;
   }
 

@@ -50,7 +50,7 @@ DESCRIPTOR_SIGNATURE.writeUInt32LE(DATA_DESCRIPTOR);
 const MAX_32 = 0xffffffff;
 /** Most bytes of a central directory (and end record) taken: 10,000 entries of long names. */
 const MAX_DIRECTORY_BYTES = 16 * 1024 * 1024;
-/** Bytes of an entry handed on at a time: each is one CRC-32 on the event loop. */
+/** Bytes of an entry handed on at a time: each may be one CRC-32 on the event loop. */
 const PIECE_BYTES = 1024 * 1024;
 
 /** The bytes of a body as they arrive, taken in exact lengths or in pieces as they come. */
@@ -133,26 +133,36 @@ class Incoming {
 /** Where an entry's unpacked bytes go. */
 interface Sink {
   write(chunk: Buffer): Promise<void>;
+  /** Ends the entry: the bytes kept in memory, if any. */
   finish(): Promise<Buffer | undefined>;
+  /** The CRC-32 of the bytes written, once finished. */
+  checksum(): number;
   abandon(): Promise<void>;
 }
 
 async function sinkFor(output: EntryOutput): Promise<Sink> {
   if (output.to === 'file') {
-    const file = await FileOutput.create(output.path);
+    // The file sums its bytes as it writes them, off the event loop where it can.
+    const file = await FileOutput.create(output.path, { summed: true });
     return {
       write: (chunk) => file.write(chunk),
       finish: async () => {
         await file.finish();
         return undefined;
       },
+      checksum: () => file.checksum(),
       abandon: () => file.abandon(),
     };
   }
   const chunks: Buffer[] = [];
+  let crc = 0;
   return {
-    write: async (chunk) => void (output.to === 'memory' && chunks.push(chunk)),
+    write: async (chunk) => {
+      crc = crc32(chunk, crc);
+      if (output.to === 'memory') chunks.push(chunk);
+    },
     finish: async () => (output.to === 'memory' ? Buffer.concat(chunks) : undefined),
+    checksum: () => crc,
     abandon: async () => undefined,
   };
 }
@@ -226,24 +236,25 @@ async function* sizedData(incoming: Incoming, entry: LocalEntry): AsyncGenerator
   }
 }
 
-/** Unpacks the entry's data into `sink`, held to its declared size and CRC-32 and to the `room` the limit leaves; its size. */
+/**
+ * Unpacks the entry's data into `sink` and finishes it, held to its declared size and CRC-32 and to
+ * the `room` the limit leaves; its size and the bytes the sink kept.
+ */
 async function unpackEntry(
   incoming: Incoming,
   entry: LocalEntry,
   sink: Sink,
   room: { left: number; limit: number },
-): Promise<number> {
+): Promise<{ size: number; bytes: Buffer | undefined }> {
   const described = (entry.flags & DESCRIPTOR_FOLLOWS) !== 0;
   const raw = described ? describedData(incoming, entry) : sizedData(incoming, entry);
   let size = 0;
-  let crc = 0;
   const declared = (): string => `entry "${entry.name}" does not unpack to the ${entry.size} bytes it declares`;
   const check = async (source: AsyncIterable<Buffer>): Promise<void> => {
     for await (const chunk of source) {
       size += chunk.length;
       if (size > room.left) refuse(`its files unpack to more than ${room.limit} bytes`);
       if (!described && size > entry.size) refuse(declared());
-      crc = crc32(chunk, crc);
       await sink.write(chunk);
     }
   };
@@ -255,8 +266,9 @@ async function unpackEntry(
       check,
     );
   if (size !== entry.size) refuse(declared());
-  if (crc !== entry.crc) refuse(`entry "${entry.name}" does not unpack to the bytes it declares (CRC-32)`);
-  return size;
+  const bytes = await sink.finish();
+  if (sink.checksum() !== entry.crc) refuse(`entry "${entry.name}" does not unpack to the bytes it declares (CRC-32)`);
+  return { size, bytes };
 }
 
 /** Refuses a central directory that does not list exactly the entries met, where they were met. */
@@ -325,8 +337,8 @@ export async function unzipStream(
       // Some writers give folders an empty deflated stream and a descriptor: read, and nothing kept.
       const sink = await sinkFor(folder ? { to: 'nowhere' } : await place(entry.name));
       try {
-        unpacked += await unpackEntry(incoming, entry, sink, room);
-        const bytes = await sink.finish();
+        const { size, bytes } = await unpackEntry(incoming, entry, sink, room);
+        unpacked += size;
         if (bytes) kept.set(entry.name, bytes);
       } catch (error) {
         await sink.abandon();
