@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES=(
   qgis-server python3-qgis gdal-bin libgdal-dev python3-gdal python3-numpy
-  mapproxy python3-boto3 postgresql postgresql-15-postgis-3 sqlite3 build-essential python3
+  mapproxy python3-boto3 postgresql postgresql-15-postgis-3 sqlite3 build-essential zlib1g-dev python3
   chromium fonts-dejavu-core fontconfig prometheus nginx spawn-fcgi gunicorn gettext-base debootstrap valgrind patch
 )
 
