@@ -122,7 +122,7 @@ describe('pinned projects in a projects folder', () => {
     const configured = await call('DELETE', '/api/projects/gamma/pin');
     assert.deepEqual(configured, {
       status: 409,
-      body: { error: 'project "gamma" is pinned by STEWARD_PINNED_PROJECTS; remove it there' },
+      body: { error: 'project "gamma" is pinned by STEWARD_PINNED_PROJECTS; remove it there', code: 'project_pinned' },
     });
     assert.equal(await pinnedInfo('gamma'), true);
   });
