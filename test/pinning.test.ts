@@ -168,7 +168,7 @@ describe('pinned projects in a projects folder', () => {
     const missing = await steward(['pin', 'nowhere'], env);
     assert.deepEqual(
       [missing.code, missing.err],
-      [1, 'steward: project "nowhere" does not exist\n'],
+      [1, 'steward: project "nowhere" does not exist [project_not_found]\n'],
     );
   });
 });
