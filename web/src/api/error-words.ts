@@ -25,9 +25,6 @@ const WORDS: Partial<Record<ErrorCode, string>> = {
   route_not_found:
     'Steward does not offer what this page asked for: reload the page, as Steward may have been updated.',
   invalid_json: 'Steward could not read what this page sent: reload the page and try again.',
-  qgis_server_unreachable: 'QGIS Server cannot be reached now; Steward’s log says why. Try again in a moment.',
-  qgis_server_timeout: 'QGIS Server did not answer in time. Try again in a moment.',
-  database_unavailable: 'The project database is not available now. Try again in a moment.',
   internal: 'Steward failed unexpectedly; its log has the details. Try again, or tell its operator.',
 };
 
