@@ -141,8 +141,8 @@ describe('API tokens and roles on one API', () => {
     const hidden = await call('GET', '/api/projects/harbour');
     const missing = await call('GET', '/api/projects/nowhere');
     assert.equal(hidden.status, 404);
-    assert.deepEqual(hidden.body, { error: 'project "harbour" does not exist' });
-    assert.deepEqual(missing.body, { error: 'project "nowhere" does not exist' });
+    assert.deepEqual(hidden.body, { error: 'project "harbour" does not exist', code: 'project_not_found' });
+    assert.deepEqual(missing.body, { error: 'project "nowhere" does not exist', code: 'project_not_found' });
     await expect(call('GET', '/api/projects/harbour/layers'), 404, 'layers of another project');
     assert.deepEqual(await expect(call('GET', '/api/projects/town/layers'), 200, 'layers'), ['roads']);
     // What each layer's own read tells, for the layers listed only.

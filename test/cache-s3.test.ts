@@ -117,7 +117,7 @@ describe('tile cache on S3 (a local S3-compatible server), served by a real MapP
     const dated = { ...undated, datetime: '2024-05-01T00:00:00Z' };
     assert.deepEqual(await cs.stack.call('POST', '/api/projects/timeless/layers', dated), {
       status: 400,
-      body: { error: TIME_REFUSED },
+      body: { error: TIME_REFUSED, code: 'bad_request' },
     });
     assert.ok(readFileSync(cs.qgsFile('timeless')).equals(project), 'the project file is byte-identical');
     assert.ok(readFileSync(cs.configFile('timeless')).equals(config), 'and so is the cache configuration');

@@ -142,7 +142,7 @@ describe('steward login, whoami, tokens, roles and audit against a real API', ()
     assert.equal(bad.code, 1);
     assert.match(bad.err, /^steward: .*access/);
     const missing = await steward(['roles', 'show', 'nobody'], env);
-    assert.deepEqual([missing.code, missing.err], [1, 'steward: role "nobody" does not exist\n']);
+    assert.deepEqual([missing.code, missing.err], [1, 'steward: role "nobody" does not exist [role_not_found]\n']);
     const unknown = await steward(['roles', 'grant', 'x'], env);
     assert.equal(unknown.code, 1);
     assert.match(unknown.err, /the action is list, show, set, delete, not "grant"/);
@@ -170,7 +170,7 @@ describe('steward login, whoami, tokens, roles and audit against a real API', ()
     const unknownRole = await steward(['tokens', 'create', 'ci', '--roles', 'nobody'], env);
     assert.deepEqual(
       [unknownRole.code, unknownRole.err],
-      [1, 'steward: role "nobody" does not exist; PUT /api/roles/nobody first\n'],
+      [1, 'steward: role "nobody" does not exist; PUT /api/roles/nobody first [unprocessable]\n'],
     );
 
     // The environment's token is sent rather than the kept one.
@@ -178,7 +178,7 @@ describe('steward login, whoami, tokens, roles and audit against a real API', ()
     const me = await steward(['whoami', '--json'], asViewer);
     assert.deepEqual(JSON.parse(me.out), { name: 'ci', roles: ['viewer'], admin: false, kind: 'token' });
     const refused = await steward(['tokens'], asViewer);
-    assert.deepEqual([refused.code, refused.err], [1, 'steward: GET /api/tokens is for administrators\n']);
+    assert.deepEqual([refused.code, refused.err], [1, 'steward: GET /api/tokens is for administrators [forbidden]\n']);
 
     const listed = await steward(['tokens', 'list'], env);
     const [header, row, ...rest] = listed.out.trimEnd().split('\n');

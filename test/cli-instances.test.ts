@@ -145,7 +145,10 @@ describe('steward instances, instance, reload and check against real QGIS Server
     assert.equal(clear.code, 0, clear.out);
     assert.match(clear.out, /^beta\s+ok$/m);
     const missing = await steward(['reload', 'nowhere'], env);
-    assert.deepEqual([missing.code, missing.err], [1, 'steward: Project nowhere does not exist.\n']);
+    assert.deepEqual(
+      [missing.code, missing.err],
+      [1, 'steward: Project nowhere does not exist. [project_not_found]\n'],
+    );
   });
 
   it('names an instance that stops answering: its reload failed (exit 1), its row an error', async () => {

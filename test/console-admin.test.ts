@@ -61,7 +61,13 @@ describe('web console administration', () => {
     await checkAccessibility(page, 'the token dialog');
     await dialog.getByLabel('Token').fill('not-the-token');
     await dialog.getByRole('button', { name: 'Use this token' }).click();
-    await dialog.getByRole('alert').getByText('The API refused this token').waitFor();
+    // The words the console keeps for the code token_invalid, not the API's sentence for scripts.
+    const refused = dialog.getByRole('alert').getByText('The API refused this token');
+    await refused.waitFor();
+    assert.equal(
+      await refused.innerText(),
+      'The API refused this token: it is wrong, expired or revoked. Check it and try again.',
+    );
     assert.equal(await page.evaluate(() => sessionStorage.getItem('steward.token')), null);
     await screenshot(page, 'token-refused');
 

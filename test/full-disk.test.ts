@@ -55,7 +55,10 @@ describe('a full disk', () => {
       try {
         const reply = await call('POST', '/api/projects', { name: 'second', author: 'test' });
         assert.equal(reply.status, 507);
-        assert.deepEqual(reply.body, { error: `insufficient storage: the disk mounted at ${disk.dir} is full` });
+        assert.deepEqual(reply.body, {
+          error: `insufficient storage: the disk mounted at ${disk.dir} is full`,
+          code: 'disk_full',
+        });
         const changed = await call('PATCH', '/api/projects/first', { title: 'x'.repeat(4000) });
         assert.equal(changed.status, 507, `a write to a project is 507 as well: ${JSON.stringify(changed)}`);
         const info = await call('GET', '/api/projects/first');

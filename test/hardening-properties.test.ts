@@ -18,6 +18,7 @@ import { strToU8, zipSync } from 'fflate';
 import pino from 'pino';
 
 import { consoleBuildDir } from '../src/checkout.js';
+import { ERROR_CODES } from '../src/errors.js';
 import { apiRoutes } from '../src/http/api.js';
 import { buildApp } from '../src/http/app.js';
 import { isOpenRoute } from '../src/http/open-routes.js';
@@ -487,7 +488,7 @@ function describeRequest(sent: RawRequest): string {
   return `${sent.method} ${sent.target.slice(0, 300)}${body}`;
 }
 
-/** The error contract (docs/errors.md) for any reply: no 5xx, errors as `{"error": "<sentence>"}`. */
+/** The error contract (docs/errors.md) for any reply: no 5xx, errors as `{"error": "<sentence>", "code": "<code>"}`. */
 function checkReply(sent: RawRequest, reply: RawReply): void {
   const where = `${describeRequest(sent)}\n  -> ${reply.status} ${reply.text.slice(0, 500)}`;
   assert.ok(reply.status < 500, `server error: ${where}`);
@@ -495,9 +496,10 @@ function checkReply(sent: RawRequest, reply: RawReply): void {
   assert.match(reply.contentType, /^application\/json/, where);
   const body = JSON.parse(reply.text) as unknown;
   assert.ok(typeof body === 'object' && body !== null, where);
-  assert.deepEqual(Object.keys(body), ['error'], where);
-  const message = (body as { error: unknown }).error;
+  assert.deepEqual(Object.keys(body), ['error', 'code'], where);
+  const { error: message, code } = body as { error: unknown; code: unknown };
   assert.ok(typeof message === 'string' && message.trim() !== '', where);
+  assert.ok((ERROR_CODES as readonly unknown[]).includes(code), `a documented code: ${where}`);
 }
 
 /** What the fake monitoring plugin answers, so the instance routes have a real instance to read. */
@@ -827,7 +829,7 @@ describe('hostile requests to every route', () => {
 
   describe('examples the properties found', () => {
     const errorBody = (reply: { status: number; body: unknown }): void => {
-      assert.deepEqual(Object.keys(reply.body as object), ['error'], JSON.stringify(reply.body));
+      assert.deepEqual(Object.keys(reply.body as object), ['error', 'code'], JSON.stringify(reply.body));
       assert.equal(typeof (reply.body as { error: unknown }).error, 'string');
     };
 

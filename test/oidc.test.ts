@@ -139,6 +139,7 @@ describe('bearer JWTs of an OpenID provider', () => {
     assert.equal((await viewer('GET', '/api/projects/town')).status, 200);
     assert.deepEqual((await viewer('GET', '/api/projects/harbour')).body, {
       error: 'project "harbour" does not exist',
+      code: 'project_not_found',
     });
     assert.equal((await viewer('PATCH', '/api/projects/town', { title: 'mine' })).status, 403);
     assert.equal((await viewer('GET', '/api/tokens')).status, 403);

@@ -116,13 +116,13 @@ describe('pinned projects in a projects folder', () => {
   it('answers 404 for an unknown project, 409 for a pin of STEWARD_PINNED_PROJECTS, 400 for a bad schema', async () => {
     for (const method of ['PUT', 'DELETE']) {
       const { status, body } = await call(method, '/api/projects/nowhere/pin');
-      assert.deepEqual([status, body], [404, { error: 'project "nowhere" does not exist' }]);
+      assert.deepEqual([status, body], [404, { error: 'project "nowhere" does not exist', code: 'project_not_found' }]);
       assert.equal((await call(method, '/api/projects/alpha/pin?schema=')).status, 400);
     }
     const configured = await call('DELETE', '/api/projects/gamma/pin');
     assert.deepEqual(configured, {
       status: 409,
-      body: { error: 'project "gamma" is pinned by STEWARD_PINNED_PROJECTS; remove it there' },
+      body: { error: 'project "gamma" is pinned by STEWARD_PINNED_PROJECTS; remove it there', code: 'project_pinned' },
     });
     assert.equal(await pinnedInfo('gamma'), true);
   });
@@ -166,7 +166,10 @@ describe('pinned projects in a projects folder', () => {
     assert.deepEqual([unpinned.code, unpinned.out], [0, 'Unpinned alpha.\n']);
     assert.doesNotMatch((await steward(['pins'], env)).out, /^alpha\s/m);
     const missing = await steward(['pin', 'nowhere'], env);
-    assert.deepEqual([missing.code, missing.err], [1, 'steward: project "nowhere" does not exist\n']);
+    assert.deepEqual(
+      [missing.code, missing.err],
+      [1, 'steward: project "nowhere" does not exist [project_not_found]\n'],
+    );
   });
 });
 

@@ -45,6 +45,8 @@ function sparseRaster(path: string, width: number, height: number): string {
   return path;
 }
 
+const NO_ERROR = { error: '', code: '' };
+
 describe('processing outputs', () => {
   let folder: Awaited<ReturnType<typeof scratchFolder>>;
   let root = '';
@@ -56,8 +58,8 @@ describe('processing outputs', () => {
 
   const post = async (url: string, payload: object) => {
     const response = await app.inject({ method: 'POST', url, payload });
-    const error = response.statusCode >= 400 ? response.json<{ error: string }>().error : '';
-    return { status: response.statusCode, error };
+    const { error, code } = response.statusCode >= 400 ? response.json<{ error: string; code: string }>() : NO_ERROR;
+    return { status: response.statusCode, error, code };
   };
   const calculate = (output: string, extra: object = {}) =>
     post('/api/processing/raster/calculator/site', { expression: 'dem@1 * 2', output, ...extra });
@@ -91,7 +93,9 @@ describe('processing outputs', () => {
 
   test('refuses an output outside the data roots with 403, writing nothing', async () => {
     const outside = join(folder.dir, 'outside.tif');
-    assert.equal((await calculate(outside)).status, 403);
+    const refused = await calculate(outside);
+    assert.deepEqual([refused.status, refused.code], [403, 'outside_data_roots']);
+    assert.match(refused.error, /is outside the data folders this server may use/);
     await symlink(folder.dir, join(root, 'link'));
     assert.equal((await calculate(join(root, 'link', 'outside.tif'))).status, 403, 'through a link');
     await assert.rejects(stat(outside));
@@ -102,7 +106,7 @@ describe('processing outputs', () => {
     for (const output of [dem, join(root, 'shared.tif'), `${root}//./dem.tif`]) {
       for (const overwrite of [false, true]) {
         const reply = await calculate(output, { overwrite });
-        assert.equal(reply.status, 409, `${output} overwrite ${overwrite}`);
+        assert.deepEqual([reply.status, reply.code], [409, 'output_is_datasource'], `${output} overwrite ${overwrite}`);
         assert.match(reply.error, /datasource of a project layer/);
       }
     }
@@ -116,7 +120,7 @@ describe('processing outputs', () => {
     const output = join(root, 'double.tif');
     assert.equal((await calculate(output)).status, 201);
     const reply = await post('/api/processing/raster/calculator/site', { expression: 'dem@1 * 3', output });
-    assert.equal(reply.status, 409);
+    assert.deepEqual([reply.status, reply.code], [409, 'output_exists']);
     assert.match(reply.error, /exists already; send "overwrite": true/);
     const kept = gdal.open(output);
     assert.equal(kept.bands.get(1).pixels.get(7, 5), 24, 'the refused run left the file as it was');

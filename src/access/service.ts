@@ -382,7 +382,9 @@ export class AccessService {
 
   private requireStore(): AccessStore {
     if (!this.store)
-      throw new NotFound('tokens and roles are kept with the projects; this server has no store for them');
+      throw new NotFound('tokens and roles are kept with the projects; this server has no store for them', {
+        code: 'feature_disabled',
+      });
     return this.store;
   }
 
@@ -427,7 +429,7 @@ export class AccessService {
     const removed = await this.requireStore().removeToken(id);
     this.tokens.delete(id);
     this.verified.delete(id);
-    if (!removed) throw new NotFound(`token "${id.slice(0, 80)}" does not exist`);
+    if (!removed) throw new NotFound(`token "${id.slice(0, 80)}" does not exist`, { code: 'token_not_found' });
   }
 
   async roles(): Promise<Record<string, RoleDefinition>> {
@@ -436,7 +438,7 @@ export class AccessService {
 
   async role(name: string): Promise<RoleDefinition> {
     const role = (await this.requireStore().roles()).get(checkRoleName(name));
-    if (!role) throw new NotFound(`role "${name}" does not exist`);
+    if (!role) throw new NotFound(`role "${name}" does not exist`, { code: 'role_not_found' });
     return role;
   }
 
@@ -455,7 +457,7 @@ export class AccessService {
   async removeRole(name: string): Promise<void> {
     const removed = await this.requireStore().removeRole(checkRoleName(name));
     await this.refresh();
-    if (!removed) throw new NotFound(`role "${name}" does not exist`);
+    if (!removed) throw new NotFound(`role "${name}" does not exist`, { code: 'role_not_found' });
   }
 
   /**

@@ -35,13 +35,14 @@ export class CliError extends Error {}
 /** The API itself could not be reached, as opposed to answering with an error. */
 export class Unreachable extends CliError {}
 
-/** The API answered with an error status. */
+/** The API answered with an error status: its sentence, followed by its code (docs/errors.md) when it gave one. */
 export class HttpError extends CliError {
   constructor(
     readonly status: number,
-    message: string,
+    sentence: string,
+    readonly code?: string,
   ) {
-    super(message);
+    super(code === undefined ? sentence : `${sentence} [${code}]`);
   }
 }
 
@@ -395,12 +396,15 @@ function withQuery(path: string, query: Record<string, string>): string {
 async function answerOf<T>(response: Response): Promise<T> {
   const answer: unknown = await response.json().catch(() => undefined);
   if (response.ok) return answer as T;
-  throw new HttpError(response.status, errorMessage(answer) ?? `${response.url} answered HTTP ${response.status}`);
+  const sentence = errorField(answer, 'error') ?? `${response.url} answered HTTP ${response.status}`;
+  throw new HttpError(response.status, sentence, errorField(answer, 'code'));
 }
 
-function errorMessage(body: unknown): string | undefined {
-  if (typeof body !== 'object' || body === null || !('error' in body)) return undefined;
-  return typeof body.error === 'string' ? body.error : undefined;
+/** A text field of an error answer (`error`, `code`), if the answer has it. */
+function errorField(body: unknown, field: 'error' | 'code'): string | undefined {
+  if (typeof body !== 'object' || body === null || !(field in body)) return undefined;
+  const value: unknown = (body as Record<string, unknown>)[field];
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** fetch() hides the system error (ECONNREFUSED, ENOTFOUND...) in `cause`. */

@@ -134,7 +134,7 @@ describe('steward against an API with two instances', () => {
   test('an unknown id is one line on stderr and exit code 1', async () => {
     const { code, out, err } = await steward(['inspect', 'nosuchid'], env);
     assert.deepEqual([code, out], [1, '']);
-    assert.equal(err, 'steward: No QGIS Server instance with id nosuchid is registered.\n');
+    assert.equal(err, 'steward: No QGIS Server instance with id nosuchid is registered. [instance_not_found]\n');
   });
 });
 

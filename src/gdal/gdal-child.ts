@@ -13,7 +13,16 @@ import { fileURLToPath } from 'node:url';
 import gdal from 'gdal-async';
 
 import { childEnvironment } from '../config.js';
-import { BadGateway, BadRequest, Conflict, NotFound, StewardError, Unprocessable } from '../errors.js';
+import {
+  BadGateway,
+  BadRequest,
+  Conflict,
+  type ErrorCode,
+  NotFound,
+  StewardError,
+  type StewardErrorOptions,
+  Unprocessable,
+} from '../errors.js';
 import { type ExpressionNode } from './calculator/ast.js';
 import { type OutputFormat } from './calculator/format.js';
 import { type HistogramOptions } from './histogram-bins.js';
@@ -65,7 +74,7 @@ export type ChildMessage =
   | { type: 'ready' }
   | { type: 'progress'; done: number; total: number }
   | { type: 'done'; result: unknown }
-  | { type: 'error'; status: number | null; message: string; clientMessage: string };
+  | { type: 'error'; status: number | null; message: string; clientMessage: string; code: ErrorCode | null };
 
 /** GDAL configuration options set in this process that children must have too (object storage). */
 const shared: Record<string, string> = {};
@@ -82,7 +91,7 @@ const here = fileURLToPath(import.meta.url);
 /** The child's module, compiled (.js) or run through tsx (.ts) like this one. */
 const CHILD_MAIN = here.replace(/gdal-child\.[cm]?[jt]s$/, `gdal-child-main${extname(here)}`);
 
-const ERRORS: Record<number, new (message: string, options?: { clientMessage?: string }) => StewardError> = {
+const ERRORS: Record<number, new (message: string, options?: StewardErrorOptions) => StewardError> = {
   400: BadRequest,
   404: NotFound,
   409: Conflict,
@@ -93,9 +102,10 @@ const ERRORS: Record<number, new (message: string, options?: { clientMessage?: s
 /** The child's failure as the error class it was thrown as, or a plain Error for an engine's own. */
 function childError(message: Extract<ChildMessage, { type: 'error' }>): Error {
   if (message.status === null) return new Error(message.message);
+  const options = { clientMessage: message.clientMessage, code: message.code ?? undefined };
   const Known = ERRORS[message.status];
-  if (Known) return new Known(message.message, { clientMessage: message.clientMessage });
-  return new StewardError(message.status, message.message, { clientMessage: message.clientMessage });
+  if (Known) return new Known(message.message, options);
+  return new StewardError(message.status, message.message, options);
 }
 
 let uploads = 0;

@@ -70,6 +70,7 @@ async function answer({ task, priority }: TaskMessage): Promise<void> {
       status: known ? error.status : null,
       message,
       clientMessage: known ? error.clientMessage : message,
+      code: known ? error.code : null,
     });
   }
   process.exit(0);

@@ -9,7 +9,9 @@ export async function openRaster(path: string, description = `the raster ${path}
   try {
     dataset = await gdal.openAsync(path, 'r');
   } catch (error) {
-    throw new Unprocessable(`GDAL cannot open ${description}: ${(error as Error).message}`);
+    throw new Unprocessable(`GDAL cannot open ${description}: ${(error as Error).message}`, {
+      code: 'datasource_unreadable',
+    });
   }
   if (dataset.bands.count() === 0) {
     dataset.close();

@@ -38,7 +38,7 @@ export interface OutputOptions {
 }
 
 function refuseExisting(path: string): never {
-  throw new Conflict(`Output ${path} exists already; send "overwrite": true to replace it.`);
+  throw new Conflict(`Output ${path} exists already; send "overwrite": true to replace it.`, { code: 'output_exists' });
 }
 
 async function checkFolder(folder: string, path: string, options: OutputOptions): Promise<void> {

@@ -143,7 +143,8 @@ export function authorizeBody(identity: Identity, request: RouteRequest, body: u
 export function authorizeJob(identity: Identity, request: RouteRequest, project: ProjectRef | undefined): void {
   if (identity.admin || project === undefined) return;
   const id = text(request.params, 'id') ?? '';
-  if (!identity.permissions.may(project, 'read')) throw new NotFound(`job "${id}" does not exist`);
+  if (!identity.permissions.may(project, 'read'))
+    throw new NotFound(`job "${id}" does not exist`, { code: 'job_not_found' });
   requireProject(identity, project, methodOf(request.method) === 'GET' ? 'read' : 'write');
 }
 

@@ -64,7 +64,7 @@ export class TokenGate {
       return new RetryLater(429, `too many wrong tokens from this address; try again in ${wait} s`, wait);
     }
     const token = bearer(authorization);
-    if (token === undefined) return this.access.anonymous() ?? new Unauthorized(REFUSED);
+    if (token === undefined) return this.access.anonymous() ?? new Unauthorized(REFUSED, { code: 'token_missing' });
     let identity: Identity | undefined;
     try {
       identity = token === '' ? undefined : await this.access.identify(token);
@@ -75,7 +75,7 @@ export class TokenGate {
     }
     if (identity) return identity;
     this.failures.failed(address);
-    return new Unauthorized(`${REFUSED}; this one is wrong, expired or revoked`);
+    return new Unauthorized(`${REFUSED}; this one is wrong, expired or revoked`, { code: 'token_invalid' });
   }
 }
 
@@ -98,7 +98,7 @@ function clientAddress(route: string | undefined, ip: string, real: string | str
 /** A refusal nginx's auth_request can pass on: 429 (too many wrong tokens) becomes 403. */
 function forNginx(request: FastifyRequest, error: StewardError): StewardError {
   if (request.routeOptions.url !== OWS_AUTH_ROUTE || error.status === 401 || error.status === 403) return error;
-  return new Forbidden(error.clientMessage);
+  return new Forbidden(error.clientMessage, { code: error.code });
 }
 
 /** The route's facts the policy judges. */
@@ -114,7 +114,7 @@ export function routeRequest(request: FastifyRequest): RouteRequest {
 /** A refusal as sent: the anonymous role refused is asked for a token, which may open what it may not. */
 function refusalOf(identity: Identity, error: unknown): unknown {
   if (isAnonymous(identity) && error instanceof StewardError && error.status < 500)
-    return new Unauthorized(`${REFUSED} (${error.clientMessage})`);
+    return new Unauthorized(`${REFUSED} (${error.clientMessage})`, { code: 'token_missing' });
   return error;
 }
 

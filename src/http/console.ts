@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import { type FastifyPluginAsync, type FastifyReply } from 'fastify';
 
+import { NotFound } from '../errors.js';
+import { sendError } from './errors.js';
 import { type RouteModule } from './route-module.js';
 
 /** Paths that keep their own meaning: a console route never answers for them. */
@@ -67,9 +69,7 @@ export function consoleRoutes(dir: string): RouteModule {
     }
     const page = (reply: FastifyReply): FastifyReply => {
       if (!index) {
-        return reply
-          .status(404)
-          .send({ error: 'the web console is not built: run `npm run build:web` (or npm start)' });
+        return sendError(reply, new NotFound('the web console is not built: run `npm run build:web` (or npm start)'));
       }
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(index);
     };

@@ -8,9 +8,11 @@ import {
 
 import {
   DocumentFormatError,
+  type ErrorCode,
   type InsufficientStorage,
   NotFound,
   RetryLater,
+  statusCode,
   StewardError,
   UriTooLong,
 } from '../errors.js';
@@ -21,7 +23,7 @@ export const MAX_PATH_SEGMENT_LENGTH = 1000;
 
 export interface ErrorReply {
   status: number;
-  body: { error: string };
+  body: { error: string; code: ErrorCode };
   /** `Retry-After`, in seconds, for a failure the client may retry later. */
   retryAfter?: number;
 }
@@ -36,30 +38,49 @@ function fullDisk(error: unknown): InsufficientStorage {
   return fullDiskError(error, path === undefined ? 'a disk Steward writes to' : `the disk of ${path}`);
 }
 
+/** The code of each part of a request Fastify's schema validation refuses. */
+const VALIDATION_CODES: Record<string, ErrorCode> = {
+  body: 'invalid_body',
+  querystring: 'invalid_query',
+  params: 'invalid_params',
+  headers: 'invalid_headers',
+};
+
+/** Fastify's refusals of a body sent as JSON: an empty one, or one that is not JSON. */
+const JSON_REFUSALS = new Set(['FST_ERR_CTP_EMPTY_JSON_BODY', 'FST_ERR_CTP_INVALID_JSON_BODY']);
+
+/** Fastify's own 4xx refusals (validation 400, JSON 400, 413, 415) with their code; undefined for anything else. */
+function frameworkReply(error: Partial<FastifyError>): ErrorReply | undefined {
+  if (error.validation) {
+    const context = error.validationContext ?? 'request';
+    return {
+      status: 400,
+      body: { error: `invalid ${context}: ${error.message}`, code: VALIDATION_CODES[context] ?? 'bad_request' },
+    };
+  }
+  const status = error.statusCode ?? 500;
+  if (status < 400 || status >= 500) return undefined;
+  const code = JSON_REFUSALS.has(error.code ?? '') ? 'invalid_json' : statusCode(status);
+  return { status, body: { error: error.message ?? 'bad request', code } };
+}
+
 /**
  * The one mapping from a failure to its reply (docs/errors.md): the errors of `src/errors.ts` with
- * their status and client message, Fastify's own refusals (validation 400, 413, 415) with theirs,
- * anything else 500. What the client cannot act on goes to the log with its detail.
+ * their status, client message and code, Fastify's own refusals with theirs, anything else 500.
+ * What the client cannot act on goes to the log with its detail.
  */
 export function errorReply(failure: unknown, log: FastifyBaseLogger): ErrorReply {
   const error = isDiskFull(failure) ? fullDisk(failure) : failure;
   if (error instanceof StewardError) {
     if (logged(error)) log.error({ err: error }, error.message);
-    const body = { error: error.clientMessage };
+    const body = { error: error.clientMessage, code: error.code };
     if (error instanceof RetryLater) return { status: error.status, body, retryAfter: error.retryAfterSeconds };
     return { status: error.status, body };
   }
-  const framework = error as Partial<FastifyError>;
-  if (framework.validation) {
-    return {
-      status: 400,
-      body: { error: `invalid ${framework.validationContext ?? 'request'}: ${framework.message}` },
-    };
-  }
-  const status = framework.statusCode ?? 500;
-  if (status >= 400 && status < 500) return { status, body: { error: framework.message ?? 'bad request' } };
+  const refused = frameworkReply(error as Partial<FastifyError>);
+  if (refused) return refused;
   log.error({ err: error }, 'unexpected failure');
-  return { status: 500, body: { error: 'internal error; the server log has the details' } };
+  return { status: 500, body: { error: 'internal error; the server log has the details', code: 'internal' } };
 }
 
 export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
@@ -85,6 +106,6 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (path.split('/').some((segment) => segment.length > MAX_PATH_SEGMENT_LENGTH)) {
       return sendError(reply, new UriTooLong(`a path segment is longer than ${MAX_PATH_SEGMENT_LENGTH} characters`));
     }
-    return sendError(reply, new NotFound(`no route ${request.method} ${path}`));
+    return sendError(reply, new NotFound(`no route ${request.method} ${path}`, { code: 'route_not_found' }));
   });
 }

@@ -53,7 +53,9 @@ function single(query: Map<string, string[]>, name: string): string | undefined 
 
 function refused(identity: Identity, why: string): Error {
   return isAnonymous(identity)
-    ? new Unauthorized(`QGIS Server needs Authorization: Bearer <token> for this request (${why})`)
+    ? new Unauthorized(`QGIS Server needs Authorization: Bearer <token> for this request (${why})`, {
+        code: 'token_missing',
+      })
     : new Forbidden(why);
 }
 

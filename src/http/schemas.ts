@@ -1,6 +1,18 @@
 import { Type } from '@sinclair/typebox';
 
-export const ErrorBody = Type.Object({ error: Type.String() }, { $id: 'Error' });
+import { ERROR_CODES, type ErrorCode } from '../errors.js';
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'What failed and what to change, as a sentence' }),
+    code: Type.Unsafe<ErrorCode>({
+      type: 'string',
+      enum: [...ERROR_CODES],
+      description: 'What failed, as a stable identifier to switch on (docs/errors.md)',
+    }),
+  },
+  { $id: 'Error' },
+);
 
 export const SchemaQuery = Type.Object({
   schema: Type.Optional(

@@ -75,5 +75,7 @@ export function actingIdentity(
 /** A refusal of a request viewed as other roles, saying so: the administrator may read what they may not. */
 export function viewedRefusal(acting: Identity, identity: Identity | undefined, error: unknown): unknown {
   if (acting === identity || !(error instanceof StewardError) || error.status >= 500) return error;
-  return new StewardError(error.status, `viewed as ${acting.roles.join(', ')}: ${error.clientMessage}`);
+  return new StewardError(error.status, `viewed as ${acting.roles.join(', ')}: ${error.clientMessage}`, {
+    code: error.code,
+  });
 }

@@ -35,8 +35,9 @@ export class ProjectFleet {
   /** Has every registered instance drop `ref` from its cache and load it again; one answer per instance. */
   async reload(ref: ProjectRef): Promise<InstanceReload[]> {
     const instances = this.options.instances;
-    if (!instances) throw new NotFound(DISABLED);
-    if (!(await this.options.repository.exists(ref))) throw new NotFound(`Project ${ref.name} does not exist.`);
+    if (!instances) throw new NotFound(DISABLED, { code: 'feature_disabled' });
+    if (!(await this.options.repository.exists(ref)))
+      throw new NotFound(`Project ${ref.name} does not exist.`, { code: 'project_not_found' });
     return this.reloadEverywhere(instances, ref);
   }
 

@@ -135,7 +135,7 @@ export class JobService {
 
   async get(id: string): Promise<JobRecord> {
     const job = await this.store.get(id);
-    if (job === undefined) throw new NotFound(`job "${id}" not found`);
+    if (job === undefined) throw new NotFound(`job "${id}" not found`, { code: 'job_not_found' });
     return job;
   }
 
@@ -149,7 +149,7 @@ export class JobService {
    */
   async cancel(id: string): Promise<JobRecord> {
     const job = await this.get(id);
-    if (isEnded(job.state)) throw new Conflict(`job "${id}" has already ended (${job.state})`);
+    if (isEnded(job.state)) throw new Conflict(`job "${id}" has already ended (${job.state})`, { code: 'job_ended' });
     if (this.dequeue(id)) return this.required(await this.finish(id, 'cancelled', null));
     const running = this.running.get(id);
     if (running) {
@@ -158,12 +158,13 @@ export class JobService {
       return this.get(id);
     }
     const cancelled = await this.finish(id, 'cancelled', null);
-    if (cancelled?.state !== 'cancelled') throw new Conflict(`job "${id}" has already ended (${cancelled?.state})`);
+    if (cancelled?.state !== 'cancelled')
+      throw new Conflict(`job "${id}" has already ended (${cancelled?.state})`, { code: 'job_ended' });
     return cancelled;
   }
 
   private required(job: JobRecord | undefined): JobRecord {
-    if (job === undefined) throw new NotFound('job not found');
+    if (job === undefined) throw new NotFound('job not found', { code: 'job_not_found' });
     return job;
   }
 

@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 
 import { type Static, Type } from '@sinclair/typebox';
 
-import { BadGateway, GatewayTimeout, NotFound, StewardError } from '../errors.js';
+import { BadGateway, type ErrorCode, GatewayTimeout, NotFound, StewardError } from '../errors.js';
 import { type PostgresDatabase } from '../storage/pg-database.js';
 import { REPLY_TIMEOUT_MS } from './connection.js';
 import { type InstanceSummary } from './connection.js';
@@ -68,7 +68,7 @@ const Message = Type.Union([
   Type.Object({ kind: Type.Literal('answer'), to: Type.String(), id: Type.String() }),
 ]);
 type Message = Static<typeof Message>;
-type Answer = { result: unknown } | { status: number; error: string };
+type Answer = { result: unknown } | { status: number; error: string; code?: ErrorCode };
 
 interface Waiting {
   resolve(result: unknown): void;
@@ -156,7 +156,8 @@ export class InstanceFleet implements InstanceDirectory {
       `SELECT node FROM steward.instances WHERE id = $1 AND ${FRESH}`,
       [id],
     );
-    if (!row) throw new NotFound(`No QGIS Server instance with id ${id} is registered.`);
+    if (!row)
+      throw new NotFound(`No QGIS Server instance with id ${id} is registered.`, { code: 'instance_not_found' });
     const result = await this.ask(row.node, { op: 'request', instance: id, method, ...(params && { params }) });
     if (isResultOf(method, result)) return result;
     throw new BadGateway(`Instance ${id} sent a malformed "${method}" result.`);
@@ -206,7 +207,7 @@ export class InstanceFleet implements InstanceDirectory {
       if (!isMethod(question.method)) return { status: 400, error: `no method "${question.method}"` };
       return { result: await this.registry.request(question.instance, question.method, question.params) };
     } catch (error) {
-      if (error instanceof StewardError) return { status: error.status, error: error.message };
+      if (error instanceof StewardError) return { status: error.status, error: error.message, code: error.code };
       return { status: 502, error: String(error) };
     }
   }
@@ -220,7 +221,7 @@ export class InstanceFleet implements InstanceDirectory {
     if (!row || !waiting) return;
     this.settle(id, waiting);
     if ('result' in row.body) waiting.resolve(row.body.result);
-    else waiting.reject(new StewardError(row.body.status, row.body.error));
+    else waiting.reject(new StewardError(row.body.status, row.body.error, { code: row.body.code }));
   }
 
   private settle(id: string, waiting: Waiting): Waiting {

@@ -156,7 +156,8 @@ export class InstanceRegistry implements InstanceDirectory {
 
   private instance(id: string): PluginConnection {
     const connection = this.instances.get(id);
-    if (!connection) throw new NotFound(`No QGIS Server instance with id ${id} is registered.`);
+    if (!connection)
+      throw new NotFound(`No QGIS Server instance with id ${id} is registered.`, { code: 'instance_not_found' });
     return connection;
   }
 

@@ -37,7 +37,10 @@ export class DataFiles {
 
   /** The absolute path of `relative` (segments by `/`) in the upload root; each segment a valid name. */
   pathOf(relative: string): string {
-    if (this.root === undefined) throw new NotFound('this server takes no data files (STEWARD_UPLOAD_ROOT is not set)');
+    if (this.root === undefined)
+      throw new NotFound('this server takes no data files (STEWARD_UPLOAD_ROOT is not set)', {
+        code: 'feature_disabled',
+      });
     const segments = relative.split('/').filter((segment) => segment !== '');
     for (const segment of segments) checkName('data path segment', segment);
     return join(this.root, ...segments);
@@ -58,7 +61,8 @@ export class DataFiles {
     try {
       await mkdir(dirname(path), { recursive: true });
       await receiveFile(body, temporary, this.bodyLimit);
-      if (!(await datasetFiles(temporary))) throw new Unprocessable(`GDAL cannot open ${relative} as a dataset`);
+      if (!(await datasetFiles(temporary)))
+        throw new Unprocessable(`GDAL cannot open ${relative} as a dataset`, { code: 'datasource_unreadable' });
       await rename(temporary, path);
       return { created: existing === undefined, path };
     } catch (error) {
@@ -96,7 +100,10 @@ export class DataFiles {
       return;
     }
     const users = await this.layersReading(path);
-    if (users.length > 0) throw new Conflict(`${relative} is read by ${users.join(', ')}: remove those layers first`);
+    if (users.length > 0)
+      throw new Conflict(`${relative} is read by ${users.join(', ')}: remove those layers first`, {
+        code: 'file_in_use',
+      });
     await rm(path);
   }
 

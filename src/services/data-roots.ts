@@ -78,9 +78,11 @@ export class DataRoots {
   async check(path: string): Promise<void> {
     if (!this.roots || path.startsWith('/vsis3/')) return;
     if (path.startsWith('/vsi'))
-      throw new Forbidden(`${path.split('/')[1]} paths are not allowed when STEWARD_DATA_ROOTS is set`);
+      throw new Forbidden(`${path.split('/')[1]} paths are not allowed when STEWARD_DATA_ROOTS is set`, {
+        code: 'outside_data_roots',
+      });
     if (!(await this.isInside(path))) {
-      throw new Forbidden(`${path} is outside the data folders this server may use`);
+      throw new Forbidden(`${path} is outside the data folders this server may use`, { code: 'outside_data_roots' });
     }
   }
 
@@ -148,7 +150,9 @@ export function isDriverPrefixed(path: string): boolean {
 }
 
 function unreadable(path: string): Forbidden {
-  return new Forbidden(`${path} is not a dataset inside the data folders this server may use`);
+  return new Forbidden(`${path} is not a dataset inside the data folders this server may use`, {
+    code: 'outside_data_roots',
+  });
 }
 
 function indirect(path: string): Forbidden {

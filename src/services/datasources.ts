@@ -57,7 +57,9 @@ export class DatasourceBrowser {
     if (!objectStorage && !isAbsolute(path)) throw new BadRequest(`path "${path}" must be absolute or /vsis3/...`);
     if (objectStorage && /(^|\/)\.\.?(\/|$)/.test(path)) throw new BadRequest(`path "${path}" has a . or .. segment`);
     if (!objectStorage && this.dataRoots.folders === undefined) {
-      throw new NotFound('browsing folders needs STEWARD_DATA_ROOTS: set it to the folders datasources may come from');
+      throw new NotFound('browsing folders needs STEWARD_DATA_ROOTS: set it to the folders datasources may come from', {
+        code: 'feature_disabled',
+      });
     }
     const folder = objectStorage ? path.replace(/\/+$/, '') : normalize(path);
     await this.dataRoots.check(objectStorage ? `${folder}/` : folder);

@@ -55,7 +55,7 @@ function versionId(ref: ProjectRef, text: string): number {
 }
 
 function unknownVersion(ref: ProjectRef, id: string): NotFound {
-  return new NotFound(`project "${ref.name}" has no version "${id}"`);
+  return new NotFound(`project "${ref.name}" has no version "${id}"`, { code: 'version_not_found' });
 }
 
 /** A version's project file and styles. */
@@ -161,6 +161,7 @@ export class HistoryService {
     if (broken.length > 0 && !force) {
       throw new Conflict(
         `version ${version.id} has layers whose data files are gone: ${broken.map((name) => `"${name}"`).join(', ')}; restore with ?force=true to restore it all the same`,
+        { code: 'broken_layers' },
       );
     }
     await this.repository.replace(ref, version.pieces, layers, version.styles, `restored version ${version.id}`);

@@ -74,7 +74,7 @@ export class LayerPropertiesService {
         const entry = document.layer(layer);
         if (!entry) throw layerNotFound(ref, layer);
         if (renamed && document.layer(request.name as string))
-          throw new Conflict(`project "${ref.name}" already has a layer "${request.name}"`);
+          throw new Conflict(`project "${ref.name}" already has a layer "${request.name}"`, { code: 'name_taken' });
         document.changeLayerProperties(layer, change);
         return entry;
       },

@@ -91,7 +91,7 @@ function hasNoGeometry(layer: LayerEntry): boolean {
 }
 
 export function layerNotFound(ref: ProjectRef, name: string): NotFound {
-  return new NotFound(`project "${ref.name}" has no layer "${name}"`);
+  return new NotFound(`project "${ref.name}" has no layer "${name}"`, { code: 'layer_not_found' });
 }
 
 function layerOf(document: ProjectDocument, ref: ProjectRef, name: string): LayerEntry {
@@ -375,7 +375,7 @@ export class LayerService {
       ref,
       (document) => {
         if (document.layer(request.name))
-          throw new Conflict(`project "${ref.name}" already has a layer "${request.name}"`);
+          throw new Conflict(`project "${ref.name}" already has a layer "${request.name}"`, { code: 'name_taken' });
         document.addLayer(definition);
         const element = defaultStyle && document.mapLayerElement(request.name);
         if (defaultStyle && element) {

@@ -231,7 +231,9 @@ export interface MapView {
 /** A style a view names for a layer must be one of the layer's: QGIS Server answers an error for any other. */
 function requireStyle(layer: PublishedLayer, style: string): void {
   if (style !== '' && !layer.styles.includes(style))
-    throw new NotFound(`layer "${layer.name}" has no style "${style}"; its styles are ${layer.styles.join(', ')}`);
+    throw new NotFound(`layer "${layer.name}" has no style "${style}"; its styles are ${layer.styles.join(', ')}`, {
+      code: 'style_not_found',
+    });
 }
 
 function urlKey(ref: ProjectRef, layer: string): string {

@@ -54,7 +54,9 @@ export class ProjectPins {
   /** Pins or unpins an existing project, under its lock; a configured pin cannot be taken away. */
   async set(ref: ProjectRef, pinned: boolean): Promise<void> {
     if (!pinned && this.configuredKeys.has(projectKey(ref))) {
-      throw new Conflict(`project "${ref.name}" is pinned by STEWARD_PINNED_PROJECTS; remove it there`);
+      throw new Conflict(`project "${ref.name}" is pinned by STEWARD_PINNED_PROJECTS; remove it there`, {
+        code: 'project_pinned',
+      });
     }
     const store = this.repository.store;
     await store.withLock(ref, async () => {

@@ -143,7 +143,8 @@ export class PostgresImports {
     const maker = this.providers.maker(datasource, 'vector');
     await maker.prepare(datasource, 'vector');
     const gdalSource = maker.gdalSource(datasource, { type: 'vector', projectDir: undefined });
-    if (gdalSource === undefined) throw new Unprocessable(`GDAL cannot read ${maker.describe(datasource)}`);
+    if (gdalSource === undefined)
+      throw new Unprocessable(`GDAL cannot read ${maker.describe(datasource)}`, { code: 'datasource_unreadable' });
     const { gdalPath, layerName, layerIndex, drivers, filter } = gdalSource;
     return {
       source: {
@@ -177,7 +178,9 @@ export class PostgresImports {
       throw new NotFound(`schema "${target.schema}" does not exist in service "${target.service}"`);
     const exists = (await tableOid(db, target)) !== undefined;
     if (exists && mode === 'create') {
-      throw new Conflict(`table ${target.schema}.${target.table} exists: import with overwrite or append`);
+      throw new Conflict(`table ${target.schema}.${target.table} exists: import with overwrite or append`, {
+        code: 'output_exists',
+      });
     }
     if (!exists && mode === 'append') throw new NotFound(`table ${target.schema}.${target.table} does not exist`);
   }

@@ -93,7 +93,9 @@ export class ProcessingService {
       const file = datasourceFile(source);
       const real = isObjectStoragePath(file) ? file : await realFile(file);
       if (real === target)
-        throw new Conflict(`Output ${output} is the datasource of a project layer, which is never overwritten.`);
+        throw new Conflict(`Output ${output} is the datasource of a project layer, which is never overwritten.`, {
+          code: 'output_is_datasource',
+        });
     }
   }
 

@@ -360,7 +360,8 @@ export class ProjectArchives {
       if (dataDir !== undefined) await this.relocate(ref, upload, dataDir);
       const layers = await this.options.checker.checkLayers(ref, upload.document);
       const broken = layers.filter((layer) => layer.status === 'broken');
-      if (broken.length > 0 && !options.allowBroken) throw new Unprocessable(brokenMessage(broken));
+      if (broken.length > 0 && !options.allowBroken)
+        throw new Unprocessable(brokenMessage(broken), { code: 'broken_layers' });
       created = await this.repository.put(ref, upload.document, allow, 'published the project from an upload');
     } catch (error) {
       if (dataDir !== undefined) await removeStaged(dataDir);
@@ -392,7 +393,9 @@ export class ProjectArchives {
       return;
     }
     if (identity !== undefined && !options.replace)
-      throw new Conflict(`project "${ref.name}" exists: replace it with ?replace=true or If-Match: <its ETag>`);
+      throw new Conflict(`project "${ref.name}" exists: replace it with ?replace=true or If-Match: <its ETag>`, {
+        code: 'name_taken',
+      });
   }
 
   /** The folder of a project's data files in the upload root: `<root>/<name>`, `<root>/<name>@<schema>` beyond public. */

@@ -28,7 +28,8 @@ export class ProjectStyles {
   /** The style's QML; NotFound when the project has no such style. */
   async read(ref: ProjectRef, name: string): Promise<string> {
     const qml = await this.store.styles.read(ref, checkName('style', name));
-    if (qml === undefined) throw new NotFound(`project "${ref.name}" has no style "${name}"`);
+    if (qml === undefined)
+      throw new NotFound(`project "${ref.name}" has no style "${name}"`, { code: 'style_not_found' });
     return qml;
   }
 

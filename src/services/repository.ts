@@ -55,11 +55,13 @@ function cacheEntry(identity: string, content: ProjectContent, document: Project
  */
 export function projectNotFound(ref: ProjectRef, strayFiles: readonly string[] = []): NotFound {
   const where = ref.schema === 'public' ? '' : ` in schema "${ref.schema}"`;
-  if (strayFiles.length === 0) return new NotFound(`project "${ref.name}" does not exist${where}`);
+  if (strayFiles.length === 0)
+    return new NotFound(`project "${ref.name}" does not exist${where}`, { code: 'project_not_found' });
   return new NotFound(
     `project "${ref.name}" does not exist: Steward serves a project from ${ref.name}/${ref.name}.qgs ` +
       `(or .qgz) in the projects folder, and ${strayFiles.join(', ')} lies outside that layout ` +
       `(move it there to serve it)`,
+    { code: 'project_not_found' },
   );
 }
 

@@ -56,7 +56,9 @@ export class StyleFiles {
       for (const file of files) {
         const located = this.located(file, kind, projectDir);
         if (located !== undefined && !(await this.allowed(located, projectDir)))
-          throw new Forbidden(`the style names ${file}, which is outside the data folders this server may use`);
+          throw new Forbidden(`the style names ${file}, which is outside the data folders this server may use`, {
+            code: 'outside_data_roots',
+          });
       }
     }
   }

@@ -270,7 +270,7 @@ export class StyleService {
     checkName('style', style.name);
     await this.repository.changeStyles(ref, [{ name: style.name, qml }], `added style ${style.name}`, async () => {
       if (await this.styles.has(ref, style.name)) {
-        throw new Conflict(`project "${ref.name}" already has a style "${style.name}"`);
+        throw new Conflict(`project "${ref.name}" already has a style "${style.name}"`, { code: 'name_taken' });
       }
       return true;
     });
@@ -344,10 +344,14 @@ export class StyleService {
         const defaults = await this.styles.defaults(ref);
         const geometry = GEOMETRIES.find((candidate) => defaults[candidate] === name);
         if (geometry)
-          throw new Conflict(`style "${name}" is the default style of ${geometry} layers: set another default first`);
+          throw new Conflict(`style "${name}" is the default style of ${geometry} layers: set another default first`, {
+            code: 'style_in_use',
+          });
         for (const layer of document.layers()) {
           if (layer.currentStyle === name) {
-            throw new Conflict(`style "${name}" is the current style of layer "${layer.name}"`);
+            throw new Conflict(`style "${name}" is the current style of layer "${layer.name}"`, {
+              code: 'style_in_use',
+            });
           }
         }
         for (const layer of document.layers()) {
@@ -494,6 +498,7 @@ export class StyleService {
           throw new NotFound(
             `project "${ref.name}" has no style "${requested}" and layer "${layerName}" has none of that name ` +
               `(its styles: ${own.join(', ') || 'none'})`,
+            { code: 'style_not_found' },
           );
         }
         const wasCurrent = currentLayerStyleName(element) === name;

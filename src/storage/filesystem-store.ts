@@ -243,7 +243,7 @@ export class FilesystemStore implements ProjectStore {
 
   async create(ref: ProjectRef, text: string): Promise<void> {
     await mkdir(this.projectsDir, { recursive: true });
-    if (this.projectFile(ref)) throw new Conflict(`project "${ref.name}" already exists`);
+    if (this.projectFile(ref)) throw new Conflict(`project "${ref.name}" already exists`, { code: 'name_taken' });
     // Built in a hidden folder and renamed into place, so a project appears whole or not at all.
     const staging = this.stagingDir('.creating-', ref);
     await rm(staging, { recursive: true, force: true });
@@ -262,12 +262,13 @@ export class FilesystemStore implements ProjectStore {
 
   /** The Conflict for a project whose folder exists: the project, or a folder without its file. */
   private async taken(ref: ProjectRef): Promise<Conflict> {
-    if (this.projectFile(ref)) return new Conflict(`project "${ref.name}" already exists`);
+    if (this.projectFile(ref)) return new Conflict(`project "${ref.name}" already exists`, { code: 'name_taken' });
     const files = await this.projectFilesIn(ref.name);
     const held = `the projects folder has a folder "${ref.name}" already, without ${ref.name}.qgs or ${ref.name}.qgz`;
-    if (files.length === 0) return new Conflict(`${held}: move it away to create the project`);
+    if (files.length === 0) return new Conflict(`${held}: move it away to create the project`, { code: 'name_taken' });
     return new Conflict(
       `${held}, and ${files.join(', ')} in it: rename one ${ref.name}/${ref.name} with its extension (.qgs or .qgz) to serve it as the project`,
+      { code: 'name_taken' },
     );
   }
 

@@ -24,7 +24,10 @@ const LISTEN_RETRY_MS = 1_000;
 /** The database is down, refuses us or is too slow: the request may succeed later. */
 export class DatabaseUnavailable extends ServiceUnavailable {
   constructor(message: string) {
-    super(message, { clientMessage: 'the project database is not available now; try again later' });
+    super(message, {
+      clientMessage: 'the project database is not available now; try again later',
+      code: 'database_unavailable',
+    });
   }
 }
 

@@ -123,7 +123,8 @@ export class PostgresStore implements ProjectStore {
 
   async create(ref: ProjectRef, text: string): Promise<void> {
     this.checkAddressable(ref);
-    if (await this.identity(ref)) throw new Conflict(`project "${ref.name}" already exists in schema "${ref.schema}"`);
+    if (await this.identity(ref))
+      throw new Conflict(`project "${ref.name}" already exists in schema "${ref.schema}"`, { code: 'name_taken' });
     await this.claimDataDir(ref);
     const content = await ProjectArchive.create(ref.name, text).bytes();
     await this.db.transaction(async (query) => {
@@ -132,7 +133,8 @@ export class PostgresStore implements ProjectStore {
         `INSERT INTO ${this.table(ref.schema)} (name, metadata, content) VALUES ($1, ${METADATA}, $2) ON CONFLICT (name) DO NOTHING RETURNING name`,
         [ref.name, content],
       );
-      if (inserted.length === 0) throw new Conflict(`project "${ref.name}" already exists in schema "${ref.schema}"`);
+      if (inserted.length === 0)
+        throw new Conflict(`project "${ref.name}" already exists in schema "${ref.schema}"`, { code: 'name_taken' });
     });
   }
 
@@ -161,6 +163,7 @@ export class PostgresStore implements ProjectStore {
       if (await this.identity(other)) {
         throw new Conflict(
           `project "${ref.name}" would share its data folder with project "${other.name}" of schema "${other.schema}"`,
+          { code: 'name_taken' },
         );
       }
     }
@@ -309,7 +312,9 @@ export class PostgresStore implements ProjectStore {
         if (error instanceof DatabaseError && error.code === '42501')
           throw new Forbidden(`the database user may not create or write ${PIN_TABLE} in schema "${ref.schema}"`);
         if (isMissingProject(error))
-          throw new NotFound(`project "${ref.name}" does not exist in schema "${ref.schema}"`);
+          throw new NotFound(`project "${ref.name}" does not exist in schema "${ref.schema}"`, {
+            code: 'project_not_found',
+          });
         throw error;
       }
     });

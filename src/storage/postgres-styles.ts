@@ -133,7 +133,10 @@ export class PostgresStyles implements StyleStore {
     try {
       await work();
     } catch (error) {
-      if (isMissingProject(error)) throw new NotFound(`project "${ref.name}" does not exist in schema "${ref.schema}"`);
+      if (isMissingProject(error))
+        throw new NotFound(`project "${ref.name}" does not exist in schema "${ref.schema}"`, {
+          code: 'project_not_found',
+        });
       throw error;
     }
   }

@@ -53,7 +53,9 @@ function selectLayers(project: string, layers: readonly NamedLayer[], names: str
   if (names === undefined) return [...layers];
   const unknown = names.filter((name) => !layers.some(({ layer }) => layer.name === name));
   if (unknown.length > 0) {
-    throw new NotFound(`project "${project}" has no layer ${unknown.map((name) => `"${name}"`).join(', ')}`);
+    throw new NotFound(`project "${project}" has no layer ${unknown.map((name) => `"${name}"`).join(', ')}`, {
+      code: 'layer_not_found',
+    });
   }
   return layers.filter(({ layer }) => names.includes(layer.name));
 }

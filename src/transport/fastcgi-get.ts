@@ -40,7 +40,7 @@ export function fastcgiGet(
   const socket = createConnection(address);
   socket.once('close', onClosed);
   socket.setTimeout(QGIS_SERVER_TIMEOUT_MS, () =>
-    socket.destroy(new GatewayTimeout('QGIS Server did not answer in time')),
+    socket.destroy(new GatewayTimeout('QGIS Server did not answer in time', { code: 'qgis_server_timeout' })),
   );
   return new Promise((resolve, reject) => new FastcgiAnswer(socket, resolve, reject).send(request, onSent));
 }
@@ -193,8 +193,9 @@ class FastcgiAnswer {
   /** The failure of the connection with `error`: before it was made, before any answer, or during one. */
   private lost(error: Error): BadGateway {
     const reached = unreachable(error);
-    if (!this.connected) return new NotDelivered(reached.message, { clientMessage: reached.clientMessage });
-    if (!this.head) return new NoAnswer(reached.message, { clientMessage: reached.clientMessage });
+    const options = { clientMessage: reached.clientMessage, code: reached.code };
+    if (!this.connected) return new NotDelivered(reached.message, options);
+    if (!this.head) return new NoAnswer(reached.message, options);
     return reached;
   }
 }

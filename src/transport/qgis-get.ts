@@ -87,7 +87,7 @@ export function qgisGet(
   const request = typeof url === 'string' ? qgisRequest(url) : url;
   const socket = connections.connect(request.address);
   socket.setTimeout(QGIS_SERVER_TIMEOUT_MS, () =>
-    socket.destroy(new GatewayTimeout('QGIS Server did not answer in time')),
+    socket.destroy(new GatewayTimeout('QGIS Server did not answer in time', { code: 'qgis_server_timeout' })),
   );
   // The body's reader listens for errors; until it does, and after it stops, none may go unheard.
   socket.on('error', () => undefined);
@@ -127,6 +127,7 @@ export function qgisGet(
 export function unreachable(error: Error): BadGateway {
   return new BadGateway(`QGIS Server cannot be reached: ${error.message}`, {
     clientMessage: "QGIS Server cannot be reached: Steward's log says why",
+    code: 'qgis_server_unreachable',
   });
 }
 

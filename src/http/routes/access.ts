@@ -206,7 +206,9 @@ export function accessRoutes(access: AccessService): RouteModule {
       async (request) => {
         const provider = access.openIdProvider;
         if (provider?.settings.clientId === undefined)
-          throw new NotFound('this server has no OpenID Connect login (STEWARD_OIDC_CLIENT_ID)');
+          throw new NotFound('this server has no OpenID Connect login (STEWARD_OIDC_CLIENT_ID)', {
+            code: 'feature_disabled',
+          });
         return provider.exchangeCode(request.body);
       },
     );

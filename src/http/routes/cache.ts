@@ -61,7 +61,7 @@ export const CACHE_DISABLED = 'the tile cache is not enabled: set STEWARD_MAPPRO
 /** `cache` is undefined when the cache is disabled; every route then answers 404. */
 export function cacheRoutes(cache: TileCacheService | undefined, jobs: JobService): RouteModule {
   const enabled = (): TileCacheService => {
-    if (!cache) throw new NotFound(CACHE_DISABLED);
+    if (!cache) throw new NotFound(CACHE_DISABLED, { code: 'feature_disabled' });
     return cache;
   };
   const seedRoute = (kind: SeedKind, body: typeof SeedBody | typeof TruncateBody, summary: string) => ({

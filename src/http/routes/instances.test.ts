@@ -112,6 +112,7 @@ test('every route answers 404 when monitoring is disabled', async () => {
       assert.equal(response.statusCode, 404);
       assert.deepEqual(response.json(), {
         error: 'Monitoring is not enabled: set STEWARD_QGISSERVER_MONITORING_PORT.',
+        code: 'feature_disabled',
       });
     }
   } finally {

@@ -100,7 +100,7 @@ const perInstance: [suffix: string, summary: string, result: TSchema, read: Inst
  */
 export function instanceRoutes(registry: InstanceDirectory | undefined, symbology: () => SymbologyChoice): RouteModule {
   const enabled = (): InstanceDirectory => {
-    if (!registry) throw new NotFound(DISABLED);
+    if (!registry) throw new NotFound(DISABLED, { code: 'feature_disabled' });
     return registry;
   };
   const routes: FastifyPluginAsync = async (app) => {

@@ -116,7 +116,7 @@ export function projectRoutes(projects: ProjectService): RouteModule {
       },
       async (request) => {
         if (!(await projects.remove(request.project))) {
-          throw new NotFound(`project "${request.project.name}" does not exist`);
+          throw new NotFound(`project "${request.project.name}" does not exist`, { code: 'project_not_found' });
         }
         return true;
       },

@@ -38,7 +38,7 @@ export async function withReseed<T>(
   redrawn: (result: T) => Promise<string[]>,
 ): Promise<T> {
   if (ask.asked !== 'true') return change();
-  if (!ask.reseeder) throw new Conflict(CACHE_DISABLED);
+  if (!ask.reseeder) throw new Conflict(CACHE_DISABLED, { code: 'feature_disabled' });
   await ask.reseeder.assertReady(ask.ref);
   const result = await change();
   const jobs = await ask.reseeder.reseed(ask.ref, await redrawn(result));

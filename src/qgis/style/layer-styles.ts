@@ -287,7 +287,7 @@ function withLayerRendering(qml: XmlElement, mapLayer: XmlElement): XmlElement {
  */
 export function setCurrentLayerStyle(mapLayer: XmlElement, name: string): void {
   const target = entry(mapLayer, name);
-  if (!target) throw new NotFound(`the layer has no style "${shownStyleName(name)}"`);
+  if (!target) throw new NotFound(`the layer has no style "${shownStyleName(name)}"`, { code: 'style_not_found' });
   const previousName = currentLayerStyleName(mapLayer);
   if (previousName === name) return;
   const document = firstChild(target, 'qgis');
@@ -346,10 +346,11 @@ export function putLayerStyle(
 /** Removes a style that is not the current one; Conflict for the current style, NotFound if absent. */
 export function removeLayerStyle(mapLayer: XmlElement, name: string): void {
   const target = entry(mapLayer, name);
-  if (!target) throw new NotFound(`the layer has no style "${shownStyleName(name)}"`);
+  if (!target) throw new NotFound(`the layer has no style "${shownStyleName(name)}"`, { code: 'style_not_found' });
   if (currentLayerStyleName(mapLayer) === name) {
     throw new Conflict(
       `the style "${shownStyleName(name)}" is the layer's current style; make another style current first`,
+      { code: 'style_in_use' },
     );
   }
   removeChild(manager(mapLayer), target);

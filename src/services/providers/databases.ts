@@ -100,7 +100,8 @@ abstract class DatabaseProvider implements LayerMaker {
         datasource: (crs) => formatDatasourceUri(this.stored(uri, key, crs.srid, probed.wkbType)),
       };
     } catch (error) {
-      if (error instanceof ProbeError) throw new Unprocessable(maskPasswords(error.message));
+      if (error instanceof ProbeError)
+        throw new Unprocessable(maskPasswords(error.message), { code: 'datasource_unreadable' });
       throw error;
     }
   }

@@ -97,7 +97,8 @@ export class GdalFileProvider implements LayerMaker {
       const probed = await this.inspector.probe(source, type);
       return { provider: this.key, probed, datasource: () => datasource };
     } catch (error) {
-      if (error instanceof ProbeError) throw new Unprocessable(maskPasswords(error.message));
+      if (error instanceof ProbeError)
+        throw new Unprocessable(maskPasswords(error.message), { code: 'datasource_unreadable' });
       throw error;
     }
   }

@@ -3,7 +3,7 @@
  * which openapi-typescript generates from the API's own OpenAPI description, so a change of the API
  * that the console does not follow fails the typecheck.
  */
-import { failureInWords } from './error-words';
+import { type ErrorCode, type Refusal, refusalInWords } from './error-words';
 import type { paths } from './schema';
 import { authorization, tokenRefused } from './token';
 
@@ -37,14 +37,20 @@ export interface RequestOptions<O> {
   token?: string;
 }
 
-/** An answer other than 2xx: its status, and the API's `{"error": ...}` message as a sentence. */
+/**
+ * An answer other than 2xx: its status, the API's code (docs/errors.md) for pages to decide on,
+ * and its message in words a person can act on.
+ */
 export class ApiError extends Error {
+  readonly code: ErrorCode | undefined;
+
   constructor(
     readonly status: number,
-    message: string,
+    refusal: Refusal,
   ) {
-    super(message);
+    super(refusal.words);
     this.name = 'ApiError';
+    this.code = refusal.code;
   }
 }
 
@@ -64,7 +70,7 @@ export function apiUrl(template: string, path?: object, query?: object): string 
 }
 
 async function errorOf(response: Response): Promise<ApiError> {
-  return new ApiError(response.status, failureInWords(response.status, response.statusText, await response.text()));
+  return new ApiError(response.status, refusalInWords(response.status, response.statusText, await response.text()));
 }
 
 /**
@@ -86,7 +92,7 @@ export function putWithProgress(url: string, file: Blob, onProgress: (fraction: 
       if (request.status === 401) tokenRefused();
       if (request.status < 200 || request.status > 299)
         return reject(
-          new ApiError(request.status, failureInWords(request.status, request.statusText, request.responseText)),
+          new ApiError(request.status, refusalInWords(request.status, request.statusText, request.responseText)),
         );
       try {
         resolve(JSON.parse(request.responseText) as unknown);

@@ -1,7 +1,32 @@
 /**
  * What the console shows of a refused request: a sentence a person can act on, never the API's raw
- * JSON, a schema path or a proxy's HTML page. The status stays on the error for code to decide on.
+ * JSON, a schema path or a proxy's HTML page. The status and the API's code (docs/errors.md) stay
+ * on the error for the pages to decide on; the words are chosen by the code, not by the sentence.
  */
+import type { paths } from './schema';
+
+/** The codes of the API's error answers, as its OpenAPI description lists them. */
+export type ErrorCode = NonNullable<
+  paths['/api/projects']['get']['responses']['4XX']['content']['application/json']['code']
+>;
+
+/** The codes of a request Fastify's schema refused, whose sentence names a field in schema terms. */
+const SCHEMA_REFUSALS: ReadonlySet<ErrorCode> = new Set([
+  'invalid_body',
+  'invalid_query',
+  'invalid_params',
+  'invalid_headers',
+]);
+
+/** Words for the codes whose API sentence is written for scripts and logs rather than for a person here. */
+const WORDS: Partial<Record<ErrorCode, string>> = {
+  token_invalid: 'The API refused this token: it is wrong, expired or revoked. Check it and try again.',
+  token_missing: 'This needs a token: give one to go on.',
+  route_not_found:
+    'Steward does not offer what this page asked for: reload the page, as Steward may have been updated.',
+  invalid_json: 'Steward could not read what this page sent: reload the page and try again.',
+  internal: 'Steward failed unexpectedly; its log has the details. Try again, or tell its operator.',
+};
 
 const TYPES: Record<string, string> = {
   integer: 'a whole number',
@@ -45,31 +70,54 @@ function ruleInWords(name: string, rule: string): string {
   return `“${name}” ${rule}`;
 }
 
-/** Fastify's `invalid body: body/crs must match pattern "…"` as a sentence; other text as it is. */
-export function validationInWords(message: string): string {
-  const match = /^invalid (?:body|querystring|params|headers|request): (.*)$/.exec(message);
-  if (!match) return message;
+/** Fastify's `invalid body: body/crs must match pattern "…"` as a sentence naming the field. */
+function validationInWords(message: string): string {
   // One rule a field broke, or several (`a, b, c`) when it may take more than one form.
-  const rules = (match[1] ?? '').split(/, (?=(?:body|querystring|params|headers)\b)/);
+  const rules = message.replace(/^invalid \w+: /, '').split(/, (?=(?:body|querystring|params|headers)\b)/);
   const chosen = rules.find((rule) => / must match pattern /.test(rule)) ?? rules[0] ?? '';
   const parts = /^(?:body|querystring|params|headers)\/?(\S*) (must .*)$/.exec(chosen);
-  if (!parts) return message;
+  if (!parts) return 'The request was refused: a field is not as the API expects';
   const path = (parts[1] ?? '').split('/').filter(Boolean);
   const name = path.filter((part) => !/^\d+$/.test(part)).pop() ?? 'the request';
   return `The request was refused: ${ruleInWords(name, parts[2] ?? '')}`;
 }
 
-/** The sentence for an answer other than 2xx with body `text`. */
-export function failureInWords(status: number, statusText: string, text: string): string {
+/** A refused request as the console tells it: the API's code, if it gave one, and the sentence to show. */
+export interface Refusal {
+  code: ErrorCode | undefined;
+  words: string;
+}
+
+/** The API's `{"error": …, "code": …}`, if `text` is one. */
+function errorAnswer(text: string): { error: string; code: ErrorCode | undefined } | undefined {
   try {
-    const body = JSON.parse(text) as { error?: unknown };
-    if (typeof body.error === 'string' && body.error.trim() !== '') return asSentence(validationInWords(body.error));
+    const body = JSON.parse(text) as { error?: unknown; code?: unknown };
+    if (typeof body.error !== 'string' || body.error.trim() === '') return undefined;
+    return { error: body.error, code: typeof body.code === 'string' ? (body.code as ErrorCode) : undefined };
   } catch {
-    // Not JSON: a proxy's page or QGIS Server's XML, described below rather than shown.
+    // Not JSON: a proxy's page or QGIS Server's XML, described by the status rather than shown.
+    return undefined;
+  }
+}
+
+/** The words for an answer other than 2xx with body `text`. */
+export function refusalInWords(status: number, statusText: string, text: string): Refusal {
+  const answer = errorAnswer(text);
+  if (answer) {
+    const { code, error } = answer;
+    const words = code === undefined ? undefined : SCHEMA_REFUSALS.has(code) ? validationInWords(error) : WORDS[code];
+    return { code, words: asSentence(words ?? error) };
   }
   const plain = text.trim();
-  if (plain !== '' && plain.length <= 200 && !/[<{]/.test(plain)) return asSentence(plain);
+  if (plain !== '' && plain.length <= 200 && !/[<{]/.test(plain)) return { code: undefined, words: asSentence(plain) };
   if (status === 502 || status === 503 || status === 504)
-    return 'Steward could not be reached: the server in front of it answered that it is down or restarting. Try again in a moment.';
-  return `Steward refused the request (${status}${statusText ? ` ${statusText}` : ''}) without saying why.`;
+    return {
+      code: undefined,
+      words:
+        'Steward could not be reached: the server in front of it answered that it is down or restarting. Try again in a moment.',
+    };
+  return {
+    code: undefined,
+    words: `Steward refused the request (${status}${statusText ? ` ${statusText}` : ''}) without saying why.`,
+  };
 }

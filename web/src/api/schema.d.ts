@@ -38,6 +38,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -49,6 +55,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -107,6 +119,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -118,6 +136,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -180,6 +204,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -191,6 +221,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -246,6 +282,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -257,6 +299,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -313,6 +361,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -324,6 +378,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -391,6 +451,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -402,6 +468,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -445,6 +517,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -456,6 +534,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -506,6 +590,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -517,6 +607,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -566,6 +662,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -577,6 +679,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -661,6 +769,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -672,6 +786,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -763,6 +883,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -774,6 +900,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -851,6 +983,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -862,6 +1000,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -923,6 +1067,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -934,6 +1084,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1010,6 +1166,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1021,6 +1183,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1099,6 +1267,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1110,6 +1284,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1163,6 +1343,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1174,6 +1360,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1234,6 +1426,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1245,6 +1443,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1315,6 +1519,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1326,6 +1536,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1375,6 +1591,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1386,6 +1608,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1454,6 +1682,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1465,6 +1699,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1546,6 +1786,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1557,6 +1803,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1620,6 +1872,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1631,6 +1889,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1709,6 +1973,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1720,6 +1990,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1825,6 +2101,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1836,6 +2118,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1899,6 +2187,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -1910,6 +2204,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2016,6 +2316,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2027,6 +2333,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2098,6 +2410,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2109,6 +2427,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2150,6 +2474,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2161,6 +2491,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2211,6 +2547,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2222,6 +2564,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2275,6 +2623,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2286,6 +2640,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2335,6 +2695,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2346,6 +2712,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2408,6 +2780,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2419,6 +2797,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2468,6 +2852,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2479,6 +2869,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2589,6 +2985,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2600,6 +3002,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2660,6 +3068,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2671,6 +3085,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2745,6 +3165,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2756,6 +3182,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2860,6 +3292,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2871,6 +3309,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2953,6 +3397,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -2964,6 +3414,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3029,6 +3485,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3040,6 +3502,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3128,6 +3596,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3139,6 +3613,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3205,6 +3685,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3216,6 +3702,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3287,6 +3779,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3298,6 +3796,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3348,6 +3852,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3359,6 +3869,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3412,6 +3928,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3423,6 +3945,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3480,6 +4008,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3491,6 +4025,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3570,6 +4110,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3581,6 +4127,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3665,6 +4217,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3676,6 +4234,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3827,6 +4391,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3838,6 +4408,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3893,6 +4469,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3904,6 +4486,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -3998,6 +4586,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -4009,6 +4603,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -4117,6 +4717,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -4128,6 +4734,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -4197,6 +4809,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -4208,6 +4826,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -4267,6 +4891,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -4278,6 +4908,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -4332,6 +4968,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -4343,6 +4985,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -4412,6 +5060,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -4423,6 +5077,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -4663,6 +5323,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -4674,6 +5340,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -4826,6 +5498,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -4837,6 +5515,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -4880,6 +5564,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -4891,6 +5581,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -4984,6 +5680,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -4995,6 +5697,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5047,6 +5755,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5058,6 +5772,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5096,6 +5816,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5107,6 +5833,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5168,6 +5900,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5179,6 +5917,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5292,6 +6036,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5303,6 +6053,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5371,6 +6127,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5382,6 +6144,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5433,6 +6201,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5444,6 +6218,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5494,6 +6274,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5505,6 +6291,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5554,6 +6346,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5565,6 +6363,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5624,6 +6428,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5635,6 +6445,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5701,6 +6517,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5712,6 +6534,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5767,6 +6595,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5778,6 +6612,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5864,6 +6704,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5875,6 +6721,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5981,6 +6833,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -5992,6 +6850,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -6074,6 +6938,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -6085,6 +6955,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -6185,6 +7061,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -6196,6 +7078,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -6302,6 +7190,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -6313,6 +7207,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -6357,6 +7257,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -6368,6 +7274,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -6428,6 +7340,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -6439,6 +7357,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -6862,6 +7786,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -6873,6 +7803,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -6928,6 +7864,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -6939,6 +7881,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -6997,6 +7945,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -7008,6 +7962,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -7052,6 +8012,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -7063,6 +8029,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -7116,6 +8088,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -7127,6 +8105,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -7177,6 +8161,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };
@@ -7188,6 +8178,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
                             error: string;
                         };
                     };

@@ -125,8 +125,8 @@ export function PublishForm(props: PublishProps): JSX.Element {
       props.onPublished(upload.project);
     } catch (error) {
       setProgress(undefined);
-      if (!options.replace && error instanceof ApiError && error.status === 409) return setExists(upload);
-      if (!options.allowBroken && error instanceof ApiError && /allow_broken/.test(error.message)) setRefused(upload);
+      if (!options.replace && error instanceof ApiError && error.code === 'name_taken') return setExists(upload);
+      if (!options.allowBroken && error instanceof ApiError && error.code === 'broken_layers') setRefused(upload);
       throw error;
     }
   };

@@ -1,7 +1,7 @@
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
-import { type Answer, api, ApiError } from '../api/client';
+import { type Answer, api } from '../api/client';
 import { startLogin } from '../api/oidc';
 import { hasToken, onTokenRefused, setToken } from '../api/token';
 import { Dialog } from './dialog';
@@ -40,11 +40,7 @@ export function TokenDialog(): JSX.Element {
       setValue('');
       setToken(value);
     } catch (failure) {
-      setError(
-        failure instanceof ApiError && failure.status === 401
-          ? 'The API refused this token. Check STEWARD_API_TOKEN and try again.'
-          : (failure as Error).message,
-      );
+      setError((failure as Error).message);
     } finally {
       setChecking(false);
     }

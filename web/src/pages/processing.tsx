@@ -146,7 +146,7 @@ function CalculatorPanel(props: {
       await api.post('/api/processing/raster/calculator/{project}', { ...options, body });
     } catch (error) {
       // 409 also refuses a layer's own datasource, which no confirmation replaces.
-      if (!overwrite && error instanceof ApiError && error.status === 409 && /exists already/.test(error.message)) {
+      if (!overwrite && error instanceof ApiError && error.code === 'output_exists') {
         setExisting(output);
         return;
       }
