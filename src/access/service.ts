@@ -78,6 +78,8 @@ const MAX_TOKEN_NAME = 200;
 const VERIFIED_MS = 60_000;
 /** Tokens and roles are read again at least this often, even without a change notified. */
 const REFRESH_MS = 5_000;
+/** Role sets whose permissions are kept; forgotten all at once past it (an OpenID provider's claims may hold any). */
+const KEPT_ROLE_SETS = 10_000;
 
 interface KnownToken {
   record: TokenRecord;
@@ -159,8 +161,11 @@ export class AccessService {
   private readonly tileCache: Buffer | undefined;
   private tokens = new Map<string, KnownToken>();
   private roleDefinitions = new Map<string, RoleDefinition>();
+  /** Each role's definition as last read, in JSON: what tells a changed role from one read again. */
+  private roleTexts = new Map<string, string>();
   private readonly verified = new Map<string, Verified>();
-  private readonly permissions = new Map<string, Permissions>();
+  /** By role set (the JSON of its names): the roles and what they grant together. */
+  private readonly permissions = new Map<string, { roles: readonly string[]; permissions: Permissions }>();
   private loadedAt = 0;
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
@@ -215,8 +220,7 @@ export class AccessService {
         this.refreshAgain = false;
         const [tokens, roles] = await Promise.all([store.tokens(), store.roles()]);
         this.tokens = new Map(tokens.map((token) => [token.id, known(token)]));
-        this.roleDefinitions = roles;
-        this.permissions.clear();
+        this.takeRoles(roles);
         this.loadedAt = this.now();
       } while (this.refreshAgain);
     })()
@@ -227,21 +231,39 @@ export class AccessService {
     return this.refreshing;
   }
 
+  /**
+   * Takes the roles read, keeping the permissions of the role sets none of whose roles changed:
+   * the rules compiled for QGIS Server are kept with them (ows-rules.ts), and the roles are read
+   * again every 5 s, mostly unchanged.
+   */
+  private takeRoles(roles: Map<string, RoleDefinition>): void {
+    const texts = new Map([...roles].map(([name, role]) => [name, JSON.stringify(role)]));
+    const names = new Set([...this.roleTexts.keys(), ...texts.keys()]);
+    const changed = new Set([...names].filter((name) => this.roleTexts.get(name) !== texts.get(name)));
+    this.roleDefinitions = roles;
+    this.roleTexts = texts;
+    if (changed.size === 0) return;
+    for (const [key, { roles: held }] of this.permissions) {
+      if (held.some((role) => changed.has(role))) this.permissions.delete(key);
+    }
+  }
+
   private refreshWhenOld(): void {
     if (this.store && this.now() - this.loadedAt > REFRESH_MS) void this.refresh();
   }
 
   private permissionsOf(roles: readonly string[]): Permissions {
-    const key = roles.join('\n');
-    let permissions = this.permissions.get(key);
-    if (!permissions) {
-      const definitions = roles.flatMap((role) => this.roleDefinitions.get(role) ?? []);
-      permissions = new Permissions(
-        definitions.some((role) => role.admin === true),
-        definitions,
-      );
-      this.permissions.set(key, permissions);
-    }
+    // JSON, not the names joined: a role of an OpenID provider's claim may hold any character.
+    const key = JSON.stringify(roles);
+    const kept = this.permissions.get(key);
+    if (kept) return kept.permissions;
+    const definitions = roles.flatMap((role) => this.roleDefinitions.get(role) ?? []);
+    const permissions = new Permissions(
+      definitions.some((role) => role.admin === true),
+      definitions,
+    );
+    if (this.permissions.size >= KEPT_ROLE_SETS) this.permissions.clear();
+    this.permissions.set(key, { roles: [...roles], permissions });
     return permissions;
   }
 
