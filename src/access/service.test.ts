@@ -61,3 +61,28 @@ describe('the permissions of role sets across readings of the roles', () => {
     }
   });
 });
+
+describe('a verified token', () => {
+  it('is known without its slow hash while it is used at least once a minute, and not once unused for longer', async () => {
+    const store = new FilesystemAccessStore(scratchFolder('steward-access-verified-'));
+    await store.putRole('viewer', filtered(`"kind" = 'public'`));
+    let now = Date.now();
+    const access = new AccessService('bootstrap secret', store, { now: () => now });
+    await access.start();
+    try {
+      const { token } = await access.createToken({ name: 'ann', roles: ['viewer'] });
+      assert.equal(access.knownIdentity(token), undefined, 'not verified yet');
+      assert.ok(await access.identify(token));
+      for (let minute = 0; minute < 5; minute++) {
+        now += 50_000;
+        assert.equal(access.knownIdentity(token)?.name, 'ann', `known after ${minute + 1} uses 50 s apart`);
+      }
+      now += 61_000;
+      assert.equal(access.knownIdentity(token), undefined, 'unused for more than a minute: its slow hash again');
+      assert.ok(await access.identify(token));
+      assert.equal(access.knownIdentity(token)?.name, 'ann');
+    } finally {
+      await access.close();
+    }
+  });
+});

@@ -74,7 +74,10 @@ const TILE_CACHE_ROLE: RoleDefinition = {
 
 const ROLE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const MAX_TOKEN_NAME = 200;
-/** How long a verified token is taken without its slow hash again. */
+/**
+ * How long after its last use a verified token is taken without its slow hash again: a client's
+ * token in use is verified once, not every minute (scrypt's 30 ms of CPU on the thread pool).
+ */
 const VERIFIED_MS = 60_000;
 /** Tokens and roles are read again at least this often, even without a change notified. */
 const REFRESH_MS = 5_000;
@@ -151,8 +154,8 @@ function checkRule(key: string, rule: ProjectRule): void {
  *
  * Tokens and roles are held in memory and read again when the store says they changed (another
  * process: PostgreSQL's NOTIFY, inotify on the folder) and at least every 5 s. A token is verified
- * against its slow hash once, then for a minute by a SHA-256 of it compared in constant time; a
- * token revoked or expired is refused at once, whatever was verified.
+ * against its slow hash once, then by a SHA-256 of it compared in constant time until it goes
+ * unused for a minute; a token revoked or expired is refused at once, whatever was verified.
  */
 export class AccessService {
   private readonly bootstrap: Buffer | undefined;
@@ -330,6 +333,7 @@ export class AccessService {
     const verified = this.verified.get(found.record.id);
     if (!verified || verified.until <= this.now() || verified.hash !== found.record.hash) return undefined;
     if (!timingSafeEqual(verified.digest, digest)) return undefined;
+    verified.until = this.now() + VERIFIED_MS;
     this.refreshWhenOld();
     return this.identityOf(found.record);
   }
