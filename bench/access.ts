@@ -3,7 +3,7 @@
  * - `check`: the API's own check of a request (the token's identity, then the route's policy, and
  *   for nginx's auth_request the rules compiled for QGIS Server), timed in process; target 50 µs.
  * - `nginx`: a GetMap through nginx with auth_request (access control on) against the same GetMap
- *   through nginx without it, each a stack of its own, request by request in turn; target 0.3 ms.
+ *   through nginx without it, each a stack of its own, in blocks taking turns; target 0.3 ms.
  * - `filter`: the instructions the plugin's access filter adds to a GetMap, counted by callgrind as
  *   the plugin's bench counts them, the rules of some or all of the 100 roles against none; target 1%.
  */
@@ -28,7 +28,7 @@ import { descendants, threadsCpuNanoseconds } from './cpu.js';
 import { send } from './http-client.js';
 import { CountedServer } from './instructions.js';
 import { type PartFilter } from './parts.js';
-import { median, ratios, spread, table } from './stats.js';
+import { median, quartiles, ratios, spread, table } from './stats.js';
 
 export const ACCESS_PARTS = ['check', 'nginx', 'filter'] as const;
 
@@ -40,8 +40,9 @@ const ROLES_HELD = 10;
 const CHECK_ROUNDS = 7;
 const CHECKS_PER_ROUND = 20_000;
 const CHECK_TARGET_US = 50;
-const NGINX_ROUNDS = 5;
-const MAPS_PER_ROUND = 100;
+const NGINX_ROUNDS = 40;
+const MAPS_PER_BLOCK = 20;
+const WARM_UP_MAPS = 20;
 const NGINX_TARGET_MS = 0.3;
 const ADMIN = 'the bootstrap administrator of the access bench';
 const PROJECT = 'town';
@@ -136,7 +137,7 @@ async function apiCheck(): Promise<string> {
     ]);
     return [
       `### The API's check of a request (target: at most ${CHECK_TARGET_US} µs with ${TOKENS.toLocaleString('en')} tokens)`,
-      `- In process: a token (verified once by its slow hash, then by SHA-256 for a minute, as a client's next requests are) among ${TOKENS.toLocaleString('en')} stored, holding ${ROLES_HELD} of ${ROLES} roles of ${RULES_PER_ROLE} layer rules each (${ROLES * RULES_PER_ROLE} rules); ${CHECK_ROUNDS} rounds of ${CHECKS_PER_ROUND.toLocaleString('en')} checks; µs a check, median (lowest to highest round): the CPU time of this process (the target's figure, which the machine's other load does not add to), and the wall time`,
+      `- In process: a token (verified once by its slow hash, then by SHA-256 while in use, as a client's next requests are) among ${TOKENS.toLocaleString('en')} stored, holding ${ROLES_HELD} of ${ROLES} roles of ${RULES_PER_ROLE} layer rules each (${ROLES * RULES_PER_ROLE} rules); ${CHECK_ROUNDS} rounds of ${CHECKS_PER_ROUND.toLocaleString('en')} checks; µs a check, median (lowest to highest round): the CPU time of this process (the target's figure, which the machine's other load does not add to), and the wall time`,
       `- The rules nginx hands QGIS Server for the project: ${rules.length.toLocaleString('en')} characters`,
       '',
       table(['check', 'CPU µs a request', 'wall µs a request', `target ${CHECK_TARGET_US} µs`], rows),
@@ -173,33 +174,82 @@ async function timedMap(url: string, agent: Agent, token: string | undefined): P
   return performance.now() - started;
 }
 
-const CPU_ROUNDS = 3;
-const MAPS_PER_CPU_ROUND = 200;
-
 interface MapClient {
+  name: string;
   url: string;
-  /** The master process of the nginx it goes through. */
-  nginx: number | undefined;
   agent: Agent;
   token: string | undefined;
+  /** The processes of the nginx it goes through: master and workers. */
+  nginx: number[];
+}
+
+/** One client's block of maps: the median map, and the CPU a map of its stack's nginx and of this process. */
+interface Block {
+  ms: number;
+  nginxUs: number;
+  processUs: number;
 }
 
 /**
- * µs of CPU a map of each client, round by round, while it alone draws: the bench's process (the
- * client and both APIs) and its stack's nginx, not QGIS Server (whose maps take a hundred times
- * more, and whose cost of the rules the filter part counts).
+ * MAPS_PER_BLOCK maps of `client` in a row. CPU time from each thread's schedstat, which the
+ * machine's other load does not add to: this process's (the client and both stacks' APIs) and the
+ * stack's nginx's, not QGIS Server's (its maps cost some hundred times more; the filter part
+ * counts its cost of the rules).
  */
-async function cpuPerMap(clients: MapClient[]): Promise<number[][]> {
-  const rounds = clients.map(() => [] as number[]);
-  for (let round = 0; round < CPU_ROUNDS; round++) {
-    for (const [index, client] of clients.entries()) {
-      const pids = [process.pid, ...(client.nginx === undefined ? [] : [client.nginx, ...descendants(client.nginx)])];
-      const before = threadsCpuNanoseconds(pids);
-      for (let map = 0; map < MAPS_PER_CPU_ROUND; map++) await timedMap(client.url, client.agent, client.token);
-      rounds[index]?.push((threadsCpuNanoseconds(pids) - before) / MAPS_PER_CPU_ROUND / 1000);
+async function mapBlock(client: MapClient): Promise<Block> {
+  const nginxBefore = threadsCpuNanoseconds(client.nginx);
+  const processBefore = threadsCpuNanoseconds([process.pid]);
+  const times: number[] = [];
+  for (let map = 0; map < MAPS_PER_BLOCK; map++) times.push(await timedMap(client.url, client.agent, client.token));
+  const processUsed = threadsCpuNanoseconds([process.pid]) - processBefore;
+  const nginxUsed = threadsCpuNanoseconds(client.nginx) - nginxBefore;
+  return {
+    ms: median(times),
+    nginxUs: nginxUsed / MAPS_PER_BLOCK / 1000,
+    processUs: processUsed / MAPS_PER_BLOCK / 1000,
+  };
+}
+
+/**
+ * NGINX_ROUNDS rounds of a block of each client, in an order turned by one each round, so that
+ * each client meets the machine's load alike and a slow moment (a token's slow hash, verified
+ * again every minute) spoils one block of one client, which the medians leave out.
+ */
+async function mapRounds(clients: MapClient[]): Promise<Block[][]> {
+  const blocks = clients.map(() => [] as Block[]);
+  for (let round = 0; round < NGINX_ROUNDS; round++) {
+    for (let turn = 0; turn < clients.length; turn++) {
+      const index = (round + turn) % clients.length;
+      const client = clients[index] as MapClient;
+      blocks[index]?.push(await mapBlock(client));
     }
   }
-  return rounds;
+  return blocks;
+}
+
+/** A figure over the rounds: its median, and the first to third quartile. */
+function figure(values: number[], digits: number): string {
+  return `${median(values).toFixed(digits)} (${quartiles(values, digits)})`;
+}
+
+/** The table's row of one client, its figures less those of `baseline` (the stack without access control) round by round. */
+function mapRow(name: string, blocks: Block[], baseline: Block[] | undefined): string[] {
+  const cpu = (block: Block): number => block.nginxUs + block.processUs;
+  const wall = blocks.map((block) => block.ms);
+  if (baseline === undefined) return [name, figure(wall, 2), '', '', figure(blocks.map(cpu), 0), '', '', ''];
+  const less = (of: (block: Block) => number): number[] =>
+    blocks.map((block, round) => of(block) - (baseline[round] === undefined ? Number.NaN : of(baseline[round])));
+  const added = less((block) => block.ms);
+  return [
+    name,
+    figure(wall, 2),
+    figure(added, 3),
+    median(added) <= NGINX_TARGET_MS ? 'met' : 'not met',
+    figure(blocks.map(cpu), 0),
+    figure(less(cpu), 0),
+    median(less((block) => block.nginxUs)).toFixed(0),
+    median(less((block) => block.processUs)).toFixed(0),
+  ];
 }
 
 /** Median GetMap through nginx with auth_request and without, in the same rounds. */
@@ -219,81 +269,53 @@ async function nginxCheck(): Promise<string> {
       body: JSON.stringify({ name: 'bench', roles: ['viewer'] }),
     });
     const token = ((await created.json()) as { token: string }).token;
-    const urls = [guarded, open].map((stack) => {
+    const [guardedUrl = '', openUrl = ''] = [guarded, open].map((stack) => {
       const map = benchProject(stack);
       return `${stack.qgis.url}?MAP=${encodeURIComponent(map)}&${GET_MAP}`;
     });
+    const nginxOf = (stack: Stack): number[] => {
+      const master = stack.pool?.nginxPid;
+      return master === undefined ? [] : [master, ...descendants(master)];
+    };
     // The administrator's maps carry no rules: nginx's check alone, without the plugin's filter.
-    const servers = [
-      {
-        name: 'with auth_request (a token of a role with a filter)',
-        url: urls[0] ?? '',
-        nginx: guarded.pool?.nginxPid,
-        token,
-        agent: agents[0] as Agent,
-      },
+    const clients: MapClient[] = [
+      { name: 'with auth_request (a token of a role with a filter)', url: guardedUrl, token },
       {
         name: 'with auth_request (the bootstrap administrator: the check alone, no rules)',
-        url: urls[0] ?? '',
-        nginx: guarded.pool?.nginxPid,
+        url: guardedUrl,
         token: ADMIN,
-        agent: agents[2] as Agent,
       },
-      {
-        name: 'without access control',
-        url: urls[1] ?? '',
-        nginx: open.pool?.nginxPid,
-        token: undefined,
-        agent: agents[1] as Agent,
-      },
-    ];
+      { name: 'without access control', url: openUrl, token: undefined },
+    ].map((client, index) => ({
+      ...client,
+      agent: agents[index] as Agent,
+      nginx: nginxOf(client.url === openUrl ? open : guarded),
+    }));
     const load = loadavg()[0] ?? 0;
-    for (const server of servers)
-      for (let map = 0; map < 20; map++) await timedMap(server.url, server.agent, server.token);
-    const medians = servers.map(() => [] as number[]);
-    for (let round = 0; round < NGINX_ROUNDS; round++) {
-      const samples = servers.map(() => [] as number[]);
-      for (let map = 0; map < MAPS_PER_ROUND; map++) {
-        for (const [index, server] of servers.entries()) {
-          samples[index]?.push(await timedMap(server.url, server.agent, server.token));
-        }
-      }
-      samples.forEach((each, index) => medians[index]?.push(median(each)));
-    }
-    const cpu = await cpuPerMap(servers);
-    const without = medians.at(-1) ?? [];
-    const cpuWithout = cpu.at(-1) ?? [];
-    const rows = servers.map((server, index) => {
-      const each = medians[index] ?? [];
-      const cpuEach = cpu[index] ?? [];
-      const cpuText = `${median(cpuEach).toFixed(0)} (${spread(cpuEach, 0)})`;
-      if (index === servers.length - 1) {
-        return [server.name, `${median(each).toFixed(2)} (${spread(each, 2)})`, '', '', cpuText, ''];
-      }
-      const added = each.map((value, round) => value - (without[round] ?? Number.NaN));
-      const cpuAdded = cpuEach.map((value, round) => value - (cpuWithout[round] ?? Number.NaN));
-      return [
-        server.name,
-        `${median(each).toFixed(2)} (${spread(each, 2)})`,
-        `${median(added).toFixed(3)} (${spread(added, 3)})`,
-        median(added) <= NGINX_TARGET_MS ? 'met' : 'not met',
-        cpuText,
-        `${median(cpuAdded).toFixed(0)} (${spread(cpuAdded, 0)})`,
-      ];
-    });
+    for (const client of clients)
+      for (let map = 0; map < WARM_UP_MAPS; map++) await timedMap(client.url, client.agent, client.token);
+    const blocks = await mapRounds(clients);
+    const loadAfter = loadavg()[0] ?? 0;
+    const baseline = blocks.at(-1);
+    const rows = clients.map((client, index) =>
+      mapRow(client.name, blocks[index] ?? [], index === clients.length - 1 ? undefined : baseline),
+    );
     return [
       `### nginx's auth_request on a GetMap (target: at most ${NGINX_TARGET_MS} ms added to the median)`,
-      `- Two production stacks (nginx, a pool of 2 qgis_mapserv.fcgi, the API), one with access control (nginx asks the API, which answers the rules; the plugin applies them), one without; a 64 px GetMap of two layers of the access tests' project; ${NGINX_ROUNDS} rounds of ${MAPS_PER_ROUND} maps each, one connection per client, the clients in turn map by map; the medians of each round, and their difference with the stack without access control in the same round`,
-      `- CPU: then ${CPU_ROUNDS} rounds of ${MAPS_PER_CPU_ROUND} maps of each client in a row; the CPU time a map of every thread of the bench's process (the client and both APIs) and of the stack's nginx, QGIS Server's left out (its maps cost some hundred times more; the filter part counts its cost of the rules), which the machine's other load does not add to; its difference with the stack without access control in the same round: what nginx's check and the plugin's rules cost. Load average before: ${load.toFixed(2)}`,
+      `- Two production stacks (nginx, a pool of 2 qgis_mapserv.fcgi, the API), one with access control (nginx asks the API, which answers the rules; the plugin applies them), one without; a 64 px GetMap of two layers of the access tests' project; one connection per client`,
+      `- ${NGINX_ROUNDS} rounds of a block of ${MAPS_PER_BLOCK} maps of each client, the clients' order turned by one each round; each block's median map, and the CPU time a map of every thread of the bench's process (the client and both APIs) and of the stack's nginx, QGIS Server's left out (the filter part counts its cost of the rules), which the machine's other load does not add to; added: the difference with the block of the stack without access control in the same round; figures: median of the rounds (first to third quartile)`,
+      `- Load average: ${load.toFixed(2)} before, ${loadAfter.toFixed(2)} after`,
       '',
       table(
         [
           'GetMap through nginx',
-          'median ms (lowest to highest round)',
-          'added ms, median of rounds',
+          'median ms',
+          'added ms',
           `target ${NGINX_TARGET_MS} ms`,
           'CPU µs a map',
           'CPU µs added',
+          'of which nginx',
+          'of which the bench process (APIs)',
         ],
         rows,
       ),

@@ -49,6 +49,14 @@ export function spread(values: number[], digits: number, unit = ''): string {
   return `${Math.min(...values).toFixed(digits)}${unit} to ${Math.max(...values).toFixed(digits)}${unit}`;
 }
 
+/** "first to third quartile" of one figure over many rounds: where the middle half of them lie. */
+export function quartiles(values: number[], digits: number, unit = ''): string {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (quantile: number): string =>
+    `${(sorted[Math.round(quantile * (sorted.length - 1))] ?? Number.NaN).toFixed(digits)}${unit}`;
+  return `${at(0.25)} to ${at(0.75)}`;
+}
+
 /** Round by round, `of` divided by `against` (the figures of two servers measured in the same rounds). */
 export function ratios(of: number[] = [], against: number[] = []): number[] {
   return of.map((value, round) => value / (against[round] ?? Number.NaN));

@@ -92,7 +92,7 @@ export function encodeOwsRules(rules: OwsRules | undefined): string {
   return rules === undefined ? '' : deflateSync(JSON.stringify(rules)).toString('base64url');
 }
 
-/** The values compiled, by role set (their Permissions, made again when any role changes) and request. */
+/** The values compiled, by role set (their Permissions, made again when one of its roles changes) and request. */
 const compiled = new WeakMap<Permissions, Map<string, string>>();
 /** Values kept per role set: identities' names times projects; forgotten all at once past it. */
 const COMPILED_PER_ROLE_SET = 1000;

@@ -74,10 +74,15 @@ const TILE_CACHE_ROLE: RoleDefinition = {
 
 const ROLE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const MAX_TOKEN_NAME = 200;
-/** How long a verified token is taken without its slow hash again. */
+/**
+ * How long after its last use a verified token is taken without its slow hash again: a client's
+ * token in use is verified once, not every minute (scrypt's 30 ms of CPU on the thread pool).
+ */
 const VERIFIED_MS = 60_000;
 /** Tokens and roles are read again at least this often, even without a change notified. */
 const REFRESH_MS = 5_000;
+/** Role sets whose permissions are kept; forgotten all at once past it (an OpenID provider's claims may hold any). */
+const KEPT_ROLE_SETS = 10_000;
 
 interface KnownToken {
   record: TokenRecord;
@@ -149,8 +154,8 @@ function checkRule(key: string, rule: ProjectRule): void {
  *
  * Tokens and roles are held in memory and read again when the store says they changed (another
  * process: PostgreSQL's NOTIFY, inotify on the folder) and at least every 5 s. A token is verified
- * against its slow hash once, then for a minute by a SHA-256 of it compared in constant time; a
- * token revoked or expired is refused at once, whatever was verified.
+ * against its slow hash once, then by a SHA-256 of it compared in constant time until it goes
+ * unused for a minute; a token revoked or expired is refused at once, whatever was verified.
  */
 export class AccessService {
   private readonly bootstrap: Buffer | undefined;
@@ -159,8 +164,11 @@ export class AccessService {
   private readonly tileCache: Buffer | undefined;
   private tokens = new Map<string, KnownToken>();
   private roleDefinitions = new Map<string, RoleDefinition>();
+  /** Each role's definition as last read, in JSON: what tells a changed role from one read again. */
+  private roleTexts = new Map<string, string>();
   private readonly verified = new Map<string, Verified>();
-  private readonly permissions = new Map<string, Permissions>();
+  /** By role set (the JSON of its names): the roles and what they grant together. */
+  private readonly permissions = new Map<string, { roles: readonly string[]; permissions: Permissions }>();
   private loadedAt = 0;
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
@@ -215,8 +223,7 @@ export class AccessService {
         this.refreshAgain = false;
         const [tokens, roles] = await Promise.all([store.tokens(), store.roles()]);
         this.tokens = new Map(tokens.map((token) => [token.id, known(token)]));
-        this.roleDefinitions = roles;
-        this.permissions.clear();
+        this.takeRoles(roles);
         this.loadedAt = this.now();
       } while (this.refreshAgain);
     })()
@@ -227,21 +234,39 @@ export class AccessService {
     return this.refreshing;
   }
 
+  /**
+   * Takes the roles read, keeping the permissions of the role sets none of whose roles changed:
+   * the rules compiled for QGIS Server are kept with them (ows-rules.ts), and the roles are read
+   * again every 5 s, mostly unchanged.
+   */
+  private takeRoles(roles: Map<string, RoleDefinition>): void {
+    const texts = new Map([...roles].map(([name, role]) => [name, JSON.stringify(role)]));
+    const names = new Set([...this.roleTexts.keys(), ...texts.keys()]);
+    const changed = new Set([...names].filter((name) => this.roleTexts.get(name) !== texts.get(name)));
+    this.roleDefinitions = roles;
+    this.roleTexts = texts;
+    if (changed.size === 0) return;
+    for (const [key, { roles: held }] of this.permissions) {
+      if (held.some((role) => changed.has(role))) this.permissions.delete(key);
+    }
+  }
+
   private refreshWhenOld(): void {
     if (this.store && this.now() - this.loadedAt > REFRESH_MS) void this.refresh();
   }
 
   private permissionsOf(roles: readonly string[]): Permissions {
-    const key = roles.join('\n');
-    let permissions = this.permissions.get(key);
-    if (!permissions) {
-      const definitions = roles.flatMap((role) => this.roleDefinitions.get(role) ?? []);
-      permissions = new Permissions(
-        definitions.some((role) => role.admin === true),
-        definitions,
-      );
-      this.permissions.set(key, permissions);
-    }
+    // JSON, not the names joined: a role of an OpenID provider's claim may hold any character.
+    const key = JSON.stringify(roles);
+    const kept = this.permissions.get(key);
+    if (kept) return kept.permissions;
+    const definitions = roles.flatMap((role) => this.roleDefinitions.get(role) ?? []);
+    const permissions = new Permissions(
+      definitions.some((role) => role.admin === true),
+      definitions,
+    );
+    if (this.permissions.size >= KEPT_ROLE_SETS) this.permissions.clear();
+    this.permissions.set(key, { roles: [...roles], permissions });
     return permissions;
   }
 
@@ -308,6 +333,7 @@ export class AccessService {
     const verified = this.verified.get(found.record.id);
     if (!verified || verified.until <= this.now() || verified.hash !== found.record.hash) return undefined;
     if (!timingSafeEqual(verified.digest, digest)) return undefined;
+    verified.until = this.now() + VERIFIED_MS;
     this.refreshWhenOld();
     return this.identityOf(found.record);
   }
