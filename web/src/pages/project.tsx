@@ -5,6 +5,7 @@ import { api } from '../api/client';
 import { type LayerInfo } from '../api/layers';
 import { projectRef, schemaQuery } from '../api/projects';
 import { AttributeTable } from '../components/attribute-table';
+import { useBasemap } from '../components/basemap-picker';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { type Candidate, DatasourcePicker } from '../components/datasource-picker';
 import { Dialog } from '../components/dialog';
@@ -45,6 +46,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const [table, setTable] = useState<string | undefined>(undefined);
   const [stylesOf, setStylesOf] = useState<string | undefined>(undefined);
   const viewAs = useViewAs(ref);
+  const { basemap, picker: basemapPicker } = useBasemap();
   const mapLayers = rows
     .filter((row) => row.valid && viewAs.sees(row.name))
     .map((row) => ({
@@ -100,11 +102,13 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
                 onQuery={setAsked}
                 zoom={zoom}
                 viewAs={viewAs.role}
+                basemap={basemap}
               />
-              <div class="actions">
+              <div class="actions map-tools">
                 <button type="button" onClick={() => zoomTo()}>
                   Zoom to the project
                 </button>
+                {basemapPicker}
               </div>
             </>
           )}
