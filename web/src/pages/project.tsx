@@ -13,6 +13,7 @@ import { type Candidate, DatasourcePicker } from '../components/datasource-picke
 import { Dialog } from '../components/dialog';
 import { FeatureInfo } from '../components/feature-info';
 import { LayerPropertiesDialog } from '../components/layer-properties';
+import { LayerSourceDialog } from '../components/layer-source';
 import { LayerStyles } from '../components/layer-styles';
 import { LayerTreePanel } from '../components/layer-tree';
 import { LegendPanel } from '../components/legend-panel';
@@ -40,6 +41,8 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const [removing, setRemoving] = useState<string | undefined>(undefined);
   const [removed, setRemoved] = useState<string | undefined>(undefined);
   const [notMoved, setNotMoved] = useState<Error | undefined>(undefined);
+  const [sourcing, setSourcing] = useState<string | undefined>(undefined);
+  const [resourced, setResourced] = useState<string | undefined>(undefined);
   const visibility = useLayerVisibility(tree.current, tree.error !== undefined);
   const [editing, setEditing] = useState<string | undefined>(undefined);
   // Bumped by an SLD upload: the layer may draw another style under the name it had.
@@ -70,6 +73,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const zoomTo = (layer?: string): void =>
     setZoom({ ...(layer === undefined ? {} : { layer }), n: (zoom?.n ?? 0) + 1 });
   const styleRow = rows.find((row) => row.name === stylesOf);
+  const sourceRow = rows.find((row) => row.name === sourcing);
   const styled = rows.find((row) => row.name === styling);
   const styledGeometry = geometryClass(styled?.geometry);
   // The editor opens below the map: brought into view, with the focus on its heading.
@@ -139,6 +143,11 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
             </p>
           )}
           <ErrorMessage error={notMoved} />
+          {resourced && (
+            <p role="status" class="muted">
+              {resourced}
+            </p>
+          )}
           <ul class="layer-list">
             {[...rows].reverse().map((row) => (
               <li key={row.name} class="card">
@@ -182,6 +191,14 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
                     Edit style…
                   </button>
                 )}
+                <button
+                  type="button"
+                  class={row.valid ? undefined : 'primary'}
+                  onClick={() => setSourcing(row.name)}
+                  aria-label={`Change the source of ${row.name}`}
+                >
+                  {row.valid ? 'Source…' : 'Fix the source…'}
+                </button>
                 <button
                   type="button"
                   class="danger"
@@ -264,6 +281,19 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
             }}
           />
         </section>
+      )}
+      {sourceRow && (
+        <LayerSourceDialog
+          project={ref}
+          layer={sourceRow}
+          roots={server.data?.data_roots ?? []}
+          objectStorage={server.data?.object_storage ?? false}
+          onClose={() => setSourcing(undefined)}
+          onChanged={(datasource) => {
+            setResourced(`Layer ${sourceRow.name} now reads ${datasource}.`);
+            reload();
+          }}
+        />
       )}
       {removing && (
         <ConfirmDialog
