@@ -12,21 +12,8 @@ import { centreWhen, checkAccessibility, screenshot, settled } from './support/b
 import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { after, before, describe, test } from './support/node-test.js';
 import { type Stack, startStack } from './support/stack.js';
+import { names, type TreeNode as Node } from './support/tree-names.js';
 import { until } from './support/wait.js';
-
-interface Node {
-  type: 'layer' | 'group';
-  name: string;
-  visible: boolean;
-  children?: Node[];
-}
-
-/** The tree as names: `group[child, child]` for groups. */
-function names(nodes: Node[]): string[] {
-  return nodes.map((node) =>
-    node.type === 'group' ? `${node.name}[${names(node.children ?? []).join(', ')}]` : node.name,
-  );
-}
 
 describe('web console: the layer tree and layer properties', () => {
   let run: ConsoleRun<Stack>;

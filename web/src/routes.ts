@@ -42,6 +42,7 @@ export const routes: Route[] = [
   { path: '/server', section: 'server', page: () => import('./pages/server') },
   { path: '/server/log', section: 'server', page: () => import('./pages/server-log') },
   { path: '/access', section: 'access', page: () => import('./pages/access') },
+  { path: '/access/audit', section: 'access', page: () => import('./pages/audit') },
   { path: '/login/callback', section: 'access', page: () => import('./pages/login-callback') },
 ];
 

@@ -134,3 +134,68 @@ export function setGroupFields(nodes: TreeNode[], path: Path, fields: GroupField
   if (node?.type === 'group') Object.assign(node, fields);
   return next;
 }
+
+/** The path of the layer named `name`, undefined when the tree lacks it. */
+export function pathOf(nodes: TreeNode[], name: string, parent: Path = []): Path | undefined {
+  for (const [index, node] of nodes.entries()) {
+    const path = [...parent, index];
+    if (node.type === 'layer' && node.name === name) return path;
+    const inside = node.type === 'group' ? pathOf(node.children, name, path) : undefined;
+    if (inside) return inside;
+  }
+  return undefined;
+}
+
+/** Where a layer added from the console goes: on top, at the bottom, or first in a group. */
+export type Placement = { at: 'top' } | { at: 'bottom' } | { at: 'group'; group: Path; name: string };
+
+/** The groups a layer can be put into (embedded ones cannot), named with the groups they are in. */
+export function groupChoices(
+  nodes: TreeNode[],
+  parent: Path = [],
+  within = '',
+): Array<{ path: Path; name: string; label: string }> {
+  return nodes.flatMap((node, index) => {
+    if (node.type !== 'group' || node.embedded) return [];
+    const path = [...parent, index];
+    const label = within ? `${within} › ${node.name}` : node.name;
+    return [{ path, name: node.name, label }, ...groupChoices(node.children, path, label)];
+  });
+}
+
+/**
+ * The layer `name` taken from where it is and put at `placement`, whose group's path is one of the
+ * tree without that layer (the tree the operator chose from, before the layer was added). In a
+ * mutually exclusive group it comes hidden, so that the child shown stays the one shown.
+ */
+export function placeLayer(nodes: TreeNode[], name: string, placement: Placement): TreeNode[] {
+  const from = pathOf(nodes, name);
+  if (!from) throw new Error(`The tree has no layer ${name}.`);
+  const next = copy(nodes);
+  const [node] = siblingsOf(next, from).splice(from[from.length - 1] ?? 0, 1);
+  if (!node) return nodes;
+  if (placement.at === 'top') next.unshift(node);
+  else if (placement.at === 'bottom') next.push(node);
+  else {
+    const group = nodeAt(next, placement.group);
+    if (group?.type !== 'group' || group.embedded || group.name !== placement.name) {
+      throw new Error(`Group ${placement.name} is no longer where it was in the layer tree.`);
+    }
+    if (group.mutually_exclusive) node.visible = false;
+    group.children.unshift(node);
+  }
+  return next;
+}
+
+/**
+ * An explicit drawing order (top first) with `name` put as `placement` put it in the tree `nodes`:
+ * first, last, or in a group before the first layer below it in the tree that the order holds.
+ */
+export function orderAsPlaced(order: string[], nodes: TreeNode[], name: string, placement: Placement): string[] {
+  const rest = order.filter((each) => each !== name);
+  if (placement.at === 'top') return [name, ...rest];
+  const topFirst = layersTopFirst(nodes);
+  const below = topFirst.slice(topFirst.indexOf(name) + 1).find((each) => rest.includes(each));
+  rest.splice(placement.at === 'bottom' || below === undefined ? rest.length : rest.indexOf(below), 0, name);
+  return rest;
+}

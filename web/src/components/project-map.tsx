@@ -10,6 +10,7 @@ import ScaleLine from 'ol/control/ScaleLine';
 import { platformModifierKeyOnly } from 'ol/events/condition';
 import { extend, type Extent, getHeight, getWidth, isEmpty } from 'ol/extent';
 import DragBox from 'ol/interaction/DragBox';
+import type BaseLayer from 'ol/layer/Base';
 import ImageLayer from 'ol/layer/Image';
 import OlMap from 'ol/Map';
 import { transformExtent } from 'ol/proj';
@@ -20,6 +21,7 @@ import { useEffect, useRef } from 'preact/hooks';
 
 import { ApiError, apiUrl, send } from '../api/client';
 import { type ProjectRef, schemaQuery } from '../api/projects';
+import { type Basemap, basemapLayer } from './basemap';
 
 export interface MapLayer {
   name: string;
@@ -147,6 +149,7 @@ export function ProjectMap({
   onArea,
   area,
   viewAs,
+  basemap = 'none',
 }: {
   project: ProjectRef;
   layers: MapLayer[];
@@ -161,6 +164,8 @@ export function ProjectMap({
   area?: Area | undefined;
   /** The role the map is drawn as (view-as.tsx); undefined for the viewer's own. */
   viewAs?: string | undefined;
+  /** What is drawn under the layers. */
+  basemap?: Basemap;
 }): JSX.Element {
   const target = useRef<HTMLDivElement>(null);
   const map = useRef<OlMap | undefined>(undefined);
@@ -272,6 +277,21 @@ export function ProjectMap({
   }, [zoom]);
 
   useEffect(() => outline.current(area), [area?.join(',')]);
+
+  useEffect(() => {
+    const olMap = map.current;
+    let shown: BaseLayer | undefined;
+    let gone = false;
+    void basemapLayer(basemap).then((layer) => {
+      if (gone || !olMap || !layer) return;
+      shown = layer;
+      olMap.getLayers().insertAt(0, layer);
+    }, errorRef.current);
+    return () => {
+      gone = true;
+      if (shown) olMap?.removeLayer(shown);
+    };
+  }, [basemap, project.project, project.schema]);
 
   const queryCentre = (event: KeyboardEvent): void => {
     const olMap = map.current;

@@ -6,6 +6,7 @@ import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 
 import { type Answer, api, type Body } from '../api/client';
+import { AccessTabs } from '../components/access-tabs';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { ErrorMessage, Loading } from '../components/messages';
 import { Page } from '../components/page';
@@ -23,6 +24,7 @@ export default function AccessPage(): JSX.Element {
   const [editing, setEditing] = useState<{ name: string; role: Role } | undefined>(undefined);
   return (
     <Page title="Access">
+      <AccessTabs current="/access" />
       <p class="muted">
         Requests carry an API token (Authorization: Bearer …); its roles say which projects it may read, change or
         administer. Requests without a token have the role <code>anonymous</code>, if it exists.

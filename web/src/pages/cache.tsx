@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api/client';
 import { type LayerInfo } from '../api/layers';
 import { projectRef, schemaQuery } from '../api/projects';
+import { useBasemap } from '../components/basemap-picker';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { JobList, useJobEnd } from '../components/jobs';
 import { ErrorMessage, Loading } from '../components/messages';
@@ -219,6 +220,7 @@ function SeedForm(props: { project: string; schema: string | undefined }): JSX.E
   const [maxZoom, setMaxZoom] = useState('4');
   const [refresh, setRefresh] = useState(false);
   const [area, setArea] = useState<AreaText>(NO_AREA);
+  const { basemap, picker: basemapPicker } = useBasemap();
   const [mapError, setMapError] = useState<Error | undefined>(undefined);
   const layers = useProjectLayers(ref);
   const [message, setMessage] = useState<string | undefined>(undefined);
@@ -281,12 +283,14 @@ function SeedForm(props: { project: string; schema: string | undefined }): JSX.E
       </fieldset>
       <div class="area-map">
         <p class="muted">Or hold Ctrl (⌘ on a Mac) and drag on the map to draw the area.</p>
+        {basemapPicker}
         <ProjectMap
           project={ref}
           layers={layers.ordered ? mapLayers(layers.drawn) : []}
           onError={setMapError}
           onArea={(drawn) => setArea(drawn.map((side) => side.toFixed(5)) as AreaText)}
           area={outlined(area)}
+          basemap={basemap}
         />
         {area.some((side) => side !== '') && (
           <button type="button" onClick={() => setArea(NO_AREA)}>

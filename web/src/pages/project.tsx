@@ -1,15 +1,19 @@
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
+import { addLayer, LayerNotMoved } from '../api/add-layer';
 import { api } from '../api/client';
 import { type LayerInfo } from '../api/layers';
-import { projectRef, schemaQuery } from '../api/projects';
+import { type ProjectRef, projectRef, schemaQuery } from '../api/projects';
+import { groupChoices, type LayerTree, type Placement } from '../api/tree-edits';
 import { AttributeTable } from '../components/attribute-table';
+import { useBasemap } from '../components/basemap-picker';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { type Candidate, DatasourcePicker } from '../components/datasource-picker';
 import { Dialog } from '../components/dialog';
 import { FeatureInfo } from '../components/feature-info';
 import { LayerPropertiesDialog } from '../components/layer-properties';
+import { LayerSourceDialog } from '../components/layer-source';
 import { LayerStyles } from '../components/layer-styles';
 import { LayerTreePanel } from '../components/layer-tree';
 import { LegendPanel } from '../components/legend-panel';
@@ -36,6 +40,9 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const [styling, setStyling] = useState<string | undefined>(undefined);
   const [removing, setRemoving] = useState<string | undefined>(undefined);
   const [removed, setRemoved] = useState<string | undefined>(undefined);
+  const [notMoved, setNotMoved] = useState<Error | undefined>(undefined);
+  const [sourcing, setSourcing] = useState<string | undefined>(undefined);
+  const [resourced, setResourced] = useState<string | undefined>(undefined);
   const visibility = useLayerVisibility(tree.current, tree.error !== undefined);
   const [editing, setEditing] = useState<string | undefined>(undefined);
   // Bumped by an SLD upload or the style editor: the layer may draw another style under the name it had.
@@ -45,6 +52,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const [table, setTable] = useState<string | undefined>(undefined);
   const [stylesOf, setStylesOf] = useState<string | undefined>(undefined);
   const viewAs = useViewAs(ref);
+  const { basemap, picker: basemapPicker } = useBasemap();
   const mapLayers = rows
     .filter((row) => row.valid && viewAs.sees(row.name))
     .map((row) => ({
@@ -65,6 +73,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const zoomTo = (layer?: string): void =>
     setZoom({ ...(layer === undefined ? {} : { layer }), n: (zoom?.n ?? 0) + 1 });
   const styleRow = rows.find((row) => row.name === stylesOf);
+  const sourceRow = rows.find((row) => row.name === sourcing);
   const styled = rows.find((row) => row.name === styling);
   const styledKind = styled?.type === 'raster' ? 'raster' : geometryClass(styled?.geometry);
   // The editor opens below the map: brought into view, with the focus on its heading.
@@ -100,11 +109,13 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
                 onQuery={setAsked}
                 zoom={zoom}
                 viewAs={viewAs.role}
+                basemap={basemap}
               />
-              <div class="actions">
+              <div class="actions map-tools">
                 <button type="button" onClick={() => zoomTo()}>
                   Zoom to the project
                 </button>
+                {basemapPicker}
               </div>
             </>
           )}
@@ -129,6 +140,12 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
           {removed && (
             <p role="status" class="muted">
               Layer {removed} was removed from {ref.project}.
+            </p>
+          )}
+          <ErrorMessage error={notMoved} />
+          {resourced && (
+            <p role="status" class="muted">
+              {resourced}
             </p>
           )}
           <ul class="layer-list">
@@ -174,6 +191,14 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
                     Edit style…
                   </button>
                 )}
+                <button
+                  type="button"
+                  class={row.valid ? undefined : 'primary'}
+                  onClick={() => setSourcing(row.name)}
+                  aria-label={`Change the source of ${row.name}`}
+                >
+                  {row.valid ? 'Source…' : 'Fix the source…'}
+                </button>
                 <button
                   type="button"
                   class="danger"
@@ -265,6 +290,19 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
           )}
         </section>
       )}
+      {sourceRow && (
+        <LayerSourceDialog
+          project={ref}
+          layer={sourceRow}
+          roots={server.data?.data_roots ?? []}
+          objectStorage={server.data?.object_storage ?? false}
+          onClose={() => setSourcing(undefined)}
+          onChanged={(datasource) => {
+            setResourced(`Layer ${sourceRow.name} now reads ${datasource}.`);
+            reload();
+          }}
+        />
+      )}
       {removing && (
         <ConfirmDialog
           title={`Remove layer “${removing}”?`}
@@ -289,12 +327,15 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
       )}
       {adding && (
         <AddLayer
-          project={ref.project}
-          schema={ref.schema}
+          project={ref}
+          tree={tree.current}
           roots={server.data?.data_roots ?? []}
           objectStorage={server.data?.object_storage ?? false}
           onClose={() => setAdding(false)}
-          onAdded={reload}
+          onAdded={(failedMove) => {
+            setNotMoved(failedMove);
+            reload();
+          }}
         />
       )}
     </Page>
@@ -343,36 +384,44 @@ function LayerFacts({ info }: { info: LayerInfo }): JSX.Element {
 }
 
 function AddLayer(props: {
-  project: string;
-  schema: string | undefined;
+  project: ProjectRef;
+  /** The project's layer tree, whose groups the layer may go into. */
+  tree: LayerTree | undefined;
   roots: string[];
   objectStorage: boolean;
   onClose: () => void;
-  onAdded: () => void;
+  /** Told the failure to move the layer where asked, when it was added on top instead. */
+  onAdded: (failedMove: Error | undefined) => void;
 }): JSX.Element {
   const [datasource, setDatasource] = useState('');
   const [name, setName] = useState('');
   const [type, setType] = useState<'vector' | 'raster'>('vector');
   const [crs, setCrs] = useState('');
+  const [placement, setPlacement] = useState('top');
   const pick = (layer: Candidate): void => {
     setDatasource(layer.datasource);
     setName(layer.name);
     setType(layer.type);
     setCrs(layer.crs ?? '');
   };
-  const add = useAction(() =>
-    api.post('/api/projects/{project}/layers', {
-      path: { project: props.project },
-      query: props.schema ? { schema: props.schema } : {},
-      body: { datasource, name, type, ...(crs ? { crs } : {}) },
-    }),
-  );
-  const submit = async (event: Event): Promise<void> => {
+  const add = useAction(async () => {
+    const failedMove = await addLayer(
+      props.project,
+      { datasource, name, type, ...(crs ? { crs } : {}) },
+      placementOf(placement, props.tree),
+    ).then(
+      () => undefined,
+      (error: unknown) => {
+        if (error instanceof LayerNotMoved) return error;
+        throw error;
+      },
+    );
+    props.onClose();
+    props.onAdded(failedMove);
+  });
+  const submit = (event: Event): void => {
     event.preventDefault();
-    if (await add.run()) {
-      props.onClose();
-      props.onAdded();
-    }
+    void add.run();
   };
   return (
     <Dialog title="Add a layer" open onClose={props.onClose}>
@@ -380,7 +429,7 @@ function AddLayer(props: {
         <DatasourcePicker
           roots={props.roots}
           objectStorage={props.objectStorage}
-          project={props.project}
+          project={props.project.project}
           picked={datasource}
           onPick={pick}
         />
@@ -404,6 +453,18 @@ function AddLayer(props: {
             CRS
             <input value={crs} placeholder="EPSG:4326" onInput={(event) => setCrs(event.currentTarget.value)} />
           </label>
+          <label>
+            Place it
+            <select value={placement} onChange={(event) => setPlacement(event.currentTarget.value)}>
+              <option value="top">on top of the layer tree</option>
+              <option value="bottom">at the bottom of the layer tree</option>
+              {groupChoices(props.tree?.children ?? []).map(({ path, label }) => (
+                <option key={path.join('.')} value={path.join('.')}>
+                  first in group {label}
+                </option>
+              ))}
+            </select>
+          </label>
         </div>
         <ErrorMessage error={add.error} />
         <div class="dialog-actions">
@@ -417,4 +478,11 @@ function AddLayer(props: {
       </form>
     </Dialog>
   );
+}
+
+/** The placement a value of the "Place it" list stands for: top, bottom, or a group's path. */
+function placementOf(value: string, tree: LayerTree | undefined): Placement {
+  if (value === 'top' || value === 'bottom') return { at: value };
+  const group = groupChoices(tree?.children ?? []).find(({ path }) => path.join('.') === value);
+  return group ? { at: 'group', group: group.path, name: group.name } : { at: 'top' };
 }
