@@ -168,6 +168,19 @@ interface Placed {
   taken?: number;
 }
 
+/**
+ * A layer's node placed, with the attributes a replacement reads of each layer: a tree of a
+ * thousand layers is replaced without looking into the thousand nodes (never changed in place).
+ */
+interface PlacedLayer extends Placed {
+  id: string;
+  checked: string | undefined;
+}
+
+function placedLayer(node: XmlElement, depth: number): PlacedLayer {
+  return { node, depth, taken: 0, id: node.attributes.get('id') ?? '', checked: node.attributes.get('checked') };
+}
+
 /** Replacements made, each taking the current nodes it keeps once. */
 let replacements = 0;
 
@@ -177,7 +190,7 @@ let replacements = 0;
  * so that a replacement costs the nodes the request changes rather than a read of the whole tree.
  */
 export interface CurrentTree {
-  layers: Map<string, Placed[]>;
+  layers: Map<string, PlacedLayer[]>;
   groups: Map<string, Placed[]>;
   embedded: Map<string, Placed[]>;
   /** Layer names of each embedded group, for the drawing order. */
@@ -212,7 +225,7 @@ export function readCurrentTree(root: XmlElement, nameOf: NameOf): CurrentTree {
   };
   const visit = (group: XmlElement, depth: number): void => {
     for (const node of childElements(group)) {
-      if (node.name === LAYER) push(current.layers, layerName(node, nameOf), { node, depth: depth + 1 });
+      if (node.name === LAYER) push(current.layers, layerName(node, nameOf), placedLayer(node, depth + 1));
       else if (node.name === GROUP && isEmbedded(node)) {
         const name = node.attributes.get('name') ?? '';
         push(current.embedded, name, { node, depth: depth + 1 });
@@ -405,7 +418,7 @@ class TreeBuilder {
   /** How many current groups of each name were taken, in document order. */
   private readonly groupsTaken = new Map<string, number>();
   /** Where the new tree places what moved or is new, to bring the current tree up to date. */
-  private readonly movedLayers: Array<[string, Placed]> = [];
+  private readonly movedLayers: Array<[string, PlacedLayer]> = [];
   private readonly newGroups = new Map<string, Placed[]>();
   private readonly movedEmbedded: Array<[string, Placed]> = [];
 
@@ -460,7 +473,7 @@ class TreeBuilder {
     if (place) {
       if (!this.take(place)) this.wrong = true;
       // Most layers stay where and as they were: kept without building a change.
-      if (place.depth === depth && place.node.attributes.get('checked') === checked) node = place.node;
+      if (place.depth === depth && place.checked === checked) node = place.node;
       else node = withAttributes(indentedFor(place, depth, this.made), { checked }, this.made);
     } else {
       const untreed = this.untreed.get(name);
@@ -469,8 +482,9 @@ class TreeBuilder {
       this.made.push(node);
     }
     this.layersTaken++;
-    if (node !== place?.node) this.movedLayers.push([name, { node, depth }]);
-    this.layerIds.push(node.attributes.get('id') ?? '');
+    const placed = node === place?.node ? place : placedLayer(node, depth);
+    if (placed !== place) this.movedLayers.push([name, placed]);
+    this.layerIds.push(placed.id);
     this.layerNames.push(name);
     return node;
   }

@@ -98,6 +98,26 @@ describe("a project document's layer list", () => {
     );
   });
 
+  it('lists every layer for a version as a fresh read does, listed before and after each change', () => {
+    const document = project();
+    const byName = (layers: readonly unknown[] | undefined): unknown =>
+      [...(layers ?? assert.fail('no list of every layer'))].sort((a, b) =>
+        (a as { name: string }).name.localeCompare((b as { name: string }).name),
+      );
+    const same = (): void => assert.deepEqual(byName(document.everyLayer()), byName(reread(document) as unknown[]));
+    for (const name of ['a', 'b', 'c']) document.addLayer(raster(name));
+    document.layers();
+    same();
+    document.changeLayerProperties('b', { short_name: 'bee' });
+    assert.equal(document.everyLayer()?.find((layer) => layer.name === 'b')?.shortName, 'bee');
+    same();
+    document.removeLayer('a');
+    same();
+    document.addLayer(raster('d'));
+    same();
+    assert.equal(document.everyLayer(), document.everyLayer());
+  });
+
   it('lists a layer the tree misses last, and uncovers a layer of the same name when the first goes', () => {
     const document = project();
     document.addLayer(raster('a'));

@@ -209,6 +209,11 @@ interface LayerIndex {
   simple: boolean;
   /** Whether `byName` follows the layer tree as it is: a new tree leaves a simple index to be put in its order when listed. */
   ordered: boolean;
+  /**
+   * `everyLayer()`'s list, kept until an entry changes: the versions of writes that change no layer
+   * (a tree, the service settings) then compare the same list with itself.
+   */
+  every?: LayerEntry[];
 }
 
 /**
@@ -470,8 +475,15 @@ export class ProjectDocument {
    * for it): what a restore of the version written of this document checks rather than read them
    * out of its file again.
    */
-  everyLayer(): LayerEntry[] | undefined {
-    return this.index?.simple ? [...this.index.byName.values()] : undefined;
+  everyLayer(): readonly LayerEntry[] | undefined {
+    if (!this.index?.simple) return undefined;
+    return (this.index.every ??= [...this.index.byName.values()]);
+  }
+
+  /** The index's entries, to be changed: its list of every layer is dropped. */
+  private changeIndex(index: LayerIndex): Map<string, LayerEntry> {
+    index.every = undefined;
+    return index.byName;
   }
 
   layer(name: string): LayerEntry | undefined {
@@ -663,7 +675,8 @@ export class ProjectDocument {
     if (added && !this.names?.has(added.id)) this.names?.set(added.id, added.name);
     this.tree = undefined;
     this.currentTree = undefined;
-    if (this.index?.simple && added && !this.index.byName.has(added.name)) this.index.byName.set(added.name, added);
+    if (this.index?.simple && added && !this.index.byName.has(added.name))
+      this.changeIndex(this.index).set(added.name, added);
     else this.index = undefined;
   }
 
@@ -693,7 +706,7 @@ export class ProjectDocument {
       }
     });
     this.records.remove(entry.id);
-    if (this.index?.simple) this.index.byName.delete(entry.name);
+    if (this.index?.simple) this.changeIndex(this.index).delete(entry.name);
     else this.index = undefined;
     // Another layer of the same id may take its place.
     this.names = undefined;
@@ -750,7 +763,7 @@ export class ProjectDocument {
     const node = entry && this.mapLayerNode(entry.id);
     const changed = node && this.entryOf(node);
     if (this.index && entry && changed?.name === entry.name) {
-      this.index.byName.set(entry.name, changed);
+      this.changeIndex(this.index).set(entry.name, changed);
     } else {
       this.index = undefined;
       this.nodesById = undefined;

@@ -79,18 +79,15 @@ function checkTexts(request: ServicesRequest): void {
 
 /** Checks a request against the project: its layers exist and are of the kind the service publishes. */
 class RequestCheck {
-  private readonly layers: Map<string, LayerEntry>;
-
+  // Each name is looked up in the document's index: a change naming no layer reads none of a large project's.
   constructor(
-    document: ProjectDocument,
+    private readonly document: ProjectDocument,
     private readonly project: string,
-  ) {
-    this.layers = new Map(document.layers().map((entry) => [entry.name, entry]));
-  }
+  ) {}
 
   layersOf(service: string, names: readonly string[] | undefined, type?: LayerEntry['type']): void {
     for (const name of names ?? []) {
-      const entry = this.layers.get(name);
+      const entry = this.document.layer(name);
       if (!entry) throw new Unprocessable(`${service}: project "${this.project}" has no layer "${name}"`);
       if (type && entry.type !== type)
         throw new Unprocessable(

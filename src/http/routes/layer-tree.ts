@@ -82,15 +82,33 @@ const LayerTreeRequest = Type.Object(
   { additionalProperties: false },
 );
 
-/** How deep arrays and objects nest in `value`, counted without recursion. */
-function nesting(value: unknown): number {
+/**
+ * How deep arrays and objects nest along `children` in `body`, counted without recursion: the
+ * schema recurses there alone (anything deep elsewhere fails its type first), and a large tree's
+ * layers are passed over without looking into them.
+ */
+function nesting(body: unknown): number {
+  if (typeof body !== 'object' || body === null) return 0;
   let deepest = 0;
-  const stack: Array<[unknown, number]> = [[value, 0]];
-  while (stack.length > 0) {
-    const [item, depth] = stack.pop() as [unknown, number];
-    if (typeof item !== 'object' || item === null) continue;
+  const arrays: unknown[][] = [];
+  const depths: number[] = [];
+  const follow = (children: unknown, depth: number): void => {
+    if (typeof children !== 'object' || children === null) return;
     deepest = Math.max(deepest, depth);
-    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+    if (Array.isArray(children)) {
+      arrays.push(children);
+      depths.push(depth);
+    }
+  };
+  follow((body as { children?: unknown }).children, 1);
+  for (let array = arrays.pop(); array; array = arrays.pop()) {
+    const depth = (depths.pop() as number) + 1;
+    for (const item of array) {
+      if (typeof item !== 'object' || item === null) continue;
+      deepest = Math.max(deepest, depth);
+      if (!Array.isArray(item) && Object.hasOwn(item, 'children'))
+        follow((item as { children: unknown }).children, depth + 1);
+    }
   }
   return deepest;
 }
