@@ -10,6 +10,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api/client';
 import { type ProjectRef, schemaQuery } from '../api/projects';
 import { categoryColour, classifyCategories, type Draft, equalIntervals, hexColour, rampColour } from '../style-draft';
+import { ClassTable } from './class-table';
 import { ErrorMessage } from './messages';
 import { useAction, useApi } from './use-api';
 
@@ -74,110 +75,58 @@ function FieldPicker(props: Props & { fields: string[] | undefined }): JSX.Eleme
   );
 }
 
-function CategoryRows(props: Props): JSX.Element {
+function CategoryTable(props: Props): JSX.Element {
   const { draft } = props;
-  const update = (index: number, change: Partial<Draft['categories'][number]>): void =>
-    props.onChange({
-      ...draft,
-      categories: draft.categories.map((entry, i) => (i === index ? { ...entry, ...change } : entry)),
-    });
   return (
-    <>
-      {draft.categories.map((category, index) => (
-        <tr key={index}>
-          <td>
-            <input
-              aria-label={`Value of category ${index + 1}`}
-              required
-              value={category.value}
-              onInput={(event) => update(index, { value: event.currentTarget.value })}
-            />
-          </td>
-          <td>
-            <input
-              aria-label={`Label of category ${index + 1}`}
-              value={category.label}
-              onInput={(event) => update(index, { label: event.currentTarget.value })}
-            />
-          </td>
-          <td>
-            <input
-              type="color"
-              aria-label={`Colour of ${category.label || category.value}`}
-              value={hexColour(category.colour)}
-              onInput={(event) => update(index, { colour: event.currentTarget.value })}
-            />
-          </td>
-          <td>
-            <button
-              type="button"
-              onClick={() => props.onChange({ ...draft, categories: draft.categories.filter((_, i) => i !== index) })}
-            >
-              Remove
-            </button>
-          </td>
-        </tr>
-      ))}
-    </>
+    <ClassTable
+      entries={draft.categories}
+      onChange={(categories) => props.onChange({ ...draft, categories })}
+      noun="category"
+      firstHeading="Value"
+      colourName={(category) => category.label || category.value}
+      firstCell={(category, update, index) => (
+        <input
+          aria-label={`Value of category ${index + 1}`}
+          required
+          value={category.value}
+          onInput={(event) => update({ value: event.currentTarget.value })}
+        />
+      )}
+    />
   );
 }
 
-function RangeRows(props: Props): JSX.Element {
+function RangeTable(props: Props): JSX.Element {
   const { draft } = props;
-  const update = (index: number, change: Partial<Draft['ranges'][number]>): void =>
-    props.onChange({
-      ...draft,
-      ranges: draft.ranges.map((entry, i) => (i === index ? { ...entry, ...change } : entry)),
-    });
   return (
-    <>
-      {draft.ranges.map((range, index) => (
-        <tr key={index}>
-          <td>
-            <input
-              type="number"
-              step="any"
-              required
-              aria-label={`Lower bound of range ${index + 1}`}
-              value={range.lower}
-              onInput={(event) => update(index, { lower: event.currentTarget.value })}
-            />
-            {' – '}
-            <input
-              type="number"
-              step="any"
-              required
-              aria-label={`Upper bound of range ${index + 1}`}
-              value={range.upper}
-              onInput={(event) => update(index, { upper: event.currentTarget.value })}
-            />
-          </td>
-          <td>
-            <input
-              aria-label={`Label of range ${index + 1}`}
-              value={range.label}
-              onInput={(event) => update(index, { label: event.currentTarget.value })}
-            />
-          </td>
-          <td>
-            <input
-              type="color"
-              aria-label={`Colour of ${range.label || `range ${index + 1}`}`}
-              value={hexColour(range.colour)}
-              onInput={(event) => update(index, { colour: event.currentTarget.value })}
-            />
-          </td>
-          <td>
-            <button
-              type="button"
-              onClick={() => props.onChange({ ...draft, ranges: draft.ranges.filter((_, i) => i !== index) })}
-            >
-              Remove
-            </button>
-          </td>
-        </tr>
-      ))}
-    </>
+    <ClassTable
+      entries={draft.ranges}
+      onChange={(ranges) => props.onChange({ ...draft, ranges })}
+      noun="range"
+      firstHeading="From – to"
+      colourName={(range, index) => range.label || `range ${index + 1}`}
+      firstCell={(range, update, index) => (
+        <>
+          <input
+            type="number"
+            step="any"
+            required
+            aria-label={`Lower bound of range ${index + 1}`}
+            value={range.lower}
+            onInput={(event) => update({ lower: event.currentTarget.value })}
+          />
+          {' – '}
+          <input
+            type="number"
+            step="any"
+            required
+            aria-label={`Upper bound of range ${index + 1}`}
+            value={range.upper}
+            onInput={(event) => update({ upper: event.currentTarget.value })}
+          />
+        </>
+      )}
+    />
   );
 }
 
@@ -275,19 +224,7 @@ export function ClassFields(props: Props): JSX.Element {
         </button>
       </div>
       <ErrorMessage error={classify.error} />
-      <table class="table">
-        <thead>
-          <tr>
-            <th scope="col">{categorized ? 'Value' : 'From – to'}</th>
-            <th scope="col">Label</th>
-            <th scope="col">Colour</th>
-            <th scope="col">
-              <span class="visually-hidden">Remove</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>{categorized ? <CategoryRows {...props} /> : <RangeRows {...props} />}</tbody>
-      </table>
+      {categorized ? <CategoryTable {...props} /> : <RangeTable {...props} />}
       {categorized && <OtherValues {...props} />}
     </fieldset>
   );

@@ -5,7 +5,8 @@
  */
 import type { JSX } from 'preact';
 
-import { type Draft, evenStops, hexColour, type Interpolation, rampColour } from '../style-draft';
+import { type Draft, evenStops, type Interpolation, rampColour } from '../style-draft';
+import { ClassTable } from './class-table';
 
 const INTERPOLATIONS: Array<[Interpolation, string]> = [
   ['INTERPOLATED', 'Linear (interpolated)'],
@@ -18,62 +19,26 @@ interface Props {
   onChange: (draft: Draft) => void;
 }
 
-function StopRows(props: Props): JSX.Element {
+function StopTable(props: Props): JSX.Element {
   const { draft } = props;
-  const update = (index: number, change: Partial<Draft['stops'][number]>): void =>
-    props.onChange({ ...draft, stops: draft.stops.map((stop, i) => (i === index ? { ...stop, ...change } : stop)) });
   return (
-    <table class="table">
-      <thead>
-        <tr>
-          <th scope="col">Value</th>
-          <th scope="col">Label</th>
-          <th scope="col">Colour</th>
-          <th scope="col">
-            <span class="visually-hidden">Remove</span>
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {draft.stops.map((stop, index) => (
-          <tr key={index}>
-            <td>
-              <input
-                type="number"
-                step="any"
-                required
-                aria-label={`Value of stop ${index + 1}`}
-                value={stop.value}
-                onInput={(event) => update(index, { value: event.currentTarget.value })}
-              />
-            </td>
-            <td>
-              <input
-                aria-label={`Label of stop ${index + 1}`}
-                value={stop.label}
-                onInput={(event) => update(index, { label: event.currentTarget.value })}
-              />
-            </td>
-            <td>
-              <input
-                type="color"
-                aria-label={`Colour of stop ${index + 1}`}
-                value={hexColour(stop.colour)}
-                onInput={(event) => update(index, { colour: event.currentTarget.value })}
-              />
-            </td>
-            <td>
-              <button
-                type="button"
-                onClick={() => props.onChange({ ...draft, stops: draft.stops.filter((_, i) => i !== index) })}
-              >
-                Remove
-              </button>
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <ClassTable
+      entries={draft.stops}
+      onChange={(stops) => props.onChange({ ...draft, stops })}
+      noun="stop"
+      firstHeading="Value"
+      colourName={(_, index) => `stop ${index + 1}`}
+      firstCell={(stop, update, index) => (
+        <input
+          type="number"
+          step="any"
+          required
+          aria-label={`Value of stop ${index + 1}`}
+          value={stop.value}
+          onInput={(event) => update({ value: event.currentTarget.value })}
+        />
+      )}
+    />
   );
 }
 
@@ -155,7 +120,7 @@ export function RasterFields(props: Props): JSX.Element {
               Add a stop
             </button>
           </div>
-          <StopRows {...props} />
+          <StopTable {...props} />
         </>
       )}
     </fieldset>
