@@ -4,6 +4,7 @@
  * no tile server), so the basemap is made here. The choice is kept in the browser, for every map.
  */
 import type BaseLayer from 'ol/layer/Base';
+import Stroke from 'ol/style/Stroke';
 
 export type Basemap = 'none' | 'graticule';
 
@@ -20,14 +21,12 @@ export function storeBasemap(basemap: Basemap): void {
 
 /**
  * The layer drawing `basemap`, undefined for none. The graticule brings OpenLayers' vector
- * rendering (28 KB gzipped), fetched only once a map shows it.
+ * rendering (28 KB gzipped), fetched only once a map shows it; its stroke style is in every map
+ * already.
  */
 export async function basemapLayer(basemap: Basemap): Promise<BaseLayer | undefined> {
   if (basemap === 'none') return undefined;
-  const [{ default: Graticule }, { default: Stroke }] = await Promise.all([
-    import('ol/layer/Graticule'),
-    import('ol/style/Stroke'),
-  ]);
+  const { default: Graticule } = await import('ol/layer/Graticule');
   return new Graticule({
     strokeStyle: new Stroke({ color: 'rgba(40, 70, 120, 0.55)', width: 1 }),
     showLabels: true,
