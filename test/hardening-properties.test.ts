@@ -610,10 +610,14 @@ describe('hostile requests to every route', () => {
   }
 
   async function registeredInstance(): Promise<string> {
-    return waitFor('the fake plugin to register', async () => {
-      const { servers } = (await api('GET', '/api/instances')).body as { servers: Array<{ id: string }> };
-      return servers[0]?.id;
-    });
+    return waitFor(
+      'the fake plugin to register',
+      async () => {
+        const { servers } = (await api('GET', '/api/instances')).body as { servers: Array<{ id: string }> };
+        return servers[0]?.id;
+      },
+      60_000,
+    );
   }
 
   /** A queued job a process that is gone left in the store, so the job routes have a real id to act on. */
@@ -916,7 +920,23 @@ describe('hostile requests to every route', () => {
     });
   });
 
-  it('creates no file outside the projects, MapProxy and data folders, and leaves no temporary file inside', () => {
+  /** Jobs the requests started (seeding, imports) write files until they end: the files are judged after. */
+  async function jobsEnded(): Promise<void> {
+    await waitFor(
+      'the jobs the requests started to end',
+      async () => {
+        const unfinished = await Promise.all(
+          ['queued', 'running'].map(async (state) => (await api('GET', `/api/jobs?state=${state}`)).body as unknown[]),
+        );
+        return unfinished.every((jobs) => jobs.length === 0);
+      },
+      300_000,
+      250,
+    );
+  }
+
+  it('creates no file outside the projects, MapProxy and data folders, and leaves no temporary file inside', async () => {
+    await jobsEnded();
     const { added, removed } = treeChanges(untouched, fileTree(sandbox, allowed));
     assert.deepEqual({ added, removed }, { added: [], removed: [] });
     for (const folder of allowed) assert.deepEqual(leftovers(folder), [], folder);
