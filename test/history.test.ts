@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
@@ -283,8 +283,13 @@ function historySuite(kind: StorageKind): void {
       assert.match((refused.body as { error: string }).error, /"parcels"/);
     }
 
+    /** A stopped API has closed the history file: SQLite then folds its write-ahead log in and removes it. */
+    async function historyClosed(): Promise<void> {
+      if (kind === 'filesystem') assert.equal(existsSync(join(stack.projectsDir, `${HISTORY_FILE}-wal`)), false);
+    }
+
     it('restores versions rebuilt from their chains by an API started since, checking their layers', async () => {
-      await stack.restartApi();
+      await stack.restartApi(historyClosed);
       await restoredAsItWas(states[2] as State);
       await restoredAsItWas(states[5] as State);
       await stack.restartApi();

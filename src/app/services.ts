@@ -193,8 +193,8 @@ async function buildServices(
   const crs = new CrsResolver();
   const registry = monitoringRegistry(config, logger);
   const postgres = config.psqlService === undefined ? undefined : await openPostgresStore(config, config.psqlService);
-  if (postgres) closers.add(() => postgres.close());
   const store = postgres ?? new FilesystemStore(config.projectsDir);
+  closers.add(() => store.close());
   // Steward processes sharing the database share their instances; without one, a process has its own.
   const fleet = registry && postgres && (await InstanceFleet.join(postgres.database, registry, monitorLog(logger)));
   if (fleet) closers.add(() => fleet.close());

@@ -133,6 +133,11 @@ export class FilesystemStore implements ProjectStore {
     this.versions = new SqliteVersions(join(projectsDir, HISTORY_FILE));
   }
 
+  /** Closes the history file; a later use opens it again. */
+  close(): void {
+    this.versions.close();
+  }
+
   dataDir(ref: ProjectRef): string {
     return join(this.projectsDir, ref.name);
   }
