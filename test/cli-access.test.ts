@@ -170,7 +170,7 @@ describe('steward login, whoami, tokens, roles and audit against a real API', ()
     const unknownRole = await steward(['tokens', 'create', 'ci', '--roles', 'nobody'], env);
     assert.deepEqual(
       [unknownRole.code, unknownRole.err],
-      [1, 'steward: role "nobody" does not exist; PUT /api/roles/nobody first [unprocessable]\n'],
+      [1, 'steward: role "nobody" does not exist; PUT /api/roles/nobody first [role_not_found]\n'],
     );
 
     // The environment's token is sent rather than the kept one.

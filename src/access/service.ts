@@ -395,7 +395,9 @@ export class AccessService {
   viewedAs(viewer: Identity, roles: readonly string[]): Identity {
     for (const role of roles) {
       if (!this.roleDefinitions.has(checkRoleName(role)))
-        throw new Unprocessable(`role "${role}" does not exist; GET /api/roles lists those that do`);
+        throw new Unprocessable(`role "${role}" does not exist; GET /api/roles lists those that do`, {
+          code: 'role_not_found',
+        });
     }
     const held = [...new Set(roles)];
     const permissions = this.permissionsOf(held);
@@ -423,7 +425,9 @@ export class AccessService {
     await this.refresh();
     for (const role of request.roles) {
       if (!this.roleDefinitions.has(checkRoleName(role)))
-        throw new Unprocessable(`role "${role}" does not exist; PUT /api/roles/${role} first`);
+        throw new Unprocessable(`role "${role}" does not exist; PUT /api/roles/${role} first`, {
+          code: 'role_not_found',
+        });
     }
     let expires: string | null = null;
     if (request.expires !== undefined && request.expires !== null) {
