@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 
 import { type Page } from 'playwright-core';
 
-import type { InstanceProjects } from '../src/monitor/protocol.js';
+import type { InstanceAbout, InstanceProjects } from '../src/monitor/protocol.js';
 import { freePort } from '../src/runtime/ports.js';
 import { centreWhen, checkAccessibility, screenshot, settled } from './support/browser.js';
 import { type CacheStack, startCacheStack } from './support/cache-stack.js';
@@ -233,6 +233,27 @@ describe('web console administration', () => {
     assert.deepEqual(errors, []);
   });
 
+  /** The instance's page lists `map` among its cached projects, and its process and settings as the plugin tells them. */
+  async function instancePageShows(id: string, map: string): Promise<void> {
+    await page.goto(`/instances/${encodeURIComponent(id)}`);
+    const row = page.getByRole('table', { name: 'Projects in the cache' }).getByRole('row').filter({ hasText: map });
+    await row.waitFor();
+    assert.match(await row.innerText(), /\t1\s+none\s*$/);
+    const about = (await call('GET', `/api/instances/${id}/about`)).body as InstanceAbout;
+    const facts = page.getByTestId('instance-process');
+    await facts.waitFor();
+    assert.match(await facts.innerText(), new RegExp(`Process\\s+${about.process.pid}\\s+Memory\\s+[\\d.]+ (MiB|GiB)`));
+    const settings = page.getByRole('table', { name: 'QGIS Server settings' });
+    assert.equal(await settings.locator('tbody tr').count(), about.settings.values.length);
+    const [first] = about.settings.values;
+    assert.ok(first, 'the plugin tells at least one setting');
+    const firstRow = settings.locator('tbody tr').first();
+    const cells = (await firstRow.innerText()).split('\t').map((cell) => cell.trim());
+    assert.deepEqual(cells.slice(0, 2), [first.name, String(first.value) || 'not set']);
+    await checkAccessibility(page, 'the instance page with its cached projects and settings');
+    await screenshot(page, 'instance-details');
+  }
+
   test('projects: the pin toggle pins a project, which the registered instance loads at once, and unpins it', async () => {
     assert.equal((await call('POST', '/api/projects', { name: 'pinned', author: 'Ada' })).status, 201);
     const layer = { datasource: `${join(demo, 'town.gpkg')}|layername=districts`, name: 'districts', type: 'vector' };
@@ -266,7 +287,9 @@ describe('web console administration', () => {
     assert.equal(await toggle.isChecked(), true);
     await checkAccessibility(page, 'the projects page with a pinned project');
     await screenshot(page, 'projects-pinned');
+    await instancePageShows(ids[0] ?? '', map);
 
+    await page.goto('/');
     await toggle.uncheck();
     await waitFor('the pin to go', async () => !(await pinned()));
     await page.reload();

@@ -1,12 +1,13 @@
 /**
- * One QGIS Server instance: its metadata, a live chart of its request statistics and its log,
- * following new lines.
+ * One QGIS Server instance: its metadata, a live chart of its request statistics, the projects in
+ * its cache, its process and settings, and its log, following new lines.
  */
 import type { JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 
 import { type Answer, api, ApiError } from '../api/client';
 import { Chart } from '../components/chart';
+import { CachedProjects, InstanceAbout } from '../components/instance-details';
 import { ErrorMessage, Loading } from '../components/messages';
 import { Page } from '../components/page';
 import { useApi, useInterval } from '../components/use-api';
@@ -66,6 +67,14 @@ export default function InstancePage({ params }: PageProps): JSX.Element {
           {metadata.data && <MetadataFacts metadata={metadata.data} />}
         </section>
       </div>
+      <section class="card" aria-labelledby="cached-title">
+        <h2 id="cached-title">Cached projects</h2>
+        <CachedProjects id={id} />
+      </section>
+      <section class="card" aria-labelledby="about-title">
+        <h2 id="about-title">Process and settings</h2>
+        <InstanceAbout id={id} />
+      </section>
       <section class="card" aria-labelledby="log-title">
         <h2 id="log-title">Log</h2>
         <FollowedLog id={id} live={!gone} onError={onError} />
