@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, renameSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
+import gdal from 'gdal-async';
 import { type Page } from 'playwright-core';
 
 import type { InstanceAbout, InstanceProjects } from '../src/monitor/protocol.js';
@@ -17,6 +18,7 @@ import { type CacheStack, startCacheStack } from './support/cache-stack.js';
 import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { apiCall } from './support/http.js';
 import { after, before, describe, test } from './support/node-test.js';
+import { writeRaster } from './support/rasters.js';
 import { waitFor } from './support/wait.js';
 
 const repo = resolve(import.meta.dirname, '..');
@@ -120,7 +122,7 @@ describe('web console administration', () => {
     assert.deepEqual(errors, []);
   });
 
-  test('processing: a histogram drawn as a chart, a calculation added as a layer and drawn', async () => {
+  test('processing: a histogram drawn as a chart, a calculation added as a layer and drawn, overviews built', async () => {
     assert.equal((await call('POST', '/api/projects', { name: 'terrain', author: 'Ada' })).status, 201);
     const elevation = { datasource: join(demo, 'elevation.tif'), name: 'elevation', type: 'raster' };
     assert.equal((await call('POST', '/api/projects/terrain/layers', elevation)).status, 201);
@@ -143,6 +145,33 @@ describe('web console administration', () => {
     await centreWhen(map, 'drawn', ([r = 0, g = 0, b = 0]) => !(r === 255 && g === 255 && b === 255));
     await checkAccessibility(page, 'the processing page');
     await screenshot(page, 'processing');
+
+    const large = writeRaster(join(demo, 'large.tif'), {
+      type: 'Byte',
+      width: 600,
+      height: 600,
+      value: (x, y) => (x + y) % 256,
+    });
+    const layer = { datasource: large, name: 'large', type: 'raster' };
+    assert.equal((await call('POST', '/api/projects/terrain/layers', layer)).status, 201);
+    await page.reload();
+    const overviews = page.getByRole('form', { name: 'Overviews' });
+    await overviews.getByRole('button', { name: 'Build overviews' }).click();
+    await page.getByText('Layer elevation needs no overviews: it fits in 256 × 256 pixels.').waitFor();
+    await overviews.getByLabel('Raster layer').selectOption('large');
+    await overviews.getByRole('button', { name: 'Build overviews' }).click();
+    await page.getByText(`Overviews built at factors 2, 4 in ${large}.ovr.`).waitFor({ timeout: 30_000 });
+    const dataset = gdal.open(large);
+    const built = dataset.bands.get(1).overviews;
+    assert.deepEqual(
+      Array.from({ length: built.count() }, (_, index) => built.get(index).size),
+      [
+        { x: 300, y: 300 },
+        { x: 150, y: 150 },
+      ],
+    );
+    dataset.close();
+    await checkAccessibility(page, 'the processing page after building overviews');
     assert.deepEqual(errors, []);
   });
 

@@ -1,6 +1,6 @@
 /**
- * Raster processing of a project: a layer's histogram as a chart, and the raster calculator as a
- * form whose result is added to the project as a layer and shown on a map.
+ * Raster processing of a project: a layer's histogram as a chart, the raster calculator as a form
+ * whose result is added to the project as a layer and shown on a map, and overviews.
  */
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
@@ -12,6 +12,7 @@ import { Chart } from '../components/chart';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { ErrorMessage, Loading } from '../components/messages';
 import { NumberField } from '../components/number-field';
+import { OverviewsPanel } from '../components/overviews-panel';
 import { Page } from '../components/page';
 import { ProjectMap } from '../components/project-map';
 import { ProjectTabs } from '../components/project-tabs';
@@ -45,6 +46,7 @@ export default function ProcessingPage({ params, query }: PageProps): JSX.Elemen
             folder={server.data.data_roots[0] ?? ''}
             onAdded={layers.reload}
           />
+          <OverviewsPanel project={ref} rasters={rasters} />
         </div>
       )}
     </Page>
