@@ -14,6 +14,7 @@ import { unzipSync, zipSync } from 'fflate';
 import { startApiProcess } from './support/api-process.js';
 import { steward } from './support/cli.js';
 import { agree } from './support/drawings.js';
+import { fileTree, treeChanges } from './support/file-tree.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import {
   processMemory,
@@ -394,6 +395,36 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
     assert.equal((await stack.call('DELETE', '/api/data/shared')).status, 200);
     assert.ok(!existsSync(join(uploads, 'shared')));
   });
+  it('leaves no folder behind of a data upload refused or cut short, nor removes one that was there', async () => {
+    const url = `${stack.api.url}/api/data/new/deeper/x.gpkg`;
+    /** The upload root's tree, once the API has cleared up after the refusal (it notices a dropped connection as it reads). */
+    const settledTree = async (expected: Set<string>): Promise<Set<string>> => {
+      const until = Date.now() + 5_000;
+      let tree = fileTree(uploads);
+      while (treeChanges(expected, tree).added.length > 0 && Date.now() < until) {
+        await new Promise((done) => setTimeout(done, 100));
+        tree = fileTree(uploads);
+      }
+      return tree;
+    };
+    const refusals: Array<[string, () => Promise<number | undefined>, number | undefined]> = [
+      ['unreadable', async () => (await fetch(url, { method: 'PUT', body: 'not a GeoPackage' })).status, 422],
+      ['too large', async () => (await sendChunked(url, BODY_LIMIT + 1024 * 1024))?.status, 413],
+      ['cut short', async () => (await sendChunked(url, BODY_LIMIT, 256 * 1024))?.status, undefined],
+    ];
+    for (const [what, send, status] of refusals) {
+      const before = fileTree(uploads);
+      assert.equal(await send(), status, what);
+      assert.deepEqual(treeChanges(before, await settledTree(before)), { added: [], removed: [] }, what);
+    }
+    // A folder that was there stays, even empty; only the one the refused upload made goes.
+    mkdirSync(join(uploads, 'new'));
+    const before = fileTree(uploads);
+    assert.equal((await fetch(url, { method: 'PUT', body: 'not a GeoPackage' })).status, 422);
+    assert.deepEqual(treeChanges(before, await settledTree(before)), { added: [], removed: [] });
+    assert.equal((await stack.call('DELETE', '/api/data/new')).status, 200);
+  });
+
   it('refuses uploads past the limit however they are sent, and leaves nothing of them or of ones cut short', async () => {
     const over = BODY_LIMIT + 1024 * 1024;
     // A bundle's start, its first file's bytes (zeros) written to the disk as they arrive until refused or cut.

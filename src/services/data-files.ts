@@ -11,6 +11,7 @@ import { type Readable } from 'node:stream';
 import { BadRequest, Conflict, NotFound, Unprocessable } from '../errors.js';
 import { datasetFiles } from '../gdal/dataset-files.js';
 import { insufficientStorage, isDiskFull } from '../storage/disk-space.js';
+import { removeMadeFolders } from '../storage/made-folders.js';
 import { receiveFile } from '../storage/received-file.js';
 import { type LayerService } from './layers.js';
 import { checkName } from './names.js';
@@ -49,7 +50,7 @@ export class DataFiles {
   /**
    * Stores the upload `body` as the file at `relative`, written beside it as it arrives and renamed
    * into place once whole; PayloadTooLarge past the body limit, Unprocessable when GDAL cannot open
-   * it, leaving nothing either way.
+   * it, leaving nothing either way: not the folders made for it either.
    */
   async put(relative: string, body: Readable): Promise<{ created: boolean; path: string }> {
     const path = this.pathOf(relative);
@@ -57,9 +58,11 @@ export class DataFiles {
     const existing = await stat(path).catch(() => undefined);
     if (existing?.isDirectory()) throw new Conflict(`${relative} is a folder`);
     // The temporary name keeps the file's extension, which GDAL recognises some formats by.
-    const temporary = join(dirname(path), `.${randomUUID()}.${path.split('/').pop() ?? ''}`);
+    const folder = dirname(path);
+    const temporary = join(folder, `.${randomUUID()}.${path.split('/').pop() ?? ''}`);
+    let made: string | undefined;
     try {
-      await mkdir(dirname(path), { recursive: true });
+      made = await mkdir(folder, { recursive: true });
       await receiveFile(body, temporary, this.bodyLimit);
       if (!(await datasetFiles(temporary)))
         throw new Unprocessable(`GDAL cannot open ${relative} as a dataset`, { code: 'datasource_unreadable' });
@@ -67,7 +70,9 @@ export class DataFiles {
       return { created: existing === undefined, path };
     } catch (error) {
       await rm(temporary, { force: true });
-      throw isDiskFull(error) ? await insufficientStorage(error, dirname(path)) : error;
+      const answer = isDiskFull(error) ? await insufficientStorage(error, folder) : error;
+      await removeMadeFolders(folder, made);
+      throw answer;
     }
   }
 
