@@ -510,6 +510,20 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
     assert.equal((await fetch(url, { method: 'PUT', body: 'not a GeoPackage' })).status, 422);
     assert.deepEqual(treeChanges(before, await settledTree(before)), { added: [], removed: [] });
     assert.equal((await stack.call('DELETE', '/api/data/new')).status, 200);
+
+    // A refused upload and a good one into the same new folder at once: the good one is stored whole.
+    for (let round = 0; round < 5; round++) {
+      const folder = `together-${round}/deeper`;
+      const [refused, stored] = await Promise.all([
+        fetch(`${stack.api.url}/api/data/${folder}/junk.gpkg`, { method: 'PUT', body: 'not a GeoPackage' }),
+        fetch(`${stack.api.url}/api/data/${folder}/places.gpkg`, {
+          method: 'PUT',
+          body: readFileSync(data.geopackage),
+        }),
+      ]);
+      assert.deepEqual([refused.status, stored.status], [422, 201], await stored.text());
+      assert.deepEqual(readdirSync(join(uploads, folder)), ['places.gpkg']);
+    }
   });
 
   it('refuses uploads past the limit however they are sent, and leaves nothing of them or of ones cut short', async () => {

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { type Readable } from 'node:stream';
 
 import { BadRequest, Conflict, NotFound, Unprocessable } from '../errors.js';
@@ -57,19 +57,24 @@ export class DataFiles {
     if (path === this.root) throw new BadRequest("give the file's path in the upload root");
     const existing = await stat(path).catch(() => undefined);
     if (existing?.isDirectory()) throw new Conflict(`${relative} is a folder`);
-    // The temporary name keeps the file's extension, which GDAL recognises some formats by.
     const folder = dirname(path);
-    const temporary = join(folder, `.${randomUUID()}.${path.split('/').pop() ?? ''}`);
+    // A hidden folder of its own, made in the same call as the folders above it (a recursive mkdir
+    // makes again a parent that goes meanwhile): another upload's refusal, removing the empty
+    // folders it made, cannot take them from under this one. The file keeps its name there, and so
+    // its extension, which GDAL recognises some formats by.
+    const staging = join(folder, `.upload.${randomUUID()}.tmp`);
+    const temporary = join(staging, basename(path));
     let made: string | undefined;
     try {
-      made = await mkdir(folder, { recursive: true });
+      made = await mkdir(staging, { recursive: true });
       await receiveFile(body, temporary, this.bodyLimit);
       if (!(await datasetFiles(temporary)))
         throw new Unprocessable(`GDAL cannot open ${relative} as a dataset`, { code: 'datasource_unreadable' });
       await rename(temporary, path);
+      await rm(staging, { recursive: true, force: true });
       return { created: existing === undefined, path };
     } catch (error) {
-      await rm(temporary, { force: true });
+      await rm(staging, { recursive: true, force: true });
       const answer = isDiskFull(error) ? await insufficientStorage(error, folder) : error;
       await removeMadeFolders(folder, made);
       throw answer;
