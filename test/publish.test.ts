@@ -14,6 +14,7 @@ import { unzipSync, zipSync } from 'fflate';
 import { startApiProcess } from './support/api-process.js';
 import { steward } from './support/cli.js';
 import { agree } from './support/drawings.js';
+import { fileTree, treeChanges } from './support/file-tree.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import {
   processMemory,
@@ -278,11 +279,98 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
     assert.notEqual(matched.etag, first.etag);
     const replaced = await put('replaced', bundle, '?replace=true');
     assert.equal(replaced.status, 200);
-    assert.deepEqual(uploaded('replaced'), [(replaced.body as PublishAnswer).data_dir?.split('/').pop()]);
+    // The earlier revisions stay: versions of the project's history read them.
+    const revisions = [first, matched, replaced].map((reply) =>
+      (reply.body as PublishAnswer).data_dir?.split('/').pop(),
+    );
+    assert.deepEqual(uploaded('replaced').sort(), revisions.sort());
     const etag = (await download('replaced')).headers.get('etag');
     assert.equal(etag, replaced.etag);
     const absent = await put('never-there', bundle, '', { 'if-match': etag ?? '' });
     assert.equal(absent.status, 412);
+  });
+
+  /** The revision folder a publish answered, by its name. */
+  function revisionOf(reply: { body: unknown }): string {
+    return (reply.body as PublishAnswer).data_dir?.split('/').pop() ?? '';
+  }
+
+  /** The project file of `desktop`, reading its data files in `folder` by their absolute path. */
+  function projectReading(desktop: string, folder: string): string {
+    return readFileSync(join(desktop, 'project.qgs'), 'utf8').replaceAll('./data/', `${folder}/data/`);
+  }
+
+  it('keeps earlier revisions while a version of the history reads them: a restore finds its files', async () => {
+    const desktop = desktopProject();
+    const first = await put('revisions', bundleOf(desktop));
+    assert.equal(first.status, 201, JSON.stringify(first.body));
+    const second = await put('revisions', bundleOf(desktop), '?replace=true');
+    assert.equal(second.status, 200, JSON.stringify(second.body));
+    assert.deepEqual(uploaded('revisions').sort(), [revisionOf(first), revisionOf(second)].sort());
+
+    const { versions } = (await stack.call('GET', '/api/projects/revisions/versions')).body as {
+      versions: Array<{ id: string }>;
+    };
+    const oldest = versions.at(-1)?.id ?? '';
+    const restored = await stack.call('POST', `/api/projects/revisions/versions/${oldest}/restore`);
+    assert.equal(restored.status, 200, JSON.stringify(restored.body));
+    const check = (await stack.call('GET', '/api/projects/revisions/check')).body as Check;
+    assert.equal(check.status, 'ok', JSON.stringify(check));
+    for (const layer of ['places', 'colours']) {
+      const info = (await stack.call('GET', `/api/projects/revisions/layers/${layer}`)).body as {
+        source: string;
+        valid: boolean;
+      };
+      assert.ok(
+        info.valid && info.source.includes(revisionOf(first)),
+        `${layer} reads the first revision: ${info.source}`,
+      );
+    }
+
+    // A lone project reading the first revision's files keeps that revision as well.
+    const lone = await put(
+      'revisions',
+      projectReading(desktop, join(uploads, 'revisions', revisionOf(first))),
+      '?replace=true',
+    );
+    assert.equal(lone.status, 200, JSON.stringify(lone.body));
+    assert.deepEqual(uploaded('revisions').sort(), [revisionOf(first), revisionOf(second)].sort());
+  });
+
+  it('removes earlier revisions once neither the project nor a version of its history reads them', async () => {
+    const root = join(scratch, 'short-history');
+    mkdirSync(root);
+    const brief = await startStack({
+      dataRoots: [data.dir, root],
+      uploadRoot: root,
+      publishBodyLimit: BODY_LIMIT,
+      history: { versions: 1, days: 90 },
+    });
+    try {
+      const publish = async (body: Uint8Array | string, status: number): Promise<string> => {
+        const reply = await fetch(`${brief.api.url}/api/projects/brief/archive?replace=true`, {
+          method: 'PUT',
+          body: typeof body === 'string' ? body : Buffer.from(body),
+        });
+        const answer = (await reply.json()) as PublishAnswer;
+        assert.equal(reply.status, status, JSON.stringify(answer));
+        return answer.data_dir ?? '';
+      };
+      const kept = (): string[] => (existsSync(join(root, 'brief')) ? readdirSync(join(root, 'brief')) : []);
+      const desktop = desktopProject();
+      await publish(bundleOf(desktop), 201);
+      // The history keeps one version: the one of the replacement, which reads its own revision only.
+      const second = await publish(bundleOf(desktop), 200);
+      assert.deepEqual(kept(), [second.split('/').pop()]);
+      await publish(projectReading(desktop, second), 200);
+      assert.deepEqual(kept(), [second.split('/').pop()], 'the stored project reads it');
+      await publish(projectReading(desktop, desktop), 200);
+      assert.ok(!existsSync(join(root, 'brief')), 'no revision is read any more: none is left, nor their folder');
+      const check = (await brief.call('GET', '/api/projects/brief/check')).body as Check;
+      assert.equal(check.status, 'ok', JSON.stringify(check));
+    } finally {
+      await brief.stop();
+    }
   });
 
   it('refuses a project with broken layers, naming them, unless ?allow_broken=true', async () => {
@@ -394,6 +482,50 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
     assert.equal((await stack.call('DELETE', '/api/data/shared')).status, 200);
     assert.ok(!existsSync(join(uploads, 'shared')));
   });
+  it('leaves no folder behind of a data upload refused or cut short, nor removes one that was there', async () => {
+    const url = `${stack.api.url}/api/data/new/deeper/x.gpkg`;
+    /** The upload root's tree, once the API has cleared up after the refusal (it notices a dropped connection as it reads). */
+    const settledTree = async (expected: Set<string>): Promise<Set<string>> => {
+      const until = Date.now() + 5_000;
+      let tree = fileTree(uploads);
+      while (treeChanges(expected, tree).added.length > 0 && Date.now() < until) {
+        await new Promise((done) => setTimeout(done, 100));
+        tree = fileTree(uploads);
+      }
+      return tree;
+    };
+    const refusals: Array<[string, () => Promise<number | undefined>, number | undefined]> = [
+      ['unreadable', async () => (await fetch(url, { method: 'PUT', body: 'not a GeoPackage' })).status, 422],
+      ['too large', async () => (await sendChunked(url, BODY_LIMIT + 1024 * 1024))?.status, 413],
+      ['cut short', async () => (await sendChunked(url, BODY_LIMIT, 256 * 1024))?.status, undefined],
+    ];
+    for (const [what, send, status] of refusals) {
+      const before = fileTree(uploads);
+      assert.equal(await send(), status, what);
+      assert.deepEqual(treeChanges(before, await settledTree(before)), { added: [], removed: [] }, what);
+    }
+    // A folder that was there stays, even empty; only the one the refused upload made goes.
+    mkdirSync(join(uploads, 'new'));
+    const before = fileTree(uploads);
+    assert.equal((await fetch(url, { method: 'PUT', body: 'not a GeoPackage' })).status, 422);
+    assert.deepEqual(treeChanges(before, await settledTree(before)), { added: [], removed: [] });
+    assert.equal((await stack.call('DELETE', '/api/data/new')).status, 200);
+
+    // A refused upload and a good one into the same new folder at once: the good one is stored whole.
+    for (let round = 0; round < 5; round++) {
+      const folder = `together-${round}/deeper`;
+      const [refused, stored] = await Promise.all([
+        fetch(`${stack.api.url}/api/data/${folder}/junk.gpkg`, { method: 'PUT', body: 'not a GeoPackage' }),
+        fetch(`${stack.api.url}/api/data/${folder}/places.gpkg`, {
+          method: 'PUT',
+          body: readFileSync(data.geopackage),
+        }),
+      ]);
+      assert.deepEqual([refused.status, stored.status], [422, 201], await stored.text());
+      assert.deepEqual(readdirSync(join(uploads, folder)), ['places.gpkg']);
+    }
+  });
+
   it('refuses uploads past the limit however they are sent, and leaves nothing of them or of ones cut short', async () => {
     const over = BODY_LIMIT + 1024 * 1024;
     // A bundle's start, its first file's bytes (zeros) written to the disk as they arrive until refused or cut.

@@ -329,6 +329,11 @@ async function buildServices(
     uploadRoot: config.uploadRoot,
     bodyLimit: publishBodyLimit,
     lifecycle: cache,
+    onCleanupFailed: (ref, error) =>
+      logger.error(
+        { err: error, project: ref.name, schema: ref.schema },
+        `earlier data revisions of project "${ref.name}" could not be removed after its publish; they stay until its next one`,
+      ),
   });
   const dataFiles = new DataFiles(config.uploadRoot, repository, layers, publishBodyLimit);
   return {

@@ -5,12 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { type Readable } from 'node:stream';
 
 import { BadRequest, Conflict, NotFound, Unprocessable } from '../errors.js';
 import { datasetFiles } from '../gdal/dataset-files.js';
 import { insufficientStorage, isDiskFull } from '../storage/disk-space.js';
+import { removeMadeFolders } from '../storage/made-folders.js';
 import { receiveFile } from '../storage/received-file.js';
 import { type LayerService } from './layers.js';
 import { checkName } from './names.js';
@@ -49,25 +50,34 @@ export class DataFiles {
   /**
    * Stores the upload `body` as the file at `relative`, written beside it as it arrives and renamed
    * into place once whole; PayloadTooLarge past the body limit, Unprocessable when GDAL cannot open
-   * it, leaving nothing either way.
+   * it, leaving nothing either way: not the folders made for it either.
    */
   async put(relative: string, body: Readable): Promise<{ created: boolean; path: string }> {
     const path = this.pathOf(relative);
     if (path === this.root) throw new BadRequest("give the file's path in the upload root");
     const existing = await stat(path).catch(() => undefined);
     if (existing?.isDirectory()) throw new Conflict(`${relative} is a folder`);
-    // The temporary name keeps the file's extension, which GDAL recognises some formats by.
-    const temporary = join(dirname(path), `.${randomUUID()}.${path.split('/').pop() ?? ''}`);
+    const folder = dirname(path);
+    // A hidden folder of its own, made in the same call as the folders above it (a recursive mkdir
+    // makes again a parent that goes meanwhile): another upload's refusal, removing the empty
+    // folders it made, cannot take them from under this one. The file keeps its name there, and so
+    // its extension, which GDAL recognises some formats by.
+    const staging = join(folder, `.upload.${randomUUID()}.tmp`);
+    const temporary = join(staging, basename(path));
+    let made: string | undefined;
     try {
-      await mkdir(dirname(path), { recursive: true });
+      made = await mkdir(staging, { recursive: true });
       await receiveFile(body, temporary, this.bodyLimit);
       if (!(await datasetFiles(temporary)))
         throw new Unprocessable(`GDAL cannot open ${relative} as a dataset`, { code: 'datasource_unreadable' });
       await rename(temporary, path);
+      await rm(staging, { recursive: true, force: true });
       return { created: existing === undefined, path };
     } catch (error) {
-      await rm(temporary, { force: true });
-      throw isDiskFull(error) ? await insufficientStorage(error, dirname(path)) : error;
+      await rm(staging, { recursive: true, force: true });
+      const answer = isDiskFull(error) ? await insufficientStorage(error, folder) : error;
+      await removeMadeFolders(folder, made);
+      throw answer;
     }
   }
 

@@ -6,8 +6,9 @@
  * checked before it is stored and replaces the stored one in one write, so that readers and QGIS
  * Server see the old project with its files or the new one with its own (docs/publishing.md).
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { readdir, rm, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, posix, relative } from 'node:path';
 import { type Readable } from 'node:stream';
@@ -47,6 +48,7 @@ import { type DataRoots } from './data-roots.js';
 import { type LayerService } from './layers.js';
 import { type ProjectLifecycle } from './projects.js';
 import { projectNotFound, type ProjectRepository } from './repository.js';
+import { newRevision, removeUnusedRevisions } from './revision-folders.js';
 
 export interface ArchiveDownload {
   /** The archive: a .qgz whole, a bundle read from the disk as it is sent. */
@@ -95,20 +97,10 @@ const UNPACKED_FACTOR = 4;
 const PROJECT_FILE = /\.(qgs|qgz)$/i;
 /** Bytes of an upload read to tell a zip from a project file. */
 const SNIFF_BYTES = 64;
-/** Revision folders: `20261205T130301Z-1a2b3c`. */
-const REVISION = /^\d{8}T\d{6}Z-[0-9a-f]{6}$/;
 
 /** The entity tag of a stored project's identity. */
 export function projectEtag(identity: string): string {
   return `"${createHash('sha256').update(identity).digest('base64url').slice(0, 27)}"`;
-}
-
-function newRevision(): string {
-  const stamp = new Date()
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z');
-  return `${stamp}-${randomBytes(3).toString('hex')}`;
 }
 
 /** The body's chunks until they hold `length` bytes or it ends, as one buffer. */
@@ -152,6 +144,13 @@ function projectText(bytes: Uint8Array): string {
   return new TextDecoder('utf-8').decode(bytes);
 }
 
+/** An upload whose revision another publish of the project removed before it was stored. */
+function revisionGone(ref: ProjectRef): Conflict {
+  return new Conflict(
+    `another publish of project "${ref.name}" replaced it while this upload was checked, removing its data files; upload it again`,
+  );
+}
+
 function brokenMessage(broken: LayerCheck[]): string {
   const named = broken.map((layer) => `"${layer.name}" (${layer.findings.map((f) => f.message).join('; ')})`);
   return `the project's layers ${named.join(', ')} are broken; publish it anyway with ?allow_broken=true`;
@@ -171,6 +170,8 @@ export class ProjectArchives {
       /** Bytes an upload may have. */
       bodyLimit: number;
       lifecycle?: ProjectLifecycle | undefined;
+      /** Told when earlier revisions could not be removed after a publish, which stands all the same. */
+      onCleanupFailed?: (ref: ProjectRef, error: unknown) => void;
     },
   ) {
     this.limits = { entries: MAX_ENTRIES, bytes: UNPACKED_FACTOR * options.bodyLimit };
@@ -362,13 +363,17 @@ export class ProjectArchives {
       const broken = layers.filter((layer) => layer.status === 'broken');
       if (broken.length > 0 && !options.allowBroken)
         throw new Unprocessable(brokenMessage(broken), { code: 'broken_layers' });
-      created = await this.repository.put(ref, upload.document, allow, 'published the project from an upload');
+      const stored = (identity: string | undefined): void => {
+        allow(identity);
+        if (dataDir !== undefined && !existsSync(dataDir)) throw revisionGone(ref);
+      };
+      created = await this.repository.put(ref, upload.document, stored, 'published the project from an upload');
     } catch (error) {
       if (dataDir !== undefined) await removeStaged(dataDir);
       throw error;
     }
     if (created) await this.options.lifecycle?.projectCreated?.(ref);
-    if (dataDir !== undefined) await this.removeOtherRevisions(dataDir);
+    await this.removeUnusedRevisions(ref, dataDir);
     const check = await this.options.checker.check(ref);
     return {
       created,
@@ -377,6 +382,15 @@ export class ProjectArchives {
       data_files: [...upload.data],
       check,
     };
+  }
+
+  /** Once a publish is stored: the project's earlier revisions nothing names any more go (revision-folders.ts). */
+  private async removeUnusedRevisions(ref: ProjectRef, dataDir: string | undefined): Promise<void> {
+    if (this.options.uploadRoot === undefined) return;
+    const current = dataDir === undefined ? undefined : basename(dataDir);
+    await removeUnusedRevisions(this.repository.store, ref, this.projectDataDir(ref), current).catch((error: unknown) =>
+      this.options.onCleanupFailed?.(ref, error),
+    );
   }
 
   private precondition(ref: ProjectRef, identity: string | undefined, options: PublishOptions): void {
@@ -450,15 +464,5 @@ export class ProjectArchives {
       return changed;
     });
     document.setTreeSources(datasources);
-  }
-
-  /** Removes the project's revision folders but `kept`, once the project that used them is replaced. */
-  private async removeOtherRevisions(kept: string): Promise<void> {
-    const parent = dirname(kept);
-    const entries = await readdir(parent).catch(() => [] as string[]);
-    for (const entry of entries) {
-      if (REVISION.test(entry) && entry !== basename(kept))
-        await rm(join(parent, entry), { recursive: true, force: true });
-    }
   }
 }

@@ -6,8 +6,10 @@
  * first file made it: a refused upload leaves no trace.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, rename, rm, rmdir } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+
+import { removeIfEmpty } from './made-folders.js';
 
 /**
  * Removes `folder` and what it holds, then the folder it is in if that is left empty. Another
@@ -16,10 +18,7 @@ import { dirname, join } from 'node:path';
  */
 export async function removeStaged(folder: string): Promise<void> {
   await rm(folder, { recursive: true, force: true });
-  await rmdir(dirname(folder)).catch((error: unknown) => {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOENT') throw error;
-  });
+  await removeIfEmpty(dirname(folder));
 }
 
 export class StagedFolder {

@@ -1,7 +1,8 @@
 /**
  * Uploads are written as they arrive to hidden files and folders beside where they go (a bundle's
  * data files in `.upload.<uuid>.tmp` in the project's folder of the upload root, staged-folder.ts;
- * data-files.ts: `.<uuid>.<name>` beside the file), and renamed or removed once done. A process
+ * data-files.ts: a data file in `.upload.<uuid>.tmp` beside it; `.<uuid>.<name>` files beside it
+ * before), and renamed or removed once done. A process
  * that dies mid-upload leaves them: they are cleared at start, once old enough that no upload can
  * still be writing them.
  */

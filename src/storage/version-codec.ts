@@ -41,16 +41,39 @@ export function versionKey(project: string, version: VersionContent): string {
   return `${project}\u0000${version.id}\u0000${version.identity}\u0000${version.payload.byteLength}`;
 }
 
-/** The content of the last version of `chain`, of the project `project` names: its keyframe with the deltas after it applied in turn. */
-export function decodeChain(project: string, chain: readonly VersionContent[]): Buffer {
+/** The chain's keyframe as runs to apply its deltas to, and those deltas. */
+function chainStart(
+  project: string,
+  chain: readonly VersionContent[],
+): { content: ContentRuns; deltas: VersionContent[] } {
   const [keyframe, ...deltas] = chain;
   if (!keyframe?.keyframe) throw new Error('a chain of versions starts with a keyframe');
-  const content = new ContentRuns(INFLATED.byKey(versionKey(project, keyframe), () => inflateSync(keyframe.payload)));
-  for (const delta of deltas) {
-    const bytes = inflateSync(delta.payload);
-    content.apply(bytes, 4, bytes.readUInt32LE(0));
-  }
+  return {
+    content: new ContentRuns(INFLATED.byKey(versionKey(project, keyframe), () => inflateSync(keyframe.payload))),
+    deltas,
+  };
+}
+
+function applyStored(content: ContentRuns, delta: VersionContent): void {
+  const bytes = inflateSync(delta.payload);
+  content.apply(bytes, 4, bytes.readUInt32LE(0));
+}
+
+/** The content of the last version of `chain`, of the project `project` names: its keyframe with the deltas after it applied in turn. */
+export function decodeChain(project: string, chain: readonly VersionContent[]): Buffer {
+  const { content, deltas } = chainStart(project, chain);
+  for (const delta of deltas) applyStored(content, delta);
   return content.join();
+}
+
+/** The content of each version of `chain` in turn, oldest first. */
+export function* decodeEachOfChain(project: string, chain: readonly VersionContent[]): Generator<Buffer> {
+  const { content, deltas } = chainStart(project, chain);
+  yield content.join();
+  for (const delta of deltas) {
+    applyStored(content, delta);
+    yield content.join();
+  }
 }
 
 /** A project's styles by name (their QML), as a version keeps them. */

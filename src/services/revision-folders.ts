@@ -1,0 +1,80 @@
+/**
+ * The revision folders of a project's data in the upload root (`<root>/<project>/<revision>/`, one
+ * per published bundle, docs/publishing.md). Once a publish has stored the project, the project's
+ * earlier revisions that neither the stored project nor any version its history keeps names are
+ * removed: a restore of a kept version never finds its files gone, and a revision goes at the
+ * first publish after history has forgotten the last version that read it.
+ */
+import { randomBytes } from 'node:crypto';
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import { removeIfEmpty } from '../storage/made-folders.js';
+import { projectKey, type ProjectRef, type ProjectStore } from '../storage/project-store.js';
+import { decodeEachOfChain } from '../storage/version-codec.js';
+
+/** Revision folders: `20261205T130301Z-1a2b3c`, the upload's UTC time and a random suffix. */
+const REVISION = /^\d{8}T\d{6}Z-[0-9a-f]{6}$/;
+
+/** The length of a revision's time, `20261205T130301Z`. */
+const STAMP = 16;
+
+/** A new revision's name. */
+export function newRevision(): string {
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  return `${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+/**
+ * Of `revisions`, those that neither the stored project nor a version of its history names. The
+ * versions are read newest first, a chain at a time, until each revision is found named.
+ */
+async function unnamed(store: ProjectStore, ref: ProjectRef, revisions: string[]): Promise<string[]> {
+  const left = new Set(revisions);
+  const nameAll = (content: Uint8Array): boolean => {
+    const bytes = Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+    for (const revision of left) if (bytes.includes(revision)) left.delete(revision);
+    return left.size === 0;
+  };
+  const stored = await store.read(ref);
+  if (stored && nameAll(stored.content)) return [];
+  const project = projectKey(ref);
+  for (let id = (await store.versions.latest(ref))?.id; id !== undefined && id > 0;) {
+    const chain = await store.versions.chain(ref, id);
+    if (chain.length === 0) break;
+    for (const content of decodeEachOfChain(project, chain)) if (nameAll(content)) return [];
+    id = (chain[0]?.id ?? 0) - 1;
+  }
+  return [...left];
+}
+
+/**
+ * Removes the revision folders in `folder` (the project's folder of the upload root) made no later
+ * than `current` (the revision just published, by its time to the second; undefined: all of them)
+ * that nothing names, then the folder itself if that leaves it empty; the revisions removed. Under
+ * the project's lock, so that an upload storing its revision meanwhile either is named by the
+ * stored project already or finds its revision gone as it stores it (and is refused).
+ */
+export async function removeUnusedRevisions(
+  store: ProjectStore,
+  ref: ProjectRef,
+  folder: string,
+  current: string | undefined,
+): Promise<string[]> {
+  return store.withLock(ref, async () => {
+    const entries = await readdir(folder).catch(() => [] as string[]);
+    const earlier = entries.filter(
+      (name) =>
+        REVISION.test(name) &&
+        name !== current &&
+        (current === undefined || name.slice(0, STAMP) <= current.slice(0, STAMP)),
+    );
+    const unused = earlier.length === 0 ? [] : await unnamed(store, ref, earlier);
+    for (const revision of unused) await rm(join(folder, revision), { recursive: true, force: true });
+    if (unused.length > 0) await removeIfEmpty(folder);
+    return unused;
+  });
+}
