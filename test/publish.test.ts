@@ -290,6 +290,31 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
     assert.equal(absent.status, 412);
   });
 
+  /** The status of a PUT of `bytes` zero bytes as project `name` to `api`, sent as a stream; a failure to send, told. */
+  async function streamedPut(api: string, name: string, bytes: number): Promise<number | string> {
+    const piece = new Uint8Array(1024 * 1024);
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= bytes) return controller.close();
+        controller.enqueue(piece);
+        sent += piece.byteLength;
+      },
+    });
+    try {
+      const response = await fetch(`${api}/api/projects/${name}/archive`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/octet-stream', 'content-length': String(bytes) },
+        body,
+        duplex: 'half',
+      } as RequestInit);
+      await response.arrayBuffer();
+      return response.status;
+    } catch (error) {
+      return String((error as Error).cause ?? error);
+    }
+  }
+
   /** The revision folder a publish answered, by its name. */
   function revisionOf(reply: { body: unknown }): string {
     return (reply.body as PublishAnswer).data_dir?.split('/').pop() ?? '';
@@ -548,7 +573,7 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
     assert.equal((await stack.call('GET', '/api/projects/cut')).status, 404);
   });
 
-  it('streams a 200 MB data file and a 200 MB bundle to the disk: the API grows by under half of it', async (t) => {
+  it('streams a 200 MB data file and a 200 MB bundle to the disk: the API grows by under half of it; refusals reach the sender', async (t) => {
     const root = join(scratch, 'large');
     const folder = desktopProject();
     writeRandomGeoTiff(join(folder, 'data', 'large.tif'), LARGE_BYTES);
@@ -588,6 +613,11 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
         '',
       );
       t.diagnostic(`the API grew by ${file} KiB taking the data file, ${published} KiB taking the bundle`);
+      // Refused before its body is read (the project exists), each upload is answered while its
+      // client goes on sending: the answer reaches the client, however far the body had got.
+      const statuses: Array<number | string> = [];
+      for (let attempt = 0; attempt < 20; attempt++) statuses.push(await streamedPut(api.url, 'large', 16 * 2 ** 20));
+      assert.deepEqual(statuses, Array<number>(20).fill(409));
       for (const [what, kib] of [
         ['data file', file],
         ['bundle', published],

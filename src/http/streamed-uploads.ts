@@ -11,14 +11,35 @@ import { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fa
 import { PayloadTooLarge } from '../errors.js';
 import { type UploadBudget } from './upload-budget.js';
 
+/** How long the rest of a refused upload is read and dropped before its connection is closed. */
+const LINGER_MS = 2_000;
+
+/**
+ * A refused upload's unread body is not read to its end to keep the connection: it is closed.
+ * Not at once, though: Node closes a `Connection: close` answer's socket as soon as the answer is
+ * written, and the data the client is still sending then meets a reset, which makes the client
+ * lose the answer it has not read yet (it sees EPIPE or ECONNRESET instead of, say, the 409).
+ * What keeps arriving is read and dropped for a while after the answer, as web servers linger.
+ */
+function lingerThenClose(request: FastifyRequest, reply: FastifyReply): void {
+  const { raw } = request;
+  if (raw.complete) return;
+  void reply.header('connection', 'close');
+  const { socket } = raw;
+  socket.destroySoon = () => {
+    socket.end();
+    raw.unpipe();
+    raw.resume();
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    socket.once('close', () => clearTimeout(timer));
+  };
+}
+
 /** Makes every body of `app`'s routes a stream, whatever its `Content-Type`. */
 export function takeStreamedBodies(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-  // A refused upload's unread body is not read to its end to keep the connection: it is closed.
-  app.addHook('onError', async (request, reply) => {
-    if (!request.raw.complete) void reply.header('connection', 'close');
-  });
+  app.addHook('onError', async (request, reply) => lingerThenClose(request, reply));
 }
 
 /** The request's body as a stream; an empty one when it has none. */
