@@ -3,12 +3,14 @@
  * starts from a categorized style QGIS wrote (PyQGIS's saveNamedStyle, as Desktop saves it),
  * shows its renderer, field and categories in a form, and a colour changed there is what QGIS
  * Server draws once saved; "Classify" fills the ranges of a graduated style from the layer's values;
- * a colour changed and not saved is what the map beside the form shows, the projects folder untouched.
+ * a colour changed and not saved is what the map beside the form shows, the projects folder untouched;
+ * a raster's minimum and maximum start from its band's statistics as GDAL computes them.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import gdal from 'gdal-async';
 import { type Page } from 'playwright-core';
 
 import { centreWhen, checkAccessibility, screenshot } from './support/browser.js';
@@ -179,6 +181,29 @@ describe('web console: the style editor starts from the current style, with a fo
     assert.deepEqual(projectFiles(), before, 'every file of the projects folder is byte-identical');
     const layer = (await stack.call('GET', '/api/projects/town/layers/districts')).body as { current_style: string };
     assert.equal(layer.current_style, 'desktop');
+    assert.deepEqual(errors, []);
+  });
+
+  test("starts a raster's minimum and maximum from its band's statistics, for each renderer", async () => {
+    const elevation = join(run.demo, 'elevation.tif');
+    assert.equal((await stack.call('POST', '/api/projects', { name: 'terrain', author: 'Ada' })).status, 201);
+    const layer = { type: 'raster', name: 'elevation', datasource: elevation };
+    assert.equal((await stack.call('POST', '/api/projects/terrain/layers', layer)).status, 201);
+    const exact = gdal.open(elevation).bands.get(1).computeStatistics(false);
+    assert.ok(exact.min < exact.max, `the demo elevation varies (${exact.min} to ${exact.max})`);
+    await page.goto('/projects/terrain');
+    await page.getByRole('button', { name: 'Edit the style of elevation' }).click();
+    const editor = page.getByRole('form', { name: 'Style editor for elevation' });
+    await editor.waitFor();
+    const limits = async (): Promise<number[]> => [
+      Number(await editor.getByLabel('Minimum', { exact: true }).inputValue()),
+      Number(await editor.getByLabel('Maximum', { exact: true }).inputValue()),
+    ];
+    assert.equal(await editor.getByLabel('Renderer').inputValue(), 'singlebandpseudocolor');
+    assert.deepEqual(await limits(), [exact.min, exact.max]);
+    await editor.getByLabel('Renderer').selectOption('singlebandgray');
+    assert.deepEqual(await limits(), [exact.min, exact.max]);
+    await screenshot(page, 'style-editor-raster-statistics');
     assert.deepEqual(errors, []);
   });
 });

@@ -14,7 +14,16 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 
 import { api, ApiError } from '../api/client';
 import { type ProjectRef, schemaQuery } from '../api/projects';
-import { CLASS_COLOUR, type Draft, draftOf, freshDraft, type Renderer, styleBody } from '../style-draft';
+import {
+  type BandStatistics,
+  CLASS_COLOUR,
+  type Draft,
+  draftOf,
+  freshDraft,
+  type Renderer,
+  styleBody,
+  withStatistics,
+} from '../style-draft';
 import { ClassFields } from './class-fields';
 import { ErrorMessage, Loading } from './messages';
 import { RasterFields } from './raster-fields';
@@ -70,9 +79,38 @@ interface EditorProps {
 interface Start {
   draft: Draft;
   note?: string;
+  /** A raster's band statistics, which its limits start from. */
+  statistics?: BandStatistics;
 }
 
+/**
+ * A raster's smallest and largest valid value of each band, exact (the histogram route, one bin,
+ * which the processing page's chart uses too).
+ */
+async function bandStatistics(props: EditorProps, signal: AbortSignal): Promise<BandStatistics> {
+  return api.post('/api/processing/raster/histogram/{project}/{layer}', {
+    path: { project: props.project.project, layer: props.layer },
+    query: schemaQuery(props.project),
+    body: { count: 1 },
+    signal,
+  });
+}
+
+/** The start with a raster's limits taken from its band's statistics where the style gives none. */
 async function startOf(props: EditorProps, signal: AbortSignal): Promise<Start> {
+  const start = await styleStart(props, signal);
+  if (props.kind !== 'raster') return start;
+  try {
+    const statistics = await bandStatistics(props, signal);
+    return { ...start, draft: withStatistics(start.draft, statistics), statistics };
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    const unread = `The band statistics could not be read (${error.message}): type the minimum and maximum.`;
+    return { ...start, note: [start.note, unread].filter(Boolean).join(' ') };
+  }
+}
+
+async function styleStart(props: EditorProps, signal: AbortSignal): Promise<Start> {
   const raster = props.kind === 'raster';
   const fresh = freshDraft(`${props.layer}-style`, raster);
   const current = props.current;
@@ -235,7 +273,7 @@ function StyleForm(props: EditorProps & { start: Start }): JSX.Element {
           </div>
         </fieldset>
       )}
-      {!vector && <RasterFields draft={draft} onChange={setDraft} />}
+      {!vector && <RasterFields draft={draft} statistics={props.start.statistics ?? {}} onChange={setDraft} />}
       <ErrorMessage error={preview.error ?? makeCurrent.error ?? makeDefault.error} />
       {message && (
         <p role="status" class="muted">
