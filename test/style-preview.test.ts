@@ -140,6 +140,8 @@ describe('style previews: a JSON style drawn by QGIS Server without being stored
     const before = projectFiles();
     const unknownLayer = await viewOf('points');
     unknownLayer.set('layers', 'nowhere');
+    const unknownCrs = await viewOf('points');
+    unknownCrs.set('crs', 'EPSG:999999');
     const refusals: Array<[string, unknown, URLSearchParams | undefined, number, string, RegExp]> = [
       ['points', BY_NAME, await viewOf('dem'), 400, 'bad_request', /layers must name the layer previewed/],
       ['points', RELIEF, undefined, 422, 'unprocessable', /is a vector layer: it cannot draw a raster style/],
@@ -153,6 +155,7 @@ describe('style previews: a JSON style drawn by QGIS Server without being stored
       ],
       ['points', { type: 'vector' }, undefined, 400, 'bad_request', /./],
       ['nowhere', BY_NAME, unknownLayer, 404, 'layer_not_found', /has no layer "nowhere"/],
+      ['points', BY_NAME, unknownCrs, 400, 'bad_request', /CRS 'EPSG:999999' is not a CRS QGIS knows/],
     ];
     for (const [layer, body, view, status, code, message] of refusals) {
       const answer = await preview(layer, body, view);

@@ -43,6 +43,7 @@ export class StylePreviews {
     const answer = await this.maps.askSteward(ref, parameters, { QML: qml }, params);
     if (answer.status === 200) return mapOf(answer, layer);
     const detail = (await bytes(answer.body)).toString('utf8').replace(/\s+/g, ' ').slice(0, DETAIL_CHARS);
+    if (answer.status === 400) throw new BadRequest(`QGIS Server cannot draw this view: ${detail}`);
     if (answer.status === 403) throw new Forbidden(`the identity's rules refuse a layer of the view: ${detail}`);
     if (answer.status === 404) throw new NotFound(`QGIS Server found no such layer or style: ${detail}`);
     if (answer.status === 422) throw new Unprocessable(`QGIS cannot draw layer "${layer}" with the style: ${detail}`);
