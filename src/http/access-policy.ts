@@ -46,7 +46,7 @@ const PROJECT_NEEDS: ReadonlyMap<string, Access> = new Map([
 
 /**
  * POSTs that change nothing though they need `write`: a style preview draws a style not stored,
- * under none of the identity's OWS rules, which only those who may change the styles can skip.
+ * for those who may change the styles; it is no change for the audit log.
  */
 const WRITERS_READS: ReadonlySet<string> = new Set(['POST /api/projects/:project/layers/:layer/style-preview']);
 

@@ -127,9 +127,10 @@ export function projectMapRoutes(maps: MapService, features: FeatureQueries, pre
           summary: 'PNG of a view with one layer drawn in a JSON style that is not stored (a style being edited)',
           description:
             'The view is given as for `/wms` and must hold the layer; the body is a vector or raster style as for ' +
-            "`PUT .../styles/{style}`, drawn by QGIS Server (through Steward's plugin) on a copy of the layer: " +
-            'nothing is written, the project and its styles stay as they are. 422 when the layer cannot draw the ' +
-            'style (another kind, a field or band it lacks), 502 when QGIS Server lacks the plugin.',
+            "`PUT .../styles/{style}`, drawn by QGIS Server (through Steward's plugin) on a copy of the layer, " +
+            "under the identity's rules as a map is: nothing is written, the project and its styles stay as they " +
+            'are, and the audit log does not record it. Needs `write` of the project. 422 when the layer cannot ' +
+            'draw the style (another kind, a field or band it lacks), 502 when QGIS Server lacks the plugin.',
           params: LayerParams,
           querystring: PreviewQuery,
           body: Type.Unknown({ description: 'a vector or raster style, checked by the style codec' }),
