@@ -62,6 +62,7 @@ const SPECIFIC_CODES = [
   'datasource_unreadable',
   'project_unreadable',
   'database_unavailable',
+  'not_ready',
   'qgis_server_unreachable',
   'qgis_server_timeout',
 ] as const;

@@ -2,17 +2,21 @@
  * The style editor of a project's page, in Chromium against a real Steward and QGIS Server: it
  * starts from a categorized style QGIS wrote (PyQGIS's saveNamedStyle, as Desktop saves it),
  * shows its renderer, field and categories in a form, and a colour changed there is what QGIS
- * Server draws once saved; "Classify" fills the ranges of a graduated style from the layer's values.
+ * Server draws once saved; "Classify" fills the ranges of a graduated style from the layer's values;
+ * a colour changed and not saved is what the map beside the form shows, the projects folder untouched;
+ * a raster's minimum and maximum start from its band's statistics as GDAL computes them.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import gdal from 'gdal-async';
 import { type Page } from 'playwright-core';
 
 import { centreWhen, checkAccessibility, screenshot } from './support/browser.js';
 import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { createTownWithDistricts } from './support/demo-town.js';
+import { fileBytes } from './support/file-tree.js';
 import { after, before, describe, test } from './support/node-test.js';
 import { decodePng } from './support/png.js';
 import { type Stack, startStack } from './support/stack.js';
@@ -37,6 +41,9 @@ describe('web console: the style editor starts from the current style, with a fo
     const image = decodePng(Buffer.from(await response.arrayBuffer()));
     return image.pixel(Math.floor(image.width / 2), Math.floor(image.height / 2));
   };
+
+  /** Every file of the projects folder with its bytes. */
+  const projectFiles = (): Map<string, string> => fileBytes(stack.projectsDir);
 
   before(async () => {
     run = await startConsoleRun(
@@ -150,6 +157,53 @@ describe('web console: the style editor starts from the current style, with a fo
     );
     const layer = (await stack.call('GET', '/api/projects/town/layers/districts')).body as { current_style: string };
     assert.equal(layer.current_style, 'desktop', 'a preview does not change the current style');
+    assert.deepEqual(errors, []);
+  });
+
+  test('draws a colour changed in the form on the map before it is saved, writing nothing', async () => {
+    await page.goto('/projects/town');
+    const map = page.getByTestId('project-map');
+    // The current style is "desktop", the hill green since the first test.
+    await centreWhen(map, 'green', near(0, 160, 0));
+    const before = projectFiles();
+    await page.getByRole('button', { name: 'Edit the style of districts' }).click();
+    const editor = page.getByRole('form', { name: 'Style editor for districts' });
+    await editor.waitFor();
+    const previews: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().includes('/style-preview')) previews.push(request.method());
+    });
+    await editor.getByLabel('Colour of The hill').fill('#0000c0');
+    await centreWhen(map, 'blue, the unsaved colour', near(0, 0, 192));
+    await screenshot(page, 'style-editor-live-preview');
+    assert.ok(previews.length > 0 && previews.every((method) => method === 'POST'), previews.join(','));
+    assert.ok(near(0, 160, 0)(await servedCentre()), 'QGIS Server still draws the stored style green');
+    assert.deepEqual(projectFiles(), before, 'every file of the projects folder is byte-identical');
+    const layer = (await stack.call('GET', '/api/projects/town/layers/districts')).body as { current_style: string };
+    assert.equal(layer.current_style, 'desktop');
+    assert.deepEqual(errors, []);
+  });
+
+  test("starts a raster's minimum and maximum from its band's statistics, for each renderer", async () => {
+    const elevation = join(run.demo, 'elevation.tif');
+    assert.equal((await stack.call('POST', '/api/projects', { name: 'terrain', author: 'Ada' })).status, 201);
+    const layer = { type: 'raster', name: 'elevation', datasource: elevation };
+    assert.equal((await stack.call('POST', '/api/projects/terrain/layers', layer)).status, 201);
+    const exact = gdal.open(elevation).bands.get(1).computeStatistics(false);
+    assert.ok(exact.min < exact.max, `the demo elevation varies (${exact.min} to ${exact.max})`);
+    await page.goto('/projects/terrain');
+    await page.getByRole('button', { name: 'Edit the style of elevation' }).click();
+    const editor = page.getByRole('form', { name: 'Style editor for elevation' });
+    await editor.waitFor();
+    const limits = async (): Promise<number[]> => [
+      Number(await editor.getByLabel('Minimum', { exact: true }).inputValue()),
+      Number(await editor.getByLabel('Maximum', { exact: true }).inputValue()),
+    ];
+    assert.equal(await editor.getByLabel('Renderer').inputValue(), 'singlebandpseudocolor');
+    assert.deepEqual(await limits(), [exact.min, exact.max]);
+    await editor.getByLabel('Renderer').selectOption('singlebandgray');
+    assert.deepEqual(await limits(), [exact.min, exact.max]);
+    await screenshot(page, 'style-editor-raster-statistics');
     assert.deepEqual(errors, []);
   });
 });

@@ -17,6 +17,8 @@ const TOKEN = 'error codes secret';
 /** Wrong tokens an address may send in a minute: the last test spends them. */
 const TOKEN_FAILURES = 4;
 const PUBLISH_LIMIT = 64 * 1024;
+/** Free space no disk has: /health/ready answers 503, which nothing else of these tests reads. */
+const MIN_FREE_SPACE = Number.MAX_SAFE_INTEGER;
 
 interface Refusal {
   status: number;
@@ -57,6 +59,7 @@ describe('error codes', () => {
       tokenFailures: TOKEN_FAILURES,
       dataRoots: [data.dir],
       publishBodyLimit: PUBLISH_LIMIT,
+      minFreeSpace: MIN_FREE_SPACE,
     });
     assert.equal((await json('POST', '/api/projects', { name: 'town', author: 'a' })).status, 201);
     const points = { type: 'vector', name: 'points', datasource: `${data.geopackage}|layername=points` };
@@ -149,6 +152,14 @@ describe('error codes', () => {
     });
     assert.deepEqual([unreadable.status, unreadable.code], [422, 'datasource_unreadable'], String(unreadable.error));
     assert.match(String(unreadable.error), /garbage\.tif/);
+  });
+
+  it('answers a readiness that fails with not_ready beside its checks', async () => {
+    const reply = await rawRequest(stack.api.url, { method: 'GET', target: '/health/ready' });
+    assert.equal(reply.status, 503, reply.text);
+    const answer = JSON.parse(reply.text) as { status: unknown; code: unknown; error: unknown };
+    assert.deepEqual([answer.status, answer.code], ['down', 'not_ready']);
+    assert.match(String(answer.error), /^down: .*free/);
   });
 
   it('documents every code in the OpenAPI description, as the enum of the error body', async () => {

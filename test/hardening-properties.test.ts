@@ -349,6 +349,10 @@ function validBodies(data: Fixtures, tokens: readonly string[]): Record<string, 
       example: fillStyle(undefined),
       arbitrary: fc.constantFrom(fillStyle(undefined), grayStyle(undefined)),
     },
+    'POST /api/projects/{project}/layers/{layer}/style-preview': {
+      example: grayStyle('preview'),
+      arbitrary: fc.constantFrom(grayStyle('preview'), fillStyle('preview'), grayStyle(undefined)),
+    },
     'POST /api/projects/{project}/styles/default': {
       example: { name: 'fill', geometry: 'polygon' },
       arbitrary: fc.oneof(
@@ -731,6 +735,7 @@ describe('hostile requests to every route', () => {
     'GET /api/projects/{project}/versions/{version}/diff': () => `?to=${realValues['version']?.[1] ?? 'missing'}`,
     'GET /api/projects/{project}/wms': () => `?${VIEW_QUERY}`,
     'GET /api/projects/{project}/feature-info': () => `?${VIEW_QUERY}&i=32&j=32`,
+    'POST /api/projects/{project}/layers/{layer}/style-preview': () => `?${VIEW_QUERY}`,
   };
 
   /** The first run of each route: real names, its required query, the valid body, so every route's own work runs. */

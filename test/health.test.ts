@@ -33,6 +33,7 @@ interface Readiness {
   status: string;
   checks: Record<string, { ok: boolean; detail: string }>;
   error?: string;
+  code?: string;
 }
 
 describe('health checks', () => {
@@ -69,6 +70,7 @@ describe('health checks', () => {
     const { status, body } = await ready();
     assert.equal(status, 503, JSON.stringify(body));
     assert.equal(body.status, 'down');
+    assert.equal(body.code, 'not_ready');
     assert.match(body.error ?? '', naming);
     const down = Object.entries(body.checks).filter(([, result]) => !result.ok);
     assert.deepEqual(

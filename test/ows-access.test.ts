@@ -229,6 +229,40 @@ describe('roles enforced by QGIS Server through nginx and the API', () => {
     assert.equal(differingPixels(viewed, await image('allowed', 'LAYERS=roads')), 0);
   });
 
+  it("draws a style preview under the identity's rules, and only for those who may write", async () => {
+    const red = {
+      type: 'vector',
+      name: 'red',
+      symbology: { type: 'single_symbol', symbol: 'fill', properties: { color: '#FF0000', outline_style: 'no' } },
+    };
+    const filteredEditor = { projects: { town: { access: 'write', layers: { roads: { filter: PUBLIC } } } } };
+    assert.equal((await admin('PUT', '/api/roles/filtered-editor', filteredEditor)).status, 201);
+    const made = await admin('POST', '/api/tokens', { name: 'filtered-editor', roles: ['filtered-editor'] });
+    tokens['filtered-editor'] = (made.body as { token: string }).token;
+    const preview = (project: string, who: string) =>
+      fetch(
+        `${stack.api.url}/api/projects/${project}/layers/roads/style-preview?layers=roads&crs=EPSG:4326&bbox=0,0,4,4&width=40&height=40`,
+        {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${who === 'admin' ? ADMIN : tokens[who]}`,
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify(red),
+        },
+      );
+    const png = async (project: string, who: string): Promise<Image> => {
+      const response = await preview(project, who);
+      assert.equal(response.status, 200, `${who}: ${response.status}`);
+      return decodePng(Buffer.from(await response.arrayBuffer()));
+    };
+    const publicRoads = await png('allowed', 'admin');
+    assert.ok(publicRoads.paintedPixels() > 0, 'the public roads are drawn');
+    assert.equal(differingPixels(await png('town', 'filtered-editor'), publicRoads), 0, 'the private road is not');
+    assert.ok(differingPixels(await png('town', 'editor'), publicRoads) >= 100, 'an editor without rules sees it');
+    assert.equal((await preview('town', 'reader')).status, 403, 'a reader may not preview styles');
+  });
+
   it("lets an administrator view the API's maps, legends, features and layers as a role, and no one else", async () => {
     const get = (path: string, token = ADMIN) =>
       fetch(`${stack.api.url}/api/projects/town${path}`, { headers: { authorization: `Bearer ${token}` } });

@@ -5,33 +5,13 @@ import { join } from 'node:path';
 
 import { agree, distinctColours, SERVER_DPI } from './support/drawings.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
+import { byName, MARKER, RELIEF } from './support/json-styles.js';
 import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, type Image } from './support/png.js';
 import { type Stack, startStack } from './support/stack.js';
 import { type CorpusSources, corpusSources, type RenderJob, renderWithQgis } from './support/style-corpus.js';
 import { pyqgis } from './support/style-oracle.js';
 import { selectedStorage } from './support/test-storage.js';
-
-const MARKER = { size: 5, outline_style: 'no' };
-
-/** The fixture's points are named points-0, points-1 and points-2. */
-function byName(name: string, field = 'name'): unknown {
-  return {
-    type: 'vector',
-    name,
-    symbology: {
-      type: 'categorized',
-      symbol: 'marker',
-      properties: MARKER,
-      field,
-      categories: [
-        { value: 'points-0', label: 'first', colour: '#FF0000' },
-        { value: 'points-1', label: 'second', colour: '#0000FF' },
-      ],
-      other: { label: 'others', colour: '#00FF00' },
-    },
-  };
-}
 
 const BY_FID = {
   type: 'vector',
@@ -45,26 +25,6 @@ const BY_FID = {
       { lower: 0.5, upper: 1.5, label: 'one', colour: '#FFFF00' },
       { lower: 1.5, upper: 3.5, label: 'two and three', colour: '#FF00FF' },
     ],
-  },
-};
-
-/** The DEM rises from about 0 at its edges to 100 at its centre. */
-const RELIEF = {
-  type: 'raster',
-  name: 'relief',
-  symbology: {
-    type: 'singlebandpseudocolor',
-    properties: {
-      band: 1,
-      min: 0,
-      max: 100,
-      interpolation: 'DISCRETE',
-      stops: [
-        { value: 30, colour: '#000080', label: 'low' },
-        { value: 70, colour: '#00C000', label: 'middle' },
-        { value: 100, colour: '#FF8000', label: 'high' },
-      ],
-    },
   },
 };
 

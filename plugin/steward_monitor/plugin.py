@@ -1,5 +1,5 @@
 """Wires the log capture, the server filter, the main thread's safe point, the Steward client and
-the STEWARD service (sld_style.py) into QGIS Server.
+the STEWARD service (steward_service.py) into QGIS Server.
 
 The constructor runs on QGIS Server's main thread as it starts, before it serves any request, so
 the process's own environment is in place: what the answers need from QGIS, Qt, GDAL or the
@@ -27,8 +27,8 @@ from .pluginlog import PluginLog
 from .projects import CachedProjects
 from .reload import ProjectReloader
 from .safepoint import SafePoint
-from .sld_style import SldStyleService
 from .stats import RequestStats, StatsFilter
+from .steward_service import StewardService
 from .turns import WriteTurns, lock_path
 
 LOG_TAG = "Steward"
@@ -92,9 +92,9 @@ class StewardMonitor:
             self._access.end,
         )
         server_iface.registerFilter(self._filter, 100)
-        # Steward's SLD uploads: QGIS itself reads the SLD, on the main thread of a request.
-        self._sld_service = SldStyleService()
-        server_iface.serviceRegistry().registerService(self._sld_service)
+        # Steward's SLD uploads and style previews: QGIS itself reads them, on the main thread of a request.
+        self._steward_service = StewardService(server_iface)
+        server_iface.serviceRegistry().registerService(self._steward_service)
         self._idle = QTimer()
         self._idle.timeout.connect(self._between_requests)
         self._idle.start(IDLE_CHECK_MS)

@@ -1,4 +1,4 @@
-"""The STEWARD service's SldStyle request: a layer's style read from SLD by QGIS itself.
+"""The STEWARD service's SldStyle request (steward_service.py): a layer's style read from SLD by QGIS itself.
 
 `POST ?MAP=<project>&SERVICE=STEWARD&REQUEST=SldStyle&LAYER=<layer id>` with the body
 `SLD=<the SLD document, base64url>` (application/x-www-form-urlencoded) answers the QML QGIS
@@ -26,9 +26,7 @@ import tempfile
 
 from qgis.core import QgsMapLayer, QgsProject, QgsReadWriteContext
 from qgis.PyQt.QtXml import QDomDocument
-from qgis.server import QgsServerRequest, QgsServerResponse, QgsService
 
-SERVICE = "STEWARD"
 REQUEST = "SldStyle"
 # What loadSldStyle changes of a layer: its renderer and, when the SLD has a TextSymbolizer, its labels.
 CATEGORIES = QgsMapLayer.StyleCategories(QgsMapLayer.Symbology | QgsMapLayer.Labeling)
@@ -65,14 +63,14 @@ def sld_as_qml(layer: QgsMapLayer, sld: bytes) -> str:
     return document.toString()
 
 
-def decoded(parameter: str) -> bytes:
-    """The SLD document the parameter holds as base64url (padding optional)."""
+def decoded(parameter: str, name: str = "SLD") -> bytes:
+    """The document the parameter `name` holds as base64url (padding optional)."""
     if not parameter:
-        raise SldRefusedError(400, "{} needs SLD, the document as base64url".format(REQUEST))
+        raise SldRefusedError(400, "the request needs {}, the document as base64url".format(name))
     try:
         return base64.urlsafe_b64decode(parameter + "=" * (-len(parameter) % 4))
     except (binascii.Error, ValueError) as error:
-        raise SldRefusedError(400, "SLD is not base64url: {}".format(error)) from error
+        raise SldRefusedError(400, "{} is not base64url: {}".format(name, error)) from error
 
 
 def layer_copy(project: QgsProject | None, layer_id: str) -> QgsMapLayer:
@@ -80,32 +78,3 @@ def layer_copy(project: QgsProject | None, layer_id: str) -> QgsMapLayer:
     if layer is None:
         raise SldRefusedError(404, "the project has no layer of id {!r}".format(layer_id))
     return layer.clone()
-
-
-class SldStyleService(QgsService):
-    def name(self) -> str:
-        return SERVICE
-
-    def version(self) -> str:
-        return "1.0.0"
-
-    def allowMethod(self, method: QgsServerRequest.Method) -> bool:  # noqa: N802 (QGIS API)
-        return method == QgsServerRequest.PostMethod
-
-    def executeRequest(  # noqa: N802 (QGIS API)
-        self, request: QgsServerRequest, response: QgsServerResponse, project: QgsProject | None
-    ) -> None:
-        try:
-            if request.parameter("REQUEST").lower() != REQUEST.lower():
-                raise SldRefusedError(400, "the {} service answers REQUEST={} only".format(SERVICE, REQUEST))
-            qml = sld_as_qml(layer_copy(project, request.parameter("LAYER")), decoded(request.parameter("SLD")))
-        except SldRefusedError as refusal:
-            _answer(response, refusal.status, "text/plain", str(refusal))
-            return
-        _answer(response, 200, "application/xml", qml)
-
-
-def _answer(response: QgsServerResponse, status: int, media_type: str, text: str) -> None:
-    response.setStatusCode(status)
-    response.setHeader("Content-Type", "{}; charset=utf-8".format(media_type))
-    response.write(text)

@@ -53,6 +53,7 @@ import { SldStyles } from '../services/sld-styles.js';
 import { StyleDocuments } from '../services/style-documents.js';
 import { StyleFiles } from '../services/style-files.js';
 import { StylePackages } from '../services/style-packages.js';
+import { StylePreviews } from '../services/style-previews.js';
 import { StyleService } from '../services/styles.js';
 import { type OwedVersionListener, VersionRecorder } from '../services/version-recorder.js';
 import { FilesystemStore } from '../storage/filesystem-store.js';
@@ -269,6 +270,7 @@ async function buildServices(
   const fonts = new InstanceFonts(instances, installedFontFamilies);
   const stylePackages = new StylePackages(repository, styles, projectStyles, config.styleBodyLimit, fonts, styleFiles);
   const sldStyles = new SldStyles(maps, layers, stylePackages);
+  const stylePreviews = new StylePreviews(maps, styles);
   // Before the registry listens, so that the first instance to register loads the pinned projects.
   const projectFleet = new ProjectFleet({ instances, registry, repository, pins, log: monitorLog(logger) });
   if (registry && config.monitoringPort !== undefined) {
@@ -358,6 +360,7 @@ async function buildServices(
     styleDocuments,
     stylePackages,
     sldStyles,
+    stylePreviews,
     styleBodyLimit: config.styleBodyLimit,
     uploadBudget: config.uploadBudget,
     qgis,

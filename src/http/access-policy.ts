@@ -44,6 +44,12 @@ const PROJECT_NEEDS: ReadonlyMap<string, Access> = new Map([
   ['DELETE /api/projects/:project', 'admin'],
 ]);
 
+/**
+ * POSTs that change nothing though they need `write`: a style preview draws a style not stored,
+ * for those who may change the styles; it is no change for the audit log.
+ */
+const WRITERS_READS: ReadonlySet<string> = new Set(['POST /api/projects/:project/layers/:layer/style-preview']);
+
 /** The routes whose project is named by the body: creating one needs `admin` of its name. */
 const BODY_PROJECT = 'POST /api/projects';
 /** The routes of a job, whose project is the job's. */
@@ -127,7 +133,8 @@ export function projectOf(request: RouteRequest, body: unknown): ProjectRef | un
 
 /** Whether a request may change something: any method but GET, HEAD and OPTIONS, but for the POSTs that only read. */
 export function isChange(method: string, url: string): boolean {
-  return !isReadMethod(method) && PROJECT_NEEDS.get(`${method} ${url}`) !== 'read';
+  const route = `${method} ${url}`;
+  return !isReadMethod(method) && PROJECT_NEEDS.get(route) !== 'read' && !WRITERS_READS.has(route);
 }
 
 /** The part of the judgement that needs the validated body: the project a POST /api/projects creates. */

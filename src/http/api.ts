@@ -26,6 +26,7 @@ import { type ProjectService } from '../services/projects.js';
 import { type SldStyles } from '../services/sld-styles.js';
 import { type StyleDocuments } from '../services/style-documents.js';
 import { type StylePackages } from '../services/style-packages.js';
+import { type StylePreviews } from '../services/style-previews.js';
 import { type StyleService } from '../services/styles.js';
 import { type Reseeder } from '../tile-cache/reseed.js';
 import { type TileCacheService } from '../tile-cache/service.js';
@@ -83,6 +84,8 @@ export interface ApiServices {
   stylePackages: StylePackages;
   /** Styles uploaded as SLD, read by QGIS Server's plugin. */
   sldStyles: SldStyles;
+  /** Views drawn with a style not stored, by QGIS Server's plugin. */
+  stylePreviews: StylePreviews;
   /** Bytes a style upload may have (the other routes keep the app's limit). */
   styleBodyLimit: number;
   /** Bytes of style uploads worked on at once (STEWARD_UPLOAD_BUDGET); past them uploads get 503. */
@@ -129,7 +132,7 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     layerTreeRoutes(services.trees),
     layerPropertiesRoutes(services.layerProperties, services.datasourceRepair),
     projectServicesRoutes(services.projectServices),
-    projectMapRoutes(services.maps, services.features),
+    projectMapRoutes(services.maps, services.features, services.stylePreviews),
     layerFeatureRoutes(services.maps, services.features),
     styleRoutes(services),
     symbologyRoutes(() => services.qgis.symbology()),

@@ -16,6 +16,8 @@ import { type LayerService } from './layers.js';
 import { type ProjectRepository } from './repository.js';
 
 export const MAP_SIZE = 400;
+/** The body of a request of Steward's plugin: a form of base64url documents (askSteward). */
+const FORM_TYPE = 'application/x-www-form-urlencoded';
 /** GetMap URLs kept at most; past it the cache starts afresh (deleted projects' URLs go with it). */
 const MAX_CACHED_URLS = 10_000;
 
@@ -142,8 +144,7 @@ export class MapService {
    * of its pixels): each layer must exist (404 otherwise), and QGIS Server reprojects them into the view's CRS.
    */
   async viewUrl(ref: ProjectRef, view: MapView, extra: Record<string, string>): Promise<string> {
-    const entries = await Promise.all(view.layers.map((name) => this.layers.published(ref, name)));
-    entries.forEach((entry, index) => requireStyle(entry, view.styles[index] ?? ''));
+    const entries = await this.viewLayers(ref, view);
     const url = await this.projectUrl(ref);
     const parameters: Record<string, string> = {
       SERVICE: 'WMS',
@@ -158,6 +159,35 @@ export class MapService {
     };
     for (const [name, value] of Object.entries(parameters)) url.searchParams.set(name, value);
     return url.toString();
+  }
+
+  /** The layers of a view, each of which must exist with the style the view names (404 otherwise). */
+  async viewLayers(ref: ProjectRef, view: MapView): Promise<PublishedLayer[]> {
+    const entries = await Promise.all(view.layers.map((name) => this.layers.published(ref, name)));
+    entries.forEach((entry, index) => requireStyle(entry, view.styles[index] ?? ''));
+    return entries;
+  }
+
+  /**
+   * Sends a request of the STEWARD service of Steward's plugin in QGIS Server: a POST whose
+   * `documents` go as a form, each in base64url. QGIS Server reads a POST body that is XML as
+   * parameters (its root's name as REQUEST, each of its attributes as one, MAP included) and any
+   * other as a query string: base64url holds no `&` or `=`, so no document can name another
+   * project or layer. `params` (the identity's rules) go with it as for a map.
+   */
+  async askSteward(
+    ref: ProjectRef,
+    parameters: Record<string, string>,
+    documents: Record<string, string>,
+    params: QgisParams = [],
+  ): Promise<QgisAnswer> {
+    const url = await this.projectUrl(ref);
+    for (const [name, value] of Object.entries({ SERVICE: 'STEWARD', ...parameters }))
+      url.searchParams.set(name, value);
+    const form = Object.entries(documents)
+      .map(([name, document]) => `${name}=${Buffer.from(document, 'utf8').toString('base64url')}`)
+      .join('&');
+    return this.ask(url.toString(), params, { type: FORM_TYPE, bytes: Buffer.from(form, 'latin1') });
   }
 
   close(): void {
@@ -244,7 +274,7 @@ function urlKey(ref: ProjectRef, layer: string): string {
  * QGIS Server's answer as a map, or a 502 with what it said instead. A map is returned as it is,
  * not in a promise: each promise a small map's answer goes through costs a microtask turn.
  */
-function mapOf(answer: QgisAnswer, name: string): RenderedMap | Promise<never> {
+export function mapOf(answer: QgisAnswer, name: string): RenderedMap | Promise<never> {
   const contentType = answer.headers.get('content-type') ?? '';
   if (answer.status !== 200 || !contentType.startsWith('image/')) return refused(answer, name);
   const length = answer.headers.get('content-length');

@@ -13,13 +13,6 @@ import { bytes, type MapService } from './maps.js';
 import { checkName } from './names.js';
 import { type StyleAnswer, type StylePackages } from './style-packages.js';
 
-/**
- * QGIS Server reads a POST body that is XML as parameters (its root's name as REQUEST, each of its
- * attributes as one, MAP included) and any other as a query string: the SLD goes as the one
- * parameter of a form, in base64url, which holds no `&` or `=`, so no document can name another
- * project or layer.
- */
-const FORM_TYPE = 'application/x-www-form-urlencoded';
 /** The plugin's answer, shortened, in error messages. */
 const DETAIL_CHARS = 500;
 
@@ -45,12 +38,8 @@ export class SldStyles {
   /** The QML QGIS Server's plugin writes after loading `sld` into a copy of the layer. */
   private async qml(ref: ProjectRef, layer: string, sld: string): Promise<string> {
     const published = await this.layers.published(ref, layer);
-    const url = await this.maps.projectUrl(ref);
-    for (const [parameter, value] of Object.entries({ SERVICE: 'STEWARD', REQUEST: 'SldStyle', LAYER: published.id })) {
-      url.searchParams.set(parameter, value);
-    }
-    const form = Buffer.from(`SLD=${Buffer.from(sld, 'utf8').toString('base64url')}`, 'latin1');
-    const answer = await this.maps.ask(url.toString(), [], { type: FORM_TYPE, bytes: form });
+    const parameters = { REQUEST: 'SldStyle', LAYER: published.id };
+    const answer = await this.maps.askSteward(ref, parameters, { SLD: sld });
     const text = (await bytes(answer.body)).toString('utf8');
     const detail = text.replace(/\s+/g, ' ').slice(0, DETAIL_CHARS);
     if (answer.status === 200 && (answer.headers.get('content-type') ?? '').startsWith('application/xml')) return text;

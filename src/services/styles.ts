@@ -287,6 +287,21 @@ export class StyleService {
   }
 
   /**
+   * The QML layer `layerName` would draw a JSON style with, stored nowhere (a style being edited):
+   * BadRequest for a body that is not a JSON style, Unprocessable when the layer cannot draw it.
+   */
+  async draftQml(ref: ProjectRef, layerName: string, body: unknown): Promise<string> {
+    const style = parseStyle(body, this.catalogue());
+    const document = await this.repository.read(ref);
+    const layer = await this.layers.entry(ref, layerName);
+    if (layer.type !== style.type)
+      throw new Unprocessable(`layer "${layerName}" is a ${layer.type} layer: it cannot draw a ${style.type} style`);
+    await this.checkLayers(ref, document, [layerName], style);
+    const qml = styleToQml(style, { catalogue: this.catalogue() });
+    return this.qmlForLayer(ref, layer, { origin: 'json', style, qml });
+  }
+
+  /**
    * Unprocessable when one of `layers` cannot draw the JSON style: it lacks the field a categorized
    * or graduated style classes by, or a band the style reads.
    */

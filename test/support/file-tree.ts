@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
 import { isTemporaryFile } from '../../src/storage/atomic-file.js';
@@ -16,6 +16,15 @@ export function fileTree(root: string, skip: readonly string[] = []): Set<string
   };
   walk(root);
   return found;
+}
+
+/** Every file and folder under `root` (as fileTree) with its bytes (`folder` for a folder), to tell a folder unchanged. */
+export function fileBytes(root: string, skip: readonly string[] = []): Map<string, string> {
+  return new Map(
+    [...fileTree(root, skip)]
+      .sort()
+      .map((path) => [path, statSync(path).isDirectory() ? 'folder' : readFileSync(path).toString('base64')]),
+  );
 }
 
 /** The paths of `after` that `before` did not have, and those of `before` that are gone. */

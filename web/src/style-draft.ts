@@ -60,12 +60,23 @@ export function freshDraft(name: string, raster: boolean): Draft {
     other: undefined,
     ranges: [],
     band: '1',
-    min: '0',
-    max: '100',
+    // A raster's limits start from its band's statistics (the editor reads them), not from a guess.
+    min: '',
+    max: '',
     interpolation: 'INTERPOLATED',
     stops: [],
     stretch: true,
   };
+}
+
+/** The smallest and largest valid value of each band, by band number. */
+export type BandStatistics = Record<string, { min: number; max: number }>;
+
+/** The draft with the band's statistics as its limits, where it has none of its own. */
+export function withStatistics(draft: Draft, statistics: BandStatistics): Draft {
+  const band = statistics[draft.band];
+  if (!band) return draft;
+  return { ...draft, min: draft.min || String(band.min), max: draft.max || String(band.max) };
 }
 
 /** `#RRGGBB` for a colour input, from `#RRGGBB` or `r,g,b[,a]` (the alpha is not kept). */

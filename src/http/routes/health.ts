@@ -6,6 +6,7 @@ import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { type FastifyPluginAsync } from 'fastify';
 
+import { type ErrorCode } from '../../errors.js';
 import { type HealthChecks } from '../../insight/health.js';
 import { type Metrics } from '../../insight/metrics.js';
 import { type RouteModule } from '../route-module.js';
@@ -19,7 +20,10 @@ const Readiness = Type.Object({
     description: 'storage, qgis_server, disk, and mapproxy / monitoring when enabled',
   }),
   error: Type.Optional(Type.String({ description: 'With 503: the checks that failed' })),
+  code: Type.Optional(Type.Literal('not_ready', { description: 'With 503: the error code (docs/errors.md)' })),
 });
+
+const NOT_READY = 'not_ready' satisfies ErrorCode;
 
 export function healthRoutes(health: HealthChecks, metrics: Metrics): RouteModule {
   const routes: FastifyPluginAsync = async (app) => {
@@ -51,7 +55,7 @@ export function healthRoutes(health: HealthChecks, metrics: Metrics): RouteModul
         const down = Object.entries(readiness.checks)
           .filter(([, check]) => !check.ok)
           .map(([, check]) => check.detail);
-        return reply.status(503).send({ ...readiness, error: `down: ${down.join('; ')}` });
+        return reply.status(503).send({ ...readiness, error: `down: ${down.join('; ')}`, code: NOT_READY });
       },
     );
     app.get(

@@ -5,9 +5,10 @@ import { type FastifyPluginAsync } from 'fastify';
 import { BadRequest } from '../../errors.js';
 import { type FeatureQueries } from '../../services/feature-queries.js';
 import { type MapService, type MapView } from '../../services/maps.js';
+import { type StylePreviews } from '../../services/style-previews.js';
 import { owsAccessParams } from '../ows-access.js';
 import { type RouteModule } from '../route-module.js';
-import { errorResponses, ProjectParams, ViewAsProperty } from '../schemas.js';
+import { errorResponses, LayerParams, ProjectParams, ViewAsProperty } from '../schemas.js';
 
 const MAX_SIZE = 4096;
 
@@ -54,8 +55,11 @@ function bboxOf(text: string): MapView['bbox'] {
   return [minx, miny, maxx, maxy];
 }
 
+/** A view to preview a style in: drawn under the identity's own rules (its write of the project lets it edit styles). */
+const PreviewQuery = Type.Omit(ViewQuery, ['view_as']);
+
 /** The view a map client asks for, checked: its layers, styles, extent and size. */
-function viewOf(query: Static<typeof ViewQuery>): MapView {
+function viewOf(query: Static<typeof PreviewQuery>): MapView {
   const layers = query.layers.split(',');
   const styles = query.styles === undefined || query.styles === '' ? [] : query.styles.split(',');
   if (styles.length > 0 && styles.length !== layers.length) {
@@ -92,10 +96,11 @@ const FoundFeature = Type.Object({
 
 /**
  * A project's map as an interactive client draws it: one GetMap of several layers for the view the
- * client shows, drawn by QGIS Server, and the features under a pixel of it. The web console's map
- * uses them as an OpenLayers image source and for its feature info.
+ * client shows, drawn by QGIS Server, and the features under a pixel of it; the same view with one
+ * layer drawn in a style being edited, not stored. The web console's map uses them as an
+ * OpenLayers image source, for its feature info and for the style editor's live preview.
  */
-export function projectMapRoutes(maps: MapService, features: FeatureQueries): RouteModule {
+export function projectMapRoutes(maps: MapService, features: FeatureQueries, previews: StylePreviews): RouteModule {
   const routes: FastifyPluginAsync = async (app) => {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
     api.get(
@@ -111,6 +116,30 @@ export function projectMapRoutes(maps: MapService, features: FeatureQueries): Ro
       async (request, reply) => {
         const params = await owsAccessParams(request.identity, request.project, (ref) => maps.mapParameter(ref));
         const map = await maps.view(request.project, viewOf(request.query), params);
+        return reply.headers({ ...map.headers, 'cache-control': 'no-store' }).send(map.body);
+      },
+    );
+    api.post(
+      '/layers/:layer/style-preview',
+      {
+        schema: {
+          tags: ['styles'],
+          summary: 'PNG of a view with one layer drawn in a JSON style that is not stored (a style being edited)',
+          description:
+            'The view is given as for `/wms` and must hold the layer; the body is a vector or raster style as for ' +
+            "`PUT .../styles/{style}`, drawn by QGIS Server (through Steward's plugin) on a copy of the layer, " +
+            "under the identity's rules as a map is: nothing is written, the project and its styles stay as they " +
+            'are, and the audit log does not record it. Needs `write` of the project. 422 when the layer cannot ' +
+            'draw the style (another kind, a field or band it lacks), 502 when QGIS Server lacks the plugin.',
+          params: LayerParams,
+          querystring: PreviewQuery,
+          body: Type.Unknown({ description: 'a vector or raster style, checked by the style codec' }),
+        },
+      },
+      async (request, reply) => {
+        const params = await owsAccessParams(request.identity, request.project, (ref) => maps.mapParameter(ref));
+        const view = viewOf(request.query);
+        const map = await previews.draw(request.project, request.params.layer, request.body, view, params);
         return reply.headers({ ...map.headers, 'cache-control': 'no-store' }).send(map.body);
       },
     );

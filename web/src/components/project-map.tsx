@@ -28,6 +28,8 @@ export interface MapLayer {
   visible: boolean;
   /** The style to draw it with; undefined for its current one. */
   style?: string | undefined;
+  /** A style being edited, unsaved (a JSON body), to draw it with instead of `style`. */
+  draft?: string | undefined;
   /** Its current style: a change draws the map again. */
   current?: string;
   /** `minx miny, maxx maxy` in `crs`, as the layer API reports it. */
@@ -66,6 +68,24 @@ function extentOf(layer: MapLayer): Extent | undefined {
   if (layer.crs === VIEW_CRS) return extent;
   if (layer.crs === 'EPSG:4326') return transformExtent(extent, 'EPSG:4326', VIEW_CRS);
   return undefined;
+}
+
+/**
+ * The image of a view: the layers drawn by QGIS Server (`GET .../wms`), or, while a layer's style
+ * is being edited, the same view with that layer drawn in the unsaved style (`POST .../style-preview`).
+ */
+function viewImage(
+  project: ProjectRef,
+  view: Record<string, string | number | undefined>,
+  visible: MapLayer[],
+  viewAs: string | undefined,
+): Promise<Response> {
+  const drafted = visible.find((layer) => layer.draft !== undefined);
+  if (!drafted?.draft)
+    return send(apiUrl('/api/projects/{project}/wms', { project: project.project }, { ...view, view_as: viewAs }));
+  const path = { project: project.project, layer: drafted.name };
+  const url = apiUrl('/api/projects/{project}/layers/{layer}/style-preview', path, view);
+  return send(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: drafted.draft });
 }
 
 /** Whether the map can zoom to the layer: OpenLayers knows its CRS and its extent is a box. */
@@ -198,22 +218,19 @@ export function ProjectMap({
           const height = Math.round(getHeight(extent) / resolution);
           const canvas = document.createElement('canvas');
           if (visible.length === 0 || width < 1 || height < 1) return canvas;
-          const url = apiUrl(
-            '/api/projects/{project}/wms',
-            { project: project.project },
-            {
-              ...schemaQuery(project),
-              layers: visible.map((layer) => layer.name).join(','),
-              styles: visible.some((layer) => layer.style) ? visible.map((layer) => layer.style ?? '').join(',') : '',
-              bbox: extent.join(','),
-              crs: VIEW_CRS,
-              width: Math.min(4096, Math.round(width * pixelRatio)),
-              height: Math.min(4096, Math.round(height * pixelRatio)),
-              view_as: viewing.current,
-            },
-          );
+          const view = {
+            ...schemaQuery(project),
+            layers: visible.map((layer) => layer.name).join(','),
+            styles: visible.some((layer) => layer.style) ? visible.map((layer) => layer.style ?? '').join(',') : '',
+            bbox: extent.join(','),
+            crs: VIEW_CRS,
+            width: Math.min(4096, Math.round(width * pixelRatio)),
+            height: Math.min(4096, Math.round(height * pixelRatio)),
+          };
           try {
-            const image = await createImageBitmap(await (await send(url)).blob());
+            const image = await createImageBitmap(
+              await (await viewImage(project, view, visible, viewing.current)).blob(),
+            );
             retryMs = FIRST_RETRY_MS;
             errorRef.current(undefined);
             answerRef.current?.();
@@ -254,7 +271,10 @@ export function ProjectMap({
   }, [project.project, project.schema]);
 
   const key = `${viewAs ?? ''}#${layers
-    .map((layer) => `${layer.name}:${layer.visible}:${layer.style ?? ''}:${layer.current ?? ''}:${layer.revision ?? 0}`)
+    .map(
+      (layer) =>
+        `${layer.name}:${layer.visible}:${layer.style ?? ''}:${layer.current ?? ''}:${layer.revision ?? 0}:${layer.draft ?? ''}`,
+    )
     .join('|')}`;
   useEffect(() => {
     const olMap = map.current;

@@ -1,11 +1,18 @@
 /**
- * The fields of a raster style: the band and its minimum and maximum; for singleband
- * pseudocolor the interpolation and a row per colour stop ("Spread stops" lays five evenly from
+ * The fields of a raster style: the band and its minimum and maximum (a band picked brings its
+ * statistics as the limits); for singleband pseudocolor the interpolation and a row per colour stop ("Spread stops" lays five evenly from
  * the minimum to the maximum), for singleband gray the stretch.
  */
 import type { JSX } from 'preact';
 
-import { type Draft, evenStops, type Interpolation, rampColour } from '../style-draft';
+import {
+  type BandStatistics,
+  type Draft,
+  evenStops,
+  type Interpolation,
+  rampColour,
+  withStatistics,
+} from '../style-draft';
 import { ClassTable } from './class-table';
 
 const INTERPOLATIONS: Array<[Interpolation, string]> = [
@@ -17,6 +24,11 @@ const INTERPOLATIONS: Array<[Interpolation, string]> = [
 interface Props {
   draft: Draft;
   onChange: (draft: Draft) => void;
+}
+
+interface FieldsProps extends Props {
+  /** The raster's band statistics, by band number. */
+  statistics: BandStatistics;
 }
 
 function StopTable(props: Props): JSX.Element {
@@ -42,7 +54,7 @@ function StopTable(props: Props): JSX.Element {
   );
 }
 
-export function RasterFields(props: Props): JSX.Element {
+export function RasterFields(props: FieldsProps): JSX.Element {
   const { draft } = props;
   const set = (change: Partial<Draft>): void => props.onChange({ ...draft, ...change });
   const pseudocolor = draft.renderer === 'singlebandpseudocolor';
@@ -62,7 +74,11 @@ export function RasterFields(props: Props): JSX.Element {
             step="1"
             required
             value={draft.band}
-            onInput={(e) => set({ band: e.currentTarget.value })}
+            onInput={(e) =>
+              props.onChange(
+                withStatistics({ ...draft, band: e.currentTarget.value, min: '', max: '' }, props.statistics),
+              )
+            }
           />
         </label>
         <label>

@@ -6,13 +6,24 @@
  * colours of a raster. "Preview" saves the style into the layer's style manager in one request
  * (`PUT .../styles/{style}?layer=`) and draws the layer with it on the map (WMS STYLES) without
  * making it the current style; "Make current style" saves it as the current one, in one request too.
+ * While the form changes, the map draws the layer with the style as it stands, unsaved, once the
+ * typing pauses (`POST .../layers/{layer}/style-preview`, which writes nothing).
  */
 import type { JSX } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 import { api, ApiError } from '../api/client';
 import { type ProjectRef, schemaQuery } from '../api/projects';
-import { CLASS_COLOUR, type Draft, draftOf, freshDraft, type Renderer, styleBody } from '../style-draft';
+import {
+  type BandStatistics,
+  CLASS_COLOUR,
+  type Draft,
+  draftOf,
+  freshDraft,
+  type Renderer,
+  styleBody,
+  withStatistics,
+} from '../style-draft';
 import { ClassFields } from './class-fields';
 import { ErrorMessage, Loading } from './messages';
 import { RasterFields } from './raster-fields';
@@ -22,6 +33,9 @@ import { useAction, useApi } from './use-api';
 type Geometry = 'point' | 'line' | 'polygon';
 /** What the editor styles: a vector layer's geometry, or a raster. */
 export type StyledKind = Geometry | 'raster';
+
+/** How long the form rests before the map draws the style as it stands. */
+const DRAFT_PAUSE_MS = 400;
 
 const ENDPOINTS = {
   point: ['/api/symbology/vector/point/single_symbol/marker/properties', 'marker'],
@@ -56,6 +70,8 @@ interface EditorProps {
   /** The layer's current style, which the editor starts from when the API describes it in JSON. */
   current: string | undefined;
   onPreview: (style: string | undefined) => void;
+  /** The style as the form holds it, a JSON body, once it differs from where it started; undefined otherwise. */
+  onDraft: (body: string | undefined) => void;
   onChanged: () => void;
 }
 
@@ -63,9 +79,38 @@ interface EditorProps {
 interface Start {
   draft: Draft;
   note?: string;
+  /** A raster's band statistics, which its limits start from. */
+  statistics?: BandStatistics;
 }
 
+/**
+ * A raster's smallest and largest valid value of each band, exact (the histogram route, one bin,
+ * which the processing page's chart uses too).
+ */
+async function bandStatistics(props: EditorProps, signal: AbortSignal): Promise<BandStatistics> {
+  return api.post('/api/processing/raster/histogram/{project}/{layer}', {
+    path: { project: props.project.project, layer: props.layer },
+    query: schemaQuery(props.project),
+    body: { count: 1 },
+    signal,
+  });
+}
+
+/** The start with a raster's limits taken from its band's statistics where the style gives none. */
 async function startOf(props: EditorProps, signal: AbortSignal): Promise<Start> {
+  const start = await styleStart(props, signal);
+  if (props.kind !== 'raster') return start;
+  try {
+    const statistics = await bandStatistics(props, signal);
+    return { ...start, draft: withStatistics(start.draft, statistics), statistics };
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    const unread = `The band statistics could not be read (${error.message}): type the minimum and maximum.`;
+    return { ...start, note: [start.note, unread].filter(Boolean).join(' ') };
+  }
+}
+
+async function styleStart(props: EditorProps, signal: AbortSignal): Promise<Start> {
   const raster = props.kind === 'raster';
   const fresh = freshDraft(`${props.layer}-style`, raster);
   const current = props.current;
@@ -125,13 +170,24 @@ function StyleForm(props: EditorProps & { start: Start }): JSX.Element {
   /** Saves the style under its name into the layer's style manager, in one request (PUT). */
   const save = async (current: boolean): Promise<void> => {
     checkStyleName(name);
-    const body = styleBody(draft, symbol, changedProperties(catalogue.fields, draft.values));
     await api.put('/api/projects/{project}/styles/{style}', {
       path: { ...path, style: name },
       query: { ...query, layer: props.layer, current: current ? 'true' : 'false' },
-      body,
+      body: body(),
     });
   };
+  const body = (): ReturnType<typeof styleBody> =>
+    styleBody(draft, symbol, changedProperties(catalogue.fields, draft.values));
+  const draftJson = catalogue.data ? JSON.stringify(body()) : undefined;
+  // The style the form started from (once the catalogue is read): the map draws it already.
+  const startJson = useRef<string | undefined>(undefined);
+  startJson.current ??= draftJson;
+  useEffect(() => {
+    const drawn = draftJson === startJson.current ? undefined : draftJson;
+    const timer = setTimeout(() => props.onDraft(drawn), DRAFT_PAUSE_MS);
+    return () => clearTimeout(timer);
+  }, [draftJson]);
+  useEffect(() => () => props.onDraft(undefined), []);
   const preview = useAction(async () => {
     await save(false);
     props.onPreview(name);
@@ -217,7 +273,7 @@ function StyleForm(props: EditorProps & { start: Start }): JSX.Element {
           </div>
         </fieldset>
       )}
-      {!vector && <RasterFields draft={draft} onChange={setDraft} />}
+      {!vector && <RasterFields draft={draft} statistics={props.start.statistics ?? {}} onChange={setDraft} />}
       <ErrorMessage error={preview.error ?? makeCurrent.error ?? makeDefault.error} />
       {message && (
         <p role="status" class="muted">

@@ -35,6 +35,8 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const server = useApi((signal) => api.get('/api/server', { signal }), []);
   const { layers, drawn: rows, tree, reload } = useProjectLayers(ref);
   const [previews, setPreviews] = useState<Record<string, string | undefined>>({});
+  // The style being edited, unsaved, as a JSON body: the map draws its layer with it.
+  const [drafts, setDrafts] = useState<Record<string, string | undefined>>({});
   const [mapError, setMapError] = useState<Error | undefined>(undefined);
   const [adding, setAdding] = useState(false);
   const [styling, setStyling] = useState<string | undefined>(undefined);
@@ -59,6 +61,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
       name: row.name,
       visible: visibility.known && !visibility.hidden.has(row.name),
       style: previews[row.name],
+      draft: drafts[row.name],
       revision,
       current: row.current_style,
       bbox: row.bbox ?? '',
@@ -269,6 +272,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
             kind={styledKind}
             current={styled.current_style}
             onPreview={(style) => setPreviews({ ...previews, [styled.name]: style })}
+            onDraft={(body) => setDrafts((before) => ({ ...before, [styled.name]: body }))}
             onChanged={() => {
               // A style replaced under its name draws differently: the map and legend are asked again.
               setRevision(revision + 1);
