@@ -8,6 +8,7 @@ import { useState } from 'preact/hooks';
 import { type Answer, api } from '../api/client';
 import { type ProjectRef, schemaQuery } from '../api/projects';
 import { ErrorMessage } from './messages';
+import { RasterLayerField } from './raster-layer-field';
 import { useAction } from './use-api';
 
 type Overviews = Answer<'/api/processing/raster/overviews/{project}/{layer}', 'post'>;
@@ -47,14 +48,7 @@ export function OverviewsPanel({ project, rasters }: { project: ProjectRef; rast
         }}
       >
         <div class="fields">
-          <label>
-            Raster layer
-            <select value={layer} onChange={(event) => setLayer(event.currentTarget.value)}>
-              {rasters.map((name) => (
-                <option key={name}>{name}</option>
-              ))}
-            </select>
-          </label>
+          <RasterLayerField rasters={rasters} value={layer} onChange={setLayer} />
         </div>
         <button type="submit" class="primary" disabled={build.busy}>
           {build.busy ? 'Building overviews…' : 'Build overviews'}

@@ -16,6 +16,7 @@ import { OverviewsPanel } from '../components/overviews-panel';
 import { Page } from '../components/page';
 import { ProjectMap } from '../components/project-map';
 import { ProjectTabs } from '../components/project-tabs';
+import { RasterLayerField } from '../components/raster-layer-field';
 import { useAction, useApi } from '../components/use-api';
 import type { PageProps } from '../routes';
 
@@ -77,14 +78,7 @@ function HistogramPanel({ project, rasters }: { project: ProjectRef; rasters: st
         }}
       >
         <div class="fields">
-          <label>
-            Raster layer
-            <select value={layer} onChange={(event) => setLayer(event.currentTarget.value)}>
-              {rasters.map((name) => (
-                <option key={name}>{name}</option>
-              ))}
-            </select>
-          </label>
+          <RasterLayerField rasters={rasters} value={layer} onChange={setLayer} />
           <NumberField label="Bins" min={1} max={10000} value={bins} onInput={setBins} />
         </div>
         <button type="submit" class="primary" disabled={compute.busy}>
