@@ -32,6 +32,7 @@ const VERSION_DEPENDENT = [
   'test/styles-qml.test.ts',
   'test/styles-renderers.test.ts',
   'test/styles-replicas.test.ts',
+  'test/style-preview.test.ts',
   'test/styles.test.ts',
   'test/symbology-catalogue.test.ts',
   'test/web-layer-projects.test.ts',
