@@ -19,11 +19,19 @@ function bindable(port: number, host: string): Promise<boolean> {
   });
 }
 
+/**
+ * Ports this process has handed out: one is free until its server binds it, which may be seconds
+ * later (a stack picks all its ports, then starts its servers), so it is never handed out twice.
+ */
+const handedOut = new Set<number>();
+
 /** A free loopback port outside the ephemeral range, or one the kernel picks if none is found. */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
     const port = FIRST_PORT + Math.floor(Math.random() * PORTS);
-    if (await bindable(port, host)) return port;
+    if (handedOut.has(port) || !(await bindable(port, host))) continue;
+    handedOut.add(port);
+    return port;
   }
   return kernelPort(host);
 }
