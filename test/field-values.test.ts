@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -97,7 +97,7 @@ describe("a vector layer's field values over every feature, as GDAL reads them",
     assert.equal(exact.truncated, false, 'as many values as the limit is not truncated');
   });
 
-  test('refuses an unknown field, layer or limit in words with a code', async () => {
+  test('refuses an unknown field, layer or limit, and a source broken, in words with a code', async () => {
     const field = await get('/layers/places/fields/colour/values');
     assert.equal(field.status, 404);
     assert.equal((field.body as { code: string }).code, 'field_not_found');
@@ -105,6 +105,15 @@ describe("a vector layer's field values over every feature, as GDAL reads them",
     const layer = await get('/layers/nowhere/fields/kind/values');
     assert.equal(layer.status, 404);
     assert.equal((layer.body as { code: string }).code, 'layer_not_found');
+    const copy = join(dir, 'gone.gpkg');
+    copyFileSync(gpkg, copy);
+    const gone = { type: 'vector', name: 'gone', datasource: `${copy}|layername=places` };
+    assert.equal((await apiCall(stack.api.url, 'POST', '/api/projects/field/layers', gone, ADMIN)).status, 201);
+    // Still a file in the data folder, no longer a GeoPackage.
+    writeFileSync(copy, 'not a GeoPackage');
+    const unreadable = await get('/layers/gone/fields/kind/values');
+    assert.equal(unreadable.status, 422, JSON.stringify(unreadable.body));
+    assert.equal((unreadable.body as { code: string }).code, 'datasource_unreadable');
     for (const limit of ['0', '10001', 'many']) {
       const answer = await get(`/layers/places/fields/kind/values?limit=${limit}`);
       assert.equal(answer.status, 400, limit);

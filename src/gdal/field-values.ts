@@ -6,7 +6,7 @@
  */
 import gdal from 'gdal-async';
 
-import { NotFound } from '../errors.js';
+import { NotFound, Unprocessable } from '../errors.js';
 import { type GdalSource } from './datasource.js';
 import { runGdalTask } from './gdal-child.js';
 
@@ -26,10 +26,29 @@ export interface FieldValues {
 
 const NUMERIC = new Set(['integer', 'integer64', 'real']);
 
+/** 422 `datasource_unreadable` with GDAL's reason: a source gone, a layer or filter it lacks. */
+function unreadable(error: unknown): Unprocessable {
+  return new Unprocessable(`GDAL cannot read the layer's source: ${(error as Error).message}`, {
+    code: 'datasource_unreadable',
+  });
+}
+
+function openSource(source: GdalSource): gdal.Dataset {
+  try {
+    return source.drivers ? gdal.open(source.gdalPath, 'r', source.drivers) : gdal.open(source.gdalPath);
+  } catch (error) {
+    throw unreadable(error);
+  }
+}
+
 function layerOf(dataset: gdal.Dataset, source: GdalSource): gdal.Layer {
-  const layer = dataset.layers.get(source.layerName ?? source.layerIndex ?? 0);
-  if (source.filter !== undefined) layer.setAttributeFilter(source.filter);
-  return layer;
+  try {
+    const layer = dataset.layers.get(source.layerName ?? source.layerIndex ?? 0);
+    if (source.filter !== undefined) layer.setAttributeFilter(source.filter);
+    return layer;
+  } catch (error) {
+    throw unreadable(error);
+  }
 }
 
 /** GDAL's date and time fields as ISO 8601 text (`2024-05-01`, `2024-05-01T08:30:00`). */
@@ -55,7 +74,7 @@ function compare(a: FieldValue, b: FieldValue): number {
 
 /** Reads every feature of the source's layer; NotFound when the layer has no field `field`. */
 export function readFieldValues(source: GdalSource, field: string, limit: number): FieldValues {
-  const dataset = source.drivers ? gdal.open(source.gdalPath, 'r', source.drivers) : gdal.open(source.gdalPath);
+  const dataset = openSource(source);
   try {
     const layer = layerOf(dataset, source);
     const isKey = layer.fidColumn !== '' && layer.fidColumn === field;

@@ -137,7 +137,7 @@ export function layerFeatureRoutes(
           description:
             "Read by GDAL from the layer's source (its filter applied), every feature of it, which a style's " +
             'classes are made from. 404 `field_not_found` for a field the source lacks (an expression field ' +
-            'included); 422 for a raster or a layer GDAL does not read; 403 for an identity whose roles filter ' +
+            'included); 422 for a raster or a layer GDAL does not read (or cannot now); 403 for an identity whose roles filter ' +
             "the layer's features or hide the field.",
           params: FieldParams,
           querystring: ValuesQuery,
