@@ -6,7 +6,7 @@
  */
 import gdal from 'gdal-async';
 
-import { NotFound, Unprocessable } from '../errors.js';
+import { NotFound, StewardError, Unprocessable } from '../errors.js';
 import { type GdalSource } from './datasource.js';
 import { runGdalTask } from './gdal-child.js';
 
@@ -26,29 +26,10 @@ export interface FieldValues {
 
 const NUMERIC = new Set(['integer', 'integer64', 'real']);
 
-/** 422 `datasource_unreadable` with GDAL's reason: a source gone, a layer or filter it lacks. */
-function unreadable(error: unknown): Unprocessable {
-  return new Unprocessable(`GDAL cannot read the layer's source: ${(error as Error).message}`, {
-    code: 'datasource_unreadable',
-  });
-}
-
-function openSource(source: GdalSource): gdal.Dataset {
-  try {
-    return source.drivers ? gdal.open(source.gdalPath, 'r', source.drivers) : gdal.open(source.gdalPath);
-  } catch (error) {
-    throw unreadable(error);
-  }
-}
-
 function layerOf(dataset: gdal.Dataset, source: GdalSource): gdal.Layer {
-  try {
-    const layer = dataset.layers.get(source.layerName ?? source.layerIndex ?? 0);
-    if (source.filter !== undefined) layer.setAttributeFilter(source.filter);
-    return layer;
-  } catch (error) {
-    throw unreadable(error);
-  }
+  const layer = dataset.layers.get(source.layerName ?? source.layerIndex ?? 0);
+  if (source.filter !== undefined) layer.setAttributeFilter(source.filter);
+  return layer;
 }
 
 /** GDAL's date and time fields as ISO 8601 text (`2024-05-01`, `2024-05-01T08:30:00`). */
@@ -72,37 +53,51 @@ function compare(a: FieldValue, b: FieldValue): number {
   return String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0;
 }
 
-/** Reads every feature of the source's layer; NotFound when the layer has no field `field`. */
+/**
+ * Reads every feature of the source's layer: NotFound when it has no field `field`, 422
+ * `datasource_unreadable` with GDAL's reason when GDAL cannot read it (a file no longer a dataset,
+ * a layer or filter it lacks, a read failing midway).
+ */
 export function readFieldValues(source: GdalSource, field: string, limit: number): FieldValues {
-  const dataset = openSource(source);
   try {
-    const layer = layerOf(dataset, source);
-    const isKey = layer.fidColumn !== '' && layer.fidColumn === field;
-    if (!isKey && layer.fields.indexOf(field) < 0) {
-      const names = [...(layer.fidColumn ? [layer.fidColumn] : []), ...layer.fields.getNames()];
-      throw new NotFound(`the layer has no field "${field}" (its fields: ${names.join(', ') || 'none'})`, {
-        code: 'field_not_found',
-      });
+    const dataset = source.drivers ? gdal.open(source.gdalPath, 'r', source.drivers) : gdal.open(source.gdalPath);
+    try {
+      return valuesOf(layerOf(dataset, source), field, limit);
+    } finally {
+      dataset.close();
     }
-    const type = isKey ? 'integer' : layer.fields.get(field).type;
-    const numeric = NUMERIC.has(type);
-    const distinct = new Set<FieldValue>();
-    let truncated = false;
-    let min = Infinity;
-    let max = -Infinity;
-    for (let feature = layer.features.first(); feature; feature = layer.features.next()) {
-      const value = valueOf(isKey ? feature.fid : feature.fields.get(field));
-      if (value === undefined) continue;
-      if (distinct.size < limit) distinct.add(value);
-      else if (!distinct.has(value)) truncated = true;
-      if (typeof value === 'number') [min, max] = [Math.min(min, value), Math.max(max, value)];
-      if (truncated && !numeric) break;
-    }
-    const values = [...distinct].sort(compare);
-    return { type, values, truncated, ...(numeric && values.length > 0 && { min, max }) };
-  } finally {
-    dataset.close();
+  } catch (error) {
+    if (error instanceof StewardError) throw error;
+    throw new Unprocessable(`GDAL cannot read the layer's source: ${(error as Error).message}`, {
+      code: 'datasource_unreadable',
+    });
   }
+}
+
+function valuesOf(layer: gdal.Layer, field: string, limit: number): FieldValues {
+  const isKey = layer.fidColumn !== '' && layer.fidColumn === field;
+  if (!isKey && layer.fields.indexOf(field) < 0) {
+    const names = [...(layer.fidColumn ? [layer.fidColumn] : []), ...layer.fields.getNames()];
+    throw new NotFound(`the layer has no field "${field}" (its fields: ${names.join(', ') || 'none'})`, {
+      code: 'field_not_found',
+    });
+  }
+  const type = isKey ? 'integer' : layer.fields.get(field).type;
+  const numeric = NUMERIC.has(type);
+  const distinct = new Set<FieldValue>();
+  let truncated = false;
+  let min = Infinity;
+  let max = -Infinity;
+  for (let feature = layer.features.first(); feature; feature = layer.features.next()) {
+    const value = valueOf(isKey ? feature.fid : feature.fields.get(field));
+    if (value === undefined) continue;
+    if (distinct.size < limit) distinct.add(value);
+    else if (!distinct.has(value)) truncated = true;
+    if (typeof value === 'number') [min, max] = [Math.min(min, value), Math.max(max, value)];
+    if (truncated && !numeric) break;
+  }
+  const values = [...distinct].sort(compare);
+  return { type, values, truncated, ...(numeric && values.length > 0 && { min, max }) };
 }
 
 /** `readFieldValues` in a GDAL worker process, at the API's priority: a client waits for it. */
