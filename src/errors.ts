@@ -46,6 +46,7 @@ const SPECIFIC_CODES = [
   'project_not_found',
   'layer_not_found',
   'style_not_found',
+  'field_not_found',
   'version_not_found',
   'job_not_found',
   'instance_not_found',

@@ -2,9 +2,11 @@
  * The style editor of a project's page, in Chromium against a real Steward and QGIS Server: it
  * starts from a categorized style QGIS wrote (PyQGIS's saveNamedStyle, as Desktop saves it),
  * shows its renderer, field and categories in a form, and a colour changed there is what QGIS
- * Server draws once saved; "Classify" fills the ranges of a graduated style from the layer's values;
- * a colour changed and not saved is what the map beside the form shows, the projects folder untouched;
- * a raster's minimum and maximum start from its band's statistics as GDAL computes them.
+ * Server draws once saved; "Classify" fills the ranges of a graduated style from the layer's values,
+ * and every category of a layer of 1,200 points, past the first 500; a colour changed and not saved
+ * is what the map beside the form shows, the projects folder untouched; a half-transparent class
+ * colour is kept from load to save and QGIS Server blends it; a raster's minimum and maximum start
+ * from its band's statistics as GDAL computes them.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -19,6 +21,7 @@ import { createTownWithDistricts } from './support/demo-town.js';
 import { fileBytes } from './support/file-tree.js';
 import { after, before, describe, test } from './support/node-test.js';
 import { decodePng } from './support/png.js';
+import { classedPoint, writePoints } from './support/points.js';
 import { type Stack, startStack } from './support/stack.js';
 import { pyqgis } from './support/style-oracle.js';
 
@@ -126,8 +129,9 @@ describe('web console: the style editor starts from the current style, with a fo
     assert.deepEqual(errors, []);
   });
 
-  test('classifies the population into equal ranges, previewed on the map', async () => {
+  test('classifies the population into equal ranges, drawn on the map unsaved', async () => {
     const editor = page.getByRole('form', { name: 'Style editor for districts' });
+    assert.equal(await editor.getByRole('button', { name: 'Preview on the map' }).count(), 0);
     await editor.getByLabel('Style name').fill('by-population');
     await editor.getByLabel('Renderer').selectOption('graduated');
     await editor.getByLabel('Field').selectOption('population');
@@ -137,26 +141,38 @@ describe('web console: the style editor starts from the current style, with a fo
     assert.equal(await editor.getByLabel('Lower bound of range 1').inputValue(), '1000');
     assert.equal(await editor.getByLabel('Upper bound of range 2').inputValue(), '5000');
     assert.equal(await editor.getByLabel('Upper bound of range 3').inputValue(), '7000');
-    await editor.getByRole('button', { name: 'Preview on the map' }).click();
-    await editor.getByRole('status').getByText('drawn with “by-population”').waitFor();
     // The hill (4000) is in the middle range, halfway along the ramp.
     await centreWhen(page.getByTestId('project-map'), 'the middle range', near(222, 128, 108));
-    await screenshot(page, 'style-editor-graduated-preview');
-    const style = (await stack.call('GET', '/api/projects/town/styles/by-population')).body as {
-      symbology: { type: string; field: string; ranges: Array<{ lower: number; upper: number }> };
-    };
-    assert.equal(style.symbology.type, 'graduated');
-    assert.equal(style.symbology.field, 'population');
-    assert.deepEqual(
-      style.symbology.ranges.map(({ lower, upper }) => [lower, upper]),
-      [
-        [1000, 3000],
-        [3000, 5000],
-        [5000, 7000],
-      ],
-    );
+    await screenshot(page, 'style-editor-graduated-draft');
+    const stored = await stack.call('GET', '/api/projects/town/styles/by-population');
+    assert.equal(stored.status, 404, 'the draft drawn is not stored');
     const layer = (await stack.call('GET', '/api/projects/town/layers/districts')).body as { current_style: string };
-    assert.equal(layer.current_style, 'desktop', 'a preview does not change the current style');
+    assert.equal(layer.current_style, 'desktop');
+    assert.deepEqual(errors, []);
+  });
+
+  test('classifies every category of a layer of 1,200 points, past the first 500', async () => {
+    const gpkg = join(run.demo, 'places.gpkg');
+    writePoints(gpkg, 1200, classedPoint);
+    assert.equal((await stack.call('POST', '/api/projects', { name: 'survey', author: 'Ada' })).status, 201);
+    const places = { type: 'vector', name: 'places', datasource: `${gpkg}|layername=places` };
+    assert.equal((await stack.call('POST', '/api/projects/survey/layers', places)).status, 201);
+    await page.goto('/projects/survey');
+    await page.getByRole('button', { name: 'Edit the style of places' }).click();
+    const editor = page.getByRole('form', { name: 'Style editor for places' });
+    await editor.waitFor();
+    await editor.getByLabel('Renderer').selectOption('categorized');
+    // Not published by WFS: the field is typed, and "Classify" reads every feature all the same.
+    await editor.getByLabel('Field').fill('kind');
+    await editor.getByRole('button', { name: 'Classify' }).click();
+    await editor.getByLabel('Value of category 12').waitFor();
+    const values = await editor
+      .getByLabel(/^Value of category \d+$/)
+      .evaluateAll((inputs) => inputs.map((input) => (input as HTMLInputElement).value));
+    const kinds = Array.from({ length: 12 }, (_, i) => `k${String(i).padStart(2, '0')}`);
+    assert.deepEqual(values, kinds, 'the 7 kinds past the 500th point too');
+    await screenshot(page, 'style-editor-every-category');
+    await checkAccessibility(page, 'the style editor with its opacities');
     assert.deepEqual(errors, []);
   });
 
@@ -181,6 +197,32 @@ describe('web console: the style editor starts from the current style, with a fo
     assert.deepEqual(projectFiles(), before, 'every file of the projects folder is byte-identical');
     const layer = (await stack.call('GET', '/api/projects/town/layers/districts')).body as { current_style: string };
     assert.equal(layer.current_style, 'desktop');
+    assert.deepEqual(errors, []);
+  });
+
+  test('keeps a class colour half transparent from the form to QGIS Server, which blends it', async () => {
+    await page.goto('/projects/town');
+    await page.getByRole('button', { name: 'Edit the style of districts' }).click();
+    const editor = page.getByRole('form', { name: 'Style editor for districts' });
+    await editor.waitFor();
+    assert.equal(await editor.getByLabel('Opacity of The hill (%)').inputValue(), '100');
+    await editor.getByLabel('Colour of The hill').fill('#0000c0');
+    await editor.getByLabel('Opacity of The hill (%)').fill('50');
+    await editor.getByRole('button', { name: 'Make current style' }).click();
+    await editor.getByRole('status').getByText('“desktop” is now the current style of districts.').waitFor();
+    const style = (await stack.call('GET', '/api/projects/town/styles/desktop')).body as {
+      symbology: { categories: Array<{ colour: string }> };
+    };
+    assert.equal(style.symbology.categories[0]?.colour, '0,0,192,128');
+    // Half of #0000c0 over the white the map is seen on: QGIS Server drew it blended.
+    const [r = 0, g = 0, b = 0, a = 255] = await servedCentre();
+    const overWhite = [r, g, b].map((channel) => Math.round((channel * a) / 255 + 255 * (1 - a / 255)));
+    assert.ok(near(127, 127, 223)(overWhite), `blended: ${[r, g, b, a].join(',')} is ${overWhite.join(',')} on white`);
+    await page.reload();
+    await page.getByRole('button', { name: 'Edit the style of districts' }).click();
+    assert.equal(await editor.getByLabel('Opacity of The hill (%)').inputValue(), '50', 'the alpha is kept on load');
+    assert.equal(await editor.getByLabel('Colour of The hill').inputValue(), '#0000c0');
+    await screenshot(page, 'style-editor-half-transparent');
     assert.deepEqual(errors, []);
   });
 

@@ -140,7 +140,7 @@ describe('web console', () => {
     assert.deepEqual(errors, []);
   });
 
-  test('styles: the editor previews a style on the map, then makes it current', async () => {
+  test('styles: the editor makes a style current, which the map then draws', async () => {
     const map = page.getByTestId('project-map');
     const before = await centreWhen(map, 'drawn', ([r = 0, g = 0, b = 0]) => !(r === 255 && g === 255 && b === 255));
     await page.getByRole('button', { name: 'Edit the style of districts' }).click();
@@ -150,16 +150,10 @@ describe('web console', () => {
     await editor.getByLabel('Color', { exact: true }).fill('#ff0000');
     await editor.getByLabel('Outline style').selectOption('no');
     await checkAccessibility(page, 'the style editor');
-    await editor.getByRole('button', { name: 'Preview on the map' }).click();
-    await editor.getByText("not the layer's current style yet").waitFor();
-    const previewed = await centreWhen(map, 'red', ([r = 0, g = 0, b = 0]) => r > 240 && g < 15 && b < 15);
-    assert.notDeepEqual(previewed, before);
-    const info = (await stack.call('GET', '/api/projects/parcels/layers/districts')).body as {
-      current_style: string;
-      styles: string[];
-    };
-    assert.notEqual(info.current_style, 'red', 'a preview does not change the current style');
-    assert.ok(info.styles.includes('red'));
+    // The map draws the form as it stands (through Steward's plugin, which this stack lacks): no saved preview.
+    assert.equal(await editor.getByRole('button', { name: 'Preview on the map' }).count(), 0);
+    const info = (await stack.call('GET', '/api/projects/parcels/layers/districts')).body as { styles: string[] };
+    assert.ok(!info.styles.includes('red'), 'the style being edited is not stored');
 
     await editor.getByRole('button', { name: 'Make current style' }).click();
     await editor.getByText('is now the current style of districts').waitFor();
@@ -169,7 +163,8 @@ describe('web console', () => {
     assert.equal(current.current_style, 'red');
     const png = await fetch(`${stack.api.url}/api/projects/parcels/layers/districts/map`);
     assert.deepEqual(decodePng(Buffer.from(await png.arrayBuffer())).pixel(200, 200), [255, 0, 0, 255]);
-    await centreWhen(map, 'still red', ([r = 0, g = 0, b = 0]) => r > 240 && g < 15 && b < 15);
+    const drawn = await centreWhen(map, 'red', ([r = 0, g = 0, b = 0]) => r > 240 && g < 15 && b < 15);
+    assert.notDeepEqual(drawn, before);
     await screenshot(page, 'style-editor');
     assert.deepEqual(errors, []);
   });
@@ -192,7 +187,7 @@ describe('web console', () => {
     assert.equal(await editor.getByLabel('Outline style').inputValue(), 'no');
 
     await editor.getByLabel('Style name').fill('a/b');
-    await editor.getByRole('button', { name: 'Preview on the map' }).click();
+    await editor.getByRole('button', { name: 'Make current style' }).click();
     await editor.getByRole('alert').getByText('The style name “a/b” may not contain a slash.').waitFor();
     await editor.getByLabel('Style name').fill('red');
 

@@ -83,6 +83,15 @@ export function owsRules(identity: Identity, ref: ProjectRef, map: string): OwsR
 }
 
 /**
+ * What QGIS Server may serve `identity` of one layer of the project `ref`; undefined for an
+ * administrator, who is served the whole layer.
+ */
+export function owsLayerRules(identity: Identity, ref: ProjectRef, layer: string): OwsLayerRules | undefined {
+  if (identity.permissions.admin) return undefined;
+  return layerRules(layer, identity.permissions.rulesFor(ref), identity);
+}
+
+/**
  * The parameter's value for `rules`: base64url of their JSON deflated (zlib); '' for no
  * restriction. Deflated, the rules of ten roles of ten filtered layers took 316 characters where
  * they took 6,739: the plugin reads the value as a Python string on each request, and nginx

@@ -25,6 +25,7 @@ import {
 } from '../errors.js';
 import { type ExpressionNode } from './calculator/ast.js';
 import { type OutputFormat } from './calculator/format.js';
+import { type GdalSource } from './datasource.js';
 import { type HistogramOptions } from './histogram-bins.js';
 import { type VectorImport } from './vector-import.js';
 
@@ -44,6 +45,8 @@ export type GdalTask =
   | { kind: 'upload'; localPath: string; target: string }
   /** The histogram of every band of the raster at `path` (histogram.ts). */
   | { kind: 'histogram'; path: string; options: HistogramOptions }
+  /** The distinct values, minimum and maximum of a vector layer's field (field-values.ts). */
+  | { kind: 'field-values'; source: GdalSource; field: string; limit: number }
   /** Copies a vector layer into a PostgreSQL table (vector-import.ts). */
   | { kind: 'import'; options: VectorImport };
 

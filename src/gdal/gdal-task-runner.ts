@@ -6,6 +6,7 @@
  */
 import { StewardError } from '../errors.js';
 import { computeRaster } from './calculator/calculate.js';
+import { readFieldValues } from './field-values.js';
 import { type ChildMessage, type GdalTask, type TaskMessage } from './gdal-child.js';
 import { CALCULATOR_CACHE_MB, configureGdalMemory } from './gdal-memory.js';
 import { computeHistogram } from './histogram.js';
@@ -51,6 +52,8 @@ async function runTask(task: GdalTask): Promise<unknown> {
       return undefined;
     case 'histogram':
       return computeHistogram(task.path, task.options);
+    case 'field-values':
+      return readFieldValues(task.source, task.field, task.limit);
     case 'import':
       await importVector(task.options, percent);
       return undefined;

@@ -79,12 +79,30 @@ export function withStatistics(draft: Draft, statistics: BandStatistics): Draft 
   return { ...draft, min: draft.min || String(band.min), max: draft.max || String(band.max) };
 }
 
-/** `#RRGGBB` for a colour input, from `#RRGGBB` or `r,g,b[,a]` (the alpha is not kept). */
-export function hexColour(colour: string): string {
-  if (colour.startsWith('#')) return colour.slice(0, 7).toLowerCase();
-  const [r, g, b] = colour.split(',').map(Number);
-  return `#${[r, g, b].map((value) => (value ?? 0).toString(16).padStart(2, '0')).join('')}`;
+/** A colour as the form holds it: `#rrggbb` for the picker, and its alpha (0 to 255). */
+export interface ColourParts {
+  hex: string;
+  alpha: number;
 }
+
+const toHex = (values: number[]): string => `#${values.map((value) => value.toString(16).padStart(2, '0')).join('')}`;
+
+/** The parts of `#RRGGBB` or `r,g,b[,a]`, the colours of the JSON styles. */
+export function colourParts(colour: string): ColourParts {
+  if (colour.startsWith('#')) return { hex: colour.slice(0, 7).toLowerCase(), alpha: 255 };
+  const [r = 0, g = 0, b = 0, alpha = 255] = colour.split(',').map(Number);
+  return { hex: toHex([r, g, b]), alpha };
+}
+
+/** The colour the API takes: `#rrggbb` when opaque, `r,g,b,a` otherwise, which keeps the alpha. */
+export function colourText({ hex, alpha }: ColourParts): string {
+  if (alpha >= 255) return hex;
+  const channels = [1, 3, 5].map((at) => parseInt(hex.slice(at, at + 2), 16));
+  return [...channels, Math.max(0, Math.round(alpha))].join(',');
+}
+
+/** A colour read from a style, alpha kept, as the form holds it. */
+const formColour = (colour: string): string => colourText(colourParts(colour));
 
 type Json = Record<string, unknown>;
 /** A JSON scalar as the form's text; objects and absent values are empty. */
@@ -96,13 +114,13 @@ function classesOf(draft: Draft, symbology: Json): Draft {
   const categories = list(symbology['categories']).map((entry) => ({
     value: text(entry['value']),
     label: text(entry['label']),
-    colour: hexColour(text(entry['colour'])),
+    colour: formColour(text(entry['colour'])),
   }));
   const ranges = list(symbology['ranges']).map((entry) => ({
     lower: text(entry['lower']),
     upper: text(entry['upper']),
     label: text(entry['label']),
-    colour: hexColour(text(entry['colour'])),
+    colour: formColour(text(entry['colour'])),
   }));
   const other = symbology['other'] as Json | undefined;
   return {
@@ -110,7 +128,7 @@ function classesOf(draft: Draft, symbology: Json): Draft {
     field: text(symbology['field']),
     categories,
     ranges,
-    other: other && { label: text(other['label']), colour: hexColour(text(other['colour'])) },
+    other: other && { label: text(other['label']), colour: formColour(text(other['colour'])) },
   };
 }
 
@@ -126,7 +144,7 @@ function rasterOf(draft: Draft, properties: Json): Draft {
     stops: list(properties['stops']).map((stop) => ({
       value: text(stop['value']),
       label: text(stop['label']),
-      colour: hexColour(text(stop['colour'])),
+      colour: formColour(text(stop['colour'])),
     })),
     stretch: text(enhancement['algorithm']) !== 'NoEnhancement',
   };
@@ -202,7 +220,7 @@ function hslHex(hue: number, saturation: number, lightness: number): string {
     const value = lightness - chroma * Math.max(-1, Math.min(k - 3, 9 - k, 1));
     return Math.round(value * 255);
   };
-  return `#${[channel(0), channel(8), channel(4)].map((value) => value.toString(16).padStart(2, '0')).join('')}`;
+  return toHex([channel(0), channel(8), channel(4)]);
 }
 
 /** A colour `share` (0 to 1) of the way from light yellow to dark red, as a graduated ramp. */
@@ -210,22 +228,18 @@ export function rampColour(share: number): string {
   const from = [255, 255, 178];
   const to = [189, 0, 38];
   const mixed = from.map((start, i) => Math.round(start + ((to[i] ?? start) - start) * share));
-  return `#${mixed.map((value) => value.toString(16).padStart(2, '0')).join('')}`;
+  return toHex(mixed);
 }
 
-/** A category per distinct value, sorted, each in its own colour. */
-export function classifyCategories(values: unknown[]): Category[] {
-  const distinct = [...new Set(values.filter((value) => value !== null && value !== '').map(String))];
+/** A category per distinct value but the empty one (the other values' category), sorted, each in its own colour. */
+export function classifyCategories(values: Array<string | number>): Category[] {
+  const distinct = [...new Set(values.map(String).filter((value) => value !== ''))];
   distinct.sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
   return distinct.map((value, index) => ({ value, label: value, colour: categoryColour(index) }));
 }
 
-/** `count` ranges of equal width from the smallest value to the largest, coloured along the ramp. */
-export function equalIntervals(values: unknown[], count: number): Range[] {
-  const numbers = values.map(Number).filter((value) => Number.isFinite(value));
-  if (numbers.length === 0) return [];
-  const low = Math.min(...numbers);
-  const high = Math.max(...numbers);
+/** `count` ranges of equal width from `low` to `high`, coloured along the ramp. */
+export function equalIntervals(low: number, high: number, count: number): Range[] {
   const width = (high - low) / count;
   const bound = (i: number): number => (i === count ? high : Number((low + width * i).toPrecision(12)));
   return Array.from({ length: count }, (_, i) => {

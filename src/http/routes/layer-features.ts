@@ -2,9 +2,13 @@ import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { type FastifyPluginAsync } from 'fastify';
 
-import { BadRequest } from '../../errors.js';
+import { owsLayerRules } from '../../access/ows-rules.js';
+import { type Identity } from '../../access/service.js';
+import { BadRequest, Forbidden } from '../../errors.js';
 import { type FeatureQueries } from '../../services/feature-queries.js';
+import { type FieldValueQueries } from '../../services/field-values.js';
 import { type MapService } from '../../services/maps.js';
+import { type ProjectRef } from '../../storage/project-ref.js';
 import { owsAccessParams } from '../ows-access.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses, LayerParams, SchemaQuery } from '../schemas.js';
@@ -26,10 +30,11 @@ const PageQuery = Type.Object({
   ),
 });
 
-function countOf(text: string | undefined): number {
-  const count = Number(text ?? DEFAULT_COUNT);
-  if (count < 1 || count > MAX_COUNT) throw new BadRequest(`count must be between 1 and ${MAX_COUNT}, not ${text}`);
-  return count;
+/** The query's `name`, a whole number from 1 to `max` (`fallback` when absent); BadRequest otherwise. */
+function boundedOf(name: string, text: string | undefined, fallback: number, max: number): number {
+  const value = Number(text ?? fallback);
+  if (value < 1 || value > max) throw new BadRequest(`${name} must be between 1 and ${max}, not ${text}`);
+  return value;
 }
 
 const FeaturePage = Type.Object({
@@ -45,8 +50,55 @@ const FeaturePage = Type.Object({
   ),
 });
 
-/** A vector layer's attribute table, a page at a time, as QGIS Server's WFS serves it. */
-export function layerFeatureRoutes(maps: MapService, features: FeatureQueries): RouteModule {
+/** Distinct values a field's answer lists at most. */
+const MAX_VALUES = 10_000;
+const DEFAULT_VALUES = 1000;
+
+const FieldParams = Type.Object({ ...LayerParams.properties, field: Type.String({ minLength: 1 }) });
+
+const ValuesQuery = Type.Object({
+  ...SchemaQuery.properties,
+  limit: Type.Optional(
+    Type.String({
+      pattern: '^[0-9]{1,5}$',
+      description: `Distinct values at most, 1 to ${MAX_VALUES} (${DEFAULT_VALUES} by default)`,
+    }),
+  ),
+});
+
+const FieldValueList = Type.Object({
+  type: Type.String({ description: "GDAL's type of the field: integer, integer64, real, string, date, datetime..." }),
+  values: Type.Array(Type.Union([Type.String(), Type.Number()]), {
+    description: 'Its distinct values but null, sorted (numbers as numbers), at most `limit`',
+  }),
+  truncated: Type.Boolean({ description: 'Whether the field holds more distinct values than `values`' }),
+  min: Type.Optional(Type.Number({ description: 'The smallest value of a numeric field' })),
+  max: Type.Optional(Type.Number({ description: 'The largest value of a numeric field' })),
+});
+
+/**
+ * The values are read from the layer's source, past QGIS Server's access filter: refused to an
+ * identity whose rules filter the layer's features or hide the field.
+ */
+function checkWholeLayer(identity: Identity | undefined, project: ProjectRef, layer: string, field: string): void {
+  const rules = identity && owsLayerRules(identity, project, layer);
+  if (!rules || 'read' in rules) return;
+  if (rules.filter !== undefined || rules.hidden?.includes(field)) {
+    throw new Forbidden(
+      `your roles restrict the features or the field "${field}" of layer "${layer}": its values are those of every feature`,
+    );
+  }
+}
+
+/**
+ * A vector layer's attribute table, a page at a time, as QGIS Server's WFS serves it, and a
+ * field's values over every feature, as GDAL reads them.
+ */
+export function layerFeatureRoutes(
+  maps: MapService,
+  features: FeatureQueries,
+  fieldValues: FieldValueQueries,
+): RouteModule {
   const routes: FastifyPluginAsync = async (app) => {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
     api.get(
@@ -67,7 +119,40 @@ export function layerFeatureRoutes(maps: MapService, features: FeatureQueries): 
       async (request) => {
         const { project, params, query } = request;
         const access = await owsAccessParams(request.identity, project, (ref) => maps.mapParameter(ref));
-        return features.page(project, params.layer, Number(query.start ?? 0), countOf(query.count), access);
+        return features.page(
+          project,
+          params.layer,
+          Number(query.start ?? 0),
+          boundedOf('count', query.count, DEFAULT_COUNT, MAX_COUNT),
+          access,
+        );
+      },
+    );
+    api.get(
+      '/layers/:layer/fields/:field/values',
+      {
+        schema: {
+          tags: ['layers'],
+          summary: "A vector layer's field over every feature: its distinct values, minimum and maximum",
+          description:
+            "Read by GDAL from the layer's source (its filter applied), every feature of it, which a style's " +
+            'classes are made from. 404 `field_not_found` for a field the source lacks (an expression field ' +
+            'included); 422 for a raster or a layer GDAL does not read (or cannot now); 403 for an identity whose roles filter ' +
+            "the layer's features or hide the field.",
+          params: FieldParams,
+          querystring: ValuesQuery,
+          response: { 200: FieldValueList, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const { project, params, query } = request;
+        checkWholeLayer(request.identity, project, params.layer, params.field);
+        return fieldValues.values(
+          project,
+          params.layer,
+          params.field,
+          boundedOf('limit', query.limit, DEFAULT_VALUES, MAX_VALUES),
+        );
       },
     );
   };

@@ -1,21 +1,25 @@
 /**
  * The classes of a categorized or graduated style: the field they class by, picked from the
- * layer's attributes, and a row per category or range. "Classify" fills them from the layer's
- * features as QGIS Server's WFS serves them (`GET .../layers/{layer}/features`, the first
- * MAX_FEATURES): a category per distinct value, or ranges of equal width.
+ * layer's attributes (those of the first features QGIS Server's WFS serves), and a row per
+ * category or range. "Classify" fills them from every feature of the layer
+ * (`GET .../layers/{layer}/fields/{field}/values`): a category per distinct value, or ranges of
+ * equal width from the field's minimum to its maximum.
  */
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 
 import { api } from '../api/client';
 import { type ProjectRef, schemaQuery } from '../api/projects';
-import { categoryColour, classifyCategories, type Draft, equalIntervals, hexColour, rampColour } from '../style-draft';
+import { categoryColour, classifyCategories, type Draft, equalIntervals, rampColour } from '../style-draft';
 import { ClassTable } from './class-table';
+import { ColourInput } from './colour-input';
 import { ErrorMessage } from './messages';
 import { useAction, useApi } from './use-api';
 
-/** The features read to list fields and classify: the most the features route gives at once. */
+/** The features read to list the fields: the most the features route gives at once. */
 const MAX_FEATURES = 500;
+/** Categories "Classify" makes at most: a field with more distinct values is graded or typed. */
+const MAX_CATEGORIES = 1000;
 
 type Features = Array<{ properties: Record<string, unknown> }>;
 
@@ -150,15 +154,11 @@ function OtherValues(props: Props): JSX.Element {
       {draft.other && (
         <label>
           Colour of the other values
-          <input
-            type="color"
-            value={hexColour(draft.other.colour)}
-            onInput={(event) =>
-              props.onChange({
-                ...draft,
-                other: { label: draft.other?.label ?? '', colour: event.currentTarget.value },
-              })
-            }
+          <ColourInput
+            name="Colour of the other values"
+            of="the other values"
+            colour={draft.other.colour}
+            onChange={(colour) => props.onChange({ ...draft, other: { label: draft.other?.label ?? '', colour } })}
           />
         </label>
       )}
@@ -173,13 +173,23 @@ export function ClassFields(props: Props): JSX.Element {
   const [count, setCount] = useState('5');
   const categorized = draft.renderer === 'categorized';
   const classify = useAction(async () => {
-    if (!features.data) throw new Error(`The features of ${props.layer} could not be read to classify them.`);
     if (draft.field === '') throw new Error('Choose the field to classify by first.');
-    const values = features.data.map((feature) => feature.properties[draft.field]);
-    if (categorized) return props.onChange({ ...draft, categories: classifyCategories(values) });
-    const ranges = equalIntervals(values, Math.max(1, Number(count)));
-    if (ranges.length === 0) throw new Error(`The field “${draft.field}” holds no numbers to grade.`);
-    props.onChange({ ...draft, ranges });
+    const field = await api.get('/api/projects/{project}/layers/{layer}/fields/{field}/values', {
+      path: { project: props.project.project, layer: props.layer, field: draft.field },
+      query: { ...schemaQuery(props.project), limit: String(MAX_CATEGORIES) },
+    });
+    if (categorized) {
+      if (field.truncated) {
+        throw new Error(
+          `The field “${draft.field}” holds more than ${MAX_CATEGORIES} values: grade it, or type the categories.`,
+        );
+      }
+      return props.onChange({ ...draft, categories: classifyCategories(field.values) });
+    }
+    if (field.min === undefined || field.max === undefined) {
+      throw new Error(`The field “${draft.field}” holds no numbers to grade.`);
+    }
+    props.onChange({ ...draft, ranges: equalIntervals(field.min, field.max, Math.max(1, Number(count))) });
   });
   const add = (): void => {
     if (categorized) {
@@ -211,8 +221,8 @@ export function ClassFields(props: Props): JSX.Element {
       </div>
       {features.error && (
         <p class="muted">
-          The layer's attributes are read through WFS, which answered: {features.error.message} Type the field and the
-          classes instead.
+          The layer's attributes are listed through WFS, which answered: {features.error.message} Type the field
+          instead.
         </p>
       )}
       <div class="actions">

@@ -4,7 +4,7 @@
  */
 import type { ComponentChildren, JSX } from 'preact';
 
-import { hexColour } from '../style-draft';
+import { ColourInput } from './colour-input';
 
 interface StyleClass {
   label: string;
@@ -49,11 +49,11 @@ export function ClassTable<Class extends StyleClass>(props: Props<Class>): JSX.E
               />
             </td>
             <td>
-              <input
-                type="color"
-                aria-label={`Colour of ${props.colourName(entry, index)}`}
-                value={hexColour(entry.colour)}
-                onInput={(event) => update(index, { colour: event.currentTarget.value })}
+              <ColourInput
+                name={`Colour of ${props.colourName(entry, index)}`}
+                of={props.colourName(entry, index)}
+                colour={entry.colour}
+                onChange={(colour) => update(index, { colour })}
               />
             </td>
             <td>

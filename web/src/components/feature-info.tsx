@@ -68,9 +68,8 @@ function Unqueried({ layers, all, found }: { layers: string[]; all: boolean; fou
 
 export function FeatureInfo(props: {
   project: ProjectRef;
-  /** The layers queried, bottom first, with their styles as the map draws them. */
+  /** The layers queried, bottom first, each drawn in its current style. */
   layers: string[];
-  styles: string;
   query: MapQuery;
   onClose: () => void;
   /** The role the features are found as (view-as.tsx); undefined for the viewer's own. */
@@ -85,7 +84,6 @@ export function FeatureInfo(props: {
         query: {
           ...schemaQuery(project),
           layers: props.layers.join(','),
-          ...(props.styles ? { styles: props.styles } : {}),
           crs: query.crs,
           bbox: query.bbox.join(','),
           width: String(query.width),

@@ -26,9 +26,7 @@ import { type Basemap, basemapLayer } from './basemap';
 export interface MapLayer {
   name: string;
   visible: boolean;
-  /** The style to draw it with; undefined for its current one. */
-  style?: string | undefined;
-  /** A style being edited, unsaved (a JSON body), to draw it with instead of `style`. */
+  /** A style being edited, unsaved (a JSON body), to draw it with instead of its current one. */
   draft?: string | undefined;
   /** Its current style: a change draws the map again. */
   current?: string;
@@ -221,7 +219,6 @@ export function ProjectMap({
           const view = {
             ...schemaQuery(project),
             layers: visible.map((layer) => layer.name).join(','),
-            styles: visible.some((layer) => layer.style) ? visible.map((layer) => layer.style ?? '').join(',') : '',
             bbox: extent.join(','),
             crs: VIEW_CRS,
             width: Math.min(4096, Math.round(width * pixelRatio)),
@@ -271,10 +268,7 @@ export function ProjectMap({
   }, [project.project, project.schema]);
 
   const key = `${viewAs ?? ''}#${layers
-    .map(
-      (layer) =>
-        `${layer.name}:${layer.visible}:${layer.style ?? ''}:${layer.current ?? ''}:${layer.revision ?? 0}:${layer.draft ?? ''}`,
-    )
+    .map((layer) => `${layer.name}:${layer.visible}:${layer.current ?? ''}:${layer.revision ?? 0}:${layer.draft ?? ''}`)
     .join('|')}`;
   useEffect(() => {
     const olMap = map.current;

@@ -3,11 +3,10 @@
  * (`GET .../styles/{style}?as=json`: a style QGIS Desktop wrote too, when the JSON styles hold
  * it), and offers the renderers of the layer's kind, each with its own form: the symbol's fields
  * from QGIS's symbology catalogue, the classes of a categorized or graduated style, the band and
- * colours of a raster. "Preview" saves the style into the layer's style manager in one request
- * (`PUT .../styles/{style}?layer=`) and draws the layer with it on the map (WMS STYLES) without
- * making it the current style; "Make current style" saves it as the current one, in one request too.
- * While the form changes, the map draws the layer with the style as it stands, unsaved, once the
- * typing pauses (`POST .../layers/{layer}/style-preview`, which writes nothing).
+ * colours of a raster. While the form changes, the map draws the layer with the style as it
+ * stands, unsaved, once the typing pauses (`POST .../layers/{layer}/style-preview`, which writes
+ * nothing); "Make current style" saves it into the layer's style manager as its current style, in
+ * one request (`PUT .../styles/{style}?layer=&current=true`).
  */
 import type { JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -69,7 +68,6 @@ interface EditorProps {
   kind: StyledKind;
   /** The layer's current style, which the editor starts from when the API describes it in JSON. */
   current: string | undefined;
-  onPreview: (style: string | undefined) => void;
   /** The style as the form holds it, a JSON body, once it differs from where it started; undefined otherwise. */
   onDraft: (body: string | undefined) => void;
   onChanged: () => void;
@@ -188,15 +186,11 @@ function StyleForm(props: EditorProps & { start: Start }): JSX.Element {
     return () => clearTimeout(timer);
   }, [draftJson]);
   useEffect(() => () => props.onDraft(undefined), []);
-  const preview = useAction(async () => {
-    await save(false);
-    props.onPreview(name);
-    setMessage(`The map shows ${props.layer} drawn with “${name}”; it is not the layer's current style yet.`);
-    props.onChanged();
-  });
   const makeCurrent = useAction(async () => {
     await save(true);
-    props.onPreview(undefined);
+    // The form is now the current style, which the map draws as it draws any (WMS), not as a draft.
+    startJson.current = draftJson;
+    props.onDraft(undefined);
     setMessage(`“${name}” is now the current style of ${props.layer}.`);
     props.onChanged();
   });
@@ -212,17 +206,15 @@ function StyleForm(props: EditorProps & { start: Start }): JSX.Element {
 
   if (!catalogue.data)
     return catalogue.error ? <ErrorMessage error={catalogue.error} /> : <Loading what="the catalogue" />;
-  const busy = preview.busy || makeCurrent.busy || makeDefault.busy;
+  const busy = makeCurrent.busy || makeDefault.busy;
   const vector = symbol !== 'raster';
   const classed = draft.renderer === 'categorized' || draft.renderer === 'graduated';
   return (
     <form
       class="form"
       aria-label={`Style editor for ${props.layer}`}
-      onSubmit={(event) => {
-        event.preventDefault();
-        void preview.run();
-      }}
+      // Enter in a field writes nothing: the map already draws the form as it stands.
+      onSubmit={(event) => event.preventDefault()}
     >
       {props.start.note && <p class="muted">{props.start.note}</p>}
       <div class="fields">
@@ -274,16 +266,13 @@ function StyleForm(props: EditorProps & { start: Start }): JSX.Element {
         </fieldset>
       )}
       {!vector && <RasterFields draft={draft} statistics={props.start.statistics ?? {}} onChange={setDraft} />}
-      <ErrorMessage error={preview.error ?? makeCurrent.error ?? makeDefault.error} />
+      <ErrorMessage error={makeCurrent.error ?? makeDefault.error} />
       {message && (
         <p role="status" class="muted">
           {message}
         </p>
       )}
       <div class="actions">
-        <button type="submit" disabled={busy}>
-          Preview on the map
-        </button>
         <button type="button" class="primary" disabled={busy} onClick={() => void makeCurrent.run()}>
           Make current style
         </button>

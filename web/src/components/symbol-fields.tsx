@@ -5,7 +5,7 @@
  */
 import type { JSX, TargetedEvent } from 'preact';
 
-import { hexColour } from '../style-draft';
+import { ColourInput } from './colour-input';
 
 export interface SymbolField {
   name: string;
@@ -94,7 +94,7 @@ function FieldInput(props: { field: SymbolField; value: string; set: (value: str
     return (
       <label>
         {label(field.name)}
-        <input type="color" value={hexColour(value)} onInput={(event) => set(event.currentTarget.value)} />
+        <ColourInput name={label(field.name)} of={field.name.replace(/_/g, ' ')} colour={value} onChange={set} />
       </label>
     );
   }

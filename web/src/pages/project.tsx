@@ -34,7 +34,6 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const ref = projectRef(params, query);
   const server = useApi((signal) => api.get('/api/server', { signal }), []);
   const { layers, drawn: rows, tree, reload } = useProjectLayers(ref);
-  const [previews, setPreviews] = useState<Record<string, string | undefined>>({});
   // The style being edited, unsaved, as a JSON body: the map draws its layer with it.
   const [drafts, setDrafts] = useState<Record<string, string | undefined>>({});
   const [mapError, setMapError] = useState<Error | undefined>(undefined);
@@ -60,7 +59,6 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
     .map((row) => ({
       name: row.name,
       visible: visibility.known && !visibility.hidden.has(row.name),
-      style: previews[row.name],
       draft: drafts[row.name],
       revision,
       current: row.current_style,
@@ -127,7 +125,6 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
             <FeatureInfo
               project={ref}
               layers={shown.map((layer) => layer.name)}
-              styles={shown.some((layer) => layer.style) ? shown.map((layer) => layer.style ?? '').join(',') : ''}
               query={asked}
               viewAs={viewAs.role}
               onClose={() => {
@@ -210,25 +207,13 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
                 >
                   Remove…
                 </button>
-                {previews[row.name] && (
-                  <p class="muted">
-                    Previewing “{previews[row.name]}”.{' '}
-                    <button
-                      type="button"
-                      class="link"
-                      onClick={() => setPreviews({ ...previews, [row.name]: undefined })}
-                    >
-                      Back to the current style
-                    </button>
-                  </p>
-                )}
               </li>
             ))}
           </ul>
           {mapFirst && (
             <LegendPanel
               project={ref}
-              layers={[...shown].reverse().map((layer) => ({ name: layer.name, style: layer.style ?? layer.current }))}
+              layers={[...shown].reverse().map((layer) => ({ name: layer.name, style: layer.current }))}
               viewAs={viewAs.role}
             />
           )}
@@ -271,7 +256,6 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
             layer={styled.name}
             kind={styledKind}
             current={styled.current_style}
-            onPreview={(style) => setPreviews({ ...previews, [styled.name]: style })}
             onDraft={(body) => setDrafts((before) => ({ ...before, [styled.name]: body }))}
             onChanged={() => {
               // A style replaced under its name draws differently: the map and legend are asked again.

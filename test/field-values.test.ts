@@ -1,0 +1,136 @@
+/**
+ * `GET .../layers/{layer}/fields/{field}/values` on a real Steward: a layer of 1,200 points whose
+ * values past the 500th feature add categories and widen the range, answered as GDAL's SQL
+ * (`SELECT DISTINCT`, `MIN`, `MAX` through ogr2ogr) answers over the same GeoPackage; the limit,
+ * the refusals, and the 403 of an identity whose roles filter the layer.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { apiCall } from './support/http.js';
+import { after, before, describe, test } from './support/node-test.js';
+import { classedPoint, writePoints } from './support/points.js';
+import { type Stack, startStack } from './support/stack.js';
+
+const ADMIN = 'field-values-administrator';
+const FEATURES = 1200;
+
+/** The rows ogr2ogr writes for an OGR SQL statement over the GeoPackage, as CSV without its heading. */
+function ogrSql(gpkg: string, sql: string): string[][] {
+  const csv = execFileSync('ogr2ogr', ['-f', 'CSV', '/vsistdout/', gpkg, '-sql', sql], { encoding: 'utf8' });
+  return csv
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((line) => line.split(',').map((cell) => cell.replace(/^"|"$/g, '')));
+}
+
+interface Values {
+  type: string;
+  values: Array<string | number>;
+  truncated: boolean;
+  min?: number;
+  max?: number;
+}
+
+describe("a vector layer's field values over every feature, as GDAL reads them", () => {
+  let stack: Stack;
+  let dir: string;
+  let gpkg: string;
+  const get = (path: string, token = ADMIN) =>
+    apiCall(stack.api.url, 'GET', `/api/projects/field${path}`, undefined, token);
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'steward-field-values-'));
+    gpkg = join(dir, 'places.gpkg');
+    writePoints(gpkg, FEATURES, classedPoint);
+    stack = await startStack({ apiToken: ADMIN, dataRoots: [dir] });
+    const admin = (method: string, path: string, body?: unknown) => apiCall(stack.api.url, method, path, body, ADMIN);
+    assert.equal((await admin('POST', '/api/projects', { name: 'field', author: 'Ada' })).status, 201);
+    const layer = { type: 'vector', name: 'places', datasource: `${gpkg}|layername=places` };
+    assert.equal((await admin('POST', '/api/projects/field/layers', layer)).status, 201);
+  });
+
+  after(async () => {
+    await stack?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("a text field's distinct values are those of SELECT DISTINCT, past the 500th feature", async () => {
+    const answer = await get('/layers/places/fields/kind/values');
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    const expected = ogrSql(gpkg, 'SELECT DISTINCT kind FROM places WHERE kind IS NOT NULL ORDER BY kind').map(
+      ([kind]) => kind,
+    );
+    assert.equal(expected.length, 12, 'GDAL finds 12 kinds');
+    assert.deepEqual(answer.body, { type: 'string', values: expected, truncated: false });
+  });
+
+  test("a numeric field's minimum and maximum are those of MIN and MAX, its values numbers", async () => {
+    const answer = await get('/layers/places/fields/height/values');
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    const body = answer.body as Values;
+    const [[min, max] = []] = ogrSql(gpkg, 'SELECT MIN(height), MAX(height) FROM places');
+    assert.deepEqual([body.min, body.max], [Number(min), Number(max)]);
+    assert.deepEqual([body.min, body.max], [-20, 1000.5], 'beyond what the first 500 features hold');
+    const distinct = ogrSql(gpkg, 'SELECT DISTINCT height FROM places ORDER BY height').map(([value]) => Number(value));
+    assert.deepEqual(body.values, distinct);
+    assert.equal(body.type, 'real');
+    assert.equal(body.truncated, false);
+  });
+
+  test('gives at most the limit of values, and says the field holds more', async () => {
+    const answer = await get('/layers/places/fields/kind/values?limit=5');
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    const body = answer.body as Values;
+    assert.equal(body.truncated, true);
+    assert.equal(body.values.length, 5);
+    const all = ((await get('/layers/places/fields/kind/values')).body as Values).values;
+    assert.ok(
+      body.values.every((value) => all.includes(value)),
+      body.values.join(','),
+    );
+    const exact = (await get('/layers/places/fields/kind/values?limit=12')).body as Values;
+    assert.equal(exact.truncated, false, 'as many values as the limit is not truncated');
+  });
+
+  test('refuses an unknown field, layer or limit, and a source broken, in words with a code', async () => {
+    const field = await get('/layers/places/fields/colour/values');
+    assert.equal(field.status, 404);
+    assert.equal((field.body as { code: string }).code, 'field_not_found');
+    assert.match((field.body as { error: string }).error, /no field "colour".*kind, height/);
+    const layer = await get('/layers/nowhere/fields/kind/values');
+    assert.equal(layer.status, 404);
+    assert.equal((layer.body as { code: string }).code, 'layer_not_found');
+    const copy = join(dir, 'gone.gpkg');
+    copyFileSync(gpkg, copy);
+    const gone = { type: 'vector', name: 'gone', datasource: `${copy}|layername=places` };
+    assert.equal((await apiCall(stack.api.url, 'POST', '/api/projects/field/layers', gone, ADMIN)).status, 201);
+    // Still a file in the data folder, no longer a GeoPackage.
+    writeFileSync(copy, 'not a GeoPackage');
+    const unreadable = await get('/layers/gone/fields/kind/values');
+    assert.equal(unreadable.status, 422, JSON.stringify(unreadable.body));
+    assert.equal((unreadable.body as { code: string }).code, 'datasource_unreadable');
+    for (const limit of ['0', '10001', 'many']) {
+      const answer = await get(`/layers/places/fields/kind/values?limit=${limit}`);
+      assert.equal(answer.status, 400, limit);
+    }
+  });
+
+  test("refuses an identity whose roles filter the layer's features, not one they leave it whole", async () => {
+    const admin = (method: string, path: string, body?: unknown) => apiCall(stack.api.url, method, path, body, ADMIN);
+    const role = (layers: Record<string, unknown>) => ({ projects: { field: { access: 'read', layers } } });
+    const filter = { places: { filter: `"kind" = 'k01'` } };
+    assert.equal((await admin('PUT', '/api/roles/filtered', role(filter))).status, 201);
+    assert.equal((await admin('PUT', '/api/roles/whole', role({}))).status, 201);
+    const token = async (name: string): Promise<string> =>
+      ((await admin('POST', '/api/tokens', { name, roles: [name] })).body as { token: string }).token;
+    const filtered = await get('/layers/places/fields/kind/values', await token('filtered'));
+    assert.equal(filtered.status, 403, JSON.stringify(filtered.body));
+    const whole = await get('/layers/places/fields/kind/values', await token('whole'));
+    assert.equal(whole.status, 200, JSON.stringify(whole.body));
+  });
+});
