@@ -674,6 +674,7 @@ describe('hostile requests to every route', () => {
       layer: ['elevation', 'rgb', 'polygons', 'points', META_LAYER, 'missing'],
       style: ['gray', 'fill', 'colours', META_STYLE, 'default', 'spare', 'missing'],
       name: ['Viridis', 'Blues', 'missing'],
+      field: ['name', 'fid', 'missing'],
       instance: [instance, 'missing'],
       id: [await leftJob(), randomUUID(), 'missing', ...(await madeTokens())],
       role: ['viewer', 'missing'],
