@@ -14,6 +14,7 @@ import {
   withStatistics,
 } from '../style-draft';
 import { ClassTable } from './class-table';
+import { NumberField } from './number-field';
 
 const INTERPOLATIONS: Array<[Interpolation, string]> = [
   ['INTERPOLATED', 'Linear (interpolated)'],
@@ -81,26 +82,8 @@ export function RasterFields(props: FieldsProps): JSX.Element {
             }
           />
         </label>
-        <label>
-          Minimum
-          <input
-            type="number"
-            step="any"
-            required
-            value={draft.min}
-            onInput={(e) => set({ min: e.currentTarget.value })}
-          />
-        </label>
-        <label>
-          Maximum
-          <input
-            type="number"
-            step="any"
-            required
-            value={draft.max}
-            onInput={(e) => set({ max: e.currentTarget.value })}
-          />
-        </label>
+        <NumberField label="Minimum" step="any" value={draft.min} onInput={(min) => set({ min })} />
+        <NumberField label="Maximum" step="any" value={draft.max} onInput={(max) => set({ max })} />
         {pseudocolor ? (
           <label>
             Interpolation
