@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import { unzipSync, zipSync } from 'fflate';
@@ -360,6 +360,13 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
     );
     assert.equal(lone.status, 200, JSON.stringify(lone.body));
     assert.deepEqual(uploaded('revisions').sort(), [revisionOf(first), revisionOf(second)].sort());
+
+    // Removed with its history, the project takes its revisions along, not the data others put there.
+    const unrelated = join(uploads, 'revisions', 'kept.txt');
+    writeFileSync(unrelated, 'not a revision');
+    assert.equal((await stack.call('DELETE', '/api/projects/revisions')).status, 200);
+    assert.deepEqual(uploaded('revisions'), ['kept.txt']);
+    rmSync(unrelated);
   });
 
   it('removes earlier revisions once neither the project nor a version of its history reads them', async () => {

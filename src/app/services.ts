@@ -47,9 +47,10 @@ import { ProjectArchives } from '../services/project-archives.js';
 import { ProjectServicesService } from '../services/project-services.js';
 import { ProjectStyles } from '../services/project-styles.js';
 import { ProjectSummaries } from '../services/project-summaries.js';
-import { DEFAULT_SCHEMA, projectRef, ProjectService } from '../services/projects.js';
+import { DEFAULT_SCHEMA, type ProjectLifecycle, projectRef, ProjectService } from '../services/projects.js';
 import { ProviderRegistry } from '../services/providers/registry.js';
 import { ProjectRepository } from '../services/repository.js';
+import { UploadFolders } from '../services/revision-folders.js';
 import { SldStyles } from '../services/sld-styles.js';
 import { StyleDocuments } from '../services/style-documents.js';
 import { StyleFiles } from '../services/style-files.js';
@@ -244,7 +245,23 @@ async function buildServices(
     repository,
     (config.pinnedProjects ?? []).map((name) => projectRef(name)),
   );
-  const projects = new ProjectService(repository, crs, pins, { cacheEnabled: cache !== undefined, lifecycle: cache });
+  const uploads = new UploadFolders(store, config.uploadRoot, (ref, error) =>
+    logger.error(
+      { err: error, project: ref.name, schema: ref.schema },
+      `data revisions of project "${ref.name}" no longer read could not be removed; they go at its next publish`,
+    ),
+  );
+  const projectLifecycle: ProjectLifecycle = {
+    projectCreated: async (ref) => cache?.projectCreated(ref),
+    projectRemoved: async (ref) => {
+      await cache?.projectRemoved(ref);
+      await uploads.projectRemoved(ref);
+    },
+  };
+  const projects = new ProjectService(repository, crs, pins, {
+    cacheEnabled: cache !== undefined,
+    lifecycle: projectLifecycle,
+  });
   const inspector = new LayerInspector(crs);
   const projectStyles = new ProjectStyles(repository.store);
   const dataRoots = await DataRoots.create(config.dataRoots, config.allowIndirectDatasources ?? false);
@@ -329,14 +346,9 @@ async function buildServices(
     layers,
     checker,
     dataRoots,
-    uploadRoot: config.uploadRoot,
+    uploads,
     bodyLimit: publishBodyLimit,
     lifecycle: cache,
-    onCleanupFailed: (ref, error) =>
-      logger.error(
-        { err: error, project: ref.name, schema: ref.schema },
-        `earlier data revisions of project "${ref.name}" could not be removed after its publish; they stay until its next one`,
-      ),
   });
   const dataFiles = new DataFiles(config.uploadRoot, repository, layers, publishBodyLimit);
   return {

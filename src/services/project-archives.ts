@@ -48,7 +48,7 @@ import { type DataRoots } from './data-roots.js';
 import { type LayerService } from './layers.js';
 import { type ProjectLifecycle } from './projects.js';
 import { projectNotFound, type ProjectRepository } from './repository.js';
-import { newRevision, removeUnusedRevisions } from './revision-folders.js';
+import { newRevision, type UploadFolders } from './revision-folders.js';
 
 export interface ArchiveDownload {
   /** The archive: a .qgz whole, a bundle read from the disk as it is sent. */
@@ -165,13 +165,11 @@ export class ProjectArchives {
       layers: LayerService;
       checker: ProjectChecker;
       dataRoots: DataRoots;
-      /** Where data files go; undefined when bundles with data files are refused. */
-      uploadRoot: string | undefined;
+      /** Where data files go; without a root, bundles with data files are refused. */
+      uploads: UploadFolders;
       /** Bytes an upload may have. */
       bodyLimit: number;
       lifecycle?: ProjectLifecycle | undefined;
-      /** Told when earlier revisions could not be removed after a publish, which stands all the same. */
-      onCleanupFailed?: (ref: ProjectRef, error: unknown) => void;
     },
   ) {
     this.limits = { entries: MAX_ENTRIES, bytes: UNPACKED_FACTOR * options.bodyLimit };
@@ -297,7 +295,7 @@ export class ProjectArchives {
    */
   private async receive(ref: ProjectRef, body: Readable): Promise<Upload> {
     const chunks = limitedChunks(body, this.options.bodyLimit)[Symbol.asyncIterator]();
-    const staging = new StagedFolder(() => this.projectDataDir(ref));
+    const staging = new StagedFolder(() => this.options.uploads.folderOf(ref));
     try {
       const start = await firstBytes(chunks, SNIFF_BYTES);
       const all = withStart(start, chunks);
@@ -309,7 +307,7 @@ export class ProjectArchives {
       }
       return { ...upload, dataDir: await staging.keep(newRevision()) };
     } catch (error) {
-      const where = staging.where() ?? this.options.uploadRoot ?? tmpdir();
+      const where = staging.where() ?? this.options.uploads.root ?? tmpdir();
       await staging.discard();
       throw await receiptError(error, where);
     }
@@ -373,7 +371,8 @@ export class ProjectArchives {
       throw error;
     }
     if (created) await this.options.lifecycle?.projectCreated?.(ref);
-    await this.removeUnusedRevisions(ref, dataDir);
+    // The project's earlier revisions nothing names any more go (revision-folders.ts).
+    await this.options.uploads.removeUnused(ref, dataDir === undefined ? undefined : basename(dataDir));
     const check = await this.options.checker.check(ref);
     return {
       created,
@@ -382,15 +381,6 @@ export class ProjectArchives {
       data_files: [...upload.data],
       check,
     };
-  }
-
-  /** Once a publish is stored: the project's earlier revisions nothing names any more go (revision-folders.ts). */
-  private async removeUnusedRevisions(ref: ProjectRef, dataDir: string | undefined): Promise<void> {
-    if (this.options.uploadRoot === undefined) return;
-    const current = dataDir === undefined ? undefined : basename(dataDir);
-    await removeUnusedRevisions(this.repository.store, ref, this.projectDataDir(ref), current).catch((error: unknown) =>
-      this.options.onCleanupFailed?.(ref, error),
-    );
   }
 
   private precondition(ref: ProjectRef, identity: string | undefined, options: PublishOptions): void {
@@ -410,17 +400,6 @@ export class ProjectArchives {
       throw new Conflict(`project "${ref.name}" exists: replace it with ?replace=true or If-Match: <its ETag>`, {
         code: 'name_taken',
       });
-  }
-
-  /** The folder of a project's data files in the upload root: `<root>/<name>`, `<root>/<name>@<schema>` beyond public. */
-  private projectDataDir(ref: ProjectRef): string {
-    const root = this.options.uploadRoot;
-    if (root === undefined) {
-      throw new BadRequest(
-        'this server takes no data files (STEWARD_UPLOAD_ROOT is not set): upload the project alone',
-      );
-    }
-    return join(root, ref.schema === 'public' ? ref.name : `${ref.name}@${ref.schema}`);
   }
 
   /**

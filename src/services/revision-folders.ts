@@ -3,12 +3,14 @@
  * per published bundle, docs/publishing.md). Once a publish has stored the project, the project's
  * earlier revisions that neither the stored project nor any version its history keeps names are
  * removed: a restore of a kept version never finds its files gone, and a revision goes at the
- * first publish after history has forgotten the last version that read it.
+ * first publish after history has forgotten the last version that read it. A project removed
+ * takes its revisions with it, as it takes its history.
  */
 import { randomBytes } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
+import { BadRequest } from '../errors.js';
 import { removeIfEmpty } from '../storage/made-folders.js';
 import { projectKey, type ProjectRef, type ProjectStore } from '../storage/project-store.js';
 import { decodeEachOfChain } from '../storage/version-codec.js';
@@ -58,7 +60,7 @@ async function unnamed(store: ProjectStore, ref: ProjectRef, revisions: string[]
  * the project's lock, so that an upload storing its revision meanwhile either is named by the
  * stored project already or finds its revision gone as it stores it (and is refused).
  */
-export async function removeUnusedRevisions(
+async function removeUnusedRevisions(
   store: ProjectStore,
   ref: ProjectRef,
   folder: string,
@@ -77,4 +79,40 @@ export async function removeUnusedRevisions(
     if (unused.length > 0) await removeIfEmpty(folder);
     return unused;
   });
+}
+
+/** The projects' folders in the upload root (STEWARD_UPLOAD_ROOT, undefined when there is none). */
+export class UploadFolders {
+  constructor(
+    private readonly store: ProjectStore,
+    readonly root: string | undefined,
+    /** Told when revisions could not be removed; they go at the project's next publish. */
+    private readonly onCleanupFailed?: (ref: ProjectRef, error: unknown) => void,
+  ) {}
+
+  /** The folder of `ref`'s revisions, `<root>/<name>` (`<root>/<name>@<schema>` beyond public); BadRequest without an upload root. */
+  folderOf(ref: ProjectRef): string {
+    if (this.root === undefined) {
+      throw new BadRequest(
+        'this server takes no data files (STEWARD_UPLOAD_ROOT is not set): upload the project alone',
+      );
+    }
+    return join(this.root, ref.schema === 'public' ? ref.name : `${ref.name}@${ref.schema}`);
+  }
+
+  /**
+   * Removes `ref`'s revisions that nothing names, made no later than `current` (undefined: all):
+   * once a publish is stored, or once the project is removed with its history.
+   */
+  async removeUnused(ref: ProjectRef, current: string | undefined): Promise<void> {
+    if (this.root === undefined) return;
+    await removeUnusedRevisions(this.store, ref, this.folderOf(ref), current).catch((error: unknown) =>
+      this.onCleanupFailed?.(ref, error),
+    );
+  }
+
+  /** A project removed: its revisions go, as nothing of its own reads them any more. */
+  async projectRemoved(ref: ProjectRef): Promise<void> {
+    await this.removeUnused(ref, undefined);
+  }
 }
