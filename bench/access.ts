@@ -13,17 +13,21 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { FilesystemAccessStore } from '../src/access/filesystem-access.js';
-import { owsAccessValue } from '../src/access/ows-rules.js';
+import { OWS_ACCESS_PARAMETER, owsAccessValue } from '../src/access/ows-rules.js';
 import { Permissions } from '../src/access/permissions.js';
 import { type LayerRule, type RoleDefinition } from '../src/access/records.js';
 import { AccessService, type Identity } from '../src/access/service.js';
 import { hashSecret, newToken } from '../src/access/token-secret.js';
+import { qgisRequestSettings } from '../src/config.js';
 import { authorizeRoute } from '../src/http/access-policy.js';
 import { TokenGate } from '../src/http/auth.js';
+import { OWS_ACCESS_HEADER } from '../src/http/ows-access.js';
 import { freePort } from '../src/runtime/ports.js';
+import { type QgisFcgiPool } from '../src/runtime/qgis-fcgi-pool.js';
 import { PLUGIN_PATH } from '../test/support/insight-stack.js';
 import { runPyqgisScript } from '../test/support/pyqgis-scripts.js';
-import { type Stack, startStack } from '../test/support/stack.js';
+import { type Stack, startStack, startTestPool } from '../test/support/stack.js';
+import { pluginEnv } from '../test/support/test-storage.js';
 import { descendants, threadsCpuNanoseconds } from './cpu.js';
 import { send } from './http-client.js';
 import { CountedServer } from './instructions.js';
@@ -160,9 +164,8 @@ function benchProject(stack: Stack): string {
 const GET_MAP =
   'SERVICE=WMS&VERSION=1.3.0&REQUEST=GetMap&LAYERS=roads,secret&STYLES=&CRS=CRS:84&BBOX=0,0,4,4&WIDTH=64&HEIGHT=64&FORMAT=image/png';
 
-/** Milliseconds of one GetMap through `stack`'s nginx, sent `token`'s way. */
-async function timedMap(url: string, agent: Agent, token: string | undefined): Promise<number> {
-  const started = performance.now();
+/** The PNG of one GetMap through a pool's nginx, sent `token`'s way. */
+async function fetchedMap(url: string, agent: Agent, token: string | undefined): Promise<Buffer> {
   const body = await send(
     url,
     'GET',
@@ -171,6 +174,13 @@ async function timedMap(url: string, agent: Agent, token: string | undefined): P
     token === undefined ? {} : { authorization: `Bearer ${token}` },
   );
   if (body.subarray(1, 4).toString() !== 'PNG') throw new Error(`not a map: ${body.toString().slice(0, 200)}`);
+  return body;
+}
+
+/** Milliseconds of one GetMap through a pool's nginx, sent `token`'s way. */
+async function timedMap(url: string, agent: Agent, token: string | undefined): Promise<number> {
+  const started = performance.now();
+  await fetchedMap(url, agent, token);
   return performance.now() - started;
 }
 
@@ -181,6 +191,10 @@ interface MapClient {
   token: string | undefined;
   /** The processes of the nginx it goes through: master and workers. */
   nginx: number[];
+  /** The client whose maps lack only the cost this one's add; none for the reference of all. */
+  against?: string;
+  /** Whether what it adds is auth_request's, which the target judges. */
+  judged?: boolean;
 }
 
 /** One client's block of maps: the median map, and the CPU a map of its stack's nginx and of this process. */
@@ -232,19 +246,25 @@ function figure(values: number[], digits: number): string {
   return `${median(values).toFixed(digits)} (${quartiles(values, digits)})`;
 }
 
-/** The table's row of one client, its figures less those of `baseline` (the stack without access control) round by round. */
-function mapRow(name: string, blocks: Block[], baseline: Block[] | undefined): string[] {
+/**
+ * The table's row of one client: its figures, and those less the figures of its `reference` (the
+ * same map without the cost it adds) round by round, judged against the target when `judged`.
+ */
+function mapRow(client: MapClient, blocks: Block[], reference: Block[] | undefined): string[] {
   const cpu = (block: Block): number => block.nginxUs + block.processUs;
   const wall = blocks.map((block) => block.ms);
-  if (baseline === undefined) return [name, figure(wall, 2), '', '', figure(blocks.map(cpu), 0), '', '', ''];
+  if (reference === undefined)
+    return [client.name, figure(wall, 2), '', '', '', figure(blocks.map(cpu), 0), '', '', ''];
   const less = (of: (block: Block) => number): number[] =>
-    blocks.map((block, round) => of(block) - (baseline[round] === undefined ? Number.NaN : of(baseline[round])));
+    blocks.map((block, round) => of(block) - (reference[round] === undefined ? Number.NaN : of(reference[round])));
   const added = less((block) => block.ms);
+  const verdict = median(added) <= NGINX_TARGET_MS ? 'met' : 'not met';
   return [
-    name,
+    client.name,
     figure(wall, 2),
     figure(added, 3),
-    median(added) <= NGINX_TARGET_MS ? 'met' : 'not met',
+    client.against ?? '',
+    client.judged === true ? verdict : '',
     figure(blocks.map(cpu), 0),
     figure(less(cpu), 0),
     median(less((block) => block.nginxUs)).toFixed(0),
@@ -252,11 +272,51 @@ function mapRow(name: string, blocks: Block[], baseline: Block[] | undefined): s
   ];
 }
 
-/** Median GetMap through nginx with auth_request and without, in the same rounds. */
+/** The value of X-Steward-Access the API of `stack` answers nginx for `token`'s request `uri`. */
+async function owsRulesOf(stack: Stack, token: string, uri: string): Promise<string> {
+  const answer = await fetch(`${stack.api.url}/api/auth/ows`, {
+    headers: { authorization: `Bearer ${token}`, 'x-original-uri': uri },
+  });
+  const rules = answer.headers.get(OWS_ACCESS_HEADER);
+  if (answer.status !== 204 || rules === null) throw new Error(`no rules for the bench's role: HTTP ${answer.status}`);
+  return rules;
+}
+
+/**
+ * A pool whose nginx asks no one and hands QGIS Server `rules` with every request, as nginx's
+ * auth_request would for the bench's role: QGIS Server's maps under the rules, without the check.
+ */
+async function poolUnderRules(runDir: string, rules: string): Promise<QgisFcgiPool> {
+  return startTestPool(runDir, {
+    env: pluginEnv(await freePort()),
+    requestSettings: [...qgisRequestSettings(process.env), [OWS_ACCESS_PARAMETER, rules]],
+  });
+}
+
+/**
+ * Checks that the pool handed the rules draws what auth_request's does for the role's token, and
+ * not what QGIS Server draws without rules (the role's filter leaves a feature out).
+ */
+async function sameRulesDrawn(clients: MapClient[]): Promise<void> {
+  const [guarded, ruled, , open] = await Promise.all(
+    clients.map((client) => fetchedMap(client.url, client.agent, client.token)),
+  );
+  if (!ruled?.equals(guarded ?? Buffer.alloc(0)) || ruled.equals(open ?? Buffer.alloc(0)))
+    throw new Error("the pool handed the rules does not draw the role's map");
+}
+
+/**
+ * Median GetMap through nginx with auth_request and without, in the same rounds: a token of a
+ * role with a filter against the same rules handed QGIS Server without asking (what auth_request
+ * adds), those against no rules (what QGIS Server's drawing under them adds), and the bootstrap
+ * administrator's maps (the check alone) against no access control.
+ */
 async function nginxCheck(): Promise<string> {
   const guarded = await startStack({ apiToken: ADMIN, tokenFailures: 100 }, {}, 'filesystem');
   const open = await startStack({}, {}, 'filesystem');
-  const agents = [0, 1, 2].map(() => new Agent({ keepAlive: true, maxSockets: 1 }));
+  const rulesRunDir = mkdtempSync(join(tmpdir(), 'steward-bench-rules-'));
+  let ruled: QgisFcgiPool | undefined;
+  const agents = [0, 1, 2, 3].map(() => new Agent({ keepAlive: true, maxSockets: 1 }));
   try {
     const roleBody = {
       projects: { [PROJECT]: { access: 'read', layers: { roads: { filter: `"kind" = 'public'` } } } },
@@ -269,41 +329,52 @@ async function nginxCheck(): Promise<string> {
       body: JSON.stringify({ name: 'bench', roles: ['viewer'] }),
     });
     const token = ((await created.json()) as { token: string }).token;
-    const [guardedUrl = '', openUrl = ''] = [guarded, open].map((stack) => {
-      const map = benchProject(stack);
-      return `${stack.qgis.url}?MAP=${encodeURIComponent(map)}&${GET_MAP}`;
-    });
-    const nginxOf = (stack: Stack): number[] => {
-      const master = stack.pool?.nginxPid;
+    const [guardedQuery = '', openQuery = ''] = [guarded, open].map(
+      (stack) => `?MAP=${encodeURIComponent(benchProject(stack))}&${GET_MAP}`,
+    );
+    ruled = await poolUnderRules(rulesRunDir, await owsRulesOf(guarded, token, `/ows/${guardedQuery}`));
+    const nginxOf = (pool: QgisFcgiPool | undefined): number[] => {
+      const master = pool?.nginxPid;
       return master === undefined ? [] : [master, ...descendants(master)];
     };
-    // The administrator's maps carry no rules: nginx's check alone, without the plugin's filter.
+    const filtered = 'with auth_request (a token of a role with a filter)';
+    const underRules = "without auth_request, the same role's rules (handed QGIS Server by nginx's configuration)";
+    const none = 'without access control';
     const clients: MapClient[] = [
-      { name: 'with auth_request (a token of a role with a filter)', url: guardedUrl, token },
       {
-        name: 'with auth_request (the bootstrap administrator: the check alone, no rules)',
-        url: guardedUrl,
-        token: ADMIN,
+        name: filtered,
+        url: guarded.qgis.url + guardedQuery,
+        token,
+        nginx: nginxOf(guarded.pool),
+        against: underRules,
+        judged: true,
       },
-      { name: 'without access control', url: openUrl, token: undefined },
-    ].map((client, index) => ({
-      ...client,
-      agent: agents[index] as Agent,
-      nginx: nginxOf(client.url === openUrl ? open : guarded),
-    }));
+      { name: underRules, url: ruled.url + guardedQuery, token: undefined, nginx: nginxOf(ruled), against: none },
+      {
+        // The administrator's maps carry no rules: nginx's check alone, without the plugin's filter.
+        name: 'with auth_request (the bootstrap administrator: the check alone, no rules)',
+        url: guarded.qgis.url + guardedQuery,
+        token: ADMIN,
+        nginx: nginxOf(guarded.pool),
+        against: none,
+        judged: true,
+      },
+      { name: none, url: open.qgis.url + openQuery, token: undefined, nginx: nginxOf(open.pool) },
+    ].map((client, index) => ({ ...client, agent: agents[index] as Agent }));
+    await sameRulesDrawn(clients);
     const load = loadavg()[0] ?? 0;
     for (const client of clients)
       for (let map = 0; map < WARM_UP_MAPS; map++) await timedMap(client.url, client.agent, client.token);
     const blocks = await mapRounds(clients);
     const loadAfter = loadavg()[0] ?? 0;
-    const baseline = blocks.at(-1);
-    const rows = clients.map((client, index) =>
-      mapRow(client.name, blocks[index] ?? [], index === clients.length - 1 ? undefined : baseline),
-    );
+    const blocksOf = (name: string | undefined): Block[] | undefined =>
+      name === undefined ? undefined : blocks[clients.findIndex((client) => client.name === name)];
+    const rows = clients.map((client, index) => mapRow(client, blocks[index] ?? [], blocksOf(client.against)));
     return [
       `### nginx's auth_request on a GetMap (target: at most ${NGINX_TARGET_MS} ms added to the median)`,
-      `- Two production stacks (nginx, a pool of 2 qgis_mapserv.fcgi, the API), one with access control (nginx asks the API, which answers the rules; the plugin applies them), one without; a 64 px GetMap of two layers of the access tests' project; one connection per client`,
-      `- ${NGINX_ROUNDS} rounds of a block of ${MAPS_PER_BLOCK} maps of each client, the clients' order turned by one each round; each block's median map, and the CPU time a map of every thread of the bench's process (the client and both APIs) and of the stack's nginx, QGIS Server's left out (the filter part counts its cost of the rules), which the machine's other load does not add to; added: the difference with the block of the stack without access control in the same round; figures: median of the rounds (first to third quartile)`,
+      `- Three production pools (nginx, 2 qgis_mapserv.fcgi with the plugin): one with access control (nginx asks the API, which answers the rules; the plugin applies them), one whose nginx hands QGIS Server the rules the API answers for the role's token without asking anyone, one without access control; a 64 px GetMap of two layers of the access tests' project; one connection per client`,
+      `- ${NGINX_ROUNDS} rounds of a block of ${MAPS_PER_BLOCK} maps of each client, the clients' order turned by one each round; each block's median map, and the CPU time a map of every thread of the bench's process (the client and both APIs) and of the pool's nginx, QGIS Server's left out (the filter part counts its cost of the rules), which the machine's other load does not add to; added: the difference with the block of the client it is set against in the same round; figures: median of the rounds (first to third quartile)`,
+      `- What auth_request adds is judged against the same map without it: for the role's token, against the same rules handed QGIS Server without asking (what QGIS Server's drawing under the rules adds is the next row's, which the filter part counts in instructions)`,
       `- Load average: ${load.toFixed(2)} before, ${loadAfter.toFixed(2)} after`,
       '',
       table(
@@ -311,6 +382,7 @@ async function nginxCheck(): Promise<string> {
           'GetMap through nginx',
           'median ms',
           'added ms',
+          'against',
           `target ${NGINX_TARGET_MS} ms`,
           'CPU µs a map',
           'CPU µs added',
@@ -322,8 +394,10 @@ async function nginxCheck(): Promise<string> {
     ].join('\n');
   } finally {
     for (const agent of agents) agent.destroy();
+    await ruled?.stop();
     await guarded.stop();
     await open.stop();
+    rmSync(rulesRunDir, { recursive: true, force: true });
   }
 }
 

@@ -64,6 +64,7 @@ export async function startTestPool(
     supervisor?: Supervisor;
     stewardApi?: string;
     publicUrl?: string;
+    requestSettings?: ReadonlyArray<readonly [string, string]>;
   } = {},
 ): Promise<QgisFcgiPool> {
   return QgisFcgiPool.start({
@@ -77,6 +78,7 @@ export async function startTestPool(
     ...(options.supervisor && { supervisor: options.supervisor }),
     ...(options.stewardApi !== undefined && { stewardApi: options.stewardApi }),
     ...(options.publicUrl !== undefined && { publicUrl: options.publicUrl }),
+    ...(options.requestSettings && { requestSettings: options.requestSettings }),
   });
 }
 
