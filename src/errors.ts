@@ -47,6 +47,7 @@ const SPECIFIC_CODES = [
   'layer_not_found',
   'style_not_found',
   'field_not_found',
+  'fields_missing',
   'version_not_found',
   'job_not_found',
   'instance_not_found',

@@ -1,9 +1,11 @@
 /**
  * A broken layer fixed from the console, in Chromium against a real Steward and QGIS Server: its
- * datasource changed in place, a source of another geometry refused in words; checked in the page,
- * the API's state and the map QGIS Server draws.
+ * datasource changed in place, a source of another geometry refused in words, one lacking a field
+ * its style reads refused until asked again; checked in the page, the API's state and the map QGIS
+ * Server draws.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -42,6 +44,24 @@ describe('web console: a layer’s source changed in place', () => {
       type: 'vector',
     };
     assert.equal((await stack.call('POST', '/api/projects/town/layers', districts)).status, 201);
+    const byPopulation = {
+      type: 'vector',
+      name: 'by-population',
+      rendering: { opacity: 1 },
+      symbology: {
+        type: 'graduated',
+        symbol: 'fill',
+        properties: { outline_style: 'no' },
+        field: 'population',
+        ranges: [{ lower: 0, upper: 1e9, label: 'all', colour: '#FF8000' }],
+      },
+    };
+    const styled = await stack.call(
+      'PUT',
+      '/api/projects/town/styles/by-population?layer=districts&current=true',
+      byPopulation,
+    );
+    assert.equal(styled.status, 201, JSON.stringify(styled.body));
     // The data is moved away: the layer is broken.
     renameSync(join(demo, 'old', 'town.gpkg'), join(demo, 'moved', 'town.gpkg'));
   });
@@ -78,6 +98,25 @@ describe('web console: a layer’s source changed in place', () => {
     assert.equal(await fix.innerText(), 'Source…');
     await centreWhen(page.getByTestId('project-map'), 'the districts drawn', (pixel) => !white(pixel));
     await screenshot(page, 'layer-source-fixed');
+    assert.deepEqual(errors, []);
+  });
+
+  test('a source lacking the field its style reads is refused, naming it, then taken when asked again', async () => {
+    const bare = join(demo, 'moved', 'bare.gpkg');
+    execFileSync('ogr2ogr', ['-f', 'GPKG', bare, join(demo, 'moved', 'town.gpkg'), 'districts', '-select', 'name']);
+    await page.getByRole('button', { name: 'Change the source of districts' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Source of districts' });
+    await dialog.getByLabel('New datasource').fill(`${bare}|layername=districts`);
+    await dialog.getByRole('button', { name: 'Change the source' }).click();
+    const alert = dialog.getByRole('alert');
+    await alert.waitFor();
+    assert.match(await alert.innerText(), /"population"/);
+    assert.match((await layer()).source, /moved\/town\.gpkg/, 'refused: the layer reads what it read');
+    await screenshot(page, 'layer-source-fields-missing');
+
+    await dialog.getByRole('button', { name: 'Change it all the same' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    assert.match((await layer()).source, /moved\/bare\.gpkg/);
     assert.deepEqual(errors, []);
   });
 });

@@ -113,6 +113,7 @@ describe("a layer's datasource repaired in place, as QGIS's Change Data Source d
     const unnamed = await patch({ datasource: `${join(data.dir, 'unnamed.gpkg')}|layername=polygons` });
     assert.equal(unnamed.status, 422, JSON.stringify(unnamed.body));
     assert.match((unnamed.body as { error: string }).error, /no field "name", which layer "parcels" uses/);
+    assert.equal((unnamed.body as { code: string }).code, 'fields_missing');
     const gone = await patch({ datasource: join(data.dir, 'nowhere.gpkg') });
     assert.equal(gone.status, 422, JSON.stringify(gone.body));
     assert.equal(

@@ -75,6 +75,7 @@ export class DatasourceRepair {
     if (missing.length > 0)
       throw new Unprocessable(
         `${source.datasource} has no field ${missing.map((field) => `"${field}"`).join(', ')}, which layer "${entry.name}" uses in its styles, labels or filter; change it with ?force=true all the same`,
+        { code: 'fields_missing' },
       );
   }
 

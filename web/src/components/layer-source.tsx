@@ -2,12 +2,13 @@
  * A layer's datasource changed in place (`PATCH .../layers/{layer}` with `datasource`), as QGIS
  * Desktop's "Change Data Source": how a broken layer is fixed, its styles and every other property
  * kept. A source the API refuses (another kind of geometry, fields the styles read missing) is
- * said in its words, and the layer left as it was.
+ * said in its words, and the layer left as it was; one lacking fields may be taken all the same
+ * (`?force=true`), once asked for by its own button.
  */
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 
-import { api } from '../api/client';
+import { api, ApiError } from '../api/client';
 import { type LayerInfo } from '../api/layers';
 import { type ProjectRef, schemaQuery } from '../api/projects';
 import { type Candidate, DatasourcePicker } from './datasource-picker';
@@ -26,10 +27,10 @@ export function LayerSourceDialog(props: {
 }): JSX.Element {
   const { layer } = props;
   const [datasource, setDatasource] = useState('');
-  const change = useAction(async () => {
+  const change = useAction(async (force: boolean) => {
     await api.patch('/api/projects/{project}/layers/{layer}', {
       path: { project: props.project.project, layer: layer.name },
-      query: schemaQuery(props.project),
+      query: { ...schemaQuery(props.project), ...(force && { force: 'true' as const }) },
       body: { datasource },
     });
     props.onClose();
@@ -37,8 +38,9 @@ export function LayerSourceDialog(props: {
   });
   const submit = (event: Event): void => {
     event.preventDefault();
-    void change.run();
+    void change.run(false);
   };
+  const fieldsMissing = change.error instanceof ApiError && change.error.code === 'fields_missing';
   return (
     <Dialog title={`Source of ${layer.name}`} open onClose={props.onClose}>
       <form class="form" onSubmit={submit}>
@@ -66,6 +68,11 @@ export function LayerSourceDialog(props: {
           <button type="button" onClick={props.onClose}>
             Cancel
           </button>
+          {fieldsMissing && (
+            <button type="button" disabled={change.busy} onClick={() => void change.run(true)}>
+              Change it all the same
+            </button>
+          )}
           <button type="submit" class="primary" disabled={change.busy}>
             {change.busy ? 'Changing…' : 'Change the source'}
           </button>
