@@ -174,16 +174,38 @@ describe('web console: legend, feature info, attribute table, zoom and styles', 
   test('zoom to a layer and to the project move the map there', async () => {
     const map = page.getByTestId('project-map');
     const panel = page.getByRole('region', { name: 'Features here' });
-    await page.getByRole('button', { name: 'Zoom to points' }).click();
-    await map.focus();
-    await page.keyboard.press('Enter');
-    await panel.getByRole('row', { name: /name/ }).getByText('Old Town').waitFor();
-    await page.keyboard.press('Escape');
-    await page.getByRole('button', { name: 'Zoom to the project' }).click();
-    await map.focus();
-    await page.keyboard.press('Enter');
-    await panel.getByRole('row', { name: /name/ }).getByText('Hill').waitFor();
-    await page.keyboard.press('Escape');
+    /** Zooms with `button`, then asks about the map's centre: the district there is `district`. */
+    const zoomFinds = async (button: string, district: string): Promise<void> => {
+      await page.getByRole('button', { name: button, exact: true }).click();
+      await map.focus();
+      await page.keyboard.press('Enter');
+      await panel.getByRole('row', { name: /name/ }).getByText(district).waitFor();
+      await page.keyboard.press('Escape');
+    };
+    // A layer of a CRS the browser does not know (ETRS89-LAEA, northing first by EPSG) is zoomed to
+    // by its extent in degrees; it is removed again, as the other tests know two layers.
+    const laea = join(run.demo, 'points-laea.gpkg');
+    execFileSync('ogr2ogr', [
+      '-f',
+      'GPKG',
+      '-t_srs',
+      'EPSG:3035',
+      '-nln',
+      'points',
+      laea,
+      join(run.demo, 'points.gpkg'),
+    ]);
+    const laeaLayer = { datasource: `${laea}|layername=points`, name: 'points_laea', type: 'vector' };
+    assert.equal((await stack.call('POST', '/api/projects/town/layers', laeaLayer)).status, 201);
+    try {
+      await page.reload();
+      await zoomFinds('Zoom to points_laea', 'Old Town');
+    } finally {
+      assert.equal((await stack.call('DELETE', '/api/projects/town/layers/points_laea')).status, 200);
+      await page.reload();
+    }
+    await zoomFinds('Zoom to points', 'Old Town');
+    await zoomFinds('Zoom to the project', 'Hill');
     assert.deepEqual(errors, []);
   });
 

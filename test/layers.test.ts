@@ -56,6 +56,7 @@ describe('layers on a real QGIS Server', () => {
       source: `${data.geopackage}|layername=lines`,
       crs: 'EPSG:4326',
       bbox: '1 44, 3 46',
+      bbox_wgs84: '1 44, 3 46',
       current_style: 'default',
       styles: ['default'],
       valid: true,

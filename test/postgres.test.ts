@@ -136,6 +136,7 @@ describe('projects stored in PostgreSQL', () => {
       source: `service='${db.service}' key='id' srid=4326 type=MultiPolygon checkPrimaryKeyUnicity='1' table="geodata"."parcels" (geom)`,
       crs: 'EPSG:4326',
       bbox: '1 44, 3 46',
+      bbox_wgs84: '1 44, 3 46',
       current_style: 'default',
       styles: ['default'],
       valid: true,

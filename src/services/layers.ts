@@ -55,6 +55,8 @@ export interface LayerInfo {
   crs: string;
   /** Null for a layer without geometry, which has no extent. */
   bbox: string | null;
+  /** `bbox` in degrees (EPSG:4326, longitude first); null also when its CRS cannot be transformed. */
+  bbox_wgs84: string | null;
   current_style: string;
   styles: string[];
   valid: boolean;
@@ -83,6 +85,29 @@ export interface LayerLifecycle {
 function formatBbox(extent: Extent): string {
   const [xmin, ymin, xmax, ymax] = extent.map(formatNumber);
   return `${xmin} ${ymin}, ${xmax} ${ymax}`;
+}
+
+/** Extents in degrees by CRS and extent, each transformed once: a project's layers are listed often. */
+const inDegrees = new Map<string, string | null>();
+const IN_DEGREES_KEPT = 10_000;
+
+/** `extent` (in `authid`) as `west south, east north` in degrees; null when GDAL cannot transform it. */
+function bboxInDegrees(extent: Extent, authid: string): string | null {
+  const key = `${authid} ${extent.join(' ')}`;
+  let bbox = inDegrees.get(key);
+  if (bbox === undefined) {
+    bbox = null;
+    try {
+      const degrees = wgs84Extent(extent, { authid });
+      // Nothing transformed: wgs84Extent's whole world says nothing of where the layer is.
+      if (degrees.every(Number.isFinite) && degrees.join() !== '-180,-90,180,90') bbox = formatBbox(degrees);
+    } catch {
+      // A CRS GDAL does not know (a custom one): the layer's own bbox stays.
+    }
+    if (inDegrees.size >= IN_DEGREES_KEPT) inDegrees.clear();
+    inDegrees.set(key, bbox);
+  }
+  return bbox;
 }
 
 /** A vector layer of a table: QGIS writes no extent for it, and it has none. */
@@ -275,6 +300,7 @@ export class LayerService {
       source: this.describe(layer),
       crs: layer.authid,
       bbox: layer.extent.every(Number.isFinite) ? formatBbox(layer.extent) : null,
+      bbox_wgs84: layer.extent.every(Number.isFinite) ? bboxInDegrees(layer.extent, layer.authid) : null,
       current_style: layer.currentStyle,
       styles: layer.styles,
       valid: inspection.valid,

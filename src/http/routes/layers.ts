@@ -37,6 +37,11 @@ const LayerInfo = Type.Object({
   bbox: Type.Union([Type.String(), Type.Null()], {
     description: '`xmin ymin, xmax ymax` in `crs`; null for a layer without geometry (a table)',
   }),
+  bbox_wgs84: Type.Union([Type.String(), Type.Null()], {
+    description:
+      '`bbox` in degrees, `west south, east north` (EPSG:4326, longitude first), its edges transformed by GDAL; ' +
+      'null without a bbox or for a CRS GDAL cannot transform',
+  }),
   current_style: Type.String(),
   styles: Type.Array(Type.String()),
   valid: Type.Boolean(),

@@ -3722,6 +3722,8 @@ export interface paths {
                             bands?: number;
                             /** @description `xmin ymin, xmax ymax` in `crs`; null for a layer without geometry (a table) */
                             bbox: string | null;
+                            /** @description `bbox` in degrees, `west south, east north` (EPSG:4326, longitude first), its edges transformed by GDAL; null without a bbox or for a CRS GDAL cannot transform */
+                            bbox_wgs84: string | null;
                             crs: string;
                             current_style: string;
                             data_type?: string;
@@ -3965,6 +3967,8 @@ export interface paths {
                             bands?: number;
                             /** @description `xmin ymin, xmax ymax` in `crs`; null for a layer without geometry (a table) */
                             bbox: string | null;
+                            /** @description `bbox` in degrees, `west south, east north` (EPSG:4326, longitude first), its edges transformed by GDAL; null without a bbox or for a CRS GDAL cannot transform */
+                            bbox_wgs84: string | null;
                             crs: string;
                             current_style: string;
                             data_type?: string;

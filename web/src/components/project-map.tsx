@@ -32,6 +32,8 @@ export interface MapLayer {
   current?: string;
   /** `minx miny, maxx maxy` in `crs`, as the layer API reports it. */
   bbox: string;
+  /** The same in degrees (EPSG:4326), as the layer API reports it: how a layer of another CRS is zoomed to. */
+  bboxWgs84?: string | null | undefined;
   /** Changed when the style it draws with changed under the same name (an upload replaced it). */
   revision?: number;
   crs: string;
@@ -58,14 +60,18 @@ const VIEW_CRS = 'EPSG:3857';
 const FIRST_RETRY_MS = 1000;
 const LAST_RETRY_MS = 30_000;
 
-/** The layer's extent in the map's CRS, when OpenLayers knows the layer's CRS. */
+/** The four numbers of a bbox as the layer API writes it; undefined for anything else. */
+function parsedBbox(bbox: string | null | undefined): Extent | undefined {
+  const numbers = (bbox ?? '').split(/[ ,]+/).map(Number);
+  return numbers.length === 4 && numbers.every(Number.isFinite) ? numbers : undefined;
+}
+
+/** The layer's extent in the map's CRS: its own bbox in the map's CRS, or its bbox in degrees. */
 function extentOf(layer: MapLayer): Extent | undefined {
-  const numbers = layer.bbox.split(/[ ,]+/).map(Number);
-  if (numbers.length !== 4 || !numbers.every(Number.isFinite)) return undefined;
-  const extent = numbers;
-  if (layer.crs === VIEW_CRS) return extent;
-  if (layer.crs === 'EPSG:4326') return transformExtent(extent, 'EPSG:4326', VIEW_CRS);
-  return undefined;
+  const own = parsedBbox(layer.bbox);
+  if (own && layer.crs === VIEW_CRS) return own;
+  const degrees = layer.crs === 'EPSG:4326' ? own : parsedBbox(layer.bboxWgs84);
+  return degrees && transformExtent(degrees, 'EPSG:4326', VIEW_CRS);
 }
 
 /**
@@ -86,7 +92,7 @@ function viewImage(
   return send(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: drafted.draft });
 }
 
-/** Whether the map can zoom to the layer: OpenLayers knows its CRS and its extent is a box. */
+/** Whether the map can zoom to the layer: its extent is known in the map's CRS or in degrees, and is a box. */
 export function zoomable(layer: MapLayer): boolean {
   const extent = extentOf(layer);
   return extent !== undefined && !isEmpty(extent);

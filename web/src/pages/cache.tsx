@@ -210,7 +210,9 @@ function outlined(area: AreaText): Area | undefined {
 
 /** The project's layers as the map draws them: every valid one, visible, in the project's drawing order. */
 function mapLayers(drawn: LayerInfo[]): MapLayer[] {
-  return drawn.flatMap(({ name, valid, bbox, crs }) => (valid ? [{ name, visible: true, bbox: bbox ?? '', crs }] : []));
+  return drawn.flatMap(({ name, valid, bbox, bbox_wgs84: bboxWgs84, crs }) =>
+    valid ? [{ name, visible: true, bbox: bbox ?? '', bboxWgs84, crs }] : [],
+  );
 }
 
 /** Starts a seeding or truncation job of all the project's layers on a range of zoom levels, in an area or all over. */

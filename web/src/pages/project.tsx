@@ -63,6 +63,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
       revision,
       current: row.current_style,
       bbox: row.bbox ?? '',
+      bboxWgs84: row.bbox_wgs84,
       crs: row.crs,
     }));
   const shown = mapLayers.filter((layer) => layer.visible);
