@@ -2,7 +2,7 @@
 // any import that breaks one. Test files are left out: they may reach across layers to set up.
 const TEST = '\\.test\\.ts$';
 const ENTRY = '^src/(main|launcher)\\.ts$|^src/cli/main\\.ts$';
-const FOUNDATION = '^src/(errors|config|s3-settings|log|checkout)\\.ts$';
+const FOUNDATION = '^src/(errors|config|s3-settings|basemap-settings|log|checkout)\\.ts$';
 const CAPABILITIES = '^src/(services|tile-cache|monitor|jobs|insight|access)/';
 const ENGINES = '^src/(qgis|gdal|storage|runtime|transport)/';
 

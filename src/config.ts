@@ -1,6 +1,7 @@
 import { availableParallelism, homedir } from 'node:os';
 import { join } from 'node:path';
 
+import { type BasemapSetting, readBasemaps } from './basemap-settings.js';
 import { readS3Settings, type S3Settings } from './s3-settings.js';
 
 /**
@@ -90,6 +91,8 @@ export interface Config {
   qgisServerVersion?: string | undefined;
   /** How many versions of each project are kept (0: none are recorded), and for how many days. */
   history: { versions: number; days: number };
+  /** The basemaps the console's maps offer (STEWARD_CONSOLE_BASEMAPS). */
+  basemaps?: BasemapSetting[];
 }
 
 export class ConfigError extends Error {}
@@ -452,5 +455,6 @@ export function loadConfig(env: Env = process.env): Config {
     pinnedProjects: pinnedProjects(env),
     qgisServerVersion: qgisServerVersion(env),
     history: history(env),
+    basemaps: readBasemaps(env, (message) => new ConfigError(message)),
   };
 }

@@ -1,5 +1,6 @@
 import { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 
+import { basemapOrigins } from '../basemap-settings.js';
 import { consoleBuildDir } from '../checkout.js';
 import { type Config } from '../config.js';
 import { apiRoutes } from '../http/api.js';
@@ -70,6 +71,7 @@ async function appOn(config: Config, logger: FastifyBaseLogger, services: Servic
       mapPassthrough(services.maps, logger, observe),
     ),
     observe,
+    consoleImageOrigins: basemapOrigins(config.basemaps ?? []),
   });
   app.addHook('onClose', () => services.close());
   return app;

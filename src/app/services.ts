@@ -396,6 +396,7 @@ async function buildServices(
       data_roots: config.dataRoots ?? [],
       object_storage: objectStorageConfigured(config.s3),
       ...(config.psqlService !== undefined && { database_service: config.psqlService }),
+      basemaps: config.basemaps ?? [],
     },
     close: () => closers.closeAll(),
   };

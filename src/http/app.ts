@@ -73,6 +73,8 @@ export async function buildApp(
     bodyIdleSeconds?: number;
     beforeRouting?: EarlyHandler;
     observe?: RequestObserver;
+    /** Origins of the basemaps the console offers, whose images its pages may load. */
+    consoleImageOrigins?: readonly string[];
   },
 ): Promise<FastifyInstance> {
   const access = options.access ?? new AccessService(options.apiToken, undefined);
@@ -95,7 +97,7 @@ export async function buildApp(
   installErrorHandling(app);
   installTokenGate(app, gate, access);
   installAuditTrail(app, access, gate !== undefined);
-  installSecurityHeaders(app);
+  installSecurityHeaders(app, options.consoleImageOrigins);
   installBodyTimeouts(app, {
     idleMs: (options.bodyIdleSeconds ?? DEFAULT_BODY_IDLE_SECONDS) * 1000,
     totalMs: REQUEST_SECONDS * 1000,

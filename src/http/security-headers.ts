@@ -15,22 +15,24 @@ export const API_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /**
- * The console's own policy: its scripts, styles, images and API calls all come from its origin.
- * Inline styles are allowed: the map and chart libraries position their elements with them; no
- * inline script is.
+ * The console's own policy: its scripts, styles, images and API calls all come from its origin,
+ * but the images of the basemaps the operator offers (`imageOrigins`). Inline styles are allowed:
+ * the map and chart libraries position their elements with them; no inline script is.
  */
-const CONSOLE_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "connect-src 'self'",
-  "font-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+function consolePolicy(imageOrigins: readonly string[]): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    ["img-src 'self' data: blob:", ...imageOrigins].join(' '),
+    "connect-src 'self'",
+    "font-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
 /** Marks a stored document as a download, so that a browser never shows it on Steward's origin. */
 export function asAttachment(reply: FastifyReply, filename: string): FastifyReply {
@@ -42,15 +44,16 @@ export function asAttachment(reply: FastifyReply, filename: string): FastifyRepl
 }
 
 /**
- * Gives every answer API_HEADERS, the console's pages their own policy. A route that set its own
- * policy (the API reader's pages) keeps it.
+ * Gives every answer API_HEADERS, the console's pages their own policy, which may load images from
+ * `imageOrigins` too. A route that set its own policy (the API reader's pages) keeps it.
  */
-export function installSecurityHeaders(app: FastifyInstance): void {
+export function installSecurityHeaders(app: FastifyInstance, imageOrigins: readonly string[] = []): void {
+  const policy = consolePolicy(imageOrigins);
   app.addHook('onSend', function addSecurityHeaders(request, reply, payload, done) {
     const own = reply.getHeader('content-security-policy');
     void reply.headers(API_HEADERS);
     if (own !== undefined) void reply.header('content-security-policy', own);
-    else if (isConsoleRoute(request.routeOptions.url)) void reply.header('content-security-policy', CONSOLE_POLICY);
+    else if (isConsoleRoute(request.routeOptions.url)) void reply.header('content-security-policy', policy);
     done(null, payload);
   });
 }

@@ -28,6 +28,16 @@ const ServerFacts = Type.Object({
   database_service: Type.Optional(
     Type.String({ description: 'The PostgreSQL connection service projects are kept through, when they are' }),
   ),
+  basemaps: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      type: Type.Union([Type.Literal('xyz'), Type.Literal('wms')]),
+      url: Type.String({ description: 'xyz: a tile URL template with {z}, {x} and {y}; wms: the WMS endpoint' }),
+      layers: Type.Optional(Type.String({ description: 'The WMS layers drawn, comma-separated' })),
+      attribution: Type.Optional(Type.String()),
+    }),
+    { description: "The basemaps the console's maps offer under a project's layers (STEWARD_CONSOLE_BASEMAPS)" },
+  ),
 });
 export type ServerFacts = Static<typeof ServerFacts>;
 

@@ -7447,6 +7447,16 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description The basemaps the console's maps offer under a project's layers (STEWARD_CONSOLE_BASEMAPS) */
+                            basemaps: {
+                                attribution?: string;
+                                /** @description The WMS layers drawn, comma-separated */
+                                layers?: string;
+                                name: string;
+                                type: "xyz" | "wms";
+                                /** @description xyz: a tile URL template with {z}, {x} and {y}; wms: the WMS endpoint */
+                                url: string;
+                            }[];
                             /** @description Whether the MapProxy tile cache is enabled (STEWARD_MAPPROXY_PROJECTS_DIR) */
                             cache: "mapproxy" | "disabled";
                             /** @description The folders datasources must lie in (STEWARD_DATA_ROOTS); empty when any path is allowed */

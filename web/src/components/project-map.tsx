@@ -21,7 +21,7 @@ import { useEffect, useRef } from 'preact/hooks';
 
 import { ApiError, apiUrl, send } from '../api/client';
 import { type ProjectRef, schemaQuery } from '../api/projects';
-import { type Basemap, basemapLayer } from './basemap';
+import { type Basemap, basemapKey, basemapLayer } from './basemap';
 
 export interface MapLayer {
   name: string;
@@ -56,6 +56,7 @@ export interface ZoomRequest {
 }
 
 const VIEW_CRS = 'EPSG:3857';
+const NO_BASEMAP: Basemap = { kind: 'none' };
 /** After a failed map, it is asked again after 1 s, then 2, 4, ... up to 30 s between tries. */
 const FIRST_RETRY_MS = 1000;
 const LAST_RETRY_MS = 30_000;
@@ -173,7 +174,7 @@ export function ProjectMap({
   onArea,
   area,
   viewAs,
-  basemap = 'none',
+  basemap = NO_BASEMAP,
 }: {
   project: ProjectRef;
   layers: MapLayer[];
@@ -311,7 +312,7 @@ export function ProjectMap({
       gone = true;
       if (shown) olMap?.removeLayer(shown);
     };
-  }, [basemap, project.project, project.schema]);
+  }, [basemapKey(basemap), project.project, project.schema]);
 
   const queryCentre = (event: KeyboardEvent): void => {
     const olMap = map.current;

@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api/client';
 import { type LayerInfo } from '../api/layers';
 import { projectRef, schemaQuery } from '../api/projects';
+import { type OfferedBasemap } from '../components/basemap';
 import { useBasemap } from '../components/basemap-picker';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { JobList, useJobEnd } from '../components/jobs';
@@ -33,12 +34,18 @@ export default function CachePage({ params, query }: PageProps): JSX.Element {
           project's maps.
         </p>
       )}
-      {server.data?.cache === 'mapproxy' && <CacheState project={ref.project} schema={ref.schema} />}
+      {server.data?.cache === 'mapproxy' && (
+        <CacheState project={ref.project} schema={ref.schema} basemaps={server.data.basemaps} />
+      )}
     </Page>
   );
 }
 
-function CacheState(props: { project: string; schema: string | undefined }): JSX.Element {
+function CacheState(props: {
+  project: string;
+  schema: string | undefined;
+  basemaps: readonly OfferedBasemap[];
+}): JSX.Element {
   const ref = { project: props.project, schema: props.schema };
   const options = { path: { project: props.project }, query: schemaQuery(ref) };
   const status = useApi(
@@ -99,7 +106,7 @@ function CacheState(props: { project: string; schema: string | undefined }): JSX
       {/* The whole width: the map and the jobs' table would break words in a column. */}
       <section class="card wide" aria-labelledby="jobs-title">
         <h2 id="jobs-title">Seeding and truncation</h2>
-        <SeedForm project={props.project} schema={props.schema} />
+        <SeedForm project={props.project} schema={props.schema} basemaps={props.basemaps} />
         <JobList project={ref} kinds={['seed', 'truncate']} />
       </section>
     </div>
@@ -216,13 +223,17 @@ function mapLayers(drawn: LayerInfo[]): MapLayer[] {
 }
 
 /** Starts a seeding or truncation job of all the project's layers on a range of zoom levels, in an area or all over. */
-function SeedForm(props: { project: string; schema: string | undefined }): JSX.Element {
+function SeedForm(props: {
+  project: string;
+  schema: string | undefined;
+  basemaps: readonly OfferedBasemap[];
+}): JSX.Element {
   const ref = { project: props.project, schema: props.schema };
   const [minZoom, setMinZoom] = useState('0');
   const [maxZoom, setMaxZoom] = useState('4');
   const [refresh, setRefresh] = useState(false);
   const [area, setArea] = useState<AreaText>(NO_AREA);
-  const { basemap, picker: basemapPicker } = useBasemap();
+  const { basemap, picker: basemapPicker } = useBasemap(props.basemaps);
   const [mapError, setMapError] = useState<Error | undefined>(undefined);
   const layers = useProjectLayers(ref);
   const [message, setMessage] = useState<string | undefined>(undefined);

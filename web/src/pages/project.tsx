@@ -53,7 +53,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const [table, setTable] = useState<string | undefined>(undefined);
   const [stylesOf, setStylesOf] = useState<string | undefined>(undefined);
   const viewAs = useViewAs(ref);
-  const { basemap, picker: basemapPicker } = useBasemap();
+  const { basemap, picker: basemapPicker } = useBasemap(server.data?.basemaps ?? []);
   const mapLayers = rows
     .filter((row) => row.valid && viewAs.sees(row.name))
     .map((row) => ({
