@@ -109,7 +109,7 @@ describe('web console: basemaps an operator offers', () => {
   let errors: string[];
 
   before(async () => {
-    run = await startConsoleRun('console-basemaps', startWithBasemaps, (server) => server.stack.api.url);
+    run = await startConsoleRun('console-offered-basemaps', startWithBasemaps, (server) => server.stack.api.url);
     ({ page, errors } = run);
     await createTownWithDistricts(run.server.stack, run.demo);
   });
