@@ -122,6 +122,40 @@ describe('web console administration', () => {
     assert.deepEqual(errors, []);
   });
 
+  test('instances: a pinned project and one named by hand are reloaded on every instance, each answer shown', async () => {
+    for (const name of ['pinned', 'by_hand'])
+      assert.equal((await call('POST', '/api/projects', { name, author: 'Ada' })).status, 201);
+    assert.equal((await call('PUT', '/api/projects/pinned/pin')).status, 200);
+    try {
+      const instances = await instanceIds();
+      await page.goto('/instances');
+      const pinned = page.getByRole('table', { name: 'Pinned projects' }).getByRole('row', { name: /^pinned\b/ });
+      assert.match(await pinned.innerText(), /pinned\s+the API/);
+      await pinned.getByRole('button', { name: 'Reload pinned on every instance' }).click();
+      const reloads = page.getByRole('list', { name: 'Reloads of pinned' });
+      await reloads.waitFor();
+      // A pool's process waiting for its next request drops the project then, and loads it at that request.
+      const done = /^(\w+): (reloaded|dropped: its next request loads it again)$/;
+      assert.deepEqual(
+        (await reloads.getByRole('listitem').allInnerTexts()).map((line) => done.exec(line)?.[1]).sort(),
+        [...instances].sort(),
+      );
+      const form = page.getByRole('form', { name: 'Reload a project on every instance' });
+      await form.getByLabel('Project').fill('by_hand');
+      await form.getByRole('button', { name: 'Reload everywhere' }).click();
+      const byHand = page.getByRole('list', { name: 'Reloads of by_hand' });
+      await byHand.waitFor();
+      assert.equal(await byHand.getByRole('listitem').count(), instances.length);
+      await checkAccessibility(page, 'the instances page with reloads');
+      await screenshot(page, 'instances-reloads');
+    } finally {
+      assert.equal((await call('DELETE', '/api/projects/pinned/pin')).status, 200);
+      for (const name of ['pinned', 'by_hand'])
+        assert.equal((await call('DELETE', `/api/projects/${name}`)).status, 200);
+    }
+    assert.deepEqual(errors, []);
+  });
+
   test('processing: a histogram drawn as a chart, a calculation added as a layer and drawn, overviews built', async () => {
     assert.equal((await call('POST', '/api/projects', { name: 'terrain', author: 'Ada' })).status, 201);
     const elevation = { datasource: join(demo, 'elevation.tif'), name: 'elevation', type: 'raster' };

@@ -2,6 +2,7 @@
 import type { JSX } from 'preact';
 
 import { api } from '../api/client';
+import { FleetProjects } from '../components/fleet-projects';
 import { ErrorMessage, Loading } from '../components/messages';
 import { Page } from '../components/page';
 import { TableHead } from '../components/table-head';
@@ -24,7 +25,12 @@ export default function InstancesPage(): JSX.Element {
           Monitoring is not enabled on this Steward: set STEWARD_QGISSERVER_MONITORING_PORT for instances to register.
         </p>
       )}
-      {server.data?.monitoring && <InstanceTable />}
+      {server.data?.monitoring && (
+        <>
+          <InstanceTable />
+          <FleetProjects />
+        </>
+      )}
     </Page>
   );
 }
