@@ -1,7 +1,8 @@
 /**
  * GET /api/project-summaries on both storages: every project's summary in one request, searched,
  * sorted and paged, filtered to what a token's roles read, with a project that cannot be read
- * listed with its error rather than failing the listing.
+ * listed with its error rather than failing the listing; each summary and each project's metadata
+ * say what the token may do with it.
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -80,7 +81,9 @@ for (const kind of ['filesystem', 'postgresql'] satisfies StorageKind[]) {
           crs: info.crs,
           author: info.author,
           pinned: info.pinned,
+          access: 'admin',
         });
+        assert.equal(info.access, 'admin', 'the bootstrap administrator administers every project');
       }
       assert.equal(listed.projects.find((summary) => summary.name === 'town')?.pinned, true);
       assert.deepEqual(await ok(admin('GET', '/api/projects'), 200), ['harbour', 'river-1', 'river-2', 'town']);
@@ -132,6 +135,31 @@ for (const kind of ['filesystem', 'postgresql'] satisfies StorageKind[]) {
       assert.equal(listed.projects[0]?.layers, 2, 'the hidden layer is not counted');
       assert.equal((await page('?q=river', made.token)).total, 0);
       assert.equal((await apiCall(stack.api.url, 'GET', '/api/project-summaries')).status, 401);
+    });
+
+    it("says what the token's roles may do with each project, the most any of them grants", async () => {
+      const grants = { 'river-1': { access: 'write' }, town: { access: 'read' }, harbour: { access: 'admin' } };
+      await ok(admin('PUT', '/api/roles/mixed', { projects: grants }), 201);
+      await ok(admin('PUT', '/api/roles/town-writer', { projects: { town: { access: 'write' } } }), 201);
+      const token = async (roles: string[]): Promise<string> =>
+        ((await ok(admin('POST', '/api/tokens', { name: roles.join('+'), roles }), 201)) as { token: string }).token;
+      const mixed = await token(['mixed']);
+      const both = await token(['mixed', 'town-writer']);
+      const expected = { harbour: 'admin', 'river-1': 'write', town: 'read' };
+      for (const [who, wanted] of [
+        [mixed, expected],
+        [both, { ...expected, town: 'write' }],
+      ] as const) {
+        const listed = await page('', who);
+        assert.deepEqual(Object.fromEntries(listed.projects.map((summary) => [summary.name, summary.access])), wanted);
+        for (const [name, access] of Object.entries(wanted))
+          assert.equal(((await ok(as(who)('GET', `/api/projects/${name}`), 200)) as { access: string }).access, access);
+      }
+      const patched = (await ok(as(mixed)('PATCH', '/api/projects/river-1', { abstract: 'x' }), 200)) as {
+        access: string;
+      };
+      assert.equal(patched.access, 'write');
+      await ok(as(mixed)('GET', '/api/projects/river-2'), 404);
     });
 
     if (kind === 'filesystem')

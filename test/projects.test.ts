@@ -26,6 +26,12 @@ describe('projects on the filesystem', () => {
     assert.equal(body['crs'], 'EPSG:3857');
     assert.equal(body['storage'], 'filesystem');
     assert.equal(body['cache'], 'disabled');
+    assert.equal(body['access'], 'admin', 'without access control everyone administers every project');
+    const listed = (await stack.call('GET', '/api/project-summaries')).body as { projects: Array<{ access: string }> };
+    assert.deepEqual(
+      listed.projects.map((summary) => summary.access),
+      ['admin'],
+    );
     assert.match(body['creation_datetime'] ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/);
     assert.ok(existsSync(join(stack.projectsDir, 'alpha', 'steward.db')), 'the internal database is created');
     assert.deepEqual(await publishedLayers(stack.qgis, join(stack.projectsDir, 'alpha', 'alpha.qgs')), []);

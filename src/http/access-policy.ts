@@ -9,7 +9,8 @@
  * - Listings (projects, checks, pins, jobs, a project's layers) are filtered to what one may read.
  * - Every other route needs an administrator, but those of ANY_IDENTITY and WRITERS.
  */
-import { type Access, type Permissions } from '../access/permissions.js';
+import { type Access, Permissions } from '../access/permissions.js';
+import { type ProjectAccess } from '../access/records.js';
 import { type Identity } from '../access/service.js';
 import { Forbidden, NotFound } from '../errors.js';
 import { layerNotFound } from '../services/layers.js';
@@ -89,6 +90,18 @@ export function requireProject(identity: Identity, ref: ProjectRef, wanted: Acce
   if (!permissions.may(ref, 'read')) throw projectNotFound(ref);
   if (!permissions.may(ref, wanted))
     throw new Forbidden(`${identity.name} may not ${wanted === 'admin' ? 'administer' : wanted} project "${ref.name}"`);
+}
+
+/** What a request's identity may do; everything without access control (no identity). */
+export function permissionsOf(identity: Identity | undefined): Permissions {
+  return identity?.permissions ?? Permissions.ALL;
+}
+
+/** What the identity may do with a project it may read; the 404 of a missing project for one it may not. */
+export function accessTo(identity: Identity | undefined, ref: ProjectRef): ProjectAccess {
+  const access = permissionsOf(identity).access(ref);
+  if (access === 'none') throw projectNotFound(ref);
+  return access;
 }
 
 function requireLayers(permissions: Permissions, ref: ProjectRef, layers: Iterable<string>): void {

@@ -38,6 +38,11 @@ export const ViewAsQuery = Type.Object({ ...SchemaQuery.properties, ...ViewAsPro
 /** A read cursor in a query: the `next` of an earlier answer. */
 export const CursorText = (description: string) => Type.String({ pattern: '^(0|[1-9][0-9]{0,15})$', description });
 
+/** What an identity may do with a project (docs/access.md): administrators and open access `admin`. */
+export const AccessLevel = Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('admin')], {
+  description: 'What the identity asking may do with the project',
+});
+
 export const ProjectParams = Type.Object({ project: Type.String() });
 export const LayerParams = Type.Object({ project: Type.String(), layer: Type.String() });
 

@@ -3,6 +3,8 @@
  * layers, CRS, author and pin), searched, sorted and cut into pages, so that a client needs one
  * request rather than two per project.
  */
+import { type Access } from '../access/permissions.js';
+import { type ProjectAccess } from '../access/records.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { type ProjectPins } from './pins.js';
 import { type ProjectRepository } from './repository.js';
@@ -17,6 +19,8 @@ export interface ProjectSummary {
   crs: string;
   author: string;
   pinned: boolean;
+  /** What the identity that asked may do with the project. */
+  access: ProjectAccess;
   /** Why the project cannot be read; the other fields are then empty. */
   error?: string;
 }
@@ -33,9 +37,9 @@ export interface SummaryQuery {
   offset: number;
 }
 
-/** What an identity may see: the projects, and the layers of each. */
+/** What an identity may do with each project ('none': not listed), and the layers of each it may see. */
 export interface SummaryAccess {
-  project(ref: ProjectRef): boolean;
+  project(ref: ProjectRef): Access;
   layer(ref: ProjectRef, layer: string): boolean;
 }
 
@@ -49,6 +53,12 @@ export interface SummaryPage {
 
 /** Projects read at once: a schema of thousands must not open thousands of reads together. */
 const READS_AT_ONCE = 16;
+
+/** A project the identity may read, with what it may do with it. */
+interface Granted {
+  ref: ProjectRef;
+  access: ProjectAccess;
+}
 
 const collator = new Intl.Collator('en', { sensitivity: 'base', numeric: true });
 
@@ -72,9 +82,14 @@ export class ProjectSummaries {
   ) {}
 
   /** One project's summary; one that cannot be read has its error instead of failing the listing. */
-  private async summary(ref: ProjectRef, access: SummaryAccess): Promise<ProjectSummary> {
+  private async summary({ ref, access: granted }: Granted, access: SummaryAccess): Promise<ProjectSummary> {
     const storage = this.repository.store.kind;
-    const where = { name: ref.name, storage, ...(storage === 'postgresql' ? { schema: ref.schema } : {}) };
+    const where = {
+      name: ref.name,
+      storage,
+      ...(storage === 'postgresql' ? { schema: ref.schema } : {}),
+      access: granted,
+    };
     try {
       const document = await this.repository.read(ref);
       const metadata = document.metadata();
@@ -88,27 +103,31 @@ export class ProjectSummaries {
 
   async page(query: SummaryQuery, access: SummaryAccess): Promise<SummaryPage> {
     const names = await this.repository.store.list(query.schema);
-    const refs = names.map((name) => ({ name, schema: query.schema })).filter((ref) => access.project(ref));
+    const granted = names.flatMap((name): Granted[] => {
+      const ref = { name, schema: query.schema };
+      const level = access.project(ref);
+      return level === 'none' ? [] : [{ ref, access: level }];
+    });
     const direction = query.order === 'desc' ? -1 : 1;
     const { offset, limit } = query;
     if (query.sort === 'name' && !query.q) {
       // Ordered by name alone: only the projects of the page are read, however many the schema holds.
-      refs.sort((a, b) => direction * collator.compare(a.name, b.name));
-      const projects = await this.summaries(refs.slice(offset, offset + limit), access);
-      return { total: refs.length, offset, limit, projects };
+      granted.sort((a, b) => direction * collator.compare(a.ref.name, b.ref.name));
+      const projects = await this.summaries(granted.slice(offset, offset + limit), access);
+      return { total: granted.length, offset, limit, projects };
     }
     const compare = COMPARE[query.sort];
-    const found = (await this.summaries(refs, access))
+    const found = (await this.summaries(granted, access))
       .filter((summary) => matches(summary, query.q))
       .sort((a, b) => direction * (compare(a, b) || COMPARE.name(a, b)));
     return { total: found.length, offset, limit, projects: found.slice(offset, offset + limit) };
   }
 
-  private async summaries(refs: ProjectRef[], access: SummaryAccess): Promise<ProjectSummary[]> {
+  private async summaries(granted: Granted[], access: SummaryAccess): Promise<ProjectSummary[]> {
     const summaries: ProjectSummary[] = [];
-    for (let start = 0; start < refs.length; start += READS_AT_ONCE) {
-      const batch = refs.slice(start, start + READS_AT_ONCE);
-      summaries.push(...(await Promise.all(batch.map((ref) => this.summary(ref, access)))));
+    for (let start = 0; start < granted.length; start += READS_AT_ONCE) {
+      const batch = granted.slice(start, start + READS_AT_ONCE);
+      summaries.push(...(await Promise.all(batch.map((project) => this.summary(project, access)))));
     }
     return summaries;
   }

@@ -2,7 +2,9 @@ import type { JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 
 import { ErrorBoundary, PageFailure } from './components/error-boundary';
+import { Page as PageHead } from './components/page';
 import { TokenDialog } from './components/token-dialog';
+import { useAdministrator } from './components/use-access';
 import { Link, useLocation } from './router';
 import { findRoute, type PageProps, type Route } from './routes';
 
@@ -45,6 +47,26 @@ function useFocusOnNavigation(path: string): void {
   }, [path]);
 }
 
+const SECTIONS = [
+  ['/', 'projects', 'Projects'],
+  ['/checks', 'health', 'Health'],
+  ['/instances', 'instances', 'Instances'],
+  ['/server', 'server', 'Server'],
+  ['/access', 'access', 'Access'],
+] as const;
+
+/** What a non-administrator sees at an administrator's page, which the API would refuse. */
+function NeedsAdministrator(): JSX.Element {
+  return (
+    <PageHead title="This page needs an administrator">
+      <p>
+        Your token may not use this page: ask an administrator of Steward, or log in with another token.{' '}
+        <Link href="/">See the projects</Link>.
+      </p>
+    </PageHead>
+  );
+}
+
 export function App(): JSX.Element {
   const location = useLocation();
   const found = findRoute(location.path);
@@ -57,7 +79,10 @@ export function App(): JSX.Element {
     found.route.readAhead?.({ params: found.params, query: location.query });
   }
   const section = found?.route.section;
-  const Page = loaded?.page;
+  const administrator = useAdministrator();
+  // An administrator's page waits for the identity: it is shown, or its refusal, never both.
+  const refused = found?.route.admin === true && administrator !== true;
+  const Page = refused ? undefined : loaded?.page;
   useFocusOnNavigation(location.path);
   return (
     <>
@@ -69,27 +94,20 @@ export function App(): JSX.Element {
           Steward
         </Link>
         <nav aria-label="Sections">
-          <Link href="/" aria-current={section === 'projects' ? 'page' : undefined}>
-            Projects
-          </Link>
-          <Link href="/checks" aria-current={section === 'health' ? 'page' : undefined}>
-            Health
-          </Link>
-          <Link href="/instances" aria-current={section === 'instances' ? 'page' : undefined}>
-            Instances
-          </Link>
-          <Link href="/server" aria-current={section === 'server' ? 'page' : undefined}>
-            Server
-          </Link>
-          <Link href="/access" aria-current={section === 'access' ? 'page' : undefined}>
-            Access
-          </Link>
+          {SECTIONS.filter(([href]) => administrator === true || !findRoute(href)?.route.admin).map(
+            ([href, name, title]) => (
+              <Link key={href} href={href} aria-current={section === name ? 'page' : undefined}>
+                {title}
+              </Link>
+            ),
+          )}
           <a href="/docs">API reference</a>
         </nav>
       </header>
       <main id="main" tabIndex={-1}>
         {found ? (
           <>
+            {refused && administrator === false && <NeedsAdministrator />}
             {loaded?.error && (
               // A failed dynamic import stays failed in the module map: only a reload fetches it anew.
               <PageFailure

@@ -19,6 +19,8 @@ export interface Route {
   /** The entry of the navigation the page belongs to. */
   section: 'projects' | 'health' | 'instances' | 'server' | 'access';
   page: () => Promise<{ default: FunctionComponent<PageProps> }>;
+  /** For administrators only (src/http/access-policy.ts): others are told so rather than shown a refusal. */
+  admin?: true;
   /** Starts the page's first reads while its script loads (read-ahead.ts). */
   readAhead?: (props: PageProps) => void;
 }
@@ -37,12 +39,12 @@ export const routes: Route[] = [
   { path: '/projects/:project/publish', section: 'projects', page: () => import('./pages/publish') },
   { path: '/projects/:project/services', section: 'projects', page: () => import('./pages/services') },
   { path: '/checks', section: 'health', page: () => import('./pages/health') },
-  { path: '/instances', section: 'instances', page: () => import('./pages/instances') },
-  { path: '/instances/:instance', section: 'instances', page: () => import('./pages/instance') },
-  { path: '/server', section: 'server', page: () => import('./pages/server') },
-  { path: '/server/log', section: 'server', page: () => import('./pages/server-log') },
-  { path: '/access', section: 'access', page: () => import('./pages/access') },
-  { path: '/access/audit', section: 'access', page: () => import('./pages/audit') },
+  { path: '/instances', section: 'instances', admin: true, page: () => import('./pages/instances') },
+  { path: '/instances/:instance', section: 'instances', admin: true, page: () => import('./pages/instance') },
+  { path: '/server', section: 'server', admin: true, page: () => import('./pages/server') },
+  { path: '/server/log', section: 'server', admin: true, page: () => import('./pages/server-log') },
+  { path: '/access', section: 'access', admin: true, page: () => import('./pages/access') },
+  { path: '/access/audit', section: 'access', admin: true, page: () => import('./pages/audit') },
   { path: '/login/callback', section: 'access', page: () => import('./pages/login-callback') },
 ];
 

@@ -3,12 +3,13 @@ import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { type FastifyPluginAsync } from 'fastify';
 
-import { Permissions } from '../../access/permissions.js';
+import { type Permissions } from '../../access/permissions.js';
 import { BadRequest } from '../../errors.js';
 import { type ProjectSummaries, type SummaryAccess } from '../../services/project-summaries.js';
 import { checkSchema, DEFAULT_SCHEMA } from '../../services/projects.js';
+import { permissionsOf } from '../access-policy.js';
 import { type RouteModule } from '../route-module.js';
-import { errorResponses, SchemaQuery } from '../schemas.js';
+import { AccessLevel, errorResponses, SchemaQuery } from '../schemas.js';
 
 const MAX_SUMMARIES = 200;
 const DEFAULT_SUMMARIES = 50;
@@ -44,6 +45,7 @@ const Summary = Type.Object({
   crs: Type.String(),
   author: Type.String(),
   pinned: Type.Boolean(),
+  access: AccessLevel,
   error: Type.Optional(Type.String({ description: 'Why the project cannot be read' })),
 });
 
@@ -54,10 +56,10 @@ const SummaryPage = Type.Object({
   projects: Type.Array(Summary),
 });
 
-/** What the identity of a request may see; everything without access control. */
+/** What the identity of a request may do and see. */
 function accessOf(permissions: Permissions): SummaryAccess {
   return {
-    project: (ref) => permissions.may(ref, 'read'),
+    project: (ref) => permissions.access(ref),
     layer: (ref, layer) => permissions.layerReadable(ref, layer),
   };
 }
@@ -87,7 +89,7 @@ export function projectSummaryRoutes(summaries: ProjectSummaries): RouteModule {
           limit: size,
           offset: Number(offset ?? 0),
         };
-        return summaries.page(query, accessOf(request.identity?.permissions ?? Permissions.ALL));
+        return summaries.page(query, accessOf(permissionsOf(request.identity)));
       },
     );
   };

@@ -1,11 +1,13 @@
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { type FastifyPluginAsync } from 'fastify';
+import { type FastifyPluginAsync, type FastifyRequest } from 'fastify';
 
+import { type ProjectAccess } from '../../access/records.js';
 import { NotFound } from '../../errors.js';
-import { type ProjectService } from '../../services/projects.js';
+import { type ProjectInfo as Info, type ProjectService } from '../../services/projects.js';
+import { accessTo } from '../access-policy.js';
 import { type RouteModule } from '../route-module.js';
-import { errorResponses, ProjectParams, SchemaQuery } from '../schemas.js';
+import { AccessLevel, errorResponses, ProjectParams, SchemaQuery } from '../schemas.js';
 
 const NewProject = Type.Object(
   {
@@ -30,6 +32,7 @@ const ProjectInfo = Type.Object({
   pinned: Type.Boolean({
     description: 'Every QGIS Server instance loads the project as soon as it connects (PUT/DELETE .../pin)',
   }),
+  access: AccessLevel,
 });
 
 const MetadataChange = Type.Object(
@@ -42,6 +45,11 @@ const MetadataChange = Type.Object(
   },
   { additionalProperties: false, minProperties: 1 },
 );
+
+/** A project's metadata with what the request's identity may do with it. */
+async function withAccess(request: FastifyRequest, info: Promise<Info>): Promise<Info & { access: ProjectAccess }> {
+  return { ...(await info), access: accessTo(request.identity, request.project) };
+}
 
 export function projectRoutes(projects: ProjectService): RouteModule {
   const routes: FastifyPluginAsync = async (app) => {
@@ -87,7 +95,7 @@ export function projectRoutes(projects: ProjectService): RouteModule {
           response: { 200: ProjectInfo, ...errorResponses },
         },
       },
-      async (request) => projects.info(request.project),
+      async (request) => withAccess(request, projects.info(request.project)),
     );
     api.patch(
       '/:project',
@@ -101,7 +109,7 @@ export function projectRoutes(projects: ProjectService): RouteModule {
           response: { 200: ProjectInfo, ...errorResponses },
         },
       },
-      async (request) => projects.changeMetadata(request.project, request.body),
+      async (request) => withAccess(request, projects.changeMetadata(request.project, request.body)),
     );
     api.delete(
       '/:project',

@@ -2353,6 +2353,8 @@ export interface paths {
                             limit: number;
                             offset: number;
                             projects: {
+                                /** @description What the identity asking may do with the project */
+                                access: "read" | "write" | "admin";
                                 author: string;
                                 crs: string;
                                 /** @description Why the project cannot be read */
@@ -2582,6 +2584,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             abstract: string;
+                            /** @description What the identity asking may do with the project */
+                            access: "read" | "write" | "admin";
                             author: string;
                             cache: string;
                             creation_datetime: string;
@@ -2730,6 +2734,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             abstract: string;
+                            /** @description What the identity asking may do with the project */
+                            access: "read" | "write" | "admin";
                             author: string;
                             cache: string;
                             creation_datetime: string;

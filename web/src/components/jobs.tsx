@@ -31,7 +31,13 @@ export function progressInWords(job: Job): string {
   return percent;
 }
 
-export function JobList({ project, kinds }: { project: ProjectRef; kinds: string[] }): JSX.Element {
+export function JobList(props: {
+  project: ProjectRef;
+  kinds: string[];
+  /** Whether the jobs may be cancelled: they are the project's, cancelling needs its write. */
+  mayCancel: boolean;
+}): JSX.Element {
+  const { project, kinds } = props;
   const jobs = useApi(
     (signal) => api.get('/api/jobs', { query: { project: project.project, ...schemaQuery(project) }, signal }),
     [project.project, project.schema],
@@ -67,7 +73,7 @@ export function JobList({ project, kinds }: { project: ProjectRef; kinds: string
                 </td>
                 <td>{new Date(job.created).toLocaleString()}</td>
                 <td>
-                  {(job.state === 'queued' || job.state === 'running') && (
+                  {props.mayCancel && (job.state === 'queued' || job.state === 'running') && (
                     <button
                       type="button"
                       disabled={cancel.busy}

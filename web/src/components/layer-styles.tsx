@@ -19,6 +19,8 @@ interface StylesProps {
   layer: string;
   styles: string[];
   current: string;
+  /** Whether the styles may be switched, uploaded and deleted; else they are only listed and downloaded. */
+  mayWrite: boolean;
   onClose: () => void;
   /** A style was switched, added or deleted: the layer is to be read again. */
   onChanged: () => void;
@@ -128,7 +130,7 @@ export function LayerStyles(props: StylesProps): JSX.Element {
           <li key={style} class="style-row" data-testid={`style-${style}`}>
             <strong>{style}</strong> {style === props.current && <span class="badge ok">current</span>}
             <div class="row-actions">
-              {style !== props.current && (
+              {props.mayWrite && style !== props.current && (
                 <button
                   type="button"
                   disabled={use.busy}
@@ -154,7 +156,7 @@ export function LayerStyles(props: StylesProps): JSX.Element {
                   SLD
                 </button>
               )}
-              {style !== props.current && (
+              {props.mayWrite && style !== props.current && (
                 <button
                   type="button"
                   class="danger"
@@ -174,7 +176,7 @@ export function LayerStyles(props: StylesProps): JSX.Element {
         </p>
       )}
       <ErrorMessage error={use.error ?? download.error} />
-      <UploadForm {...props} onDone={setSaid} />
+      {props.mayWrite && <UploadForm {...props} onDone={setSaid} />}
       <div class="dialog-actions">
         <button type="button" onClick={props.onClose}>
           Close

@@ -2,6 +2,7 @@ import type { JSX } from 'preact';
 
 import { projectPath, type ProjectRef } from '../api/projects';
 import { Link } from '../router';
+import { useProjectAccess } from './use-access';
 
 const TABS = [
   ['', 'Map and layers'],
@@ -12,8 +13,9 @@ const TABS = [
   ['/services', 'Services'],
 ] as const;
 
-/** The breadcrumb and the sub-pages of a project. */
+/** The breadcrumb and the sub-pages of a project, and a word when one may only read it. */
 export function ProjectTabs({ project, current }: { project: ProjectRef; current: string }): JSX.Element {
+  const access = useProjectAccess(project);
   return (
     <>
       <p class="breadcrumb">
@@ -27,6 +29,11 @@ export function ProjectTabs({ project, current }: { project: ProjectRef; current
           </Link>
         ))}
       </nav>
+      {access === 'read' && (
+        <p class="muted" data-testid="read-only">
+          Your token may read this project, not change it: its changes are for those who may write it.
+        </p>
+      )}
     </>
   );
 }

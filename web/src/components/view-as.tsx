@@ -2,7 +2,7 @@
  * "View as" on the project's map (docs/access.md): an administrator picks a role, and the map, its
  * legend and feature info are asked with `view_as`, so that QGIS Server draws them under that
  * role's rules; the layers shown are those the API lists for it. Only those who may list the
- * roles (administrators) are offered the choice.
+ * roles (administrators) are offered the choice; no one else asks for them.
  */
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
@@ -10,6 +10,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api/client';
 import { type ProjectRef, schemaQuery } from '../api/projects';
 import { ErrorMessage } from './messages';
+import { useAdministrator } from './use-access';
 import { useApi } from './use-api';
 
 export interface ViewAs {
@@ -22,7 +23,11 @@ export interface ViewAs {
 }
 
 export function useViewAs(project: ProjectRef): ViewAs {
-  const roles = useApi((signal) => api.get('/api/roles', { signal }), []);
+  const administrator = useAdministrator() === true;
+  const roles = useApi(
+    async (signal) => (administrator ? api.get('/api/roles', { signal }) : undefined),
+    [administrator],
+  );
   const [role, setRole] = useState<string | undefined>(undefined);
   const layers = useApi(
     async (signal) =>

@@ -15,6 +15,7 @@ import { Page } from '../components/page';
 import { type Area, type MapLayer, ProjectMap } from '../components/project-map';
 import { ProjectTabs } from '../components/project-tabs';
 import { TableHead } from '../components/table-head';
+import { useMayWrite } from '../components/use-access';
 import { useAction, useApi } from '../components/use-api';
 import { useProjectLayers } from '../components/use-project-layers';
 import { inBytes } from '../format';
@@ -61,6 +62,7 @@ function CacheState(props: {
     status.reload();
   };
   const state = status.data;
+  const mayWrite = useMayWrite(ref);
   return (
     <div class="grid-2">
       <section class="card" aria-labelledby="cache-title">
@@ -78,10 +80,14 @@ function CacheState(props: {
             <dd>{state.storage === 's3' ? 'object storage (S3)' : 'the filesystem'}</dd>
           </dl>
         )}
-        <p>Resetting clears every cached tile and rebuilds the configuration from the project's layers.</p>
-        <button type="button" class="danger" onClick={() => setAsking(true)}>
-          Reset the cache
-        </button>
+        {mayWrite && (
+          <>
+            <p>Resetting clears every cached tile and rebuilds the configuration from the project's layers.</p>
+            <button type="button" class="danger" onClick={() => setAsking(true)}>
+              Reset the cache
+            </button>
+          </>
+        )}
         {asking && (
           <ConfirmDialog
             title={`Reset the tile cache of ${props.project}?`}
@@ -106,8 +112,8 @@ function CacheState(props: {
       {/* The whole width: the map and the jobs' table would break words in a column. */}
       <section class="card wide" aria-labelledby="jobs-title">
         <h2 id="jobs-title">Seeding and truncation</h2>
-        <SeedForm project={props.project} schema={props.schema} basemaps={props.basemaps} />
-        <JobList project={ref} kinds={['seed', 'truncate']} />
+        {mayWrite && <SeedForm project={props.project} schema={props.schema} basemaps={props.basemaps} />}
+        <JobList project={ref} kinds={['seed', 'truncate']} mayCancel={mayWrite} />
       </section>
     </div>
   );

@@ -9,6 +9,7 @@ import { ErrorMessage, Loading } from '../components/messages';
 import { Page } from '../components/page';
 import { ProjectTabs } from '../components/project-tabs';
 import { TableHead } from '../components/table-head';
+import { useMayWrite } from '../components/use-access';
 import { useAction, useApi } from '../components/use-api';
 import type { PageProps } from '../routes';
 
@@ -110,6 +111,7 @@ function VersionDetail({ project, version, newest, onRestored }: DetailProps): J
         : Promise.resolve(undefined),
     [project.project, project.schema, version.id, newest?.id],
   );
+  const mayWrite = useMayWrite(project);
   const restore = useAction(async () => {
     await api.post('/api/projects/{project}/versions/{version}/restore', {
       path,
@@ -126,9 +128,11 @@ function VersionDetail({ project, version, newest, onRestored }: DetailProps): J
       <p class="muted">
         {new Date(version.time).toLocaleString()} by {version.who} {version.route && `(${version.route})`}
       </p>
-      <button type="button" onClick={() => setConfirming(true)}>
-        Restore this version
-      </button>
+      {mayWrite && (
+        <button type="button" onClick={() => setConfirming(true)}>
+          Restore this version
+        </button>
+      )}
       <ErrorMessage error={diff.error} />
       {diff.loading && <Loading what="the difference" />}
       {diff.data && <DiffView diff={diff.data} />}

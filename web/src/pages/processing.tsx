@@ -17,6 +17,7 @@ import { Page } from '../components/page';
 import { ProjectMap } from '../components/project-map';
 import { ProjectTabs } from '../components/project-tabs';
 import { RasterLayerField } from '../components/raster-layer-field';
+import { useMayWrite } from '../components/use-access';
 import { useAction, useApi } from '../components/use-api';
 import type { PageProps } from '../routes';
 
@@ -28,6 +29,7 @@ export default function ProcessingPage({ params, query }: PageProps): JSX.Elemen
   const ref = projectRef(params, query);
   const layers = useApi((signal) => loadLayers(ref, signal), [ref.project, ref.schema]);
   const server = useApi((signal) => api.get('/api/server', { signal }), []);
+  const mayWrite = useMayWrite(ref);
   const rasters = (layers.data ?? []).filter((layer) => layer.type === 'raster').map((layer) => layer.name);
   return (
     <Page title={`${ref.project}: processing`}>
@@ -40,14 +42,18 @@ export default function ProcessingPage({ params, query }: PageProps): JSX.Elemen
       {rasters.length > 0 && server.data && (
         <div class="grid-2">
           <HistogramPanel project={ref} rasters={rasters} />
-          <CalculatorPanel
-            project={ref}
-            rasters={rasters}
-            layers={(layers.data ?? []).map((layer) => layer.name)}
-            folder={server.data.data_roots[0] ?? ''}
-            onAdded={layers.reload}
-          />
-          <OverviewsPanel project={ref} rasters={rasters} />
+          {mayWrite && (
+            <>
+              <CalculatorPanel
+                project={ref}
+                rasters={rasters}
+                layers={(layers.data ?? []).map((layer) => layer.name)}
+                folder={server.data.data_roots[0] ?? ''}
+                onAdded={layers.reload}
+              />
+              <OverviewsPanel project={ref} rasters={rasters} />
+            </>
+          )}
         </div>
       )}
     </Page>

@@ -24,6 +24,7 @@ import { type MapQuery, ProjectMap, zoomable, type ZoomRequest } from '../compon
 import { ProjectTabs } from '../components/project-tabs';
 import { SldUpload } from '../components/sld-upload';
 import { geometryClass, StyleEditor } from '../components/style-editor';
+import { useMayWrite } from '../components/use-access';
 import { useAction, useApi } from '../components/use-api';
 import { useLayerVisibility } from '../components/use-layer-visibility';
 import { useProjectLayers } from '../components/use-project-layers';
@@ -52,6 +53,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
   const [zoom, setZoom] = useState<ZoomRequest | undefined>(undefined);
   const [table, setTable] = useState<string | undefined>(undefined);
   const [stylesOf, setStylesOf] = useState<string | undefined>(undefined);
+  const mayWrite = useMayWrite(ref);
   const viewAs = useViewAs(ref);
   const { basemap, picker: basemapPicker } = useBasemap(server.data?.basemaps ?? []);
   const mapLayers = rows
@@ -89,9 +91,11 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
     <Page
       title={ref.project}
       actions={
-        <button type="button" class="primary" onClick={() => setAdding(true)}>
-          Add layer
-        </button>
+        mayWrite && (
+          <button type="button" class="primary" onClick={() => setAdding(true)}>
+            Add layer
+          </button>
+        )
       }
     >
       <ProjectTabs project={ref} current="" />
@@ -99,7 +103,9 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
       <div class="layout-map">
         <div>
           {rows.length === 0 && !layers.loading ? (
-            <p class="card muted">This project has no layer yet: choose “Add layer” to draw the first one.</p>
+            <p class="card muted">
+              This project has no layer yet{mayWrite && ': choose “Add layer” to draw the first one'}.
+            </p>
           ) : (
             <>
               {viewAs.control}
@@ -183,7 +189,7 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
                     Styles…
                   </button>
                 )}
-                {(row.type === 'vector' || row.type === 'raster') && row.valid && (
+                {mayWrite && (row.type === 'vector' || row.type === 'raster') && row.valid && (
                   <button
                     type="button"
                     onClick={() => setStyling(row.name)}
@@ -192,22 +198,26 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
                     Edit style…
                   </button>
                 )}
-                <button
-                  type="button"
-                  class={row.valid ? undefined : 'primary'}
-                  onClick={() => setSourcing(row.name)}
-                  aria-label={`Change the source of ${row.name}`}
-                >
-                  {row.valid ? 'Source…' : 'Fix the source…'}
-                </button>
-                <button
-                  type="button"
-                  class="danger"
-                  onClick={() => setRemoving(row.name)}
-                  aria-label={`Remove layer ${row.name}`}
-                >
-                  Remove…
-                </button>
+                {mayWrite && (
+                  <>
+                    <button
+                      type="button"
+                      class={row.valid ? undefined : 'primary'}
+                      onClick={() => setSourcing(row.name)}
+                      aria-label={`Change the source of ${row.name}`}
+                    >
+                      {row.valid ? 'Source…' : 'Fix the source…'}
+                    </button>
+                    <button
+                      type="button"
+                      class="danger"
+                      onClick={() => setRemoving(row.name)}
+                      aria-label={`Remove layer ${row.name}`}
+                    >
+                      Remove…
+                    </button>
+                  </>
+                )}
               </li>
             ))}
           </ul>
@@ -227,11 +237,12 @@ export default function ProjectPage({ params, query }: PageProps): JSX.Element {
           layer={styleRow.name}
           styles={styleRow.styles}
           current={styleRow.current_style}
+          mayWrite={mayWrite}
           onClose={() => setStylesOf(undefined)}
           onChanged={reload}
         />
       )}
-      {tree.current && (
+      {mayWrite && tree.current && (
         <LayerTreePanel project={ref} tree={tree.current} onSaved={tree.saved} onProperties={setEditing} />
       )}
       <ErrorMessage error={tree.error} />

@@ -10,6 +10,7 @@ import { Page } from '../components/page';
 import { Pager } from '../components/pager';
 import { PublishForm } from '../components/publish-form';
 import { type Column, type SortState, TableHead } from '../components/table-head';
+import { useAdministrator, writes } from '../components/use-access';
 import { useAction, useApi } from '../components/use-api';
 import { Link, navigate } from '../router';
 import type { PageProps } from '../routes';
@@ -87,12 +88,14 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
     sort: { state: sortState(column, sort, order), onSort: sortBy(column) },
   });
   const searching = search.typed.trim() !== '' || search.q !== '';
+  // Creating a project needs admin of its name: the console offers it to administrators.
+  const administrator = useAdministrator() === true;
   return (
     <Page title="Projects">
       {postgres && <SchemaPicker schema={schema} />}
       <ErrorMessage error={server.error ?? projects.error} />
       {listed === undefined && projects.loading && <Loading what="projects" />}
-      {listed && listed.total === 0 && !schema && !searching && (
+      {administrator && listed && listed.total === 0 && !schema && !searching && (
         <FirstProject demo={server.data?.data_roots.find((root) => /\/demo\/?$/.test(root))} />
       )}
       {listed && (listed.total > 0 || searching) && (
@@ -152,17 +155,25 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
                 <td data-label="CRS">{project.crs}</td>
                 <td data-label="Author">{project.author}</td>
                 <td data-label="Pinned">
-                  <PinToggle project={project} schema={schema || undefined} onChanged={projects.reload} />
+                  {writes(project.access) ? (
+                    <PinToggle project={project} schema={schema || undefined} onChanged={projects.reload} />
+                  ) : project.pinned ? (
+                    'yes'
+                  ) : (
+                    'no'
+                  )}
                 </td>
                 <td>
-                  <button
-                    type="button"
-                    class="danger"
-                    onClick={() => setDeleting(project)}
-                    aria-label={`Delete project ${project.name}`}
-                  >
-                    Delete
-                  </button>
+                  {project.access === 'admin' && (
+                    <button
+                      type="button"
+                      class="danger"
+                      onClick={() => setDeleting(project)}
+                      aria-label={`Delete project ${project.name}`}
+                    >
+                      Delete
+                    </button>
+                  )}
                 </td>
               </tr>
             ))}
@@ -179,11 +190,15 @@ export default function ProjectsPage({ query }: PageProps): JSX.Element {
           onOffset={(next) => setPaging({ list, offset: next })}
         />
       )}
-      <NewProjectForm schema={schema} postgres={postgres} onCreated={projects.reload} />
-      <section class="card" aria-labelledby="publish-title">
-        <h2 id="publish-title">Publish from QGIS Desktop</h2>
-        <PublishForm schema={schema || undefined} acceptDrops onPublished={projects.reload} />
-      </section>
+      {administrator && (
+        <>
+          <NewProjectForm schema={schema} postgres={postgres} onCreated={projects.reload} />
+          <section class="card" aria-labelledby="publish-title">
+            <h2 id="publish-title">Publish from QGIS Desktop</h2>
+            <PublishForm schema={schema || undefined} acceptDrops onPublished={projects.reload} />
+          </section>
+        </>
+      )}
       {deleting && (
         <DeleteProject
           project={deleting}

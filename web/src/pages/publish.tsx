@@ -12,6 +12,7 @@ import { ErrorMessage } from '../components/messages';
 import { Page } from '../components/page';
 import { ProjectTabs } from '../components/project-tabs';
 import { PublishForm } from '../components/publish-form';
+import { useMayWrite } from '../components/use-access';
 import { useAction } from '../components/use-api';
 import type { PageProps } from '../routes';
 
@@ -28,6 +29,7 @@ function download(ref: ProjectRef, data: boolean): Promise<string> {
 export default function PublishPage({ params, query }: PageProps): JSX.Element {
   const ref = projectRef(params, query);
   const [saved, setSaved] = useState<string | undefined>(undefined);
+  const mayWrite = useMayWrite(ref);
   const fetchArchive = useAction(async (data: boolean) => setSaved(await download(ref, data)));
   return (
     <Page title={`${ref.project}: publish`}>
@@ -54,10 +56,12 @@ export default function PublishPage({ params, query }: PageProps): JSX.Element {
             </p>
           )}
         </section>
-        <section class="card" aria-labelledby="replace-title">
-          <h2 id="replace-title">Replace from QGIS Desktop</h2>
-          <PublishForm project={ref.project} schema={ref.schema} onPublished={() => undefined} />
-        </section>
+        {mayWrite && (
+          <section class="card" aria-labelledby="replace-title">
+            <h2 id="replace-title">Replace from QGIS Desktop</h2>
+            <PublishForm project={ref.project} schema={ref.schema} onPublished={() => undefined} />
+          </section>
+        )}
       </div>
     </Page>
   );

@@ -14,6 +14,7 @@ import { ErrorMessage, Loading } from '../components/messages';
 import { Page } from '../components/page';
 import { ProjectTabs } from '../components/project-tabs';
 import { ServicesForm } from '../components/services-form';
+import { useMayWrite } from '../components/use-access';
 import { useApi } from '../components/use-api';
 import type { PageProps } from '../routes';
 
@@ -87,6 +88,7 @@ export default function ServicesPage({ params, query }: PageProps): JSX.Element 
   const layers = useApi((signal) => loadLayers(ref, signal), [ref.project, ref.schema]);
   const [saved, setSaved] = useState<ServicesAnswer | undefined>(undefined);
   const current = saved ?? loaded.data;
+  const mayWrite = useMayWrite(ref);
   return (
     <Page title={`${ref.project}: services`}>
       <ProjectTabs project={ref} current="/services" />
@@ -96,7 +98,7 @@ export default function ServicesPage({ params, query }: PageProps): JSX.Element 
       ) : (
         <div class="services">
           <Endpoints endpoints={current.endpoints} />
-          <ServicesForm project={ref} start={current} layers={layers.data} onSaved={setSaved} />
+          {mayWrite && <ServicesForm project={ref} start={current} layers={layers.data} onSaved={setSaved} />}
         </div>
       )}
     </Page>
