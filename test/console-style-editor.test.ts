@@ -2,8 +2,9 @@
  * The style editor of a project's page, in Chromium against a real Steward and QGIS Server: it
  * starts from a categorized style QGIS wrote (PyQGIS's saveNamedStyle, as Desktop saves it),
  * shows its renderer, field and categories in a form, and a colour changed there is what QGIS
- * Server draws once saved; "Classify" fills the ranges of a graduated style from the layer's values,
- * and every category of a layer of 1,200 points, past the first 500; a colour changed and not saved
+ * Server draws once saved; the field is picked among the layer's fields as GDAL reads them, with
+ * their types, though WFS does not publish the layer; "Classify" fills the ranges of a graduated
+ * style from the layer's values, and every category of a layer of 1,200 points, past the first 500; a colour changed and not saved
  * is what the map beside the form shows, the projects folder untouched; a half-transparent class
  * colour is kept from load to save and QGIS Server blends it; a raster's minimum and maximum start
  * from its band's statistics as GDAL computes them.
@@ -86,9 +87,6 @@ describe('web console: the style editor starts from the current style, with a fo
       current: true,
     });
     assert.equal(applied.status, 200);
-    // The field picker and "Classify" read the features through WFS.
-    const wfs = await stack.call('PATCH', '/api/projects/town/services', { wfs: { layers: ['districts'] } });
-    assert.equal(wfs.status, 200);
   });
 
   after(() => run?.close());
@@ -151,19 +149,49 @@ describe('web console: the style editor starts from the current style, with a fo
     assert.deepEqual(errors, []);
   });
 
-  test('classifies every category of a layer of 1,200 points, past the first 500', async () => {
+  test('picks the field among those of the layer with their types, numbers only for ranges', async () => {
     const gpkg = join(run.demo, 'places.gpkg');
     writePoints(gpkg, 1200, classedPoint);
     assert.equal((await stack.call('POST', '/api/projects', { name: 'survey', author: 'Ada' })).status, 201);
     const places = { type: 'vector', name: 'places', datasource: `${gpkg}|layername=places` };
     assert.equal((await stack.call('POST', '/api/projects/survey/layers', places)).status, 201);
+    const features = await stack.call('GET', '/api/projects/survey/layers/places/features');
+    assert.equal(features.status, 409, 'WFS does not publish the layer');
+    await page.goto('/projects/survey');
+    await page.getByRole('button', { name: 'Edit the style of places' }).click();
+    const editor = page.getByRole('form', { name: 'Style editor for places' });
+    await editor.waitFor();
+    const options = () =>
+      editor
+        .getByLabel('Field')
+        .locator('option:not([disabled])')
+        .evaluateAll((items) => items.map((item) => item.textContent));
+    await editor.getByLabel('Renderer').selectOption('categorized');
+    await editor.getByLabel('Field').locator('option', { hasText: 'kind' }).waitFor({ state: 'attached' });
+    // As the API lists them from the GeoPackage: the key column, then GDAL's fields.
+    const fields = (await stack.call('GET', '/api/projects/survey/layers/places/fields')).body as Array<{
+      name: string;
+      type: string;
+    }>;
+    assert.deepEqual(await options(), ['fid (integer)', 'kind (string)', 'height (real)']);
+    assert.deepEqual(
+      fields.map((field) => `${field.name} (${field.type})`),
+      await options(),
+    );
+    await editor.getByLabel('Renderer').selectOption('graduated');
+    assert.deepEqual(await options(), ['fid (integer)', 'height (real)'], 'no text field to grade');
+    await screenshot(page, 'style-editor-field-picker');
+    assert.deepEqual(errors, []);
+  });
+
+  test('classifies every category of a layer of 1,200 points, past the first 500', async () => {
     await page.goto('/projects/survey');
     await page.getByRole('button', { name: 'Edit the style of places' }).click();
     const editor = page.getByRole('form', { name: 'Style editor for places' });
     await editor.waitFor();
     await editor.getByLabel('Renderer').selectOption('categorized');
-    // Not published by WFS: the field is typed, and "Classify" reads every feature all the same.
-    await editor.getByLabel('Field').fill('kind');
+    // Not published by WFS: "Classify" reads every feature all the same.
+    await editor.getByLabel('Field').selectOption('kind');
     await editor.getByRole('button', { name: 'Classify' }).click();
     await editor.getByLabel('Value of category 12').waitFor();
     const values = await editor

@@ -33,7 +33,7 @@ import { DataRoots } from '../services/data-roots.js';
 import { DatasourceRepair } from '../services/datasource-repair.js';
 import { DatasourceBrowser } from '../services/datasources.js';
 import { FeatureQueries } from '../services/feature-queries.js';
-import { FieldValueQueries } from '../services/field-values.js';
+import { FieldQueries } from '../services/field-queries.js';
 import { HistoryService } from '../services/history.js';
 import { LayerInspector } from '../services/layer-inspector.js';
 import { LayerPropertiesService } from '../services/layer-properties.js';
@@ -363,7 +363,7 @@ async function buildServices(
     datasourceRepair: new DatasourceRepair(repository, layers, crs, cache),
     projectServices,
     features: new FeatureQueries(maps, layers, projectServices),
-    fieldValues: new FieldValueQueries(layers),
+    fieldQueries: new FieldQueries(layers),
     checker,
     projectFleet,
     pins,

@@ -1,6 +1,7 @@
 import gdal from 'gdal-async';
 
 import { type CrsDefinition } from '../qgis/crs.js';
+import { type FieldType, type LayerField } from '../qgis/field-types.js';
 import { type Extent, type LayerType } from '../qgis/layer.js';
 import { CrsResolver } from './crs.js';
 import { type GdalSource } from './datasource.js';
@@ -136,16 +137,41 @@ export async function probeDatasource(source: GdalSource, type: LayerType, crs: 
   }
 }
 
+/** OGR's names of the types of GDAL's fields (`ogrinfo` writes them), by gdal-async's, and the API's type of each. */
+const OGR_TYPES: ReadonlyMap<string, readonly [string, FieldType]> = new Map([
+  [gdal.OFTInteger, ['Integer', 'integer']],
+  [gdal.OFTInteger64, ['Integer64', 'integer']],
+  [gdal.OFTReal, ['Real', 'real']],
+  [gdal.OFTString, ['String', 'string']],
+  [gdal.OFTDate, ['Date', 'date']],
+  [gdal.OFTTime, ['Time', 'time']],
+  [gdal.OFTDateTime, ['DateTime', 'datetime']],
+  [gdal.OFTBinary, ['Binary', 'binary']],
+  [gdal.OFTIntegerList, ['IntegerList', 'other']],
+  [gdal.OFTInteger64List, ['Integer64List', 'other']],
+  [gdal.OFTRealList, ['RealList', 'other']],
+  [gdal.OFTStringList, ['StringList', 'other']],
+]);
+
+function sourceField(field: gdal.FieldDefn): LayerField {
+  const [typeName, type] = OGR_TYPES.get(field.type) ?? [field.type, 'other'];
+  return { name: field.name, type, type_name: typeName };
+}
+
 /**
- * The field names of a vector source's layer as QGIS reads them: GDAL's fields, and the key
- * column GDAL takes as the features' ids (a table's primary key, a GeoPackage's `fid`), which QGIS
- * lists as a field too.
+ * The fields of a vector source's layer as QGIS reads them, from its definition alone (no feature
+ * is read): GDAL's fields, after the key column GDAL takes as the features' ids (a table's primary
+ * key, a GeoPackage's `fid`), which QGIS lists as a field too, a 64-bit integer as GDAL's ids are.
+ * ProbeError when GDAL cannot open it or it lacks the layer.
  */
-export async function vectorFields(source: GdalSource): Promise<string[]> {
+export async function vectorFields(source: GdalSource): Promise<LayerField[]> {
   const dataset = await openDataset(source);
   try {
     const layer = vectorLayer(dataset, source);
-    return [...(layer.fidColumn ? [layer.fidColumn] : []), ...layer.fields.getNames()];
+    const key: LayerField[] = layer.fidColumn
+      ? [{ name: layer.fidColumn, type: 'integer', type_name: 'Integer64' }]
+      : [];
+    return [...key, ...layer.fields.map(sourceField)];
   } finally {
     dataset.close();
   }

@@ -11,7 +11,7 @@ import { type DataFiles } from '../services/data-files.js';
 import { type DatasourceRepair } from '../services/datasource-repair.js';
 import { type DatasourceBrowser } from '../services/datasources.js';
 import { type FeatureQueries } from '../services/feature-queries.js';
-import { type FieldValueQueries } from '../services/field-values.js';
+import { type FieldQueries } from '../services/field-queries.js';
 import { type HistoryService } from '../services/history.js';
 import { type LayerPropertiesService } from '../services/layer-properties.js';
 import { type LayerTreeService } from '../services/layer-tree.js';
@@ -80,8 +80,8 @@ export interface ApiServices {
   maps: MapService;
   /** Features under a pixel of a map, and a layer's a page at a time. */
   features: FeatureQueries;
-  /** The values of a vector layer's field over every feature. */
-  fieldValues: FieldValueQueries;
+  /** A vector layer's fields, and a field's values over every feature. */
+  fieldQueries: FieldQueries;
   styles: StyleService;
   styleDocuments: StyleDocuments;
   stylePackages: StylePackages;
@@ -136,7 +136,7 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     layerPropertiesRoutes(services.layerProperties, services.datasourceRepair),
     projectServicesRoutes(services.projectServices),
     projectMapRoutes(services.maps, services.features, services.stylePreviews),
-    layerFeatureRoutes(services.maps, services.features, services.fieldValues),
+    layerFeatureRoutes(services.maps, services.features, services.fieldQueries),
     styleRoutes(services),
     symbologyRoutes(() => services.qgis.symbology()),
     processingRoutes(services.processing, services.jobs),

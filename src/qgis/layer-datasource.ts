@@ -9,17 +9,8 @@ import { type CrsDefinition, spatialRefSysElement } from './crs.js';
 import { expressionFields } from './expression-fields.js';
 import { splitFileDatasource } from './file-datasource.js';
 import { type Extent, formatNumber } from './layer.js';
-import { fieldsOf } from './layer-references.js';
-import {
-  childElements,
-  element,
-  firstChild,
-  indent,
-  replaceChild,
-  setText,
-  textContent,
-  type XmlElement,
-} from './xml/node.js';
+import { styleFieldsUsed } from './style-fields.js';
+import { element, firstChild, indent, replaceChild, setText, textContent, type XmlElement } from './xml/node.js';
 
 /** What the new source is, as the provider read it. */
 export interface NewDatasource {
@@ -33,35 +24,6 @@ export interface NewDatasource {
   crs?: CrsDefinition;
 }
 
-/** The parts of a layer that draw, label or filter it: the current style and the others. */
-const STYLE_PARTS = ['renderer-v2', 'labeling', 'map-layer-style-manager'];
-
-function walk(node: XmlElement, visit: (element: XmlElement) => void): void {
-  visit(node);
-  for (const child of childElements(node)) walk(child, visit);
-}
-
-/** The fields one element reads: a renderer's attribute, a rule's filter, a label's field, a data-defined property's. */
-function readsFields(node: XmlElement, known: ReadonlySet<string>, add: (fields: Iterable<string>) => void): void {
-  const expression = (value: string | undefined): void => {
-    if (value === undefined || value === '') return;
-    add(known.has(value) ? [value] : expressionFields(value));
-  };
-  expression(node.attributes.get('attr'));
-  expression(node.attributes.get('filter'));
-  if (node.name === 'text-style') {
-    const field = node.attributes.get('fieldName') ?? '';
-    if (node.attributes.get('isExpression') === '1') expression(field);
-    else if (field !== '') add([field]);
-  }
-  if (node.name === 'Option') {
-    const name = node.attributes.get('name');
-    const value = node.attributes.get('value');
-    if (name === 'field' && value) add([value]);
-    if (name === 'expression') expression(value);
-  }
-}
-
 /** The subset string (filter) of a datasource: OGR's `|subset=`, a database's `sql=`. */
 export function datasourceFilter(datasource: string, provider: string): string {
   if (provider === 'ogr') {
@@ -73,16 +35,8 @@ export function datasourceFilter(datasource: string, provider: string): string {
 
 /** The fields the layer's styles, labels and filter read, sorted. */
 export function fieldsUsed(mapLayer: XmlElement, datasource: string, provider: string): string[] {
-  const known = new Set(fieldsOf(mapLayer));
-  const used = new Set<string>(expressionFields(datasourceFilter(datasource, provider)));
-  const add = (fields: Iterable<string>): void => {
-    for (const field of fields) used.add(field);
-  };
-  for (const part of STYLE_PARTS) {
-    const found = firstChild(mapLayer, part);
-    if (found) walk(found, (node) => readsFields(node, known, add));
-  }
-  return [...used].sort();
+  const filter = expressionFields(datasourceFilter(datasource, provider));
+  return [...new Set([...filter, ...styleFieldsUsed(mapLayer)])].sort();
 }
 
 function setExtent(mapLayer: XmlElement, name: string, extent: Extent): void {

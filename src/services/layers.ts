@@ -229,7 +229,7 @@ export class LayerService {
   /** The field names QGIS reads of a vector layer's source; undefined for a source GDAL does not read. */
   async fieldNames(ref: ProjectRef, layer: LayerEntry): Promise<string[] | undefined> {
     const source = await this.gdalSource(ref, layer);
-    return source && vectorFields(source);
+    return source && (await vectorFields(source)).map((field) => field.name);
   }
 
   /** The sources of `layers` of one project, as `gdalSource` gives each; the project's folder is looked up once. */

@@ -32,7 +32,7 @@ export class SldStyles {
     checkName('style', name);
     checkSldDocument(sld);
     const qml = await this.qml(ref, layer, sld);
-    return this.packages.putDocument(ref, name, qml, { layer, current });
+    return this.packages.putDocument(ref, name, qml, { target: { layer, current } });
   }
 
   /** The QML QGIS Server's plugin writes after loading `sld` into a copy of the layer. */

@@ -25,7 +25,7 @@ import { checkName } from './names.js';
 import { type ProjectStyles } from './project-styles.js';
 import { type ProjectRepository } from './repository.js';
 import { SAFE_IMAGE_EXTENSIONS, type StyleFiles } from './style-files.js';
-import { type StyleService, type StyleTarget } from './styles.js';
+import { type StoreOptions, type StyleService } from './styles.js';
 
 export interface StyleAnswer {
   /** Whether the style is new. */
@@ -110,24 +110,31 @@ export class StylePackages {
   /**
    * Stores (or replaces) style `name` from a QML document as QGIS wrote it, like
    * StyleService.putQml, once every image it names is found on the server: Unprocessable, naming
-   * them, for those that are not. With `target`, the style is given to that layer in the same write.
+   * them, for those that are not. With a `target`, the style is given to that layer in the same
+   * write; with `checkFields`, the layers getting it must have the fields it reads.
    */
-  async putDocument(ref: ProjectRef, name: string, qml: string, target?: StyleTarget): Promise<StyleAnswer> {
+  async putDocument(
+    ref: ProjectRef,
+    name: string,
+    qml: string,
+    options: Pick<StoreOptions, 'target' | 'checkFields'> = {},
+  ): Promise<StyleAnswer> {
     checkName('style', name);
     qmlFacts(qml);
     await this.repository.read(ref);
     const references = styleReferences(parseXml(qml).root);
     await this.locate(ref, references, [], 'neither with the project nor on the server');
-    const created = await this.store(ref, name, qml, target);
+    const created = await this.store(ref, name, qml, options);
     return { created, warnings: await this.fontWarnings(references.fonts) };
   }
 
   /**
    * Stores (or replaces) style `name` from a package. BadRequest for an archive Steward does not
    * unpack or one without exactly one QML; Unprocessable, naming them, when the style names images
-   * that are neither in the package nor on the server.
+   * that are neither in the package nor on the server; with `checkFields`, when a layer getting it
+   * lacks fields it reads.
    */
-  async put(ref: ProjectRef, name: string, zip: Buffer): Promise<PackageAnswer> {
+  async put(ref: ProjectRef, name: string, zip: Buffer, checkFields = false): Promise<PackageAnswer> {
     checkName('style', name);
     await this.repository.read(ref);
     this.documentBytes(zip);
@@ -147,7 +154,7 @@ export class StylePackages {
       const entry = used.get(file);
       return entry === undefined ? undefined : kept.get(entry);
     });
-    const created = await this.store(ref, name, serializeXml(document));
+    const created = await this.store(ref, name, serializeXml(document), { checkFields });
     // A package of the same style stored meanwhile may have pruned these images before this style named them.
     if (dir !== undefined && [...kept.values()].some((path) => !existsSync(path)))
       await keep(dir, new Set(kept.keys()), entries);
@@ -209,9 +216,9 @@ export class StylePackages {
    * Stores the style, then removes the images of its folder that nothing names any more: those of
    * the package it replaced, or those just kept when the style is refused.
    */
-  private async store(ref: ProjectRef, name: string, qml: string, target?: StyleTarget): Promise<boolean> {
+  private async store(ref: ProjectRef, name: string, qml: string, options: StoreOptions): Promise<boolean> {
     try {
-      return await this.styles.putQml(ref, name, qml, target);
+      return await this.styles.putQml(ref, name, qml, options);
     } finally {
       await this.styles.pruneImages(ref);
     }

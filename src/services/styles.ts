@@ -2,6 +2,7 @@ import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 
 import { BadRequest, Conflict, NotFound, Unprocessable } from '../errors.js';
+import { layerExpressionFields } from '../qgis/field-types.js';
 import { geometryClass } from '../qgis/geometry.js';
 import { type LayerEntry, type ProjectDocument } from '../qgis/project.js';
 import {
@@ -18,10 +19,11 @@ import { type QmlFacts, qmlFacts } from '../qgis/style/qml-document.js';
 import { styleBands } from '../qgis/style/raster-qml.js';
 import { type RasterStyle, type Style, type VectorStyle } from '../qgis/style/schema.js';
 import { parseStyle } from '../qgis/style/validate.js';
+import { styleFieldsUsed } from '../qgis/style-fields.js';
 import { styleReferences } from '../qgis/style-references.js';
 import { type SymbologyCatalogue } from '../qgis/symbology/catalogue.js';
 import { MarkupMemo } from '../qgis/xml/markup-memo.js';
-import { childElements, firstChild, type XmlElement } from '../qgis/xml/node.js';
+import { type XmlElement } from '../qgis/xml/node.js';
 import { parseXml } from '../qgis/xml/parse.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { layerNotFound, type LayerService } from './layers.js';
@@ -89,6 +91,15 @@ export interface StyleTarget {
   current: boolean;
 }
 
+/** How a style is stored: the layer given it besides those having it, and what is checked of those layers. */
+export interface StoreOptions {
+  target?: StyleTarget;
+  /** The JSON style the QML was written from: a layer getting it must have its field or bands. */
+  style?: Style;
+  /** A vector layer getting the QML must have the fields it reads (unless they are its own expression fields). */
+  checkFields?: boolean;
+}
+
 /** The layers that get style `name` when it is stored: those that have it, and `target`'s. */
 function receivingLayers(document: ProjectDocument, name: string, target: StyleTarget | undefined): string[] {
   const having = document.layers().filter((layer) => {
@@ -97,12 +108,6 @@ function receivingLayers(document: ProjectDocument, name: string, target: StyleT
   });
   const names = having.map((layer) => layer.name);
   return target && !names.includes(target.layer) ? [...names, target.layer] : names;
-}
-
-/** The fields QGIS computes for the layer (its expression fields), which a renderer may class by too. */
-function expressionFieldNames(mapLayer: XmlElement): string[] {
-  const holder = firstChild(mapLayer, 'expressionfields');
-  return holder ? childElements(holder, 'field').map((field) => field.attributes.get('name') ?? '') : [];
 }
 
 /**
@@ -225,9 +230,11 @@ export class StyleService {
    * Stores a QML document as QGIS wrote it as style `name`, or replaces that style, in the style
    * manager of every layer that has it too, and in `target`'s layer, as its current style when it
    * says so: one write, one version. Answers whether the style is new. BadRequest for a document
-   * that is not a QGIS style, Unprocessable for one a layer using it cannot draw with.
+   * that is not a QGIS style, Unprocessable for one a layer using it cannot draw with (or lacks the
+   * fields of, as `options` asks).
    */
-  async putQml(ref: ProjectRef, name: string, qml: string, target?: StyleTarget, style?: Style): Promise<boolean> {
+  async putQml(ref: ProjectRef, name: string, qml: string, options: StoreOptions = {}): Promise<boolean> {
+    const { target } = options;
     checkName('style', name);
     if (name === BUILT_IN_STYLE) throw new Conflict(`"${BUILT_IN_STYLE}" is the built-in style`);
     qmlFacts(qml);
@@ -241,7 +248,9 @@ export class StyleService {
       ref,
       async (document) => {
         created = !(await this.styles.has(ref, name));
-        if (style) await this.checkLayers(ref, document, receivingLayers(document, name, target), style);
+        const receiving = receivingLayers(document, name, target);
+        if (options.style) await this.checkLayers(ref, document, receiving, options.style);
+        else if (options.checkFields) await this.checkQmlFields(ref, document, receiving, name, qml);
         return putInLayers(document, ref, name, qml, target);
       },
       [{ name, qml }],
@@ -283,7 +292,7 @@ export class StyleService {
    */
   async put(ref: ProjectRef, name: string, body: unknown, target?: StyleTarget): Promise<boolean> {
     const style = parseStyle(this.nameFromPath(body, name), this.catalogue());
-    return this.putQml(ref, name, styleToQml(style, { catalogue: this.catalogue() }), target, style);
+    return this.putQml(ref, name, styleToQml(style, { catalogue: this.catalogue() }), { target, style });
   }
 
   /**
@@ -315,16 +324,54 @@ export class StyleService {
     }
   }
 
+  /**
+   * The fields of a vector layer: its source's as GDAL reads them (the key column too), and its
+   * expression fields; undefined when GDAL does not read its source or cannot now.
+   */
+  private async fieldsOf(ref: ProjectRef, entry: LayerEntry, element: XmlElement): Promise<string[] | undefined> {
+    const source = await this.layers.fieldNames(ref, entry).catch(() => undefined);
+    return source && [...source, ...layerExpressionFields(element).map((field) => field.name)];
+  }
+
   private async checkField(ref: ProjectRef, entry: LayerEntry, element: XmlElement, style: VectorStyle): Promise<void> {
     if (style.symbology.type === 'single_symbol') return;
     const field = style.symbology.field;
-    const source = await this.layers.fieldNames(ref, entry).catch(() => undefined);
-    if (source === undefined) return;
-    const fields = [...source, ...expressionFieldNames(element)];
-    if (fields.includes(field)) return;
+    const fields = await this.fieldsOf(ref, entry, element);
+    if (fields === undefined || fields.includes(field)) return;
     throw new Unprocessable(
       `layer "${entry.name}" has no field "${field}", by which style "${style.name}" classes its features (its fields: ${fields.join(', ') || 'none'})`,
     );
+  }
+
+  /**
+   * Unprocessable, naming them, when one of the vector `layers` lacks fields QML style `name` reads
+   * (its renderer's attribute, its rules' filters, its labels' field, its data-defined properties'),
+   * but the expression fields the QML brings, which the layer gets with it.
+   */
+  private async checkQmlFields(
+    ref: ProjectRef,
+    document: ProjectDocument,
+    layers: string[],
+    name: string,
+    qml: string,
+  ): Promise<void> {
+    const root = parseXml(qml).root;
+    const brought = new Set(layerExpressionFields(root).map((field) => field.name));
+    const used = styleFieldsUsed(root).filter((field) => !brought.has(field));
+    if (used.length === 0) return;
+    for (const layer of layers) {
+      const entry = document.layer(layer);
+      const element = document.mapLayerElement(layer);
+      if (!entry || !element || entry.type !== 'vector') continue;
+      const fields = await this.fieldsOf(ref, entry, element);
+      const missing = fields === undefined ? [] : used.filter((field) => !fields.includes(field));
+      if (missing.length === 0) continue;
+      throw new Unprocessable(
+        `layer "${layer}" has no field ${missing.map((field) => `"${field}"`).join(', ')}, which style "${name}" reads ` +
+          `(its fields: ${fields?.join(', ') || 'none'}); store it with ?force=true all the same`,
+        { code: 'fields_missing' },
+      );
+    }
   }
 
   private async checkBands(ref: ProjectRef, entry: LayerEntry, style: RasterStyle): Promise<void> {

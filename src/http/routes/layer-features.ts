@@ -5,8 +5,9 @@ import { type FastifyPluginAsync } from 'fastify';
 import { owsLayerRules } from '../../access/ows-rules.js';
 import { type Identity } from '../../access/service.js';
 import { BadRequest, Forbidden } from '../../errors.js';
+import { FIELD_TYPES, type FieldType, type LayerField } from '../../qgis/field-types.js';
 import { type FeatureQueries } from '../../services/feature-queries.js';
-import { type FieldValueQueries } from '../../services/field-values.js';
+import { type FieldQueries } from '../../services/field-queries.js';
 import { type MapService } from '../../services/maps.js';
 import { type ProjectRef } from '../../storage/project-ref.js';
 import { owsAccessParams } from '../ows-access.js';
@@ -50,6 +51,25 @@ const FeaturePage = Type.Object({
   ),
 });
 
+const FieldList = Type.Array(
+  Type.Object({
+    name: Type.String(),
+    type: Type.Unsafe<FieldType>(
+      Type.String({
+        enum: [...FIELD_TYPES],
+        description: 'The kind of its values, the same words whatever the provider',
+      }),
+    ),
+    type_name: Type.String({
+      description:
+        "The provider's own name of the type: GDAL's (Integer64, String, DateTime), QGIS's for an expression field",
+    }),
+    expression: Type.Optional(
+      Type.String({ description: 'An expression field: the expression QGIS computes it with' }),
+    ),
+  }),
+);
+
 /** Distinct values a field's answer lists at most. */
 const MAX_VALUES = 10_000;
 const DEFAULT_VALUES = 1000;
@@ -90,14 +110,26 @@ function checkWholeLayer(identity: Identity | undefined, project: ProjectRef, la
   }
 }
 
+/** The fields but those the identity's roles hide (QGIS Server's access filter serves it none of them). */
+function visibleFields(
+  identity: Identity | undefined,
+  project: ProjectRef,
+  layer: string,
+  fields: LayerField[],
+): LayerField[] {
+  const rules = identity && owsLayerRules(identity, project, layer);
+  const hidden = rules && !('read' in rules) ? (rules.hidden ?? []) : [];
+  return fields.filter((field) => !hidden.includes(field.name));
+}
+
 /**
- * A vector layer's attribute table, a page at a time, as QGIS Server's WFS serves it, and a
- * field's values over every feature, as GDAL reads them.
+ * A vector layer's attribute table, a page at a time, as QGIS Server's WFS serves it; its fields,
+ * and a field's values over every feature, as GDAL reads them.
  */
 export function layerFeatureRoutes(
   maps: MapService,
   features: FeatureQueries,
-  fieldValues: FieldValueQueries,
+  fieldQueries: FieldQueries,
 ): RouteModule {
   const routes: FastifyPluginAsync = async (app) => {
     const api = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -129,6 +161,27 @@ export function layerFeatureRoutes(
       },
     );
     api.get(
+      '/layers/:layer/fields',
+      {
+        schema: {
+          tags: ['layers'],
+          summary: "A vector layer's fields, with their types, as its source defines them",
+          description:
+            "Read by GDAL from the definition of the layer's source (no feature is read): the key column GDAL " +
+            "takes as the features' ids first (a GeoPackage's `fid`), then the source's fields, then the " +
+            "expression fields the project gives the layer. A field the identity's roles hide is left out. 422 " +
+            'for a raster, a layer GDAL does not read, or a source GDAL cannot read now (`datasource_unreadable`).',
+          params: LayerParams,
+          querystring: SchemaQuery,
+          response: { 200: FieldList, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const { project, params } = request;
+        return visibleFields(request.identity, project, params.layer, await fieldQueries.fields(project, params.layer));
+      },
+    );
+    api.get(
       '/layers/:layer/fields/:field/values',
       {
         schema: {
@@ -147,7 +200,7 @@ export function layerFeatureRoutes(
       async (request) => {
         const { project, params, query } = request;
         checkWholeLayer(request.identity, project, params.layer, params.field);
-        return fieldValues.values(
+        return fieldQueries.values(
           project,
           params.layer,
           params.field,

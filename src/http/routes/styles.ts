@@ -70,6 +70,15 @@ const StylePutQuery = Type.Object({
   current: CurrentFlag,
 });
 
+const UploadQuery = Type.Object({
+  ...ReseedQuery.properties,
+  force: Type.Optional(
+    Type.Union([Type.Literal('true'), Type.Literal('false')], {
+      description: 'Store the style even when a layer having it lacks fields it reads',
+    }),
+  ),
+});
+
 const SldQuery = Type.Object({
   ...ReseedQuery.properties,
   current: CurrentFlag,
@@ -128,10 +137,12 @@ function uploadRoutes(services: StyleRouteServices): FastifyPluginAsync {
           description:
             'The body is the QML (application/xml or text/xml). 201 when the style is new, 200 when it replaced ' +
             'one (in every layer that has it); 400 for a document that is not a QGIS style, 422 naming the ' +
-            'images it names that are neither with the project nor on the server, or when a layer using the ' +
-            'style cannot draw with it. Fonts no QGIS Server instance has are warnings.',
+            'images it names that are neither with the project nor on the server, when a layer using the ' +
+            'style cannot draw with it, or naming the fields it reads (renderer, rules, labels, data-defined ' +
+            'properties) that a vector layer having it lacks, unless `force=true`. Fonts no QGIS Server ' +
+            'instance has are warnings.',
           params: StyleParams,
-          querystring: ReseedQuery,
+          querystring: UploadQuery,
           body: Type.Unknown({ description: 'the QML document' }),
           response: { 200: StyleAnswer, 201: StyleAnswer, ...errorResponses },
         },
@@ -141,7 +152,7 @@ function uploadRoutes(services: StyleRouteServices): FastifyPluginAsync {
         const { project, params } = request;
         const answer = await withReseed(
           { reseeder, asked: request.query.reseed, reply, ref: project },
-          () => packages.putDocument(project, params.style, qml),
+          () => packages.putDocument(project, params.style, qml, { checkFields: request.query.force !== 'true' }),
           async ({ created }) => (created ? [] : styles.layersDrawing(project, params.style)),
         );
         return reply.status(answer.created ? 201 : 200).send(answer);
@@ -193,9 +204,10 @@ function uploadRoutes(services: StyleRouteServices): FastifyPluginAsync {
             "with the project and the style's paths rewritten to them. 201 when the style is new, 200 when it " +
             'replaced one; 400 for an archive that is unsafe, too large unpacked or holds no single .qml, or a ' +
             'document that is not a QGIS style; 422 naming the images that are neither in the package nor on the ' +
-            'server, or when a layer using the style cannot draw with it. Fonts no QGIS Server instance has are warnings.',
+            'server, when a layer using the style cannot draw with it, or naming the fields it reads that a ' +
+            'vector layer having it lacks, unless `force=true`. Fonts no QGIS Server instance has are warnings.',
           params: StyleParams,
-          querystring: ReseedQuery,
+          querystring: UploadQuery,
           body: Type.Unknown({ description: 'the zip archive' }),
           response: { 200: PackageAnswer, 201: PackageAnswer, ...errorResponses },
         },
@@ -207,7 +219,7 @@ function uploadRoutes(services: StyleRouteServices): FastifyPluginAsync {
         const { project, params } = request;
         const answer = await withReseed(
           { reseeder, asked: request.query.reseed, reply, ref: project },
-          () => packages.put(project, params.style, zip),
+          () => packages.put(project, params.style, zip, request.query.force !== 'true'),
           async ({ created }) => (created ? [] : styles.layersDrawing(project, params.style)),
         );
         return reply.status(answer.created ? 201 : 200).send(answer);

@@ -4284,6 +4284,96 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project}/layers/{layer}/fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A vector layer's fields, with their types, as its source defines them
+         * @description Read by GDAL from the definition of the layer's source (no feature is read): the key column GDAL takes as the features' ids first (a GeoPackage's `fid`), then the source's fields, then the expression fields the project gives the layer. A field the identity's roles hide is left out. 422 for a raster, a layer GDAL does not read, or a source GDAL cannot read now (`datasource_unreadable`).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Database schema of the project (default public) */
+                    schema?: string;
+                };
+                header?: never;
+                path: {
+                    layer: string;
+                    project: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "field_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "not_ready" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "field_not_found" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "not_ready" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description An expression field: the expression QGIS computes it with */
+                            expression?: string;
+                            name: string;
+                            /**
+                             * @description The kind of its values, the same words whatever the provider
+                             * @enum {string}
+                             */
+                            type: "integer" | "real" | "string" | "date" | "time" | "datetime" | "boolean" | "binary" | "other";
+                            /** @description The provider's own name of the type: GDAL's (Integer64, String, DateTime), QGIS's for an expression field */
+                            type_name: string;
+                        }[];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project}/layers/{layer}/fields/{field}/values": {
         parameters: {
             query?: never;
@@ -6031,11 +6121,13 @@ export interface paths {
         get?: never;
         /**
          * Add or replace a style from a zip of its QML and the SVG and raster images it uses
-         * @description The body is a zip (application/zip) holding one .qml and the images it names. The images are kept with the project and the style's paths rewritten to them. 201 when the style is new, 200 when it replaced one; 400 for an archive that is unsafe, too large unpacked or holds no single .qml, or a document that is not a QGIS style; 422 naming the images that are neither in the package nor on the server, or when a layer using the style cannot draw with it. Fonts no QGIS Server instance has are warnings.
+         * @description The body is a zip (application/zip) holding one .qml and the images it names. The images are kept with the project and the style's paths rewritten to them. 201 when the style is new, 200 when it replaced one; 400 for an archive that is unsafe, too large unpacked or holds no single .qml, or a document that is not a QGIS style; 422 naming the images that are neither in the package nor on the server, when a layer using the style cannot draw with it, or naming the fields it reads that a vector layer having it lacks, unless `force=true`. Fonts no QGIS Server instance has are warnings.
          */
         put: {
             parameters: {
                 query?: {
+                    /** @description Store the style even when a layer having it lacks fields it reads */
+                    force?: "true" | "false";
                     /** @description Seed the layers that now draw differently again, on the levels and extent of their last successful seed: a seed job each set of levels, named by `Link: </api/jobs/{id}>; rel="monitor"` */
                     reseed?: "true" | "false";
                     /** @description Database schema of the project (default public) */
@@ -6167,11 +6259,13 @@ export interface paths {
         };
         /**
          * Add or replace a style from a QML document as QGIS writes it
-         * @description The body is the QML (application/xml or text/xml). 201 when the style is new, 200 when it replaced one (in every layer that has it); 400 for a document that is not a QGIS style, 422 naming the images it names that are neither with the project nor on the server, or when a layer using the style cannot draw with it. Fonts no QGIS Server instance has are warnings.
+         * @description The body is the QML (application/xml or text/xml). 201 when the style is new, 200 when it replaced one (in every layer that has it); 400 for a document that is not a QGIS style, 422 naming the images it names that are neither with the project nor on the server, when a layer using the style cannot draw with it, or naming the fields it reads (renderer, rules, labels, data-defined properties) that a vector layer having it lacks, unless `force=true`. Fonts no QGIS Server instance has are warnings.
          */
         put: {
             parameters: {
                 query?: {
+                    /** @description Store the style even when a layer having it lacks fields it reads */
+                    force?: "true" | "false";
                     /** @description Seed the layers that now draw differently again, on the levels and extent of their last successful seed: a seed job each set of levels, named by `Link: </api/jobs/{id}>; rel="monitor"` */
                     reseed?: "true" | "false";
                     /** @description Database schema of the project (default public) */

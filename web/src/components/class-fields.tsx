@@ -1,7 +1,8 @@
 /**
  * The classes of a categorized or graduated style: the field they class by, picked from the
- * layer's attributes (those of the first features QGIS Server's WFS serves), and a row per
- * category or range. "Classify" fills them from every feature of the layer
+ * layer's fields as its source defines them, each with its type (`GET .../layers/{layer}/fields`,
+ * whether or not WFS publishes the layer; only numeric ones for ranges), and a row per category
+ * or range. "Classify" fills them from every feature of the layer
  * (`GET .../layers/{layer}/fields/{field}/values`): a category per distinct value, or ranges of
  * equal width from the field's minimum to its maximum.
  */
@@ -16,31 +17,26 @@ import { ColourInput } from './colour-input';
 import { ErrorMessage } from './messages';
 import { useAction, useApi } from './use-api';
 
-/** The features read to list the fields: the most the features route gives at once. */
-const MAX_FEATURES = 500;
 /** Categories "Classify" makes at most: a field with more distinct values is graded or typed. */
 const MAX_CATEGORIES = 1000;
 
-type Features = Array<{ properties: Record<string, unknown> }>;
-
-function useFeatures(project: ProjectRef, layer: string) {
-  return useApi(
-    async (signal) =>
-      (
-        await api.get('/api/projects/{project}/layers/{layer}/features', {
-          path: { project: project.project, layer },
-          query: { ...schemaQuery(project), start: '0', count: String(MAX_FEATURES) },
-          signal,
-        })
-      ).features as Features,
-    [project.project, project.schema, layer],
-  );
+interface Field {
+  name: string;
+  type: string;
 }
 
-function fieldsOf(features: Features): string[] {
-  const names = new Set<string>();
-  for (const feature of features) for (const name of Object.keys(feature.properties)) names.add(name);
-  return [...names];
+const NUMERIC = new Set(['integer', 'real']);
+
+function useFields(project: ProjectRef, layer: string) {
+  return useApi(
+    async (signal) =>
+      await api.get('/api/projects/{project}/layers/{layer}/fields', {
+        path: { project: project.project, layer },
+        query: schemaQuery(project),
+        signal,
+      }),
+    [project.project, project.schema, layer],
+  );
 }
 
 interface Props {
@@ -50,10 +46,19 @@ interface Props {
   onChange: (draft: Draft) => void;
 }
 
-function FieldPicker(props: Props & { fields: string[] | undefined }): JSX.Element {
+/** The fields a style of the draft's renderer can class by: numbers for ranges, any for categories. */
+function classable(fields: Field[], renderer: Draft['renderer']): Field[] {
+  return renderer === 'graduated' ? fields.filter((field) => NUMERIC.has(field.type)) : fields;
+}
+
+/**
+ * A select of the fields the style can class by, the draft's own first when it is not one of them;
+ * while they are listed, the draft's alone. A text input when they cannot be listed.
+ */
+function FieldPicker(props: Props & { fields: Field[] | undefined; failed: boolean }): JSX.Element {
   const { draft, fields } = props;
   const set = (field: string): void => props.onChange({ ...draft, field });
-  if (!fields) {
+  if (props.failed) {
     return (
       <label>
         Field
@@ -61,17 +66,20 @@ function FieldPicker(props: Props & { fields: string[] | undefined }): JSX.Eleme
       </label>
     );
   }
-  const choices = fields.includes(draft.field) || draft.field === '' ? fields : [draft.field, ...fields];
+  const offered = classable(fields ?? [], draft.renderer);
+  const listed = draft.field === '' || offered.some((field) => field.name === draft.field);
+  const ownType = fields && (fields.find((field) => field.name === draft.field)?.type ?? 'not in the layer');
   return (
     <label>
       Field
       <select required value={draft.field} onChange={(event) => set(event.currentTarget.value)}>
         <option value="" disabled>
-          Choose a field
+          {fields ? 'Choose a field' : 'Listing the fields…'}
         </option>
-        {choices.map((field) => (
-          <option key={field} value={field}>
-            {field}
+        {!listed && <option value={draft.field}>{ownType ? `${draft.field} (${ownType})` : draft.field}</option>}
+        {offered.map((field) => (
+          <option key={field.name} value={field.name}>
+            {field.name} ({field.type})
           </option>
         ))}
       </select>
@@ -169,7 +177,7 @@ function OtherValues(props: Props): JSX.Element {
 /** The field, the classify control and the classes of a categorized or graduated style. */
 export function ClassFields(props: Props): JSX.Element {
   const { draft } = props;
-  const features = useFeatures(props.project, props.layer);
+  const fields = useFields(props.project, props.layer);
   const [count, setCount] = useState('5');
   const categorized = draft.renderer === 'categorized';
   const classify = useAction(async () => {
@@ -205,7 +213,7 @@ export function ClassFields(props: Props): JSX.Element {
     <fieldset>
       <legend>{categorized ? 'Categories' : 'Ranges'}</legend>
       <div class="fields">
-        <FieldPicker {...props} fields={features.data && fieldsOf(features.data)} />
+        <FieldPicker {...props} fields={fields.data} failed={fields.error !== undefined && !fields.data} />
         {!categorized && (
           <label>
             Number of ranges
@@ -219,11 +227,8 @@ export function ClassFields(props: Props): JSX.Element {
           </label>
         )}
       </div>
-      {features.error && (
-        <p class="muted">
-          The layer's attributes are listed through WFS, which answered: {features.error.message} Type the field
-          instead.
-        </p>
+      {fields.error && (
+        <p class="muted">The layer's fields cannot be listed: {fields.error.message} Type the field instead.</p>
       )}
       <div class="actions">
         <button type="button" disabled={classify.busy} onClick={() => void classify.run()}>
