@@ -279,7 +279,8 @@ describe(`a vector layer's fields, as GDAL reads its source's definition (${sele
 
     const refused = await putQml('by-kind', categorizedQml('colour', 'owner'));
     assert.equal(refused.status, 422);
-    const error = ((await refused.json()) as { error: string }).error;
+    const { error, code } = (await refused.json()) as { error: string; code: string };
+    assert.equal(code, 'fields_missing');
     assert.match(error, /layer "survey" has no field "colour", "owner"/);
     assert.match(error, /force=true/);
     const packaged = await fetch(`${stack.api.url}/api/projects/fields/styles/by-kind/package`, {
