@@ -17,7 +17,13 @@ import { ConfigError, heapBoundMb, loadConfig } from './config.js';
 import { runBounded } from './runtime/heap-bound.js';
 import { MapProxyProcess } from './runtime/mapproxy.js';
 import { freePort } from './runtime/ports.js';
-import { distinctFreePorts, fcgiAddresses, forwardingSettings, QgisFcgiPool } from './runtime/qgis-fcgi-pool.js';
+import {
+  distinctFreePorts,
+  fcgiAddresses,
+  forwardingSettings,
+  QgisFcgiPool,
+  type TilesGate,
+} from './runtime/qgis-fcgi-pool.js';
 import { startSupervisedMapserver } from './runtime/qgis-server.js';
 import { Supervisor } from './runtime/supervisor.js';
 
@@ -46,6 +52,7 @@ async function startQgisServer(
   supervisor: Supervisor,
   stewardApi: string | undefined,
   publicUrl: string | undefined,
+  tilesGate: TilesGate | undefined,
 ): Promise<{ stop(): Promise<void> }> {
   const pluginEnv = {
     QGIS_PLUGINPATH: join(checkout, 'plugin'),
@@ -63,6 +70,7 @@ async function startQgisServer(
     supervisor,
     ...(stewardApi !== undefined && { stewardApi }),
     ...(publicUrl !== undefined && { publicUrl }),
+    ...(tilesGate !== undefined && { tilesGate }),
   });
 }
 
@@ -98,8 +106,13 @@ async function main(): Promise<void> {
   // Tile cache: on by default, served by a MapProxy of our own unless a folder is given.
   const ownMapproxyDir = env['STEWARD_MAPPROXY_PROJECTS_DIR'] ? undefined : join(dataDir(env), 'mapproxy');
   if (ownMapproxyDir !== undefined) env['STEWARD_MAPPROXY_PROJECTS_DIR'] = ownMapproxyDir;
-  const ownMapproxyPort = ownMapproxyDir === undefined ? undefined : await freePort();
+  // With access control on, our nginx serves MapProxy to clients on a port of its own and asks the
+  // API about each request; MapProxy listens on loopback, where the health check asks it (docs/access.md).
+  const gated = ownMapproxyDir !== undefined && fcgiPorts !== undefined && Boolean(env['STEWARD_API_TOKEN']);
+  const [ownMapproxyPort, gatePort] = ownMapproxyDir === undefined ? [] : await distinctFreePorts(gated ? 2 : 1);
   if (ownMapproxyPort !== undefined) env['STEWARD_MAPPROXY_URL'] = `http://127.0.0.1:${ownMapproxyPort}/`;
+  const tilesGate: TilesGate | undefined =
+    gatePort === undefined ? undefined : { listen: `127.0.0.1:${gatePort}`, mapproxy: `127.0.0.1:${ownMapproxyPort}` };
 
   const config = loadConfig(env);
   // nginx has QGIS Server advertise the public address: refused now if it cannot, not after the API started.
@@ -128,7 +141,15 @@ async function main(): Promise<void> {
     // Started after the API, so that the plugin's first connection attempt succeeds.
     // With access control on, nginx asks the API about each request to QGIS Server (docs/access.md).
     const stewardApi = env['STEWARD_API_TOKEN'] ? new URL(server.url).host : undefined;
-    const qgis = await startQgisServer(env, ownQgisPort, fcgiPorts, supervisor, stewardApi, config.publicOwsUrl);
+    const qgis = await startQgisServer(
+      env,
+      ownQgisPort,
+      fcgiPorts,
+      supervisor,
+      stewardApi,
+      config.publicOwsUrl,
+      tilesGate,
+    );
     stops.unshift(() => qgis.stop());
   }
   console.log(`QGIS Server     ${env['STEWARD_QGISSERVER_URL']}`);
@@ -144,10 +165,13 @@ async function main(): Promise<void> {
   console.log(`Projects        ${env['STEWARD_QGISSERVER_PROJECTS_DIR']}`);
   console.log(`Uploads         ${env['STEWARD_UPLOAD_ROOT']} (data of published projects)`);
   console.log(`Web console     ${server.url}/ (demo data in ${demo})`);
-  if (mapproxy)
+  if (mapproxy) {
+    const tiles = tilesGate === undefined ? mapproxy.url : `http://${tilesGate.listen}`;
+    const checked = tilesGate === undefined ? '' : `, nginx in front of ${mapproxy.url} asking the API`;
     console.log(
-      `MapProxy        ${mapproxy.url}/<project>/wmts/1.0.0/WMTSCapabilities.xml (cache in ${ownMapproxyDir})`,
+      `MapProxy        ${tiles}/<project>/wmts/1.0.0/WMTSCapabilities.xml (cache in ${ownMapproxyDir}${checked})`,
     );
+  }
   let stopping: Promise<void> | undefined;
   const stop = async (): Promise<void> => {
     for (const step of stops) await step().catch(() => undefined);

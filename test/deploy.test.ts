@@ -21,6 +21,8 @@ import { decodePng } from './support/png.js';
 const run = promisify(execFile);
 const repo = resolve(import.meta.dirname, '..');
 const units = join(repo, 'deploy', 'systemd');
+const QGIS_CONF = 'nginx-qgis-server.conf';
+const MAPPROXY_CONF = 'nginx-mapproxy.conf';
 /** Where the units expect the checkout. */
 const INSTALLED = '/opt/steward';
 /** A MapProxy configuration whose tiles MapProxy draws itself (its debug source), uncached. */
@@ -59,19 +61,37 @@ function environment(unit: string): Record<string, string> {
   );
 }
 
-/** The shell variables the header of deploy/nginx-qgis-server.conf sets before envsubst, and envsubst's list. */
-function headerRendering(): { values: Record<string, string>; list: string } {
-  const header = readFileSync(join(repo, 'deploy', 'nginx-qgis-server.conf'), 'utf8')
+/** The shell variables the header of deploy/`file` sets before envsubst, and envsubst's list. */
+function headerRendering(file = QGIS_CONF): { values: Record<string, string>; list: string } {
+  const header = readFileSync(join(repo, 'deploy', file), 'utf8')
     .split('\n')
     .filter((line) => line.startsWith('#'))
     .map((line) => line.replace(/^#\s?/, ''))
     .join('\n');
   const values: Record<string, string> = {};
-  for (const match of header.matchAll(/^\s*(QGIS_[A-Z_]+)=(?:'([^']*)'|(\S+))/gm)) {
+  for (const match of header.matchAll(/^\s*((?:QGIS|TILES)_[A-Z_]+)=(?:'([^']*)'|(\S+))/gm)) {
     values[match[1] ?? ''] = match[2] ?? match[3] ?? '';
   }
   const list = /envsubst '([^']+)'/.exec(header)?.[1] ?? '';
   return { values, list };
+}
+
+/** deploy/`file` rendered by envsubst with its header's values and list, and as renderTemplate renders it, comments left out. */
+async function renderings(file: string): Promise<{ envsubst: string; steward: string }> {
+  const { values, list } = headerRendering(file);
+  const template = readFileSync(join(repo, 'deploy', file), 'utf8');
+  const child = execFile('envsubst', [list], { env: { ...process.env, ...values } });
+  child.stdin?.end(template);
+  let rendered = '';
+  child.stdout?.on('data', (chunk: Buffer) => (rendered += chunk.toString('utf8')));
+  await new Promise((resolve) => child.once('close', resolve));
+  // envsubst also fills the `$NAME`s of the header's comment, which renderTemplate leaves.
+  const settings = (text: string): string =>
+    text
+      .split('\n')
+      .filter((line) => !line.startsWith('#'))
+      .join('\n');
+  return { envsubst: settings(rendered), steward: settings(renderTemplate(template, values)) };
 }
 
 /** ExecStart as a command: the program's name without its folder, then the arguments. */
@@ -150,7 +170,7 @@ describe('the server install of deploy/', () => {
     assert.match(readFileSync(join(repo, 'scripts', 'setup.sh'), 'utf8'), /^\s+.*\bgettext-base\b/m);
     assert.match(readFileSync(join(repo, 'README.md'), 'utf8'), /`gettext-base` \(`envsubst`/);
     // The header's own command renders what `npm start` renders from the same values.
-    const { values, list } = headerRendering();
+    const { values } = headerRendering();
     assert.deepEqual(Object.keys(values).sort(), [
       'QGIS_ACCESS_API',
       'QGIS_ACCESS_CHECK',
@@ -158,21 +178,17 @@ describe('the server install of deploy/', () => {
       'QGIS_FCGI_SERVERS',
       'QGIS_LISTEN',
     ]);
-    const template = readFileSync(join(repo, 'deploy', 'nginx-qgis-server.conf'), 'utf8');
-    const child = execFile('envsubst', [list], { env: { ...process.env, ...values } });
-    child.stdin?.end(template);
-    let rendered = '';
-    child.stdout?.on('data', (chunk: Buffer) => (rendered += chunk.toString('utf8')));
-    await new Promise((resolve) => child.once('close', resolve));
-    // envsubst also fills the `$NAME`s of the header's comment, which renderTemplate leaves.
-    const settings = (text: string): string =>
-      text
-        .split('\n')
-        .filter((line) => !line.startsWith('#'))
-        .join('\n');
-    assert.equal(settings(rendered), settings(renderTemplate(template, values)));
-    assert.match(settings(rendered), /fastcgi_param PGSYSCONFDIR "\/etc\/steward";/);
+    const { envsubst, steward } = await renderings(QGIS_CONF);
+    assert.equal(envsubst, steward);
+    assert.match(envsubst, /fastcgi_param PGSYSCONFDIR "\/etc\/steward";/);
     assert.equal(values['QGIS_FCGI_SERVERS'], nginxFcgiServers([9001, 9002]));
+    assert.deepEqual(Object.keys(headerRendering(MAPPROXY_CONF).values).sort(), [
+      'TILES_ACCESS_API',
+      'TILES_LISTEN',
+      'TILES_MAPPROXY',
+    ]);
+    const mapproxy = await renderings(MAPPROXY_CONF);
+    assert.equal(mapproxy.envsubst, mapproxy.steward);
   });
 
   it('gives QGIS Server the PostgreSQL settings of the units on every path: its own, nginx, Steward', () => {
@@ -201,16 +217,19 @@ describe('the server install of deploy/', () => {
     );
   });
 
-  it("gives Debian's nginx, started as nginx.service starts it, a QGIS Server configuration it accepts", async () => {
-    const snippet = join(dir, 'qgis-server.conf');
-    writeFileSync(
-      snippet,
-      renderTemplate(readFileSync(join(repo, 'deploy', 'nginx-qgis-server.conf'), 'utf8'), headerRendering().values),
-    );
+  it("gives Debian's nginx, started as nginx.service starts it, the QGIS Server and MapProxy configurations, which it accepts", async () => {
+    const snippets = [QGIS_CONF, MAPPROXY_CONF].map((file) => {
+      const snippet = join(dir, file);
+      writeFileSync(
+        snippet,
+        renderTemplate(readFileSync(join(repo, 'deploy', file), 'utf8'), headerRendering(file).values),
+      );
+      return `include ${snippet};`;
+    });
     const debian = readFileSync('/etc/nginx/nginx.conf', 'utf8');
     assert.match(debian, /include \/etc\/nginx\/conf\.d\/\*\.conf;/);
     const main = join(dir, 'nginx.conf');
-    writeFileSync(main, debian.replace('include /etc/nginx/conf.d/*.conf;', `include ${snippet};`));
+    writeFileSync(main, debian.replace('include /etc/nginx/conf.d/*.conf;', snippets.join(' ')));
     // nginx.service's own check before it starts nginx (ExecStartPre), on this configuration.
     const [check = ''] = entries('/lib/systemd/system/nginx.service', 'ExecStartPre');
     assert.equal(check, "/usr/sbin/nginx -t -q -g 'daemon on; master_process on;'");

@@ -277,3 +277,32 @@ describe('npm start with the development servers (STEWARD_DEV_SERVERS=1)', () =>
 
   it('stops on SIGTERM, and every process it started goes with it', () => stopsCleanly(launched, dataDir));
 });
+
+describe('npm start with access control (STEWARD_API_TOKEN)', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'steward-npm-start-access-'));
+  const token = 'the administrator of npm start with access control';
+  let launched: Launched;
+  const call = (method: string, path: string, body?: unknown) => apiCall(launched.api, method, path, body, token);
+
+  before(async () => {
+    launched = await launch(dataDir, { STEWARD_API_TOKEN: token, STEWARD_QGIS_PROCESSES: '1' });
+  });
+  after(() => killAll(launched, dataDir));
+
+  it('serves MapProxy through its nginx, which asks the API, and MapProxy itself on loopback for the health check', async () => {
+    await until('readiness', async () => (await call('GET', '/health/ready')).status === 200, 60_000);
+    assert.equal((await call('POST', '/api/projects', { name: 'guarded', author: 'e2e' })).status, 201);
+    const tiles = new URL(printedUrl(launched.printed, 'MapProxy')).origin;
+    const capabilities = `${tiles}/guarded/wmts/1.0.0/WMTSCapabilities.xml`;
+    assert.equal((await fetch(capabilities)).status, 401, 'nginx asked the API, which wants a token');
+    const allowed = await fetch(capabilities, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(allowed.status, 200);
+    const { cache } = (await call('GET', '/api/server/settings')).body as { cache: { mapproxy_url: string } };
+    const mapproxy = new URL(cache.mapproxy_url);
+    assert.equal(mapproxy.hostname, '127.0.0.1');
+    assert.notEqual(mapproxy.origin, tiles, 'MapProxy listens apart from nginx');
+    assert.equal((await fetch(`${mapproxy.origin}/guarded/wmts/1.0.0/WMTSCapabilities.xml`)).status, 200);
+  });
+
+  it('stops on SIGTERM, and every process it started goes with it', () => stopsCleanly(launched, dataDir));
+});

@@ -67,7 +67,7 @@ async function appOn(config: Config, logger: FastifyBaseLogger, services: Servic
     tokenFailures: config.tokenFailures,
     bodyIdleSeconds: config.bodyIdleSeconds,
     beforeRouting: inTurn(
-      owsAuthPassthrough(services.maps.store, logger, observe),
+      owsAuthPassthrough(services.maps.store, services.cache, logger, observe),
       mapPassthrough(services.maps, logger, observe),
     ),
     observe,

@@ -25,8 +25,9 @@ const ANY_IDENTITY: ReadonlySet<string> = new Set([
   // Filtered by the route itself, before it counts and pages.
   'GET /api/project-summaries',
   'GET /api/whoami',
-  // nginx's auth_request before QGIS Server: the route judges the OWS request itself (ows-auth.ts).
+  // nginx's auth_requests before QGIS Server and MapProxy: the routes judge the requests themselves (ows-auth.ts).
   'GET /api/auth/ows',
+  'GET /api/auth/tiles',
   'GET /api/server',
   'GET /api/checks',
   'GET /api/pins',

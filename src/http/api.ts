@@ -150,7 +150,7 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     checkRoutes(services.checker, services.projects),
     fleetRoutes(services.projectFleet, services.pins),
     accessRoutes(services.access),
-    owsAuthRoutes(services.maps.store),
+    owsAuthRoutes(services.maps.store, services.cache),
     consoleRoutes(consoleDir),
   ];
 }

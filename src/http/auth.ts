@@ -9,6 +9,7 @@ import { authorizeBody, authorizeJob, authorizeRoute, filterPayload, type RouteR
 import { sendError } from './errors.js';
 import { isOpenRoute } from './open-routes.js';
 import { OWS_AUTH_ROUTE } from './ows-access.js';
+import { TILES_AUTH_ROUTE } from './tiles-access.js';
 import { TokenFailures } from './token-failures.js';
 import { actingIdentity, takesViewAs, viewedRefusal } from './view-as.js';
 
@@ -46,8 +47,7 @@ export class TokenGate {
    * refused; undefined otherwise. Counts nothing.
    */
   knownIdentity(request: IncomingMessage): Identity | undefined {
-    const route = request.url === OWS_AUTH_ROUTE ? OWS_AUTH_ROUTE : undefined;
-    const address = clientAddress(route, request.socket.remoteAddress ?? '', request.headers['x-real-ip']);
+    const address = clientAddress(request.url, request.socket.remoteAddress ?? '', request.headers['x-real-ip']);
     if (this.failures.retryAfter(address) !== undefined) return undefined;
     const token = bearer(request.headers.authorization);
     if (token === undefined) return this.access.anonymous();
@@ -81,6 +81,9 @@ export class TokenGate {
 
 const CHALLENGE = 'Bearer realm="steward"';
 
+/** nginx's auth_requests, before QGIS Server and MapProxy: nginx asks for its clients. */
+const NGINX_AUTH_ROUTES: ReadonlySet<string | undefined> = new Set([OWS_AUTH_ROUTE, TILES_AUTH_ROUTE]);
+
 function isLoopback(address: string): boolean {
   return address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';
 }
@@ -91,13 +94,13 @@ function isLoopback(address: string): boolean {
  * address is every client's.
  */
 function clientAddress(route: string | undefined, ip: string, real: string | string[] | undefined): string {
-  if (route === OWS_AUTH_ROUTE && isLoopback(ip) && typeof real === 'string' && real !== '') return real;
+  if (NGINX_AUTH_ROUTES.has(route) && isLoopback(ip) && typeof real === 'string' && real !== '') return real;
   return ip;
 }
 
 /** A refusal nginx's auth_request can pass on: 429 (too many wrong tokens) becomes 403. */
 function forNginx(request: FastifyRequest, error: StewardError): StewardError {
-  if (request.routeOptions.url !== OWS_AUTH_ROUTE || error.status === 401 || error.status === 403) return error;
+  if (!NGINX_AUTH_ROUTES.has(request.routeOptions.url) || error.status === 401 || error.status === 403) return error;
   return new Forbidden(error.clientMessage, { code: error.code });
 }
 

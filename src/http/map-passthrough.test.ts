@@ -13,6 +13,7 @@ import { OWS_AUTH_ROUTE } from './ows-access.js';
 import { OWS_AUTH_HOOK_EQUIVALENTS } from './ows-auth-passthrough.js';
 import { layerRoutes } from './routes/layers.js';
 import { owsAuthRoutes } from './routes/ows-auth.js';
+import { TILES_AUTH_ROUTE } from './tiles-access.js';
 
 /**
  * "hook name" of every hook the GET route `pattern` runs on a request, wherever it was registered
@@ -53,10 +54,11 @@ describe('the passthroughs and the app', () => {
   for (const { route, equivalents } of [
     { route: MAP_ROUTE, equivalents: HOOK_EQUIVALENTS },
     { route: OWS_AUTH_ROUTE, equivalents: OWS_AUTH_HOOK_EQUIVALENTS },
+    { route: TILES_AUTH_ROUTE, equivalents: OWS_AUTH_HOOK_EQUIVALENTS },
   ]) {
     it(`do the equivalent of every hook ${route} runs, and know of no hook it lacks`, async () => {
       // The routes' modules with services they never call here: only their hooks are read.
-      const routes = [layerRoutes({} as LayerService, {} as MapService), owsAuthRoutes({} as ProjectStore)];
+      const routes = [layerRoutes({} as LayerService, {} as MapService), owsAuthRoutes({} as ProjectStore, undefined)];
       const app = await buildApp(pino({ level: 'silent' }), routes, {
         apiToken: 'token',
         observe: () => undefined,

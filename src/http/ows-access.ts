@@ -31,7 +31,7 @@ export async function owsAccessParams(
 }
 
 /** The values of `uri`'s query parameters, names in upper case as QGIS Server reads them. */
-function queryOf(uri: string): Map<string, string[]> {
+export function queryOf(uri: string): Map<string, string[]> {
   const at = uri.indexOf('?');
   const values = new Map<string, string[]>();
   if (at < 0) return values;
@@ -46,14 +46,15 @@ function queryOf(uri: string): Map<string, string[]> {
 }
 
 /** The one value of a parameter; undefined when absent or given differently twice. */
-function single(query: Map<string, string[]>, name: string): string | undefined {
+export function single(query: Map<string, string[]>, name: string): string | undefined {
   const values = new Set(query.get(name) ?? []);
   return values.size === 1 ? [...values][0] : undefined;
 }
 
-function refused(identity: Identity, why: string): Error {
+/** The refusal of a request to `server` that `identity` may not make: 401 for the anonymous role, to ask for a token. */
+export function refused(identity: Identity, why: string, server = 'QGIS Server'): Error {
   return isAnonymous(identity)
-    ? new Unauthorized(`QGIS Server needs Authorization: Bearer <token> for this request (${why})`, {
+    ? new Unauthorized(`${server} needs Authorization: Bearer <token> for this request (${why})`, {
         code: 'token_missing',
       })
     : new Forbidden(why);

@@ -2,9 +2,10 @@
  * QGIS Server the production way: one qgis_mapserv.fcgi process on each of `fcgiPorts`, started
  * by spawn-fcgi on that loopback FastCGI port, behind nginx configured from the repository's
  * deploy/nginx.conf and deploy/nginx-qgis-server.conf; the API reaches the same ports over
- * FastCGI (STEWARD_QGISSERVER_FCGI). Each process loads the server plugins at start, so each
- * registers with Steward as an instance of its own. Every process and nginx are supervised: one
- * that exits is started again (supervisor.ts).
+ * FastCGI (STEWARD_QGISSERVER_FCGI). With access control on, the same nginx may serve MapProxy,
+ * asking the API about each request (deploy/nginx-mapproxy.conf). Each process loads the server
+ * plugins at start, so each registers with Steward as an instance of its own. Every process and
+ * nginx are supervised: one that exits is started again (supervisor.ts).
  */
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
@@ -42,10 +43,18 @@ export interface QgisFcgiPoolOptions {
    * (auth_request) and hands QGIS Server the caller's rules. Without it, QGIS Server serves everyone.
    */
   stewardApi?: string;
+  /** With `stewardApi`: nginx serves MapProxy too, asking the API about each request (deploy/nginx-mapproxy.conf). */
+  tilesGate?: TilesGate;
   /** The address clients reach the pool at (STEWARD_PUBLIC_OWS_URL), which QGIS Server's documents advertise. */
   publicUrl?: string;
   /** Supervises the processes (the launcher's, which logs and counts restarts); one of the pool's own if not given. */
   supervisor?: Supervisor;
+}
+
+/** MapProxy behind nginx's access check: where nginx serves it to clients, and where it listens itself (loopback). */
+export interface TilesGate {
+  listen: string;
+  mapproxy: string;
 }
 
 /** `${NAME}` in `template` replaced by `values[NAME]`, as envsubst does; an unknown name is an error. */
@@ -116,6 +125,25 @@ export function nginxAccessCheck(stewardApi: string | undefined): {
     : { QGIS_ACCESS_CHECK: 'auth_request /_steward_access;', QGIS_ACCESS_API: stewardApi };
 }
 
+/**
+ * TILES_INCLUDE (deploy/nginx.conf's include of nginx-mapproxy.conf, rendered into `runDir`, or
+ * nothing) and the values nginx-mapproxy.conf is rendered with: `gate` asking the API at `stewardApi`.
+ */
+function nginxTilesGate(
+  runDir: string,
+  stewardApi: string | undefined,
+  gate: TilesGate | undefined,
+): Record<string, string> {
+  if (gate === undefined) return { TILES_INCLUDE: '' };
+  if (stewardApi === undefined) throw new Error("MapProxy behind nginx's check needs the API nginx asks (stewardApi)");
+  return {
+    TILES_INCLUDE: `include ${join(runDir, TILES_CONFIG)};`,
+    TILES_LISTEN: gate.listen,
+    TILES_MAPPROXY: gate.mapproxy,
+    TILES_ACCESS_API: stewardApi,
+  };
+}
+
 /** The upstream servers of nginx for the processes on `ports`: never held out after a failure (max_fails=0). */
 export function nginxFcgiServers(ports: readonly (number | string)[]): string {
   return ports.map((port) => `server ${FCGI_HOST}:${port} max_fails=0;`).join(' ');
@@ -129,10 +157,13 @@ function privateRuntimeDir(runDir: string): string {
   return dir;
 }
 
-/** deploy/'s nginx.conf and nginx-qgis-server.conf rendered into `runDir`; returns the main file. */
+/** MapProxy's server block (deploy/), which nginx.conf includes when it is rendered. */
+const TILES_CONFIG = 'nginx-mapproxy.conf';
+
+/** deploy/'s nginx.conf, nginx-qgis-server.conf and (TILES_INCLUDE) nginx-mapproxy.conf rendered into `runDir`; returns the main file. */
 function writeNginxConfig(deployDir: string, runDir: string, values: Readonly<Record<string, string>>): string {
   mkdirSync(runDir, { recursive: true });
-  for (const name of ['nginx.conf', 'nginx-qgis-server.conf']) {
+  for (const name of ['nginx.conf', 'nginx-qgis-server.conf', ...(values['TILES_INCLUDE'] ? [TILES_CONFIG] : [])]) {
     writeFileSync(join(runDir, name), renderTemplate(readFileSync(join(deployDir, name), 'utf8'), values));
   }
   return join(runDir, 'nginx.conf');
@@ -168,6 +199,7 @@ export class QgisFcgiPool {
         ...(options.publicUrl === undefined ? [] : forwardingSettings(options.publicUrl)),
       ]),
       ...nginxAccessCheck(options.stewardApi),
+      ...nginxTilesGate(options.runDir, options.stewardApi, options.tilesGate),
     });
     const nginx = supervisor.start({
       name: 'nginx',

@@ -2,9 +2,12 @@ import assert from 'node:assert/strict';
 
 import { test } from '../../test/support/node-test.js';
 import { readS3Settings, type S3Endpoint } from '../s3-settings.js';
+import { type ProjectRepository } from '../services/repository.js';
+import { type ProjectRef } from '../storage/project-ref.js';
 import { CacheLayout, pathSegment } from './layout.js';
 import { type CacheLayer, mapproxyConfig } from './mapproxy-config.js';
 import { S3Tiles } from './s3-tiles.js';
+import { type TileCacheOptions, TileCacheService } from './service.js';
 import { type TileStore } from './tile-store.js';
 
 test('path segments keep ordinary names and cannot climb or nest', () => {
@@ -103,4 +106,24 @@ test('MapProxy names: one entry per layer name, internal names without `:` or `,
       ['a_b', 'a_b_3_cache'],
     ],
   );
+});
+
+test('an app names back the stored projects it could be the app of', async () => {
+  const serviceOn = (kind: 'filesystem' | 'postgresql', stored: string[]): TileCacheService => {
+    const identity = async (ref: ProjectRef) => (stored.includes(`${ref.schema}.${ref.name}`) ? 'v1' : undefined);
+    const repository = { store: { kind, identity } } as unknown as ProjectRepository;
+    return new TileCacheService({ repository } as TileCacheOptions);
+  };
+  const files = serviceOn('filesystem', ['public.town', 'public.a_b']);
+  assert.deepEqual(await files.projectsOfApp('town'), [{ name: 'town', schema: 'public' }]);
+  assert.deepEqual(await files.projectsOfApp('a_b'), [{ name: 'a_b', schema: 'public' }]);
+  assert.deepEqual(await files.projectsOfApp('harbour'), []);
+  assert.deepEqual(await files.projectsOfApp('..'), [], 'no name a project may have');
+  const database = serviceOn('postgresql', ['public.my_town', 'public_my.town', 'maps.roads']);
+  assert.deepEqual(await database.projectsOfApp('public_my_town'), [
+    { name: 'my_town', schema: 'public' },
+    { name: 'town', schema: 'public_my' },
+  ]);
+  assert.deepEqual(await database.projectsOfApp('maps_roads'), [{ name: 'roads', schema: 'maps' }]);
+  assert.deepEqual(await database.projectsOfApp('roads'), []);
 });

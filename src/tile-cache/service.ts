@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 import { BadRequest, Conflict, NotFound } from '../errors.js';
 import { type LayerEntry, type ProjectDocument } from '../qgis/project.js';
 import { type LayerLifecycle, type PlannedLayer } from '../services/layers.js';
-import { type ProjectLifecycle } from '../services/projects.js';
+import { DEFAULT_SCHEMA, type ProjectLifecycle, projectRef } from '../services/projects.js';
 import { type ProjectRepository } from '../services/repository.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
 import { onFullDisk } from '../storage/disk-space.js';
@@ -64,6 +64,25 @@ function cacheLayers(document: ProjectDocument): CacheLayer[] {
   return document.layers().map((layer) => document.published(layer));
 }
 
+/** The refs of the `[name, schema]` pairs that are valid names. */
+function validRefs(pairs: ReadonlyArray<readonly [string, string]>): ProjectRef[] {
+  return pairs.flatMap(([name, schema]) => {
+    try {
+      return [projectRef(name, schema)];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** Each `<schema>_<name>` an app of a project in PostgreSQL could be. */
+function schemaSplits(app: string): ProjectRef[] {
+  const pairs: Array<[string, string]> = [];
+  for (let at = app.indexOf('_'); at >= 0; at = app.indexOf('_', at + 1))
+    pairs.push([app.slice(at + 1), app.slice(0, at)]);
+  return validRefs(pairs);
+}
+
 async function exists(path: string): Promise<boolean> {
   return access(path).then(
     () => true,
@@ -88,6 +107,30 @@ export class TileCacheService implements ProjectLifecycle, LayerLifecycle {
   /** The MapProxy app of the project: `<schema>_<project>` for projects in PostgreSQL. */
   appName(ref: ProjectRef): string {
     return this.options.repository.store.kind === 'postgresql' ? `${ref.schema}_${ref.name}` : ref.name;
+  }
+
+  /**
+   * The stored projects MapProxy serves at `/<app>/` (appName): the project of that name, or in
+   * PostgreSQL each `<schema>_<name>` the app splits into that is stored (two may be, alike). A
+   * project the store cannot answer for is counted in, so that it must be readable too.
+   */
+  async projectsOfApp(app: string): Promise<ProjectRef[]> {
+    const { store } = this.options.repository;
+    const candidates = store.kind === 'postgresql' ? schemaSplits(app) : validRefs([[app, DEFAULT_SCHEMA]]);
+    const stored = await Promise.all(
+      candidates.map((ref) =>
+        store.identity(ref).then(
+          (identity) => identity !== undefined,
+          () => true,
+        ),
+      ),
+    );
+    return candidates.filter((_, index) => stored[index]);
+  }
+
+  /** The layers the project's MapProxy configuration serves, by name. */
+  async layerNames(ref: ProjectRef): Promise<string[]> {
+    return namedLayers(cacheLayers(await this.options.repository.read(ref))).map(({ layer }) => layer.name);
   }
 
   /** Call before adding a layer with a time dimension: MapProxy caches dimensions only on disk. */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 
 import { type Config } from '../../src/config.js';
 import { MapProxyProcess } from '../../src/runtime/mapproxy.js';
-import { freePort } from '../../src/runtime/ports.js';
+import { distinctFreePorts } from '../../src/runtime/qgis-fcgi-pool.js';
 import { type QgisServerOptions } from '../../src/runtime/qgis-server.js';
 import { readS3Settings } from '../../src/s3-settings.js';
 import { ProjectRepository } from '../../src/services/repository.js';
@@ -16,7 +16,7 @@ import { type Fixtures } from './fixtures.js';
 import { loadWithMapProxy, setFillColour, tileAt } from './mapproxy.js';
 import { decodePng, type Image } from './png.js';
 import { SYSTEM_QGIS, TEST_QGIS } from './qgis-runtime.js';
-import { type Stack, startStack } from './stack.js';
+import { selectedStackKind, type Stack, startStack } from './stack.js';
 import { until } from './wait.js';
 import { fillStyle } from './write-bodies.js';
 
@@ -43,8 +43,10 @@ export interface CacheStack {
   cache: TileCache;
   configFile(app: string): string;
   qgsFile(project: string): string;
-  /** A WMTS tile of the layer through MapProxy, decoded. */
-  tile(app: string, layer: string, at: { z: number; x: number; y: number }): Promise<Image>;
+  /** Where clients get tiles: nginx in front of MapProxy with access control on (production stack), else MapProxy. */
+  tilesUrl: string;
+  /** A WMTS tile of the layer through MapProxy, decoded; `token` sent as the bearer. */
+  tile(app: string, layer: string, at: { z: number; x: number; y: number }, token?: string): Promise<Image>;
   stop(): Promise<void>;
 }
 
@@ -54,7 +56,13 @@ export async function startCacheStack(
   qgisOptions: QgisServerOptions = {},
 ): Promise<CacheStack> {
   const configDir = mkdtempSync(join(tmpdir(), 'steward-mapproxy-'));
-  const mapproxyPort = await freePort();
+  // With access control on, the pool's nginx serves MapProxy, asking the API, as `npm start` has it.
+  const gated = overrides.apiToken !== undefined && selectedStackKind() === 'production';
+  const [mapproxyPort = 0, gatePort] = await distinctFreePorts(gated ? 2 : 1);
+  const tilesGate =
+    gatePort === undefined
+      ? {}
+      : { tilesGate: { listen: `127.0.0.1:${gatePort}`, mapproxy: `127.0.0.1:${mapproxyPort}` } };
   const config = {
     mapproxyProjectsDir: configDir,
     mapproxyUrl: `http://127.0.0.1:${mapproxyPort}/`,
@@ -62,8 +70,9 @@ export async function startCacheStack(
     cacheS3Dir: '/mapproxy/cache',
     ...overrides,
   };
-  const stack = await startStack(config, qgisOptions);
+  const stack = await startStack(config, { ...qgisOptions, ...tilesGate });
   const mapproxy = await MapProxyProcess.start(configDir, { env, port: mapproxyPort, ...mapproxyServer() });
+  const tilesUrl = gatePort === undefined ? mapproxy.url : `http://127.0.0.1:${gatePort}`;
   const repository = new ProjectRepository(new FilesystemStore(stack.projectsDir));
   const projectUrl = async (ref: ProjectRef): Promise<URL> => {
     const url = new URL(stack.qgis.url);
@@ -78,10 +87,13 @@ export async function startCacheStack(
     mapproxy,
     configDir,
     cache,
+    tilesUrl,
     configFile: (app) => join(configDir, `${app}.yaml`),
     qgsFile: (project) => join(stack.projectsDir, project, `${project}.qgs`),
-    async tile(app, layer, { z, x, y }) {
-      const response = await fetch(`${mapproxy.url}/${app}/wmts/${layer}/GLOBAL_WEBMERCATOR/${z}/${x}/${y}.png`);
+    async tile(app, layer, { z, x, y }, token) {
+      const headers = token === undefined ? undefined : { authorization: `Bearer ${token}` };
+      const url = `${tilesUrl}/${app}/wmts/${layer}/GLOBAL_WEBMERCATOR/${z}/${x}/${y}.png`;
+      const response = await fetch(url, { headers });
       const body = Buffer.from(await response.arrayBuffer());
       assert.equal(response.status, 200, body.toString('utf8').slice(0, 500));
       assert.equal(response.headers.get('content-type'), 'image/png');

@@ -5,7 +5,12 @@ import { join, resolve } from 'node:path';
 import { type RunningServer, startServer } from '../../src/app/server.js';
 import { type Config, loadConfig, qgisRequestSettings, serviceFiles } from '../../src/config.js';
 import { freePort } from '../../src/runtime/ports.js';
-import { distinctFreePorts, fcgiServerAddresses, QgisFcgiPool } from '../../src/runtime/qgis-fcgi-pool.js';
+import {
+  distinctFreePorts,
+  fcgiServerAddresses,
+  QgisFcgiPool,
+  type TilesGate,
+} from '../../src/runtime/qgis-fcgi-pool.js';
 import { type QgisServerOptions } from '../../src/runtime/qgis-server.js';
 import { type Supervisor } from '../../src/runtime/supervisor.js';
 import { readS3Settings } from '../../src/s3-settings.js';
@@ -65,6 +70,7 @@ export async function startTestPool(
     stewardApi?: string;
     publicUrl?: string;
     requestSettings?: ReadonlyArray<readonly [string, string]>;
+    tilesGate?: TilesGate;
   } = {},
 ): Promise<QgisFcgiPool> {
   return QgisFcgiPool.start({
@@ -79,6 +85,7 @@ export async function startTestPool(
     ...(options.stewardApi !== undefined && { stewardApi: options.stewardApi }),
     ...(options.publicUrl !== undefined && { publicUrl: options.publicUrl }),
     ...(options.requestSettings && { requestSettings: options.requestSettings }),
+    ...(options.tilesGate && { tilesGate: options.tilesGate }),
   });
 }
 
@@ -95,11 +102,13 @@ function poolSettings(pool: QgisFcgiPool | undefined): Partial<Config> {
 /**
  * Starts a real QGIS Server of the tested release (TEST_QGIS), on `kind`'s stack, and the API,
  * told that release's version, on loopback ports with a fresh projects folder, projects stored in
- * `storage` (STEWARD_TEST_STORAGE by default: test-storage.ts).
+ * `storage` (STEWARD_TEST_STORAGE by default: test-storage.ts). With access control on, the
+ * production pool's nginx serves MapProxy too when given `tilesGate`, asking the API as it does
+ * before QGIS Server.
  */
 export async function startStack(
   overrides: Partial<Config> = {},
-  qgisOptions: QgisServerOptions = {},
+  qgisOptions: QgisServerOptions & { tilesGate?: TilesGate } = {},
   storageKind: StorageKind = selectedStorage(),
   kind: StackKind = selectedStackKind(),
 ): Promise<Stack> {

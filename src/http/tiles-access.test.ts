@@ -1,0 +1,158 @@
+import assert from 'node:assert/strict';
+
+import { describe, it } from '../../test/support/node-test.js';
+import { Permissions } from '../access/permissions.js';
+import { type RoleDefinition } from '../access/records.js';
+import { type Identity, type IdentityKind } from '../access/service.js';
+import { StewardError } from '../errors.js';
+import { type ProjectRef } from '../storage/project-ref.js';
+import { type CachedProjects, tileRequest, tilesAuthAnswer } from './tiles-access.js';
+
+const TILE = '/GLOBAL_WEBMERCATOR/8/129/92.png';
+
+function identity(roles: RoleDefinition[], kind: IdentityKind = 'token', admin = false): Identity {
+  return {
+    kind,
+    name: 'ann',
+    roles: roles.map((_, index) => `r${index}`),
+    admin,
+    token: null,
+    permissions: new Permissions(admin, roles),
+  };
+}
+
+/** The projects `town` (layers roads, secret, parcels) and `other` (layer roads), each its own app. */
+const cache: CachedProjects = {
+  projectsOfApp: async (app) => (['town', 'other'].includes(app) ? [{ name: app, schema: 'public' }] : []),
+  layerNames: async (ref: ProjectRef) => (ref.name === 'town' ? ['roads', 'secret', 'parcels'] : ['roads']),
+};
+
+const viewer: RoleDefinition = {
+  projects: {
+    town: {
+      access: 'read',
+      layers: {
+        secret: { read: false },
+        parcels: { filter: `"owner" = @steward_user` },
+        roads: {},
+      },
+    },
+    other: { access: 'read', layers: { roads: { hidden_attributes: ['phone'] } } },
+  },
+};
+
+/** The status and message `identity`'s request `uri` is refused with; 204 when allowed. */
+async function judged(uri: string, who: Identity | undefined): Promise<{ status: number; message: string }> {
+  try {
+    await tilesAuthAnswer(who, uri, cache);
+    return { status: 204, message: '' };
+  } catch (error) {
+    assert.ok(error instanceof StewardError, String(error));
+    return { status: error.status, message: error.clientMessage };
+  }
+}
+
+describe('a request to MapProxy as MapProxy routes it', () => {
+  it('finds the app, and the layers a tile, map, legend or feature info names', () => {
+    const tile = tileRequest(`/town/wmts/roads${TILE}`);
+    assert.equal(tile.app, 'town');
+    assert.ok(tile.namedOnly);
+    assert.ok(tile.names.has('roads'));
+    assert.ok(tileRequest(`/town/tms/1.0.0/roads${TILE}`).namedOnly);
+    assert.ok(tileRequest(`/town/tiles/roads${TILE}`).namedOnly);
+    assert.ok(
+      tileRequest('/town/wmts/roads/GLOBAL_WEBMERCATOR/8/129/92/10/20.html').namedOnly,
+      'a RESTful feature info',
+    );
+    const map = tileRequest('/town/service?SERVICE=WMS&REQUEST=GetMap&LAYERS=roads,parcels&layers=x');
+    assert.ok(map.namedOnly);
+    for (const name of ['roads', 'parcels', 'x', 'roads,parcels,x']) assert.ok(map.names.has(name), name);
+    assert.ok(tileRequest('/town/wms?request=getlegendgraphic&layer=roads').names.has('roads'));
+    assert.ok(tileRequest('/town/ows?request=GetFeatureInfo&query_layers=secret').names.has('secret'));
+  });
+
+  it('reads the path as MapProxy does: percent-decoded byte by byte, without query or fragment, slashes in front dropped', () => {
+    assert.equal(tileRequest('//town/wmts').app, 'town');
+    assert.equal(tileRequest('/t%6Fwn/wmts').app, 'town');
+    assert.equal(tileRequest('/town%2Fwmts/roads').app, 'town', '%2F is a slash to MapProxy');
+    assert.equal(tileRequest('/%C3%A9/wmts').app, '\u00c3\u00a9', 'each byte a character, as PEP 3333 has it');
+    assert.equal(tileRequest('/town?x=/other').app, 'town');
+    assert.ok(tileRequest(`/town/wmts/%73ecret${TILE}`).names.has('secret'));
+    const fragment = tileRequest(`/town/wmts/1.0.0/WMTSCapabilities.xml#/roads${TILE}`);
+    assert.equal(fragment.namedOnly, false, 'the fragment is no part of the path MapProxy routes');
+  });
+
+  it('takes anything else for a request that may show every layer', () => {
+    for (const uri of [
+      '/town/',
+      '/town',
+      '/town/demo/',
+      '/town/demo/?wmts_layer=roads',
+      '/town/wmts/1.0.0/WMTSCapabilities.xml',
+      '/town/tms/1.0.0/',
+      '/town/tms/1.0.0/roads/GLOBAL_WEBMERCATOR',
+      '/town/service?REQUEST=GetCapabilities',
+      '/town/service?REQUEST=GetMap&REQUEST=GetCapabilities&LAYERS=roads',
+      '/town/wmts/1.0.0/WMTSCapabilities.xml?REQUEST=GetTile&LAYER=roads',
+      `/town/tms.x/1.0.0?REQUEST=GetMap`,
+      `/town/demo${TILE}`,
+    ]) {
+      assert.equal(tileRequest(uri).namedOnly, false, uri);
+    }
+  });
+});
+
+describe("the tile cache's judgement", () => {
+  it('serves a layer readable whole, and refuses hidden, filtered and attribute-hidden ones', async () => {
+    const ann = identity([viewer]);
+    assert.equal((await judged(`/town/wmts/roads${TILE}`, ann)).status, 204);
+    assert.equal((await judged('/town/service?REQUEST=GetMap&LAYERS=roads', ann)).status, 204);
+    const hidden = await judged(`/town/tms/1.0.0/secret${TILE}`, ann);
+    assert.deepEqual(hidden, { status: 403, message: 'layer "secret" is hidden from this identity' });
+    assert.match((await judged(`/town/wmts/parcels${TILE}`, ann)).message, /"parcels" is filtered for this identity/);
+    assert.match((await judged(`/other/wmts/roads${TILE}`, ann)).message, /"roads" has attributes hidden/);
+    assert.equal((await judged('/town/service?REQUEST=GetMap&LAYERS=roads&LAYERS=secret', ann)).status, 403);
+    assert.equal((await judged('/town/wms?REQUEST=GetMap&LAYERS=roads,parcels', ann)).status, 403);
+  });
+
+  it('refuses capabilities and pages of a project with a layer not readable whole, and the list of apps', async () => {
+    const ann = identity([viewer]);
+    for (const uri of ['/town/wmts/1.0.0/WMTSCapabilities.xml', '/town/demo/', '/town/', '/town/tms/1.0.0/']) {
+      assert.match((await judged(uri, ann)).message, /project "town" has layers this identity may not read whole/, uri);
+    }
+    const whole = identity([{ projects: { town: { access: 'read', layers: { elsewhere: { read: false } } } } }]);
+    assert.equal(
+      (await judged('/town/wmts/1.0.0/WMTSCapabilities.xml', whole)).status,
+      204,
+      'a rule on no layer of the cache',
+    );
+    assert.deepEqual(await judged('/', whole), {
+      status: 403,
+      message: "the list of the tile cache's projects is for administrators",
+    });
+  });
+
+  it('refuses projects one may not read, 401 to the anonymous role as QGIS Server does', async () => {
+    const stranger = identity([{ projects: { other: { access: 'read' } } }]);
+    assert.match(
+      (await judged(`/town/wmts/roads${TILE}`, stranger)).message,
+      /"town" names no project this identity may read/,
+    );
+    assert.equal((await judged(`/nowhere/wmts/roads${TILE}`, stranger)).status, 403);
+    const anonymous = await judged(`/town/wmts/roads${TILE}`, identity([], 'anonymous'));
+    assert.equal(anonymous.status, 401);
+    assert.match(anonymous.message, /^the tile cache needs Authorization: Bearer <token>/);
+  });
+
+  it('serves administrators, the tile cache token and anyone without access control everything', async () => {
+    for (const who of [
+      identity([], 'bootstrap', true),
+      identity([{ projects: { '*': { access: 'read' } } }], 'tile-cache'),
+      undefined,
+    ]) {
+      for (const uri of ['/', `/town/wmts/secret${TILE}`, '/town/demo/', '/nowhere/']) {
+        assert.equal((await judged(uri, who)).status, 204, `${who?.kind ?? 'open'} ${uri}`);
+      }
+    }
+  });
+});

@@ -1,0 +1,137 @@
+/**
+ * nginx's question before each request to MapProxy (deploy/nginx-mapproxy.conf, `auth_request` to
+ * `GET /api/auth/tiles`): may the identity get what the request names of the tile cache? MapProxy
+ * serves each project at `/<app>/` (TileCacheService.appName) and fills its tiles with the tile
+ * cache token, which reads every layer whole: a layer's tiles are drawn once, for everyone.
+ */
+import { owsLayerRules } from '../access/ows-rules.js';
+import { type Identity } from '../access/service.js';
+import { type ProjectRef } from '../storage/project-ref.js';
+import { queryOf, refused, single } from './ows-access.js';
+
+export const TILES_AUTH_ROUTE = '/api/auth/tiles';
+
+/** What the check asks of the tile cache (TileCacheService). */
+export interface CachedProjects {
+  /** The stored projects MapProxy serves at `/<app>/`. */
+  projectsOfApp(app: string): Promise<ProjectRef[]>;
+  /** The layers of the project's MapProxy configuration. */
+  layerNames(ref: ProjectRef): Promise<string[]>;
+}
+
+const SERVER = 'the tile cache';
+/** MapProxy's handlers that take the operation from the query (WMS, and WMTS's KVP at `service` and `ows`). */
+const KVP_HANDLERS: ReadonlySet<string> = new Set(['service', 'ows', 'wms']);
+/** MapProxy's handlers of tiles in the path: TMS (`tms`, `tiles`) and RESTful WMTS. */
+const PATH_HANDLERS: ReadonlySet<string> = new Set(['tiles', 'tms', 'wmts']);
+/** The operations (REQUEST, lowered as MapProxy does) about the layers they name alone. */
+const LAYER_OPERATIONS: ReadonlySet<string> = new Set([
+  'getmap',
+  'map',
+  'getfeatureinfo',
+  'feature_info',
+  'getlegendgraphic',
+  'gettile',
+]);
+/** A tile's path ends so (`.../z/x/y.png`), and a RESTful WMTS feature info's (`.../z/x/y/i/j.html`). */
+const TILE_PATH = /\/-?\d+\/-?\d+\/-?\d+\.\w+$/;
+/** The parameters naming layers: WMS's LAYERS and QUERY_LAYERS, LAYER of GetLegendGraphic and WMTS. */
+const LAYER_PARAMETERS = ['LAYER', 'LAYERS', 'QUERY_LAYERS'];
+
+/** A request to MapProxy as MapProxy reads it. */
+export interface TileRequest {
+  /** The app, the path's first segment; '' for the root, which lists the apps. */
+  app: string;
+  /** Every name the request could give a layer by: its path's segments and its layer parameters. */
+  names: Set<string>;
+  /**
+   * Whether only the layers it names are served (a tile, a map, a legend, a feature info); a
+   * capabilities document, the demo, an app's page or anything else may show every layer.
+   */
+  namedOnly: boolean;
+}
+
+/**
+ * The path of `uri` as MapProxy reads it: without the query and fragment (urlsplit, as gunicorn
+ * splits it), percent-decoded to bytes, one character a byte (PEP 3333's PATH_INFO, which MapProxy
+ * takes as it is). nginx's X-Original-URI reaches Node one character a byte too.
+ */
+function wsgiPath(uri: string): string {
+  const path = uri.split('#', 1)[0]?.split('?', 1)[0] ?? '';
+  return path.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}
+
+/** The names of the layer parameters: each value, its parts between commas, and all joined as MapProxy joins them. */
+function parameterNames(query: Map<string, string[]>): string[] {
+  return LAYER_PARAMETERS.flatMap((name) => {
+    const values = query.get(name) ?? [];
+    const joined = values.join(',');
+    return [joined, ...values, ...joined.split(',')];
+  });
+}
+
+/** `uri` (nginx's X-Original-URI) as MapProxy's multiapp and its services route it. */
+export function tileRequest(uri: string): TileRequest {
+  const path = wsgiPath(uri).replace(/^\/+/, '');
+  const slash = path.indexOf('/');
+  const app = slash < 0 ? path : path.slice(0, slash);
+  const rest = slash < 0 ? '' : path.slice(slash);
+  const query = queryOf(uri.split('#', 1)[0] ?? '');
+  // MapProxy's handler is the first word of the rest (wsgiapp.py: ^/(\w+)).
+  const handler = /^\/(\w+)/.exec(rest)?.[1] ?? '';
+  const operation = single(query, 'REQUEST')?.toLowerCase() ?? '';
+  const namedOnly =
+    (KVP_HANDLERS.has(handler) && LAYER_OPERATIONS.has(operation)) ||
+    (PATH_HANDLERS.has(handler) && TILE_PATH.test(rest));
+  const segments = rest.split('/').filter((segment) => segment !== '');
+  const names = new Set([...segments, ...parameterNames(query)].filter((name) => name !== ''));
+  return { app, names, namedOnly };
+}
+
+/** Why `identity` may not have `layer` of `ref` from the tile cache; undefined when it may read it whole. */
+function layerRefusal(identity: Identity, ref: ProjectRef, layer: string): string | undefined {
+  const rules = owsLayerRules(identity, ref, layer);
+  if (rules === undefined) return undefined;
+  if ('read' in rules) return `layer "${layer}" is hidden from this identity`;
+  const drawnOnce = "the tile cache's tiles are drawn once, for everyone: ask QGIS Server";
+  if (rules.filter !== undefined) return `layer "${layer}" is filtered for this identity, and ${drawnOnce}`;
+  if (rules.hidden !== undefined) return `layer "${layer}" has attributes hidden from this identity, and ${drawnOnce}`;
+  return undefined;
+}
+
+/**
+ * Judges `identity`'s request `uri` to MapProxy (nginx's X-Original-URI); throws the refusal
+ * (401 for the anonymous role, as QGIS Server's check). Administrators, the tile cache token and
+ * anyone without access control get everything. Otherwise the app's project must be readable;
+ * every layer the request names must be readable whole (no feature filter, no hidden attribute);
+ * and a request that may show every layer (capabilities, the demo) needs every layer of the
+ * project so, while the root's list of the apps is for administrators.
+ */
+export async function tilesAuthAnswer(
+  identity: Identity | undefined,
+  uri: string,
+  cache: CachedProjects | undefined,
+): Promise<void> {
+  if (identity === undefined || identity.admin || identity.kind === 'tile-cache') return;
+  const request = tileRequest(uri);
+  if (request.app === '')
+    throw refused(identity, "the list of the tile cache's projects is for administrators", SERVER);
+  const refs = (await cache?.projectsOfApp(request.app)) ?? [];
+  if (refs.length === 0 || refs.some((ref) => !identity.permissions.may(ref, 'read')))
+    throw refused(identity, `"${request.app.slice(0, 80)}" names no project this identity may read`, SERVER);
+  for (const ref of refs) {
+    for (const name of request.names) {
+      const why = layerRefusal(identity, ref, name);
+      if (why !== undefined) throw refused(identity, why, SERVER);
+    }
+    if (request.namedOnly) continue;
+    const layers = await cache?.layerNames(ref).catch(() => undefined);
+    if (layers === undefined || layers.some((layer) => layerRefusal(identity, ref, layer) !== undefined)) {
+      throw refused(
+        identity,
+        `project "${ref.name}" has layers this identity may not read whole, so its tile services' capabilities and pages are refused: ask for tiles, maps and legends of its layers`,
+        SERVER,
+      );
+    }
+  }
+}
