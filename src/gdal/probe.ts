@@ -181,8 +181,14 @@ export async function vectorFields(source: GdalSource): Promise<LayerField[]> {
  * Transforms an extent (easting first, as GDAL reads sources) to WGS 84 longitude/latitude,
  * following the edges so curved bounds are kept. GDAL transforms in each CRS's EPSG axis order:
  * the points go in northing first where the source's EPSG order says so, and come out latitude first.
+ * The whole world when no point transforms, as QGIS writes a layer's WGS 84 extent then.
  */
 export function wgs84Extent(extent: Extent, from: Pick<CrsDefinition, 'authid'>): Extent {
+  return wgs84Bounds(extent, from) ?? [-180, -90, 180, 90];
+}
+
+/** `extent` in WGS 84 longitude/latitude as wgs84Extent transforms it; undefined when no point transforms. */
+export function wgs84Bounds(extent: Extent, from: Pick<CrsDefinition, 'authid'>): Extent | undefined {
   if (from.authid === 'EPSG:4326') return extent;
   const source = gdal.SpatialReference.fromUserInput(from.authid);
   const transform = new gdal.CoordinateTransformation(source, gdal.SpatialReference.fromEPSG(4326));
@@ -210,7 +216,7 @@ export function wgs84Extent(extent: Extent, from: Pick<CrsDefinition, 'authid'>)
       }
     }
   }
-  if (xs.length === 0) return [-180, -90, 180, 90];
+  if (xs.length === 0) return undefined;
   return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
 }
 

@@ -5,7 +5,7 @@ import { type CrsResolver } from '../gdal/crs.js';
 import { type GdalSource } from '../gdal/datasource.js';
 import { isObjectStoragePath } from '../gdal/object-storage.js';
 import { buildOverviews } from '../gdal/overviews.js';
-import { type Probed, vectorFields, wgs84Extent } from '../gdal/probe.js';
+import { type Probed, vectorFields, wgs84Bounds, wgs84Extent } from '../gdal/probe.js';
 import { type CrsDefinition, normaliseAuthid } from '../qgis/crs.js';
 import { maskPasswords } from '../qgis/datasource-uri.js';
 import { defaultRasterStyle, defaultVectorStyle } from '../qgis/default-style.js';
@@ -98,9 +98,8 @@ function bboxInDegrees(extent: Extent, authid: string): string | null {
   if (bbox === undefined) {
     bbox = null;
     try {
-      const degrees = wgs84Extent(extent, { authid });
-      // Nothing transformed: wgs84Extent's whole world says nothing of where the layer is.
-      if (degrees.every(Number.isFinite) && degrees.join() !== '-180,-90,180,90') bbox = formatBbox(degrees);
+      const degrees = wgs84Bounds(extent, { authid });
+      if (degrees?.every(Number.isFinite)) bbox = formatBbox(degrees);
     } catch {
       // A CRS GDAL does not know (a custom one): the layer's own bbox stays.
     }
