@@ -27,7 +27,6 @@ import { type QgisFcgiPool } from '../src/runtime/qgis-fcgi-pool.js';
 import { PLUGIN_PATH } from '../test/support/insight-stack.js';
 import { runPyqgisScript } from '../test/support/pyqgis-scripts.js';
 import { type Stack, startStack, startTestPool } from '../test/support/stack.js';
-import { pluginEnv } from '../test/support/test-storage.js';
 import { descendants, threadsCpuNanoseconds } from './cpu.js';
 import { send } from './http-client.js';
 import { CountedServer } from './instructions.js';
@@ -197,7 +196,7 @@ interface MapClient {
   judged?: boolean;
 }
 
-/** One client's block of maps: the median map, and the CPU a map of its stack's nginx and of this process. */
+/** One client's maps of a block: the median map, and the CPU a map of its nginx and of this process. */
 interface Block {
   ms: number;
   nginxUs: number;
@@ -205,38 +204,41 @@ interface Block {
 }
 
 /**
- * MAPS_PER_BLOCK maps of `client` in a row. CPU time from each thread's schedstat, which the
- * machine's other load does not add to: this process's (the client and both stacks' APIs) and the
- * stack's nginx's, not QGIS Server's (its maps cost some hundred times more; the filter part
- * counts its cost of the rules).
+ * A block: MAPS_PER_BLOCK maps of each client, taking turns map by map (who goes first turned by
+ * one each map), so that every client meets the same moments of the machine's load and a
+ * difference between two clients is what one adds, not when it ran. CPU time from each thread's
+ * schedstat, read around each map, which the machine's other load does not add to: this
+ * process's (the client and the API) and the client's nginx's, not QGIS Server's (its maps cost
+ * some hundred times more; the filter part counts its cost of the rules).
  */
-async function mapBlock(client: MapClient): Promise<Block> {
-  const nginxBefore = threadsCpuNanoseconds(client.nginx);
-  const processBefore = threadsCpuNanoseconds([process.pid]);
-  const times: number[] = [];
-  for (let map = 0; map < MAPS_PER_BLOCK; map++) times.push(await timedMap(client.url, client.agent, client.token));
-  const processUsed = threadsCpuNanoseconds([process.pid]) - processBefore;
-  const nginxUsed = threadsCpuNanoseconds(client.nginx) - nginxBefore;
-  return {
-    ms: median(times),
-    nginxUs: nginxUsed / MAPS_PER_BLOCK / 1000,
-    processUs: processUsed / MAPS_PER_BLOCK / 1000,
-  };
+async function mapBlock(clients: MapClient[]): Promise<Block[]> {
+  const times = clients.map(() => [] as number[]);
+  const nginxNs = clients.map(() => 0);
+  const processNs = clients.map(() => 0);
+  for (let map = 0; map < MAPS_PER_BLOCK; map++) {
+    for (let turn = 0; turn < clients.length; turn++) {
+      const index = (map + turn) % clients.length;
+      const client = clients[index] as MapClient;
+      const nginxBefore = threadsCpuNanoseconds(client.nginx);
+      const processBefore = threadsCpuNanoseconds([process.pid]);
+      times[index]?.push(await timedMap(client.url, client.agent, client.token));
+      processNs[index] = (processNs[index] ?? 0) + threadsCpuNanoseconds([process.pid]) - processBefore;
+      nginxNs[index] = (nginxNs[index] ?? 0) + threadsCpuNanoseconds(client.nginx) - nginxBefore;
+    }
+  }
+  return clients.map((_, index) => ({
+    ms: median(times[index] ?? []),
+    nginxUs: (nginxNs[index] ?? 0) / MAPS_PER_BLOCK / 1000,
+    processUs: (processNs[index] ?? 0) / MAPS_PER_BLOCK / 1000,
+  }));
 }
 
-/**
- * NGINX_ROUNDS rounds of a block of each client, in an order turned by one each round, so that
- * each client meets the machine's load alike and a slow moment (a token's slow hash, verified
- * again every minute) spoils one block of one client, which the medians leave out.
- */
+/** NGINX_ROUNDS blocks: each client's blocks; a slow moment (a token's slow hash, verified again every minute) spoils one round, which the medians leave out. */
 async function mapRounds(clients: MapClient[]): Promise<Block[][]> {
   const blocks = clients.map(() => [] as Block[]);
   for (let round = 0; round < NGINX_ROUNDS; round++) {
-    for (let turn = 0; turn < clients.length; turn++) {
-      const index = (round + turn) % clients.length;
-      const client = clients[index] as MapClient;
-      blocks[index]?.push(await mapBlock(client));
-    }
+    const block = await mapBlock(clients);
+    block.forEach((each, index) => blocks[index]?.push(each));
   }
   return blocks;
 }
@@ -283,18 +285,24 @@ async function owsRulesOf(stack: Stack, token: string, uri: string): Promise<str
 }
 
 /**
- * A pool whose nginx asks no one and hands QGIS Server `rules` with every request, as nginx's
- * auth_request would for the bench's role: QGIS Server's maps under the rules, without the check.
+ * An nginx in front of `pool`'s own QGIS Server processes that asks no one and hands them `rules`
+ * with every request, as nginx's auth_request would for the bench's role (none: access control
+ * off): the same processes' maps, without the check.
  */
-async function poolUnderRules(runDir: string, rules: string): Promise<QgisFcgiPool> {
+async function frontWithRules(runDir: string, pool: QgisFcgiPool | undefined, rules: string): Promise<QgisFcgiPool> {
+  if (pool === undefined) throw new Error('the bench needs the production pool');
   return startTestPool(runDir, {
-    env: pluginEnv(await freePort()),
-    requestSettings: [...qgisRequestSettings(process.env), [OWS_ACCESS_PARAMETER, rules]],
+    fcgiPorts: pool.fcgiPorts,
+    startProcesses: false,
+    requestSettings: [
+      ...qgisRequestSettings(process.env),
+      ...(rules === '' ? [] : [[OWS_ACCESS_PARAMETER, rules] as const]),
+    ],
   });
 }
 
 /**
- * Checks that the pool handed the rules draws what auth_request's does for the role's token, and
+ * Checks that the front handed the rules draws what auth_request's does for the role's token, and
  * not what QGIS Server draws without rules (the role's filter leaves a feature out).
  */
 async function sameRulesDrawn(clients: MapClient[]): Promise<void> {
@@ -302,20 +310,20 @@ async function sameRulesDrawn(clients: MapClient[]): Promise<void> {
     clients.map((client) => fetchedMap(client.url, client.agent, client.token)),
   );
   if (!ruled?.equals(guarded ?? Buffer.alloc(0)) || ruled.equals(open ?? Buffer.alloc(0)))
-    throw new Error("the pool handed the rules does not draw the role's map");
+    throw new Error("the front handed the rules does not draw the role's map");
 }
 
 /**
- * Median GetMap through nginx with auth_request and without, in the same rounds: a token of a
- * role with a filter against the same rules handed QGIS Server without asking (what auth_request
- * adds), those against no rules (what QGIS Server's drawing under them adds), and the bootstrap
- * administrator's maps (the check alone) against no access control.
+ * Median GetMap through nginx with auth_request and without, in the same rounds, all drawn by the
+ * same QGIS Server processes: a token of a role with a filter against the same rules handed QGIS
+ * Server without asking (what auth_request adds), those against no rules (what QGIS Server's
+ * drawing under them adds), and the bootstrap administrator's maps (the check alone) against no
+ * access control.
  */
 async function nginxCheck(): Promise<string> {
   const guarded = await startStack({ apiToken: ADMIN, tokenFailures: 100 }, {}, 'filesystem');
-  const open = await startStack({}, {}, 'filesystem');
-  const rulesRunDir = mkdtempSync(join(tmpdir(), 'steward-bench-rules-'));
-  let ruled: QgisFcgiPool | undefined;
+  const frontDirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), 'steward-bench-front-')));
+  const fronts: QgisFcgiPool[] = [];
   const agents = [0, 1, 2, 3].map(() => new Agent({ keepAlive: true, maxSockets: 1 }));
   try {
     const roleBody = {
@@ -329,10 +337,11 @@ async function nginxCheck(): Promise<string> {
       body: JSON.stringify({ name: 'bench', roles: ['viewer'] }),
     });
     const token = ((await created.json()) as { token: string }).token;
-    const [guardedQuery = '', openQuery = ''] = [guarded, open].map(
-      (stack) => `?MAP=${encodeURIComponent(benchProject(stack))}&${GET_MAP}`,
-    );
-    ruled = await poolUnderRules(rulesRunDir, await owsRulesOf(guarded, token, `/ows/${guardedQuery}`));
+    const query = `?MAP=${encodeURIComponent(benchProject(guarded))}&${GET_MAP}`;
+    const rules = await owsRulesOf(guarded, token, `/ows/${query}`);
+    for (const [index, value] of [rules, ''].entries())
+      fronts.push(await frontWithRules(frontDirs[index] ?? '', guarded.pool, value));
+    const [ruled, open] = fronts;
     const nginxOf = (pool: QgisFcgiPool | undefined): number[] => {
       const master = pool?.nginxPid;
       return master === undefined ? [] : [master, ...descendants(master)];
@@ -343,23 +352,23 @@ async function nginxCheck(): Promise<string> {
     const clients: MapClient[] = [
       {
         name: filtered,
-        url: guarded.qgis.url + guardedQuery,
+        url: guarded.qgis.url + query,
         token,
         nginx: nginxOf(guarded.pool),
         against: underRules,
         judged: true,
       },
-      { name: underRules, url: ruled.url + guardedQuery, token: undefined, nginx: nginxOf(ruled), against: none },
+      { name: underRules, url: (ruled?.url ?? '') + query, token: undefined, nginx: nginxOf(ruled), against: none },
       {
         // The administrator's maps carry no rules: nginx's check alone, without the plugin's filter.
         name: 'with auth_request (the bootstrap administrator: the check alone, no rules)',
-        url: guarded.qgis.url + guardedQuery,
+        url: guarded.qgis.url + query,
         token: ADMIN,
         nginx: nginxOf(guarded.pool),
         against: none,
         judged: true,
       },
-      { name: none, url: open.qgis.url + openQuery, token: undefined, nginx: nginxOf(open.pool) },
+      { name: none, url: (open?.url ?? '') + query, token: undefined, nginx: nginxOf(open) },
     ].map((client, index) => ({ ...client, agent: agents[index] as Agent }));
     await sameRulesDrawn(clients);
     const load = loadavg()[0] ?? 0;
@@ -372,8 +381,8 @@ async function nginxCheck(): Promise<string> {
     const rows = clients.map((client, index) => mapRow(client, blocks[index] ?? [], blocksOf(client.against)));
     return [
       `### nginx's auth_request on a GetMap (target: at most ${NGINX_TARGET_MS} ms added to the median)`,
-      `- Three production pools (nginx, 2 qgis_mapserv.fcgi with the plugin): one with access control (nginx asks the API, which answers the rules; the plugin applies them), one whose nginx hands QGIS Server the rules the API answers for the role's token without asking anyone, one without access control; a 64 px GetMap of two layers of the access tests' project; one connection per client`,
-      `- ${NGINX_ROUNDS} rounds of a block of ${MAPS_PER_BLOCK} maps of each client, the clients' order turned by one each round; each block's median map, and the CPU time a map of every thread of the bench's process (the client and both APIs) and of the pool's nginx, QGIS Server's left out (the filter part counts its cost of the rules), which the machine's other load does not add to; added: the difference with the block of the client it is set against in the same round; figures: median of the rounds (first to third quartile)`,
+      `- One production pool (2 qgis_mapserv.fcgi with the plugin) behind three nginx: the pool's own with access control (nginx asks the API, which answers the rules; the plugin applies them), one that hands QGIS Server the rules the API answers for the role's token without asking anyone, one without access control; a 64 px GetMap of two layers of the access tests' project; one connection per client`,
+      `- ${NGINX_ROUNDS} rounds of a block in which the clients take turns map by map (who goes first turned by one each map), ${MAPS_PER_BLOCK} maps each; each client's median map of the block, and the CPU time a map of every thread of the bench's process (the client and the API) and of the client's nginx, QGIS Server's left out (the filter part counts its cost of the rules), which the machine's other load does not add to; added: the difference with the client it is set against in the same block; figures: median of the rounds (first to third quartile)`,
       `- What auth_request adds is judged against the same map without it: for the role's token, against the same rules handed QGIS Server without asking (what QGIS Server's drawing under the rules adds is the next row's, which the filter part counts in instructions)`,
       `- Load average: ${load.toFixed(2)} before, ${loadAfter.toFixed(2)} after`,
       '',
@@ -387,17 +396,16 @@ async function nginxCheck(): Promise<string> {
           'CPU µs a map',
           'CPU µs added',
           'of which nginx',
-          'of which the bench process (APIs)',
+          'of which the bench process (API)',
         ],
         rows,
       ),
     ].join('\n');
   } finally {
     for (const agent of agents) agent.destroy();
-    await ruled?.stop();
+    for (const front of fronts) await front.stop();
     await guarded.stop();
-    await open.stop();
-    rmSync(rulesRunDir, { recursive: true, force: true });
+    for (const dir of frontDirs) rmSync(dir, { recursive: true, force: true });
   }
 }
 

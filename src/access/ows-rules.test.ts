@@ -1,19 +1,12 @@
 import assert from 'node:assert/strict';
 import { inflateSync } from 'node:zlib';
 
+import { identityOf } from '../../test/support/identities.js';
 import { describe, it } from '../../test/support/node-test.js';
 import { encodeOwsRules, owsAccessValue, owsRules, owsServicesOf } from './ows-rules.js';
-import { Permissions } from './permissions.js';
 import { type RoleDefinition } from './records.js';
-import { type Identity } from './service.js';
 
 const town = { name: 'town', schema: 'public' };
-
-function identity(roles: Record<string, RoleDefinition>, admin = false): Identity {
-  const names = Object.keys(roles);
-  const permissions = new Permissions(admin, Object.values(roles));
-  return { kind: 'token', name: 'ann', roles: names, admin, token: 'id', permissions };
-}
 
 const viewer: RoleDefinition = {
   projects: {
@@ -30,7 +23,7 @@ const viewer: RoleDefinition = {
 
 describe("an identity's rules for QGIS Server", () => {
   it('hides layers and attributes, filters features, and refuses edits to readers', () => {
-    const rules = owsRules(identity({ viewer }), town, '/p/town/town.qgs');
+    const rules = owsRules(identityOf({ viewer }), town, '/p/town/town.qgs');
     assert.deepEqual(rules?.layers, {
       roads: { hidden: ['owner', 'phone'], filter: `("kind" = 'public')` },
       secret: { read: false },
@@ -38,7 +31,7 @@ describe("an identity's rules for QGIS Server", () => {
     assert.equal(rules?.write, false);
     assert.equal(rules?.map, '/p/town/town.qgs');
     assert.match(rules?.key ?? '', /^viewer:/);
-    assert.equal(owsRules(identity({ viewer }, true), town, 'm'), undefined, 'administrators: everything');
+    assert.equal(owsRules(identityOf({ viewer }, { admin: true }), town, 'm'), undefined, 'administrators: everything');
   });
 
   it('grants what any role grants: a layer one role reads, attributes one shows, features one sees', () => {
@@ -50,24 +43,24 @@ describe("an identity's rules for QGIS Server", () => {
         },
       },
     };
-    const rules = owsRules(identity({ viewer, other }), town, 'm');
+    const rules = owsRules(identityOf({ viewer, other }), town, 'm');
     assert.deepEqual(rules?.layers, {
       roads: { hidden: ['phone'], filter: `("kind" = 'public') OR ("owner" = 'ann')` },
     });
     assert.equal(rules?.write, true, 'other may write, and WFS-T is refused only when every role refuses it');
-    const open = owsRules(identity({ viewer, reader: { projects: { '*': { access: 'read' } } } }), town, 'm');
+    const open = owsRules(identityOf({ viewer, reader: { projects: { '*': { access: 'read' } } } }), town, 'm');
     assert.deepEqual(open?.layers, {}, 'a role without rules on the project sees it whole');
   });
 
   it('changes its cache key when what the roles grant changes', () => {
-    const before = owsRules(identity({ viewer }), town, 'm')?.key;
+    const before = owsRules(identityOf({ viewer }), town, 'm')?.key;
     const changed = { ...viewer, projects: { town: { access: 'read' as const } } };
-    assert.notEqual(owsRules(identity({ viewer: changed }), town, 'm')?.key, before);
+    assert.notEqual(owsRules(identityOf({ viewer: changed }), town, 'm')?.key, before);
     assert.equal(encodeOwsRules(undefined), '');
   });
 
   it("compiles a role set's value once per name and project, and again for changed roles", () => {
-    const ann = identity({
+    const ann = identityOf({
       viewer: { projects: { town: { access: 'read', layers: { roads: { filter: '"o" = @steward_user' } } } } },
     });
     const value = owsAccessValue(ann, town, 'm');
@@ -76,7 +69,7 @@ describe("an identity's rules for QGIS Server", () => {
     const bob = { ...ann, name: 'bob' };
     assert.match(inflateSync(Buffer.from(owsAccessValue(bob, town, 'm'), 'base64url')).toString(), /'bob'/);
     assert.notEqual(owsAccessValue(ann, town, 'other'), value);
-    const changed = identity({ viewer });
+    const changed = identityOf({ viewer });
     assert.equal(owsAccessValue(changed, town, 'm'), encodeOwsRules(owsRules(changed, town, 'm')));
   });
 

@@ -1,25 +1,14 @@
 import assert from 'node:assert/strict';
 
+import { identityOf } from '../../test/support/identities.js';
 import { describe, it } from '../../test/support/node-test.js';
-import { Permissions } from '../access/permissions.js';
 import { type RoleDefinition } from '../access/records.js';
-import { type Identity, type IdentityKind } from '../access/service.js';
+import { type Identity } from '../access/service.js';
 import { StewardError } from '../errors.js';
 import { type ProjectRef } from '../storage/project-ref.js';
 import { type CachedProjects, tileRequest, tilesAuthAnswer } from './tiles-access.js';
 
 const TILE = '/GLOBAL_WEBMERCATOR/8/129/92.png';
-
-function identity(roles: RoleDefinition[], kind: IdentityKind = 'token', admin = false): Identity {
-  return {
-    kind,
-    name: 'ann',
-    roles: roles.map((_, index) => `r${index}`),
-    admin,
-    token: null,
-    permissions: new Permissions(admin, roles),
-  };
-}
 
 /** The projects `town` (layers roads, secret, parcels) and `other` (layer roads), each its own app. */
 const cache: CachedProjects = {
@@ -104,7 +93,7 @@ describe('a request to MapProxy as MapProxy routes it', () => {
 
 describe("the tile cache's judgement", () => {
   it('serves a layer readable whole, and refuses hidden, filtered and attribute-hidden ones', async () => {
-    const ann = identity([viewer]);
+    const ann = identityOf({ viewer });
     assert.equal((await judged(`/town/wmts/roads${TILE}`, ann)).status, 204);
     assert.equal((await judged('/town/service?REQUEST=GetMap&LAYERS=roads', ann)).status, 204);
     const hidden = await judged(`/town/tms/1.0.0/secret${TILE}`, ann);
@@ -116,11 +105,13 @@ describe("the tile cache's judgement", () => {
   });
 
   it('refuses capabilities and pages of a project with a layer not readable whole, and the list of apps', async () => {
-    const ann = identity([viewer]);
+    const ann = identityOf({ viewer });
     for (const uri of ['/town/wmts/1.0.0/WMTSCapabilities.xml', '/town/demo/', '/town/', '/town/tms/1.0.0/']) {
       assert.match((await judged(uri, ann)).message, /project "town" has layers this identity may not read whole/, uri);
     }
-    const whole = identity([{ projects: { town: { access: 'read', layers: { elsewhere: { read: false } } } } }]);
+    const whole = identityOf({
+      whole: { projects: { town: { access: 'read', layers: { elsewhere: { read: false } } } } },
+    });
     assert.equal(
       (await judged('/town/wmts/1.0.0/WMTSCapabilities.xml', whole)).status,
       204,
@@ -133,21 +124,21 @@ describe("the tile cache's judgement", () => {
   });
 
   it('refuses projects one may not read, 401 to the anonymous role as QGIS Server does', async () => {
-    const stranger = identity([{ projects: { other: { access: 'read' } } }]);
+    const stranger = identityOf({ stranger: { projects: { other: { access: 'read' } } } });
     assert.match(
       (await judged(`/town/wmts/roads${TILE}`, stranger)).message,
       /"town" names no project this identity may read/,
     );
     assert.equal((await judged(`/nowhere/wmts/roads${TILE}`, stranger)).status, 403);
-    const anonymous = await judged(`/town/wmts/roads${TILE}`, identity([], 'anonymous'));
+    const anonymous = await judged(`/town/wmts/roads${TILE}`, identityOf({}, { kind: 'anonymous' }));
     assert.equal(anonymous.status, 401);
     assert.match(anonymous.message, /^the tile cache needs Authorization: Bearer <token>/);
   });
 
   it('serves administrators, the tile cache token and anyone without access control everything', async () => {
     for (const who of [
-      identity([], 'bootstrap', true),
-      identity([{ projects: { '*': { access: 'read' } } }], 'tile-cache'),
+      identityOf({}, { kind: 'bootstrap', admin: true }),
+      identityOf({ tiles: { projects: { '*': { access: 'read' } } } }, { kind: 'tile-cache' }),
       undefined,
     ]) {
       for (const uri of ['/', `/town/wmts/secret${TILE}`, '/town/demo/', '/nowhere/']) {

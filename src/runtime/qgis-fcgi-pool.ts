@@ -49,6 +49,11 @@ export interface QgisFcgiPoolOptions {
   publicUrl?: string;
   /** Supervises the processes (the launcher's, which logs and counts restarts); one of the pool's own if not given. */
   supervisor?: Supervisor;
+  /**
+   * Whether the pool starts its processes (the default), or only an nginx in front of the
+   * processes another pool runs on `fcgiPorts`, with settings of its own.
+   */
+  startProcesses?: boolean;
 }
 
 /** MapProxy behind nginx's access check: where nginx serves it to clients, and where it listens itself (loopback). */
@@ -185,7 +190,7 @@ export class QgisFcgiPool {
     const ports = options.fcgiPorts;
     const supervisor = options.supervisor ?? new Supervisor();
     const ownSupervisor = supervisor === options.supervisor ? undefined : supervisor;
-    const processes = ports.map((fcgiPort) => {
+    const processes = (options.startProcesses === false ? [] : ports).map((fcgiPort) => {
       const [command, args] = fcgiCommand(fcgiPort, options.program);
       return supervisor.start({ name: `qgis-fcgi:${fcgiPort}`, command, args, env, ...lineListener(options) });
     });

@@ -71,6 +71,7 @@ export async function startTestPool(
     publicUrl?: string;
     requestSettings?: ReadonlyArray<readonly [string, string]>;
     tilesGate?: TilesGate;
+    startProcesses?: boolean;
   } = {},
 ): Promise<QgisFcgiPool> {
   return QgisFcgiPool.start({
@@ -86,6 +87,7 @@ export async function startTestPool(
     ...(options.publicUrl !== undefined && { publicUrl: options.publicUrl }),
     ...(options.requestSettings && { requestSettings: options.requestSettings }),
     ...(options.tilesGate && { tilesGate: options.tilesGate }),
+    ...(options.startProcesses !== undefined && { startProcesses: options.startProcesses }),
   });
 }
 
