@@ -96,13 +96,16 @@ describe('the tile cache behind nginx that asks Steward about each request', () 
       }
     }
     const roles = {
-      viewer: { guarded: { access: 'read', layers: { lines: { read: false }, points: { filter: '1 = 1' } } } },
-      attributes: { guarded: { access: 'read', layers: { polygons: { hidden_attributes: ['fid'] } } } },
-      whole: { guarded: { access: 'read', layers: { elsewhere_only: { read: false } } } },
-      stranger: { elsewhere: { access: 'read' } },
+      viewer: {
+        projects: { guarded: { access: 'read', layers: { lines: { read: false }, points: { filter: '1 = 1' } } } },
+      },
+      attributes: { projects: { guarded: { access: 'read', layers: { polygons: { hidden_attributes: ['fid'] } } } } },
+      whole: { projects: { guarded: { access: 'read', layers: { elsewhere_only: { read: false } } } } },
+      stranger: { projects: { elsewhere: { access: 'read' } } },
+      maps: { projects: { guarded: { access: 'read' } }, services: { WMTS: false } },
     };
-    for (const [role, projects] of Object.entries(roles)) {
-      assert.equal((await admin('PUT', `/api/roles/${role}`, { projects })).status, 201);
+    for (const [role, definition] of Object.entries(roles)) {
+      assert.equal((await admin('PUT', `/api/roles/${role}`, definition)).status, 201);
       const made = await admin('POST', '/api/tokens', { name: role, roles: [role] });
       tokens[role] = (made.body as { token: string }).token;
     }
@@ -143,6 +146,18 @@ describe('the tile cache behind nginx that asks Steward about each request', () 
     assert.match((await judged(tilePath('points'), 'viewer')).body, /is filtered for this identity/);
     assert.equal((await fetched(tilePath('polygons'), 'attributes')).status, 403);
     assert.match((await judged(tilePath('polygons'), 'attributes')).body, /has attributes hidden from this identity/);
+  });
+
+  it("refuses the tile services a role's rules refuse, and serves its maps", async () => {
+    for (const path of [
+      tilePath('polygons'),
+      `/guarded/tms/1.0.0/polygons/GLOBAL_WEBMERCATOR/${z}/${x}/${2 ** z - 1 - y}.png`,
+    ])
+      assert.equal((await fetched(path, 'maps')).status, 403, path);
+    assert.match((await judged(tilePath('polygons'), 'maps')).body, /WMTS is refused to this identity/);
+    const map = await fetched(wmsMap('polygons'), 'maps');
+    assert.equal(map.status, 200);
+    assert.deepEqual([...map.body.subarray(1, 4)], [0x50, 0x4e, 0x47], 'a PNG');
   });
 
   it('shows capabilities and the list of projects only to those who may see every layer they list', async () => {

@@ -135,6 +135,39 @@ describe("the tile cache's judgement", () => {
     assert.match(anonymous.message, /^the tile cache needs Authorization: Bearer <token>/);
   });
 
+  it("refuses the services a role's rules refuse, whichever way MapProxy is asked", async () => {
+    const limited = (services: RoleDefinition['services']) =>
+      identityOf({ limited: { projects: { town: { access: 'read' } }, services } });
+    const noTiles = limited({ WMTS: false });
+    for (const uri of [
+      `/town/wmts/roads${TILE}`,
+      `/town/tms/1.0.0/roads/GLOBAL_WEBMERCATOR/8/129/92.png`,
+      `/town/tiles/roads/GLOBAL_WEBMERCATOR/8/129/92.png`,
+      `/town/kml/roads/8/129/92.kml`,
+      '/town/service?SERVICE=WMTS&REQUEST=GetTile&LAYER=roads',
+      '/town/service?service=wms&SERVICE=wmts&REQUEST=GetTile&LAYER=roads',
+    ]) {
+      assert.deepEqual(await judged(uri, noTiles), { status: 403, message: 'WMTS is refused to this identity' }, uri);
+    }
+    assert.equal((await judged('/town/service?REQUEST=GetMap&LAYERS=roads', noTiles)).status, 204);
+    const noMaps = limited({ WMS: false });
+    for (const uri of [
+      '/town/service?REQUEST=GetMap&LAYERS=roads',
+      '/town/wms?SERVICE=WMS&REQUEST=GetMap&LAYERS=roads',
+    ])
+      assert.equal((await judged(uri, noMaps)).message, 'WMS is refused to this identity', uri);
+    assert.equal((await judged(`/town/wmts/roads${TILE}`, noMaps)).status, 204);
+    const noInfo = limited({ GetFeatureInfo: false });
+    for (const uri of [
+      '/town/service?REQUEST=GetFeatureInfo&QUERY_LAYERS=roads&LAYERS=roads',
+      '/town/service?REQUEST=GetMap&request=GetFeatureInfo&LAYERS=roads',
+      '/town/wmts/roads/GLOBAL_WEBMERCATOR/8/129/92/10/20.html',
+    ]) {
+      assert.equal((await judged(uri, noInfo)).message, 'GetFeatureInfo is refused to this identity', uri);
+    }
+    assert.equal((await judged(`/town/wmts/roads${TILE}`, noInfo)).status, 204);
+  });
+
   it('serves administrators, the tile cache token and anyone without access control everything', async () => {
     for (const who of [
       identityOf({}, { kind: 'bootstrap', admin: true }),

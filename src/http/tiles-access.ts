@@ -4,7 +4,8 @@
  * serves each project at `/<app>/` (TileCacheService.appName) and fills its tiles with the tile
  * cache token, which reads every layer whole: a layer's tiles are drawn once, for everyone.
  */
-import { owsLayerRules } from '../access/ows-rules.js';
+import { owsLayerRules, owsServicesOf } from '../access/ows-rules.js';
+import { type OwsService } from '../access/records.js';
 import { type Identity } from '../access/service.js';
 import { type ProjectRef } from '../storage/project-ref.js';
 import { queryOf, refused, single } from './ows-access.js';
@@ -35,6 +36,10 @@ const LAYER_OPERATIONS: ReadonlySet<string> = new Set([
 ]);
 /** A tile's path ends so (`.../z/x/y.png`), and a RESTful WMTS feature info's (`.../z/x/y/i/j.html`). */
 const TILE_PATH = /\/-?\d+\/-?\d+\/-?\d+\.\w+$/;
+/** MapProxy's handlers of tiles (TMS, RESTful WMTS and KML): a role's `WMTS` rule is theirs. */
+const TILE_HANDLERS: ReadonlySet<string> = new Set(['tiles', 'tms', 'wmts', 'kml']);
+/** A RESTful WMTS feature info's path ends so (`.../z/x/y/i/j.html`). */
+const FEATURE_INFO_PATH = /\/-?\d+\/-?\d+\/-?\d+\/-?\d+\/-?\d+\.\w+$/;
 /** The parameters naming layers: WMS's LAYERS and QUERY_LAYERS, LAYER of GetLegendGraphic and WMTS. */
 const LAYER_PARAMETERS = ['LAYER', 'LAYERS', 'QUERY_LAYERS'];
 
@@ -49,6 +54,8 @@ export interface TileRequest {
    * capabilities document, the demo, an app's page or anything else may show every layer.
    */
   namedOnly: boolean;
+  /** The services and operations a role may be refused that the request could be served as. */
+  services: OwsService[];
 }
 
 /**
@@ -70,6 +77,21 @@ function parameterNames(query: Map<string, string[]>): string[] {
   });
 }
 
+/**
+ * The services a request to MapProxy's `handler` could be served as: a KVP request's every
+ * SERVICE (WMS when none, as MapProxy defaults) with every REQUEST, since MapProxy takes one of
+ * them; the tile handlers' WMTS, and GetFeatureInfo for a RESTful WMTS feature info.
+ */
+function servicesOf(handler: string, rest: string, query: Map<string, string[]>): OwsService[] {
+  if (KVP_HANDLERS.has(handler)) {
+    const services = query.get('SERVICE') ?? ['WMS'];
+    const operations = query.get('REQUEST') ?? [''];
+    return services.flatMap((service) => operations.flatMap((operation) => owsServicesOf(service, operation)));
+  }
+  if (!TILE_HANDLERS.has(handler)) return [];
+  return handler === 'wmts' && FEATURE_INFO_PATH.test(rest) ? ['WMTS', 'GetFeatureInfo'] : ['WMTS'];
+}
+
 /** `uri` (nginx's X-Original-URI) as MapProxy's multiapp and its services route it. */
 export function tileRequest(uri: string): TileRequest {
   const path = wsgiPath(uri).replace(/^\/+/, '');
@@ -85,7 +107,7 @@ export function tileRequest(uri: string): TileRequest {
     (PATH_HANDLERS.has(handler) && TILE_PATH.test(rest));
   const segments = rest.split('/').filter((segment) => segment !== '');
   const names = new Set([...segments, ...parameterNames(query)].filter((name) => name !== ''));
-  return { app, names, namedOnly };
+  return { app, names, namedOnly, services: servicesOf(handler, rest, query) };
 }
 
 /** Why `identity` may not have `layer` of `ref` from the tile cache; undefined when it may read it whole. */
@@ -103,7 +125,7 @@ function layerRefusal(identity: Identity, ref: ProjectRef, layer: string): strin
  * Judges `identity`'s request `uri` to MapProxy (nginx's X-Original-URI); throws the refusal
  * (401 for the anonymous role, as QGIS Server's check). Administrators, the tile cache token and
  * anyone without access control get everything. Otherwise the app's project must be readable;
- * every layer the request names must be readable whole (no feature filter, no hidden attribute);
+ * the services the request could be served as not refused to the identity; every layer the request names must be readable whole (no feature filter, no hidden attribute);
  * and a request that may show every layer (capabilities, the demo) needs every layer of the
  * project so, while the root's list of the apps is for administrators.
  */
@@ -119,6 +141,8 @@ export async function tilesAuthAnswer(
   const refs = (await cache?.projectsOfApp(request.app)) ?? [];
   if (refs.length === 0 || refs.some((ref) => !identity.permissions.may(ref, 'read')))
     throw refused(identity, `"${request.app.slice(0, 80)}" names no project this identity may read`, SERVER);
+  const refusedService = request.services.find((service) => !identity.permissions.service(service));
+  if (refusedService !== undefined) throw refused(identity, `${refusedService} is refused to this identity`, SERVER);
   for (const ref of refs) {
     for (const name of request.names) {
       const why = layerRefusal(identity, ref, name);
