@@ -396,6 +396,17 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
       assert.deepEqual(kept(), [second.split('/').pop()]);
       await publish(projectReading(desktop, second), 200);
       assert.deepEqual(kept(), [second.split('/').pop()], 'the stored project reads it');
+      // Another project reading the revision's files keeps it too, until it is removed.
+      const other = await fetch(`${brief.api.url}/api/projects/other/archive`, {
+        method: 'PUT',
+        body: projectReading(desktop, second),
+      });
+      assert.equal(other.status, 201, await other.text());
+      await publish(projectReading(desktop, desktop), 200);
+      assert.deepEqual(kept(), [second.split('/').pop()], 'another project reads it');
+      const otherCheck = (await brief.call('GET', '/api/projects/other/check')).body as Check;
+      assert.equal(otherCheck.status, 'ok', JSON.stringify(otherCheck));
+      assert.equal((await brief.call('DELETE', '/api/projects/other')).status, 200);
       await publish(projectReading(desktop, desktop), 200);
       assert.ok(!existsSync(join(root, 'brief')), 'no revision is read any more: none is left, nor their folder');
       const check = (await brief.call('GET', '/api/projects/brief/check')).body as Check;

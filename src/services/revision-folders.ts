@@ -1,8 +1,8 @@
 /**
  * The revision folders of a project's data in the upload root (`<root>/<project>/<revision>/`, one
  * per published bundle, docs/publishing.md). Once a publish has stored the project, the project's
- * earlier revisions that neither the stored project nor any version its history keeps names are
- * removed: a restore of a kept version never finds its files gone, and a revision goes at the
+ * earlier revisions that neither the stored project, nor any version its history keeps, nor a
+ * style, nor another project names are removed: a restore of a kept version never finds its files gone, and a revision goes at the
  * first publish after history has forgotten the last version that read it. A project removed
  * takes its revisions with it, as it takes its history.
  */
@@ -14,6 +14,7 @@ import { BadRequest } from '../errors.js';
 import { removeIfEmpty } from '../storage/made-folders.js';
 import { projectKey, type ProjectRef, type ProjectStore } from '../storage/project-store.js';
 import { decodeEachOfChain } from '../storage/version-codec.js';
+import { DEFAULT_SCHEMA } from './projects.js';
 
 /** Revision folders: `20261205T130301Z-1a2b3c`, the upload's UTC time and a random suffix. */
 const REVISION = /^\d{8}T\d{6}Z-[0-9a-f]{6}$/;
@@ -30,33 +31,71 @@ export function newRevision(): string {
   return `${stamp}-${randomBytes(3).toString('hex')}`;
 }
 
-/**
- * Of `revisions`, those that neither the stored project nor a version of its history names. The
- * versions are read newest first, a chain at a time, until each revision is found named.
- */
-async function unnamed(store: ProjectStore, ref: ProjectRef, revisions: string[]): Promise<string[]> {
-  const left = new Set(revisions);
-  const nameAll = (content: Uint8Array): boolean => {
-    const bytes = Buffer.from(content.buffer, content.byteOffset, content.byteLength);
-    for (const revision of left) if (bytes.includes(revision)) left.delete(revision);
-    return left.size === 0;
-  };
+/** Takes the revisions `content` names out of `left`; whether none is left. */
+function takeNamed(left: Set<string>, content: Uint8Array | string): boolean {
+  const text =
+    typeof content === 'string' ? content : Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+  for (const revision of left) if (text.includes(revision)) left.delete(revision);
+  return left.size === 0;
+}
+
+/** Whether the stored project or a version of its history names every revision of `left` (taken out as found): newest first, a chain at a time. */
+async function namedByProject(store: ProjectStore, ref: ProjectRef, left: Set<string>): Promise<boolean> {
   const stored = await store.read(ref);
-  if (stored && nameAll(stored.content)) return [];
+  if (stored && takeNamed(left, stored.content)) return true;
   const project = projectKey(ref);
   for (let id = (await store.versions.latest(ref))?.id; id !== undefined && id > 0;) {
     const chain = await store.versions.chain(ref, id);
     if (chain.length === 0) break;
-    for (const content of decodeEachOfChain(project, chain)) if (nameAll(content)) return [];
+    for (const content of decodeEachOfChain(project, chain)) if (takeNamed(left, content)) return true;
     id = (chain[0]?.id ?? 0) - 1;
   }
-  return [...left];
+  return false;
+}
+
+/** Whether a style of `ref` names every revision of `left` (taken out as found). */
+async function namedByStyles(store: ProjectStore, ref: ProjectRef, left: Set<string>): Promise<boolean> {
+  for (const name of await store.styles.names(ref)) {
+    const qml = await store.styles.read(ref, name);
+    if (qml !== undefined && takeNamed(left, qml)) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether another stored project of `ref`'s schema or the default one, or a style of one, names
+ * every revision of `left` (taken out as found): any project may read the upload root's files.
+ */
+async function namedElsewhere(store: ProjectStore, ref: ProjectRef, left: Set<string>): Promise<boolean> {
+  for (const schema of new Set([ref.schema, DEFAULT_SCHEMA])) {
+    for (const name of await store.list(schema)) {
+      const other = { name, schema };
+      if (name === ref.name && schema === ref.schema) continue;
+      const stored = await store.read(other);
+      if (stored && takeNamed(left, stored.content)) return true;
+      if (await namedByStyles(store, other, left)) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Of `revisions`, those that nothing names: neither the stored project, nor a version of its
+ * history, nor its styles, nor another project or its styles.
+ */
+async function unnamed(store: ProjectStore, ref: ProjectRef, revisions: string[]): Promise<string[]> {
+  const left = new Set(revisions);
+  const named =
+    (await namedByProject(store, ref, left)) ||
+    (await namedByStyles(store, ref, left)) ||
+    (await namedElsewhere(store, ref, left));
+  return named ? [] : [...left];
 }
 
 /**
  * Removes the revision folders in `folder` (the project's folder of the upload root) made no later
  * than `current` (the revision just published, by its time to the second; undefined: all of them)
- * that nothing names, then the folder itself if that leaves it empty; the revisions removed. Under
+ * that nothing names (unnamed), then the folder itself if that leaves it empty; the revisions removed. Under
  * the project's lock, so that an upload storing its revision meanwhile either is named by the
  * stored project already or finds its revision gone as it stores it (and is refused).
  */
