@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -17,6 +17,33 @@ import { type Stack, startStack } from './support/stack.js';
 
 const ADMIN = 'field-values-administrator';
 const FEATURES = 1200;
+/** Rows of the CSV layer whose reading takes some 20 s or more: far longer than the wait for its worker to go. */
+const LONG_READ_ROWS = 5_000_000;
+
+/** The GDAL worker processes of this process (src/gdal/gdal-child.ts), whose Steward runs in it. */
+function gdalWorkers(): number[] {
+  const children = readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').trim();
+  return children
+    .split(/\s+/)
+    .filter((pid) => pid !== '')
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('gdal-child-main');
+      } catch {
+        return false;
+      }
+    });
+}
+
+/** Until `condition` holds, at most `ms`; whether it did. */
+async function within(ms: number, condition: () => boolean): Promise<boolean> {
+  for (const deadline = Date.now() + ms; Date.now() < deadline;) {
+    if (condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return condition();
+}
 
 /** The rows ogr2ogr writes for an OGR SQL statement over the GeoPackage, as CSV without its heading. */
 function ogrSql(gpkg: string, sql: string): string[][] {
@@ -118,6 +145,28 @@ describe("a vector layer's field values over every feature, as GDAL reads them",
       const answer = await get(`/layers/places/fields/kind/values?limit=${limit}`);
       assert.equal(answer.status, 400, limit);
     }
+  });
+
+  test('stops reading once the client closes its connection', async () => {
+    const csv = join(dir, 'long.csv');
+    const rows = Array.from({ length: LONG_READ_ROWS }, (_, row) => `${row % 90},${row % 45},k${row % 5}\n`);
+    writeFileSync(csv, `x,y,kind\n${rows.join('')}`);
+    const layer = { type: 'vector', name: 'long', datasource: csv, crs: 'EPSG:4326' };
+    assert.equal((await apiCall(stack.api.url, 'POST', '/api/projects/field/layers', layer, ADMIN)).status, 201);
+    const client = new AbortController();
+    const request = fetch(`${stack.api.url}/api/projects/field/layers/long/fields/kind/values`, {
+      headers: { authorization: `Bearer ${ADMIN}` },
+      signal: client.signal,
+    }).catch((error: unknown) => error);
+    let reading: number[] = [];
+    assert.ok(await within(10_000, () => (reading = gdalWorkers()).length > 0), 'a GDAL worker reads the layer');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    client.abort();
+    assert.ok((await request) instanceof Error);
+    assert.ok(
+      await within(5000, () => reading.every((pid) => !gdalWorkers().includes(pid))),
+      `the workers reading (${reading.join(', ')}) are gone within 5 s, long before the read would end`,
+    );
   });
 
   test("refuses an identity whose roles filter the layer's features, not one they leave it whole", async () => {

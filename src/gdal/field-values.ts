@@ -100,10 +100,15 @@ function valuesOf(layer: gdal.Layer, field: string, limit: number): FieldValues 
   return { type, values, truncated, ...(numeric && values.length > 0 && { min, max }) };
 }
 
-/** `readFieldValues` in a GDAL worker process, at the API's priority: a client waits for it. */
-export async function fieldValuesOffLoop(source: GdalSource, field: string, limit: number): Promise<FieldValues> {
+/** `readFieldValues` in a GDAL worker process, at the API's priority: a client waits for it; killed once `signal` aborts. */
+export async function fieldValuesOffLoop(
+  source: GdalSource,
+  field: string,
+  limit: number,
+  signal?: AbortSignal,
+): Promise<FieldValues> {
   return (await runGdalTask(
     { kind: 'field-values', source, field, limit },
-    { priority: 'interactive' },
+    { priority: 'interactive', ...(signal && { signal }) },
   )) as FieldValues;
 }

@@ -47,9 +47,16 @@ export class FieldQueries {
 
   /**
    * At most `limit` distinct values of `field`, and its minimum and maximum when numeric: 422 for a
-   * raster or a layer GDAL does not read, 404 (`field_not_found`) for a field its source lacks.
+   * raster or a layer GDAL does not read, 404 (`field_not_found`) for a field its source lacks; the
+   * reading stops once `signal` aborts.
    */
-  async values(ref: ProjectRef, name: string, field: string, limit: number): Promise<FieldValues> {
-    return fieldValuesOffLoop(await this.vectorSource(ref, name, 'values'), field, limit);
+  async values(
+    ref: ProjectRef,
+    name: string,
+    field: string,
+    limit: number,
+    signal?: AbortSignal,
+  ): Promise<FieldValues> {
+    return fieldValuesOffLoop(await this.vectorSource(ref, name, 'values'), field, limit, signal);
   }
 }

@@ -10,6 +10,7 @@ import { type FeatureQueries } from '../../services/feature-queries.js';
 import { type FieldQueries } from '../../services/field-queries.js';
 import { type MapService } from '../../services/maps.js';
 import { type ProjectRef } from '../../storage/project-ref.js';
+import { clientGoneSignal } from '../client-gone.js';
 import { owsAccessParams } from '../ows-access.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses, LayerParams, SchemaQuery } from '../schemas.js';
@@ -197,7 +198,7 @@ export function layerFeatureRoutes(
           response: { 200: FieldValueList, ...errorResponses },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const { project, params, query } = request;
         checkWholeLayer(request.identity, project, params.layer, params.field);
         return fieldQueries.values(
@@ -205,6 +206,7 @@ export function layerFeatureRoutes(
           params.layer,
           params.field,
           boundedOf('limit', query.limit, DEFAULT_VALUES, MAX_VALUES),
+          clientGoneSignal(reply, 'reading the field'),
         );
       },
     );
