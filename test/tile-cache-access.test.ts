@@ -63,149 +63,157 @@ describe('the tile cache behind nginx that checks tokens', () => {
   });
 });
 
-describe('the tile cache behind nginx that asks Steward about each request', () => {
-  let cs: CacheStack;
-  const tokens: Record<string, string> = {};
-  const { z, x, y } = POLYGON_TILE;
-  const tilePath = (layer: string) => `/guarded/wmts/${layer}/GLOBAL_WEBMERCATOR/${z}/${x}/${y}.png`;
-  const wmsMap = (layers: string) =>
-    `/guarded/service?SERVICE=WMS&VERSION=1.3.0&REQUEST=GetMap&LAYERS=${layers}&STYLES=&CRS=EPSG:3857&BBOX=0,5000000,500000,5500000&WIDTH=64&HEIGHT=64&FORMAT=image/png`;
-  /** `path` of MapProxy through nginx as `who` (a role's token, `admin`, or nobody). */
-  const fetched = async (path: string, who?: string): Promise<{ status: number; body: Buffer }> => {
-    const token = who === 'admin' ? TOKEN : who === undefined ? undefined : tokens[who];
-    const headers = token === undefined ? undefined : { authorization: `Bearer ${token}` };
-    const response = await fetch(`${cs.tilesUrl}${path}`, { headers });
-    return { status: response.status, body: Buffer.from(await response.arrayBuffer()) };
-  };
-  /** The API's own answer to nginx's question about `path` for `who`. */
-  const judged = (path: string, who?: string) =>
-    fetch(`${cs.stack.api.url}/api/auth/tiles`, {
-      headers: { 'x-original-uri': path, ...(who && { authorization: `Bearer ${tokens[who]}` }) },
-    }).then(async (response) => ({ status: response.status, body: await response.text() }));
-
-  before(async () => {
-    const data = makeFixtures();
-    cs = await startCacheStack({ apiToken: TOKEN, dataRoots: [data.dir] });
-    const admin = (method: string, path: string, body?: unknown) =>
-      apiCall(cs.stack.api.url, method, path, body, TOKEN);
-    for (const project of ['guarded', 'elsewhere']) {
-      assert.equal((await admin('POST', '/api/projects', { name: project, author: 'a' })).status, 201);
-      for (const layer of ['polygons', 'lines', 'points']) {
-        const body = { ...polygonsLayer(data), name: layer, datasource: `${data.geopackage}|layername=${layer}` };
-        assert.equal((await admin('POST', `/api/projects/${project}/layers`, body)).status, 201);
-      }
-    }
-    const roles = {
-      viewer: {
-        projects: { guarded: { access: 'read', layers: { lines: { read: false }, points: { filter: '1 = 1' } } } },
-      },
-      attributes: { projects: { guarded: { access: 'read', layers: { polygons: { hidden_attributes: ['fid'] } } } } },
-      whole: { projects: { guarded: { access: 'read', layers: { elsewhere_only: { read: false } } } } },
-      stranger: { projects: { elsewhere: { access: 'read' } } },
-      maps: { projects: { guarded: { access: 'read' } }, services: { WMTS: false } },
+for (const storage of ['filesystem', 'postgresql'] as const)
+  describe(`the tile cache behind nginx that asks Steward about each request (${storage} storage)`, () => {
+    // MapProxy serves a project at /<project>/, and at /<schema>_<project>/ with projects in PostgreSQL.
+    const app = (project: string): string => (storage === 'postgresql' ? `public_${project}` : project);
+    const [guardedApp, elsewhereApp] = [app('guarded'), app('elsewhere')];
+    let cs: CacheStack;
+    const tokens: Record<string, string> = {};
+    const { z, x, y } = POLYGON_TILE;
+    const tilePath = (layer: string) => `/${guardedApp}/wmts/${layer}/GLOBAL_WEBMERCATOR/${z}/${x}/${y}.png`;
+    const wmsMap = (layers: string) =>
+      `/${guardedApp}/service?SERVICE=WMS&VERSION=1.3.0&REQUEST=GetMap&LAYERS=${layers}&STYLES=&CRS=EPSG:3857&BBOX=0,5000000,500000,5500000&WIDTH=64&HEIGHT=64&FORMAT=image/png`;
+    /** `path` of MapProxy through nginx as `who` (a role's token, `admin`, or nobody). */
+    const fetched = async (path: string, who?: string): Promise<{ status: number; body: Buffer }> => {
+      const token = who === 'admin' ? TOKEN : who === undefined ? undefined : tokens[who];
+      const headers = token === undefined ? undefined : { authorization: `Bearer ${token}` };
+      const response = await fetch(`${cs.tilesUrl}${path}`, { headers });
+      return { status: response.status, body: Buffer.from(await response.arrayBuffer()) };
     };
-    for (const [role, definition] of Object.entries(roles)) {
-      assert.equal((await admin('PUT', `/api/roles/${role}`, definition)).status, 201);
-      const made = await admin('POST', '/api/tokens', { name: role, roles: [role] });
-      tokens[role] = (made.body as { token: string }).token;
-    }
-  });
-  after(async () => {
-    await cs?.stop();
-  });
+    /** The API's own answer to nginx's question about `path` for `who`. */
+    const judged = (path: string, who?: string) =>
+      fetch(`${cs.stack.api.url}/api/auth/tiles`, {
+        headers: { 'x-original-uri': path, ...(who && { authorization: `Bearer ${tokens[who]}` }) },
+      }).then(async (response) => ({ status: response.status, body: await response.text() }));
 
-  it('asks for a token, as before QGIS Server, and refuses projects the identity may not read', async () => {
-    assert.equal((await fetched(tilePath('polygons'))).status, 401);
-    const anonymous = await judged(tilePath('polygons'));
-    assert.equal(anonymous.status, 401);
-    assert.equal((JSON.parse(anonymous.body) as { code: string }).code, 'token_missing');
-    assert.equal((await fetched(tilePath('polygons'), 'stranger')).status, 403);
-    assert.match(
-      (await judged(tilePath('polygons'), 'stranger')).body,
-      /\\"guarded\\" names no project this identity may read/,
-    );
-    const elsewhere = await fetched(tilePath('polygons').replace('/guarded/', '/elsewhere/'), 'stranger');
-    assert.equal(elsewhere.status, 200);
-  });
-
-  it('serves a readable layer as a PNG tile, and refuses hidden, filtered and attribute-hidden layers', async () => {
-    const tile = await cs.tile('guarded', 'polygons', POLYGON_TILE, tokens['viewer']);
-    assert.deepEqual(tile.pixel(128, 128), [229, 182, 54, 255]);
-    const png = await fetched(tilePath('polygons'), 'viewer');
-    assert.deepEqual([...png.body.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'PNG signature');
-    assert.equal((await fetched(wmsMap('polygons'), 'viewer')).status, 200);
-    for (const path of [
-      tilePath('lines'),
-      tilePath('points'),
-      `/guarded/tms/1.0.0/lines/GLOBAL_WEBMERCATOR/${z}/${x}/${2 ** z - 1 - y}.png`,
-      wmsMap('polygons,lines'),
-    ]) {
-      assert.equal((await fetched(path, 'viewer')).status, 403, path);
-    }
-    assert.match((await judged(tilePath('lines'), 'viewer')).body, /layer \\"lines\\" is hidden from this identity/);
-    assert.match((await judged(tilePath('points'), 'viewer')).body, /is filtered for this identity/);
-    assert.equal((await fetched(tilePath('polygons'), 'attributes')).status, 403);
-    assert.match((await judged(tilePath('polygons'), 'attributes')).body, /has attributes hidden from this identity/);
-  });
-
-  it("refuses the tile services a role's rules refuse, and serves its maps", async () => {
-    for (const path of [
-      tilePath('polygons'),
-      `/guarded/tms/1.0.0/polygons/GLOBAL_WEBMERCATOR/${z}/${x}/${2 ** z - 1 - y}.png`,
-    ])
-      assert.equal((await fetched(path, 'maps')).status, 403, path);
-    assert.match((await judged(tilePath('polygons'), 'maps')).body, /WMTS is refused to this identity/);
-    const map = await fetched(wmsMap('polygons'), 'maps');
-    assert.equal(map.status, 200);
-    assert.deepEqual([...map.body.subarray(1, 4)], [0x50, 0x4e, 0x47], 'a PNG');
-  });
-
-  it('shows capabilities and the list of projects only to those who may see every layer they list', async () => {
-    const capabilities = '/guarded/wmts/1.0.0/WMTSCapabilities.xml';
-    for (const path of [capabilities, '/guarded/service?SERVICE=WMS&REQUEST=GetCapabilities', '/guarded/demo/'])
-      assert.equal((await fetched(path, 'viewer')).status, 403, path);
-    const whole = await fetched(capabilities, 'whole');
-    assert.equal(whole.status, 200);
-    assert.match(whole.body.toString(), /<ows:Identifier>lines<\/ows:Identifier>/);
-    assert.equal((await fetched('/', 'whole')).status, 403);
-    const listing = await fetched('/', 'admin');
-    assert.equal(listing.status, 200);
-    assert.match(listing.body.toString(), /elsewhere/);
-  });
-
-  it('gives administrators and the tile cache token every tile', async () => {
-    for (const layer of ['polygons', 'lines', 'points']) {
-      assert.equal((await fetched(tilePath(layer), 'admin')).status, 200, layer);
-      const response = await fetch(`${cs.tilesUrl}${tilePath(layer)}`, {
-        headers: { authorization: `Bearer ${tileCacheToken(TOKEN)}` },
-      });
-      assert.equal(response.status, 200, layer);
-    }
-  });
-
-  it('refuses the ways round the check a client could try', async () => {
-    // Each names the hidden layer `lines`, or may list it: none may answer with it.
-    for (const path of [
-      `/guarded/wmts/1.0.0/WMTSCapabilities.xml?REQUEST=GetTile&LAYER=polygons`,
-      `/guarded/service?REQUEST=GetMap&REQUEST=GetCapabilities&LAYERS=polygons`,
-      `//guarded/wmts/1.0.0/WMTSCapabilities.xml`,
-      `/gu%61rded/wmts/%6Cines/GLOBAL_WEBMERCATOR/${z}/${x}/${y}.png`,
-      `/guarded%2Fwmts%2F1.0.0%2FWMTSCapabilities.xml`,
-      `/guarded/tms/1.0.0/`,
-      `/guarded/tms/1.0.0/lines/GLOBAL_WEBMERCATOR`,
-      `/guarded/tiles/lines/GLOBAL_WEBMERCATOR/${z}/${x}/${y}.png`,
-      `/guarded/service?SERVICE=WMTS&REQUEST=GetTile&LAYER=lines&STYLE=&TILEMATRIXSET=GLOBAL_WEBMERCATOR&TILEMATRIX=${z}&TILEROW=${y}&TILECOL=${x}&FORMAT=image/png`,
-      `/guarded/service?SERVICE=WMS&REQUEST=GetLegendGraphic&LAYER=lines&FORMAT=image/png`,
-      `/guarded/service?SERVICE=WMS&request=GetMap&layers=polygons&LAYERS=lines&STYLES=&CRS=EPSG:3857&BBOX=0,5000000,500000,5500000&WIDTH=64&HEIGHT=64&FORMAT=image/png`,
-      `/guarded/`,
-    ]) {
-      const { status } = await fetched(path, 'viewer');
-      assert.equal(status, 403, path);
-    }
-    // MapProxy would take a client's X-Script-Name off the path: nginx sends none.
-    const response = await fetch(`${cs.tilesUrl}/elsewhere/guarded/wmts/1.0.0/WMTSCapabilities.xml`, {
-      headers: { authorization: `Bearer ${tokens['stranger']}`, 'x-script-name': '/elsewhere' },
+    before(async () => {
+      const data = makeFixtures();
+      cs = await startCacheStack({ apiToken: TOKEN, dataRoots: [data.dir] }, {}, {}, storage);
+      const admin = (method: string, path: string, body?: unknown) =>
+        apiCall(cs.stack.api.url, method, path, body, TOKEN);
+      for (const project of ['guarded', 'elsewhere']) {
+        assert.equal((await admin('POST', '/api/projects', { name: project, author: 'a' })).status, 201);
+        for (const layer of ['polygons', 'lines', 'points']) {
+          const body = { ...polygonsLayer(data), name: layer, datasource: `${data.geopackage}|layername=${layer}` };
+          assert.equal((await admin('POST', `/api/projects/${project}/layers`, body)).status, 201);
+        }
+      }
+      const roles = {
+        viewer: {
+          projects: { guarded: { access: 'read', layers: { lines: { read: false }, points: { filter: '1 = 1' } } } },
+        },
+        attributes: { projects: { guarded: { access: 'read', layers: { polygons: { hidden_attributes: ['fid'] } } } } },
+        whole: { projects: { guarded: { access: 'read', layers: { elsewhere_only: { read: false } } } } },
+        stranger: { projects: { elsewhere: { access: 'read' } } },
+        maps: { projects: { guarded: { access: 'read' } }, services: { WMTS: false } },
+      };
+      for (const [role, definition] of Object.entries(roles)) {
+        assert.equal((await admin('PUT', `/api/roles/${role}`, definition)).status, 201);
+        const made = await admin('POST', '/api/tokens', { name: role, roles: [role] });
+        tokens[role] = (made.body as { token: string }).token;
+      }
     });
-    assert.equal(response.status, 404, 'MapProxy saw the path nginx was asked about');
+    after(async () => {
+      await cs?.stop();
+    });
+
+    it('asks for a token, as before QGIS Server, and refuses projects the identity may not read', async () => {
+      assert.equal((await fetched(tilePath('polygons'))).status, 401);
+      const anonymous = await judged(tilePath('polygons'));
+      assert.equal(anonymous.status, 401);
+      assert.equal((JSON.parse(anonymous.body) as { code: string }).code, 'token_missing');
+      assert.equal((await fetched(tilePath('polygons'), 'stranger')).status, 403);
+      assert.match(
+        (await judged(tilePath('polygons'), 'stranger')).body,
+        new RegExp(`\\\\"${guardedApp}\\\\" names no project this identity may read`),
+      );
+      const elsewhere = await fetched(tilePath('polygons').replace(`/${guardedApp}/`, `/${elsewhereApp}/`), 'stranger');
+      assert.equal(elsewhere.status, 200);
+    });
+
+    it('serves a readable layer as a PNG tile, and refuses hidden, filtered and attribute-hidden layers', async () => {
+      const tile = await cs.tile(guardedApp, 'polygons', POLYGON_TILE, tokens['viewer']);
+      assert.deepEqual(tile.pixel(128, 128), [229, 182, 54, 255]);
+      const png = await fetched(tilePath('polygons'), 'viewer');
+      assert.deepEqual([...png.body.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'PNG signature');
+      assert.equal((await fetched(wmsMap('polygons'), 'viewer')).status, 200);
+      for (const path of [
+        tilePath('lines'),
+        tilePath('points'),
+        `/${guardedApp}/tms/1.0.0/lines/GLOBAL_WEBMERCATOR/${z}/${x}/${2 ** z - 1 - y}.png`,
+        wmsMap('polygons,lines'),
+      ]) {
+        assert.equal((await fetched(path, 'viewer')).status, 403, path);
+      }
+      assert.match((await judged(tilePath('lines'), 'viewer')).body, /layer \\"lines\\" is hidden from this identity/);
+      assert.match((await judged(tilePath('points'), 'viewer')).body, /is filtered for this identity/);
+      assert.equal((await fetched(tilePath('polygons'), 'attributes')).status, 403);
+      assert.match((await judged(tilePath('polygons'), 'attributes')).body, /has attributes hidden from this identity/);
+    });
+
+    it("refuses the tile services a role's rules refuse, and serves its maps", async () => {
+      for (const path of [
+        tilePath('polygons'),
+        `/${guardedApp}/tms/1.0.0/polygons/GLOBAL_WEBMERCATOR/${z}/${x}/${2 ** z - 1 - y}.png`,
+      ])
+        assert.equal((await fetched(path, 'maps')).status, 403, path);
+      assert.match((await judged(tilePath('polygons'), 'maps')).body, /WMTS is refused to this identity/);
+      const map = await fetched(wmsMap('polygons'), 'maps');
+      assert.equal(map.status, 200);
+      assert.deepEqual([...map.body.subarray(1, 4)], [0x50, 0x4e, 0x47], 'a PNG');
+    });
+
+    it('shows capabilities and the list of projects only to those who may see every layer they list', async () => {
+      const capabilities = `/${guardedApp}/wmts/1.0.0/WMTSCapabilities.xml`;
+      for (const path of [
+        capabilities,
+        `/${guardedApp}/service?SERVICE=WMS&REQUEST=GetCapabilities`,
+        `/${guardedApp}/demo/`,
+      ])
+        assert.equal((await fetched(path, 'viewer')).status, 403, path);
+      const whole = await fetched(capabilities, 'whole');
+      assert.equal(whole.status, 200);
+      assert.match(whole.body.toString(), /<ows:Identifier>lines<\/ows:Identifier>/);
+      assert.equal((await fetched('/', 'whole')).status, 403);
+      const listing = await fetched('/', 'admin');
+      assert.equal(listing.status, 200);
+      assert.ok(listing.body.toString().includes(elsewhereApp), "the listing names the other project's app");
+    });
+
+    it('gives administrators and the tile cache token every tile', async () => {
+      for (const layer of ['polygons', 'lines', 'points']) {
+        assert.equal((await fetched(tilePath(layer), 'admin')).status, 200, layer);
+        const response = await fetch(`${cs.tilesUrl}${tilePath(layer)}`, {
+          headers: { authorization: `Bearer ${tileCacheToken(TOKEN)}` },
+        });
+        assert.equal(response.status, 200, layer);
+      }
+    });
+
+    it('refuses the ways round the check a client could try', async () => {
+      // Each names the hidden layer `lines`, or may list it: none may answer with it.
+      for (const path of [
+        `/${guardedApp}/wmts/1.0.0/WMTSCapabilities.xml?REQUEST=GetTile&LAYER=polygons`,
+        `/${guardedApp}/service?REQUEST=GetMap&REQUEST=GetCapabilities&LAYERS=polygons`,
+        `//${guardedApp}/wmts/1.0.0/WMTSCapabilities.xml`,
+        `/gu%61rded/wmts/%6Cines/GLOBAL_WEBMERCATOR/${z}/${x}/${y}.png`,
+        `/${guardedApp}%2Fwmts%2F1.0.0%2FWMTSCapabilities.xml`,
+        `/${guardedApp}/tms/1.0.0/`,
+        `/${guardedApp}/tms/1.0.0/lines/GLOBAL_WEBMERCATOR`,
+        `/${guardedApp}/tiles/lines/GLOBAL_WEBMERCATOR/${z}/${x}/${y}.png`,
+        `/${guardedApp}/service?SERVICE=WMTS&REQUEST=GetTile&LAYER=lines&STYLE=&TILEMATRIXSET=GLOBAL_WEBMERCATOR&TILEMATRIX=${z}&TILEROW=${y}&TILECOL=${x}&FORMAT=image/png`,
+        `/${guardedApp}/service?SERVICE=WMS&REQUEST=GetLegendGraphic&LAYER=lines&FORMAT=image/png`,
+        `/${guardedApp}/service?SERVICE=WMS&request=GetMap&layers=polygons&LAYERS=lines&STYLES=&CRS=EPSG:3857&BBOX=0,5000000,500000,5500000&WIDTH=64&HEIGHT=64&FORMAT=image/png`,
+        `/${guardedApp}/`,
+      ]) {
+        const { status } = await fetched(path, 'viewer');
+        assert.equal(status, 403, path);
+      }
+      // MapProxy would take a client's X-Script-Name off the path: nginx sends none.
+      const response = await fetch(`${cs.tilesUrl}/${elsewhereApp}/${guardedApp}/wmts/1.0.0/WMTSCapabilities.xml`, {
+        headers: { authorization: `Bearer ${tokens['stranger']}`, 'x-script-name': `/${elsewhereApp}` },
+      });
+      assert.equal(response.status, 404, 'MapProxy saw the path nginx was asked about');
+    });
   });
-});

@@ -17,6 +17,7 @@ import { loadWithMapProxy, setFillColour, tileAt } from './mapproxy.js';
 import { decodePng, type Image } from './png.js';
 import { SYSTEM_QGIS, TEST_QGIS } from './qgis-runtime.js';
 import { selectedStackKind, type Stack, startStack } from './stack.js';
+import { selectedStorage, type StorageKind } from './test-storage.js';
 import { until } from './wait.js';
 import { fillStyle } from './write-bodies.js';
 
@@ -38,7 +39,8 @@ export interface CacheStack {
   configDir: string;
   /**
    * A cache service of its own on the same folders and bucket, standing in for the styles code,
-   * which calls `layerStyleChanged` inside the API.
+   * which calls `layerStyleChanged` inside the API; it reads projects from the projects folder
+   * (file storage).
    */
   cache: TileCache;
   configFile(app: string): string;
@@ -54,6 +56,7 @@ export async function startCacheStack(
   overrides: Partial<Config> = {},
   env: Record<string, string> = {},
   qgisOptions: QgisServerOptions = {},
+  storageKind: StorageKind = selectedStorage(),
 ): Promise<CacheStack> {
   const configDir = mkdtempSync(join(tmpdir(), 'steward-mapproxy-'));
   // With access control on, the pool's nginx serves MapProxy, asking the API, as `npm start` has it.
@@ -70,7 +73,7 @@ export async function startCacheStack(
     cacheS3Dir: '/mapproxy/cache',
     ...overrides,
   };
-  const stack = await startStack(config, { ...qgisOptions, ...tilesGate });
+  const stack = await startStack(config, { ...qgisOptions, ...tilesGate }, storageKind);
   const mapproxy = await MapProxyProcess.start(configDir, { env, port: mapproxyPort, ...mapproxyServer() });
   const tilesUrl = gatePort === undefined ? mapproxy.url : `http://127.0.0.1:${gatePort}`;
   const repository = new ProjectRepository(new FilesystemStore(stack.projectsDir));
