@@ -151,6 +151,10 @@ describe('API tokens and roles on one API', () => {
     ]);
     await expect(call('GET', '/api/projects/harbour/layer-summaries'), 404, 'summaries of another project');
     await expect(call('GET', '/api/projects/town/layers/secret'), 404, 'a hidden layer');
+    const readFor = async (layer: string): Promise<unknown> =>
+      ((await call('GET', `/api/projects/town/styles/none/qml?layer=${layer}`)).body as { code: unknown }).code;
+    assert.equal(await readFor('secret'), 'layer_not_found', 'a hidden layer named by the query');
+    assert.equal(await readFor('roads'), 'style_not_found', 'a readable layer named by the query');
     await expect(call('GET', '/api/projects/town/layers/roads'), 200, 'a readable layer');
     await expect(call('GET', '/api/checks'), 200, 'checks');
   });

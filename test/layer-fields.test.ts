@@ -30,7 +30,10 @@ interface Field {
   expression?: string;
 }
 
-/** A GeoPackage layer `survey` of two points, a field of each type GeoPackage holds, `remark` null in both. */
+/**
+ * A GeoPackage layer `survey` of two points, a field of each type GeoPackage holds, `remark` null
+ * in both, and `open`, a column declared BOOLEAN (GDAL's Integer of subtype Boolean).
+ */
 function writeSurvey(path: string): void {
   const dataset = gdal.open(path, 'w', 'GPKG');
   try {
@@ -55,17 +58,18 @@ function writeSurvey(path: string): void {
   } finally {
     dataset.close();
   }
+  for (const sql of ['ALTER TABLE survey ADD COLUMN open BOOLEAN', "UPDATE survey SET open = (kind = 'north')"])
+    execFileSync('ogrinfo', ['-q', path, '-sql', sql]);
 }
 
 /**
  * The fields `ogrinfo -so` lists of a layer: its FID column (GDAL's ids, 64-bit) then each field
- * with OGR's name of its type; the subtype `ogrinfo` writes in brackets (`Integer(Boolean)`) is
- * left out, as gdal-async does not read it.
+ * with OGR's name of its type and the subtype it writes in brackets (`Integer(Boolean)`).
  */
 function ogrinfoFields(source: string, layer: string, env = process.env): Array<{ name: string; type_name: string }> {
   const text = execFileSync('ogrinfo', ['-so', '-ro', source, layer], { encoding: 'utf8', env });
   const fid = /^FID Column = (.+)$/m.exec(text)?.[1];
-  const fields = [...text.matchAll(/^(\S[^:\n]*): (\w+)(?:\(\w+\))? \(\d+\.\d+\)$/gm)].map(
+  const fields = [...text.matchAll(/^(\S[^:\n]*): (\w+(?:\(\w+\))?) \(\d+\.\d+\)$/gm)].map(
     ([, name = '', type = '']) => ({
       name,
       type_name: type,
@@ -168,12 +172,13 @@ describe(`a vector layer's fields, as GDAL reads its source's definition (${sele
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test("lists a GeoPackage layer's fields as ogrinfo does, the all-null one too, though WFS does not publish it", async () => {
+  test("lists a GeoPackage layer's fields as ogrinfo does, the all-null one too, BOOLEAN as boolean, though WFS does not publish it", async () => {
     const features = await call('GET', '/layers/survey/features');
     assert.equal(features.status, 409, 'WFS does not publish the layer');
     const fields = await fieldsOf('survey');
     const expected = ogrinfoFields(gpkg, 'survey');
-    assert.equal(expected.length, 9, `ogrinfo lists fid and 8 fields: ${JSON.stringify(expected)}`);
+    assert.equal(expected.length, 10, `ogrinfo lists fid and 9 fields: ${JSON.stringify(expected)}`);
+    assert.deepEqual(expected.at(-1), { name: 'open', type_name: 'Integer(Boolean)' });
     assert.deepEqual(
       fields.map(({ name, type_name }) => ({ name, type_name })),
       expected,
@@ -188,6 +193,7 @@ describe(`a vector layer's fields, as GDAL reads its source's definition (${sele
       stamp: 'datetime',
       blob: 'binary',
       remark: 'string',
+      open: 'boolean',
     });
   });
 
@@ -208,7 +214,7 @@ describe(`a vector layer's fields, as GDAL reads its source's definition (${sele
       name: 'string',
       depth: 'real',
       litres: 'integer',
-      dry: 'integer',
+      dry: 'boolean',
       drilled: 'date',
       checked: 'datetime',
       photo: 'binary',
@@ -221,7 +227,7 @@ describe(`a vector layer's fields, as GDAL reads its source's definition (${sele
     assert.equal(applied.status, 200, JSON.stringify(applied.body));
     const fields = await fieldsOf('survey');
     assert.deepEqual(fields.at(-1), { name: 'loud', type: 'string', type_name: 'string', expression: 'upper("kind")' });
-    assert.equal(fields.length, 10);
+    assert.equal(fields.length, 11);
   });
 
   test('refuses a raster, an unknown layer and a source no longer readable', async () => {

@@ -6,9 +6,12 @@ import { join } from 'node:path';
 import { zipSync } from 'fflate';
 
 import { agree, distinctColours, SERVER_DPI } from './support/drawings.js';
+import { fileBytes } from './support/file-tree.js';
+import { categorizedFillQml } from './support/fill-qml.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { after, before, describe, it } from './support/node-test.js';
 import { decodePng, type Image } from './support/png.js';
+import { squareSvg, stylePackage, svgMarkerQml } from './support/point-style.js';
 import { type Stack, startStack } from './support/stack.js';
 import {
   type CorpusSources,
@@ -24,11 +27,21 @@ import {
 } from './support/style-corpus.js';
 import { xmlDifference } from './support/style-oracle.js';
 import { selectedStorage } from './support/test-storage.js';
+import { waitFor } from './support/wait.js';
 import { fillStyle, grayStretch } from './support/write-bodies.js';
 
 const STYLE_BODY_LIMIT = 4 * 1024 * 1024;
 /** Renderers SLD has no form for. */
 const WITHOUT_SLD = ['heatmap', 'inverted-polygons', 'two-and-half-d'];
+/** The colour a QML given to the polygons fills their one feature with. */
+const BY_NAME_COLOUR = [0, 128, 255];
+
+interface Version {
+  id: string;
+  route: string;
+  summary: string;
+}
+
 /** Inverted polygons paint outside the polygons, so they are compared over twice the layer's extent. */
 const WIDENED = new Set(['inverted-polygons']);
 
@@ -454,5 +467,110 @@ describe(`styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them 
       assert.ok(colours.has(colour), `the legend shows the category drawn in ${colour}`);
     }
     assert.equal((await fetch(`${stack.api.url}${project}/layers/nope/legend`)).status, 404);
+  });
+  it('gives an uploaded QML or package to a layer in one write, refused naming the fields that layer lacks unless forced', async () => {
+    const upload = (style: string, body: string | Buffer, query: string): Promise<Response> => {
+      const zip = typeof body !== 'string';
+      return fetch(`${stack.api.url}${project}/styles/${style}/${zip ? 'package' : 'qml'}${query}`, {
+        method: 'PUT',
+        headers: { 'content-type': zip ? 'application/zip' : 'application/xml' },
+        body: zip ? new Uint8Array(body) : body,
+      });
+    };
+    const newestVersion = async (): Promise<Version> => {
+      const reply = await stack.call('GET', `${project}/versions?limit=1`);
+      return (reply.body as { versions: Version[] }).versions[0] as Version;
+    };
+    const currentStyle = async (layer: string): Promise<string> =>
+      ((await stack.call('GET', `${project}/layers/${layer}`)).body as { current_style: string }).current_style;
+    /** QGIS Server's own GetMap of the layer, as Steward gives its URL. */
+    const getMap = async (layer: string): Promise<Response> => {
+      const { url } = (await stack.call('GET', `${project}/layers/${layer}/map/url`)).body as { url: string };
+      return fetch(url);
+    };
+    const zoned = categorizedFillQml('zone', [{ value: 'north', colour: [255, 0, 255] }]);
+    const byName = categorizedFillQml('name', [{ value: 'polygons-0', colour: BY_NAME_COLOUR }]);
+    // A point style of a packaged SVG, labelled by a field the points lack: refused, its SVG is kept nowhere.
+    const labelledByZone = svgMarkerQml('icons/square.svg', 'DejaVu Sans').replace(
+      `fieldName="'x'" isExpression="1"`,
+      'fieldName="zone" isExpression="0"',
+    );
+    const svgPackage = stylePackage({ 'zoned.qml': labelledByZone, 'icons/square.svg': squareSvg([0, 200, 0]) });
+
+    const folder = join(stack.projectsDir, 'desk');
+    const filesBefore = selectedStorage() === 'filesystem' ? fileBytes(folder) : undefined;
+    const projectBefore = await stack.storage.projectXml('desk');
+    const stylesBefore = (await stack.call('GET', `${project}/styles`)).body as string[];
+    const versionBefore = await newestVersion();
+    const refusals: Array<[string, string | Buffer, string, number, string, RegExp]> = [
+      ['zoned', zoned, '?layer=polygons&current=true', 422, 'fields_missing', /layer "polygons" has no field "zone"/],
+      ['zoned', stylePackage({ 'zoned.qml': zoned }), '?layer=polygons', 422, 'fields_missing', /"zone"/],
+      ['zoned', svgPackage, '?layer=points&current=true', 422, 'fields_missing', /layer "points" has no field "zone"/],
+      ['by-name', byName, '?layer=nowhere&current=true', 404, 'layer_not_found', /no layer "nowhere"/],
+      ['by-name', stylePackage({ 'by-name.qml': byName }), '?layer=nowhere', 404, 'layer_not_found', /"nowhere"/],
+      ['by-name', byName, '?layer=dem&current=true', 422, 'unprocessable', /the layer is raster/],
+    ];
+    for (const [style, body, query, status, code, message] of refusals) {
+      const response = await upload(style, body, query);
+      const answer = (await response.json()) as { error: string; code: string };
+      assert.equal(response.status, status, `${style}${query}: ${answer.error}`);
+      assert.equal(answer.code, code, answer.error);
+      assert.match(answer.error, message);
+    }
+    assert.equal(await stack.storage.projectXml('desk'), projectBefore, 'the project file is unchanged');
+    assert.deepEqual((await stack.call('GET', `${project}/styles`)).body, stylesBefore);
+    assert.equal(await stack.storage.styleQml('desk', 'zoned'), undefined);
+    assert.equal(await stack.storage.styleQml('desk', 'by-name'), undefined);
+    if (filesBefore) assert.deepEqual(fileBytes(folder), filesBefore, "not a byte of the project's folder changed");
+    assert.equal((await newestVersion()).id, versionBefore.id, 'no version was recorded');
+
+    const forced = await upload('zoned', zoned, '?layer=polygons&current=true&force=true');
+    assert.equal(forced.status, 201, await forced.clone().text());
+    assert.deepEqual(await forced.json(), { created: true, warnings: [] });
+    assert.equal(await currentStyle('polygons'), 'zoned');
+    assert.equal(await stack.storage.styleQml('desk', 'zoned'), zoned);
+    const drawn = await getMap('polygons');
+    assert.equal(drawn.status, 200);
+    assert.equal(drawn.headers.get('content-type'), 'image/png');
+    const forcedMap = decodePng(Buffer.from(await drawn.arrayBuffer()));
+    assert.equal(forcedMap.width, 400, 'QGIS Server draws the layer with the forced style');
+
+    const given = await upload('by-name', byName, '?layer=polygons&current=true');
+    assert.equal(given.status, 201, await given.clone().text());
+    assert.equal(await currentStyle('polygons'), 'by-name');
+    const image = decodePng(Buffer.from(await (await getMap('polygons')).arrayBuffer()));
+    const centre = image.pixel(image.width / 2, image.height / 2);
+    assert.deepEqual(centre, [...BY_NAME_COLOUR, 255], `QGIS Server fills the polygon in its category's colour`);
+    const version = await newestVersion();
+    assert.equal(Number(version.id), Number(versionBefore.id) + 2, 'one version for each of the two uploads');
+    assert.equal(version.summary, 'added style by-name, the style of layer polygons');
+    assert.equal(version.route, 'PUT /api/projects/:project/styles/:style/qml');
+    const content = await fetch(`${stack.api.url}${project}/versions/${version.id}`);
+    assert.equal(await content.text(), await stack.storage.projectXml('desk'));
+    const audited = await waitFor(
+      'the audit entry of the upload',
+      async () => {
+        const reply = await stack.call('GET', '/api/audit?project=desk&limit=500');
+        const entries = (reply.body as Array<{ path: string; status: number }>).filter(
+          (entry) => entry.path === `${project}/styles/by-name/qml`,
+        );
+        return entries.length >= 3 && entries;
+      },
+      5000,
+    );
+    assert.deepEqual(
+      audited.map((entry) => entry.status),
+      [201, 422, 404],
+      'the two refusals and the upload, one entry each',
+    );
+
+    const packaged = await upload('by-name-too', stylePackage({ 'by-name.qml': byName }), '?layer=polygons');
+    assert.equal(packaged.status, 201, await packaged.clone().text());
+    const layer = (await stack.call('GET', `${project}/layers/polygons`)).body as {
+      current_style: string;
+      styles: string[];
+    };
+    assert.ok(layer.styles.includes('by-name-too'), "the package is in the layer's style manager");
+    assert.equal(layer.current_style, 'by-name', 'without current=true the layer draws as before');
   });
 });

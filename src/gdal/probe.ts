@@ -5,6 +5,7 @@ import { type FieldType, type LayerField } from '../qgis/field-types.js';
 import { type Extent, type LayerType } from '../qgis/layer.js';
 import { CrsResolver } from './crs.js';
 import { type GdalSource } from './datasource.js';
+import { type WrittenType, writtenTypes } from './field-subtypes.js';
 import { qgisGeometryNames } from './wkb.js';
 
 export class ProbeError extends Error {}
@@ -153,16 +154,20 @@ const OGR_TYPES: ReadonlyMap<string, readonly [string, FieldType]> = new Map([
   [gdal.OFTStringList, ['StringList', 'other']],
 ]);
 
-function sourceField(field: gdal.FieldDefn): LayerField {
+/** The API's field of GDAL's, with the subtype GDAL writes of it (`written`) when it is of the same type. */
+function sourceField(field: gdal.FieldDefn, written: WrittenType | undefined): LayerField {
   const [typeName, type] = OGR_TYPES.get(field.type) ?? [field.type, 'other'];
-  return { name: field.name, type, type_name: typeName };
+  const subtype = written?.type === typeName ? written.subtype : undefined;
+  if (subtype === undefined) return { name: field.name, type, type_name: typeName };
+  return { name: field.name, type: subtype === 'Boolean' ? 'boolean' : type, type_name: `${typeName}(${subtype})` };
 }
 
 /**
  * The fields of a vector source's layer as QGIS reads them, from its definition alone (no feature
  * is read): GDAL's fields, after the key column GDAL takes as the features' ids (a table's primary
  * key, a GeoPackage's `fid`), which QGIS lists as a field too, a 64-bit integer as GDAL's ids are.
- * ProbeError when GDAL cannot open it or it lacks the layer.
+ * A field of GDAL's Boolean subtype is `boolean`; a subtype is named as `ogrinfo` does
+ * (`Integer(Boolean)`, `Real(Float32)`). ProbeError when GDAL cannot open it or it lacks the layer.
  */
 export async function vectorFields(source: GdalSource): Promise<LayerField[]> {
   const dataset = await openDataset(source);
@@ -171,7 +176,10 @@ export async function vectorFields(source: GdalSource): Promise<LayerField[]> {
     const key: LayerField[] = layer.fidColumn
       ? [{ name: layer.fidColumn, type: 'integer', type_name: 'Integer64' }]
       : [];
-    return [...key, ...layer.fields.map(sourceField)];
+    const fields = layer.fields.map((field) => field);
+    const written = await writtenTypes(dataset, layer);
+    const aligned = written?.length === fields.length ? written : [];
+    return [...key, ...fields.map((field, index) => sourceField(field, aligned[index]))];
   } finally {
     dataset.close();
   }

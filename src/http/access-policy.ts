@@ -4,8 +4,8 @@
  *
  * - A route with a `:project` parameter needs `read` of the project for GET, `write` otherwise
  *   (`admin` to delete the project); one that may not read it gets the 404 of a project that does
- *   not exist, so that names do not leak. A `:layer` (or the `layers` of a view) hidden by every
- *   role gets the 404 of a missing layer.
+ *   not exist, so that names do not leak. A `:layer` (or the `layer` a style is given to or read
+ *   for, or the `layers` of a view) hidden by every role gets the 404 of a missing layer.
  * - Listings (projects, checks, pins, jobs, a project's layers) are filtered to what one may read.
  * - Every other route needs an administrator, but those of ANY_IDENTITY and WRITERS.
  */
@@ -116,9 +116,9 @@ export function authorizeRoute(identity: Identity, request: RouteRequest): 'job'
   const ref = requestProject(request);
   if (ref) {
     requireProject(identity, ref, PROJECT_NEEDS.get(key) ?? (methodOf(request.method) === 'GET' ? 'read' : 'write'));
-    const layer = text(request.params, 'layer');
+    const named = [text(request.params, 'layer'), text(request.query, 'layer')].filter((layer) => layer !== undefined);
     const view = text(request.query, 'layers');
-    const layers = [...(layer === undefined ? [] : [layer]), ...(view === undefined ? [] : view.split(','))];
+    const layers = [...named, ...(view === undefined ? [] : view.split(','))];
     requireLayers(identity.permissions, ref, layers);
     return undefined;
   }

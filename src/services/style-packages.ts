@@ -7,7 +7,6 @@
  * warnings.
  */
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, join } from 'node:path';
 
@@ -21,11 +20,12 @@ import { writeFileAtomic } from '../storage/atomic-file.js';
 import { type ProjectRef } from '../storage/project-store.js';
 import { declaredSizes, unzipEntries, type ZipLimits } from '../storage/zip-entries.js';
 import { packagedEntry, withoutSystemFiles } from './bundle-entries.js';
+import { layerNotFound } from './layers.js';
 import { checkName } from './names.js';
 import { type ProjectStyles } from './project-styles.js';
 import { type ProjectRepository } from './repository.js';
 import { SAFE_IMAGE_EXTENSIONS, type StyleFiles } from './style-files.js';
-import { type StoreOptions, type StyleService } from './styles.js';
+import { type StoreOptions, type StyleService, type StyleTarget } from './styles.js';
 
 export interface StyleAnswer {
   /** Whether the style is new. */
@@ -33,6 +33,9 @@ export interface StyleAnswer {
   /** What QGIS Server will draw otherwise than QGIS Desktop did, and what of a package was not kept. */
   warnings: string[];
 }
+
+/** How an upload is stored: the layer given it, and whether the layers getting it are checked for the fields it reads. */
+export type UploadOptions = Pick<StoreOptions, 'target' | 'checkFields'>;
 
 export interface PackageAnswer extends StyleAnswer {
   /** The package's images the style draws with, now kept with the project. */
@@ -44,17 +47,23 @@ const MAX_ENTRIES = 1000;
 /** A package may unpack to this many times the bytes a style upload may have. */
 const UNPACKED_FACTOR = 4;
 
-/** Writes the used entries into the style's image folder `dir`; answers each entry's path there. */
-async function keep(dir: string, used: Set<string>, entries: Map<string, Buffer>): Promise<Map<string, string>> {
-  const kept = new Map<string, string>();
-  if (used.size > 0) await mkdir(dir, { recursive: true });
-  for (const entry of used) {
-    const bytes = entries.get(entry) ?? Buffer.alloc(0);
-    const path = join(dir, createHash('sha256').update(bytes).digest('hex') + extname(entry).toLowerCase());
-    await writeFileAtomic(path, bytes);
-    kept.set(entry, path);
+/** Where each used entry is kept in the style's image folder `dir`: named by the SHA-256 of its bytes. */
+function keptPaths(dir: string, used: Set<string>, entries: Map<string, Buffer>): Map<string, string> {
+  return new Map(
+    [...used].map((entry) => {
+      const bytes = entries.get(entry) ?? Buffer.alloc(0);
+      const digest = createHash('sha256').update(bytes).digest('hex');
+      return [entry, join(dir, digest + extname(entry).toLowerCase())];
+    }),
+  );
+}
+
+/** Writes each entry of `kept` to its path. */
+async function writeKept(kept: Map<string, string>, entries: Map<string, Buffer>): Promise<void> {
+  for (const [entry, path] of kept) {
+    await mkdir(dirname(path), { recursive: true });
+    await writeFileAtomic(path, entries.get(entry) ?? Buffer.alloc(0));
   }
-  return kept;
 }
 
 /**
@@ -111,17 +120,13 @@ export class StylePackages {
    * Stores (or replaces) style `name` from a QML document as QGIS wrote it, like
    * StyleService.putQml, once every image it names is found on the server: Unprocessable, naming
    * them, for those that are not. With a `target`, the style is given to that layer in the same
-   * write; with `checkFields`, the layers getting it must have the fields it reads.
+   * write (NotFound for a layer the project lacks); with `checkFields`, the layers getting it must
+   * have the fields it reads.
    */
-  async putDocument(
-    ref: ProjectRef,
-    name: string,
-    qml: string,
-    options: Pick<StoreOptions, 'target' | 'checkFields'> = {},
-  ): Promise<StyleAnswer> {
+  async putDocument(ref: ProjectRef, name: string, qml: string, options: UploadOptions = {}): Promise<StyleAnswer> {
     checkName('style', name);
     qmlFacts(qml);
-    await this.repository.read(ref);
+    await this.checkTarget(ref, options.target);
     const references = styleReferences(parseXml(qml).root);
     await this.locate(ref, references, [], 'neither with the project nor on the server');
     const created = await this.store(ref, name, qml, options);
@@ -129,14 +134,15 @@ export class StylePackages {
   }
 
   /**
-   * Stores (or replaces) style `name` from a package. BadRequest for an archive Steward does not
-   * unpack or one without exactly one QML; Unprocessable, naming them, when the style names images
-   * that are neither in the package nor on the server; with `checkFields`, when a layer getting it
-   * lacks fields it reads.
+   * Stores (or replaces) style `name` from a package, given to `options.target` as putDocument
+   * does. BadRequest for an archive Steward does not unpack or one without exactly one QML;
+   * Unprocessable, naming them, when the style names images that are neither in the package nor on
+   * the server; with `checkFields`, when a layer getting it lacks fields it reads. The images are
+   * written only once the style passed every check.
    */
-  async put(ref: ProjectRef, name: string, zip: Buffer, checkFields = false): Promise<PackageAnswer> {
+  async put(ref: ProjectRef, name: string, zip: Buffer, options: UploadOptions = {}): Promise<PackageAnswer> {
     checkName('style', name);
-    await this.repository.read(ref);
+    await this.checkTarget(ref, options.target);
     this.documentBytes(zip);
     const entries = withoutSystemFiles(unzipEntries(zip, this.limits));
     const qmlEntry = this.qmlEntry([...entries.keys()]);
@@ -149,15 +155,13 @@ export class StylePackages {
     checkImageExtensions(new Set(used.values()));
     const dir = this.projectStyles.imagesDir(ref, name);
     const kept =
-      dir === undefined ? embedded(new Set(used.values()), entries) : await keep(dir, new Set(used.values()), entries);
+      dir === undefined ? embedded(new Set(used.values()), entries) : keptPaths(dir, new Set(used.values()), entries);
     rewriteStyleFiles(document.root, (file) => {
       const entry = used.get(file);
       return entry === undefined ? undefined : kept.get(entry);
     });
-    const created = await this.store(ref, name, serializeXml(document), { checkFields });
-    // A package of the same style stored meanwhile may have pruned these images before this style named them.
-    if (dir !== undefined && [...kept.values()].some((path) => !existsSync(path)))
-      await keep(dir, new Set(kept.keys()), entries);
+    const beforeWrite = dir === undefined ? undefined : () => writeKept(kept, entries);
+    const created = await this.store(ref, name, serializeXml(document), { ...options, beforeWrite });
     const unused = images.filter((entry) => !kept.has(entry));
     return {
       created,
@@ -167,6 +171,12 @@ export class StylePackages {
         ...(await this.fontWarnings(references.fonts)),
       ],
     };
+  }
+
+  /** Reads the project (NotFound when there is none) and checks that it has the layer the style is given to. */
+  private async checkTarget(ref: ProjectRef, target: StyleTarget | undefined): Promise<void> {
+    const document = await this.repository.read(ref);
+    if (target && !document.layer(target.layer)) throw layerNotFound(ref, target.layer);
   }
 
   /**
@@ -214,7 +224,7 @@ export class StylePackages {
 
   /**
    * Stores the style, then removes the images of its folder that nothing names any more: those of
-   * the package it replaced, or those just kept when the style is refused.
+   * the package it replaced, or those just kept when the project's write failed.
    */
   private async store(ref: ProjectRef, name: string, qml: string, options: StoreOptions): Promise<boolean> {
     try {

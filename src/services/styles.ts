@@ -98,6 +98,12 @@ export interface StoreOptions {
   style?: Style;
   /** A vector layer getting the QML must have the fields it reads (unless they are its own expression fields). */
   checkFields?: boolean;
+  /**
+   * Writes what the style needs beside the project and its styles (a package's images) once every
+   * check passed, under the project's lock: a refused style writes nothing, and no pruning of
+   * images runs between these files and the write that names them.
+   */
+  beforeWrite?: () => Promise<void>;
 }
 
 /** The layers that get style `name` when it is stored: those that have it, and `target`'s. */
@@ -240,7 +246,11 @@ export class StyleService {
     qmlFacts(qml);
     await this.repository.read(ref);
     if (!target && !(await this.styles.has(ref, name))) {
-      const isNew = async () => !(await this.styles.has(ref, name));
+      const isNew = async (): Promise<boolean> => {
+        if (await this.styles.has(ref, name)) return false;
+        await options.beforeWrite?.();
+        return true;
+      };
       if (await this.repository.changeStyles(ref, [{ name, qml }], `added style ${name}`, isNew)) return true;
     }
     let created = false;
@@ -251,7 +261,9 @@ export class StyleService {
         const receiving = receivingLayers(document, name, target);
         if (options.style) await this.checkLayers(ref, document, receiving, options.style);
         else if (options.checkFields) await this.checkQmlFields(ref, document, receiving, name, qml);
-        return putInLayers(document, ref, name, qml, target);
+        const drawn = putInLayers(document, ref, name, qml, target);
+        await options.beforeWrite?.();
+        return drawn;
       },
       [{ name, qml }],
       () => styleSummary(name, created, target),

@@ -1,13 +1,14 @@
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { type FastifyPluginAsync } from 'fastify';
 
 import { UnsupportedMediaType } from '../../errors.js';
 import { type MapService } from '../../services/maps.js';
 import { type SldStyles } from '../../services/sld-styles.js';
 import { type StyleDocuments } from '../../services/style-documents.js';
-import { type StylePackages } from '../../services/style-packages.js';
+import { type StylePackages, type UploadOptions } from '../../services/style-packages.js';
 import { type StyleService } from '../../services/styles.js';
+import { type ProjectRef } from '../../storage/project-store.js';
 import { type Reseeder } from '../../tile-cache/reseed.js';
 import { owsAccessParams } from '../ows-access.js';
 import { type RouteModule } from '../route-module.js';
@@ -72,12 +73,29 @@ const StylePutQuery = Type.Object({
 
 const UploadQuery = Type.Object({
   ...ReseedQuery.properties,
+  layer: Type.Optional(
+    Type.String({ minLength: 1, description: 'a layer to put the style in the style manager of, in the same write' }),
+  ),
+  current: CurrentFlag,
   force: Type.Optional(
     Type.Union([Type.Literal('true'), Type.Literal('false')], {
-      description: 'Store the style even when a layer having it lacks fields it reads',
+      description: 'Store the style even when a layer getting it lacks fields it reads',
     }),
   ),
 });
+
+/** What an upload's query asks of the store: the layer given the style, and whether fields are checked. */
+function uploadOptions(query: Static<typeof UploadQuery>): UploadOptions {
+  const { layer, current, force } = query;
+  const target = layer === undefined ? undefined : { layer, current: current === 'true' };
+  return { target, checkFields: force !== 'true' };
+}
+
+/** The layers an upload changes the drawing of, to seed again: none for a new style not made current. */
+function redrawn(styles: StyleService, ref: ProjectRef, name: string, current: string | undefined) {
+  return async ({ created }: { created: boolean }): Promise<string[]> =>
+    created && current !== 'true' ? [] : styles.layersDrawing(ref, name);
+}
 
 const SldQuery = Type.Object({
   ...ReseedQuery.properties,
@@ -136,11 +154,14 @@ function uploadRoutes(services: StyleRouteServices): FastifyPluginAsync {
           summary: 'Add or replace a style from a QML document as QGIS writes it',
           description:
             'The body is the QML (application/xml or text/xml). 201 when the style is new, 200 when it replaced ' +
-            'one (in every layer that has it); 400 for a document that is not a QGIS style, 422 naming the ' +
-            'images it names that are neither with the project nor on the server, when a layer using the ' +
-            'style cannot draw with it, or naming the fields it reads (renderer, rules, labels, data-defined ' +
-            'properties) that a vector layer having it lacks, unless `force=true`. Fonts no QGIS Server ' +
-            'instance has are warnings.',
+            "one (in every layer that has it). With `layer`, the style is also put in that layer's style " +
+            'manager, as its current style with `current=true`, in the same write (one version of the project), ' +
+            'after the same checks, that layer included; 404 (`layer_not_found`) for a layer the project lacks. ' +
+            '400 for a document that is not a QGIS style, 422 naming the images it names that are neither with ' +
+            'the project nor on the server, when a layer getting the style cannot draw with it, or ' +
+            '(`fields_missing`) naming the fields it reads (renderer, rules, labels, data-defined properties) ' +
+            'that a vector layer getting it lacks, unless `force=true`; nothing is stored when refused. Fonts ' +
+            'no QGIS Server instance has are warnings.',
           params: StyleParams,
           querystring: UploadQuery,
           body: Type.Unknown({ description: 'the QML document' }),
@@ -149,11 +170,11 @@ function uploadRoutes(services: StyleRouteServices): FastifyPluginAsync {
       },
       async (request, reply) => {
         const qml = xmlBody(request.headers['content-type'], request.body);
-        const { project, params } = request;
+        const { project, params, query } = request;
         const answer = await withReseed(
-          { reseeder, asked: request.query.reseed, reply, ref: project },
-          () => packages.putDocument(project, params.style, qml, { checkFields: request.query.force !== 'true' }),
-          async ({ created }) => (created ? [] : styles.layersDrawing(project, params.style)),
+          { reseeder, asked: query.reseed, reply, ref: project },
+          () => packages.putDocument(project, params.style, qml, uploadOptions(query)),
+          redrawn(styles, project, params.style, query.current),
         );
         return reply.status(answer.created ? 201 : 200).send(answer);
       },
@@ -183,11 +204,10 @@ function uploadRoutes(services: StyleRouteServices): FastifyPluginAsync {
       async (request, reply) => {
         const sld = xmlBody(request.headers['content-type'], request.body, 'an SLD style', SLD_TYPES);
         const { project, params, query } = request;
-        const current = query.current === 'true';
         const answer = await withReseed(
           { reseeder, asked: query.reseed, reply, ref: project },
-          () => sldStyles.put(project, params.layer, params.style, sld, current),
-          async ({ created }) => (created && !current ? [] : styles.layersDrawing(project, params.style)),
+          () => sldStyles.put(project, params.layer, params.style, sld, query.current === 'true'),
+          redrawn(styles, project, params.style, query.current),
         );
         return reply.status(answer.created ? 201 : 200).send(answer);
       },
@@ -202,10 +222,13 @@ function uploadRoutes(services: StyleRouteServices): FastifyPluginAsync {
           description:
             'The body is a zip (application/zip) holding one .qml and the images it names. The images are kept ' +
             "with the project and the style's paths rewritten to them. 201 when the style is new, 200 when it " +
-            'replaced one; 400 for an archive that is unsafe, too large unpacked or holds no single .qml, or a ' +
-            'document that is not a QGIS style; 422 naming the images that are neither in the package nor on the ' +
-            'server, when a layer using the style cannot draw with it, or naming the fields it reads that a ' +
-            'vector layer having it lacks, unless `force=true`. Fonts no QGIS Server instance has are warnings.',
+            "replaced one. With `layer`, the style is also put in that layer's style manager, as its current " +
+            'style with `current=true`, in the same write, after the same checks, that layer included; 404 ' +
+            '(`layer_not_found`) for a layer the project lacks. 400 for an archive that is unsafe, too large ' +
+            'unpacked or holds no single .qml, or a document that is not a QGIS style; 422 naming the images ' +
+            'that are neither in the package nor on the server, when a layer getting the style cannot draw with ' +
+            'it, or (`fields_missing`) naming the fields it reads that a vector layer getting it lacks, unless ' +
+            '`force=true`; nothing is stored when refused. Fonts no QGIS Server instance has are warnings.',
           params: StyleParams,
           querystring: UploadQuery,
           body: Type.Unknown({ description: 'the zip archive' }),
@@ -216,11 +239,11 @@ function uploadRoutes(services: StyleRouteServices): FastifyPluginAsync {
         const zip = zipBody(request.headers['content-type'], request.body);
         // Reading the style costs its QML's size, held before anything is unpacked.
         budget.hold(reply, packages.documentBytes(zip) - zip.length);
-        const { project, params } = request;
+        const { project, params, query } = request;
         const answer = await withReseed(
-          { reseeder, asked: request.query.reseed, reply, ref: project },
-          () => packages.put(project, params.style, zip, request.query.force !== 'true'),
-          async ({ created }) => (created ? [] : styles.layersDrawing(project, params.style)),
+          { reseeder, asked: query.reseed, reply, ref: project },
+          () => packages.put(project, params.style, zip, uploadOptions(query)),
+          redrawn(styles, project, params.style, query.current),
         );
         return reply.status(answer.created ? 201 : 200).send(answer);
       },

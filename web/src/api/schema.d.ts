@@ -6192,13 +6192,17 @@ export interface paths {
         get?: never;
         /**
          * Add or replace a style from a zip of its QML and the SVG and raster images it uses
-         * @description The body is a zip (application/zip) holding one .qml and the images it names. The images are kept with the project and the style's paths rewritten to them. 201 when the style is new, 200 when it replaced one; 400 for an archive that is unsafe, too large unpacked or holds no single .qml, or a document that is not a QGIS style; 422 naming the images that are neither in the package nor on the server, when a layer using the style cannot draw with it, or naming the fields it reads that a vector layer having it lacks, unless `force=true`. Fonts no QGIS Server instance has are warnings.
+         * @description The body is a zip (application/zip) holding one .qml and the images it names. The images are kept with the project and the style's paths rewritten to them. 201 when the style is new, 200 when it replaced one. With `layer`, the style is also put in that layer's style manager, as its current style with `current=true`, in the same write, after the same checks, that layer included; 404 (`layer_not_found`) for a layer the project lacks. 400 for an archive that is unsafe, too large unpacked or holds no single .qml, or a document that is not a QGIS style; 422 naming the images that are neither in the package nor on the server, when a layer getting the style cannot draw with it, or (`fields_missing`) naming the fields it reads that a vector layer getting it lacks, unless `force=true`; nothing is stored when refused. Fonts no QGIS Server instance has are warnings.
          */
         put: {
             parameters: {
                 query?: {
-                    /** @description Store the style even when a layer having it lacks fields it reads */
+                    /** @description Make it the layer's current style */
+                    current?: "true" | "false";
+                    /** @description Store the style even when a layer getting it lacks fields it reads */
                     force?: "true" | "false";
+                    /** @description a layer to put the style in the style manager of, in the same write */
+                    layer?: string;
                     /** @description Seed the layers that now draw differently again, on the levels and extent of their last successful seed: a seed job each set of levels, named by `Link: </api/jobs/{id}>; rel="monitor"` */
                     reseed?: "true" | "false";
                     /** @description Database schema of the project (default public) */
@@ -6330,13 +6334,17 @@ export interface paths {
         };
         /**
          * Add or replace a style from a QML document as QGIS writes it
-         * @description The body is the QML (application/xml or text/xml). 201 when the style is new, 200 when it replaced one (in every layer that has it); 400 for a document that is not a QGIS style, 422 naming the images it names that are neither with the project nor on the server, when a layer using the style cannot draw with it, or naming the fields it reads (renderer, rules, labels, data-defined properties) that a vector layer having it lacks, unless `force=true`. Fonts no QGIS Server instance has are warnings.
+         * @description The body is the QML (application/xml or text/xml). 201 when the style is new, 200 when it replaced one (in every layer that has it). With `layer`, the style is also put in that layer's style manager, as its current style with `current=true`, in the same write (one version of the project), after the same checks, that layer included; 404 (`layer_not_found`) for a layer the project lacks. 400 for a document that is not a QGIS style, 422 naming the images it names that are neither with the project nor on the server, when a layer getting the style cannot draw with it, or (`fields_missing`) naming the fields it reads (renderer, rules, labels, data-defined properties) that a vector layer getting it lacks, unless `force=true`; nothing is stored when refused. Fonts no QGIS Server instance has are warnings.
          */
         put: {
             parameters: {
                 query?: {
-                    /** @description Store the style even when a layer having it lacks fields it reads */
+                    /** @description Make it the layer's current style */
+                    current?: "true" | "false";
+                    /** @description Store the style even when a layer getting it lacks fields it reads */
                     force?: "true" | "false";
+                    /** @description a layer to put the style in the style manager of, in the same write */
+                    layer?: string;
                     /** @description Seed the layers that now draw differently again, on the levels and extent of their last successful seed: a seed job each set of levels, named by `Link: </api/jobs/{id}>; rel="monitor"` */
                     reseed?: "true" | "false";
                     /** @description Database schema of the project (default public) */

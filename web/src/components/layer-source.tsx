@@ -8,11 +8,12 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 
-import { api, ApiError } from '../api/client';
+import { api } from '../api/client';
 import { type LayerInfo } from '../api/layers';
 import { type ProjectRef, schemaQuery } from '../api/projects';
 import { type Candidate, DatasourcePicker } from './datasource-picker';
 import { Dialog } from './dialog';
+import { ForceButton } from './force-button';
 import { ErrorMessage } from './messages';
 import { useAction } from './use-api';
 
@@ -40,7 +41,6 @@ export function LayerSourceDialog(props: {
     event.preventDefault();
     void change.run(false);
   };
-  const fieldsMissing = change.error instanceof ApiError && change.error.code === 'fields_missing';
   return (
     <Dialog title={`Source of ${layer.name}`} open onClose={props.onClose}>
       <form class="form" onSubmit={submit}>
@@ -68,11 +68,7 @@ export function LayerSourceDialog(props: {
           <button type="button" onClick={props.onClose}>
             Cancel
           </button>
-          {fieldsMissing && (
-            <button type="button" disabled={change.busy} onClick={() => void change.run(true)}>
-              Change it all the same
-            </button>
-          )}
+          <ForceButton action={change} label="Change it all the same" />
           <button type="submit" class="primary" disabled={change.busy}>
             {change.busy ? 'Changing…' : 'Change the source'}
           </button>

@@ -1,7 +1,8 @@
 /**
  * A layer's styles (docs/styles.md): which one it draws with, switching to another, each as QML and
- * the current one as SLD to download, a QML document or a style package (zip) uploaded, and a style
- * deleted from the project once confirmed.
+ * the current one as SLD to download, a QML document or a style package (zip) uploaded into the
+ * layer (one reading fields the layer lacks taken only when asked again), and a style deleted from
+ * the project once confirmed.
  */
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
@@ -11,6 +12,7 @@ import { saveDownload } from '../api/downloads';
 import { type ProjectRef, schemaQuery } from '../api/projects';
 import { ConfirmDialog } from './confirm-dialog';
 import { Dialog } from './dialog';
+import { ForceButton } from './force-button';
 import { ErrorMessage } from './messages';
 import { useAction } from './use-api';
 
@@ -26,18 +28,35 @@ interface StylesProps {
   onChanged: () => void;
 }
 
-/** Puts a QML document or a style package (by its `.zip` name) as style `name`; its warnings. */
-async function uploadStyle(project: ProjectRef, name: string, file: File): Promise<string[]> {
-  const zip = file.name.toLowerCase().endsWith('.zip');
+/** A style uploaded for the layer: its name, its QML or package (by its `.zip` name) and how it is given. */
+interface Upload {
+  name: string;
+  file: File;
+  current: boolean;
+  /** Stores it though the layer lacks fields it reads. */
+  force: boolean;
+}
+
+/**
+ * Puts the style into the project and the layer's style manager in one request, so that the API
+ * checks it against the layer's fields and a refusal leaves neither changed; its warnings.
+ */
+async function uploadStyle(props: StylesProps, upload: Upload): Promise<string[]> {
+  const zip = upload.file.name.toLowerCase().endsWith('.zip');
   const url = apiUrl(
     zip ? '/api/projects/{project}/styles/{style}/package' : '/api/projects/{project}/styles/{style}/qml',
-    { project: project.project, style: name },
-    schemaQuery(project),
+    { project: props.project.project, style: upload.name },
+    {
+      ...schemaQuery(props.project),
+      layer: props.layer,
+      current: String(upload.current),
+      ...(upload.force && { force: 'true' }),
+    },
   );
   const response = await send(url, {
     method: 'PUT',
     headers: { 'content-type': zip ? 'application/zip' : 'application/xml' },
-    body: file,
+    body: upload.file,
   });
   return ((await response.json()) as { warnings: string[] }).warnings;
 }
@@ -55,11 +74,9 @@ function UploadForm(props: StylesProps & { onDone: (said: string) => void }): JS
   const [name, setName] = useState('');
   const [file, setFile] = useState<File | undefined>(undefined);
   const [current, setCurrent] = useState(true);
-  const apply = layerStyleSetter(props);
-  const upload = useAction(async () => {
+  const upload = useAction(async (force: boolean) => {
     if (!file) throw new Error('Choose a .qml or .zip file first.');
-    const warnings = await uploadStyle(props.project, name, file);
-    await apply(name, current);
+    const warnings = await uploadStyle(props, { name, file, current, force });
     props.onChanged();
     props.onDone(`Style ${name} uploaded${warnings.length > 0 ? ` (warnings: ${warnings.join('; ')})` : ''}.`);
   });
@@ -68,7 +85,7 @@ function UploadForm(props: StylesProps & { onDone: (said: string) => void }): JS
       class="form"
       onSubmit={(event) => {
         event.preventDefault();
-        void upload.run();
+        void upload.run(false);
       }}
     >
       <h3>Upload a style</h3>
@@ -92,9 +109,12 @@ function UploadForm(props: StylesProps & { onDone: (said: string) => void }): JS
         </label>
       </div>
       <ErrorMessage error={upload.error} />
-      <button type="submit" class="primary" disabled={upload.busy}>
-        {upload.busy ? 'Uploading…' : 'Upload the style'}
-      </button>
+      <div class="actions">
+        <ForceButton action={upload} label="Upload it all the same" />
+        <button type="submit" class="primary" disabled={upload.busy}>
+          {upload.busy ? 'Uploading…' : 'Upload the style'}
+        </button>
+      </div>
     </form>
   );
 }
