@@ -124,16 +124,28 @@ export function fieldsOf(mapLayer: XmlElement): string[] {
   return configuration ? childElements(configuration, 'field').map((field) => field.attributes.get('name') ?? '') : [];
 }
 
-/** The fields a join adds to its layer, as QgsVectorLayerJoinBuffer names them. */
-function joinedFields(join: XmlElement, removed: RemovedLayer): string[] {
+/** The layer's joins to other layers' fields (`<vectorjoins>`), each naming its layer by `joinLayerId`. */
+export function layerJoins(mapLayer: XmlElement): XmlElement[] {
+  const joins = firstChild(mapLayer, 'vectorjoins');
+  return joins ? childElements(joins, 'join') : [];
+}
+
+/**
+ * The fields a join adds to its layer, as QgsVectorLayerJoinBuffer names them: each field of the
+ * joined layer it takes (its subset, else all but the join field) and its name on the layer.
+ */
+export function joinedFieldNames(
+  join: XmlElement,
+  joined: { name: string; fields: string[] },
+): Array<{ field: string; name: string }> {
   const subset = firstChild(join, 'joinFieldsSubset');
   const joinField = join.attributes.get('joinFieldName') ?? '';
-  const names = subset
+  const taken = subset
     ? childElements(subset, 'field').map((field) => field.attributes.get('name') ?? '')
-    : removed.fields.filter((field) => field !== joinField);
+    : joined.fields.filter((field) => field !== joinField);
   const prefix =
-    join.attributes.get('hasCustomPrefix') === '1' ? (join.attributes.get('customPrefix') ?? '') : `${removed.name}_`;
-  return names.map((name) => prefix + name);
+    join.attributes.get('hasCustomPrefix') === '1' ? (join.attributes.get('customPrefix') ?? '') : `${joined.name}_`;
+  return taken.map((field) => ({ field, name: prefix + field }));
 }
 
 /** The per-field configuration of `fields`, which QGIS no longer writes once they are gone. */
@@ -167,9 +179,9 @@ export function removeLayerReferences(mapLayer: XmlElement, removed: RemovedLaye
   const joins = firstChild(mapLayer, 'vectorjoins');
   if (joins) {
     const gone = new Set<string>();
-    for (const join of childElements(joins, 'join')) {
+    for (const join of layerJoins(mapLayer)) {
       if (join.attributes.get('joinLayerId') !== removed.id) continue;
-      joinedFields(join, removed).forEach((field) => gone.add(field));
+      joinedFieldNames(join, removed).forEach(({ name }) => gone.add(name));
       removeChild(joins, join);
       changed = true;
     }

@@ -62,7 +62,10 @@ export class DatasourceRepair {
 
   private async checkFields(ref: ProjectRef, entry: LayerEntry, source: NewDatasource): Promise<void> {
     if (entry.type !== 'vector') return;
-    const used = (await this.repository.read(ref)).layerFieldsUsed(entry.name) ?? [];
+    const joined = new Set((await this.layers.joinedFields(ref, entry.name)).map((field) => field.name));
+    const used = ((await this.repository.read(ref)).layerFieldsUsed(entry.name) ?? []).filter(
+      (field) => !joined.has(field),
+    );
     if (used.length === 0) return;
     let fields: string[] | undefined;
     try {

@@ -29,15 +29,16 @@ export class FieldQueries {
   }
 
   /**
-   * The layer's fields: its source's as GDAL reads their definitions (no feature is read), then the
-   * expression fields the project gives it. 422 as `values`, and `datasource_unreadable` when GDAL
+   * The layer's fields: its source's as GDAL reads their definitions (no feature is read), then
+   * those its joins add, then the expression fields the project gives it. 422 as `values`, and `datasource_unreadable` when GDAL
    * cannot open the source or lacks its layer.
    */
   async fields(ref: ProjectRef, name: string): Promise<LayerField[]> {
     const source = await this.vectorSource(ref, name, 'fields');
     const computed = layerExpressionFields(await this.layers.mapLayer(ref, name));
+    const joined = await this.layers.joinedFields(ref, name);
     try {
-      return [...(await vectorFields(source)), ...computed];
+      return [...(await vectorFields(source)), ...joined, ...computed];
     } catch (error) {
       throw new Unprocessable(`GDAL cannot read the layer's source: ${(error as Error).message}`, {
         code: 'datasource_unreadable',

@@ -9,7 +9,9 @@ import { type Probed, vectorFields, wgs84Bounds, wgs84Extent } from '../gdal/pro
 import { type CrsDefinition, normaliseAuthid } from '../qgis/crs.js';
 import { maskPasswords } from '../qgis/datasource-uri.js';
 import { defaultRasterStyle, defaultVectorStyle } from '../qgis/default-style.js';
+import { type LayerField } from '../qgis/field-types.js';
 import { type Extent, formatNumber, type LayerType, type MapLayerDefinition, newLayerId } from '../qgis/layer.js';
+import { fieldsOf, joinedFieldNames, layerJoins } from '../qgis/layer-references.js';
 import { type LayerEntry, type ProjectDocument, type PublishedLayer } from '../qgis/project.js';
 import { putLayerStyle } from '../qgis/style/layer-styles.js';
 import { styleElements } from '../qgis/style/qml.js';
@@ -229,6 +231,37 @@ export class LayerService {
   async fieldNames(ref: ProjectRef, layer: LayerEntry): Promise<string[] | undefined> {
     const source = await this.gdalSource(ref, layer);
     return source && (await vectorFields(source)).map((field) => field.name);
+  }
+
+  /**
+   * The fields the layer's joins add to it (QgsVectorLayerJoinBuffer), typed as GDAL reads the
+   * joined layers' sources; a joined layer GDAL does not read gives the fields its
+   * `<fieldConfiguration>` lists, of type `other`. A join to a layer the project lacks adds none,
+   * as QGIS drops it.
+   */
+  async joinedFields(ref: ProjectRef, name: string): Promise<LayerField[]> {
+    const document = await this.repository.read(ref);
+    const joins = layerJoins(await this.mapLayer(ref, name));
+    const added: LayerField[] = [];
+    for (const join of joins) {
+      const joined = document.layers().find((entry) => entry.id === join.attributes.get('joinLayerId'));
+      if (!joined) continue;
+      const fields = await this.readableFields(ref, joined, document);
+      const byName = new Map(fields.map((field) => [field.name, field]));
+      const names = joinedFieldNames(join, { name: joined.name, fields: fields.map((each) => each.name) });
+      for (const { field, name: onLayer } of names)
+        added.push({ ...(byName.get(field) ?? { type: 'other', type_name: '' }), name: onLayer });
+    }
+    return added;
+  }
+
+  /** A layer's source fields as GDAL reads them; else as its `<fieldConfiguration>` lists them, of type `other`. */
+  private async readableFields(ref: ProjectRef, layer: LayerEntry, document: ProjectDocument): Promise<LayerField[]> {
+    const source = layer.type === 'vector' ? await this.gdalSource(ref, layer) : undefined;
+    const read = source && (await vectorFields(source).catch(() => undefined));
+    if (read) return read;
+    const element = document.mapLayerElement(layer.name);
+    return (element ? fieldsOf(element) : []).map((name) => ({ name, type: 'other', type_name: '' }));
   }
 
   /** The sources of `layers` of one project, as `gdalSource` gives each; the project's folder is looked up once. */

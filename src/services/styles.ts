@@ -337,12 +337,14 @@ export class StyleService {
   }
 
   /**
-   * The fields of a vector layer: its source's as GDAL reads them (the key column too), and its
-   * expression fields; undefined when GDAL does not read its source or cannot now.
+   * The fields of a vector layer: its source's as GDAL reads them (the key column too), those its
+   * joins add, and its expression fields; undefined when GDAL does not read its source or cannot now.
    */
   private async fieldsOf(ref: ProjectRef, entry: LayerEntry, element: XmlElement): Promise<string[] | undefined> {
     const source = await this.layers.fieldNames(ref, entry).catch(() => undefined);
-    return source && [...source, ...layerExpressionFields(element).map((field) => field.name)];
+    if (!source) return undefined;
+    const joined = await this.layers.joinedFields(ref, entry.name);
+    return [...source, ...[...joined, ...layerExpressionFields(element)].map((field) => field.name)];
   }
 
   private async checkField(ref: ProjectRef, entry: LayerEntry, element: XmlElement, style: VectorStyle): Promise<void> {
