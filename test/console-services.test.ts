@@ -232,6 +232,73 @@ describe('web console: the Services tab', () => {
     assert.deepEqual(errors, []);
   });
 
+  test('WMTS groups, the whole project and tile formats, the WMS extent: set in the form, as QGIS Server serves them', async () => {
+    const tree = {
+      children: [
+        { type: 'group', name: 'base', visible: true, children: [{ type: 'layer', name: 'elevation', visible: true }] },
+        { type: 'layer', name: 'districts', visible: true },
+      ],
+    };
+    assert.equal((await stack.call('PUT', '/api/projects/town/tree', tree)).status, 200);
+    await page.reload();
+    const form = page.getByRole('form', { name: 'Service settings' });
+    const tiles = form.getByRole('group', { name: 'WMTS: published tiles' });
+    await tiles.getByLabel('The whole project as one tiled layer').check();
+    await tiles.getByRole('group', { name: 'Groups' }).getByLabel('base').check();
+    await tiles.getByLabel('PNG tiles of group base').uncheck();
+    await tiles.getByLabel('JPEG tiles of districts').uncheck();
+    assert.ok(await tiles.getByLabel('PNG tiles of districts').isDisabled(), 'a tiled layer keeps one format');
+    // Valid coordinates in any CRS the project may have; QGIS Server writes them as its box in that CRS.
+    const advertised = [1, 2, 3, 4];
+    await form.getByLabel(/^Advertised extent/).fill(advertised.join(', '));
+    await form.getByLabel('Segmentize curved geometries in feature info').check();
+    await form.getByLabel('Feature info fields as the attribute form shows them').check();
+    await form.getByRole('button', { name: 'Save service settings' }).click();
+    await form.getByRole('status').getByText('Saved: wms, wmts.').waitFor();
+
+    const state = (await services()) as Services & {
+      wms: { extent: number[]; feature_info: { segmentize: boolean; use_form_settings: boolean } };
+      wmts: { project: boolean; groups: string[]; layers: string[]; formats: Record<string, string[]> };
+    };
+    assert.deepEqual(state.wms.extent, advertised);
+    assert.deepEqual([state.wms.feature_info.segmentize, state.wms.feature_info.use_form_settings], [true, true]);
+    assert.equal(state.wmts.project, true);
+    assert.deepEqual(state.wmts.groups, ['base']);
+    assert.deepEqual(state.wmts.formats.base, ['image/jpeg']);
+    assert.deepEqual(state.wmts.formats.districts, ['image/png']);
+
+    const xml = await (await fetch(state.endpoints.wmts)).text();
+    const layers = new Map(
+      [...xml.matchAll(/<Layer>([\s\S]*?)<\/Layer>/g)].map((match) => {
+        const body = match[1] ?? '';
+        const id = /<ows:Identifier>([^<]+)</.exec(body)?.[1] ?? '';
+        return [id, [...body.matchAll(/<Format>([^<]+)</g)].map((format) => format[1])];
+      }),
+    );
+    assert.deepEqual(layers.get('base'), ['image/jpeg'], xml.slice(0, 400));
+    assert.deepEqual(layers.get('districts'), ['image/png']);
+    assert.ok(layers.size >= 3, `the project, the group and the layer: ${[...layers.keys()].join(', ')}`);
+    const wms = await (await fetch(state.endpoints.wms)).text();
+    const boxes = [...wms.matchAll(/<BoundingBox\b([^>]*)>/g)].map((match) =>
+      ['minx', 'miny', 'maxx', 'maxy'].map((name) => Number(new RegExp(`${name}="([^"]+)"`).exec(match[1] ?? '')?.[1])),
+    );
+    const sorted = (numbers: number[]): string => [...numbers].sort((a, b) => a - b).join();
+    // One box is in the project's CRS, the extent as set (WMS 1.3.0 writes EPSG:4326 latitude first: sorted, the same).
+    assert.ok(
+      boxes.some((box) => sorted(box) === sorted(advertised)),
+      `no box of ${sorted(advertised)}: ${boxes.map(sorted).join(' | ')}`,
+    );
+
+    // A group no longer published takes its formats with it: the API would refuse formats of nothing published.
+    await tiles.getByRole('group', { name: 'Groups' }).getByLabel('base').uncheck();
+    await form.getByRole('button', { name: 'Save service settings' }).click();
+    await form.getByRole('status').getByText('Saved: wmts.').waitFor();
+    const after = (await services()) as Services & { wmts: { groups: string[]; formats: Record<string, string[]> } };
+    assert.deepEqual(after.wmts.groups, []);
+    assert.equal(after.wmts.formats.base, undefined);
+    assert.deepEqual(errors, []);
+  });
+
   test('bad input is said in a sentence and leaves the project as it was', async () => {
     const form = page.getByRole('form', { name: 'Service settings' });
     await form.getByLabel(/^Advertised CRSs/).fill('EPSG:999999');

@@ -31,6 +31,18 @@ function size(label: string, text: string, max: number): number | null {
   return value;
 }
 
+/** The advertised extent: four numbers, or empty for the layers'. */
+function extentOf(text: string): [number, number, number, number] | null {
+  if (text.trim() === '') return null;
+  const numbers = text.split(',').map((part) => Number(part.trim()));
+  const [xmin = 0, ymin = 0, xmax = 0, ymax = 0] = numbers;
+  if (numbers.length !== 4 || !numbers.every(Number.isFinite) || xmin >= xmax || ymin >= ymax)
+    throw new Error(
+      `The advertised extent is four numbers xmin, ymin, xmax, ymax with min below max, or empty, not “${text}”.`,
+    );
+  return [xmin, ymin, xmax, ymax];
+}
+
 /** The decimals of feature info geometries: 0 to 17. */
 function decimals(text: string): number {
   const value = Number(text);
@@ -43,6 +55,8 @@ export function ServicesForm(props: {
   project: ProjectRef;
   start: ServicesAnswer;
   layers: Layer[];
+  /** The project's groups, which WMTS may publish. */
+  groups: string[];
   onSaved: (answer: ServicesAnswer) => void;
 }): JSX.Element {
   const [start, setStart] = useState<Settings>(() => settingsOf(props.start));
@@ -52,6 +66,7 @@ export function ServicesForm(props: {
   const [quality, setQuality] = useState(String(start.wms.image_quality ?? ''));
   const [precision, setPrecision] = useState(String(start.wms.feature_info.precision));
   const [crs, setCrs] = useState(start.wms.crs.join(', '));
+  const [extent, setExtent] = useState(start.wms.extent?.join(', ') ?? '');
   const [keywords, setKeywords] = useState(start.keywords.join(', '));
   const [message, setMessage] = useState<string | undefined>(undefined);
   const edit: Edit = (change) => setDraft((current) => change(current));
@@ -63,6 +78,7 @@ export function ServicesForm(props: {
       wms: {
         ...draft.wms,
         crs: words(crs),
+        extent: extentOf(extent),
         max_width: size('The maximum width', maxWidth, 1000000),
         max_height: size('The maximum height', maxHeight, 1000000),
         image_quality: size('The image quality', quality, 100),
@@ -101,6 +117,10 @@ export function ServicesForm(props: {
             <input value={crs} onInput={(event) => setCrs(event.currentTarget.value)} />
           </label>
           <label>
+            Advertised extent (xmin, ymin, xmax, ymax in the project’s CRS; empty: the layers’)
+            <input value={extent} onInput={(event) => setExtent(event.currentTarget.value)} />
+          </label>
+          <label>
             Maximum width (pixels; empty: no limit)
             <input inputMode="numeric" value={maxWidth} onInput={(event) => setMaxWidth(event.currentTarget.value)} />
           </label>
@@ -134,6 +154,18 @@ export function ServicesForm(props: {
             />
             Add the geometry to feature info
           </label>
+          <FeatureInfoCheck
+            draft={draft}
+            edit={edit}
+            option="segmentize"
+            label="Segmentize curved geometries in feature info"
+          />
+          <FeatureInfoCheck
+            draft={draft}
+            edit={edit}
+            option="use_form_settings"
+            label="Feature info fields as the attribute form shows them"
+          />
           <label>
             Feature info geometry precision (decimals, 0 to 17)
             <input inputMode="numeric" value={precision} onInput={(event) => setPrecision(event.currentTarget.value)} />
@@ -146,15 +178,9 @@ export function ServicesForm(props: {
         names={rasters}
         chosen={draft.wcs.layers}
         none="The project has no raster layer."
-        onChange={(layers) => edit((d) => ({ ...d, wcs: { ...d.wcs, layers } }))}
+        onToggle={(name, on) => edit((d) => ({ ...d, wcs: { ...d.wcs, layers: toggled(d.wcs.layers, name, on) } }))}
       />
-      <LayerChoice
-        legend="WMTS: published layers"
-        names={props.layers.map((layer) => layer.name)}
-        chosen={draft.wmts.layers}
-        none="The project has no layer."
-        onChange={(layers) => edit((d) => ({ ...d, wmts: { ...d.wmts, layers } }))}
-      />
+      <WmtsFields draft={draft} edit={edit} layers={props.layers.map((layer) => layer.name)} groups={props.groups} />
       <WmtsGrids grids={draft.wmts.grids} />
       <AdvertisedUrls draft={draft} edit={edit} />
       <ContactFields draft={draft} edit={edit} />
@@ -281,7 +307,7 @@ function LayerChoice(props: {
   names: string[];
   chosen: string[];
   none: string;
-  onChange: (chosen: string[]) => void;
+  onToggle: (name: string, on: boolean) => void;
 }): JSX.Element {
   return (
     <fieldset class="card">
@@ -292,7 +318,7 @@ function LayerChoice(props: {
           <input
             type="checkbox"
             checked={props.chosen.includes(name)}
-            onChange={(event) => props.onChange(toggled(props.chosen, name, event.currentTarget.checked))}
+            onChange={(event) => props.onToggle(name, event.currentTarget.checked)}
           />
           {name}
         </label>
@@ -373,6 +399,134 @@ function WfsFields({ draft, edit, vectors }: { draft: Settings; edit: Edit; vect
           );
         })}
       </ul>
+    </fieldset>
+  );
+}
+
+function FeatureInfoCheck(props: {
+  draft: Settings;
+  edit: Edit;
+  option: 'segmentize' | 'use_form_settings';
+  label: string;
+}): JSX.Element {
+  const { option } = props;
+  return (
+    <label class="check">
+      <input
+        type="checkbox"
+        checked={props.draft.wms.feature_info[option]}
+        onChange={(event) => {
+          const on = event.currentTarget.checked;
+          props.edit((d) => ({ ...d, wms: { ...d.wms, feature_info: { ...d.wms.feature_info, [option]: on } } }));
+        }}
+      />
+      {props.label}
+    </label>
+  );
+}
+
+const TILE_FORMATS = [
+  ['image/png', 'PNG'],
+  ['image/jpeg', 'JPEG'],
+] as const;
+type TileFormat = (typeof TILE_FORMATS)[number][0];
+type Wmts = Settings['wmts'];
+
+/** `wmts` with `name` (a layer or group; the project is "") published or not: its formats go with it. */
+function publishedTiles(wmts: Wmts, list: 'layers' | 'groups', name: string, on: boolean): Wmts {
+  const formats = on ? wmts.formats : Object.fromEntries(Object.entries(wmts.formats).filter(([key]) => key !== name));
+  return { ...wmts, [list]: toggled(wmts[list], name, on), formats };
+}
+
+/** The tile formats of `name`: PNG and JPEG unless set, as Desktop publishes them. */
+function formatsOf(wmts: Wmts, name: string): TileFormat[] {
+  return wmts.formats[name] ?? TILE_FORMATS.map(([format]) => format);
+}
+
+/** WMTS: the whole project, groups and layers published as tiles, and the formats of each. */
+function WmtsFields(props: { draft: Settings; edit: Edit; layers: string[]; groups: string[] }): JSX.Element {
+  const { draft, edit } = props;
+  const wmts = draft.wmts;
+  const published = [
+    ...(wmts.project ? [['', 'the whole project'] as const] : []),
+    ...wmts.groups.map((name) => [name, `group ${name}`] as const),
+    ...wmts.layers.map((name) => [name, name] as const),
+  ];
+  const setFormat = (name: string, format: TileFormat, on: boolean): void =>
+    edit((d) => {
+      const formats = TILE_FORMATS.map(([each]) => each).filter((each) =>
+        each === format ? on : formatsOf(d.wmts, name).includes(each),
+      );
+      return { ...d, wmts: { ...d.wmts, formats: { ...d.wmts.formats, [name]: formats } } };
+    });
+  return (
+    <fieldset class="card">
+      <legend>WMTS: published tiles</legend>
+      <label class="check">
+        <input
+          type="checkbox"
+          checked={wmts.project}
+          onChange={(event) => {
+            const on = event.currentTarget.checked;
+            edit((d) => {
+              const formats = Object.fromEntries(Object.entries(d.wmts.formats).filter(([key]) => on || key !== ''));
+              return { ...d, wmts: { ...d.wmts, project: on, formats } };
+            });
+          }}
+        />
+        The whole project as one tiled layer
+      </label>
+      <LayerChoice
+        legend="Groups"
+        names={props.groups}
+        chosen={wmts.groups}
+        none="The project has no group."
+        onToggle={(name, on) => edit((d) => ({ ...d, wmts: publishedTiles(d.wmts, 'groups', name, on) }))}
+      />
+      <LayerChoice
+        legend="Layers"
+        names={props.layers}
+        chosen={wmts.layers}
+        none="The project has no layer."
+        onToggle={(name, on) => edit((d) => ({ ...d, wmts: publishedTiles(d.wmts, 'layers', name, on) }))}
+      />
+      {published.length > 0 && (
+        <table class="tile-formats">
+          <caption>Tile formats</caption>
+          <thead>
+            <tr>
+              <th scope="col">Published</th>
+              {TILE_FORMATS.map(([format, label]) => (
+                <th key={format} scope="col">
+                  {label}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {published.map(([name, label]) => {
+              const formats = formatsOf(wmts, name);
+              return (
+                <tr key={`${name}:${label}`}>
+                  <th scope="row">{label}</th>
+                  {TILE_FORMATS.map(([format, formatLabel]) => (
+                    <td key={format}>
+                      <input
+                        type="checkbox"
+                        aria-label={`${formatLabel} tiles of ${label}`}
+                        checked={formats.includes(format)}
+                        // A tiled layer keeps one format at least.
+                        disabled={formats.length === 1 && formats.includes(format)}
+                        onChange={(event) => setFormat(name, format, event.currentTarget.checked)}
+                      />
+                    </td>
+                  ))}
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
     </fieldset>
   );
 }

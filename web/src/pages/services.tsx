@@ -10,6 +10,7 @@ import { api } from '../api/client';
 import { loadLayers } from '../api/layers';
 import { projectRef, schemaQuery } from '../api/projects';
 import type { ServicesAnswer } from '../api/service-settings';
+import { groupNames } from '../api/tree-edits';
 import { ErrorMessage, Loading } from '../components/messages';
 import { Page } from '../components/page';
 import { ProjectTabs } from '../components/project-tabs';
@@ -86,19 +87,32 @@ export default function ServicesPage({ params, query }: PageProps): JSX.Element 
     [ref.project, ref.schema],
   );
   const layers = useApi((signal) => loadLayers(ref, signal), [ref.project, ref.schema]);
+  const tree = useApi(
+    (signal) =>
+      api.get('/api/projects/{project}/tree', { path: { project: ref.project }, query: schemaQuery(ref), signal }),
+    [ref.project, ref.schema],
+  );
   const [saved, setSaved] = useState<ServicesAnswer | undefined>(undefined);
   const current = saved ?? loaded.data;
   const mayWrite = useMayWrite(ref);
   return (
     <Page title={`${ref.project}: services`}>
       <ProjectTabs project={ref} current="/services" />
-      <ErrorMessage error={loaded.error ?? layers.error} />
-      {current === undefined || layers.data === undefined ? (
-        !loaded.error && !layers.error && <Loading what="the service settings" />
+      <ErrorMessage error={loaded.error ?? layers.error ?? tree.error} />
+      {current === undefined || layers.data === undefined || tree.data === undefined ? (
+        !loaded.error && !layers.error && !tree.error && <Loading what="the service settings" />
       ) : (
         <div class="services">
           <Endpoints endpoints={current.endpoints} />
-          {mayWrite && <ServicesForm project={ref} start={current} layers={layers.data} onSaved={setSaved} />}
+          {mayWrite && (
+            <ServicesForm
+              project={ref}
+              start={current}
+              layers={layers.data}
+              groups={groupNames(tree.data.children)}
+              onSaved={setSaved}
+            />
+          )}
         </div>
       )}
     </Page>
