@@ -330,26 +330,27 @@ function reindented(node: XmlElement, depth: number): XmlElement {
 }
 
 /**
- * A node and its copies indented for other depths, by depth, shared by each of them: a layer moved
- * into a group and back out is its own node again, whose written markup stays good, and moved in
- * again is the copy made the first time. Nodes are never changed in place, so neither are copies.
+ * A layer's node and its copies indented for other depths, placed, by depth, shared by each of
+ * them: a layer moved into a group and back out is its own node again, whose written markup stays
+ * good, and moved in again is the copy made the first time. Nodes are never changed in place, so
+ * neither are copies, nor what their places say of them.
  */
-const indentedCopies = new WeakMap<XmlElement, Map<number, XmlElement>>();
+const indentedCopies = new WeakMap<XmlElement, Map<number, PlacedLayer>>();
 
-/** The placed node indented for `depth`: itself at its own depth, else its copy for that depth (added to `made` when new). */
-function indentedFor(place: Placed, depth: number, made: XmlElement[]): XmlElement {
-  if (place.depth === depth) return place.node;
+/** The placed layer's node indented for `depth`, placed: itself at its own depth, else its copy for that depth (added to `made` when new). */
+function indentedFor(place: PlacedLayer, depth: number, made: XmlElement[]): PlacedLayer {
+  if (place.depth === depth) return place;
   let copies = indentedCopies.get(place.node);
   if (copies === undefined) {
-    copies = new Map([[place.depth, place.node]]);
+    copies = new Map([[place.depth, place]]);
     indentedCopies.set(place.node, copies);
   }
   let copy = copies.get(depth);
   if (copy === undefined) {
-    copy = reindented(place.node, depth);
+    copy = placedLayer(reindented(place.node, depth), depth);
     copies.set(depth, copy);
-    indentedCopies.set(copy, copies);
-    made.push(copy);
+    indentedCopies.set(copy.node, copies);
+    made.push(copy.node);
   }
   return copy;
 }
@@ -469,24 +470,23 @@ class TreeBuilder {
   private layer(name: string, visible: boolean, depth: number): XmlElement {
     const place = this.current.layers.get(name)?.[0];
     const checked = checkState(visible);
-    let node: XmlElement;
+    let placed: PlacedLayer;
     if (place) {
       if (!this.take(place)) this.wrong = true;
-      // Most layers stay where and as they were: kept without building a change.
-      if (place.depth === depth && place.checked === checked) node = place.node;
-      else node = withAttributes(indentedFor(place, depth, this.made), { checked }, this.made);
+      // Most layers stay where and as they were, or go back to where they were: kept without building a change.
+      placed = indentedFor(place, depth, this.made);
+      if (placed.checked !== checked) placed = placedLayer(withAttributes(placed.node, { checked }, this.made), depth);
     } else {
       const untreed = this.untreed.get(name);
       if (!untreed) this.wrong = true;
-      node = untreed ? indent(layerTreeElement(untreed, visible), depth) : element(LAYER);
-      this.made.push(node);
+      placed = placedLayer(untreed ? indent(layerTreeElement(untreed, visible), depth) : element(LAYER), depth);
+      this.made.push(placed.node);
     }
     this.layersTaken++;
-    const placed = node === place?.node ? place : placedLayer(node, depth);
     if (placed !== place) this.movedLayers.push([name, placed]);
     this.layerIds.push(placed.id);
     this.layerNames.push(name);
-    return node;
+    return placed.node;
   }
 
   private group(
