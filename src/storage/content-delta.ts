@@ -202,6 +202,11 @@ class DeltaBuilder {
   private readonly ops: DeltaOp[] = [];
   probesLeft = MAX_PROBES;
   /**
+   * Where each line was looked for and what was found, by its bytes and the place: while lines are
+   * new the base's place stays, and the lines records share (a thousand re-indented) are the same.
+   */
+  readonly searched = new Map<string, [number, number] | undefined>();
+  /**
    * The new bytes taken last, not yet an operation, as where they lie in memory: the next line of
    * a changed piece follows them there and extends them without a view made for each line.
    */
@@ -410,7 +415,7 @@ export class DeltaBase {
       const probe = searched ? piece.subarray(at, probeEnd) : undefined;
       const realigned =
         probe && spanning ? this.realign(piece.subarray(at), probe, [index, from], parted, reach) : undefined;
-      const found = probe && !spanning ? this.search(probe, index, from) : realigned?.at;
+      const found = probe && !spanning ? this.searchOnce(probe, index, from, builder) : realigned?.at;
       if (found) {
         const skip = realigned?.skip ?? 0;
         builder.bytes(piece, at, at + skip);
@@ -431,6 +436,19 @@ export class DeltaBase {
    * Where `probe` is within SEARCH_WINDOW bytes of base piece `index` from byte `from` on, else
    * within LOOK_BACK bytes before it, as a piece and a byte of it.
    */
+  private searchOnce(
+    probe: Uint8Array,
+    index: number,
+    from: number,
+    builder: DeltaBuilder,
+  ): [number, number] | undefined {
+    const key = `${index} ${from} ${Buffer.from(probe.buffer, probe.byteOffset, probe.byteLength).toString('latin1')}`;
+    if (builder.searched.has(key)) return builder.searched.get(key);
+    const found = this.search(probe, index, from);
+    builder.searched.set(key, found);
+    return found;
+  }
+
   private search(probe: Uint8Array, index: number, from: number): [number, number] | undefined {
     const bytes = (this.pieces[index] as BasePiece).bytes;
     const found = searchWindow(bytes, probe, from, SEARCH_WINDOW);
