@@ -181,6 +181,8 @@ interface BasePiece {
  * version cut from an earlier one's buffers); shorter ones are cheap to compare by their bytes.
  */
 const MIN_SHARED_MEMORY = 1024;
+/** Bytes of a piece cut across base pieces' memory that may lie beside it and be taken as new (DeltaBase.acrossMemory). */
+const MAX_BESIDE = 1024;
 
 /** Where `piece` lies in the memory of one of `pieces` (the last to start at or before it), by index. */
 function holding(pieces: readonly BasePiece[], candidates: readonly number[], piece: Uint8Array): number | undefined {
@@ -331,6 +333,11 @@ export class DeltaBase {
         builder.copy(base.offset + from, piece.byteLength);
         next = from + piece.byteLength === base.bytes.byteLength ? within + 1 : within;
       } else {
+        const across = this.acrossMemory(piece, builder);
+        if (across !== undefined) {
+          next = across;
+          continue;
+        }
         const likeliest = this.likeliest(piece, next);
         if (!likeliest) {
           builder.bytes(piece);
@@ -358,6 +365,45 @@ export class DeltaBase {
   private within(piece: Uint8Array): number | undefined {
     const candidates = piece.byteLength >= MIN_SHARED_MEMORY ? this.indexesByMemory.get(piece.buffer) : undefined;
     return candidates && holding(this.pieces, candidates, piece);
+  }
+
+  /**
+   * A large `piece` cut across the memory of base pieces (a run of records that followed one
+   * another in a write before the last, and a few bytes beside them): the runs each base piece
+   * holds copied from it, the bytes between new. Answers the base piece expected next; undefined,
+   * with nothing taken, when more than MAX_BESIDE bytes of it lie in no base piece's memory.
+   */
+  private acrossMemory(piece: Uint8Array, builder: DeltaBuilder): number | undefined {
+    const candidates = piece.byteLength >= MIN_SHARED_MEMORY ? this.indexesByMemory.get(piece.buffer) : undefined;
+    if (!candidates) return undefined;
+    const start = piece.byteOffset;
+    const end = start + piece.byteLength;
+    /** Base pieces in the order of their memory, each with where it starts to hold the piece. */
+    const runs: Array<{ index: number; from: number; until: number }> = [];
+    let at = start;
+    let beside = 0;
+    for (const index of candidates) {
+      const bytes = (this.pieces[index] as BasePiece).bytes;
+      if (bytes.byteOffset >= end) break;
+      const until = Math.min(end, bytes.byteOffset + bytes.byteLength);
+      if (until <= at) continue;
+      beside += Math.max(0, bytes.byteOffset - at);
+      runs.push({ index, from: Math.max(at, bytes.byteOffset), until });
+      at = until;
+    }
+    beside += end - at;
+    if (runs.length === 0 || beside > MAX_BESIDE) return undefined;
+    let done = start;
+    for (const { index, from, until } of runs) {
+      const base = this.pieces[index] as BasePiece;
+      builder.bytes(piece, done - start, from - start);
+      builder.copy(base.offset + from - base.bytes.byteOffset, until - from);
+      done = until;
+    }
+    builder.bytes(piece, done - start, end - start);
+    const last = runs.at(-1) as { index: number; until: number };
+    const lastBytes = (this.pieces[last.index] as BasePiece).bytes;
+    return last.until === lastBytes.byteOffset + lastBytes.byteLength ? last.index + 1 : last.index;
   }
 
   /** Of the base pieces expected next, the one that starts with more of `piece`'s bytes, and how many. */
