@@ -405,7 +405,7 @@ function withServerProperties(
 
 /** The build of a new tree: the current nodes, taken as the request places them. */
 class TreeBuilder {
-  /** Ids of the new tree's layers, top first, embedded groups' included, and their names. */
+  /** Ids of the new tree's layers, top first, embedded groups' included, and their names, when listed. */
   readonly layerIds: string[] = [];
   readonly layerNames: string[] = [];
   /** The nodes made for the new tree, where the current ones could not stand as they are. */
@@ -427,6 +427,8 @@ class TreeBuilder {
     private readonly current: CurrentTree,
     private readonly untreed: ReadonlyMap<string, UntreedLayer>,
     private readonly nameOf: NameOf,
+    /** Whether to list the layers' ids and names: the drawing order needs them. */
+    private readonly listing: boolean,
   ) {}
 
   /** Whether the request took every layer and embedded group of the current tree, and the untreed layers, once each. */
@@ -484,8 +486,10 @@ class TreeBuilder {
     }
     this.layersTaken++;
     if (placed !== place) this.movedLayers.push([name, placed]);
-    this.layerIds.push(placed.id);
-    this.layerNames.push(name);
+    if (this.listing) {
+      this.layerIds.push(placed.id);
+      this.layerNames.push(name);
+    }
     return placed.node;
   }
 
@@ -549,10 +553,11 @@ class TreeBuilder {
       return element(GROUP);
     }
     this.embeddedTaken++;
-    for (const { id, name } of this.current.embeddedLayers.get(request.name) ?? []) {
-      this.layerIds.push(id);
-      this.layerNames.push(name);
-    }
+    if (this.listing)
+      for (const { id, name } of this.current.embeddedLayers.get(request.name) ?? []) {
+        this.layerIds.push(id);
+        this.layerNames.push(name);
+      }
     const attributes: Record<string, string> = { checked: checkState(visible) };
     if (request.expanded !== undefined) attributes['expanded'] = request.expanded ? '1' : '0';
     // Not a record: its layers' nodes may be replaced in it (a layer renamed), so it is neither
@@ -627,7 +632,9 @@ export function replaceLayerTree(
   // unknown are found then, missing ones by their count.
   const checkedAsBuilt = untreed.size === 0 && current.ambiguous.length === 0;
   if (!checkedAsBuilt) checkRequest(request, current, untreed);
-  const builder = new TreeBuilder(current, untreed, nameOf);
+  // A tree of the same layers as the last one, which the custom order listed, adds none to it.
+  const listed = current.listsEvery && untreed.size === 0;
+  const builder = new TreeBuilder(current, untreed, nameOf, Boolean(request.order) || !listed);
   const tree: LayerTree = { children: [] };
   const nodes = builder.children(request.children, 1, false, tree.children);
   if (!builder.complete) {
@@ -637,10 +644,9 @@ export function replaceLayerTree(
   const customOrder = firstChild(root, 'custom-order') ?? element('custom-order');
   // Without an order of its own the project keeps its custom order list, as QGIS does when layers
   // move in the tree, only adding the layers it lacks at its end.
-  // A tree of the same layers as the last one, which the custom order listed, adds none to it.
   const ids = request.order
     ? explicitOrder(request.order, builder)
-    : current.listsEvery && untreed.size === 0
+    : listed
       ? current.listed
       : [...current.listed, ...builder.layerIds.filter((id) => !current.known.has(id))];
   customOrder.attributes.set('enabled', request.order ? '1' : '0');
