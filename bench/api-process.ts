@@ -41,11 +41,15 @@ function serving(launcher: number): number {
   return children[0] ? Number(children[0]) : launcher;
 }
 
+/** Node flags for the API process, to profile it (`--cpu-prof --cpu-prof-dir=...`): split at spaces. */
+const NODE_FLAGS_VARIABLE = 'STEWARD_BENCH_API_NODE_FLAGS';
+
 /** Starts the compiled API (`npm run bench` compiles it first) with `env` added to this process's. */
 export async function startApiProcess(env: Record<string, string>): Promise<ApiProcess> {
   const port = await freePort();
   const root = join(import.meta.dirname, '..');
-  const child = spawn(process.execPath, [join(root, 'dist', 'src', 'main.js')], {
+  const flags = (process.env[NODE_FLAGS_VARIABLE] ?? '').split(' ').filter((flag) => flag !== '');
+  const child = spawn(process.execPath, [...flags, join(root, 'dist', 'src', 'main.js')], {
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, ...env, STEWARD_LISTEN: `127.0.0.1:${port}` },
   });

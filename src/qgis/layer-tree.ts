@@ -330,26 +330,27 @@ function reindented(node: XmlElement, depth: number): XmlElement {
 }
 
 /**
- * A node and its copies indented for other depths, by depth, shared by each of them: a layer moved
- * into a group and back out is its own node again, whose written markup stays good, and moved in
- * again is the copy made the first time. Nodes are never changed in place, so neither are copies.
+ * A layer's node and its copies indented for other depths, placed, by depth, shared by each of
+ * them: a layer moved into a group and back out is its own node again, whose written markup stays
+ * good, and moved in again is the copy made the first time. Nodes are never changed in place, so
+ * neither are copies, nor what their places say of them.
  */
-const indentedCopies = new WeakMap<XmlElement, Map<number, XmlElement>>();
+const indentedCopies = new WeakMap<XmlElement, Map<number, PlacedLayer>>();
 
-/** The placed node indented for `depth`: itself at its own depth, else its copy for that depth (added to `made` when new). */
-function indentedFor(place: Placed, depth: number, made: XmlElement[]): XmlElement {
-  if (place.depth === depth) return place.node;
+/** The placed layer's node indented for `depth`, placed: itself at its own depth, else its copy for that depth (added to `made` when new). */
+function indentedFor(place: PlacedLayer, depth: number, made: XmlElement[]): PlacedLayer {
+  if (place.depth === depth) return place;
   let copies = indentedCopies.get(place.node);
   if (copies === undefined) {
-    copies = new Map([[place.depth, place.node]]);
+    copies = new Map([[place.depth, place]]);
     indentedCopies.set(place.node, copies);
   }
   let copy = copies.get(depth);
   if (copy === undefined) {
-    copy = reindented(place.node, depth);
+    copy = placedLayer(reindented(place.node, depth), depth);
     copies.set(depth, copy);
-    indentedCopies.set(copy, copies);
-    made.push(copy);
+    indentedCopies.set(copy.node, copies);
+    made.push(copy.node);
   }
   return copy;
 }
@@ -404,7 +405,7 @@ function withServerProperties(
 
 /** The build of a new tree: the current nodes, taken as the request places them. */
 class TreeBuilder {
-  /** Ids of the new tree's layers, top first, embedded groups' included, and their names. */
+  /** Ids of the new tree's layers, top first, embedded groups' included, and their names, when listed. */
   readonly layerIds: string[] = [];
   readonly layerNames: string[] = [];
   /** The nodes made for the new tree, where the current ones could not stand as they are. */
@@ -426,6 +427,8 @@ class TreeBuilder {
     private readonly current: CurrentTree,
     private readonly untreed: ReadonlyMap<string, UntreedLayer>,
     private readonly nameOf: NameOf,
+    /** Whether to list the layers' ids and names: the drawing order needs them. */
+    private readonly listing: boolean,
   ) {}
 
   /** Whether the request took every layer and embedded group of the current tree, and the untreed layers, once each. */
@@ -469,24 +472,25 @@ class TreeBuilder {
   private layer(name: string, visible: boolean, depth: number): XmlElement {
     const place = this.current.layers.get(name)?.[0];
     const checked = checkState(visible);
-    let node: XmlElement;
+    let placed: PlacedLayer;
     if (place) {
       if (!this.take(place)) this.wrong = true;
-      // Most layers stay where and as they were: kept without building a change.
-      if (place.depth === depth && place.checked === checked) node = place.node;
-      else node = withAttributes(indentedFor(place, depth, this.made), { checked }, this.made);
+      // Most layers stay where and as they were, or go back to where they were: kept without building a change.
+      placed = indentedFor(place, depth, this.made);
+      if (placed.checked !== checked) placed = placedLayer(withAttributes(placed.node, { checked }, this.made), depth);
     } else {
       const untreed = this.untreed.get(name);
       if (!untreed) this.wrong = true;
-      node = untreed ? indent(layerTreeElement(untreed, visible), depth) : element(LAYER);
-      this.made.push(node);
+      placed = placedLayer(untreed ? indent(layerTreeElement(untreed, visible), depth) : element(LAYER), depth);
+      this.made.push(placed.node);
     }
     this.layersTaken++;
-    const placed = node === place?.node ? place : placedLayer(node, depth);
     if (placed !== place) this.movedLayers.push([name, placed]);
-    this.layerIds.push(placed.id);
-    this.layerNames.push(name);
-    return node;
+    if (this.listing) {
+      this.layerIds.push(placed.id);
+      this.layerNames.push(name);
+    }
+    return placed.node;
   }
 
   private group(
@@ -549,10 +553,11 @@ class TreeBuilder {
       return element(GROUP);
     }
     this.embeddedTaken++;
-    for (const { id, name } of this.current.embeddedLayers.get(request.name) ?? []) {
-      this.layerIds.push(id);
-      this.layerNames.push(name);
-    }
+    if (this.listing)
+      for (const { id, name } of this.current.embeddedLayers.get(request.name) ?? []) {
+        this.layerIds.push(id);
+        this.layerNames.push(name);
+      }
     const attributes: Record<string, string> = { checked: checkState(visible) };
     if (request.expanded !== undefined) attributes['expanded'] = request.expanded ? '1' : '0';
     // Not a record: its layers' nodes may be replaced in it (a layer renamed), so it is neither
@@ -627,7 +632,9 @@ export function replaceLayerTree(
   // unknown are found then, missing ones by their count.
   const checkedAsBuilt = untreed.size === 0 && current.ambiguous.length === 0;
   if (!checkedAsBuilt) checkRequest(request, current, untreed);
-  const builder = new TreeBuilder(current, untreed, nameOf);
+  // A tree of the same layers as the last one, which the custom order listed, adds none to it.
+  const listed = current.listsEvery && untreed.size === 0;
+  const builder = new TreeBuilder(current, untreed, nameOf, Boolean(request.order) || !listed);
   const tree: LayerTree = { children: [] };
   const nodes = builder.children(request.children, 1, false, tree.children);
   if (!builder.complete) {
@@ -637,10 +644,9 @@ export function replaceLayerTree(
   const customOrder = firstChild(root, 'custom-order') ?? element('custom-order');
   // Without an order of its own the project keeps its custom order list, as QGIS does when layers
   // move in the tree, only adding the layers it lacks at its end.
-  // A tree of the same layers as the last one, which the custom order listed, adds none to it.
   const ids = request.order
     ? explicitOrder(request.order, builder)
-    : current.listsEvery && untreed.size === 0
+    : listed
       ? current.listed
       : [...current.listed, ...builder.layerIds.filter((id) => !current.known.has(id))];
   customOrder.attributes.set('enabled', request.order ? '1' : '0');

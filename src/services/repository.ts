@@ -200,7 +200,8 @@ export class ProjectRepository {
       const { result, content, styles, summary } = await write();
       const written = { pieces: content, summary, styles, whole, layers: layers ?? this.layersOf(document) };
       this.beingWritten.add(key);
-      const identity = await this.store.write(ref, content, styles);
+      const prepare = () => this.options.history?.prepare(ref, written);
+      const identity = await this.store.write(ref, content, styles, prepare);
       if (document) this.cache.set(key, cacheEntry(identity, content, document));
       else this.cache.delete(key);
       await this.options.history?.record(ref, { ...written, identity });

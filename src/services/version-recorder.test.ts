@@ -34,7 +34,7 @@ describe('the versions a recorder keeps', () => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('gives back every version byte for byte, with its styles, across keyframes', async () => {
+  it('gives back every version byte for byte, with its styles, across keyframes, prepared during writes or not', async () => {
     const store = newStore();
     const ref = { name: 'p', schema: 'public' };
     await store.create(ref, '<qgis/>');
@@ -50,8 +50,11 @@ describe('the versions a recorder keeps', () => {
       else pieces[at] = Buffer.from(`<maplayer id="c${round}">${'y'.repeat(round)}</maplayer>\n`);
       const change = round % 10 === 0 ? [{ name: `s${round % 30}`, qml: `<qgis round="${round}"/>` }] : [];
       for (const { name, qml } of change) styles[name] = qml;
-      // As a write does: the store has the styles when the version is recorded.
+      // As a write does: the store has the styles when the version is recorded, and the delta may
+      // be made while the write is under way, or for a write that failed before this one.
       await store.styles.apply(ref, change);
+      if (round % 4 === 1) recorder.prepare(ref, { pieces: [...pieces, Buffer.from('<failed/>\n')] });
+      if (round % 3 === 0) recorder.prepare(ref, { pieces });
       await recorder.record(ref, { pieces, identity: `i${round}`, summary: `round ${round}`, styles: change });
       const latest = await store.versions.latest(ref);
       assert.ok(latest);

@@ -1,5 +1,5 @@
 import { type LayerEntry } from '../qgis/project.js';
-import { DeltaBase } from '../storage/content-delta.js';
+import { DeltaBase, type DeltaOp } from '../storage/content-delta.js';
 import { contentBytes, projectKey, type ProjectRef, type ProjectStore } from '../storage/project-store.js';
 import { type StyleChange } from '../storage/style-store.js';
 import { encodeDelta, encodeKeyframe, encodeStyles } from '../storage/version-codec.js';
@@ -153,6 +153,27 @@ export class VersionRecorder {
     }
   }
 
+  /**
+   * While a write is under way, under the lock: makes the delta of its content against the newest
+   * version this process keeps, which `record` then finds made (a large delta costs milliseconds,
+   * the write of a large project as many, and the event loop waits for the disk meanwhile).
+   */
+  prepare(ref: ProjectRef, version: Pick<Recorded, 'pieces' | 'whole'>): void {
+    const tip = this.tips.get(projectKey(ref));
+    try {
+      const ops = tip && this.deltaOf(tip, version);
+      if (ops) encodeDelta(ops);
+    } catch {
+      // The write goes on whatever happens here: `record` makes the delta again, and tells a failure.
+    }
+  }
+
+  /** The operations of `version` against `tip` when it is to be stored as a delta of it. */
+  private deltaOf(tip: Tip, version: Pick<Recorded, 'pieces' | 'whole'>): readonly DeltaOp[] | undefined {
+    const chained = !version.whole && tip.chain < Math.min(KEYFRAME_EVERY, this.settings.versions);
+    return chained ? tip.base.delta(version.pieces) : undefined;
+  }
+
   private async append(ref: ProjectRef, version: Recorded, origin: Origin): Promise<void> {
     const key = projectKey(ref);
     const latest = await this.store.versions.latest(ref);
@@ -161,10 +182,7 @@ export class VersionRecorder {
     this.tips.delete(key);
     const styles = tip ? applyStyleChanges(tip.styles, version.styles) : await this.storedStyles(ref);
     const size = contentBytes(version.pieces);
-    const ops =
-      tip && !version.whole && tip.chain < Math.min(KEYFRAME_EVERY, this.settings.versions)
-        ? tip.base.delta(version.pieces)
-        : undefined;
+    const ops = tip && this.deltaOf(tip, version);
     const delta = ops && encodeDelta(ops);
     const keyframe = !tip || !delta || tip.chainBytes + delta.byteLength > size * MAX_CHAIN_SHARE;
     const [payload, layers] = await Promise.all([

@@ -49,4 +49,24 @@ describe('an atomic write', () => {
     assert.equal(statSync(path).mtimeMs, 1_700_000_000_000);
     assert.deepEqual(readdirSync(dir), ['project.qgs']);
   });
+
+  it('calls whileWriting once the content is on its way, and a failure there leaves the file as it was', async () => {
+    const dir = join(folder, 'meanwhile');
+    mkdirSync(dir);
+    const path = join(dir, 'project.qgs');
+    await writeFileAtomic(path, 'first');
+    const seen: string[][] = [];
+    await writeFileAtomic(path, [Buffer.from('sec'), Buffer.from('ond')], {
+      whileWriting: () => seen.push(readdirSync(dir).sort()),
+    });
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0]?.length, 2, 'the new file is beside the old one');
+    assert.equal(readFileSync(path, 'utf8'), 'second');
+    const failing = () => {
+      throw new Error('meanwhile');
+    };
+    await assert.rejects(writeFileAtomic(path, [Buffer.from('third')], { whileWriting: failing }), /meanwhile/);
+    assert.equal(readFileSync(path, 'utf8'), 'second');
+    assert.deepEqual(readdirSync(dir), ['project.qgs']);
+  });
 });

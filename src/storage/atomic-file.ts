@@ -73,6 +73,11 @@ export interface AtomicWriteOptions {
    * durable another way (the project journal).
    */
   flush?: boolean;
+  /**
+   * Called once the content is handed to the system and before its write is done: work to do
+   * meanwhile (a large file's write leaves the event loop idle for milliseconds).
+   */
+  whileWriting?: () => void;
 }
 
 /**
@@ -137,8 +142,12 @@ export async function stageFile(
   try {
     const handle = await open(temporary, 'wx', options.mode);
     try {
-      if (Array.isArray(data)) await writePieces(handle, data);
-      else await handle.writeFile(data as string | Uint8Array);
+      const writing = Array.isArray(data) ? writePieces(handle, data) : handle.writeFile(data as string | Uint8Array);
+      try {
+        options.whileWriting?.();
+      } finally {
+        await writing;
+      }
       if (options.modified !== undefined) await handle.utimes(options.modified, options.modified);
       if (options.flush !== false) await handle.sync();
     } finally {

@@ -116,6 +116,22 @@ describe('a delta against a base version', () => {
     ]);
   });
 
+  it('copies a piece cut across the memory of several base pieces, the few bytes beside them new', () => {
+    const memory = Buffer.from(Array.from({ length: 200 }, (_, index) => `<layer id="l${index}"/>\n`).join(''));
+    const indent = Buffer.from('\n    ');
+    const base = new DeltaBase([Buffer.from('<tree>'), indent, memory.subarray(10, 2000), memory.subarray(2000)]);
+    // A run of the records cut from the memory again, 5 bytes before the base's pieces hold it.
+    const ops = base.delta([Buffer.from('<tree>'), memory.subarray(5, 3000), Buffer.from('</tree>')]);
+    assert.deepEqual(ops, [
+      { kind: 'copy', offset: 0, length: 6 },
+      { kind: 'bytes', bytes: memory.subarray(5, 10) },
+      { kind: 'copy', offset: 6 + 5, length: 2990 },
+      { kind: 'bytes', bytes: Buffer.from('</tree>') },
+    ]);
+    const content = Buffer.concat([Buffer.from('<tree>'), memory.subarray(5, 3000), Buffer.from('</tree>')]);
+    assert.deepEqual(applyDelta(Buffer.concat([Buffer.from('<tree>'), indent, memory.subarray(10)]), ops), content);
+  });
+
   it('finds a content made afresh in one piece across the base pieces: only what changed is new', () => {
     const layer = (id: string, source = id) =>
       Buffer.from(

@@ -23,11 +23,6 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
 }
 
-/** Whether `a` and `b` hold the same bytes from `start` to `end`. */
-function sameRun(a: Uint8Array, b: Uint8Array, start: number, end: number): boolean {
-  return equalAt(a, start, b, start, end - start);
-}
-
 /**
  * Whether `length` bytes of `a` from `aStart` and of `b` from `bStart` are the same, compared in
  * place: views made for each of a delta's many comparisons would cost more than them.
@@ -38,27 +33,42 @@ function equalAt(a: Uint8Array, aStart: number, b: Uint8Array, bStart: number, l
 }
 
 /**
- * How many bytes `a` and `b` share from their start. Runs of doubling length are compared until
- * one differs, then that run is halved: the cost follows the shared length, not the inputs' size.
+ * Runs this short are compared byte by byte: most comparisons of a delta part within a line's first
+ * bytes, where a call to compare costs more than the bytes do.
  */
-function sharedLength(a: Uint8Array, b: Uint8Array): number {
-  const limit = Math.min(a.byteLength, b.byteLength);
-  let low = 0;
+const SCANNED = 64;
+
+/** Where `a` from `aStart` and `b` from `bStart` first differ, as bytes past their starts, looked at up to `end` of them. */
+function scanShared(a: Uint8Array, aStart: number, b: Uint8Array, bStart: number, from: number, end: number): number {
+  let at = from;
+  while (at < end && a[aStart + at] === b[bStart + at]) at++;
+  return at;
+}
+
+/**
+ * How many bytes `a` from `aStart` and `b` from `bStart` share. The first bytes are compared one by
+ * one, then runs of doubling length until one differs, which is halved down to a short one: the
+ * cost follows the shared length, not the inputs' size.
+ */
+function sharedLength(a: Uint8Array, b: Uint8Array, aStart = 0, bStart = 0): number {
+  const limit = Math.min(a.byteLength - aStart, b.byteLength - bStart);
+  let low = scanShared(a, aStart, b, bStart, 0, Math.min(limit, SCANNED));
+  if (low < SCANNED) return low;
   let high = limit;
-  for (let step = 16; low < limit; step *= 2) {
+  for (let step = SCANNED; low < limit; step *= 2) {
     const end = Math.min(limit, low + step);
-    if (!sameRun(a, b, low, end)) {
+    if (!equalAt(a, aStart + low, b, bStart + low, end - low)) {
       high = end - 1;
       break;
     }
     low = end;
   }
-  while (low < high) {
+  while (high - low > SCANNED) {
     const middle = Math.ceil((low + high) / 2);
-    if (sameRun(a, b, low, middle)) low = middle;
+    if (equalAt(a, aStart + low, b, bStart + low, middle - low)) low = middle;
     else high = middle - 1;
   }
-  return low;
+  return scanShared(a, aStart, b, bStart, low, high);
 }
 
 const NEWLINE = 0x0a;
@@ -171,6 +181,8 @@ interface BasePiece {
  * version cut from an earlier one's buffers); shorter ones are cheap to compare by their bytes.
  */
 const MIN_SHARED_MEMORY = 1024;
+/** Bytes of a piece cut across base pieces' memory that may lie beside it and be taken as new (DeltaBase.acrossMemory). */
+const MAX_BESIDE = 1024;
 
 /** Where `piece` lies in the memory of one of `pieces` (the last to start at or before it), by index. */
 function holding(pieces: readonly BasePiece[], candidates: readonly number[], piece: Uint8Array): number | undefined {
@@ -187,31 +199,62 @@ function holding(pieces: readonly BasePiece[], candidates: readonly number[], pi
   return piece.byteOffset + piece.byteLength <= base.byteOffset + base.byteLength ? index : undefined;
 }
 
-/** Whether `b` starts in the same memory where `a` ends. */
-function adjoins(a: Uint8Array, b: Uint8Array): boolean {
-  return a.buffer === b.buffer && a.byteOffset + a.byteLength === b.byteOffset;
-}
-
 /** Collects operations, joining copies of adjacent runs and new bytes that follow one another. */
 class DeltaBuilder {
-  readonly ops: DeltaOp[] = [];
+  private readonly ops: DeltaOp[] = [];
   probesLeft = MAX_PROBES;
+  /**
+   * Where each line was looked for and what was found, by its bytes and the place: while lines are
+   * new the base's place stays, and the lines records share (a thousand re-indented) are the same.
+   */
+  readonly searched = new Map<string, [number, number] | undefined>();
+  /**
+   * The new bytes taken last, not yet an operation, as where they lie in memory: the next line of
+   * a changed piece follows them there and extends them without a view made for each line.
+   */
+  private pendingMemory: ArrayBufferLike | undefined;
+  private pendingStart = 0;
+  private pendingEnd = 0;
 
   copy(offset: number, length: number): void {
     if (length === 0) return;
+    this.endBytes();
     const last = this.ops.at(-1);
     if (last?.kind === 'copy' && last.offset + last.length === offset) last.length += length;
     else this.ops.push({ kind: 'copy', offset, length });
   }
 
-  /** New bytes that follow the last ones in memory (the next line of a changed piece) extend them. */
-  bytes(bytes: Uint8Array): void {
-    if (bytes.byteLength === 0) return;
-    const last = this.ops.at(-1);
-    if (last?.kind === 'bytes' && adjoins(last.bytes, bytes)) {
-      last.bytes = new Uint8Array(last.bytes.buffer, last.bytes.byteOffset, last.bytes.byteLength + bytes.byteLength);
-    } else this.ops.push({ kind: 'bytes', bytes });
+  /** The bytes of `source` from `start` to `end` as new; those that follow the last ones in memory extend them. */
+  bytes(source: Uint8Array, start = 0, end = source.byteLength): void {
+    if (end === start) return;
+    const memoryStart = source.byteOffset + start;
+    if (this.pendingMemory === source.buffer && this.pendingEnd === memoryStart) {
+      this.pendingEnd = source.byteOffset + end;
+      return;
+    }
+    this.endBytes();
+    this.pendingMemory = source.buffer;
+    this.pendingStart = memoryStart;
+    this.pendingEnd = source.byteOffset + end;
   }
+
+  /** The operations collected. */
+  finish(): DeltaOp[] {
+    this.endBytes();
+    return this.ops;
+  }
+
+  private endBytes(): void {
+    if (this.pendingMemory === undefined) return;
+    const bytes = Buffer.from(this.pendingMemory, this.pendingStart, this.pendingEnd - this.pendingStart);
+    this.ops.push({ kind: 'bytes', bytes });
+    this.pendingMemory = undefined;
+  }
+}
+
+/** Where byte NEWLINE first is in `bytes` from `from` on, or -1. */
+function newlineFrom(bytes: Uint8Array, from: number): number {
+  return Uint8Array.prototype.indexOf.call(bytes, NEWLINE, from);
 }
 
 /**
@@ -290,6 +333,11 @@ export class DeltaBase {
         builder.copy(base.offset + from, piece.byteLength);
         next = from + piece.byteLength === base.bytes.byteLength ? within + 1 : within;
       } else {
+        const across = this.acrossMemory(piece, builder);
+        if (across !== undefined) {
+          next = across;
+          continue;
+        }
         const likeliest = this.likeliest(piece, next);
         if (!likeliest) {
           builder.bytes(piece);
@@ -300,7 +348,7 @@ export class DeltaBase {
         if (likeliest.shared >= MIN_COPY) next = Math.max(after, likeliest.index + 1);
       }
     }
-    return builder.ops;
+    return builder.finish();
   }
 
   /** The base piece `piece` is: the expected one (at `next`) if it has the same bytes, else the same buffer anywhere. */
@@ -317,6 +365,45 @@ export class DeltaBase {
   private within(piece: Uint8Array): number | undefined {
     const candidates = piece.byteLength >= MIN_SHARED_MEMORY ? this.indexesByMemory.get(piece.buffer) : undefined;
     return candidates && holding(this.pieces, candidates, piece);
+  }
+
+  /**
+   * A large `piece` cut across the memory of base pieces (a run of records that followed one
+   * another in a write before the last, and a few bytes beside them): the runs each base piece
+   * holds copied from it, the bytes between new. Answers the base piece expected next; undefined,
+   * with nothing taken, when more than MAX_BESIDE bytes of it lie in no base piece's memory.
+   */
+  private acrossMemory(piece: Uint8Array, builder: DeltaBuilder): number | undefined {
+    const candidates = piece.byteLength >= MIN_SHARED_MEMORY ? this.indexesByMemory.get(piece.buffer) : undefined;
+    if (!candidates) return undefined;
+    const start = piece.byteOffset;
+    const end = start + piece.byteLength;
+    /** Base pieces in the order of their memory, each with where it starts to hold the piece. */
+    const runs: Array<{ index: number; from: number; until: number }> = [];
+    let at = start;
+    let beside = 0;
+    for (const index of candidates) {
+      const bytes = (this.pieces[index] as BasePiece).bytes;
+      if (bytes.byteOffset >= end) break;
+      const until = Math.min(end, bytes.byteOffset + bytes.byteLength);
+      if (until <= at) continue;
+      beside += Math.max(0, bytes.byteOffset - at);
+      runs.push({ index, from: Math.max(at, bytes.byteOffset), until });
+      at = until;
+    }
+    beside += end - at;
+    if (runs.length === 0 || beside > MAX_BESIDE) return undefined;
+    let done = start;
+    for (const { index, from, until } of runs) {
+      const base = this.pieces[index] as BasePiece;
+      builder.bytes(piece, done - start, from - start);
+      builder.copy(base.offset + from - base.bytes.byteOffset, until - from);
+      done = until;
+    }
+    builder.bytes(piece, done - start, end - start);
+    const last = runs.at(-1) as { index: number; until: number };
+    const lastBytes = (this.pieces[last.index] as BasePiece).bytes;
+    return last.until === lastBytes.byteOffset + lastBytes.byteLength ? last.index + 1 : last.index;
   }
 
   /** Of the base pieces expected next, the one that starts with more of `piece`'s bytes, and how many. */
@@ -343,46 +430,50 @@ export class DeltaBase {
     if (spanning) builder.probesLeft += Math.floor(piece.byteLength / SPANNING_BYTES_PER_PROBE);
     let index = start;
     let from = 0;
-    let rest = piece;
+    /** How far `piece` is done. */
+    let at = 0;
     /** Where the base was when the two last parted, and the bytes of the piece left then. */
     let parted: Parted | undefined;
-    while (rest.byteLength > 0) {
+    while (at < piece.byteLength) {
       const base = this.pieces[index] as BasePiece;
       if (spanning && from === base.bytes.byteLength && index + 1 < this.pieces.length) {
         index += 1;
         from = 0;
         continue;
       }
-      const shared = sharedLength(rest, base.bytes.subarray(from));
+      const shared = sharedLength(piece, base.bytes, at, from);
       // A run to the end of its base piece may go on in the next one: copied however short.
       if (shared >= MIN_COPY || (spanning && shared > 0 && from + shared === base.bytes.byteLength)) {
         builder.copy(base.offset + from, shared);
-        rest = rest.subarray(shared);
+        at += shared;
         from += shared;
         // Together again, unless the base was taken elsewhere since they parted (a record like
         // another) and it has not gone on for long.
         if (shared >= SEARCH_WINDOW || (shared >= RESYNC && !parted?.elsewhere)) parted = undefined;
         continue;
       }
-      const line = rest.subarray(0, rest.indexOf(NEWLINE) + 1 || rest.byteLength);
+      const lineEnd = newlineFrom(piece, at) + 1 || piece.byteLength;
       // The line, and the next ones if it is short: a run long enough to copy.
-      const probe = rest.subarray(0, Math.max(line.byteLength, MIN_COPY));
-      const searched = probe.byteLength >= MIN_COPY && builder.probesLeft-- > 0;
+      const probeEnd = Math.min(piece.byteLength, at + Math.max(lineEnd - at, MIN_COPY));
+      const searched = probeEnd - at >= MIN_COPY && builder.probesLeft-- > 0;
       if (spanning) parted ??= { at: [index, from], taken: 0, elsewhere: false };
       const reach = INSERTED_REACH + INSERTED_GROWTH * (parted?.taken ?? 0);
-      const realigned = searched && spanning ? this.realign(rest, probe, [index, from], parted, reach) : undefined;
-      const found = searched && !spanning ? this.search(probe, index, from) : realigned?.at;
+      const probe = searched ? piece.subarray(at, probeEnd) : undefined;
+      const realigned =
+        probe && spanning ? this.realign(piece.subarray(at), probe, [index, from], parted, reach) : undefined;
+      const found = probe && !spanning ? this.searchOnce(probe, index, from, builder) : realigned?.at;
       if (found) {
-        builder.bytes(rest.subarray(0, realigned?.skip ?? 0));
-        rest = rest.subarray(realigned?.skip ?? 0);
+        const skip = realigned?.skip ?? 0;
+        builder.bytes(piece, at, at + skip);
+        at += skip;
         if (realigned?.rejoined) parted = undefined;
         else if (parted) parted.elsewhere = true;
         [index, from] = found;
         continue;
       }
-      builder.bytes(line);
-      rest = rest.subarray(line.byteLength);
-      if (parted) parted.taken += line.byteLength;
+      builder.bytes(piece, at, lineEnd);
+      if (parted) parted.taken += lineEnd - at;
+      at = lineEnd;
     }
     return from === (this.pieces[index] as BasePiece).bytes.byteLength ? index + 1 : index;
   }
@@ -391,6 +482,19 @@ export class DeltaBase {
    * Where `probe` is within SEARCH_WINDOW bytes of base piece `index` from byte `from` on, else
    * within LOOK_BACK bytes before it, as a piece and a byte of it.
    */
+  private searchOnce(
+    probe: Uint8Array,
+    index: number,
+    from: number,
+    builder: DeltaBuilder,
+  ): [number, number] | undefined {
+    const key = `${index} ${from} ${Buffer.from(probe.buffer, probe.byteOffset, probe.byteLength).toString('latin1')}`;
+    if (builder.searched.has(key)) return builder.searched.get(key);
+    const found = this.search(probe, index, from);
+    builder.searched.set(key, found);
+    return found;
+  }
+
   private search(probe: Uint8Array, index: number, from: number): [number, number] | undefined {
     const bytes = (this.pieces[index] as BasePiece).bytes;
     const found = searchWindow(bytes, probe, from, SEARCH_WINDOW);

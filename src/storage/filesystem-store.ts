@@ -95,20 +95,37 @@ async function removeFolder(path: string): Promise<number> {
  * Records the write in the journal while the new file is written beside the old one, and puts the
  * new file in place once the record is on the disk: the file is written during the journal's flush
  * rather than after it, and a crash before the rename leaves the old file, which the record (when
- * flushed) brings up to date.
+ * flushed) brings up to date. The record's delta is made once the file's bytes are on their way,
+ * and `whileWriting` called after it.
  */
 async function recordAndReplace(
   journal: ProjectJournal,
   path: string,
   pieces: readonly Uint8Array[],
   modified: number,
+  whileWriting?: () => void,
 ): Promise<void> {
-  const staging = stageFile(path, pieces, { modified, releaseLater: true, flush: false });
-  const [staged, recorded] = await Promise.allSettled([staging, journal.record(pieces, modified)]);
-  if (staged.status === 'rejected' || recorded.status === 'rejected') {
-    if (staged.status === 'fulfilled') await staged.value.discard();
-    if (recorded.status === 'fulfilled') await recorded.value();
-    throw staged.status === 'rejected' ? staged.reason : (recorded as PromiseRejectedResult).reason;
+  let recording: Promise<[PromiseSettledResult<() => Promise<void>>]> | undefined;
+  const record = () => (recording ??= Promise.allSettled([journal.record(pieces, modified)]));
+  const staging = stageFile(path, pieces, {
+    modified,
+    releaseLater: true,
+    flush: false,
+    whileWriting: () => {
+      void record();
+      whileWriting?.();
+    },
+  });
+  const [staged] = await Promise.allSettled([staging]);
+  if (staged.status === 'rejected') {
+    const [recorded] = (await recording) ?? [];
+    if (recorded?.status === 'fulfilled') await recorded.value();
+    throw staged.reason;
+  }
+  const [recorded] = await record();
+  if (recorded.status === 'rejected') {
+    await staged.value.discard();
+    throw recorded.reason;
   }
   try {
     await staged.value.commit();
@@ -281,17 +298,22 @@ export class FilesystemStore implements ProjectStore {
    * Stored styles are written before the project, removed ones after it: a write cut short leaves
    * the style listed while its layers hold the copy of before, never layers holding an unlisted one.
    */
-  async write(ref: ProjectRef, content: ProjectContent, styles: readonly StyleChange[] = []): Promise<string> {
+  async write(
+    ref: ProjectRef,
+    content: ProjectContent,
+    styles: readonly StyleChange[] = [],
+    whileWriting?: () => void,
+  ): Promise<string> {
     this.refuseUnsettled(ref);
     const stored = styles.filter((style) => style.qml !== undefined);
     const removed = styles.filter((style) => style.qml === undefined);
     await this.styles.apply(ref, stored);
-    const identity = await this.writeProject(ref, content);
+    const identity = await this.writeProject(ref, content, whileWriting);
     await this.styles.apply(ref, removed);
     return identity;
   }
 
-  private async writeProject(ref: ProjectRef, content: ProjectContent): Promise<string> {
+  private async writeProject(ref: ProjectRef, content: ProjectContent, whileWriting?: () => void): Promise<string> {
     const file = this.projectFile(ref);
     const path = file?.path ?? this.newProjectPath(ref);
     const modified = nextModified(fileStats(path)?.mtimeNs);
@@ -299,9 +321,10 @@ export class FilesystemStore implements ProjectStore {
       // Other archive members (the auxiliary storage database) are kept as they were.
       const archive = ProjectArchive.open(await readFile(path));
       archive.content = wholeContent(content);
-      await writeFileAtomic(path, await archive.bytes(), { modified, releaseLater: true });
+      await writeFileAtomic(path, await archive.bytes(), { modified, releaseLater: true, whileWriting });
     } else {
-      await this.writeProjectFile(ref.name, path, content instanceof Uint8Array ? [content] : content, modified);
+      const pieces = content instanceof Uint8Array ? [content] : content;
+      await this.writeProjectFile(ref.name, path, pieces, modified, whileWriting);
     }
     const written = this.projectFile(ref);
     if (!written) throw new Error(`project "${ref.name}" vanished while being written`);
@@ -312,15 +335,21 @@ export class FilesystemStore implements ProjectStore {
    * Replaces a .qgs: recorded in its journal and replaced without waiting for the disk while the
    * journal takes records; otherwise written and flushed whole, which starts a new journal.
    */
-  private async writeProjectFile(name: string, path: string, pieces: readonly Uint8Array[], modified: number) {
+  private async writeProjectFile(
+    name: string,
+    path: string,
+    pieces: readonly Uint8Array[],
+    modified: number,
+    whileWriting?: () => void,
+  ) {
     const journal = this.journals.get(name);
     this.journals.delete(name);
     if (journal?.accepts()) {
-      await recordAndReplace(journal, path, pieces, modified);
+      await recordAndReplace(journal, path, pieces, modified, whileWriting);
       this.keepJournal(name, journal);
       return;
     }
-    await writeFileAtomic(path, pieces, { modified, releaseLater: true });
+    await writeFileAtomic(path, pieces, { modified, releaseLater: true, whileWriting });
     // The write is done and durable: a journal that cannot start leaves the next write whole too.
     const started = await ProjectJournal.begin(path, pieces).catch(() => undefined);
     if (started) this.keepJournal(name, started);

@@ -191,7 +191,12 @@ export class PostgresStore implements ProjectStore {
     }
   }
 
-  async write(ref: ProjectRef, content: ProjectContent, styles: readonly StyleChange[] = []): Promise<string> {
+  async write(
+    ref: ProjectRef,
+    content: ProjectContent,
+    styles: readonly StyleChange[] = [],
+    whileWriting?: () => void,
+  ): Promise<string> {
     const table = this.table(ref.schema);
     const written = this.db.transaction(async (query) => {
       // The archive is rebuilt from the stored one, so entries QGIS added (auxiliary storage) are kept.
@@ -210,6 +215,7 @@ export class PostgresStore implements ProjectStore {
       await this.styles.applyIn(query, ref, styles);
       return identityOf(row as IdentityRow);
     });
+    whileWriting?.();
     const identity = await unlessMissing(written, undefined);
     if (identity === undefined) throw new NotFound(`schema "${ref.schema}" has no qgis_projects table`);
     return identity;

@@ -78,8 +78,14 @@ export interface ProjectStore {
   /**
    * Replaces the project atomically with `content` (its XML in UTF-8) and returns its new identity;
    * `styles` are stored and removed with it, in the same transaction where the store has them.
+   * `whileWriting` is called once the content is on its way (unless the write fails first): work to do meanwhile.
    */
-  write(ref: ProjectRef, content: ProjectContent, styles?: readonly StyleChange[]): Promise<string>;
+  write(
+    ref: ProjectRef,
+    content: ProjectContent,
+    styles?: readonly StyleChange[],
+    whileWriting?: () => void,
+  ): Promise<string>;
   /** Removes the project, its styles, its versions and its data folder; false when there was none. */
   remove(ref: ProjectRef): Promise<boolean>;
   /** Runs `work` holding the project's write lock, across processes too. */

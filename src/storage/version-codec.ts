@@ -25,11 +25,19 @@ export function encodeKeyframe(pieces: readonly Uint8Array[]): Promise<Buffer> {
   return deflateAsync(Buffer.concat(pieces), LEVEL);
 }
 
-/** A delta's payload: the count of operations, then the operations. */
+/** The payloads made of each delta's operations: a version's delta may be made while its write is under way. */
+const ENCODED_DELTAS = new WeakMap<readonly DeltaOp[], Buffer>();
+
+/** A delta's payload: the count of operations, then the operations; made once for the same operations. */
 export function encodeDelta(ops: readonly DeltaOp[]): Buffer {
-  const count = Buffer.alloc(4);
-  count.writeUInt32LE(ops.length);
-  return deflateSync(Buffer.concat([count, ...encodeOps(ops)]), LEVEL);
+  let payload = ENCODED_DELTAS.get(ops);
+  if (payload === undefined) {
+    const count = Buffer.alloc(4);
+    count.writeUInt32LE(ops.length);
+    payload = deflateSync(Buffer.concat([count, ...encodeOps(ops)]), LEVEL);
+    ENCODED_DELTAS.set(ops, payload);
+  }
+  return payload;
 }
 
 /**

@@ -192,6 +192,26 @@ function placesOf(nodes: readonly XmlNode[]): Map<XmlNode, number> {
 }
 
 /**
+ * Nodes looked for one by one in the last write's before their places are mapped: a layer or two
+ * moved among a thousand costs as many searches of an array, not a map of the thousand.
+ */
+const MAX_SEARCHES = 8;
+
+/** Where a node other than text stood in `nodes` (the first place), searched for the first few asked, then mapped. */
+function placeFinder(nodes: readonly XmlNode[]): (node: XmlNode) => number | undefined {
+  let places: Map<XmlNode, number> | undefined;
+  let searches = 0;
+  return (node) => {
+    if (places === undefined && searches++ < MAX_SEARCHES) {
+      const at = nodes.indexOf(node);
+      return at < 0 ? undefined : at;
+    }
+    places ??= placesOf(nodes);
+    return places.get(node);
+  };
+}
+
+/**
  * Writes `nodes` from `previous`, the same container's children as last written: the nodes kept at
  * its start and end, and runs of nodes between that followed one another there too (records moved
  * among the others), are written as cuts of the old rope (their offsets copied, the nodes written
@@ -204,6 +224,11 @@ export function rewriteChildren(
 ): WrittenChildren {
   const before = previous ?? NOTHING_WRITTEN;
   const head = sharedHead(nodes, before.nodes);
+  if (head === nodes.length && head === before.nodes.length && before.afresh.length === 0) {
+    // The same children, none written afresh: the same bytes, kept as they were.
+    for (const part of before.bytes.parts) writer.emit(part);
+    return before;
+  }
   const tail = sharedTail(nodes, before.nodes, head);
   const offsets = new Uint32Array(nodes.length + 1);
   const afresh: number[] = [];
@@ -232,11 +257,10 @@ export function rewriteChildren(
   };
   reuse(0, head, 0);
   const end = nodes.length - tail;
-  let places: Map<XmlNode, number> | undefined;
+  const placeOf = placeFinder(before.nodes);
   for (let index = head; index < end;) {
     const node = nodes[index] as XmlNode;
-    const old =
-      node.kind === 'text' || end - head < MIN_MOVED ? undefined : (places ??= placesOf(before.nodes)).get(node);
+    const old = node.kind === 'text' || end - head < MIN_MOVED ? undefined : placeOf(node);
     if (old !== undefined) {
       let run = 1;
       while (index + run < end && nodes[index + run] === before.nodes[old + run]) run++;
