@@ -583,6 +583,16 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
     const declared = storedEntryStart('data/zeros.bin', BODY_LIMIT);
     const cut = `${stack.api.url}/api/projects/cut-declared/archive`;
     assert.equal(await sendChunked(cut, BODY_LIMIT, 256 * 1024, declared, true), undefined);
+    // Refused by the thread at its first entry while the client still sends: the answer reaches it.
+    const unsafe = await sendChunked(
+      `${stack.api.url}/api/projects/unsafe-declared/archive`,
+      BODY_LIMIT,
+      undefined,
+      storedEntryStart('../escape.bin', BODY_LIMIT),
+      true,
+    );
+    assert.equal(unsafe?.status, 400, JSON.stringify(unsafe?.body));
+    assert.match((unsafe?.body as { error: string }).error, /leave/);
     assert.equal(await sendChunked(`${stack.api.url}/api/data/cut/short.tif`, over, 256 * 1024), undefined);
     // The API notices a dropped connection as it reads: given a moment, then watched until it has cleared up.
     await new Promise((done) => setTimeout(done, 1_000));

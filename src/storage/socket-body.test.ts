@@ -54,14 +54,17 @@ describe(`bodies read from their sockets (${withAddon ? 'with' : 'without'} the 
     assert.equal(socketBodiesReadable(), withAddon, 'native/build/fd-duplicate.node: run scripts/build-native.sh');
   });
 
-  it('reads its length and no further, and leaves the connection open for the answer', async (t) => {
-    if (!withAddon) {
+  if (!withAddon) {
+    it('refuses to read without the addon (the HTTP server reads bodies itself then)', async () => {
       const { client, served } = await connection();
       await assert.rejects(read(socketBodyChunks(body(served, 1))), /fd-duplicate is not built/);
       client.destroy();
       served.destroy();
-      return;
-    }
+    });
+    return;
+  }
+
+  it('reads its length and no further, and leaves the connection open for the answer', async (t) => {
     const { client, served } = await connection();
     const sent = randomBytes(5 * 1024 * 1024 + 123);
     const next = Buffer.from('GET /next HTTP/1.1\r\n');
@@ -81,7 +84,6 @@ describe(`bodies read from their sockets (${withAddon ? 'with' : 'without'} the 
   });
 
   it('refuses a body cut short as 400, one that stops arriving as 408, and stops when aborted', async () => {
-    if (!withAddon) return assert.equal(socketBodiesReadable(), false);
     const cut = await connection();
     cut.client.end(Buffer.alloc(1000));
     await assert.rejects(read(socketBodyChunks(body(cut.served, 2000))), (error: unknown) => {
