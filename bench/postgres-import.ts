@@ -15,7 +15,7 @@ import gdal from 'gdal-async';
 import { postgresConnection } from '../src/gdal/catalog.js';
 import { keepWorkerReady, runGdalTask, stopWorkerReady } from '../src/gdal/gdal-child.js';
 import { importArguments, type VectorImport } from '../src/gdal/vector-import.js';
-import { BACKGROUND_NICENESS } from '../src/gdal/worker-niceness.js';
+import { BACKGROUND_NICENESS } from '../src/runtime/niceness.js';
 import { writePoints } from '../test/support/points.js';
 import { startTestDatabase, type TestDatabase } from '../test/support/postgres.js';
 import { ms, table } from './stats.js';

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 
 import gdal from 'gdal-async';
 
-import { BACKGROUND_NICENESS } from '../src/gdal/worker-niceness.js';
+import { BACKGROUND_NICENESS } from '../src/runtime/niceness.js';
 import { EVERY_PART, type PartFilter } from './parts.js';
 import { ms, summarise, table, type Timing } from './stats.js';
 

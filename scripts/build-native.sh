@@ -1,6 +1,7 @@
 #!/bin/bash
 # Compiles the addons of native/ (rename-exchange.c: exchanges two files' names; checked-writes.c:
-# sums and writes an upload's pieces off the event loop) against the headers of the Node.js that
+# sums and writes an upload's pieces off the event loop; fd-duplicate.c: a descriptor of an upload's
+# socket for the thread that reads it) against the headers of the Node.js that
 # runs Steward, into native/build; each again only when its source or that Node.js changes.
 # `npm run build:native` and scripts/setup.sh run it.
 set -euo pipefail
@@ -21,3 +22,4 @@ build() {
 }
 build rename-exchange ''
 build checked-writes -lz
+build fd-duplicate ''

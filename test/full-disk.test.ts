@@ -1,11 +1,15 @@
 /**
  * A full disk on a real small file system (a tmpfs mounted for the test): 507 naming the disk,
- * readiness failing under STEWARD_MIN_FREE_SPACE, and a create that failed leaving nothing behind.
+ * readiness failing under STEWARD_MIN_FREE_SPACE, and a create or an upload that failed leaving
+ * nothing behind.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import { strToU8, zipSync } from 'fflate';
 
 import { type RunningServer, startServer } from '../src/app/server.js';
 import { loadConfig } from '../src/config.js';
@@ -97,6 +101,40 @@ describe('a full disk', () => {
       }
       assert.equal((await call('POST', '/api/projects', { name: 'cached', author: 'test' })).status, 201, 'a retry');
       assert.deepEqual((await call('GET', '/api/projects')).body, ['cached']);
+    } finally {
+      await api.close();
+    }
+  });
+
+  test('a bundle whose data files do not fit the upload root answers 507 naming the disk, and leaves nothing', async () => {
+    const uploads = join(disk.dir, 'uploads');
+    await mkdir(uploads);
+    const api = await startApi({
+      STEWARD_QGISSERVER_PROJECTS_DIR: join(elsewhere, 'bundled'),
+      STEWARD_UPLOAD_ROOT: uploads,
+      STEWARD_DATA_ROOTS: uploads,
+    });
+    const bundle = zipSync({ 'project.qgs': strToU8('<qgis/>'), 'data/large.bin': randomBytes(6 * MIB) }, { level: 0 });
+    // Its length declared, the body is read by the thread that receives uploads; chunked, by the event loop.
+    const bodies: Array<[string, () => BodyInit]> = [
+      ['declared', () => Buffer.from(bundle)],
+      ['chunked', () => new Blob([bundle]).stream()],
+    ];
+    try {
+      for (const [how, body] of bodies) {
+        const reply = await fetch(`${api.url}/api/projects/bundled/archive`, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/zip' },
+          body: body(),
+          duplex: 'half',
+        } as RequestInit);
+        assert.equal(reply.status, 507, how);
+        assert.deepEqual(await reply.json(), {
+          error: `insufficient storage: the disk mounted at ${disk.dir} is full`,
+          code: 'disk_full',
+        });
+        assert.deepEqual(await readdir(uploads), [], `${how}: nothing of the upload is left`);
+      }
     } finally {
       await api.close();
     }

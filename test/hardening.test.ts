@@ -252,14 +252,12 @@ describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
     }
   });
 
-  it('answers 408 and closes the connection when a request body stops arriving', async () => {
+  /** Sends `head` (a request, the start of its body) and stops: the answer, which must be 408 after 1 s. */
+  async function stalled(head: string): Promise<void> {
     const { port } = new URL(stack.api.url);
     const socket = connect(Number(port), '127.0.0.1');
     await once(socket, 'connect');
-    socket.write(
-      'POST /api/projects HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
-        `Authorization: Bearer ${token}\r\nContent-Length: 100\r\n\r\n{"name":`,
-    );
+    socket.write(head);
     let answer = '';
     socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
     const started = Date.now();
@@ -268,6 +266,22 @@ describe('with STEWARD_API_TOKEN and STEWARD_DATA_ROOTS', () => {
     assert.match(answer, /^HTTP\/1\.1 408 /);
     assert.match(answer, /"error":"the request body stopped arriving for 1 s"/);
     assert.ok(waited >= 900 && waited < 5000, `closed after ${waited} ms`);
+  }
+
+  it('answers 408 and closes the connection when a request body stops arriving', async () => {
+    await stalled(
+      'POST /api/projects HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+        `Authorization: Bearer ${token}\r\nContent-Length: 100\r\n\r\n{"name":`,
+    );
+  });
+
+  it('answers 408 to a project upload read off the event loop whose body stops arriving', async () => {
+    // A bundle's first bytes: its body is read from the socket by the thread that receives uploads.
+    await stalled(
+      'PUT /api/projects/stalled/archive HTTP/1.1\r\nHost: x\r\nContent-Type: application/zip\r\n' +
+        `Authorization: Bearer ${token}\r\nContent-Length: 100000\r\n\r\nPK\x03\x04`,
+    );
+    assert.equal((await authorised('GET', '/api/projects/stalled')).status, 404);
   });
 
   it('refuses an address that sent too many wrong tokens, right token or not, with Retry-After', async () => {

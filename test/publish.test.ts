@@ -6,8 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { subscribe } from 'node:diagnostics_channel';
+import { once } from 'node:events';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
+import { type Worker } from 'node:worker_threads';
 
 import { unzipSync, zipSync } from 'fflate';
 
@@ -31,6 +35,7 @@ import { runPyqgisScript } from './support/pyqgis-scripts.js';
 import { scratchFolder } from './support/scratch.js';
 import { type Stack, startStack } from './support/stack.js';
 import { selectedStorage } from './support/test-storage.js';
+import { until } from './support/wait.js';
 
 /** Bytes an upload may have here: a bundle of the fixtures is about 100 KiB. */
 const BODY_LIMIT = 2 * 1024 * 1024;
@@ -71,6 +76,10 @@ function storedEntryStart(name: string, size: number): Buffer {
   header.writeUInt16LE(Buffer.byteLength(name), 26);
   return Buffer.concat([header, Buffer.from(name)]);
 }
+
+/** The worker threads of this process (the API's, which receives uploads), as they start. */
+const threads: Worker[] = [];
+subscribe('worker_threads', (message) => threads.push((message as { worker: Worker }).worker));
 
 /** Unpacks a zip into `folder`. */
 function unpack(bytes: Buffer, folder: string): string[] {
@@ -581,6 +590,20 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
       await sendChunked(`${stack.api.url}/api/projects/cut/archive`, over, 256 * 1024, bundleStart),
       undefined,
     );
+    // Declaring its length, a bundle is read from its socket by a thread of its own.
+    const declared = storedEntryStart('data/zeros.bin', BODY_LIMIT);
+    const cut = `${stack.api.url}/api/projects/cut-declared/archive`;
+    assert.equal(await sendChunked(cut, BODY_LIMIT, 256 * 1024, declared, true), undefined);
+    // Refused by the thread at its first entry while the client still sends: the answer reaches it.
+    const unsafe = await sendChunked(
+      `${stack.api.url}/api/projects/unsafe-declared/archive`,
+      BODY_LIMIT,
+      undefined,
+      storedEntryStart('../escape.bin', BODY_LIMIT),
+      true,
+    );
+    assert.equal(unsafe?.status, 400, JSON.stringify(unsafe?.body));
+    assert.match((unsafe?.body as { error: string }).error, /leave/);
     assert.equal(await sendChunked(`${stack.api.url}/api/data/cut/short.tif`, over, 256 * 1024), undefined);
     // The API notices a dropped connection as it reads: given a moment, then watched until it has cleared up.
     await new Promise((done) => setTimeout(done, 1_000));
@@ -589,6 +612,42 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
     assert.deepEqual(hiddenFiles(), [], 'no part of a refused or cut short upload is left');
     assert.equal((await stack.call('GET', '/api/projects/chunked')).status, 404);
     assert.equal((await stack.call('GET', '/api/projects/cut')).status, 404);
+    assert.equal((await stack.call('GET', '/api/projects/cut-declared')).status, 404);
+  });
+
+  it('answers 503 to a bundle whose receiving thread ends mid-upload, leaves nothing, and takes the next', async () => {
+    const url = new URL(`${stack.api.url}/api/projects/orphan/archive`);
+    const socket = connect(Number(url.port), url.hostname);
+    await once(socket, 'connect');
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    socket.on('error', () => undefined); // the connection is closed once answered, however far the body got
+    socket.write(
+      `PUT ${url.pathname} HTTP/1.1\r\nHost: x\r\nContent-Type: application/zip\r\n` +
+        `Content-Length: ${BODY_LIMIT}\r\n\r\n`,
+    );
+    const start = storedEntryStart('data/zeros.bin', BODY_LIMIT);
+    socket.write(Buffer.concat([start, Buffer.alloc(256 * 1024)]));
+    await until("the thread to write the bundle's file", () =>
+      hiddenFiles().some((file) => file.endsWith('zeros.bin')),
+    );
+    await Promise.all(threads.map((thread) => thread.terminate()));
+    // The client goes on sending: the answer reaches it all the same.
+    const piece = Buffer.alloc(64 * 1024);
+    for (let sent = start.length + 256 * 1024; sent < BODY_LIMIT && !socket.destroyed; sent += piece.length) {
+      if (!socket.write(piece.subarray(0, Math.min(piece.length, BODY_LIMIT - sent)))) await once(socket, 'drain');
+    }
+    if (!socket.destroyed) await once(socket, 'close');
+    assert.match(answer, /^HTTP\/1\.1 503 /);
+    assert.match(
+      answer,
+      /"error":"the upload could not be received whole: the server stopped reading it; send it again"/,
+    );
+    assert.deepEqual(hiddenFiles(), [], 'nothing of the upload is left');
+    assert.deepEqual(uploaded('orphan'), []);
+    assert.equal((await stack.call('GET', '/api/projects/orphan')).status, 404);
+    const again = await put('orphan', bundleOf(desktopProject()));
+    assert.equal(again.status, 201, JSON.stringify(again.body));
   });
 
   it('streams a 200 MB data file and a 200 MB bundle to the disk: the API grows by under half of it; refusals reach the sender', async (t) => {

@@ -4,7 +4,7 @@
  * it loading GDAL) comes after the API's answers when the cores are busy, then runs the task
  * runner.
  */
-import { BACKGROUND_NICENESS, setNiceness } from './worker-niceness.js';
+import { BACKGROUND_NICENESS, setNiceness } from '../runtime/niceness.js';
 
 setNiceness(BACKGROUND_NICENESS);
 await import('./gdal-task-runner.js');

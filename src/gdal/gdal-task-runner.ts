@@ -5,6 +5,7 @@
  * client waits for runs at the API's priority where the system allows it.
  */
 import { StewardError } from '../errors.js';
+import { BACKGROUND_NICENESS, setNiceness, STARTING_NICENESS } from '../runtime/niceness.js';
 import { computeRaster } from './calculator/calculate.js';
 import { readFieldValues } from './field-values.js';
 import { type ChildMessage, type GdalTask, type TaskMessage } from './gdal-child.js';
@@ -13,7 +14,6 @@ import { computeHistogram } from './histogram.js';
 import { copyToObjectStorage } from './object-storage.js';
 import { buildExternalOverviews } from './overviews.js';
 import { importVector } from './vector-import.js';
-import { BACKGROUND_NICENESS, setNiceness, STARTING_NICENESS } from './worker-niceness.js';
 
 function send(message: ChildMessage): Promise<void> {
   return new Promise((resolve) => {

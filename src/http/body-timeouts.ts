@@ -3,7 +3,9 @@ import { Transform } from 'node:stream';
 
 import { type FastifyInstance } from 'fastify';
 
-import { RequestTimeout } from '../errors.js';
+import { type RequestTimeout } from '../errors.js';
+import { bodyLate, bodyStopped } from '../storage/received-file.js';
+import { isHandedOver, setBodyDeadlines } from './handed-over-bodies.js';
 
 export interface BodyTimeouts {
   /** Milliseconds a body may stop arriving (STEWARD_BODY_IDLE_SECONDS). */
@@ -27,6 +29,12 @@ function hasBody(headers: IncomingHttpHeaders): boolean {
  */
 export function installBodyTimeouts(app: FastifyInstance, timeouts: BodyTimeouts): void {
   app.addHook('preParsing', function guardBody(request, reply, payload, done) {
+    if (isHandedOver(request)) {
+      // Read by a thread, which holds it to the deadlines: none of it passes here.
+      setBodyDeadlines(request, timeouts.idleMs, timeouts.totalMs);
+      done(null, payload);
+      return;
+    }
     if (!hasBody(request.headers)) {
       done(null, payload);
       return;
@@ -37,18 +45,12 @@ export function installBodyTimeouts(app: FastifyInstance, timeouts: BodyTimeouts
         callback(null, chunk);
       },
     });
-    const fail = (reason: string): void => {
+    const fail = (timeout: RequestTimeout): void => {
       void reply.header('connection', 'close');
-      guarded.destroy(new RequestTimeout(reason));
+      guarded.destroy(timeout);
     };
-    const idle = setTimeout(
-      () => fail(`the request body stopped arriving for ${timeouts.idleMs / 1000} s`),
-      timeouts.idleMs,
-    );
-    const total = setTimeout(
-      () => fail(`the request was not received whole within ${timeouts.totalMs / 1000} s`),
-      Math.max(0, timeouts.totalMs - reply.elapsedTime),
-    );
+    const idle = setTimeout(() => fail(bodyStopped(timeouts.idleMs)), timeouts.idleMs);
+    const total = setTimeout(() => fail(bodyLate(timeouts.totalMs)), Math.max(0, timeouts.totalMs - reply.elapsedTime));
     const stop = (): void => {
       clearTimeout(idle);
       clearTimeout(total);

@@ -9,6 +9,8 @@ import { Readable } from 'node:stream';
 import { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 
 import { PayloadTooLarge } from '../errors.js';
+import { type HandedOverBody } from '../services/threaded-receipt.js';
+import { giveBackReads, handedOverBody, handOverBodies } from './handed-over-bodies.js';
 import { type UploadBudget } from './upload-budget.js';
 
 /** How long the rest of a refused upload is read and dropped before its connection is closed. */
@@ -20,6 +22,7 @@ const LINGER_MS = 2_000;
  * written, and the data the client is still sending then meets a reset, which makes the client
  * lose the answer it has not read yet (it sees EPIPE or ECONNRESET instead of, say, the 409).
  * What keeps arriving is read and dropped for a while after the answer, as web servers linger.
+ * So is the connection of any answer to a request whose body was handed over to a thread.
  */
 function lingerThenClose(request: FastifyRequest, reply: FastifyReply): void {
   const { raw } = request;
@@ -28,6 +31,7 @@ function lingerThenClose(request: FastifyRequest, reply: FastifyReply): void {
   const { socket } = raw;
   socket.destroySoon = () => {
     socket.end();
+    giveBackReads(raw);
     raw.unpipe();
     raw.resume();
     const timer = setTimeout(() => socket.destroy(), LINGER_MS);
@@ -45,6 +49,17 @@ export function takeStreamedBodies(app: FastifyInstance): void {
 /** The request's body as a stream; an empty one when it has none. */
 export function uploadBody(request: FastifyRequest): Readable {
   return request.body instanceof Readable ? request.body : Readable.from([]);
+}
+
+/**
+ * An upload route's `onRequest` after `admitUpload`, for a route whose service reads bodies on a
+ * thread of their own: takes the body off the connection's reads when it can (handed-over-bodies.ts).
+ */
+export const handOverBody = handOverBodies(lingerThenClose);
+
+/** The request's body left on its socket for a thread to read, else as a stream. */
+export function threadedBody(request: FastifyRequest): Readable | HandedOverBody {
+  return handedOverBody(request) ?? uploadBody(request);
 }
 
 /**

@@ -11,16 +11,9 @@ import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, posix, relative } from 'node:path';
-import { type Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 
-import {
-  BadRequest,
-  Conflict,
-  DocumentFormatError,
-  PreconditionFailed,
-  Unprocessable,
-  UnsupportedMediaType,
-} from '../errors.js';
+import { Conflict, DocumentFormatError, PreconditionFailed, Unprocessable } from '../errors.js';
 import { datasetFiles } from '../gdal/dataset-files.js';
 import { type LayerCheck, type ProjectCheck, type ProjectChecker } from '../insight/checks.js';
 import {
@@ -40,15 +33,15 @@ import { type ProjectRef } from '../storage/project-store.js';
 import { limitedChunks, receiptError } from '../storage/received-file.js';
 import { removeStaged, StagedFolder } from '../storage/staged-folder.js';
 import { type ZipLimits } from '../storage/zip-entries.js';
-import { LOCAL_HEADER } from '../storage/zip-format.js';
-import { type EntryOutput, unzipStream } from '../storage/zip-stream.js';
 import { streamedZip } from '../storage/zip-writer.js';
-import { isSystemFile, packagedEntry } from './bundle-entries.js';
+import { packagedEntry } from './bundle-entries.js';
 import { type DataRoots } from './data-roots.js';
 import { type LayerService } from './layers.js';
 import { type ProjectLifecycle } from './projects.js';
 import { projectNotFound, type ProjectRepository } from './repository.js';
 import { newRevision, type UploadFolders } from './revision-folders.js';
+import { type HandedOverBody, receiveOnThread } from './threaded-receipt.js';
+import { projectFolder, type Received, receiveUpload } from './upload-receipt.js';
 
 export interface ArchiveDownload {
   /** The archive: a .qgz whole, a bundle read from the disk as it is sent. */
@@ -94,40 +87,10 @@ interface Upload {
 const MAX_ENTRIES = 10_000;
 /** A bundle may unpack to this many times the bytes an upload may have. */
 const UNPACKED_FACTOR = 4;
-const PROJECT_FILE = /\.(qgs|qgz)$/i;
-/** Bytes of an upload read to tell a zip from a project file. */
-const SNIFF_BYTES = 64;
 
 /** The entity tag of a stored project's identity. */
 export function projectEtag(identity: string): string {
   return `"${createHash('sha256').update(identity).digest('base64url').slice(0, 27)}"`;
-}
-
-/** The body's chunks until they hold `length` bytes or it ends, as one buffer. */
-async function firstBytes(chunks: AsyncIterator<Buffer>, length: number): Promise<Buffer> {
-  const taken: Buffer[] = [];
-  let bytes = 0;
-  while (bytes < length) {
-    const next = await chunks.next();
-    if (next.done === true) break;
-    taken.push(next.value);
-    bytes += next.value.length;
-  }
-  return Buffer.concat(taken);
-}
-
-/** `start`, then the rest of the chunks. */
-async function* withStart(start: Buffer, rest: AsyncIterator<Buffer>): AsyncGenerator<Buffer> {
-  yield start;
-  for (let next = await rest.next(); next.done !== true; next = await rest.next()) yield next.value;
-}
-
-function severalProjects(projects: string[]): BadRequest {
-  return new BadRequest(`the archive holds several QGIS projects (${projects.join(', ')}); a bundle holds one`);
-}
-
-function isZip(start: Buffer): boolean {
-  return start.length >= 4 && start.readUInt32LE(0) === LOCAL_HEADER;
 }
 
 /** The project's text, 422 with the reason when it is not a project QGIS writes. */
@@ -142,6 +105,14 @@ function parseProject(text: string, file: string): ProjectDocument {
 
 function projectText(bytes: Uint8Array): string {
   return new TextDecoder('utf-8').decode(bytes);
+}
+
+/** The upload received, its project read: 422 unless QGIS reads it. */
+function opened(received: Received): Upload {
+  const { file, bytes } = received;
+  const content = file?.toLowerCase().endsWith('.qgz') === true ? ProjectArchive.open(bytes).content : bytes;
+  const document = parseProject(projectText(content), file ?? 'the project');
+  return { document, folder: projectFolder(received), data: new Set(received.names) };
 }
 
 /** An upload whose revision another publish of the project removed before it was stored. */
@@ -280,71 +251,53 @@ export class ProjectArchives {
    * Stores an uploaded `.qgs`, `.qgz` or bundle as project `ref` (see the module's comment):
    * Conflict when it exists and neither `replace` nor `ifMatch` is given, PreconditionFailed when
    * `ifMatch` is not its version, Unprocessable naming the broken layers unless `allowBroken`.
-   * Nothing is left behind on failure.
+   * Nothing is left behind on failure. A body left on its socket is read on a thread of its own.
    */
-  async publish(ref: ProjectRef, body: Readable, options: PublishOptions): Promise<PublishAnswer> {
+  async publish(ref: ProjectRef, body: Readable | HandedOverBody, options: PublishOptions): Promise<PublishAnswer> {
     const allow = (identity: string | undefined): void => this.precondition(ref, identity, options);
     allow(await this.repository.store.identity(ref));
     return this.publishReceived(ref, await this.receive(ref, body), allow, options);
   }
 
   /**
-   * Reads the upload as it arrives: a lone project whole, a bundle unpacked as it streams, its data
-   * files written straight into a hidden folder of the project's in the upload root, which becomes
-   * a revision folder once every file is whole and flushed. Nothing stays when anything fails.
+   * Reads the upload as it arrives (upload-receipt.ts), the data files written straight into a
+   * hidden folder of the project's in the upload root, which becomes a revision folder once every
+   * file is whole and flushed and the project is read. Nothing stays when anything fails.
    */
-  private async receive(ref: ProjectRef, body: Readable): Promise<Upload> {
-    const chunks = limitedChunks(body, this.options.bodyLimit)[Symbol.asyncIterator]();
+  private async receive(ref: ProjectRef, body: Readable | HandedOverBody): Promise<Upload> {
     const staging = new StagedFolder(() => this.options.uploads.folderOf(ref));
     try {
-      const start = await firstBytes(chunks, SNIFF_BYTES);
-      const all = withStart(start, chunks);
-      if (!isZip(start)) return await this.receiveProject(start, all);
-      const upload = await this.receiveBundle(all, staging);
+      const upload = opened(await this.received(ref, body, staging));
       if (upload.data.size === 0) {
         await staging.discard();
         return upload;
       }
       return { ...upload, dataDir: await staging.keep(newRevision()) };
     } catch (error) {
-      const where = staging.where() ?? this.options.uploads.root ?? tmpdir();
       await staging.discard();
-      throw await receiptError(error, where);
+      throw error;
     }
   }
 
-  /** A lone `.qgs` (or whatever is not a zip): 415 unless it starts as XML, 422 unless QGIS reads it. */
-  private async receiveProject(start: Buffer, all: AsyncIterable<Buffer>): Promise<Upload> {
-    if (!/^(\uFEFF)?\s*</.test(start.subarray(0, SNIFF_BYTES).toString('utf8')))
-      throw new UnsupportedMediaType('the upload is neither a QGIS project (.qgs, .qgz) nor a zip bundle of one');
-    const chunks: Buffer[] = [];
-    for await (const chunk of all) chunks.push(chunk);
-    return { document: parseProject(projectText(Buffer.concat(chunks)), 'the project'), folder: '.', data: new Set() };
-  }
-
-  /** A bundle: its one project file read into memory, its other files written to `staging`. */
-  private async receiveBundle(all: AsyncIterable<Buffer>, staging: StagedFolder): Promise<Upload> {
-    const projects: string[] = [];
-    const place = async (name: string): Promise<EntryOutput> => {
-      // QGIS's backups (`<name>.qgs~`) and the systems' own files are not data.
-      if (isSystemFile(name) || name.endsWith('~')) return { to: 'nowhere' };
-      if (PROJECT_FILE.test(name)) {
-        projects.push(name);
-        if (projects.length > 1) throw severalProjects(projects);
-        return { to: 'memory' };
-      }
-      return { to: 'file', path: await staging.pathFor(name) };
-    };
-    const kept = await unzipStream(all, this.limits, place);
-    if (projects.length === 0) throw new BadRequest('the archive holds no QGIS project (.qgs or .qgz)');
-    const file = projects[0] as string;
-    const bytes = kept.get(file) ?? Buffer.alloc(0);
-    const content = file.toLowerCase().endsWith('.qgz') ? ProjectArchive.open(bytes).content : bytes;
-    const document = parseProject(projectText(content), file);
-    // QGIS's auxiliary storage (`<name>.qgd`) is not data either.
-    await staging.remove(`${file.replace(PROJECT_FILE, '')}.qgd`);
-    const data = new Set(staging.names());
-    return { document, folder: posix.dirname(file), data };
+  /** The upload read from `body`, its data files in `staging`: on a thread of its own when left on its socket. */
+  private async received(ref: ProjectRef, body: Readable | HandedOverBody, staging: StagedFolder): Promise<Received> {
+    const where = (): string => staging.where() ?? this.options.uploads.root ?? tmpdir();
+    if (!(body instanceof Readable)) {
+      const folder = (): string => this.options.uploads.folderOf(ref);
+      const received = await receiveOnThread(body, {
+        limits: this.limits,
+        staging: staging.name,
+        folder,
+        where: where(),
+      });
+      staging.adopt(received.names);
+      return received;
+    }
+    try {
+      return await receiveUpload(limitedChunks(body, this.options.bodyLimit), staging, this.limits);
+    } catch (error) {
+      throw await receiptError(error, where());
+    }
   }
 
   private async publishReceived(

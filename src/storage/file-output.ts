@@ -7,10 +7,12 @@
  * Elsewhere a flush is started every 64 MiB so that the disk writes while the stream still arrives
  * and little is left to flush at the end. The file's CRC-32 is summed as it is written when asked:
  * with the addon native/checked-writes.c, on the thread that writes each batch, off the event loop
- * (a CRC-32 of a GiB is half a second of CPU); without it, of each chunk as it comes.
+ * (a CRC-32 of a GiB is half a second of CPU), or by a worker thread writing the file, of each
+ * batch it sends; without the addon, of each chunk as it comes.
  */
 import { constants } from 'node:fs';
 import { type FileHandle, open, rm } from 'node:fs/promises';
+import { isMainThread } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
 
 import { writePieces } from './atomic-file.js';
@@ -133,12 +135,17 @@ export class FileOutput {
     );
   }
 
-  /** Writes `batch` where the last one ended, summing its first `bytes` when asked. */
+  /**
+   * Writes `batch` where the last one ended, summing its first `bytes` when asked: on the pool with
+   * the write on the event loop's thread, else here, on a thread that has its own niceness rather
+   * than the pool's, which the event loop's file work shares (services/receipt-thread.ts).
+   */
   private async writeBatch(batch: Buffer, bytes: number): Promise<void> {
     const position = this.sent;
     this.sent += batch.length;
     if (!this.addon) return writePieces(this.handle, [batch]);
-    const checked = this.summed ? bytes : 0;
+    if (this.summed && !isMainThread) this.crc = crc32(batch.subarray(0, bytes), this.crc);
+    const checked = this.summed && isMainThread ? bytes : 0;
     this.crc = await this.addon.writeChecked(this.handle.fd, batch, batch.length, checked, position, this.crc);
   }
 

@@ -6,9 +6,24 @@
 import { rm } from 'node:fs/promises';
 import { type Readable } from 'node:stream';
 
-import { BadRequest, PayloadTooLarge, StewardError } from '../errors.js';
+import { BadRequest, PayloadTooLarge, RequestTimeout, StewardError } from '../errors.js';
 import { insufficientStorage, isDiskFull } from './disk-space.js';
 import { FileOutput } from './file-output.js';
+
+/** An upload whose client stopped sending, or went, before its end. */
+export function cutShort(): BadRequest {
+  return new BadRequest('the upload was cut short before its end');
+}
+
+/** A body that stopped arriving for `idleMs`. */
+export function bodyStopped(idleMs: number): RequestTimeout {
+  return new RequestTimeout(`the request body stopped arriving for ${idleMs / 1000} s`);
+}
+
+/** A request not received whole `totalMs` after it began. */
+export function bodyLate(totalMs: number): RequestTimeout {
+  return new RequestTimeout(`the request was not received whole within ${totalMs / 1000} s`);
+}
 
 /**
  * What a failed receipt answers: Steward's own errors as they are, a full disk (where `path` is)
@@ -18,8 +33,7 @@ export async function receiptError(error: unknown, path: string): Promise<unknow
   if (error instanceof StewardError) return error;
   if (isDiskFull(error)) return insufficientStorage(error, path);
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ABORT_ERR')
-    return new BadRequest('the upload was cut short before its end');
+  if (code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ABORT_ERR') return cutShort();
   return error;
 }
 

@@ -6,7 +6,7 @@
  * first file made it: a refused upload leaves no trace.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 import { removeIfEmpty } from './made-folders.js';
@@ -26,12 +26,18 @@ export class StagedFolder {
   private staging: string | undefined;
   private readonly files = new Set<string>();
 
-  /** `parent` is asked for the folder it goes in when the first file is written (it may refuse). */
-  constructor(private readonly parent: () => string) {}
+  /**
+   * `parent` is asked for the folder it goes in when the first file is written (it may refuse);
+   * `name` is the hidden folder's, which another thread writing it is given.
+   */
+  constructor(
+    private readonly parent: () => string,
+    readonly name = `.upload.${randomUUID()}.tmp`,
+  ) {}
 
   /** The path to write the file `name` (segments by `/`) to, its folders made. */
   async pathFor(name: string): Promise<string> {
-    this.staging ??= join(this.parent(), `.upload.${randomUUID()}.tmp`);
+    this.staging ??= join(this.parent(), this.name);
     const path = join(this.staging, ...name.split('/'));
     await mkdir(dirname(path), { recursive: true });
     this.files.add(name);
@@ -57,10 +63,32 @@ export class StagedFolder {
     return kept;
   }
 
-  /** Removes the folder and what it holds (and the folder it is in, when left empty). */
+  /** Takes on the files `names` that another thread wrote to the folder of this one's name. */
+  adopt(names: string[]): void {
+    if (names.length === 0) return;
+    this.staging = join(this.parent(), this.name);
+    for (const name of names) this.files.add(name);
+  }
+
+  /**
+   * Removes the folder and what it holds (and the folder it is in, when left empty), also when
+   * another thread made it (one that ended before it could say what it wrote).
+   */
   async discard(): Promise<void> {
-    if (this.staging !== undefined) await removeStaged(this.staging);
+    const folder = this.staging ?? (await this.madeElsewhere());
+    if (folder !== undefined) await removeStaged(folder);
     this.staging = undefined;
+  }
+
+  /** The folder of this one's name, when there is one: its name is this upload's alone. */
+  private async madeElsewhere(): Promise<string | undefined> {
+    let folder: string;
+    try {
+      folder = join(this.parent(), this.name);
+    } catch {
+      return undefined; // refused: nothing could have been written
+    }
+    return (await stat(folder).catch(() => undefined)) ? folder : undefined;
   }
 
   /** Where the files are written now: the folder it goes in, before the first. */

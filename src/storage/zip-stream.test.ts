@@ -13,9 +13,19 @@ import { streamedZip } from './zip-writer.js';
 
 const LIMITS = { entries: 10, bytes: 4 * 1024 * 1024 };
 
-/** The bytes in chunks of `size`, as a body arrives. */
+/**
+ * The bytes in chunks of `size`, as a body arrives, each lent in the same memory as a socket read
+ * into one buffer lends them: overwritten with junk once the next is asked for, so that a chunk
+ * kept past that unpacks wrong.
+ */
 async function* chunked(bytes: Uint8Array, size: number): AsyncGenerator<Buffer> {
-  for (let at = 0; at < bytes.length; at += size) yield Buffer.from(bytes.subarray(at, at + size));
+  const lent = Buffer.alloc(Math.min(size, bytes.length));
+  for (let at = 0; at < bytes.length; at += size) {
+    const piece = bytes.subarray(at, at + size);
+    lent.set(piece);
+    yield lent.subarray(0, piece.length);
+    lent.fill(0xee);
+  }
 }
 
 async function collected(stream: AsyncIterable<Buffer>): Promise<Buffer> {

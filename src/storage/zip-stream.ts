@@ -10,6 +10,11 @@
  * An entry whose sizes follow its data (flag bit 3, as Steward's own bundles and zip writers that
  * stream write them) ends at the first data descriptor signature followed by the number of bytes
  * since the entry's data began; descriptors without their signature are refused.
+ *
+ * The body's chunks are lent: each is done with before the next is asked for, so a source may read
+ * every chunk into the same memory (a socket read into one buffer, socket-body.ts). What is kept
+ * longer (a header cut between two chunks, an entry kept in memory, bytes queued for inflating)
+ * is copied.
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -56,14 +61,22 @@ const PIECE_BYTES = 1024 * 1024;
 /** The bytes of a body as they arrive, taken in exact lengths or in pieces as they come. */
 class Incoming {
   private pending: Buffer[] = [];
+  /** The pending bytes that are copies of this reader's own, not the source's lent memory. */
+  private readonly owned = new WeakSet<Buffer>();
   private buffered = 0;
   /** Bytes taken so far: the offset in the archive of what comes next. */
   offset = 0;
 
   constructor(private readonly source: AsyncIterator<Buffer>) {}
 
-  /** Reads another chunk of the body; false once it has ended. */
+  private own(chunk: Buffer): Buffer {
+    this.owned.add(chunk);
+    return chunk;
+  }
+
+  /** Reads another chunk of the body; false once it has ended. What is still pending is copied first: the source may reuse its memory. */
   private async more(): Promise<boolean> {
+    this.pending = this.pending.map((chunk) => (this.owned.has(chunk) ? chunk : this.own(Buffer.from(chunk))));
     const next = await this.source.next();
     if (next.done === true) return false;
     if (next.value.length > 0) {
@@ -78,7 +91,7 @@ class Incoming {
     while (this.buffered < length) if (!(await this.more())) refuse('it is cut short');
     let first = this.pending[0] as Buffer;
     while (first.length < length) {
-      first = Buffer.concat([first, this.pending[1] as Buffer]);
+      first = this.own(Buffer.concat([first, this.pending[1] as Buffer]));
       this.pending.splice(0, 2, first);
     }
     return first;
@@ -101,7 +114,10 @@ class Incoming {
     const head = this.pending[0] as Buffer;
     const piece = head.length <= most ? head : head.subarray(0, most);
     if (piece === head) this.pending.shift();
-    else this.pending[0] = head.subarray(most);
+    else {
+      const rest = head.subarray(most);
+      this.pending[0] = this.owned.has(head) ? this.own(rest) : rest;
+    }
     this.buffered -= piece.length;
     this.offset += piece.length;
     return piece;
@@ -159,7 +175,7 @@ async function sinkFor(output: EntryOutput): Promise<Sink> {
   return {
     write: async (chunk) => {
       crc = crc32(chunk, crc);
-      if (output.to === 'memory') chunks.push(chunk);
+      if (output.to === 'memory') chunks.push(Buffer.from(chunk));
     },
     finish: async () => (output.to === 'memory' ? Buffer.concat(chunks) : undefined),
     checksum: () => crc,
@@ -174,7 +190,8 @@ interface LocalEntry extends DirectoryEntry {
 
 async function localEntry(incoming: Incoming, seen: number, limits: ZipLimits): Promise<LocalEntry> {
   const localOffset = incoming.offset;
-  const header = await incoming.take(LOCAL_HEADER_SIZE);
+  // Read on after more of the body is taken: copied out of the source's memory.
+  const header = Buffer.from(await incoming.take(LOCAL_HEADER_SIZE));
   if (seen >= limits.entries) refuse(`it holds more than ${limits.entries} entries`);
   const name = (await incoming.take(header.readUInt16LE(26))).toString('utf8');
   await incoming.take(header.readUInt16LE(28));
@@ -236,6 +253,10 @@ async function* sizedData(incoming: Incoming, entry: LocalEntry): AsyncGenerator
   }
 }
 
+async function* copies(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  for await (const chunk of chunks) yield Buffer.from(chunk);
+}
+
 /**
  * Unpacks the entry's data into `sink` and finishes it, held to its declared size and CRC-32 and to
  * the `room` the limit leaves; its size and the bytes the sink kept.
@@ -261,7 +282,8 @@ async function unpackEntry(
   if (entry.method === STORED) await check(raw);
   else
     await pipeline(
-      Readable.from(raw, { objectMode: false, highWaterMark: PIECE_BYTES }),
+      // Queued ahead of the inflater's pace: copied out of the source's memory.
+      Readable.from(copies(raw), { objectMode: false, highWaterMark: PIECE_BYTES }),
       createInflateRaw({ chunkSize: PIECE_BYTES }),
       check,
     );

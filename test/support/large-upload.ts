@@ -98,18 +98,21 @@ export async function resetPeak(pid: number): Promise<void> {
 
 /**
  * Sends `start` then zero bytes to `url` by PUT in chunks, `total` in all, declaring no length
- * (chunked), or stops sending and drops the connection after `cutAt` bytes (then resolves undefined).
+ * (chunked) unless `declared`, or stops sending and drops the connection after `cutAt` bytes
+ * (then resolves undefined).
  */
 export async function sendChunked(
   url: string,
   total: number,
   cutAt?: number,
   start: Uint8Array = new Uint8Array(0),
+  declared = false,
 ): Promise<SentFile | undefined> {
   const chunk = Buffer.alloc(64 * 1024);
+  const headers = { 'content-type': 'application/zip', ...(declared && { 'content-length': String(total) }) };
   return new Promise((resolve, reject) => {
     let answered = false;
-    const sending = request(url, { method: 'PUT', headers: { 'content-type': 'application/zip' } }, (response) => {
+    const sending = request(url, { method: 'PUT', headers }, (response) => {
       answered = true;
       const chunks: Buffer[] = [];
       response.on('data', (data: Buffer) => chunks.push(data));
@@ -128,7 +131,8 @@ export async function sendChunked(
           resolve(undefined);
           return;
         }
-        if (!sending.write(chunk)) await new Promise((done) => sending.once('drain', done));
+        const piece = chunk.subarray(0, Math.min(chunk.length, total - sent));
+        if (!sending.write(piece)) await new Promise((done) => sending.once('drain', done));
       }
       sending.end();
     };

@@ -5,10 +5,7 @@
  * own kernel and pyramid, all on buffers shared with the main thread, so no pixel is copied
  * between threads.
  */
-import { extname } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
-
+import { siblingModule, startThread } from '../../runtime/worker-thread.js';
 import { type ExpressionNode } from './ast.js';
 import { compileExpression, type Kernel, type KernelInput } from './compiler.js';
 import { OverviewPyramid } from './pyramid.js';
@@ -66,29 +63,15 @@ export function inlineComputer(setup: ComputeSetup): WindowComputer {
   };
 }
 
-const here = fileURLToPath(import.meta.url);
 /** The thread's module, compiled (.js) or run through tsx (.ts) like this one. */
-const THREAD_MAIN = here.replace(/window-compute\.[cm]?[jt]s$/, `compute-thread${extname(here)}`);
-
-/**
- * Starts a thread on the thread's module. From the sources, the thread registers tsx first: Node 20
- * carries neither `--import tsx` nor its hooks into worker threads.
- */
-function startThread(setup: ComputeSetup): Worker {
-  if (extname(THREAD_MAIN) !== '.ts') return new Worker(THREAD_MAIN, { workerData: setup });
-  const [tsx, main] = [import.meta.resolve('tsx/esm/api'), pathToFileURL(THREAD_MAIN).href].map((url) =>
-    JSON.stringify(url),
-  );
-  const bootstrap = `import(${tsx}).then((api) => { api.register(); return import(${main}); })`;
-  return new Worker(bootstrap, { eval: true, workerData: setup });
-}
+const THREAD_MAIN = siblingModule(import.meta.url, 'compute-thread');
 
 /** A message from a compute thread: the slot it filled. */
 export type ThreadReply = { slot: number };
 
 /** Computes on a worker thread of its own, one window after another in the order asked. */
 export function threadComputer(setup: ComputeSetup): WindowComputer {
-  const worker = startThread(setup);
+  const worker = startThread(THREAD_MAIN, setup);
   const waiting: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
   const failAll = (error: Error): void => {
     for (const pending of waiting.splice(0)) pending.reject(error);

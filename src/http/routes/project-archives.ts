@@ -7,7 +7,7 @@ import { type ProjectArchives } from '../../services/project-archives.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses, ProjectParams, SchemaQuery } from '../schemas.js';
 import { asAttachment } from '../security-headers.js';
-import { admitUpload, takeStreamedBodies, uploadBody } from '../streamed-uploads.js';
+import { admitUpload, handOverBody, takeStreamedBodies, threadedBody } from '../streamed-uploads.js';
 import { UploadBudget } from '../upload-budget.js';
 import { ProjectCheck } from './checks.js';
 
@@ -70,7 +70,7 @@ export function projectArchiveRoutes(services: ArchiveRouteServices): RouteModul
     api.put(
       '/:project/archive',
       {
-        onRequest: admitUpload(budget, bodyLimit),
+        onRequest: [admitUpload(budget, bodyLimit), handOverBody],
         schema: {
           tags: ['projects'],
           summary: 'Publish a project from QGIS Desktop: a .qgs, a .qgz, or a zip bundle of the project and its data',
@@ -87,7 +87,7 @@ export function projectArchiveRoutes(services: ArchiveRouteServices): RouteModul
       },
       async (request, reply) => {
         const ifMatch = request.headers['if-match'];
-        const answer = await archives.publish(request.project, uploadBody(request), {
+        const answer = await archives.publish(request.project, threadedBody(request), {
           replace: request.query.replace === 'true',
           ifMatch,
           allowBroken: request.query.allow_broken === 'true',
