@@ -290,8 +290,7 @@ export class DeltaBase {
       if (bytes.byteLength === 0) continue;
       const index = this.pieces.push({ bytes, offset }) - 1;
       this.indexByPiece.set(bytes, index);
-      if (bytes.byteLength >= MIN_SHARED_MEMORY)
-        this.indexesByMemory.set(bytes.buffer, [...(this.indexesByMemory.get(bytes.buffer) ?? []), index]);
+      if (bytes.byteLength >= MIN_SHARED_MEMORY) this.rememberMemory(bytes.buffer, index);
       offset += bytes.byteLength;
     }
     for (const indexes of this.indexesByMemory.values()) indexes.sort((a, b) => this.start(a) - this.start(b));
