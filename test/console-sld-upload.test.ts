@@ -10,6 +10,7 @@ import { type Page } from 'playwright-core';
 
 import { centreWhen, checkAccessibility, screenshot } from './support/browser.js';
 import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
+import { districtsStyles } from './support/demo-town.js';
 import { after, before, describe, test } from './support/node-test.js';
 import { type Stack, startStack } from './support/stack.js';
 
@@ -26,11 +27,7 @@ describe('web console: Upload SLD', () => {
   let stack: Stack;
   let page: Page;
   let errors: string[];
-  const layerInfo = async () =>
-    (await stack.call('GET', '/api/projects/town/layers/districts')).body as {
-      current_style: string;
-      styles: string[];
-    };
+  const layerInfo = () => districtsStyles(stack);
 
   before(async () => {
     run = await startConsoleRun(

@@ -10,7 +10,7 @@ import { type Page } from 'playwright-core';
 
 import { centreWhen, checkAccessibility, screenshot } from './support/browser.js';
 import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
-import { createTownWithDistricts } from './support/demo-town.js';
+import { createTownWithDistricts, districtsStyles } from './support/demo-town.js';
 import { categorizedFillQml } from './support/fill-qml.js';
 import { after, before, describe, test } from './support/node-test.js';
 import { type Stack, startStack } from './support/stack.js';
@@ -23,11 +23,7 @@ describe('web console: a QML uploaded into a layer', () => {
   let stack: Stack;
   let page: Page;
   let errors: string[];
-  const layerInfo = async () =>
-    (await stack.call('GET', '/api/projects/town/layers/districts')).body as {
-      current_style: string;
-      styles: string[];
-    };
+  const layerInfo = () => districtsStyles(stack);
 
   before(async () => {
     run = await startConsoleRun(

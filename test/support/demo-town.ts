@@ -10,3 +10,11 @@ export async function createTownWithDistricts(stack: Stack, demo: string): Promi
   const districts = { datasource: `${join(demo, 'town.gpkg')}|layername=districts`, name: 'districts', type: 'vector' };
   assert.equal((await stack.call('POST', '/api/projects/town/layers', districts)).status, 201);
 }
+
+/** The styles of `town`'s layer `districts`, as the API lists them. */
+export async function districtsStyles(stack: Stack): Promise<{ current_style: string; styles: string[] }> {
+  return (await stack.call('GET', '/api/projects/town/layers/districts')).body as {
+    current_style: string;
+    styles: string[];
+  };
+}
