@@ -109,6 +109,22 @@ describe("a vector layer's field values over every feature, as GDAL reads them",
     assert.equal(body.truncated, false);
   });
 
+  test("a BOOLEAN column's values are 0 and 1 of type boolean, as the fields route types it", async () => {
+    const flagged = join(dir, 'flagged.gpkg');
+    copyFileSync(gpkg, flagged);
+    for (const sql of ['ALTER TABLE places ADD COLUMN open BOOLEAN', "UPDATE places SET open = (kind = 'k01')"])
+      execFileSync('ogrinfo', ['-q', flagged, '-sql', sql]);
+    const layer = { type: 'vector', name: 'flagged', datasource: `${flagged}|layername=places` };
+    assert.equal((await apiCall(stack.api.url, 'POST', '/api/projects/field/layers', layer, ADMIN)).status, 201);
+    const fields = (await get('/layers/flagged/fields')).body as Array<{ name: string; type: string }>;
+    assert.equal(fields.find((field) => field.name === 'open')?.type, 'boolean');
+    const answer = await get('/layers/flagged/fields/open/values');
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.deepEqual(answer.body, { type: 'boolean', values: [0, 1], truncated: false });
+    const count = (await get('/layers/flagged/fields/fid/values?limit=1')).body as Values;
+    assert.equal(count.type, 'integer', 'the key column stays an integer');
+  });
+
   test('gives at most the limit of values, and says the field holds more', async () => {
     const answer = await get('/layers/places/fields/kind/values?limit=5');
     assert.equal(answer.status, 200, JSON.stringify(answer.body));

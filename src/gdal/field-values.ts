@@ -8,12 +8,16 @@ import gdal from 'gdal-async';
 
 import { NotFound, StewardError, Unprocessable } from '../errors.js';
 import { type GdalSource } from './datasource.js';
+import { writtenTypes } from './field-subtypes.js';
 import { runGdalTask } from './gdal-child.js';
 
 export type FieldValue = string | number;
 
 export interface FieldValues {
-  /** GDAL's type of the field (`integer`, `real`, `string`, `date`...); `integer` for the key column. */
+  /**
+   * GDAL's type of the field (`integer`, `real`, `string`, `date`...); `integer` for the key
+   * column, `boolean` for an integer of GDAL's Boolean subtype (its values 0 and 1), as the fields route says.
+   */
   type: string;
   /** Its distinct values other than null, sorted, at most the limit asked. */
   values: FieldValue[];
@@ -58,11 +62,15 @@ function compare(a: FieldValue, b: FieldValue): number {
  * `datasource_unreadable` with GDAL's reason when GDAL cannot read it (a file no longer a dataset,
  * a layer or filter it lacks, a read failing midway).
  */
-export function readFieldValues(source: GdalSource, field: string, limit: number): FieldValues {
+export async function readFieldValues(source: GdalSource, field: string, limit: number): Promise<FieldValues> {
   try {
     const dataset = source.drivers ? gdal.open(source.gdalPath, 'r', source.drivers) : gdal.open(source.gdalPath);
     try {
-      return valuesOf(layerOf(dataset, source), field, limit);
+      const layer = layerOf(dataset, source);
+      const values = valuesOf(layer, field, limit);
+      return values.type === 'integer' && (await isBoolean(dataset, layer, field))
+        ? { type: 'boolean', values: values.values, truncated: values.truncated }
+        : values;
     } finally {
       dataset.close();
     }
@@ -72,6 +80,14 @@ export function readFieldValues(source: GdalSource, field: string, limit: number
       code: 'datasource_unreadable',
     });
   }
+}
+
+/** Whether `field` of `layer` is an integer of GDAL's Boolean subtype (the key column is not). */
+async function isBoolean(dataset: gdal.Dataset, layer: gdal.Layer, field: string): Promise<boolean> {
+  const index = layer.fields.indexOf(field);
+  if (index < 0) return false;
+  const written = await writtenTypes(dataset, layer);
+  return written?.length === layer.fields.count() && written[index]?.subtype === 'Boolean';
 }
 
 function valuesOf(layer: gdal.Layer, field: string, limit: number): FieldValues {

@@ -88,7 +88,10 @@ const ValuesQuery = Type.Object({
 });
 
 const FieldValueList = Type.Object({
-  type: Type.String({ description: "GDAL's type of the field: integer, integer64, real, string, date, datetime..." }),
+  type: Type.String({
+    description:
+      "GDAL's type of the field: integer, integer64, real, string, date, datetime...; boolean (values 0 and 1) for GDAL's Boolean subtype",
+  }),
   values: Type.Array(Type.Union([Type.String(), Type.Number()]), {
     description: 'Its distinct values but null, sorted (numbers as numbers), at most `limit`',
   }),

@@ -4521,7 +4521,7 @@ export interface paths {
                             min?: number;
                             /** @description Whether the field holds more distinct values than `values` */
                             truncated: boolean;
-                            /** @description GDAL's type of the field: integer, integer64, real, string, date, datetime... */
+                            /** @description GDAL's type of the field: integer, integer64, real, string, date, datetime...; boolean (values 0 and 1) for GDAL's Boolean subtype */
                             type: string;
                             /** @description Its distinct values but null, sorted (numbers as numbers), at most `limit` */
                             values: (string | number)[];
