@@ -19,7 +19,7 @@ import { type Page } from 'playwright-core';
 import { centreWhen, checkAccessibility, screenshot } from './support/browser.js';
 import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { createTownWithDistricts } from './support/demo-town.js';
-import { fileBytes } from './support/file-tree.js';
+import { settledFileBytes } from './support/file-tree.js';
 import { after, before, describe, test } from './support/node-test.js';
 import { decodePng } from './support/png.js';
 import { classedPoint, writePoints } from './support/points.js';
@@ -47,7 +47,7 @@ describe('web console: the style editor starts from the current style, with a fo
   };
 
   /** Every file of the projects folder with its bytes. */
-  const projectFiles = (): Map<string, string> => fileBytes(stack.projectsDir);
+  const projectFiles = (): Promise<Map<string, string>> => settledFileBytes(stack.projectsDir);
 
   before(async () => {
     run = await startConsoleRun(
@@ -209,7 +209,7 @@ describe('web console: the style editor starts from the current style, with a fo
     const map = page.getByTestId('project-map');
     // The current style is "desktop", the hill green since the first test.
     await centreWhen(map, 'green', near(0, 160, 0));
-    const before = projectFiles();
+    const before = await projectFiles();
     await page.getByRole('button', { name: 'Edit the style of districts' }).click();
     const editor = page.getByRole('form', { name: 'Style editor for districts' });
     await editor.waitFor();
@@ -222,7 +222,7 @@ describe('web console: the style editor starts from the current style, with a fo
     await screenshot(page, 'style-editor-live-preview');
     assert.ok(previews.length > 0 && previews.every((method) => method === 'POST'), previews.join(','));
     assert.ok(near(0, 160, 0)(await servedCentre()), 'QGIS Server still draws the stored style green');
-    assert.deepEqual(projectFiles(), before, 'every file of the projects folder is byte-identical');
+    assert.deepEqual(await projectFiles(), before, 'every file of the projects folder is byte-identical');
     const layer = (await stack.call('GET', '/api/projects/town/layers/districts')).body as { current_style: string };
     assert.equal(layer.current_style, 'desktop');
     assert.deepEqual(errors, []);

@@ -9,7 +9,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { agree, distinctColours } from './support/drawings.js';
-import { fileBytes } from './support/file-tree.js';
+import { settledFileBytes } from './support/file-tree.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { byName, RELIEF } from './support/json-styles.js';
 import { after, before, describe, it } from './support/node-test.js';
@@ -64,18 +64,19 @@ describe('style previews: a JSON style drawn by QGIS Server without being stored
   };
 
   /** Every file of the projects folder with its bytes (the audit log aside, which records the test's own writes). */
-  const projectFiles = (): Map<string, string> => fileBytes(stack.projectsDir, [join(stack.projectsDir, '.access')]);
+  const projectFiles = (): Promise<Map<string, string>> =>
+    settledFileBytes(stack.projectsDir, [join(stack.projectsDir, '.access')]);
 
-  const assertUnchanged = (before: Map<string, string>): void =>
-    assert.deepEqual(projectFiles(), before, 'every file of the projects folder is byte-identical');
+  const assertUnchanged = async (before: Map<string, string>): Promise<void> =>
+    assert.deepEqual(await projectFiles(), before, 'every file of the projects folder is byte-identical');
 
   /** Previews the style, then stores it in the layer (not current) and compares with QGIS Server's WMS of it. */
   async function assertDrawnAsStored(layer: string, style: { name: string }, colours: string[]): Promise<void> {
-    const before = projectFiles();
+    const before = await projectFiles();
     const drawn = await preview(layer, style);
     assert.equal(drawn.status, 200, drawn.bytes.toString('utf8'));
     assert.equal(drawn.type, 'image/png');
-    assertUnchanged(before);
+    await assertUnchanged(before);
     const stored = await stack.call('PUT', `${PROJECT}/styles/${style.name}?layer=${layer}`, style);
     assert.equal(stored.status, 201, JSON.stringify(stored.body));
     const image = decodePng(drawn.bytes);
@@ -137,7 +138,7 @@ describe('style previews: a JSON style drawn by QGIS Server without being stored
   });
 
   it('refuses what it cannot draw with a clear error, writing nothing', async () => {
-    const before = projectFiles();
+    const before = await projectFiles();
     const unknownLayer = await viewOf('points');
     unknownLayer.set('layers', 'nowhere');
     const unknownCrs = await viewOf('points');
@@ -163,7 +164,7 @@ describe('style previews: a JSON style drawn by QGIS Server without being stored
       assert.deepEqual([answer.status, refusal.code], [status, code], refusal.error);
       assert.match(refusal.error, message);
     }
-    assertUnchanged(before);
+    await assertUnchanged(before);
   });
 
   it('leaves the previews out of the audit log, which keeps the writes beside them', async () => {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { zipSync } from 'fflate';
 
 import { agree, distinctColours, SERVER_DPI } from './support/drawings.js';
-import { fileBytes } from './support/file-tree.js';
+import { settledFileBytes } from './support/file-tree.js';
 import { categorizedFillQml } from './support/fill-qml.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { after, before, describe, it } from './support/node-test.js';
@@ -498,7 +498,7 @@ describe(`styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them 
     const svgPackage = stylePackage({ 'zoned.qml': labelledByZone, 'icons/square.svg': squareSvg([0, 200, 0]) });
 
     const folder = join(stack.projectsDir, 'desk');
-    const filesBefore = selectedStorage() === 'filesystem' ? fileBytes(folder) : undefined;
+    const filesBefore = selectedStorage() === 'filesystem' ? await settledFileBytes(folder) : undefined;
     const projectBefore = await stack.storage.projectXml('desk');
     const stylesBefore = (await stack.call('GET', `${project}/styles`)).body as string[];
     const versionBefore = await newestVersion();
@@ -521,7 +521,8 @@ describe(`styles made in QGIS Desktop: QML in and out, drawn as QGIS draws them 
     assert.deepEqual((await stack.call('GET', `${project}/styles`)).body, stylesBefore);
     assert.equal(await stack.storage.styleQml('desk', 'zoned'), undefined);
     assert.equal(await stack.storage.styleQml('desk', 'by-name'), undefined);
-    if (filesBefore) assert.deepEqual(fileBytes(folder), filesBefore, "not a byte of the project's folder changed");
+    if (filesBefore)
+      assert.deepEqual(await settledFileBytes(folder), filesBefore, "not a byte of the project's folder changed");
     assert.equal((await newestVersion()).id, versionBefore.id, 'no version was recorded');
 
     const forced = await upload('zoned', zoned, '?layer=polygons&current=true&force=true');

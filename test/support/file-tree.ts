@@ -3,6 +3,7 @@ import { basename, join } from 'node:path';
 
 import { isTemporaryFile } from '../../src/storage/atomic-file.js';
 import { INTERNAL_DB_JOURNAL } from '../../src/storage/internal-db.js';
+import { until } from './wait.js';
 
 /** Every file and folder under `root` (absolute paths), not descending into the folders of `skip`. */
 export function fileTree(root: string, skip: readonly string[] = []): Set<string> {
@@ -25,6 +26,19 @@ export function fileBytes(root: string, skip: readonly string[] = []): Map<strin
       .sort()
       .map((path) => [path, statSync(path).isDirectory() ? 'folder' : readFileSync(path).toString('base64')]),
   );
+}
+
+/**
+ * `fileBytes` once no temporary file is left under `root`: a write's answer may come before the
+ * replaced file, kept under a temporary name, is freed (atomic-file.ts, `releaseLater`).
+ */
+export async function settledFileBytes(root: string, skip: readonly string[] = []): Promise<Map<string, string>> {
+  const temporary = (): string[] => [...fileTree(root, skip)].filter((path) => isTemporaryFile(basename(path)));
+  await until(
+    () => `the temporary files ${temporary().join(', ')} to go`,
+    () => temporary().length === 0,
+  );
+  return fileBytes(root, skip);
 }
 
 /** The paths of `after` that `before` did not have, and those of `before` that are gone. */
