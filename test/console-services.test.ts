@@ -2,15 +2,15 @@
  * The Services tab in Chromium against a real Steward and QGIS Server: a vector layer published
  * through WFS and the WMS maximum width changed through the form, checked in the API's state and
  * in QGIS Server's own WFS capabilities, fetched from the URL the page shows; the feature info
- * options set through the form; the WMTS tile grids the API set, listed as QGIS Server's
- * TileMatrixSets. The stack has a public OWS address other than the internal one (`localhost`
+ * options set through the form; the WMTS tile grids set through the form (each field checked next
+ * to it), as QGIS Server's TileMatrixSets. The stack has a public OWS address other than the internal one (`localhost`
  * for nginx's 127.0.0.1, as a proxy in front would be): the URLs shown and opened are on it, and
  * so are those QGIS Server's capabilities advertise, however they were asked for.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 
-import { type Page } from 'playwright-core';
+import { type Locator, type Page } from 'playwright-core';
 
 import { freePort } from '../src/runtime/ports.js';
 import { checkAccessibility, screenshot } from './support/browser.js';
@@ -211,24 +211,92 @@ describe('web console: the Services tab', () => {
     assert.deepEqual(errors, []);
   });
 
-  test('the WMTS tile grids the API set are listed, as QGIS Server’s TileMatrixSets', async () => {
-    const grids = [
-      { crs: 'EPSG:3857', last_level: 8 },
-      { crs: 'EPSG:2154', top: 7230727.377, left: -357823.236, scale_denominator: 8000000, last_level: 3 },
-    ];
-    const reply = await stack.call('PATCH', '/api/projects/town/services', { wmts: { layers: ['districts'], grids } });
+  test('WMTS tile grids set in the form, each field checked: QGIS Server publishes them as TileMatrixSets', async () => {
+    const reply = await stack.call('PATCH', '/api/projects/town/services', {
+      wmts: { layers: ['districts'], grids: [{ crs: 'EPSG:3857', last_level: 8 }] },
+    });
     assert.equal(reply.status, 200, JSON.stringify(reply.body));
     await page.reload();
-    const listed = page.getByRole('region', { name: 'WMTS tile grids' }).getByRole('listitem');
-    await listed.nth(1).waitFor();
-    const shown = (await listed.allInnerTexts()).map((text) => text.split(': ')[0]);
-    assert.deepEqual(shown, ['EPSG:3857', 'EPSG:2154']);
-    assert.match((await listed.allInnerTexts())[1] ?? '', /levels 0 to 3, 1:8000000/);
-    const response = await fetch((await services()).endpoints.wmts);
+    const form = page.getByRole('form', { name: 'Service settings' });
+    const grids = form.getByRole('group', { name: 'WMTS tile grids' });
+    // A fixed grid, as the API set it: only its last level is editable.
+    const mercator = grids.getByRole('group', { name: 'Grid EPSG:3857' });
+    assert.equal(await mercator.getByLabel(/^Last level/).inputValue(), '8');
+    assert.equal(await mercator.getByLabel(/^Top/).count(), 0);
+    assert.match(
+      await mercator.innerText(),
+      /QGIS Server’s own \(-20037508\.342789248, 20037508\.342789248; 1:559082264\.0287179/,
+    );
+    /** The problem said next to a field (its accessible description). */
+    const problemOf = async (field: Locator): Promise<string> => {
+      assert.equal(await field.getAttribute('aria-invalid'), 'true');
+      return page.locator(`#${await field.getAttribute('aria-describedby')}`).innerText();
+    };
+
+    const adding = grids.getByLabel(/^CRS of a grid to add/);
+    await adding.fill('Lambert 93');
+    await grids.getByRole('button', { name: 'Add grid' }).click();
+    assert.match(await problemOf(adding), /EPSG code such as EPSG:2154, not “Lambert 93”/);
+    await adding.fill('epsg:4326');
+    await adding.press('Enter');
+    await adding.fill('2154');
+    await grids.getByRole('button', { name: 'Add grid' }).click();
+    assert.equal(await adding.getAttribute('aria-invalid'), null);
+    await grids.getByRole('button', { name: 'Remove grid EPSG:4326' }).click();
+    const lambert = grids.getByRole('group', { name: 'Grid EPSG:2154' });
+    await lambert.getByLabel(/^Top/).fill('7230727.377');
+    await lambert.getByLabel(/^Left/).fill('-357823.236');
+    await lambert.getByLabel(/^Scale denominator/).fill('8 million');
+    await lambert.getByLabel(/^Last level/).fill('31');
+    assert.match(await problemOf(lambert.getByLabel(/^Scale denominator/)), /a number above 0, not “8 million”/);
+    assert.match(await problemOf(lambert.getByLabel(/^Last level/)), /whole number from 0 to 30, not “31”/);
+    await form.getByRole('button', { name: 'Save service settings' }).click();
+    await form.getByRole('alert').getByText('A WMTS tile grid has a field to correct').waitFor();
+    assert.deepEqual(
+      ((await services()) as Services & { wmts: { grids: unknown[] } }).wmts.grids.length,
+      1,
+      'nothing sent while a field is wrong',
+    );
+
+    await lambert.getByLabel(/^Scale denominator/).fill('8000000');
+    await lambert.getByLabel(/^Last level/).fill('3');
+    await mercator.getByLabel(/^Last level/).fill('5');
+    assert.match(await lambert.innerText(), /Levels 0 to 3: 1:8000000 down to 1:1000000\./);
+    await form.getByRole('button', { name: 'Save service settings' }).click();
+    await form.getByRole('status').getByText('Saved: wmts.').waitFor();
+    const { wmts, endpoints } = (await services()) as Services & {
+      wmts: { grids: Array<{ crs: string; top: number; left: number; scale_denominator: number; last_level: number }> };
+    };
+    // The fixed grid's corner and scale are the API's (the form showed them above).
+    assert.deepEqual(
+      wmts.grids.map((grid) => [grid.crs, grid.last_level]),
+      [
+        ['EPSG:3857', 5],
+        ['EPSG:2154', 3],
+      ],
+    );
+    assert.deepEqual(wmts.grids[1], {
+      crs: 'EPSG:2154',
+      top: 7230727.377,
+      left: -357823.236,
+      scale_denominator: 8000000,
+      last_level: 3,
+    });
+
+    // QGIS Server's WMTS: a TileMatrixSet per grid, a TileMatrix per level up to the last.
+    const response = await fetch(endpoints.wmts);
     const xml = await response.text();
     assert.equal(response.status, 200, xml.slice(0, 300));
-    const sets = [...xml.matchAll(/<TileMatrixSet>\s*<ows:Identifier>([^<]+)</g)].map((match) => match[1]);
-    assert.deepEqual(sets, shown);
+    const sets = [...xml.matchAll(/<TileMatrixSet>\s*<ows:Identifier>([^<]+)<([\s\S]*?)<\/TileMatrixSet>/g)].map(
+      (match) => [match[1], (match[2] ?? '').split('<TileMatrix>').length - 1],
+    );
+    assert.deepEqual(sets, [
+      ['EPSG:3857', 6],
+      ['EPSG:2154', 4],
+    ]);
+    assert.match(xml, /<TopLeftCorner>-357823\.236 7230727\.377<\/TopLeftCorner>/);
+    await form.getByRole('button', { name: 'Save service settings' }).click();
+    await form.getByRole('status').getByText('Nothing changed.').waitFor();
     assert.deepEqual(errors, []);
   });
 

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { DOMParser } from '@xmldom/xmldom';
 
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { after, before, describe, it } from './support/node-test.js';
+import { runPyqgisScript } from './support/pyqgis-scripts.js';
 import { ows } from './support/qgis.js';
 import { type Stack, startStack } from './support/stack.js';
 
@@ -55,6 +56,26 @@ function parse(text: string): Document {
 function texts(document: Document, name: string): string[] {
   const all = Array.from(document.getElementsByTagName('*') as unknown as Element[]);
   return all.filter((node) => node.localName === name).map((node) => node.textContent?.trim() ?? '');
+}
+
+/** The element's children named `name` (any prefix). */
+function children(element: Element, name: string): Element[] {
+  return Array.from(element.childNodes).filter((node) => (node as Element).localName === name) as Element[];
+}
+
+/** The TileMatrixSets a WMTS capabilities document defines (not the layers' links to them). */
+function contentSets(document: Document): Element[] {
+  return Array.from(document.getElementsByTagName('TileMatrixSet') as unknown as Element[]).filter(
+    (set) => (set.parentNode as Element | null)?.localName === 'Contents',
+  );
+}
+
+/** Each TileMatrixSet's identifier and number of TileMatrix (levels). */
+function tileMatrixSets(document: Document): Array<[string | null | undefined, number]> {
+  return contentSets(document).map((set) => [
+    children(set, 'Identifier')[0]?.textContent,
+    children(set, 'TileMatrix').length,
+  ]);
 }
 
 describe('service settings through the API, as QGIS Server publishes them', () => {
@@ -241,19 +262,11 @@ describe('service settings through the API, as QGIS Server publishes them', () =
     const rgb = layers.find((layer) => layer.textContent?.includes('rgb'));
     assert.deepEqual(texts(rgb as unknown as Document, 'Format'), ['image/jpeg']);
     // The grids set: one TileMatrixSet each, a TileMatrix per level from the scale and corner given.
-    const sets = Array.from(wmts.getElementsByTagName('TileMatrixSet') as unknown as Element[]).filter(
-      (set) => (set.parentNode as Element | null)?.localName === 'Contents',
-    );
-    const own = (set: Element, name: string) =>
-      Array.from(set.childNodes).filter((node) => (node as Element).localName === name) as Element[];
-    assert.deepEqual(
-      sets.map((set) => [own(set, 'Identifier')[0]?.textContent, own(set, 'TileMatrix').length]),
-      [
-        ['EPSG:3857', 6],
-        ['EPSG:2154', 4],
-      ],
-    );
-    const lambert = own(sets[1] as Element, 'TileMatrix');
+    assert.deepEqual(tileMatrixSets(wmts), [
+      ['EPSG:3857', 6],
+      ['EPSG:2154', 4],
+    ]);
+    const lambert = children(contentSets(wmts)[1] as Element, 'TileMatrix');
     assert.deepEqual(
       lambert.map((matrix) => Number(texts(matrix as unknown as Document, 'ScaleDenominator')[0])),
       [8000000, 4000000, 2000000, 1000000],
@@ -262,6 +275,51 @@ describe('service settings through the API, as QGIS Server publishes them', () =
       ?.split(' ')
       .map(Number);
     assert.deepEqual(corner, [-357823.236, 7230727.377]);
+  });
+
+  it('reads back the grids QGIS wrote, as Desktop formats their numbers, and QGIS Server publishes them', async () => {
+    const scratch = mkdtempSync(join(data.dir, 'desktop-'));
+    const source = join(scratch, 'source.qgs');
+    writeFileSync(source, await stack.storage.projectXml(PROJECT));
+    const written = join(scratch, 'desktop.qgs');
+    const grids = [
+      { crs: 'EPSG:2154', top: 7230727.377, left: -357823.236, scale_denominator: 8000000, last_level: 2 },
+      { crs: 'EPSG:4326', top: 90, left: -180, scale_denominator: 279541132.0143589, last_level: 4 },
+    ];
+    runPyqgisScript(
+      'edit_project.py',
+      source,
+      written,
+      'set-services',
+      JSON.stringify({ wmts: { layers: ['rgb'], grids } }),
+    );
+    // Desktop writes 8000000 as "8e+06" and 90 as "90".
+    assert.match(readFileSync(written, 'utf8'), /<value>EPSG:2154,7230727\.377,-357823\.236,8e\+06,2<\/value>/);
+    const published = await fetch(`${stack.api.url}/api/projects/desktop/archive`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: readFileSync(written),
+    });
+    assert.equal(published.status, 201, await published.text());
+
+    const reply = await stack.call('GET', '/api/projects/desktop/services');
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    const { wmts } = reply.body as { wmts: { layers: string[]; grids: unknown[] } };
+    assert.deepEqual([wmts.layers, wmts.grids], [['rgb'], grids]);
+    const desktopMap =
+      stack.storage.kind === 'filesystem'
+        ? join(stack.projectsDir, 'desktop', 'desktop.qgs')
+        : map.replace(`project=${PROJECT}`, 'project=desktop');
+    const response = await ows(stack.qgis, desktopMap, {
+      SERVICE: 'WMTS',
+      VERSION: '1.0.0',
+      REQUEST: 'GetCapabilities',
+    });
+    const document = parse(await response.text());
+    assert.deepEqual(tileMatrixSets(document), [
+      ['EPSG:2154', 3],
+      ['EPSG:4326', 5],
+    ]);
   });
 
   it('serves the WFS layers as OGC API Features collections', async () => {

@@ -35,6 +35,7 @@ from qgis.core import (  # noqa: E402
     QgsRasterLayer,
     QgsVectorLayer,
 )
+from qgis.PyQt.QtCore import QLocale  # noqa: E402
 from qgis.PyQt.QtXml import QDomDocument  # noqa: E402
 
 source, output, edit, *arguments = sys.argv[1:]
@@ -185,8 +186,13 @@ def set_wmts(wmts):
         project.writeEntry(key, "Group", [name for name in groups if has(name, format)])
         project.writeEntry(key, "Layer", ids(name for name in layers if has(name, format)))
     grids = wmts.get("grids", [])
-    # Desktop's grid table: a "crs,top,left,scale denominator,last level" entry per grid checked.
-    config = [",".join(str(grid[field]) for field in ("crs", "top", "left", "scale_denominator", "last_level")) for grid in grids]
+    # Desktop's grid table: a "crs,top,left,scale denominator,last level" entry per grid checked, its
+    # numbers as QVariant::toString writes them (8000000.0 as "8e+06").
+    number = lambda value: QLocale.c().toString(float(value), "g", QLocale.FloatingPointShortest)  # noqa: E731
+    config = [
+        f"{grid['crs']},{number(grid['top'])},{number(grid['left'])},{number(grid['scale_denominator'])},{grid['last_level']}"
+        for grid in grids
+    ]
     project.writeEntry("WMTSGrids", "CRS", [grid["crs"] for grid in grids])
     project.writeEntry("WMTSGrids", "Config", config)
 

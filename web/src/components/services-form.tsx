@@ -8,8 +8,10 @@ import { useState } from 'preact/hooks';
 import { api } from '../api/client';
 import { type ProjectRef, schemaQuery } from '../api/projects';
 import { type ServicesAnswer, servicesChange, type Settings, toggled, words } from '../api/service-settings';
+import { gridRows, gridsOf, sameGrids } from '../api/wmts-grids';
 import { ErrorMessage } from './messages';
 import { useAction } from './use-api';
+import { WmtsGrids } from './wmts-grids';
 
 export interface Layer {
   name: string;
@@ -68,6 +70,7 @@ export function ServicesForm(props: {
   const [crs, setCrs] = useState(start.wms.crs.join(', '));
   const [extent, setExtent] = useState(start.wms.extent?.join(', ') ?? '');
   const [keywords, setKeywords] = useState(start.keywords.join(', '));
+  const [grids, setGrids] = useState(() => gridRows(start.wmts.grids));
   const [message, setMessage] = useState<string | undefined>(undefined);
   const edit: Edit = (change) => setDraft((current) => change(current));
   const save = useAction(async () => {
@@ -85,7 +88,9 @@ export function ServicesForm(props: {
         feature_info: { ...draft.wms.feature_info, precision: decimals(precision) },
       },
     };
+    const requested = gridsOf(grids);
     const body = servicesChange(start, now);
+    if (!sameGrids(requested, start.wmts.grids)) body.wmts = { ...body.wmts, grids: requested };
     if (Object.keys(body).length === 0) return setMessage('Nothing changed.');
     const answer = await api.patch('/api/projects/{project}/services', {
       path: { project: props.project.project },
@@ -94,6 +99,7 @@ export function ServicesForm(props: {
     });
     setStart(settingsOf(answer));
     setDraft(settingsOf(answer));
+    setGrids(gridRows(answer.wmts.grids));
     props.onSaved(answer);
     setMessage(`Saved: ${Object.keys(body).join(', ')}.`);
   });
@@ -181,7 +187,7 @@ export function ServicesForm(props: {
         onToggle={(name, on) => edit((d) => ({ ...d, wcs: { ...d.wcs, layers: toggled(d.wcs.layers, name, on) } }))}
       />
       <WmtsFields draft={draft} edit={edit} layers={props.layers.map((layer) => layer.name)} groups={props.groups} />
-      <WmtsGrids grids={draft.wmts.grids} />
+      <WmtsGrids rows={grids} onChange={setGrids} />
       <AdvertisedUrls draft={draft} edit={edit} />
       <ContactFields draft={draft} edit={edit} />
       <ErrorMessage error={save.error} />
@@ -528,26 +534,5 @@ function WmtsFields(props: { draft: Settings; edit: Edit; layers: string[]; grou
         </table>
       )}
     </fieldset>
-  );
-}
-
-/** The WMTS tile grids, read only: the API sets them. */
-function WmtsGrids({ grids }: { grids: Settings['wmts']['grids'] }): JSX.Element {
-  return (
-    <section class="card" aria-label="WMTS tile grids">
-      <h3>WMTS tile grids</h3>
-      {grids.length === 0 ? (
-        <p class="muted">QGIS Server’s own: one per WMS CRS.</p>
-      ) : (
-        <ul>
-          {grids.map((grid) => (
-            <li key={grid.crs}>
-              {grid.crs}: levels 0 to {grid.last_level}, 1:{grid.scale_denominator} at level 0, top left {grid.left},{' '}
-              {grid.top}
-            </li>
-          ))}
-        </ul>
-      )}
-    </section>
   );
 }
