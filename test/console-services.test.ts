@@ -34,6 +34,9 @@ interface Services {
     delete: string[];
   };
   wcs: { layers: string[] };
+  wmts: {
+    grids: Array<{ crs: string; top: number; left: number; scale_denominator: number; last_level: number }> | null;
+  };
   endpoints: { wms: string; wfs: string; wmts: string; ogcapi_features: string; address: string };
 }
 
@@ -252,11 +255,7 @@ describe('web console: the Services tab', () => {
     assert.match(await problemOf(lambert.getByLabel(/^Last level/)), /whole number from 0 to 30, not “31”/);
     await form.getByRole('button', { name: 'Save service settings' }).click();
     await form.getByRole('alert').getByText('A WMTS tile grid has a field to correct').waitFor();
-    assert.deepEqual(
-      ((await services()) as Services & { wmts: { grids: unknown[] } }).wmts.grids.length,
-      1,
-      'nothing sent while a field is wrong',
-    );
+    assert.deepEqual((await services()).wmts.grids?.length, 1, 'nothing sent while a field is wrong');
 
     await lambert.getByLabel(/^Scale denominator/).fill('8000000');
     await lambert.getByLabel(/^Last level/).fill('3');
@@ -264,18 +263,17 @@ describe('web console: the Services tab', () => {
     assert.match(await lambert.innerText(), /Levels 0 to 3: 1:8000000 down to 1:1000000\./);
     await form.getByRole('button', { name: 'Save service settings' }).click();
     await form.getByRole('status').getByText('Saved: wmts.').waitFor();
-    const { wmts, endpoints } = (await services()) as Services & {
-      wmts: { grids: Array<{ crs: string; top: number; left: number; scale_denominator: number; last_level: number }> };
-    };
+    const { wmts, endpoints } = await services();
+    const saved = wmts.grids ?? [];
     // The fixed grid's corner and scale are the API's (the form showed them above).
     assert.deepEqual(
-      wmts.grids.map((grid) => [grid.crs, grid.last_level]),
+      saved.map((grid) => [grid.crs, grid.last_level]),
       [
         ['EPSG:3857', 5],
         ['EPSG:2154', 3],
       ],
     );
-    assert.deepEqual(wmts.grids[1], {
+    assert.deepEqual(saved[1], {
       crs: 'EPSG:2154',
       top: 7230727.377,
       left: -357823.236,
@@ -297,6 +295,36 @@ describe('web console: the Services tab', () => {
     assert.match(xml, /<TopLeftCorner>-357823\.236 7230727\.377<\/TopLeftCorner>/);
     await form.getByRole('button', { name: 'Save service settings' }).click();
     await form.getByRole('status').getByText('Nothing changed.').waitFor();
+    assert.deepEqual(errors, []);
+  });
+
+  test('WMTS tile grids: none defined is QGIS Server’s own, an empty list none, each told and chosen in the form', async () => {
+    const matrixSets = async (): Promise<string[]> => {
+      const xml = await (await fetch((await services()).endpoints.wmts)).text();
+      return [...xml.matchAll(/<TileMatrixSet>\s*<ows:Identifier>([^<]+)</g)].map((match) => match[1] ?? '');
+    };
+    assert.equal((await stack.call('PATCH', '/api/projects/town/services', { wmts: { grids: null } })).status, 200);
+    await page.reload();
+    const form = page.getByRole('form', { name: 'Service settings' });
+    const grids = form.getByRole('group', { name: 'WMTS tile grids' });
+    await grids.getByText('None defined: QGIS Server’s own, one per WMS CRS.').waitFor();
+    assert.ok((await matrixSets()).length > 0, 'QGIS Server publishes its own grids');
+
+    await grids.getByLabel(/^CRS of a grid to add/).fill('EPSG:3857');
+    await grids.getByRole('button', { name: 'Add grid' }).click();
+    await grids.getByRole('button', { name: 'Remove grid EPSG:3857' }).click();
+    await grids.getByText(/defines no grid: QGIS Server publishes no TileMatrixSet/).waitFor();
+    await form.getByRole('button', { name: 'Save service settings' }).click();
+    await form.getByRole('status').getByText('Saved: wmts.').waitFor();
+    assert.deepEqual((await services()).wmts.grids, []);
+    assert.deepEqual(await matrixSets(), [], 'QGIS Server publishes none, as for a Desktop project with none ticked');
+
+    await grids.getByRole('button', { name: 'Use QGIS Server’s own grids' }).click();
+    await grids.getByText('None defined: QGIS Server’s own, one per WMS CRS.').waitFor();
+    await form.getByRole('button', { name: 'Save service settings' }).click();
+    await form.getByRole('status').getByText('Saved: wmts.').waitFor();
+    assert.equal((await services()).wmts.grids, null);
+    assert.ok((await matrixSets()).length > 0);
     assert.deepEqual(errors, []);
   });
 

@@ -128,6 +128,7 @@ describe('service settings through the API, as QGIS Server publishes them', () =
     assert.deepEqual(settings['wcs'], { enabled: false, layers: [], url: '' });
     assert.deepEqual(settings['ogcapi_features'], { enabled: false, collections: [] });
     assert.deepEqual(settings['wms']?.['crs'], []);
+    assert.equal(settings['wmts']?.['grids'], null, 'no grid defined: QGIS Server’s own');
     assert.deepEqual(texts(await capabilities('WFS', '1.1.0'), 'FeatureType'), []);
     // No public address set: the URLs are on the one Steward uses, and said to be.
     const endpoints = settings['endpoints'] as Record<string, string>;
@@ -320,6 +321,49 @@ describe('service settings through the API, as QGIS Server publishes them', () =
       ['EPSG:2154', 3],
       ['EPSG:4326', 5],
     ]);
+  });
+
+  it('tells an empty grid list, as Desktop saves no grid ticked, from none defined, as QGIS Server does', async () => {
+    const scratch = mkdtempSync(join(data.dir, 'no-grid-'));
+    const source = join(scratch, 'source.qgs');
+    writeFileSync(source, await stack.storage.projectXml(PROJECT));
+    const written = join(scratch, 'no-grid.qgs');
+    const desktop = JSON.stringify({ wmts: { layers: ['rgb'], grids: [] } });
+    runPyqgisScript('edit_project.py', source, written, 'set-services', desktop);
+    const emptyList = /<WMTSGrids>\s*<CRS type="QStringList"\/>\s*<Config type="QStringList"\/>\s*<\/WMTSGrids>/;
+    assert.match(readFileSync(written, 'utf8'), emptyList);
+    const published = await fetch(`${stack.api.url}/api/projects/no-grid/archive`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: readFileSync(written),
+    });
+    assert.equal(published.status, 201, await published.text());
+    const noGridMap =
+      stack.storage.kind === 'filesystem'
+        ? join(stack.projectsDir, 'no-grid', 'no-grid.qgs')
+        : map.replace(`project=${PROJECT}`, 'project=no-grid');
+    const matrixSets = async (): Promise<Array<string | null | undefined>> => {
+      const query = { SERVICE: 'WMTS', VERSION: '1.0.0', REQUEST: 'GetCapabilities' };
+      const document = parse(await (await ows(stack.qgis, noGridMap, query)).text());
+      return tileMatrixSets(document).map(([crs]) => crs);
+    };
+    const path = '/api/projects/no-grid/services';
+    const gridsNow = async (): Promise<unknown> =>
+      ((await stack.call('GET', path)).body as { wmts: { grids: unknown } }).wmts.grids;
+
+    assert.deepEqual(await gridsNow(), []);
+    assert.deepEqual(await matrixSets(), [], 'QGIS Server publishes no TileMatrixSet');
+    const own = await stack.call('PATCH', path, { wmts: { grids: null } });
+    assert.equal(own.status, 200, JSON.stringify(own.body));
+    assert.equal(await gridsNow(), null);
+    // QgsProject::removeEntry leaves the key's parent, empty: `<WMTSGrids/>`.
+    assert.match(await stack.storage.projectXml('no-grid'), /<WMTSGrids\/>/);
+    assert.ok((await matrixSets()).includes('EPSG:3857'), 'QGIS Server’s own grids, one per WMS CRS');
+    const none = await stack.call('PATCH', path, { wmts: { grids: [] } });
+    assert.equal(none.status, 200, JSON.stringify(none.body));
+    assert.deepEqual(await gridsNow(), []);
+    assert.match(await stack.storage.projectXml('no-grid'), emptyList, 'written as Desktop writes it');
+    assert.deepEqual(await matrixSets(), []);
   });
 
   it('serves the WFS layers as OGC API Features collections', async () => {

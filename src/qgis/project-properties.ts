@@ -110,9 +110,14 @@ export function writeProperty(root: XmlElement, path: readonly string[], value: 
   else insertSorted(parent, written, depth, layout);
 }
 
-/** Removes the key `path`, as `QgsProject::removeEntry` does. */
+/**
+ * Removes the key `path`, as `QgsProject::removeEntry` does: a key left with none inside stays,
+ * written empty as QGIS writes it (`<WMTSGrids/>`).
+ */
 export function removeProperty(root: XmlElement, path: readonly string[]): void {
   const parent = path.length === 1 ? firstChild(root, 'properties') : property(root, path.slice(0, -1));
   const found = parent && firstChild(parent, path[path.length - 1] as string);
-  if (parent && found) removeChild(parent, found);
+  if (!parent || !found) return;
+  removeChild(parent, found);
+  if (path.length > 1 && childElements(parent).length === 0) parent.children = [];
 }

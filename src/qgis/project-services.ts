@@ -6,6 +6,7 @@
  * Layers are named here; the project lists them by id.
  */
 import {
+  property,
   propertyFlag,
   propertyList,
   propertyNumber,
@@ -102,8 +103,11 @@ export interface WmtsSettings {
   layers: string[];
   /** The tile formats of each layer or group published (the project's under ""). */
   formats: Record<string, WmtsFormat[]>;
-  /** The tile grids; empty: QGIS Server's own, one per WMS CRS. */
-  grids: WmtsGrid[];
+  /**
+   * The tile grids the project defines; null when it defines none: QGIS Server's own then, one
+   * per WMS CRS. Empty (as Desktop saves no grid ticked): QGIS Server publishes no TileMatrixSet.
+   */
+  grids: WmtsGrid[] | null;
   url: string;
 }
 
@@ -248,8 +252,12 @@ function readWmts(root: XmlElement, layers: LayerNames): WmtsSettings {
   };
 }
 
-/** The grids QGIS Server reads: a `Config` entry ("crs,top,left,scale,last level") per listed CRS. */
-function readGrids(root: XmlElement): WmtsGrid[] {
+/**
+ * The grids QGIS Server reads: a `Config` entry ("crs,top,left,scale,last level") per listed CRS;
+ * null without the list, which leaves QGIS Server its own (qgswmtsutils.cpp, `gridsDefined`).
+ */
+function readGrids(root: XmlElement): WmtsGrid[] | null {
+  if (!property(root, ['WMTSGrids', 'CRS'])) return null;
   const listed = new Set(propertyList(root, ['WMTSGrids', 'CRS']));
   return propertyList(root, ['WMTSGrids', 'Config']).flatMap((config) => {
     const [crs = '', ...values] = config.split(',');
@@ -351,8 +359,8 @@ function writeWmts(writer: PropertyWriter, wmts: NonNullable<ServicesChange['wmt
     writer.set([key, 'Layer'], writer.ids(layers.filter((name) => formats(name).includes(format))));
   }
   if (wmts.grids !== undefined) {
-    // Without grids the keys go, leaving QGIS Server its own (an empty list would leave it none).
-    const grids = wmts.grids.length > 0 ? wmts.grids : null;
+    // null takes the keys away, leaving QGIS Server its own grids; an empty list leaves it none.
+    const { grids } = wmts;
     writer.set(['WMTSGrids', 'CRS'], grids?.map((grid) => grid.crs) ?? null);
     writer.set(
       ['WMTSGrids', 'Config'],

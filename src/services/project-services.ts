@@ -36,7 +36,7 @@ export type GridRequest = Pick<WmtsGrid, 'crs' | 'last_level'> & Partial<WmtsGri
 export type ServicesRequest = Omit<ServicesChange, 'wfs' | 'wcs' | 'wmts'> & {
   wfs?: NonNullable<ServicesChange['wfs']> & { enabled?: boolean };
   wcs?: NonNullable<ServicesChange['wcs']> & { enabled?: boolean };
-  wmts?: Omit<NonNullable<ServicesChange['wmts']>, 'grids'> & { enabled?: boolean; grids?: GridRequest[] };
+  wmts?: Omit<NonNullable<ServicesChange['wmts']>, 'grids'> & { enabled?: boolean; grids?: GridRequest[] | null };
 };
 
 function groupNames(nodes: readonly TreeNode[], found: Set<string> = new Set()): Set<string> {
@@ -144,8 +144,12 @@ export class ProjectServicesService {
     });
   }
 
-  /** The grids complete: a fixed grid's corner and scale are QGIS Server's, any other's are required. */
-  private grids(requested: readonly GridRequest[]): WmtsGrid[] {
+  /**
+   * The grids complete: a fixed grid's corner and scale are QGIS Server's, any other's are
+   * required; null (QGIS Server's own) as it is.
+   */
+  private grids(requested: readonly GridRequest[] | null): WmtsGrid[] | null {
+    if (requested === null) return null;
     const codes = this.crsList(
       requested.map((grid) => grid.crs),
       'wmts grids',

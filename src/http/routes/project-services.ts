@@ -71,7 +71,8 @@ const gridFields = {
   scale_denominator: Type.Number({ exclusiveMinimum: 0, description: 'The scale denominator of level 0' }),
   last_level: Type.Integer({ minimum: 0, maximum: 30, description: 'The last zoom level (each halves the scale)' }),
 };
-const gridsDescription = 'Tile grids (TileMatrixSets); empty: QGIS Server’s own, one per WMS CRS';
+const gridsDescription =
+  'Tile grids (TileMatrixSets) the project defines; null: none defined, QGIS Server’s own then, one per WMS CRS; empty: QGIS Server publishes none (as Desktop saves no grid ticked)';
 const Grid = strict(gridFields);
 const GridRequest = Type.Object(
   {
@@ -114,7 +115,11 @@ const ServiceSettings = Type.Object({
   wms: strict({ ...wms, feature_info: strict(featureInfo) }),
   wfs: strict({ ...enabled, ...wfs }),
   wcs: strict({ ...enabled, layers: Names, url: Url }),
-  wmts: strict({ ...enabled, ...wmts, grids: Type.Array(Grid, { description: gridsDescription }) }),
+  wmts: strict({
+    ...enabled,
+    ...wmts,
+    grids: Type.Union([Type.Array(Grid), Type.Null()], { description: gridsDescription }),
+  }),
   ogcapi_features: strict({ ...enabled, collections: Names }),
   endpoints: strict({
     wms: Type.String({
@@ -143,7 +148,7 @@ const ServicesChange = Type.Partial(
       wmts: partial({
         ...enabled,
         ...wmts,
-        grids: Type.Array(GridRequest, { maxItems: 64, description: gridsDescription }),
+        grids: Type.Union([Type.Array(GridRequest, { maxItems: 64 }), Type.Null()], { description: gridsDescription }),
       }),
     },
     { additionalProperties: false, minProperties: 1 },

@@ -5503,7 +5503,7 @@ export interface paths {
                                 formats: {
                                     [key: string]: ("image/png" | "image/jpeg")[];
                                 };
-                                /** @description Tile grids (TileMatrixSets); empty: QGIS Server’s own, one per WMS CRS */
+                                /** @description Tile grids (TileMatrixSets) the project defines; null: none defined, QGIS Server’s own then, one per WMS CRS; empty: QGIS Server publishes none (as Desktop saves no grid ticked) */
                                 grids: {
                                     /** @description The grid CRS (EPSG:3857) */
                                     crs: string;
@@ -5515,7 +5515,7 @@ export interface paths {
                                     scale_denominator: number;
                                     /** @description The top of the grid, in its CRS */
                                     top: number;
-                                }[];
+                                }[] | null;
                                 groups: string[];
                                 layers: string[];
                                 /** @description The whole project as one tiled layer */
@@ -5616,7 +5616,7 @@ export interface paths {
                             formats?: {
                                 [key: string]: ("image/png" | "image/jpeg")[];
                             };
-                            /** @description Tile grids (TileMatrixSets); empty: QGIS Server’s own, one per WMS CRS */
+                            /** @description Tile grids (TileMatrixSets) the project defines; null: none defined, QGIS Server’s own then, one per WMS CRS; empty: QGIS Server publishes none (as Desktop saves no grid ticked) */
                             grids?: {
                                 /** @description The grid CRS (EPSG:3857) */
                                 crs: string;
@@ -5628,7 +5628,7 @@ export interface paths {
                                 scale_denominator?: number;
                                 /** @description The top of the grid, in its CRS */
                                 top?: number;
-                            }[];
+                            }[] | null;
                             groups?: string[];
                             layers?: string[];
                             /** @description The whole project as one tiled layer */
@@ -5766,7 +5766,7 @@ export interface paths {
                                 formats: {
                                     [key: string]: ("image/png" | "image/jpeg")[];
                                 };
-                                /** @description Tile grids (TileMatrixSets); empty: QGIS Server’s own, one per WMS CRS */
+                                /** @description Tile grids (TileMatrixSets) the project defines; null: none defined, QGIS Server’s own then, one per WMS CRS; empty: QGIS Server publishes none (as Desktop saves no grid ticked) */
                                 grids: {
                                     /** @description The grid CRS (EPSG:3857) */
                                     crs: string;
@@ -5778,7 +5778,7 @@ export interface paths {
                                     scale_denominator: number;
                                     /** @description The top of the grid, in its CRS */
                                     top: number;
-                                }[];
+                                }[] | null;
                                 groups: string[];
                                 layers: string[];
                                 /** @description The whole project as one tiled layer */

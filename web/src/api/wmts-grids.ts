@@ -4,7 +4,7 @@
  */
 import type { ServicesChange, Settings } from './service-settings';
 
-export type Grid = Settings['wmts']['grids'][number];
+export type Grid = NonNullable<Settings['wmts']['grids']>[number];
 export type GridRequest = NonNullable<NonNullable<ServicesChange['wmts']>['grids']>[number];
 
 /** A grid as typed; `top`, `left` and `scale` are empty for a fixed grid not yet saved. */
@@ -35,14 +35,17 @@ export const LAST_LEVEL_MAX = 30;
 /** Desktop's last level for a grid it offers. */
 const DEFAULT_LAST_LEVEL = '18';
 
-export function gridRows(grids: readonly Grid[]): GridRow[] {
-  return grids.map((grid) => ({
-    crs: grid.crs,
-    top: String(grid.top),
-    left: String(grid.left),
-    scale: String(grid.scale_denominator),
-    last: String(grid.last_level),
-  }));
+/** The rows of the grids read; null when the project defines none (QGIS Server's own). */
+export function gridRows(grids: readonly Grid[] | null): GridRow[] | null {
+  return grids === null
+    ? null
+    : grids.map((grid) => ({
+        crs: grid.crs,
+        top: String(grid.top),
+        left: String(grid.left),
+        scale: String(grid.scale_denominator),
+        last: String(grid.last_level),
+      }));
 }
 
 /** `EPSG:2154` from "EPSG:2154", "epsg:2154" or "2154", as the API normalises it; undefined otherwise. */
@@ -79,8 +82,9 @@ export function gridProblems(row: GridRow): GridProblems {
   return problems;
 }
 
-/** The grids to send: a fixed grid with its CRS and last level only, before the API has filled it. */
-export function gridsOf(rows: readonly GridRow[]): GridRequest[] {
+/** The grids to send: a fixed grid with its CRS and last level only, before the API has filled it; null for QGIS Server's own. */
+export function gridsOf(rows: readonly GridRow[] | null): GridRequest[] | null {
+  if (rows === null) return null;
   if (rows.some((row) => Object.keys(gridProblems(row)).length > 0))
     throw new Error('A WMTS tile grid has a field to correct: its message is next to it.');
   return rows.map((row) => {
@@ -91,9 +95,10 @@ export function gridsOf(rows: readonly GridRow[]): GridRequest[] {
   });
 }
 
-/** Whether `requested` are the grids read, field by field. */
-export function sameGrids(requested: readonly GridRequest[], read: readonly Grid[]): boolean {
+/** Whether `requested` are the grids read, field by field (QGIS Server's own, null, only the same as null). */
+export function sameGrids(requested: readonly GridRequest[] | null, read: readonly Grid[] | null): boolean {
   const fields = ['crs', 'top', 'left', 'scale_denominator', 'last_level'] as const;
+  if (requested === null || read === null) return requested === read;
   return (
     requested.length === read.length &&
     requested.every((grid, index) => fields.every((field) => grid[field] === read[index]?.[field]))

@@ -138,14 +138,24 @@ function AddGrid(props: { rows: GridRow[]; onAdd: (row: GridRow) => void }): JSX
   );
 }
 
-export function WmtsGrids(props: { rows: GridRow[]; onChange: (rows: GridRow[]) => void }): JSX.Element {
-  const { rows, onChange } = props;
+/** What the grids leave QGIS Server: its own, none, or those listed. */
+function gridsState(rows: GridRow[] | null): string {
+  if (rows === null) return ' None defined: QGIS Server’s own, one per WMS CRS.';
+  if (rows.length === 0)
+    return ' The project defines no grid: QGIS Server publishes no TileMatrixSet, so no tile can be asked for.';
+  return '';
+}
+
+/** The grids; null rows: the project defines none, and QGIS Server publishes its own. */
+export function WmtsGrids(props: { rows: GridRow[] | null; onChange: (rows: GridRow[] | null) => void }): JSX.Element {
+  const { onChange } = props;
+  const rows = props.rows ?? [];
   return (
     <fieldset class="card">
       <legend>WMTS tile grids</legend>
       <p class="muted">
         The TileMatrixSets QGIS Server publishes, one per CRS; each level halves the scale of the one before.
-        {rows.length === 0 && ' None set: QGIS Server’s own, one per WMS CRS.'}
+        {gridsState(props.rows)}
       </p>
       <ul class="wmts-grids">
         {rows.map((row, index) => (
@@ -158,6 +168,13 @@ export function WmtsGrids(props: { rows: GridRow[]; onChange: (rows: GridRow[]) 
         ))}
       </ul>
       <AddGrid rows={rows} onAdd={(row) => onChange([...rows, row])} />
+      {props.rows?.length === 0 && (
+        <div class="actions">
+          <button type="button" onClick={() => onChange(null)}>
+            Use QGIS Server’s own grids
+          </button>
+        </div>
+      )}
     </fieldset>
   );
 }
