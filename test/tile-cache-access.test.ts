@@ -7,12 +7,28 @@ import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 
 import { tileCacheToken } from '../src/access/token-secret.js';
+import { childElements, childText, firstChild, path, type XmlElement } from '../src/qgis/xml/node.js';
+import { parseXml } from '../src/qgis/xml/parse.js';
+import { withListedLayers } from '../src/tile-cache/capabilities.js';
 import { type CacheStack, POLYGON_TILE, polygonsLayer, startCacheStack } from './support/cache-stack.js';
 import { type Fixtures, makeFixtures } from './support/fixtures.js';
 import { apiCall } from './support/http.js';
 import { after, before, describe, it } from './support/node-test.js';
 
 const TOKEN = 'the administrator of the tile cache access test';
+
+/** The layers a capabilities document of MapProxy lists, each where its kind of document lists them. */
+function listedLayers(document: Buffer): string[] {
+  const root = parseXml(document.toString('utf8')).root;
+  const elements = (parent: XmlElement | undefined, name: string) => (parent ? childElements(parent, name) : []);
+  if (root.name === 'Capabilities')
+    return elements(firstChild(root, 'Contents'), 'Layer').map((layer) => childText(layer, 'ows:Identifier'));
+  if (root.name === 'TileMapService')
+    return elements(firstChild(root, 'TileMaps'), 'TileMap').map((map) => map.attributes.get('title') ?? '');
+  const top = path(root, 'Capability', 'Layer');
+  assert.equal(firstChild(top as XmlElement, 'Name'), undefined, `the root layer of ${root.name} has no name`);
+  return elements(top, 'Layer').map((layer) => childText(layer, 'Name'));
+}
 
 describe('the tile cache behind nginx that checks tokens', () => {
   let cs: CacheStack;
@@ -164,17 +180,93 @@ for (const storage of ['filesystem', 'postgresql'] as const)
       assert.deepEqual([...map.body.subarray(1, 4)], [0x50, 0x4e, 0x47], 'a PNG');
     });
 
-    it('shows capabilities and the list of projects only to those who may see every layer they list', async () => {
-      const capabilities = `/${guardedApp}/wmts/1.0.0/WMTSCapabilities.xml`;
-      for (const path of [
-        capabilities,
+    it('lists in the capabilities only the layers a role may read whole, whose tiles it then gets', async () => {
+      const documents = [
+        `/${guardedApp}/wmts/1.0.0/WMTSCapabilities.xml`,
+        `/${guardedApp}/service?SERVICE=WMTS&REQUEST=GetCapabilities`,
+        `/${guardedApp}/tms/1.0.0/`,
         `/${guardedApp}/service?SERVICE=WMS&REQUEST=GetCapabilities`,
+        `/${guardedApp}/wms?SERVICE=WMS&REQUEST=GetCapabilities&VERSION=1.1.1`,
+      ];
+      for (const document of documents) {
+        const full = await fetched(document, 'admin');
+        assert.equal(full.status, 200, document);
+        assert.deepEqual(listedLayers(full.body).sort(), ['lines', 'points', 'polygons'], document);
+        const listed = await fetched(document, 'viewer');
+        assert.equal(listed.status, 200, `${document}: ${listed.body.toString().slice(0, 300)}`);
+        assert.deepEqual(listedLayers(listed.body), ['polygons'], 'neither the hidden nor the filtered layer');
+        // MapProxy's document, its addresses the client's, less the other layers.
+        const text = full.body.toString('utf8');
+        assert.equal(
+          withListedLayers(text, () => true),
+          text,
+          'written back byte for byte',
+        );
+        assert.equal(
+          listed.body.toString('utf8'),
+          withListedLayers(text, (layer) => layer === 'polygons'),
+          document,
+        );
+        assert.deepEqual(listedLayers((await fetched(document, 'attributes')).body), ['lines', 'points'], document);
+      }
+      const wmts = parseXml((await fetched(documents[0] as string, 'viewer')).body.toString('utf8')).root;
+      const template = path(wmts, 'Contents', 'Layer', 'ResourceURL')?.attributes.get('template') ?? '';
+      assert.ok(template.startsWith(`${cs.tilesUrl}/${guardedApp}/wmts/polygons/`), template);
+      const tileUrl = template
+        .replace('{TileMatrixSet}', 'GLOBAL_WEBMERCATOR')
+        .replace('{TileMatrix}', String(z))
+        .replace('{TileCol}', String(x))
+        .replace('{TileRow}', String(y))
+        .slice(cs.tilesUrl.length);
+      const tile = await fetched(tileUrl, 'viewer');
+      assert.equal(tile.status, 200);
+      assert.deepEqual([...tile.body.subarray(1, 4)], [0x50, 0x4e, 0x47], 'a PNG');
+      assert.equal((await fetched(tileUrl.replace('/polygons/', '/lines/'), 'viewer')).status, 403);
+      const tms = parseXml((await fetched(documents[2] as string, 'viewer')).body.toString('utf8')).root;
+      const href = firstChild(firstChild(tms, 'TileMaps') as XmlElement, 'TileMap')?.attributes.get('href') ?? '';
+      assert.equal(href, `${cs.tilesUrl}/${guardedApp}/tms/1.0.0/polygons/GLOBAL_WEBMERCATOR`);
+      const layerDocument = await fetched(href.slice(cs.tilesUrl.length), 'viewer');
+      assert.equal(layerDocument.status, 200, "a readable layer's TMS document");
+      assert.equal(parseXml(layerDocument.body.toString('utf8')).root.name, 'TileMap');
+    });
+
+    it('marks the refusal of capabilities for nginx, and keeps every other refusal', async () => {
+      const check = await fetch(`${cs.stack.api.url}/api/auth/tiles`, {
+        headers: {
+          'x-original-uri': `/${guardedApp}/wmts/1.0.0/WMTSCapabilities.xml`,
+          authorization: `Bearer ${tokens['viewer']}`,
+        },
+      });
+      assert.equal(check.status, 403);
+      assert.equal(check.headers.get('x-steward-capabilities'), 'filtered');
+      for (const path of [
         `/${guardedApp}/demo/`,
-      ])
-        assert.equal((await fetched(path, 'viewer')).status, 403, path);
+        `/${guardedApp}/`,
+        `/${guardedApp}/service?SERVICE=WMS&REQUEST=GetCapabilities&LAYERS=lines`,
+        `/${guardedApp}/service?REQUEST=GetMap&REQUEST=GetCapabilities&LAYERS=polygons`,
+      ]) {
+        const refusal = await fetched(path, 'viewer');
+        assert.equal(refusal.status, 403, path);
+        assert.match(refusal.body.toString(), /<title>403 Forbidden<\/title>/, "nginx's own refusal");
+      }
+      assert.equal(
+        (await fetched(`/${guardedApp}/wmts/1.0.0/WMTSCapabilities.xml`, 'maps')).status,
+        403,
+        'WMTS refused',
+      );
+      assert.equal((await fetched(`/${guardedApp}/wmts/1.0.0/WMTSCapabilities.xml`)).status, 401, 'no token');
+      assert.equal((await fetched('/_steward_tiles_capabilities', 'viewer')).status, 404, 'internal to nginx');
+      const direct = await fetch(`${cs.stack.api.url}/api/auth/tiles/capabilities`, {
+        headers: { 'x-original-uri': tilePath('polygons'), authorization: `Bearer ${tokens['viewer']}` },
+      });
+      assert.equal(direct.status, 403, 'never a tile');
+    });
+
+    it('serves capabilities whole through MapProxy to those who may read every layer, and the list of projects to administrators', async () => {
+      const capabilities = `/${guardedApp}/wmts/1.0.0/WMTSCapabilities.xml`;
       const whole = await fetched(capabilities, 'whole');
       assert.equal(whole.status, 200);
-      assert.match(whole.body.toString(), /<ows:Identifier>lines<\/ows:Identifier>/);
+      assert.deepEqual(listedLayers(whole.body).sort(), ['lines', 'points', 'polygons']);
       assert.equal((await fetched('/', 'whole')).status, 403);
       const listing = await fetched('/', 'admin');
       assert.equal(listing.status, 200);
@@ -195,12 +287,20 @@ for (const storage of ['filesystem', 'postgresql'] as const)
       // Each names the hidden layer `lines`, or may list it: none may answer with it.
       for (const path of [
         `/${guardedApp}/wmts/1.0.0/WMTSCapabilities.xml?REQUEST=GetTile&LAYER=polygons`,
-        `/${guardedApp}/service?REQUEST=GetMap&REQUEST=GetCapabilities&LAYERS=polygons`,
         `//${guardedApp}/wmts/1.0.0/WMTSCapabilities.xml`,
-        `/gu%61rded/wmts/%6Cines/GLOBAL_WEBMERCATOR/${z}/${x}/${y}.png`,
         `/${guardedApp}%2Fwmts%2F1.0.0%2FWMTSCapabilities.xml`,
-        `/${guardedApp}/tms/1.0.0/`,
+        `/${guardedApp}/tms/1.0.0`,
+      ]) {
+        const { status, body } = await fetched(path, 'viewer');
+        assert.equal(status, 200, path);
+        assert.deepEqual(listedLayers(body), ['polygons'], path);
+      }
+      for (const path of [
+        `/${guardedApp}/service?REQUEST=GetMap&REQUEST=GetCapabilities&LAYERS=polygons`,
+        `/gu%61rded/wmts/%6Cines/GLOBAL_WEBMERCATOR/${z}/${x}/${y}.png`,
         `/${guardedApp}/tms/1.0.0/lines/GLOBAL_WEBMERCATOR`,
+        `/${guardedApp}/tms/1.0.0/polygons/1.0.0`,
+        `/${guardedApp}/tms/1.0.0/%0A`,
         `/${guardedApp}/tiles/lines/GLOBAL_WEBMERCATOR/${z}/${x}/${y}.png`,
         `/${guardedApp}/service?SERVICE=WMTS&REQUEST=GetTile&LAYER=lines&STYLE=&TILEMATRIXSET=GLOBAL_WEBMERCATOR&TILEMATRIX=${z}&TILEROW=${y}&TILECOL=${x}&FORMAT=image/png`,
         `/${guardedApp}/service?SERVICE=WMS&REQUEST=GetLegendGraphic&LAYER=lines&FORMAT=image/png`,

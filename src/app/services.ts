@@ -62,6 +62,7 @@ import { FilesystemStore } from '../storage/filesystem-store.js';
 import { type PostgresStore } from '../storage/postgres-store.js';
 import { type ProjectStore } from '../storage/project-store.js';
 import { clearUploadLeftovers } from '../storage/upload-leftovers.js';
+import { MapProxyCapabilities } from '../tile-cache/capabilities.js';
 import { createTileCache } from '../tile-cache/factory.js';
 import { Reseeder } from '../tile-cache/reseed.js';
 import { FastcgiQgisClient } from '../transport/qgis-fastcgi.js';
@@ -381,6 +382,9 @@ async function buildServices(
     processing,
     registry: instances,
     cache,
+    // MapProxy's capabilities, listed by layer for those who may not read every layer (docs/access.md).
+    tileCapabilities:
+      cache && config.mapproxyUrl !== undefined ? new MapProxyCapabilities(config.mapproxyUrl) : undefined,
     reseeder: cache && new Reseeder(cache, jobs),
     datasources: new DatasourceBrowser(dataRoots, crs),
     imports: new PostgresImports(providers, dataFiles, crs, jobs, config.pgServiceFiles),

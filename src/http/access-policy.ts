@@ -28,6 +28,8 @@ const ANY_IDENTITY: ReadonlySet<string> = new Set([
   // nginx's auth_requests before QGIS Server and MapProxy: the routes judge the requests themselves (ows-auth.ts).
   'GET /api/auth/ows',
   'GET /api/auth/tiles',
+  // The tile cache's capabilities, judged by the route and listing the caller's layers only.
+  'GET /api/auth/tiles/capabilities',
   'GET /api/server',
   'GET /api/checks',
   'GET /api/pins',

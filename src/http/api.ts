@@ -29,6 +29,7 @@ import { type StyleDocuments } from '../services/style-documents.js';
 import { type StylePackages } from '../services/style-packages.js';
 import { type StylePreviews } from '../services/style-previews.js';
 import { type StyleService } from '../services/styles.js';
+import { type MapProxyCapabilities } from '../tile-cache/capabilities.js';
 import { type Reseeder } from '../tile-cache/reseed.js';
 import { type TileCacheService } from '../tile-cache/service.js';
 import { consoleRoutes } from './console.js';
@@ -99,6 +100,8 @@ export interface ApiServices {
   /** The instances of this process, or of every process of the fleet when they share a database. */
   registry: InstanceDirectory | undefined;
   cache: TileCacheService | undefined;
+  /** MapProxy's capabilities listed by layer, when the tile cache is on and STEWARD_MAPPROXY_URL set. */
+  tileCapabilities: MapProxyCapabilities | undefined;
   /** Seeds layers again after their style changed, when the tile cache is on. */
   reseeder: Reseeder | undefined;
   datasources: DatasourceBrowser;
@@ -150,7 +153,7 @@ export function apiRoutes(services: ApiServices, consoleDir: string): RouteModul
     checkRoutes(services.checker, services.projects),
     fleetRoutes(services.projectFleet, services.pins),
     accessRoutes(services.access),
-    owsAuthRoutes(services.maps.store, services.cache),
+    owsAuthRoutes(services.maps.store, services.cache, services.tileCapabilities),
     consoleRoutes(consoleDir),
   ];
 }

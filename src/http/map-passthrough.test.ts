@@ -58,7 +58,10 @@ describe('the passthroughs and the app', () => {
   ]) {
     it(`do the equivalent of every hook ${route} runs, and know of no hook it lacks`, async () => {
       // The routes' modules with services they never call here: only their hooks are read.
-      const routes = [layerRoutes({} as LayerService, {} as MapService), owsAuthRoutes({} as ProjectStore, undefined)];
+      const routes = [
+        layerRoutes({} as LayerService, {} as MapService),
+        owsAuthRoutes({} as ProjectStore, undefined, undefined),
+      ];
       const app = await buildApp(pino({ level: 'silent' }), routes, {
         apiToken: 'token',
         observe: () => undefined,

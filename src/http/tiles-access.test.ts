@@ -6,7 +6,13 @@ import { type RoleDefinition } from '../access/records.js';
 import { type Identity } from '../access/service.js';
 import { StewardError } from '../errors.js';
 import { type ProjectRef } from '../storage/project-ref.js';
-import { type CachedProjects, tileRequest, tilesAuthAnswer } from './tiles-access.js';
+import {
+  type CachedProjects,
+  capabilitiesListing,
+  CapabilitiesToFilter,
+  tileRequest,
+  tilesAuthAnswer,
+} from './tiles-access.js';
 
 const TILE = '/GLOBAL_WEBMERCATOR/8/129/92.png';
 
@@ -79,7 +85,8 @@ describe('a request to MapProxy as MapProxy routes it', () => {
       '/town/demo/?wmts_layer=roads',
       '/town/wmts/1.0.0/WMTSCapabilities.xml',
       '/town/tms/1.0.0/',
-      '/town/tms/1.0.0/roads/GLOBAL_WEBMERCATOR',
+      '/town/tms/1.0.0/1.0.0',
+      '/town/tms/1.0.0/%0A',
       '/town/service?REQUEST=GetCapabilities',
       '/town/service?REQUEST=GetMap&REQUEST=GetCapabilities&LAYERS=roads',
       '/town/wmts/1.0.0/WMTSCapabilities.xml?REQUEST=GetTile&LAYER=roads',
@@ -87,6 +94,58 @@ describe('a request to MapProxy as MapProxy routes it', () => {
       `/town/demo${TILE}`,
     ]) {
       assert.equal(tileRequest(uri).namedOnly, false, uri);
+    }
+  });
+
+  it("takes a TMS layer's document for one showing only the layer it names, as MapProxy matches its path", () => {
+    for (const uri of [
+      '/town/tms/1.0.0/roads/GLOBAL_WEBMERCATOR',
+      '/town/tms/1.0.0/roads',
+      '/town/tms/x/1.0.0/roads/GLOBAL_WEBMERCATOR',
+      '/town/tms/1.0.0/1.0.0/roads',
+    ]) {
+      assert.ok(tileRequest(uri).namedOnly, uri);
+    }
+    // The service's list to MapProxy, whose `.*/1\.0\.0` takes the last `/1.0.0`, and whose `$` a final line break.
+    assert.equal(tileRequest('/town/tms/1.0.0/roads/1.0.0').namedOnly, false);
+    assert.equal(tileRequest('/town/tms/1.0.0/%0A').namedOnly, false);
+  });
+
+  it('finds the capabilities documents, and the request asking MapProxy for that document alone', () => {
+    const cases: Array<[string, string]> = [
+      ['/town/wmts/1.0.0/WMTSCapabilities.xml', '/town/wmts/1.0.0/WMTSCapabilities.xml'],
+      ['/town/wmts/1.0.0/WMTSCapabilities.xml?LAYER=roads', '/town/wmts/1.0.0/WMTSCapabilities.xml'],
+      ['//town/tms/1.0.0', '/town/tms/1.0.0/'],
+      ['/town/tms/1.0.0/', '/town/tms/1.0.0/'],
+      [
+        '/town/service?SERVICE=WMTS&REQUEST=GetCapabilities&LAYER=x',
+        '/town/service?SERVICE=WMTS&REQUEST=GetCapabilities',
+      ],
+      ['/town/ows?service=wmts&request=getcapabilities', '/town/ows?SERVICE=WMTS&REQUEST=GetCapabilities'],
+      ['/town/wms?REQUEST=GetCapabilities', '/town/wms?SERVICE=WMS&REQUEST=GetCapabilities'],
+      [
+        '/town/service?REQUEST=GetCapabilities&VERSION=1.1.1&tiled=true&FORMAT=x',
+        '/town/service?SERVICE=WMS&REQUEST=GetCapabilities&VERSION=1.1.1&TILED=true',
+      ],
+      ['/town/service?REQUEST=GetCapabilities&VERSION=1.3.0%26X', '/town/service?SERVICE=WMS&REQUEST=GetCapabilities'],
+      ['/t%C3%A9%20x/wmts/1.0.0/WMTSCapabilities.xml', '/t%C3%A9%20x/wmts/1.0.0/WMTSCapabilities.xml'],
+    ];
+    for (const [uri, path] of cases) assert.equal(tileRequest(uri).capabilities, path, uri);
+    for (const uri of [
+      '/town/',
+      '/town/demo/',
+      '/town/demo/?REQUEST=GetCapabilities',
+      '/town/wmts/roads/1.0.0/WMTSCapabilities.xml',
+      '/town/tms/1.0.0/roads/GLOBAL_WEBMERCATOR',
+      '/town/tms/x/1.0.0/',
+      '/town/service/x?REQUEST=GetCapabilities',
+      '/town/service?REQUEST=GetMap&REQUEST=GetCapabilities',
+      '/town/service?SERVICE=WMS&SERVICE=WMTS&REQUEST=GetCapabilities',
+      '/town/service?SERVICE=WFS&REQUEST=GetCapabilities',
+      `/town/wmts/roads${TILE}`,
+      '/town/service?REQUEST=GetMap&LAYERS=roads',
+    ]) {
+      assert.equal(tileRequest(uri).capabilities, undefined, uri);
     }
   });
 });
@@ -109,6 +168,8 @@ describe("the tile cache's judgement", () => {
     for (const uri of ['/town/wmts/1.0.0/WMTSCapabilities.xml', '/town/demo/', '/town/', '/town/tms/1.0.0/']) {
       assert.match((await judged(uri, ann)).message, /project "town" has layers this identity may not read whole/, uri);
     }
+    assert.equal((await judged('/town/tms/1.0.0/roads/GLOBAL_WEBMERCATOR', ann)).status, 204, "a layer's TMS document");
+    assert.match((await judged('/town/tms/1.0.0/secret/GLOBAL_WEBMERCATOR', ann)).message, /"secret" is hidden/);
     const whole = identityOf({
       whole: { projects: { town: { access: 'read', layers: { elsewhere: { read: false } } } } },
     });
@@ -166,6 +227,78 @@ describe("the tile cache's judgement", () => {
       assert.equal((await judged(uri, noInfo)).message, 'GetFeatureInfo is refused to this identity', uri);
     }
     assert.equal((await judged(`/town/wmts/roads${TILE}`, noInfo)).status, 204);
+  });
+
+  it('marks the refusal of a capabilities document, and of nothing else, for nginx to ask it listed by layer', async () => {
+    const refusal = async (uri: string, who: Identity): Promise<unknown> =>
+      tilesAuthAnswer(who, uri, cache).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    const anonymous = identityOf(
+      { public: { projects: { town: { access: 'read', layers: { secret: { read: false } } } } } },
+      {
+        kind: 'anonymous',
+      },
+    );
+    for (const who of [identityOf({ viewer }), anonymous]) {
+      for (const uri of [
+        '/town/wmts/1.0.0/WMTSCapabilities.xml',
+        '/town/tms/1.0.0/',
+        '/town/service?SERVICE=WMTS&REQUEST=GetCapabilities',
+        '/town/wms?REQUEST=GetCapabilities',
+      ]) {
+        assert.ok((await refusal(uri, who)) instanceof CapabilitiesToFilter, uri);
+      }
+      for (const uri of ['/town/demo/', '/town/', '/town/service?SERVICE=WMS&REQUEST=GetCapabilities&LAYERS=secret']) {
+        const error = await refusal(uri, who);
+        assert.ok(error instanceof StewardError && !(error instanceof CapabilitiesToFilter), uri);
+      }
+    }
+    const stranger = identityOf({ stranger: { projects: { other: { access: 'read' } } } });
+    assert.ok(!((await refusal('/town/wmts/1.0.0/WMTSCapabilities.xml', stranger)) instanceof CapabilitiesToFilter));
+  });
+
+  it('lists in capabilities the layers readable whole, judged again, and serves nothing but capabilities', async () => {
+    const listing = await capabilitiesListing(
+      identityOf({ viewer }),
+      '/town/service?REQUEST=GetCapabilities&LAYERS=roads',
+      cache,
+    );
+    assert.equal(listing.path, '/town/service?SERVICE=WMS&REQUEST=GetCapabilities');
+    assert.deepEqual(
+      ['roads', 'secret', 'parcels', 'elsewhere'].filter((layer) => listing.listed(layer)),
+      ['roads'],
+      'neither hidden, filtered, nor a layer the configuration does not have',
+    );
+    const other = await capabilitiesListing(identityOf({ viewer }), '/other/tms/1.0.0/', cache);
+    assert.equal(other.listed('roads'), false, 'attributes hidden');
+    const refusedWith = (uri: string, who: Identity) =>
+      capabilitiesListing(who, uri, cache).then(
+        () => '',
+        (error: unknown) => (error instanceof StewardError ? `${error.status} ${error.clientMessage}` : String(error)),
+      );
+    const ann = identityOf({ viewer });
+    for (const uri of [
+      `/town/wmts/roads${TILE}`,
+      '/town/demo/',
+      '/town/',
+      '/town/tms/1.0.0/roads/GLOBAL_WEBMERCATOR',
+    ]) {
+      assert.match(await refusedWith(uri, ann), /^403 only the tile cache's capabilities documents/, uri);
+    }
+    assert.match(await refusedWith('/town/wmts/1.0.0/WMTSCapabilities.xml?LAYER=secret', ann), /"secret" is hidden/);
+    const stranger = identityOf({ stranger: { projects: { other: { access: 'read' } } } });
+    assert.match(await refusedWith('/town/tms/1.0.0/', stranger), /names no project this identity may read/);
+    const noTiles = identityOf({ limited: { projects: { town: { access: 'read' } }, services: { WMTS: false } } });
+    assert.match(await refusedWith('/town/wmts/1.0.0/WMTSCapabilities.xml', noTiles), /WMTS is refused/);
+    assert.match(await refusedWith('/', ann), /is for administrators/);
+    const admin = await capabilitiesListing(
+      identityOf({}, { kind: 'bootstrap', admin: true }),
+      '/town/tms/1.0.0',
+      cache,
+    );
+    assert.ok(admin.listed('secret'));
   });
 
   it('serves administrators, the tile cache token and anyone without access control everything', async () => {

@@ -88,6 +88,7 @@ function cache({ layer, id }: NamedLayer, project: ProjectCache): YamlMapping {
   };
 }
 
+/** A layer titled by its name: TMS's list names its layers by title alone (capabilities.ts reads it so). */
 function mapproxyLayer({ layer, id }: NamedLayer, time: TimeDimension | undefined): YamlMapping {
   const entry = { name: layer.name, title: layer.name, sources: [cacheName(id)] };
   return time === undefined ? entry : { ...entry, dimensions: timeDimension(time) };

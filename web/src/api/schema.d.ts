@@ -319,6 +319,88 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/tiles/capabilities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tile cache's capabilities document of X-Original-URI, listing only the layers the caller may read whole
+         * @description What nginx answers in place of MapProxy when the check refused a capabilities document (WMTS, TMS, WMS) only for the layers it lists (X-Steward-Capabilities): the request is judged again, MapProxy asked for that document alone, and the layers the caller may not read whole (hidden, filtered, with hidden attributes) taken out. Any other request is refused; 502 when MapProxy does not answer with a document.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The Host the client asked nginx with */
+                    host?: string;
+                    /** @description The client's, which MapProxy prefers to Host */
+                    "x-forwarded-host"?: string;
+                    /** @description The client's scheme, as a proxy in front names it */
+                    "x-forwarded-proto"?: string;
+                    /** @description The request's path and query, as nginx's $request_uri */
+                    "x-original-uri"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "field_not_found" | "fields_missing" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "not_ready" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description What failed, as a stable identifier to switch on (docs/errors.md)
+                             * @enum {string}
+                             */
+                            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "precondition_failed" | "too_large" | "uri_too_long" | "unsupported_media_type" | "unprocessable" | "rate_limited" | "client_closed_request" | "internal" | "bad_gateway" | "unavailable" | "gateway_timeout" | "disk_full" | "invalid_body" | "invalid_query" | "invalid_params" | "invalid_headers" | "invalid_json" | "token_missing" | "token_invalid" | "outside_data_roots" | "route_not_found" | "feature_disabled" | "project_not_found" | "layer_not_found" | "style_not_found" | "field_not_found" | "fields_missing" | "version_not_found" | "job_not_found" | "instance_not_found" | "token_not_found" | "role_not_found" | "name_taken" | "style_in_use" | "output_exists" | "output_is_datasource" | "job_ended" | "broken_layers" | "file_in_use" | "project_pinned" | "datasource_unreadable" | "project_unreadable" | "database_unavailable" | "not_ready" | "qgis_server_unreachable" | "qgis_server_timeout";
+                            /** @description What failed and what to change, as a sentence */
+                            error: string;
+                        };
+                    };
+                };
+                /** @description MapProxy's XML document */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/token": {
         parameters: {
             query?: never;
