@@ -131,6 +131,38 @@ describe('web console: only what one may do', () => {
     assert.deepEqual(errors, []);
   });
 
+  test('a role narrowed while the page is open: a refused change, or the tab shown again, takes its controls away', async () => {
+    await call('PUT', '/api/roles/town-narrowed', { projects: { town: { access: 'write' } } });
+    const made = (await call('POST', '/api/tokens', { name: 'narrowed', roles: ['town-narrowed'] })) as {
+      token: string;
+    };
+    const { page, errors } = await pageWith(made.token);
+    await page.goto('/projects/town');
+    await page.getByRole('button', { name: 'Remove layer districts', exact: true }).waitFor();
+
+    // Narrowed to read: the page still shows what it knew, until the API refuses a change.
+    await call('PUT', '/api/roles/town-narrowed', { projects: { town: { access: 'read' } } });
+    await page.getByRole('button', { name: 'Remove layer districts', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Remove layer “districts”?' });
+    await dialog.getByRole('button', { name: 'Remove districts' }).click();
+    await dialog.getByRole('alert').waitFor();
+    await dialog.getByRole('button', { name: 'Keep it' }).click();
+    await page.getByTestId('read-only').waitFor();
+    for (const [role, name] of WRITE_CONTROLS) assert.equal(await count(page, role, name), 0, name);
+    assert.equal(((await call('GET', '/api/projects/town/layers')) as unknown[]).length, 1, 'the layer is kept');
+
+    // Widened again: the tab, shown anew after being hidden, asks again what it may do.
+    await call('PUT', '/api/roles/town-narrowed', { projects: { town: { access: 'write' } } });
+    await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
+    for (const [role, name] of WRITE_CONTROLS) await page.getByRole(role, { name, exact: true }).waitFor();
+    assert.equal(await page.getByTestId('read-only').count(), 0);
+    assert.deepEqual(
+      errors.filter((error) => !/403/.test(error)),
+      [],
+      'no error but the refused change',
+    );
+  });
+
   test('the bootstrap administrator sees everything', async () => {
     const { page, errors } = await pageWith(tokens['admin'] ?? '');
     await page.goto('/');

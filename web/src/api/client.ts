@@ -3,6 +3,7 @@
  * which openapi-typescript generates from the API's own OpenAPI description, so a change of the API
  * that the console does not follow fails the typecheck.
  */
+import { accessMayHaveChanged } from './access-changes';
 import { type ErrorCode, type Refusal, refusalInWords } from './error-words';
 import type { paths } from './schema';
 import { authorization, tokenRefused } from './token';
@@ -89,7 +90,7 @@ export function putWithProgress(url: string, file: Blob, onProgress: (fraction: 
     };
     request.onerror = () => reject(new Error('The upload did not reach Steward: the connection failed. Try again.'));
     request.onload = () => {
-      if (request.status === 401) tokenRefused();
+      told(request.status);
       if (request.status < 200 || request.status > 299)
         return reject(
           new ApiError(request.status, refusalInWords(request.status, request.statusText, request.responseText)),
@@ -104,13 +105,19 @@ export function putWithProgress(url: string, file: Blob, onProgress: (fraction: 
   });
 }
 
-/** Sends a request with the bearer token; a 401 asks the person for a (new) token. */
+/** A 401 asks the person for a (new) token; a 403 has the console ask again what the identity may do. */
+function told(status: number): void {
+  if (status === 401) tokenRefused();
+  if (status === 403) accessMayHaveChanged();
+}
+
+/** Sends a request with the bearer token, telling `told` its status. */
 export async function send(url: string, init: RequestInit = {}, token?: string): Promise<Response> {
   const headers = new Headers(init.headers);
   const bearer = token === undefined ? authorization() : `Bearer ${token}`;
   if (bearer) headers.set('authorization', bearer);
   const response = await fetch(url, { ...init, headers });
-  if (response.status === 401) tokenRefused();
+  told(response.status);
   if (!response.ok) throw await errorOf(response);
   return response;
 }
