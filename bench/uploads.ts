@@ -96,6 +96,8 @@ export async function runUploadsBench(): Promise<string> {
     const times = { cp: [] as number[], cpSync: [] as number[], bundle: [] as number[], file: [] as number[] };
     const bundleCpu: number[] = [];
     const bundleLoopCpu: number[] = [];
+    const fileCpu: number[] = [];
+    const fileLoopCpu: number[] = [];
     const rss: number[] = [];
     const reads: number[] = [];
     const fileReads: number[] = [];
@@ -129,6 +131,8 @@ export async function runUploadsBench(): Promise<string> {
       rss.push(processMemory(server).peak - before);
       uploading = true;
       const readingDuringFile = readWhile(`${api.url}/api/projects/other`, () => uploading);
+      const fileCpuBefore = cpuSeconds([server]);
+      const fileLoopCpuBefore = mainThreadCpuSeconds(server);
       times.file.push(
         await timed(async () => {
           const reply = await curlPut(`${api.url}/api/data/bench/large.tif`, tiff);
@@ -136,6 +140,8 @@ export async function runUploadsBench(): Promise<string> {
         }),
       );
       uploading = false;
+      fileCpu.push(cpuSeconds([server]) - fileCpuBefore);
+      fileLoopCpu.push(mainThreadCpuSeconds(server) - fileLoopCpuBefore);
       fileReads.push(...(await readingDuringFile));
     }
     const share = median(times.cpSync) / median(times.bundle);
@@ -160,7 +166,7 @@ export async function runUploadsBench(): Promise<string> {
           ],
           [
             'data file upload (`PUT /api/data/...`)',
-            rate(SIZE_MIB, times.file),
+            `${rate(SIZE_MIB, times.file)}, API CPU ${median(fileCpu).toFixed(2)} s (event loop ${median(fileLoopCpu).toFixed(2)} s)`,
             `${(fileShare * 100).toFixed(0)}% of cp then sync`,
           ],
           [
