@@ -89,16 +89,16 @@ export interface ReceiptResults {
   file: number;
 }
 
+type Result = ReceiptResults[ReceiptTask['kind']];
+
 /** What the thread is sent: an upload to receive, or to stop reading one with this error. */
 export type ReceiptRequest = { id: number; task: ReceiptTask } | { id: number; abort: SentError };
 
 /** What the thread answers of an upload. */
 export interface ReceiptReply {
   id: number;
-  outcome: { received: ReceiptResults[ReceiptTask['kind']] } | { failure: SentError };
+  outcome: { received: Result } | { failure: SentError };
 }
-
-type Result = ReceiptResults[ReceiptTask['kind']];
 
 const THREAD_MAIN = siblingModule(import.meta.url, 'receipt-thread');
 /** How long the thread is kept without uploads. */
