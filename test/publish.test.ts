@@ -607,14 +607,18 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
     assert.equal(unsafe?.status, 400, JSON.stringify(unsafe?.body));
     assert.match((unsafe?.body as { error: string }).error, /leave/);
     assert.equal(await sendChunked(`${stack.api.url}/api/data/cut/short.tif`, over, 256 * 1024), undefined);
+    const cutFile = `${stack.api.url}/api/data/cut-declared/short.tif`;
+    assert.equal(await sendChunked(cutFile, BODY_LIMIT, 256 * 1024, undefined, true), undefined);
     // The API notices a dropped connection as it reads: given a moment, then watched until it has cleared up.
     await new Promise((done) => setTimeout(done, 1_000));
     const settled = Date.now() + 5_000;
-    while (hiddenFiles().length > 0 && Date.now() < settled) await new Promise((done) => setTimeout(done, 100));
+    const clearing = (): boolean => hiddenFiles().length > 0 || existsSync(join(uploads, 'cut-declared'));
+    while (clearing() && Date.now() < settled) await new Promise((done) => setTimeout(done, 100));
     assert.deepEqual(hiddenFiles(), [], 'no part of a refused or cut short upload is left');
     assert.equal((await stack.call('GET', '/api/projects/chunked')).status, 404);
     assert.equal((await stack.call('GET', '/api/projects/cut')).status, 404);
     assert.equal((await stack.call('GET', '/api/projects/cut-declared')).status, 404);
+    assert.ok(!existsSync(join(uploads, 'cut-declared')), 'nor the folder made for the data file');
   });
 
   /**
