@@ -106,23 +106,26 @@ describe('a full disk', () => {
     }
   });
 
-  test('a bundle whose data files do not fit the upload root answers 507 naming the disk, and leaves nothing', async () => {
-    const uploads = join(disk.dir, 'uploads');
+  /**
+   * PUTs `upload` to `path` of an API whose upload root, `name`, is on the disk, with its length
+   * declared, then chunked: 507 naming the disk each time, and nothing of it left in the upload root.
+   */
+  async function refusedForSpace(name: string, path: string, upload: Uint8Array<ArrayBuffer>): Promise<void> {
+    const uploads = join(disk.dir, name);
     await mkdir(uploads);
     const api = await startApi({
-      STEWARD_QGISSERVER_PROJECTS_DIR: join(elsewhere, 'bundled'),
+      STEWARD_QGISSERVER_PROJECTS_DIR: join(elsewhere, name),
       STEWARD_UPLOAD_ROOT: uploads,
       STEWARD_DATA_ROOTS: uploads,
     });
-    const bundle = zipSync({ 'project.qgs': strToU8('<qgis/>'), 'data/large.bin': randomBytes(6 * MIB) }, { level: 0 });
     // Its length declared, the body is read by the thread that receives uploads; chunked, by the event loop.
     const bodies: Array<[string, () => BodyInit]> = [
-      ['declared', () => Buffer.from(bundle)],
-      ['chunked', () => new Blob([bundle]).stream()],
+      ['declared', () => Buffer.from(upload)],
+      ['chunked', () => new Blob([upload]).stream()],
     ];
     try {
       for (const [how, body] of bodies) {
-        const reply = await fetch(`${api.url}/api/projects/bundled/archive`, {
+        const reply = await fetch(`${api.url}${path}`, {
           method: 'PUT',
           headers: { 'content-type': 'application/zip' },
           body: body(),
@@ -138,6 +141,15 @@ describe('a full disk', () => {
     } finally {
       await api.close();
     }
+  }
+
+  test('a bundle whose data files do not fit the upload root answers 507 naming the disk, and leaves nothing', async () => {
+    const bundle = zipSync({ 'project.qgs': strToU8('<qgis/>'), 'data/large.bin': randomBytes(6 * MIB) }, { level: 0 });
+    await refusedForSpace('uploads', '/api/projects/bundled/archive', bundle);
+  });
+
+  test('a data file that does not fit the upload root answers 507 naming the disk, and leaves nothing', async () => {
+    await refusedForSpace('data-uploads', '/api/data/rasters/large.tif', randomBytes(6 * MIB));
   });
 
   test('readiness fails its disk check under STEWARD_MIN_FREE_SPACE, naming the mount', async () => {

@@ -554,6 +554,8 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
     for (const [what, send, status] of refusals) {
       const before = fileTree(uploads);
       assert.equal(await send(), status, what);
+      // A dropped connection may reach the API after the client has gone on: given a moment to notice it.
+      if (status === undefined) await new Promise((done) => setTimeout(done, 1_000));
       assert.deepEqual(treeChanges(before, await settledTree(before)), { added: [], removed: [] }, what);
     }
     // A folder that was there stays, even empty; only the one the refused upload made goes.
@@ -605,32 +607,37 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
     assert.equal(unsafe?.status, 400, JSON.stringify(unsafe?.body));
     assert.match((unsafe?.body as { error: string }).error, /leave/);
     assert.equal(await sendChunked(`${stack.api.url}/api/data/cut/short.tif`, over, 256 * 1024), undefined);
+    const cutFile = `${stack.api.url}/api/data/cut-declared/short.tif`;
+    assert.equal(await sendChunked(cutFile, BODY_LIMIT, 256 * 1024, undefined, true), undefined);
     // The API notices a dropped connection as it reads: given a moment, then watched until it has cleared up.
     await new Promise((done) => setTimeout(done, 1_000));
     const settled = Date.now() + 5_000;
-    while (hiddenFiles().length > 0 && Date.now() < settled) await new Promise((done) => setTimeout(done, 100));
+    const clearing = (): boolean => hiddenFiles().length > 0 || existsSync(join(uploads, 'cut-declared'));
+    while (clearing() && Date.now() < settled) await new Promise((done) => setTimeout(done, 100));
     assert.deepEqual(hiddenFiles(), [], 'no part of a refused or cut short upload is left');
     assert.equal((await stack.call('GET', '/api/projects/chunked')).status, 404);
     assert.equal((await stack.call('GET', '/api/projects/cut')).status, 404);
     assert.equal((await stack.call('GET', '/api/projects/cut-declared')).status, 404);
+    assert.ok(!existsSync(join(uploads, 'cut-declared')), 'nor the folder made for the data file');
   });
 
-  it('answers 503 to a bundle whose receiving thread ends mid-upload, leaves nothing, and takes the next', async () => {
-    const url = new URL(`${stack.api.url}/api/projects/orphan/archive`);
+  /**
+   * PUTs `start` then zeros, BODY_LIMIT bytes declared, to `path`; once the thread receiving it has
+   * made the hidden file `file`, ends the API's threads. The answer, read while the client goes on sending.
+   */
+  async function endThreadMidUpload(path: string, start: Buffer, file: string): Promise<string> {
+    const url = new URL(`${stack.api.url}${path}`);
     const socket = connect(Number(url.port), url.hostname);
     await once(socket, 'connect');
     let answer = '';
     socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
     socket.on('error', () => undefined); // the connection is closed once answered, however far the body got
     socket.write(
-      `PUT ${url.pathname} HTTP/1.1\r\nHost: x\r\nContent-Type: application/zip\r\n` +
+      `PUT ${url.pathname} HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n` +
         `Content-Length: ${BODY_LIMIT}\r\n\r\n`,
     );
-    const start = storedEntryStart('data/zeros.bin', BODY_LIMIT);
     socket.write(Buffer.concat([start, Buffer.alloc(256 * 1024)]));
-    await until("the thread to write the bundle's file", () =>
-      hiddenFiles().some((file) => file.endsWith('zeros.bin')),
-    );
+    await until(`the thread to write ${file}`, () => hiddenFiles().some((hidden) => hidden.endsWith(file)));
     await Promise.all(threads.map((thread) => thread.terminate()));
     // The client goes on sending: the answer reaches it all the same.
     const piece = Buffer.alloc(64 * 1024);
@@ -638,6 +645,12 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
       if (!socket.write(piece.subarray(0, Math.min(piece.length, BODY_LIMIT - sent)))) await once(socket, 'drain');
     }
     if (!socket.destroyed) await once(socket, 'close');
+    return answer;
+  }
+
+  it('answers 503 to a bundle whose receiving thread ends mid-upload, leaves nothing, and takes the next', async () => {
+    const start = storedEntryStart('data/zeros.bin', BODY_LIMIT);
+    const answer = await endThreadMidUpload('/api/projects/orphan/archive', start, 'zeros.bin');
     assert.match(answer, /^HTTP\/1\.1 503 /);
     assert.match(
       answer,
@@ -648,6 +661,24 @@ describe(`publishing projects from QGIS Desktop (${selectedStorage()} storage)`,
     assert.equal((await stack.call('GET', '/api/projects/orphan')).status, 404);
     const again = await put('orphan', bundleOf(desktopProject()));
     assert.equal(again.status, 201, JSON.stringify(again.body));
+  });
+
+  it('receives a data file declaring its length on the thread: 503 when it ends mid-upload, nothing left', async () => {
+    const answer = await endThreadMidUpload('/api/data/orphans/large.tif', Buffer.alloc(0), 'large.tif');
+    assert.match(answer, /^HTTP\/1\.1 503 /);
+    assert.match(
+      answer,
+      /"error":"the upload could not be received whole: the server stopped reading it; send it again"/,
+    );
+    assert.deepEqual(hiddenFiles(), [], 'nothing of the upload is left');
+    assert.ok(!existsSync(join(uploads, 'orphans')), 'nor the folder made for it');
+    const again = await fetch(`${stack.api.url}/api/data/orphans/places.gpkg`, {
+      method: 'PUT',
+      body: readFileSync(data.geopackage),
+    });
+    assert.equal(again.status, 201, await again.text());
+    assert.equal((await stack.call('DELETE', '/api/data/orphans/places.gpkg')).status, 200);
+    assert.equal((await stack.call('DELETE', '/api/data/orphans')).status, 200);
   });
 
   it('streams a 200 MB data file and a 200 MB bundle to the disk: the API grows by under half of it; refusals reach the sender', async (t) => {

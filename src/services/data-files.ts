@@ -6,17 +6,18 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { type Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 
 import { BadRequest, Conflict, NotFound, Unprocessable } from '../errors.js';
 import { datasetFiles } from '../gdal/dataset-files.js';
 import { insufficientStorage, isDiskFull } from '../storage/disk-space.js';
 import { removeMadeFolders } from '../storage/made-folders.js';
-import { receiveFile } from '../storage/received-file.js';
+import { limitedChunks, receiveFile } from '../storage/received-file.js';
 import { type LayerService } from './layers.js';
 import { checkName } from './names.js';
 import { DEFAULT_SCHEMA } from './projects.js';
 import { type ProjectRepository } from './repository.js';
+import { type HandedOverBody, receiveFileOnThread } from './threaded-receipt.js';
 
 export interface DataEntry {
   name: string;
@@ -50,9 +51,10 @@ export class DataFiles {
   /**
    * Stores the upload `body` as the file at `relative`, written beside it as it arrives and renamed
    * into place once whole; PayloadTooLarge past the body limit, Unprocessable when GDAL cannot open
-   * it, leaving nothing either way: not the folders made for it either.
+   * it, leaving nothing either way: not the folders made for it either. A body left on its socket
+   * is read on the thread that receives uploads; GDAL's check runs here once it is whole.
    */
-  async put(relative: string, body: Readable): Promise<{ created: boolean; path: string }> {
+  async put(relative: string, body: Readable | HandedOverBody): Promise<{ created: boolean; path: string }> {
     const path = this.pathOf(relative);
     if (path === this.root) throw new BadRequest("give the file's path in the upload root");
     const existing = await stat(path).catch(() => undefined);
@@ -67,7 +69,9 @@ export class DataFiles {
     let made: string | undefined;
     try {
       made = await mkdir(staging, { recursive: true });
-      await receiveFile(body, temporary, this.bodyLimit);
+      await (body instanceof Readable
+        ? receiveFile(limitedChunks(body, this.bodyLimit), temporary)
+        : receiveFileOnThread(body, temporary));
       if (!(await datasetFiles(temporary)))
         throw new Unprocessable(`GDAL cannot open ${relative} as a dataset`, { code: 'datasource_unreadable' });
       await rename(temporary, path);

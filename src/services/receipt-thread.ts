@@ -2,19 +2,21 @@
 import { parentPort } from 'node:worker_threads';
 
 import { BACKGROUND_NICENESS, setThreadNiceness } from '../runtime/niceness.js';
-import { receiptError } from '../storage/received-file.js';
+import { receiptError, receiveFile } from '../storage/received-file.js';
 import { socketBodyChunks } from '../storage/socket-body.js';
 import { StagedFolder } from '../storage/staged-folder.js';
 import {
+  type FileTask,
   type ReceiptReply,
   type ReceiptRequest,
   type ReceiptTask,
   receivedError,
   sentError,
+  type UnpackTask,
 } from './threaded-receipt.js';
 import { receiveUpload } from './upload-receipt.js';
 
-async function receive(task: ReceiptTask, signal: AbortSignal): Promise<ReceiptReply['outcome']> {
+async function unpack(task: UnpackTask, signal: AbortSignal): Promise<ReceiptReply['outcome']> {
   const { folder } = task;
   const staging = new StagedFolder(() => {
     if ('refusal' in folder) throw receivedError(folder.refusal);
@@ -29,6 +31,18 @@ async function receive(task: ReceiptTask, signal: AbortSignal): Promise<ReceiptR
     await staging.discard();
     return { failure: sentError(failure) };
   }
+}
+
+async function write(task: FileTask, signal: AbortSignal): Promise<ReceiptReply['outcome']> {
+  try {
+    return { received: await receiveFile(socketBodyChunks(task.body, signal), task.path) };
+  } catch (error) {
+    return { failure: sentError(error) };
+  }
+}
+
+function receive(task: ReceiptTask, signal: AbortSignal): Promise<ReceiptReply['outcome']> {
+  return task.kind === 'unpack' ? unpack(task, signal) : write(task, signal);
 }
 
 // The reads of other requests go first: the event loop's thread answers them as soon as it wakes.

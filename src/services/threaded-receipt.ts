@@ -1,12 +1,12 @@
 /**
  * Uploads received on a worker thread (receipt-thread.ts), which reads each body from the
- * request's socket (storage/socket-body.ts), unpacks it and writes its files: the event loop that
- * serves every other request does no work per byte of them. One thread takes every upload of the
- * moment, started with the first and ended once none has come for a while. It is told where data
- * files go and the name of the staged folder to write them in, so that whatever becomes of the
- * thread, the caller can remove what it wrote; it answers the project file and the files written,
- * or the error the client is to get. Should it end before answering (it crashed, or was stopped),
- * each upload it had gets 503.
+ * request's socket (storage/socket-body.ts) and writes it: a project bundle unpacked, its files
+ * written, or a data file written whole. The event loop that serves every other request does no
+ * work per byte of them. One thread takes every upload of the moment, started with the first and
+ * ended once none has come for a while. It is told where what it writes goes (for a bundle, the
+ * name of the staged folder), so that whatever becomes of the thread, the caller can remove what
+ * it wrote; it answers what it received, or the error the client is to get. Should it end before
+ * answering (it crashed, or was stopped), each upload it had gets 503.
  */
 import { closeSync } from 'node:fs';
 import { type Worker } from 'node:worker_threads';
@@ -59,8 +59,9 @@ export function receivedError(sent: SentError): Error {
   return error;
 }
 
-/** What the thread is given. */
-export interface ReceiptTask {
+/** A project upload, unpacked as it arrives (upload-receipt.ts). */
+export interface UnpackTask {
+  kind: 'unpack';
   /** The body, its descriptor one the caller closes once the thread is done with it. */
   body: SocketBody;
   limits: ZipLimits;
@@ -72,13 +73,31 @@ export interface ReceiptTask {
   where: string;
 }
 
+/** A body written whole to the new file `path` (storage/received-file.ts). */
+export interface FileTask {
+  kind: 'file';
+  body: SocketBody;
+  path: string;
+}
+
+export type ReceiptTask = UnpackTask | FileTask;
+
+/** What the thread answers of each kind of task. */
+export interface ReceiptResults {
+  unpack: Received;
+  /** The bytes written. */
+  file: number;
+}
+
+type Result = ReceiptResults[ReceiptTask['kind']];
+
 /** What the thread is sent: an upload to receive, or to stop reading one with this error. */
 export type ReceiptRequest = { id: number; task: ReceiptTask } | { id: number; abort: SentError };
 
 /** What the thread answers of an upload. */
 export interface ReceiptReply {
   id: number;
-  outcome: { received: Received } | { failure: SentError };
+  outcome: { received: Result } | { failure: SentError };
 }
 
 const THREAD_MAIN = siblingModule(import.meta.url, 'receipt-thread');
@@ -92,7 +111,7 @@ function threadEnded(reason: string): ServiceUnavailable {
 }
 
 interface Waiting {
-  resolve(received: Received): void;
+  resolve(received: Result): void;
   reject(error: Error): void;
 }
 
@@ -103,11 +122,11 @@ class ReceiptThread {
   private idle: NodeJS.Timeout | undefined;
 
   /** Receives `task` on the thread; settles once the thread is done with it, or has ended. */
-  receive(task: ReceiptTask, signal: AbortSignal): Promise<Received> {
+  receive(task: ReceiptTask, signal: AbortSignal): Promise<Result> {
     const { worker, waiting } = this.running();
     const id = ++this.lastId;
     const abort = (): void => worker.postMessage({ id, abort: sentError(signal.reason) } satisfies ReceiptRequest);
-    return new Promise<Received>((resolve, reject) => {
+    return new Promise<Result>((resolve, reject) => {
       waiting.set(id, { resolve, reject });
       signal.addEventListener('abort', abort, { once: true });
       worker.postMessage({ id, task } satisfies ReceiptRequest);
@@ -153,6 +172,27 @@ class ReceiptThread {
 const receipts = new ReceiptThread();
 
 /**
+ * Hands `body` to the thread as the task `taskOf` makes of it, given a descriptor of the socket
+ * of the thread's own (closed here once the thread is done, whatever became of the connection's).
+ * Rejects with the error the client is to get, 503 should the thread end without answering.
+ */
+async function onThread<Kind extends ReceiptTask['kind']>(
+  body: HandedOverBody,
+  taskOf: (body: SocketBody) => ReceiptTask & { kind: Kind },
+): Promise<ReceiptResults[Kind]> {
+  const { fd, head, length, idleMs, totalMs, startedAt } = body;
+  const descriptor = duplicateDescriptor(fd);
+  try {
+    const task = taskOf({ fd: descriptor, head, length, idleMs, totalMs, startedAt });
+    // The thread answers a task of a kind with that kind's result.
+    return (await receipts.receive(task, body.signal)) as ReceiptResults[Kind];
+  } finally {
+    closeSync(descriptor);
+    body.bodyRead();
+  }
+}
+
+/**
  * Receives the body on the receiving thread, its data files written to the staged folder named
  * `staging` in `folder()` (which may refuse, as when there is no upload root). Rejects with the
  * error the client is to get, 503 should the thread end without answering; the staged folder is
@@ -162,26 +202,22 @@ export async function receiveOnThread(
   body: HandedOverBody,
   options: { limits: ZipLimits; staging: string; folder: () => string; where: string },
 ): Promise<Received> {
-  let folder: ReceiptTask['folder'];
+  let folder: UnpackTask['folder'];
   try {
     folder = { path: options.folder() };
   } catch (error) {
     folder = { refusal: sentError(error) };
   }
-  const { fd, head, length, idleMs, totalMs, startedAt } = body;
-  // The thread's own descriptor, open until it is done with it whatever becomes of the connection's.
-  const descriptor = duplicateDescriptor(fd);
-  try {
-    const task: ReceiptTask = {
-      body: { fd: descriptor, head, length, idleMs, totalMs, startedAt },
-      limits: options.limits,
-      folder,
-      staging: options.staging,
-      where: options.where,
-    };
-    return await receipts.receive(task, body.signal);
-  } finally {
-    closeSync(descriptor);
-    body.bodyRead();
-  }
+  const { limits, staging, where } = options;
+  return onThread(body, (socketBody) => ({ kind: 'unpack', body: socketBody, limits, folder, staging, where }));
+}
+
+/**
+ * Writes the body to the new file `path` on the receiving thread, flushed; the bytes written. No
+ * more than the length the request declared is read, which its route admitted. Nothing stays at
+ * `path` when it fails, as with `receiveFile`, unless the thread ended without answering (503):
+ * the file is then the caller's to remove.
+ */
+export function receiveFileOnThread(body: HandedOverBody, path: string): Promise<number> {
+  return onThread(body, (socketBody) => ({ kind: 'file', body: socketBody, path }));
 }

@@ -38,31 +38,30 @@ export async function receiptError(error: unknown, path: string): Promise<unknow
 }
 
 /** The chunks of `body` until it ends, PayloadTooLarge past `limit` bytes; `body` is not destroyed when refused. */
-export async function* limitedChunks(
-  body: Readable,
-  limit: number,
-  count: (bytes: number) => void = () => undefined,
-): AsyncGenerator<Buffer> {
+export async function* limitedChunks(body: Readable, limit: number): AsyncGenerator<Buffer> {
   let received = 0;
   // Not destroyed when refused: the client is still to be told why, on its connection.
   for await (const chunk of body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
     received += chunk.length;
     if (received > limit) throw new PayloadTooLarge(`the upload is larger than ${limit} bytes`);
-    count(received);
     yield chunk;
   }
 }
 
 /**
- * Writes `body` to the new file `path` (which must not exist) and flushes it; the bytes written.
- * PayloadTooLarge past `limit`; nothing stays at `path` when anything fails.
+ * Writes `chunks` to the new file `path` (which must not exist) and flushes it; the bytes written.
+ * Their limit is the caller's (`limitedChunks`, or a body read no further than its admitted
+ * length); nothing stays at `path` when anything fails.
  */
-export async function receiveFile(body: Readable, path: string, limit: number): Promise<number> {
+export async function receiveFile(chunks: AsyncIterable<Buffer>, path: string): Promise<number> {
   let received = 0;
   let file: FileOutput | undefined;
   try {
     file = await FileOutput.create(path);
-    for await (const chunk of limitedChunks(body, limit, (bytes) => (received = bytes))) await file.write(chunk);
+    for await (const chunk of chunks) {
+      received += chunk.length;
+      await file.write(chunk);
+    }
     await file.finish();
     return received;
   } catch (error) {

@@ -9,7 +9,7 @@ import { type DataFiles } from '../../services/data-files.js';
 import { type RouteModule } from '../route-module.js';
 import { errorResponses } from '../schemas.js';
 import { asAttachment } from '../security-headers.js';
-import { admitUpload, takeStreamedBodies, uploadBody } from '../streamed-uploads.js';
+import { admitUpload, handOverBody, takeStreamedBodies, threadedBody } from '../streamed-uploads.js';
 import { UploadBudget } from '../upload-budget.js';
 
 const PathParams = Type.Object({ '*': Type.String() });
@@ -35,7 +35,7 @@ export function dataFileRoutes(services: DataRouteServices): RouteModule {
     api.put(
       '/*',
       {
-        onRequest: admitUpload(budget, bodyLimit),
+        onRequest: [admitUpload(budget, bodyLimit), handOverBody],
         schema: {
           tags: ['data'],
           summary: 'Upload a data file into STEWARD_UPLOAD_ROOT, kept only when GDAL opens it (else 422)',
@@ -49,7 +49,7 @@ export function dataFileRoutes(services: DataRouteServices): RouteModule {
         },
       },
       async (request, reply) => {
-        const answer = await dataFiles.put(request.params['*'], uploadBody(request));
+        const answer = await dataFiles.put(request.params['*'], threadedBody(request));
         return reply.status(answer.created ? 201 : 200).send(answer);
       },
     );
