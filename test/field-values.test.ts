@@ -125,17 +125,14 @@ describe("a vector layer's field values over every feature, as GDAL reads them",
     assert.equal(count.type, 'integer', 'the key column stays an integer');
   });
 
-  test('gives at most the limit of values, and says the field holds more', async () => {
+  test('gives the smallest values up to the limit, and says the field holds more', async () => {
     const answer = await get('/layers/places/fields/kind/values?limit=5');
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     const body = answer.body as Values;
     assert.equal(body.truncated, true);
     assert.equal(body.values.length, 5);
     const all = ((await get('/layers/places/fields/kind/values')).body as Values).values;
-    assert.ok(
-      body.values.every((value) => all.includes(value)),
-      body.values.join(','),
-    );
+    assert.deepEqual(body.values, all.slice(0, 5), 'the 5 smallest, as ORDER BY ... LIMIT keeps them');
     const exact = (await get('/layers/places/fields/kind/values?limit=12')).body as Values;
     assert.equal(exact.truncated, false, 'as many values as the limit is not truncated');
   });

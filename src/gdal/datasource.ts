@@ -14,6 +14,8 @@ export interface GdalSource {
   layerIndex?: number;
   /** Drivers to open it with (PostGIS Raster also claims `PG:` and fails where its extension is missing). */
   drivers?: string[];
+  /** A database layer's table (GDAL's layer name joins schema, table and geometry column), for SQL of Steward's own. */
+  table?: { schema?: string; name: string };
   /** The layer's subset string (a database's `sql=`), a WHERE expression: the layer is the features it keeps. */
   filter?: string;
 }

@@ -1,34 +1,20 @@
 /**
  * The distinct values of a vector layer's field over every feature, and the smallest and largest
- * of a numeric field, read by GDAL from the layer's source (its subset string applied), as a
- * style's classes need them. It reads the whole layer: the API runs it in a GDAL worker process
- * (`fieldValuesOffLoop`), off its event loop.
+ * of a numeric field, as a style's classes need them. A PostgreSQL table, a GeoPackage or a SQLite
+ * database is asked in its own SQL (src/gdal/field-values-sql.ts); any other source, or one whose
+ * SQL fails, is read whole by GDAL, its subset string applied. The API runs it in a GDAL worker
+ * process (`fieldValuesOffLoop`), off its event loop.
  */
 import gdal from 'gdal-async';
 
 import { NotFound, StewardError, Unprocessable } from '../errors.js';
 import { type GdalSource } from './datasource.js';
 import { writtenTypes } from './field-subtypes.js';
+import { compareValues, type FieldValue, type FieldValues, NUMERIC_TYPES, valueOf } from './field-value.js';
+import { type AskedField, databaseFieldValues } from './field-values-sql.js';
 import { runGdalTask } from './gdal-child.js';
 
-export type FieldValue = string | number;
-
-export interface FieldValues {
-  /**
-   * GDAL's type of the field (`integer`, `real`, `string`, `date`...); `integer` for the key
-   * column, `boolean` for an integer of GDAL's Boolean subtype (its values 0 and 1), as the fields route says.
-   */
-  type: string;
-  /** Its distinct values other than null, sorted, at most the limit asked. */
-  values: FieldValue[];
-  /** Whether the field holds more distinct values than those given. */
-  truncated: boolean;
-  /** The smallest and largest value of a numeric field; undefined for others or without values. */
-  min?: number;
-  max?: number;
-}
-
-const NUMERIC = new Set(['integer', 'integer64', 'real']);
+export type { FieldValue, FieldValues } from './field-value.js';
 
 function layerOf(dataset: gdal.Dataset, source: GdalSource): gdal.Layer {
   const layer = dataset.layers.get(source.layerName ?? source.layerIndex ?? 0);
@@ -36,41 +22,26 @@ function layerOf(dataset: gdal.Dataset, source: GdalSource): gdal.Layer {
   return layer;
 }
 
-/** GDAL's date and time fields as ISO 8601 text (`2024-05-01`, `2024-05-01T08:30:00`). */
-function dateText(value: Record<string, number>): string {
-  const two = (n: number | undefined): string => String(n ?? 0).padStart(2, '0');
-  const date = value['year'] === undefined ? '' : `${value['year']}-${two(value['month'])}-${two(value['day'])}`;
-  const time =
-    value['hour'] === undefined ? '' : `${two(value['hour'])}:${two(value['minute'])}:${two(value['second'])}`;
-  return [date, time].filter(Boolean).join('T');
-}
-
-function valueOf(raw: unknown): FieldValue | undefined {
-  if (raw === null || raw === undefined) return undefined;
-  if (typeof raw === 'number' || typeof raw === 'string') return raw;
-  if (typeof raw === 'object' && !Array.isArray(raw)) return dateText(raw as Record<string, number>);
-  return JSON.stringify(raw);
-}
-
-function compare(a: FieldValue, b: FieldValue): number {
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
-  return String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0;
-}
-
 /**
- * Reads every feature of the source's layer: NotFound when it has no field `field`, 422
- * `datasource_unreadable` with GDAL's reason when GDAL cannot read it (a file no longer a dataset,
- * a layer or filter it lacks, a read failing midway).
+ * The field's values, asked of the database unless `askDatabase` is false: NotFound when the
+ * layer has no field `field`, 422 `datasource_unreadable` with GDAL's reason when GDAL cannot read
+ * it (a file no longer a dataset, a layer or filter it lacks, a read failing midway).
  */
-export async function readFieldValues(source: GdalSource, field: string, limit: number): Promise<FieldValues> {
+export async function readFieldValues(
+  source: GdalSource,
+  field: string,
+  limit: number,
+  askDatabase = true,
+): Promise<FieldValues> {
   try {
     const dataset = source.drivers ? gdal.open(source.gdalPath, 'r', source.drivers) : gdal.open(source.gdalPath);
     try {
       const layer = layerOf(dataset, source);
-      const values = valuesOf(layer, field, limit);
-      return values.type === 'integer' && (await isBoolean(dataset, layer, field))
-        ? { type: 'boolean', values: values.values, truncated: values.truncated }
-        : values;
+      const asked = await askedField(dataset, layer, field);
+      return (
+        (askDatabase ? databaseFieldValues(dataset, layer, source, asked, limit) : undefined) ??
+        fullReadValues(layer, asked, limit)
+      );
     } finally {
       dataset.close();
     }
@@ -82,15 +53,15 @@ export async function readFieldValues(source: GdalSource, field: string, limit: 
   }
 }
 
-/** Whether `field` of `layer` is an integer of GDAL's Boolean subtype (the key column is not). */
+/** Whether `field` of `layer`, an integer, is of GDAL's Boolean subtype. */
 async function isBoolean(dataset: gdal.Dataset, layer: gdal.Layer, field: string): Promise<boolean> {
   const index = layer.fields.indexOf(field);
-  if (index < 0) return false;
   const written = await writtenTypes(dataset, layer);
   return written?.length === layer.fields.count() && written[index]?.subtype === 'Boolean';
 }
 
-function valuesOf(layer: gdal.Layer, field: string, limit: number): FieldValues {
+/** The field asked, its type and whether it is the key column; NotFound when the layer lacks it. */
+async function askedField(dataset: gdal.Dataset, layer: gdal.Layer, field: string): Promise<AskedField> {
   const isKey = layer.fidColumn !== '' && layer.fidColumn === field;
   if (!isKey && layer.fields.indexOf(field) < 0) {
     const names = [...(layer.fidColumn ? [layer.fidColumn] : []), ...layer.fields.getNames()];
@@ -99,21 +70,69 @@ function valuesOf(layer: gdal.Layer, field: string, limit: number): FieldValues 
     });
   }
   const type = isKey ? 'integer' : layer.fields.get(field).type;
-  const numeric = NUMERIC.has(type);
-  const distinct = new Set<FieldValue>();
-  let truncated = false;
+  return {
+    name: field,
+    isKey,
+    type: type === 'integer' && (await isBoolean(dataset, layer, field)) ? 'boolean' : type,
+  };
+}
+
+/** Every feature of the layer read through GDAL. */
+function fullReadValues(layer: gdal.Layer, field: AskedField, limit: number): FieldValues {
+  const smallest = new SmallestValues(limit);
   let min = Infinity;
   let max = -Infinity;
   for (let feature = layer.features.first(); feature; feature = layer.features.next()) {
-    const value = valueOf(isKey ? feature.fid : feature.fields.get(field));
+    const value = valueOf(field.isKey ? feature.fid : feature.fields.get(field.name));
     if (value === undefined) continue;
-    if (distinct.size < limit) distinct.add(value);
-    else if (!distinct.has(value)) truncated = true;
+    smallest.add(value);
     if (typeof value === 'number') [min, max] = [Math.min(min, value), Math.max(max, value)];
-    if (truncated && !numeric) break;
   }
-  const values = [...distinct].sort(compare);
-  return { type, values, truncated, ...(numeric && values.length > 0 && { min, max }) };
+  const { values, truncated } = smallest.result();
+  return {
+    type: field.type,
+    values,
+    truncated,
+    ...(NUMERIC_TYPES.has(field.type) && values.length > 0 && { min, max }),
+  };
+}
+
+/**
+ * The `limit` smallest distinct values seen, as SQL's `ORDER BY ... LIMIT` keeps them, whatever
+ * order the features come in. Values are gathered up to twice the limit, then cut to the limit:
+ * a value above the largest kept then is one more than the limit, never kept.
+ */
+class SmallestValues {
+  private kept = new Set<FieldValue>();
+  private ceiling: FieldValue | undefined;
+  private dropped = false;
+
+  constructor(private readonly limit: number) {}
+
+  add(value: FieldValue): void {
+    if (this.kept.has(value)) return;
+    if (this.ceiling !== undefined && compareValues(value, this.ceiling) > 0) {
+      this.dropped = true;
+      return;
+    }
+    this.kept.add(value);
+    if (this.kept.size > 2 * this.limit) this.cut();
+  }
+
+  result(): { values: FieldValue[]; truncated: boolean } {
+    this.cut();
+    return { values: [...this.kept], truncated: this.dropped };
+  }
+
+  private cut(): void {
+    const sorted = [...this.kept].sort(compareValues);
+    if (sorted.length > this.limit) {
+      this.dropped = true;
+      sorted.length = this.limit;
+      this.ceiling = sorted.at(-1);
+    }
+    this.kept = new Set(sorted);
+  }
 }
 
 /** `readFieldValues` in a GDAL worker process, at the API's priority: a client waits for it; killed once `signal` aborts. */

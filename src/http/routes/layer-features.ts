@@ -93,7 +93,8 @@ const FieldValueList = Type.Object({
       "GDAL's type of the field: integer, integer64, real, string, date, datetime...; boolean (values 0 and 1) for GDAL's Boolean subtype",
   }),
   values: Type.Array(Type.Union([Type.String(), Type.Number()]), {
-    description: 'Its distinct values but null, sorted (numbers as numbers), at most `limit`',
+    description:
+      'Its smallest distinct values but null, sorted (numbers as numbers, text by UTF-16 code units), at most `limit`',
   }),
   truncated: Type.Boolean({ description: 'Whether the field holds more distinct values than `values`' }),
   min: Type.Optional(Type.Number({ description: 'The smallest value of a numeric field' })),

@@ -140,6 +140,7 @@ export class PostgresProvider extends DatabaseProvider {
       // GDAL names the layer of one geometry column of a table `schema.table(column)`.
       layerName: uri.geometryColumn ? `${table}(${uri.geometryColumn})` : table,
       drivers: ['PostgreSQL'],
+      table: { ...(uri.schema !== undefined && { schema: uri.schema }), name: uri.table ?? '' },
       ...(uri.sql !== undefined && uri.sql.trim() !== '' && { filter: uri.sql }),
     };
   }
@@ -185,7 +186,8 @@ export class SpatialiteProvider extends DatabaseProvider {
     const uri = this.parse(datasource);
     const file = uri.entries.dbname ?? '';
     const path = /^\.\.?\//.test(file) && context.projectDir !== undefined ? resolve(context.projectDir, file) : file;
-    return { kind: 'file', gdalPath: path, layerName: uri.table ?? '', drivers: ['SQLite'] };
+    const table = uri.table ?? '';
+    return { kind: 'file', gdalPath: path, layerName: table, drivers: ['SQLite'], table: { name: table } };
   }
 
   async confine(datasource: string, context: SourceContext): Promise<void> {

@@ -4605,7 +4605,7 @@ export interface paths {
                             truncated: boolean;
                             /** @description GDAL's type of the field: integer, integer64, real, string, date, datetime...; boolean (values 0 and 1) for GDAL's Boolean subtype */
                             type: string;
-                            /** @description Its distinct values but null, sorted (numbers as numbers), at most `limit` */
+                            /** @description Its smallest distinct values but null, sorted (numbers as numbers, text by UTF-16 code units), at most `limit` */
                             values: (string | number)[];
                         };
                     };
