@@ -11,7 +11,7 @@ import { join } from 'node:path';
 
 import { type Page } from 'playwright-core';
 
-import { asked, centreWhen, checkAccessibility, screenshot, settled } from './support/browser.js';
+import { asked, centreWhen, checkAccessibility, effectsRun, screenshot, settled } from './support/browser.js';
 import { type ConsoleRun, startConsoleRun } from './support/console-run.js';
 import { createTownWithDistricts } from './support/demo-town.js';
 import { after, before, describe, test } from './support/node-test.js';
@@ -177,6 +177,8 @@ describe('web console: legend, feature info, attribute table, zoom and styles', 
     /** Zooms with `button`, then asks about the map's centre: the district there is `district`. */
     const zoomFinds = async (button: string, district: string): Promise<void> => {
       await page.getByRole('button', { name: button, exact: true }).click();
+      // The view is fitted in an effect: on a busy machine Enter could ask about the old centre.
+      await effectsRun(page);
       await map.focus();
       await page.keyboard.press('Enter');
       await panel.getByRole('row', { name: /name/ }).getByText(district).waitFor();

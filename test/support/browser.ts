@@ -53,6 +53,15 @@ export async function settled<T>(page: Page, read: () => T, expected: T): Promis
   return answer;
 }
 
+/**
+ * Resolves once the effects of the renders so far have run: Preact runs them in a task it queues
+ * at the next animation frame (or after 100 ms), before this task queued then. A map zoomed in an
+ * effect has moved once this resolves; a key pressed before may still meet the old view.
+ */
+export async function effectsRun(page: Page): Promise<void> {
+  await page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))));
+}
+
 /** The URLs the page asks for whose path is `path`, from now on. */
 export function asked(page: Page, path: string): URL[] {
   const urls: URL[] = [];
