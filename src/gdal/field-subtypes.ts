@@ -22,10 +22,20 @@ function writtenType(text: string): WrittenType {
 }
 
 /**
- * The type GDAL writes of each field of `layer` (of `dataset`), in its order; undefined when GDAL
- * does not copy the layer's definition to CSV.
+ * The type GDAL writes of each field of `layer` (of `dataset`), in its order; empty when GDAL does
+ * not copy the layer's definition to CSV, or writes a type list that does not line up with the fields.
  */
-export async function writtenTypes(dataset: gdal.Dataset, layer: gdal.Layer): Promise<WrittenType[] | undefined> {
+export async function writtenTypes(dataset: gdal.Dataset, layer: gdal.Layer): Promise<WrittenType[]> {
+  const written = await csvTypes(dataset, layer);
+  return written?.length === layer.fields.count() ? written : [];
+}
+
+/** Whether a field GDAL writes so is an integer of its Boolean subtype. */
+export function isBooleanSubtype(written: WrittenType | undefined): boolean {
+  return written?.subtype === 'Boolean';
+}
+
+async function csvTypes(dataset: gdal.Dataset, layer: gdal.Layer): Promise<WrittenType[] | undefined> {
   const path = `/vsimem/steward-fields-${randomUUID()}.csv`;
   const args = ['-f', 'CSV', '-lco', 'CREATE_CSVT=YES', '-limit', '0', layer.name];
   try {

@@ -9,7 +9,7 @@ import gdal from 'gdal-async';
 
 import { NotFound, StewardError, Unprocessable } from '../errors.js';
 import { type GdalSource } from './datasource.js';
-import { writtenTypes } from './field-subtypes.js';
+import { isBooleanSubtype, writtenTypes } from './field-subtypes.js';
 import { compareValues, type FieldValue, type FieldValues, NUMERIC_TYPES, valueOf } from './field-value.js';
 import { type AskedField, databaseFieldValues } from './field-values-sql.js';
 import { runGdalTask } from './gdal-child.js';
@@ -55,9 +55,7 @@ export async function readFieldValues(
 
 /** Whether `field` of `layer`, an integer, is of GDAL's Boolean subtype. */
 async function isBoolean(dataset: gdal.Dataset, layer: gdal.Layer, field: string): Promise<boolean> {
-  const index = layer.fields.indexOf(field);
-  const written = await writtenTypes(dataset, layer);
-  return written?.length === layer.fields.count() && written[index]?.subtype === 'Boolean';
+  return isBooleanSubtype((await writtenTypes(dataset, layer))[layer.fields.indexOf(field)]);
 }
 
 /** The field asked, its type and whether it is the key column; NotFound when the layer lacks it. */

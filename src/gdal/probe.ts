@@ -5,7 +5,7 @@ import { type FieldType, type LayerField } from '../qgis/field-types.js';
 import { type Extent, type LayerType } from '../qgis/layer.js';
 import { CrsResolver } from './crs.js';
 import { type GdalSource } from './datasource.js';
-import { type WrittenType, writtenTypes } from './field-subtypes.js';
+import { isBooleanSubtype, type WrittenType, writtenTypes } from './field-subtypes.js';
 import { qgisGeometryNames } from './wkb.js';
 
 export class ProbeError extends Error {}
@@ -159,7 +159,8 @@ function sourceField(field: gdal.FieldDefn, written: WrittenType | undefined): L
   const [typeName, type] = OGR_TYPES.get(field.type) ?? [field.type, 'other'];
   const subtype = written?.type === typeName ? written.subtype : undefined;
   if (subtype === undefined) return { name: field.name, type, type_name: typeName };
-  return { name: field.name, type: subtype === 'Boolean' ? 'boolean' : type, type_name: `${typeName}(${subtype})` };
+  const boolean = isBooleanSubtype(written);
+  return { name: field.name, type: boolean ? 'boolean' : type, type_name: `${typeName}(${subtype})` };
 }
 
 /**
@@ -178,8 +179,7 @@ export async function vectorFields(source: GdalSource): Promise<LayerField[]> {
       : [];
     const fields = layer.fields.map((field) => field);
     const written = await writtenTypes(dataset, layer);
-    const aligned = written?.length === fields.length ? written : [];
-    return [...key, ...fields.map((field, index) => sourceField(field, aligned[index]))];
+    return [...key, ...fields.map((field, index) => sourceField(field, written[index]))];
   } finally {
     dataset.close();
   }
